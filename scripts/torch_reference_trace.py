@@ -215,7 +215,7 @@ def main():
     t0 = time.time()
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
                  schedule=schedule(wait=0, warmup=1, active=a.steps),
-                 experimental_config=exp) as prof:
+                 experimental_config=exp, acc_events=True) as prof:
         for _ in range(1 + a.steps):
             loss = train_step()
             prof.step()
