@@ -1,0 +1,23 @@
+// Each subcommand of `syncscope` registers itself on the app. A command's callback throws
+// InputError for bad input (exit 2) and Error for failures (exit 1); `exit_code` lets a
+// command report a verdict (e.g. validate: 1 when a tolerance is exceeded).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace syncscope::cli {
+
+struct Context {
+  int exit_code = 0;
+};
+
+void add_analyze_command(CLI::App& app, Context& ctx);
+void add_convert_command(CLI::App& app, Context& ctx);
+void add_trace_command(CLI::App& app, Context& ctx);
+void add_calibrate_command(CLI::App& app, Context& ctx);
+void add_predict_command(CLI::App& app, Context& ctx);
+void add_validate_command(CLI::App& app, Context& ctx);
+void add_run_command(CLI::App& app, Context& ctx);
+void add_report_command(CLI::App& app, Context& ctx);
+
+}  // namespace syncscope::cli

@@ -1,0 +1,44 @@
+#include <cstdio>
+#include <exception>
+
+#include "commands.hpp"
+#include "syncscope/core/error.hpp"
+#include "syncscope/core/version.hpp"
+
+int main(int argc, char** argv) {
+  using namespace syncscope;
+  CLI::App app{
+      "syncscope: find and fix hidden host-device serialization in LLM training.\n"
+      "Traces GPU programs with CUPTI, counts sync points and copy/compute overlap, and\n"
+      "predicts and measures what three known fixes save (packed-sequence metadata cache,\n"
+      "double-buffered checkpoint reload, sync-free MoE routing).",
+      "syncscope"};
+  app.set_version_flag("--version", std::string(version()) + " (commit " + build_commit() + ")");
+  app.require_subcommand(1);
+  app.get_formatter()->column_width(40);
+  cli::Context ctx;
+  cli::add_run_command(app, ctx);
+  cli::add_analyze_command(app, ctx);
+  cli::add_predict_command(app, ctx);
+  cli::add_validate_command(app, ctx);
+  cli::add_report_command(app, ctx);
+  cli::add_trace_command(app, ctx);
+  cli::add_calibrate_command(app, ctx);
+  cli::add_convert_command(app, ctx);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "syncscope: error: %s\n", e.what());
+    return 2;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "syncscope: error: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "syncscope: internal error: %s\n", e.what());
+    return 1;
+  }
+  return ctx.exit_code;
+}

@@ -1,0 +1,73 @@
+// results.json: what `syncscope run` writes and `validate` / `report` read. One schema for
+// measured and simulated runs (`mode` says which). The JSON spelling of every field is the
+// snake_case name below; results.csv is the same data, one row per scenario x variant x
+// metric.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace syncscope {
+
+inline constexpr int kResultsSchemaVersion = 1;
+
+// A value with a confidence interval (lo <= value <= hi); n = samples behind it.
+struct Estimate {
+  double value = 0;
+  double lo = 0;
+  double hi = 0;
+  int n = 0;
+};
+
+struct Environment {
+  std::string gpu;             // "NVIDIA H200" or the simulated profile's name
+  std::string gpu_profile;     // profile used by the model/simulator (name or file)
+  std::string driver;          // driver version ("" when simulated)
+  std::string cuda;            // CUDA runtime version
+  std::string libtorch;        // LibTorch version
+  std::string host;            // hostname / machine description
+  std::string commit;          // syncscope build commit
+  std::string date_utc;        // ISO 8601
+  std::map<std::string, std::string> extra;  // clocks as read, CUPTI version, ...
+};
+
+// One scenario x fix x variant.
+struct VariantResult {
+  std::string scenario;
+  std::string fix;      // "packing" | "offload" | "moe_routing"
+  std::string variant;  // e.g. "rebuild", "cached", "device"
+  bool baseline = false;
+  int layers = 0;
+  Estimate step_time_ns;           // per training step
+  double syncs_per_step = 0;       // sync points per step (median over steps)
+  double sync_bubble_ns_per_step = 0;
+  double sync_blocked_ns_per_step = 0;
+  double h2d_overlap_fraction = 0;
+  double d2h_overlap_fraction = 0;
+  Estimate measured_speedup;   // baseline step time / this step time (1 for the baseline)
+  Estimate predicted_speedup;  // the analytical model's prediction
+  double predicted_saving_ns = 0;
+  double tolerance = 0.10;      // from the scenario
+  std::string trace_file;       // relative to the results directory ("" when none kept)
+  std::map<std::string, double> model_parameters;  // e.g. s_ns, c_ns, g_ns, q_ns
+};
+
+struct RunResults {
+  int schema_version = kResultsSchemaVersion;
+  std::string mode;  // "measured" | "simulated"
+  Environment env;
+  std::vector<VariantResult> variants;
+  std::vector<std::string> notes;  // e.g. why auto fell back to the simulator
+};
+
+std::string results_to_json(const RunResults& results);
+std::string results_to_csv(const RunResults& results);
+// Strict reader: names the file and the JSON path of a missing or mistyped field.
+RunResults results_from_json(std::string_view json, std::string_view source_name);
+RunResults read_results(const std::filesystem::path& path_or_dir);  // dir: DIR/results.json
+
+}  // namespace syncscope

@@ -1,0 +1,40 @@
+// Reading and writing traces. Chrome trace JSON in the conventions of PyTorch's profiler
+// (Kineto) is the interchange format: a torch.profiler trace loads unchanged, and what we
+// write opens in Perfetto UI (one track per stream, launch->kernel flow arrows) and loads
+// in PyTorch's own tooling.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "syncscope/core/file_io.hpp"
+#include "syncscope/trace/trace.hpp"
+
+namespace syncscope {
+
+enum class TraceFormat { Auto, ChromeJson, Binary };
+
+struct ReadOptions {
+  TraceFormat format = TraceFormat::Auto;  // Auto: decided by content, not by name
+};
+
+// Reads .json or .json.gz (or our binary form) by streaming: memory stays proportional to
+// the records kept, not to the file. Bad input throws InputError whose message names the
+// file and the byte offset or event index, and what was expected.
+Trace read_trace(const std::filesystem::path& path, const ReadOptions& options = {});
+
+// Parses Chrome trace JSON held in memory; `source_name` names it in errors.
+Trace parse_chrome_json(std::string_view json, std::string_view source_name = "<memory>");
+
+struct WriteOptions {
+  TraceFormat format = TraceFormat::ChromeJson;  // Auto: from the extension (.sstrace = binary)
+  bool overwrite = false;
+};
+
+// Writes atomically (temporary file + rename); gzip when the name ends in ".gz".
+void write_trace(const Trace& trace, const std::filesystem::path& path, const WriteOptions& options = {});
+void write_chrome_json(const Trace& trace, const Sink& sink);
+
+}  // namespace syncscope

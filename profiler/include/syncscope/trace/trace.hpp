@@ -1,0 +1,287 @@
+// The trace model: one in-memory form that every source fills (CUPTI live, Chrome/Kineto
+// files, the simulator) and every analysis reads.
+//
+// Conventions
+// - Every timestamp is integer nanoseconds on one clock (Trace::meta.clock explains which).
+//   Intervals are half-open [start, end).
+// - Names are interned in Trace::strings; records hold a StringId, so a trace with millions
+//   of launches of a few hundred kernels stays small in memory.
+// - Enum values that reach files (our JSON, CSV, binary form) are fixed: never renumber,
+//   only append. kind_name()/parse_*() give their stable spellings.
+// - Host threads are (pid, tid); GPU work is (device, stream). -1 means "not known".
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "syncscope/core/units.hpp"
+
+namespace syncscope {
+
+// Version of the trace model as written to our own files (Chrome JSON "syncscope" block,
+// binary form). Bump when a field's meaning changes.
+inline constexpr int kTraceSchemaVersion = 1;
+
+using StringId = std::uint32_t;
+inline constexpr StringId kNoString = 0;  // id 0 is always the empty string
+
+// Interned strings. Ids are dense and stable for the table's lifetime; string_views
+// returned by get() stay valid while the table lives (storage is a deque).
+class StringTable {
+ public:
+  StringTable();
+  StringId intern(std::string_view s);
+  std::string_view get(StringId id) const { return strings_[id]; }
+  std::size_t size() const { return strings_.size(); }
+  std::optional<StringId> find(std::string_view s) const;
+
+ private:
+  std::deque<std::string> strings_;
+  std::unordered_map<std::string_view, StringId> index_;
+};
+
+// ---- host API calls -------------------------------------------------------------------
+enum class ApiKind : std::uint8_t { Runtime = 0, Driver = 1 };
+
+struct ApiCall {
+  ApiKind kind = ApiKind::Runtime;
+  StringId name = kNoString;  // e.g. "cudaStreamSynchronize", "cuLaunchKernel"
+  std::int32_t cbid = -1;     // CUPTI callback id when known
+  std::int64_t pid = -1;
+  std::int64_t tid = -1;
+  Ns start = 0;
+  Ns end = 0;
+  std::uint64_t correlation = 0;  // links to the GPU activity it caused (0: none)
+  std::uint64_t external_id = 0;  // PyTorch "External id" (links to the enclosing cpu_op)
+  std::int32_t return_code = 0;   // cudaError_t / CUresult; 0 success
+  std::int32_t device = -1;
+};
+
+// ---- GPU activity ---------------------------------------------------------------------
+struct Kernel {
+  StringId name = kNoString;
+  std::int32_t device = -1;
+  std::uint32_t context = 0;
+  std::int64_t stream = -1;
+  Ns start = 0;
+  Ns end = 0;
+  std::uint64_t correlation = 0;
+  std::uint64_t external_id = 0;
+  std::int32_t grid[3] = {0, 0, 0};
+  std::int32_t block[3] = {0, 0, 0};
+  std::int32_t registers_per_thread = 0;
+  std::int32_t shared_memory_bytes = 0;  // static + dynamic
+};
+
+// Values match CUPTI's CUpti_ActivityMemcpyKind where both have them, except PtoP/HtoH.
+enum class CopyKind : std::uint8_t { Unknown = 0, HtoD = 1, DtoH = 2, DtoD = 3, PtoP = 4, HtoH = 5 };
+
+// Values match CUPTI's CUpti_ActivityMemoryKind for pageable(1)/pinned(2)/device(3);
+// managed is 4 here (CUPTI numbers it differently).
+enum class MemoryKind : std::uint8_t { Unknown = 0, Pageable = 1, Pinned = 2, Device = 3, Managed = 4 };
+
+struct Memcpy {
+  CopyKind kind = CopyKind::Unknown;
+  MemoryKind src_kind = MemoryKind::Unknown;
+  MemoryKind dst_kind = MemoryKind::Unknown;
+  bool async = false;
+  std::uint64_t bytes = 0;
+  std::int32_t device = -1;       // the device that executes the copy
+  std::int32_t peer_device = -1;  // the other device for PtoP
+  std::uint32_t context = 0;
+  std::int64_t stream = -1;
+  Ns start = 0;
+  Ns end = 0;
+  std::uint64_t correlation = 0;
+  std::uint64_t external_id = 0;
+};
+
+struct Memset {
+  std::uint64_t bytes = 0;
+  std::uint32_t value = 0;
+  MemoryKind memory_kind = MemoryKind::Unknown;
+  bool async = false;
+  std::int32_t device = -1;
+  std::uint32_t context = 0;
+  std::int64_t stream = -1;
+  Ns start = 0;
+  Ns end = 0;
+  std::uint64_t correlation = 0;
+  std::uint64_t external_id = 0;
+};
+
+// Values match CUPTI's CUpti_ActivitySynchronizationType.
+enum class SyncType : std::uint8_t {
+  Unknown = 0,
+  EventSync = 1,
+  StreamWaitEvent = 2,
+  StreamSync = 3,
+  ContextSync = 4,
+};
+
+// A synchronization record as CUPTI (or Kineto's "cuda_sync" category) reports it. These
+// are evidence; the analyses define sync points from host API calls (see analysis.hpp).
+struct SyncRecord {
+  SyncType type = SyncType::Unknown;
+  std::int32_t device = -1;
+  std::uint32_t context = 0;
+  std::int64_t stream = -1;           // -1 when not applicable (context sync)
+  std::uint64_t event_id = 0;         // CUDA event handle id; reused by CUDA, do not join on it
+  std::uint64_t event_sync_id = 0;    // cudaEventSyncId: joins with CudaEventRecord
+  std::int64_t wait_on_stream = -1;   // for StreamWaitEvent when known (Kineto)
+  Ns start = 0;                       // host-side start/end of the blocking call
+  Ns end = 0;
+  std::uint64_t correlation = 0;
+  std::uint64_t external_id = 0;
+  std::int32_t return_code = 0;
+  bool is_query = false;  // produced by cudaEventQuery/cudaStreamQuery: never a sync point
+};
+
+// A cudaEventRecord as executed on a stream.
+struct CudaEventRecord {
+  std::int32_t device = -1;
+  std::uint32_t context = 0;
+  std::int64_t stream = -1;
+  std::uint64_t event_id = 0;
+  std::uint64_t event_sync_id = 0;
+  Ns timestamp = 0;  // when known (device timestamp or the record call's time)
+  std::uint64_t correlation = 0;
+};
+
+// ---- ranges ---------------------------------------------------------------------------
+enum class RangeKind : std::uint8_t {
+  NvtxPushPop = 0,
+  NvtxStartEnd = 1,
+  UserAnnotation = 2,     // torch record_function / ProfilerStep#N ("user_annotation")
+  GpuUserAnnotation = 3,  // the same projected onto a stream ("gpu_user_annotation")
+  CpuOp = 4,              // aten ops ("cpu_op")
+  PythonFunction = 5,     // "python_function"
+};
+
+struct Range {
+  RangeKind kind = RangeKind::UserAnnotation;
+  StringId name = kNoString;
+  StringId domain = kNoString;  // NVTX domain when known
+  std::int64_t pid = -1;        // host ranges: process/thread
+  std::int64_t tid = -1;
+  std::int32_t device = -1;     // GpuUserAnnotation: device/stream
+  std::int64_t stream = -1;
+  Ns start = 0;
+  Ns end = 0;
+  std::int32_t depth = -1;  // nesting depth on its thread (0 outermost); -1 until computed
+  std::uint64_t external_id = 0;
+  std::uint64_t correlation = 0;
+};
+
+// ---- other records --------------------------------------------------------------------
+struct OverheadRecord {
+  StringId name = kNoString;  // e.g. "Activity Buffer Request", "CUPTI buffer flush"
+  std::int64_t pid = -1;
+  std::int64_t tid = -1;
+  Ns start = 0;
+  Ns end = 0;
+};
+
+// An event whose category we do not model. Kept (without args) so a conversion does not
+// silently lose it, and counted in TraceMetadata::unknown_categories.
+struct OtherEvent {
+  StringId category = kNoString;
+  StringId name = kNoString;
+  char phase = 'X';
+  StringId pid = kNoString;  // kept as text: Kineto uses strings such as "Spans" here
+  StringId tid = kNoString;
+  Ns start = 0;
+  Ns duration = 0;
+};
+
+struct DeviceProperties {
+  std::int32_t id = 0;
+  std::string name;
+  std::int32_t compute_major = 0;
+  std::int32_t compute_minor = 0;
+  std::uint64_t total_memory_bytes = 0;
+  std::int32_t sm_count = 0;
+  std::int32_t max_threads_per_block = 0;
+  std::int32_t max_threads_per_sm = 0;
+  std::int32_t warp_size = 0;
+  std::int32_t regs_per_block = 0;
+  std::int32_t regs_per_sm = 0;
+  std::int64_t shared_mem_per_block = 0;
+  std::int64_t shared_mem_per_block_optin = 0;
+  std::int64_t shared_mem_per_sm = 0;
+};
+
+enum class ClockBase : std::uint8_t {
+  Unknown = 0,
+  UnixEpoch = 1,   // ns since 1970 (Kineto with baseTimeNanoseconds, our tracer)
+  Monotonic = 2,   // CLOCK_MONOTONIC-like, arbitrary origin
+  Simulated = 3,   // the simulator's own clock, starting at 0
+};
+
+struct TraceMetadata {
+  std::string source_tool;      // "syncscope-tracer", "torch.profiler", "syncscope-sim", ...
+  std::string source_version;   // e.g. CUPTI version, torch version
+  std::string trace_name;
+  int schema_version = kTraceSchemaVersion;  // of the model this trace was written with
+  int source_schema_version = 0;             // e.g. Kineto "schemaVersion"
+  std::uint64_t dropped_records = 0;         // records the producer reported lost
+  ClockBase clock = ClockBase::Unknown;
+  Ns base_time_ns = 0;  // Kineto baseTimeNanoseconds (ts in files are relative to it)
+  std::map<std::string, std::uint64_t> unknown_categories;  // category -> events seen
+  std::map<std::string, std::string> extra;                 // free-form provenance
+};
+
+// Names given to host processes/threads and GPU streams by "M" metadata events.
+struct TrackName {
+  std::string pid;  // as text, like OtherEvent
+  std::string tid;  // empty for a process name
+  std::string name;
+};
+
+struct Trace {
+  TraceMetadata meta;
+  StringTable strings;
+  std::vector<DeviceProperties> devices;
+  std::vector<ApiCall> api_calls;
+  std::vector<Kernel> kernels;
+  std::vector<Memcpy> memcpys;
+  std::vector<Memset> memsets;
+  std::vector<SyncRecord> syncs;
+  std::vector<CudaEventRecord> cuda_events;
+  std::vector<Range> ranges;
+  std::vector<OverheadRecord> overheads;
+  std::vector<OtherEvent> others;
+  std::vector<TrackName> track_names;
+
+  std::string_view str(StringId id) const { return strings.get(id); }
+  StringId intern(std::string_view s) { return strings.intern(s); }
+
+  // Sorts every record vector by (start, end) and computes Range::depth per thread (or per
+  // stream for GPU annotations). Readers call it once after loading; sources may too.
+  void finalize();
+
+  // Earliest start and latest end over all records; {0,0} when empty.
+  std::pair<Ns, Ns> time_span() const;
+
+  std::size_t record_count() const;
+};
+
+// Stable spellings of enum values, as written to files and shown to users.
+std::string_view kind_name(ApiKind);
+std::string_view kind_name(CopyKind);
+std::string_view kind_name(MemoryKind);
+std::string_view kind_name(SyncType);
+std::string_view kind_name(RangeKind);
+std::string_view kind_name(ClockBase);
+std::optional<CopyKind> parse_copy_kind(std::string_view);
+std::optional<MemoryKind> parse_memory_kind(std::string_view);
+std::optional<SyncType> parse_sync_type(std::string_view);
+std::optional<RangeKind> parse_range_kind(std::string_view);
+
+}  // namespace syncscope

@@ -1,0 +1,88 @@
+// What a scenario describes: a model shape (Hugging Face config names), a packed batch,
+// which fixes and variants to run, and how to measure. Shared by the YAML loader, the
+// LibTorch reference steps (kernels/), the simulator (model/src/sim) and the run command.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace syncscope {
+
+// Hugging Face config.json field names in comments.
+struct ModelShape {
+  std::string name;                    // e.g. "Qwen3-0.6B"
+  int num_hidden_layers = 0;           // num_hidden_layers
+  int hidden_size = 0;                 // hidden_size
+  int num_attention_heads = 0;         // num_attention_heads
+  int num_key_value_heads = 0;         // num_key_value_heads
+  int head_dim = 0;                    // head_dim (NOT always hidden/heads: Qwen3, gpt-oss)
+  int intermediate_size = 0;           // intermediate_size (per expert for MoE)
+  int vocab_size = 0;                  // vocab_size
+  int num_local_experts = 0;           // num_local_experts (0: dense)
+  int num_experts_per_tok = 0;         // num_experts_per_tok
+  double rms_norm_eps = 1e-6;          // rms_norm_eps
+  double rope_theta = 10000.0;         // rope_theta
+  int sliding_window = 0;              // sliding_window (gpt-oss alternates; 0: none)
+  bool is_moe() const { return num_local_experts > 0; }
+};
+
+// The three fixes and their variants, by the names scenarios use.
+enum class Fix { Packing, Offload, MoeRouting };
+inline constexpr const char* kPackingVariants[] = {"rebuild", "cached", "device"};
+inline constexpr const char* kOffloadVariants[] = {"single", "double", "prefetch"};
+inline constexpr const char* kMoeVariants[] = {"loop", "sorted", "device"};
+// The first variant of each list is the baseline.
+
+struct BatchSpec {
+  int packed_tokens = 2048;  // T: tokens in the packed batch
+  // Sequence lengths: "uniform" in [min_len, max_len], "fixed" (all max_len) or
+  // "list" (lengths given explicitly; they must sum to packed_tokens).
+  std::string distribution = "uniform";
+  int min_len = 64;
+  int max_len = 1024;
+  std::vector<int> lengths;
+  std::uint64_t seed = 0;
+};
+
+struct FixSelection {
+  Fix fix = Fix::Packing;
+  std::vector<std::string> variants;  // names from the lists above; baseline included
+  double tolerance = 0.10;            // validation: max |predicted-measured|/measured speedup error
+  int prefetch_depth = 2;             // offload "prefetch": look-ahead k (ring of k+1 buffers)
+};
+
+struct MeasureSpec {
+  int warmup_steps = 2;
+  int repeat_steps = 5;
+  std::optional<int> layers_override;  // run a reduced number of layers
+  std::vector<int> layer_sweep;        // optional L-sweep (fit step time against L)
+};
+
+struct Scenario {
+  std::filesystem::path source;  // the file it came from
+  std::string name;
+  ModelShape model;
+  BatchSpec batch;
+  std::string dtype = "bf16";  // bf16 | fp16 | fp32
+  bool offload = false;        // checkpoint-activation offload on
+  std::vector<FixSelection> fixes;
+  MeasureSpec measure;
+  int layers() const { return measure.layers_override.value_or(model.num_hidden_layers); }
+};
+
+// Loads a scenario YAML strictly: an unknown key, a wrong type or an impossible value is an
+// InputError naming file, line and column and the expected form.
+Scenario load_scenario(const std::filesystem::path& path);
+// Reads a model's own Hugging Face config.json into a ModelShape (same strictness).
+ModelShape load_hf_config(const std::filesystem::path& path);
+
+// Sequence lengths for a batch spec (deterministic in seed); they sum to packed_tokens.
+std::vector<int> sequence_lengths(const BatchSpec& batch);
+
+const char* fix_name(Fix fix);  // "packing", "offload", "moe_routing"
+
+}  // namespace syncscope
