@@ -1,13 +1,72 @@
-#include "commands.hpp"
+// `syncscope report`: merges the results of several runs (GPUs, machines, measured and
+// simulated) into one self-contained HTML file.
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
 
+#include "commands.hpp"
 #include "syncscope/core/error.hpp"
+#include "syncscope/core/file_io.hpp"
+#include "syncscope/core/version.hpp"
+
+#if defined(SYNCSCOPE_MODEL_AVAILABLE)
+#include "syncscope/reports/html_report.hpp"
+#endif
 
 namespace syncscope::cli {
 
-// Placeholder until its issue lands; registered so --help lists the whole command set.
-void add_report_command(CLI::App& app, Context& ctx) {
-  auto* cmd = app.add_subcommand("report", "(not yet available in this build)");
-  cmd->callback([] { throw Error("syncscope report: not implemented yet"); });
+#if !defined(SYNCSCOPE_MODEL_AVAILABLE)
+
+void add_report_command(CLI::App& app, Context&) {
+  auto* cmd = app.add_subcommand("report", "HTML report of run results (unavailable: needs syncscope_model)");
+  cmd->allow_extras();
+  cmd->callback([] { throw Error("syncscope report is unavailable in this build: it needs syncscope_model"); });
 }
+
+#else
+
+namespace {
+
+struct ReportArgs {
+  std::vector<std::string> dirs;
+  std::string output = "report.html";
+  std::string title = "syncscope report";
+  bool force = false;
+};
+
+}  // namespace
+
+void add_report_command(CLI::App& app, Context& ctx) {
+  auto args = std::make_shared<ReportArgs>();
+  auto* cmd = app.add_subcommand(
+      "report",
+      "Merge the results of one or more `syncscope run` directories (any GPUs and machines, measured or "
+      "simulated) into one self-contained HTML report: predicted vs measured speedups, sync points per step, "
+      "one-layer timelines, fitted parameters, validation verdicts and provenance.");
+  cmd->add_option("results_dirs", args->dirs, "Results directories (each holds results.json)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  cmd->add_option("-o,--output", args->output, "The HTML file to write")->capture_default_str();
+  cmd->add_option("--title", args->title, "Title of the report")->capture_default_str();
+  cmd->add_flag("--force", args->force, "Replace an existing output file");
+  cmd->callback([args, &ctx] {
+    if (std::filesystem::exists(args->output) && !args->force)
+      throw InputError(args->output + " exists: choose another -o or pass --force to replace it");
+    std::vector<ReportRun> runs;
+    for (const auto& d : args->dirs) runs.push_back(load_report_run(d));
+    HtmlReportOptions opt;
+    opt.title = args->title;
+    opt.generated_utc = utc_now_iso8601();
+    write_file_atomic(args->output, render_html_report(runs, opt), args->force);
+    std::size_t variants = 0;
+    for (const auto& r : runs) variants += r.results.variants.size();
+    std::printf("wrote %s (%zu run(s), %zu variant row(s))\n", args->output.c_str(), runs.size(), variants);
+    ctx.exit_code = 0;
+  });
+}
+
+#endif
 
 }  // namespace syncscope::cli

@@ -30,6 +30,12 @@ enum class OpKind : std::uint8_t {
 
 enum class Access : std::uint8_t { None, Read, Write };
 
+// A further buffer an op touches (a copy reads one buffer and writes another).
+struct BufferUse {
+  int buffer = -1;
+  Access access = Access::None;
+};
+
 struct Op {
   OpKind kind = OpKind::Kernel;
   std::string name;       // kernel / range / API name as a trace would show it
@@ -44,6 +50,10 @@ struct Op {
   int buffer = -1;        // device buffer touched (schedule checker); -1 none
   Access access = Access::None;
   int layer = -1;         // layer index, for attribution
+  // Further buffers touched beyond `buffer`/`access` (e.g. a copy's source and target).
+  // A HostWork op with a Write access marks a buffer handed back to the caching allocator
+  // of `stream`: work queued on `stream` afterwards may overwrite it.
+  std::vector<BufferUse> more_buffers;
 };
 
 struct Stream {
@@ -57,6 +67,47 @@ struct Program {
   int num_events = 0;
   int num_buffers = 0;
   std::vector<Op> ops;
+  std::vector<std::string> buffer_names;  // optional, by buffer index (diagnostics)
+  std::vector<std::string> event_names;   // optional, by event index (diagnostics)
 };
+
+// A buffer hazard that some legal timing exhibits: `later` (in host issue order) may start
+// before `earlier`, which touches the same buffer, has finished.
+struct BufferViolation {
+  enum class Kind : std::uint8_t { WriteAfterRead, ReadAfterWrite, WriteAfterWrite };
+  Kind kind = Kind::WriteAfterRead;
+  int buffer = -1;
+  int earlier = -1;     // op index
+  int later = -1;       // op index
+  std::string message;  // names the buffer, both ops and the missing ordering
+};
+
+// The schedule checker. A happens-before analysis over host issue order, stream order,
+// the legacy default stream's implicit ordering against blocking streams (a stream with
+// non_blocking=false at index 0 is the legacy default stream), events (a wait sees the
+// record issued last before it) and host syncs (StreamSync, DeviceSync, EventSync, and
+// copies into pageable memory, which return only when done). Kernel and copy durations are
+// left free, so an empty result means: under ANY legal timing, no op that writes a buffer
+// starts before every earlier op that reads or writes it has finished, and no op reads a
+// buffer before the earlier write to it has finished. Throws Error on a malformed program
+// (stream/event/buffer index out of range, RangePop without RangePush).
+std::vector<BufferViolation> check_buffer_safety(const Program& program);
+
+// Counts over a program, for tests and summaries.
+struct ProgramStats {
+  int kernels = 0;
+  int copies = 0;
+  int host_syncs = 0;       // blocking host calls: StreamSync + DeviceSync + EventSync
+  int pageable_copies = 0;  // copies with a pageable host side (D2H ones block the host)
+  int stream_syncs = 0;     // StreamSync only
+  int event_records = 0;
+  int stream_waits = 0;
+  double flops = 0;
+  double kernel_bytes = 0;
+  double copy_bytes = 0;
+};
+ProgramStats program_stats(const Program& program);
+
+const char* op_kind_name(OpKind kind);
 
 }  // namespace syncscope::program

@@ -1,24 +1,43 @@
 // Sync points, bubbles, copy/compute overlap and GPU busy time, for a whole trace and per
 // step and layer range. Plain result structs: printing lives in reports/.
 //
-// Definitions (README "Definitions" repeats them; tests pin them):
-// - A sync point is one episode of a host thread blocking until the GPU finishes work:
+// Definitions (README "Definitions" repeats them; tests/analysis pins them):
+// - A sync point is one episode of a host thread blocking until the GPU finishes work,
+//   found from host API calls (runtime and driver, any _ptsz/_ptds/_vN form; the CUPTI
+//   callback id names a call whose name is missing):
 //   cudaStreamSynchronize, cudaDeviceSynchronize, cudaEventSynchronize, cuCtxSynchronize,
-//   cuStreamSynchronize, cuEventSynchronize (and their _ptsz/_v2 forms); a synchronous
-//   cudaMemcpy/cuMemcpy* involving the device; a cudaMemcpyAsync from device into pageable
-//   host memory. A device-to-pageable copy immediately followed by a synchronize of the same
-//   stream on the same thread (PyTorch's .item()/.tolist()/nonzero() pattern) is ONE sync
-//   point. cudaStreamWaitEvent is not a host sync (counted separately). Query calls
-//   (cudaStreamQuery, cudaEventQuery) are not syncs.
-// - Each sync point has a cause (the API, and the innermost enclosing CPU op when the trace
-//   has them, e.g. aten::item), its host blocked time (the API call's duration), and its
-//   bubble: from the end of the last GPU activity before the sync returned to the start of
-//   the first GPU activity after it returned, on all streams of that device (0 when GPU work
-//   was already queued, i.e. some activity overlaps the sync's return).
-// - Copy/compute overlap per direction: of the time copies of that direction run (union of
-//   their intervals), the part during which at least one kernel runs on another stream of
-//   the same device.
-// - GPU busy per device: the union of kernel, copy and memset intervals.
+//   cuStreamSynchronize, cuEventSynchronize; a synchronous cudaMemcpy*/cuMemcpy* between host
+//   and device (device-to-device and peer copies are not: CUDA docs, "API synchronization
+//   behavior", say no host-side synchronization is performed for them); a *Async memcpy
+//   whose GPU copy record (joined by correlation id) is device-to-host into PAGEABLE memory.
+//   Such a copy immediately followed (the next sync-relevant call of the same thread: a
+//   sync, copy, launch, memset or stream-wait) by a synchronize of the same stream or of
+//   the device is ONE sync point (merged_copy; PyTorch's .item()/.tolist()/nonzero() into
+//   pageable memory). A pinned copy followed by a stream sync is one sync point: the sync.
+//   cudaStreamWaitEvent is not a host sync (SyncStats::stream_wait_events). Query calls
+//   (cudaStreamQuery, cudaEventQuery) never are. A sync call made inside another API call
+//   of the same thread (the driver call under a runtime call) is part of that call.
+//   CUPTI/Kineto sync records are evidence (they give a call's stream and device by
+//   correlation id), never counted themselves.
+// - Each sync point has a cause: the outermost enclosing `aten::` CPU op on its thread
+//   (e.g. aten::item, aten::nonzero), else the innermost enclosing CPU op, else the API
+//   name (SyncPoint::api keeps the API either way); its host blocked time (the API call's
+//   duration; for a merged copy+sync, from the copy call's start to the sync's end); and
+//   its bubble on the sync's device d (device-wide syncs, and an unknown device in a
+//   multi-device trace: the largest over devices with activity; an unknown device in a
+//   one-device trace: that device). With t the time the sync returned and A the kernels,
+//   copies and memsets on every stream of d: 0 when some activity runs at t
+//   (start < t < end: work was queued), else (start of the first activity starting at or
+//   after t) - (end of the last activity ending at or before t), and 0 when either does
+//   not exist in the trace (a sync at the end of a trace has bubble 0).
+// - Copy/compute overlap per direction (HtoD, DtoH): of the union of that direction's copy
+//   intervals per device, the part during which at least one kernel runs on a stream of the
+//   same device other than the copy's stream; fraction = overlapped/copy (0: no copies).
+// - GPU busy per device: the union of kernel, copy and memset intervals; totals sum devices.
+// - Windows: the whole trace; steps (host ranges, any kind but GpuUserAnnotation, whose
+//   name matches step_glob) and layers (layer_glob). A sync point belongs to the window its
+//   start lies in ([start, end)); GPU time is clipped to the window; kernels and copies are
+//   counted by start.
 #pragma once
 
 #include <cstdint>
@@ -49,7 +68,7 @@ struct SyncPoint {
   Ns blocked_ns = 0;
   Ns bubble_ns = 0;
   std::string api;    // e.g. "cudaStreamSynchronize"; for the .item() pattern the sync API
-  std::string cause;  // "aten::item" when a CPU op encloses it, else the API name
+  std::string cause;  // "aten::item" when a CPU op encloses it, else the API name (see above)
   bool merged_copy = false;  // a D2H-pageable copy and its stream sync counted as one
   std::uint64_t correlation = 0;
 };
@@ -117,11 +136,13 @@ struct Offender {  // a cause ranked by the time it costs
 struct AnalysisResult {
   int schema_version = kAnalysisSchemaVersion;
   std::string source;  // file name or description
+  AnalysisOptions options;  // what produced this result (step/layer globs, pid)
   TraceMetadata meta;
   WindowStats totals;
   std::vector<WindowStats> steps;
   std::vector<WindowStats> layers;
   StepSummary step_summary;  // n == 0 when there are no steps
+  StepSummary layer_summary;  // the same over layer windows; n == 0 when there are none
   std::vector<SyncPoint> sync_points;  // all, in time order
   std::vector<Offender> worst;         // causes by blocked+bubble time, largest first
   std::vector<std::string> warnings;   // dropped records, missing categories, ...

@@ -4,6 +4,7 @@
 // in PyTorch's own tooling.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -18,6 +19,9 @@ enum class TraceFormat { Auto, ChromeJson, Binary };
 
 struct ReadOptions {
   TraceFormat format = TraceFormat::Auto;  // Auto: decided by content, not by name
+  // Bytes read (or inflated) per step. Memory use does not depend on it beyond one chunk;
+  // tests set tiny values (1..7) so every token gets split across chunk boundaries.
+  std::size_t chunk_bytes = std::size_t{1} << 20;
 };
 
 // Reads .json or .json.gz (or our binary form) by streaming: memory stays proportional to
@@ -27,6 +31,7 @@ Trace read_trace(const std::filesystem::path& path, const ReadOptions& options =
 
 // Parses Chrome trace JSON held in memory; `source_name` names it in errors.
 Trace parse_chrome_json(std::string_view json, std::string_view source_name = "<memory>");
+Trace parse_chrome_json(std::string_view json, std::string_view source_name, const ReadOptions& options);
 
 struct WriteOptions {
   TraceFormat format = TraceFormat::ChromeJson;  // Auto: from the extension (.sstrace = binary)
@@ -36,5 +41,8 @@ struct WriteOptions {
 // Writes atomically (temporary file + rename); gzip when the name ends in ".gz".
 void write_trace(const Trace& trace, const std::filesystem::path& path, const WriteOptions& options = {});
 void write_chrome_json(const Trace& trace, const Sink& sink);
+
+// The whole Chrome JSON text in memory (tests, small traces).
+std::string chrome_json_string(const Trace& trace);
 
 }  // namespace syncscope

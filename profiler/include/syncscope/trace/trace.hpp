@@ -65,7 +65,8 @@ struct ApiCall {
 
 // ---- GPU activity ---------------------------------------------------------------------
 struct Kernel {
-  StringId name = kNoString;
+  StringId name = kNoString;  // for display: demangled when the source gave a mangled name
+  StringId mangled_name = kNoString;  // as the source gave it when it differs from `name`
   std::int32_t device = -1;
   std::uint32_t context = 0;
   std::int64_t stream = -1;
@@ -141,6 +142,9 @@ struct SyncRecord {
   std::uint64_t external_id = 0;
   std::int32_t return_code = 0;
   bool is_query = false;  // produced by cudaEventQuery/cudaStreamQuery: never a sync point
+  // Kineto "wait_on_cuda_event_record_corr_id": correlation id of the cudaEventRecord call
+  // whose event this sync waits on (-1 when unknown or not an event sync).
+  std::int64_t wait_on_event_record_correlation = -1;
 };
 
 // A cudaEventRecord as executed on a stream.

@@ -1,7 +1,25 @@
 // Printers over AnalysisResult (nvbench printer_base style): the analysis computes, these
 // only render. Every machine-readable form carries schema_version.
+//
+// JSON (schema_version = kAnalysisSchemaVersion): top level `schema_version`, `kind`
+// ("syncscope.analysis"), `source`, `options`, `meta`, `totals`, `steps[]`, `layers[]`,
+// `step_summary`, `layer_summary`, `worst`, `warnings`, `sync_points[]`,
+// `sync_points_total`, `sync_points_truncated`. A window (totals, each step and layer)
+// carries name, index, start_ns, end_ns, duration_ns, gpu_busy_ns, gpu_busy_by_device,
+// kernel_ns, kernels, memcpys, memcpy_bytes, syncs.{total,by_cause,by_api,
+// stream_wait_events}, sync_blocked_ns, sync_bubble_ns, overlap.{h2d,d2h}.{copy_ns,
+// overlapped_ns,fraction}. Times are integer nanoseconds, fractions 0..1.
+//
+// CSV (RFC 4180, tidy): header row
+//   window_kind,window_name,window_index,metric,value,schema_version
+// then one row per window x metric. window_kind is `total`, `step`, `layer`, or
+// `step_summary` / `layer_summary` (window_name is then the statistic: n, median, p10, p90,
+// min, max). metric names are the JSON paths above joined with '.', e.g. `syncs.total`,
+// `syncs.by_cause.aten::item`, `gpu_busy_by_device.0`, `overlap.d2h.fraction`. Every row
+// repeats schema_version so that concatenated or filtered files stay self-describing.
 #pragma once
 
+#include <cstddef>
 #include <ostream>
 #include <string>
 
@@ -14,8 +32,20 @@ enum class OutputFormat { Table, Json, Csv };
 // The one-screen summary a person reads first: totals, per-step distribution, the worst
 // offenders named, warnings.
 void print_analysis_table(const AnalysisResult& result, std::ostream& out);
+
+struct AnalysisJsonOptions {
+  int indent = 2;  // < 0: one line
+  // At most this many entries in sync_points[] (0: none); sync_points_truncated says when
+  // some were left out and sync_points_total gives the full count.
+  std::size_t max_sync_points = 10000;
+};
 std::string analysis_to_json(const AnalysisResult& result, int indent = 2);
+std::string analysis_to_json(const AnalysisResult& result, const AnalysisJsonOptions& options);
+
 // Tidy CSV: one row per window (totals, step N, layer N) x metric.
 std::string analysis_to_csv(const AnalysisResult& result);
+
+// "1.234 ms", "56.7 us", "890 ns": the unit people read for a duration.
+std::string format_duration(Ns ns);
 
 }  // namespace syncscope

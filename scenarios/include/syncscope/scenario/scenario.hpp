@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace syncscope {
@@ -84,5 +85,15 @@ ModelShape load_hf_config(const std::filesystem::path& path);
 std::vector<int> sequence_lengths(const BatchSpec& batch);
 
 const char* fix_name(Fix fix);  // "packing", "offload", "moe_routing"
+
+// Added by the scenario loader (issue 6); additive only.
+std::optional<Fix> parse_fix(std::string_view name);           // inverse of fix_name
+std::vector<std::string> fix_variants(Fix fix);                  // the list above, baseline first
+const char* baseline_variant(Fix fix);                           // "rebuild", "single", "loop"
+// Checks a scenario built or changed in code (e.g. after --hf-config or --layers replaced a
+// part of it) with the loader's rules; InputError names `source` and the field.
+void validate_scenario(const Scenario& scenario);
+// Replaces the model shape (from --hf-config) and re-validates, naming `config_path` in errors.
+void replace_model(Scenario& scenario, const ModelShape& model, const std::filesystem::path& config_path);
 
 }  // namespace syncscope

@@ -1,0 +1,90 @@
+// Checkpoint-activation offload: which layers to offload (the memory-aware plan) and the
+// copy/event choreography of each variant, as a list of primitive steps. The step-program
+// builder turns the steps into Program ops and the LibTorch reference step executes the
+// very same list with CUDA streams and events (or plain copies on CPU), so the schedule the
+// checker proves safe is the schedule that runs. Torch-free and CUDA-free.
+//
+// Variants (facts.md, "Double-buffered checkpoint reload"; unsloth-zoo PR 534):
+//   single   one device buffer; before each reload the copy stream waits for everything
+//            queued on the main stream so far: T ~ L*(c+g).
+//   double   two device buffers with one "free" event each; a reload waits only for its
+//            own buffer's last use: T ~ c + (L-1)*max(c,g) + g.
+//   prefetch ours: a ring of k+1 buffers with an explicit look-ahead of k layers, the
+//            first k reloads issued before the LM head runs, and the last layers kept
+//            resident on the device when the memory budget allows (plan_offload).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace syncscope::kernels {
+
+// Device memory held back from the plan when the budget is read from the device:
+// optimizer state, gradients and the non-checkpointed activations of one layer live
+// there. 8 GiB is a conservative default for the reduced-L scenarios on 80-141 GB GPUs.
+inline constexpr double kOffloadReserveBytes = 8.0 * 1024 * 1024 * 1024;
+
+struct OffloadPlan {
+  std::string variant;     // "single" | "double" | "prefetch"
+  int layers = 0;          // L
+  int first_resident = 0;  // layers [first_resident, L) keep their input on the device
+  int ring_buffers = 0;    // device reload buffers (0 when nothing is offloaded)
+  int depth = 0;           // explicit look-ahead (prefetch only; 0 otherwise)
+  int offloaded() const { return first_resident; }
+  bool is_offloaded(int layer) const { return layer < first_resident; }
+};
+
+// The memory-aware choice. `activation_bytes` is one layer's checkpoint (its input,
+// T*hidden*dtype bytes); `budget_bytes` the device bytes the checkpoints may use, ring
+// included. single/double offload every layer (as Unsloth does). prefetch keeps every
+// layer resident when budget >= L*a; otherwise a ring of k+1 buffers (k clamped to
+// [1, offloaded layers]) and as many of the LAST layers resident as the rest of the budget
+// holds: backward needs the last layers first, when no reload could have been hidden yet.
+// Deterministic; throws InputError for an unknown variant or non-positive sizes.
+OffloadPlan plan_offload(const std::string& variant, int layers, double activation_bytes,
+                         double budget_bytes, int prefetch_depth);
+
+enum class ChoreoKind {
+  RecordMain,     // record `event` on the main stream
+  RecordCopy,     // record `event` on the copy stream
+  CopyWaits,      // the copy stream waits for `event`
+  MainWaits,      // the main stream waits for `event`
+  OffloadCopy,    // copy stream: D2H layer `layer`'s input -> pinned host slot `layer`
+  ReloadCopy,     // copy stream: H2D pinned host slot `layer` -> device ring buffer `buffer`
+  ForwardLayer,   // main stream: layer `layer` forward (no grad when offloading)
+  BackwardLayer,  // main stream: layer `layer` backward; with offload: recompute from ring
+                  // buffer `buffer` (or the resident input when buffer < 0), then backward
+  ReleaseInput,   // host: layer `layer`'s device input goes back to the caching allocator
+                  // of the main stream (later main-stream work may overwrite it)
+  Head,           // main stream: final norm, LM head, loss and their backward
+};
+
+struct ChoreoStep {
+  ChoreoKind kind;
+  int layer = -1;
+  int buffer = -1;
+  int event = -1;
+};
+
+// Event ids used by a choreography (indices from 0 to num_events-1).
+struct ChoreoEvents {
+  int produced = -1;               // main: a layer's input is ready to be offloaded
+  int main_all = -1;               // single: everything queued on main so far
+  std::vector<int> offloaded;      // per layer: its D2H copy finished
+  std::vector<int> loaded;         // per ring buffer: its reload finished
+  std::vector<int> freed;          // per ring buffer: its last reader finished
+  int num_events = 0;
+};
+
+struct Choreography {
+  OffloadPlan plan;
+  ChoreoEvents events;
+  std::vector<ChoreoStep> steps;  // the whole step in host issue order
+};
+
+// The step's layer loop for `plan` (offload on) or, when plan.variant is empty, plain
+// autograd without checkpointing: ForwardLayer 0..L-1, Head, BackwardLayer L-1..0.
+Choreography build_choreography(const OffloadPlan& plan);
+Choreography build_plain_choreography(int layers);
+
+}  // namespace syncscope::kernels

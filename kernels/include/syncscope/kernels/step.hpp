@@ -1,0 +1,94 @@
+// The LibTorch reference training step: a decoder stack with the real shapes of a
+// ModelShape (random seeded weights, no downloads), a packed batch, forward + backward +
+// AdamW, with each fix's variant plugged in by name (StepOptions). Torch-free header
+// (pimpl) so the CLI links it without torch headers; built only with LibTorch.
+//
+// What one run() does, in host order (the step program, build_step_program, lists the
+// same ops): upload the packed batch (pinned, non_blocking: a new batch object, so caches
+// keyed on it miss once per step, as in training), embedding, RoPE tables, the layer loop of
+// the offload choreography (or plain autograd split per layer so each layer gets its own
+// NVTX range), final norm + LM head + cross-entropy, backward, AdamW, and one host read of
+// the loss. NVTX ranges: "step", "forward", "backward", "optimizer", "layer_%02d" (forward
+// and backward), "packing_metadata", "offload_reload", "moe_routing".
+//
+// Numerics: fp32 on CPU by default, bf16 on CUDA. Across packing and offload variants the
+// arithmetic is the same sequence of operations on the same values, so on CPU losses and
+// gradients are bitwise identical; MoE "device" uses other GEMM shapes (capacity-padded
+// bmm), so it agrees within rounding (see moe tolerances in the tests).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "syncscope/kernels/offload_schedule.hpp"
+#include "syncscope/kernels/step_options.hpp"
+
+namespace syncscope::kernels {
+
+// Host reads this step made that synchronize the host with the GPU on CUDA (.item(),
+// .tolist(), nonzero, bincount's min/max reads), by where they come from. Counted the same
+// on CPU, where they do not block, so the counts are testable anywhere.
+struct SyncCounts {
+  int packing = 0;  // packing metadata and mask
+  int moe = 0;      // MoE routing
+  int other = 0;    // the loss read at the end of the step
+  int total() const { return packing + moe + other; }
+};
+
+struct StepResult {
+  double loss = 0;                  // mean cross-entropy over labelled tokens
+  SyncCounts host_syncs;
+  int metadata_builds = 0;          // packing metadata/mask constructions this step
+  std::vector<std::string> ranges;  // NVTX ranges opened, in order (when record_ranges)
+};
+
+struct NamedValues {
+  std::string name;
+  std::vector<float> values;  // converted to fp32 on the host
+};
+
+class ReferenceStep {
+ public:
+  // Validates the options (InputError), builds the weights from options.seed and uploads
+  // batch 0. device "cuda" needs a CUDA build of LibTorch and a device (Error otherwise).
+  explicit ReferenceStep(const StepOptions& options);
+  ~ReferenceStep();
+  ReferenceStep(ReferenceStep&&) noexcept;
+  ReferenceStep& operator=(ReferenceStep&&) noexcept;
+  ReferenceStep(const ReferenceStep&) = delete;
+  ReferenceStep& operator=(const ReferenceStep&) = delete;
+
+  // One full training step. Returns after the loss has been read back (a host sync).
+  StepResult run();
+  // Replace the packed batch (new lengths and tokens): cached metadata is invalidated.
+  void next_batch();
+  int batch_index() const;
+  const std::vector<int>& lengths() const;  // the current batch's sequence lengths
+
+  const StepOptions& options() const;
+  // The offload plan in use (plan.variant empty when offload is off).
+  const OffloadPlan& offload_plan() const;
+  // Record NVTX range names into StepResult::ranges (tests); off by default.
+  void record_ranges(bool on);
+  // Wait for all queued device work (cudaDeviceSynchronize); a no-op on CPU.
+  void synchronize();
+
+  // After run(): parameter gradients and parameters (AdamW already applied), by name.
+  std::vector<NamedValues> gradients() const;
+  std::vector<NamedValues> parameters() const;
+  // The cu_seqlens the packing cache currently holds (empty when nothing is cached).
+  std::vector<std::int32_t> cached_cu_seqlens() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// True when LibTorch was built with CUDA and a device is present.
+bool cuda_available();
+// "1.13.0", "2.11.0", ...
+std::string torch_version();
+
+}  // namespace syncscope::kernels

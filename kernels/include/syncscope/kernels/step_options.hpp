@@ -1,0 +1,58 @@
+// What one reference training step runs: model shape, packed batch, dtype, device and the
+// variant of each fix. Shared by the step-program builder (torch-free, program.hpp) and
+// the LibTorch reference step (step.hpp), so both describe the same step. Torch-free.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "syncscope/scenario/scenario.hpp"
+
+namespace syncscope::kernels {
+
+struct StepOptions {
+  ModelShape model;
+  BatchSpec batch;
+  std::string dtype = "fp32";     // "fp32" | "bf16" | "fp16"
+  std::string device = "cpu";     // "cpu" | "cuda"
+  int layers = 0;                 // decoder layers to run; 0: model.num_hidden_layers
+  std::string packing = "rebuild";  // kPackingVariants: "rebuild" | "cached" | "device"
+  std::string offload;            // "" (no checkpoint offload) | kOffloadVariants
+  int prefetch_depth = 2;         // offload "prefetch": look-ahead k over a ring of k+1 buffers
+  // offload "prefetch": device bytes the memory-aware plan may use for resident layer
+  // inputs (beyond the ring). < 0: ask the device (cudaMemGetInfo free bytes minus
+  // kOffloadReserveBytes); on CPU and in programs: 0 (every layer offloaded).
+  double offload_budget_bytes = -1;
+  std::string moe = "loop";       // kMoeVariants: "loop" | "sorted" | "device"
+  std::uint64_t seed = 0;         // weights, token ids and (with batch.seed) the lengths
+  bool nvtx = true;               // emit NVTX ranges (CUDA builds)
+  double learning_rate = 1e-4;    // AdamW
+  double weight_decay = 0.0;      // AdamW; 0 keeps cross-variant parameter checks simple
+};
+
+// Layers actually run (options.layers or the model's).
+int effective_layers(const StepOptions& options);
+
+// Throws InputError naming the field and the accepted values when an option is invalid
+// (unknown variant, shapes that do not divide, top-k > experts, lengths not summing to T).
+void validate(const StepOptions& options);
+
+// Sequence lengths of the `batch_index`-th packed batch of a run: batch 0 uses
+// options.batch as given; later batches (ReferenceStep::next_batch) reseed a "uniform"
+// spec deterministically (seed + index) and rotate a "list"/"fixed" spec, so two
+// consecutive batches differ in their lengths whenever more than one sequence exists.
+std::vector<int> batch_lengths(const StepOptions& options, int batch_index);
+
+// Qwen3 applies RMSNorm to q and k per head before RoPE (q_norm/k_norm); ModelShape has no
+// field for it, so it is derived from the name ("qwen3", any case).
+bool uses_qk_norm(const ModelShape& model);
+
+// gpt-oss alternates sliding-window and full attention, starting with sliding (HF
+// layer_types). Returns the window for `layer`, or 0 for full attention.
+int layer_sliding_window(const ModelShape& model, int layer);
+
+// Bytes per element of a dtype name ("fp32" 4, "bf16"/"fp16" 2).
+int dtype_bytes(const std::string& dtype);
+
+}  // namespace syncscope::kernels

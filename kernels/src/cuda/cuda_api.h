@@ -1,0 +1,61 @@
+/* The CUDA side of the fixes as a plain C interface: streams, events, copies, NVTX and our
+ * two kernels. The LibTorch step (C++20) and the device tests call these; the
+ * implementations (cuda_runtime.cpp, *.cu) are the only files that include CUDA headers.
+ * Every function returns a cudaError_t value (0 = cudaSuccess); ss_cuda_error_string names
+ * it. A NULL stream means the legacy default stream (cudaStreamLegacy), the one LibTorch
+ * queues its work on unless told otherwise. */
+#ifndef SYNCSCOPE_KERNELS_CUDA_API_H
+#define SYNCSCOPE_KERNELS_CUDA_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+const char* ss_cuda_error_string(int code);
+int ss_cuda_device_count(int* count);
+int ss_cuda_stream_create_nonblocking(void** stream); /* cudaStreamNonBlocking: no implicit sync with stream 0 */
+int ss_cuda_stream_destroy(void* stream);
+int ss_cuda_stream_synchronize(void* stream);
+int ss_cuda_device_synchronize(void);
+int ss_cuda_event_create(void** event, int timing); /* timing 0: cudaEventDisableTiming */
+int ss_cuda_event_destroy(void* event);
+int ss_cuda_event_record(void* event, void* stream);
+int ss_cuda_event_synchronize(void* event);
+int ss_cuda_event_elapsed_ms(float* ms, void* start, void* end);
+int ss_cuda_stream_wait_event(void* stream, void* event);
+/* kind: 1 host->device, 2 device->host, 3 device->device (cudaMemcpyKind values). */
+int ss_cuda_memcpy_async(void* dst, const void* src, size_t bytes, int kind, void* stream);
+int ss_cuda_mem_get_info(size_t* free_bytes, size_t* total_bytes);
+int ss_cuda_malloc(void** ptr, size_t bytes);
+int ss_cuda_free(void* ptr);
+int ss_cuda_memset(void* ptr, int value, size_t bytes);
+int ss_cuda_memcpy(void* dst, const void* src, size_t bytes, int kind); /* synchronous */
+
+void ss_nvtx_push(const char* name);
+void ss_nvtx_pop(void);
+
+/* Element types of the packed mask. */
+enum { SS_DTYPE_F32 = 0, SS_DTYPE_BF16 = 1, SS_DTYPE_F16 = 2 };
+
+/* One kernel: cu_seqlens[num_seqs+1] (int32 prefix sums of lengths, from 0) and the
+ * additive block-diagonal causal mask [total x total] (0 where token i may attend to j:
+ * same sequence, j <= i, and i - j < sliding_window when sliding_window > 0; -inf
+ * elsewhere). lengths live in device memory; their sum must equal total_tokens (rows past
+ * the sum are fully masked). Launch only: ordered on `stream`, no host synchronization. */
+int ss_packed_mask(const int32_t* lengths, int num_seqs, int total_tokens, int sliding_window, int32_t* cu_seqlens,
+                   void* mask, int mask_dtype, void* stream);
+
+/* One single-block kernel: counts[e] = #{i : expert_ids[i] == e} and offsets[0..E] their
+ * exclusive prefix sums (offsets[E] = n), all int64 in device memory. Ids outside
+ * [0, num_experts) are not counted. num_experts <= 8192. No host synchronization. */
+int ss_moe_histogram(const int64_t* expert_ids, int64_t n, int num_experts, int64_t* counts, int64_t* offsets,
+                     void* stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

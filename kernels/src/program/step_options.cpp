@@ -1,0 +1,111 @@
+#include "syncscope/kernels/step_options.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <numeric>
+
+#include "syncscope/core/error.hpp"
+
+namespace syncscope::kernels {
+
+namespace {
+
+template <std::size_t N>
+bool one_of(const std::string& v, const char* const (&names)[N]) {
+  return std::any_of(std::begin(names), std::end(names), [&](const char* n) { return v == n; });
+}
+
+template <std::size_t N>
+std::string list(const char* const (&names)[N]) {
+  std::string out;
+  for (const char* n : names) out += (out.empty() ? "" : ", ") + std::string("\"") + n + "\"";
+  return out;
+}
+
+[[noreturn]] void bad(const std::string& field, const std::string& expected, const std::string& got) {
+  throw InputError(fmt::format("step options: {}: expected {}, got {}", field, expected, got));
+}
+
+}  // namespace
+
+int effective_layers(const StepOptions& o) { return o.layers > 0 ? o.layers : o.model.num_hidden_layers; }
+
+int dtype_bytes(const std::string& dtype) {
+  if (dtype == "fp32") return 4;
+  if (dtype == "bf16" || dtype == "fp16") return 2;
+  bad("dtype", "\"fp32\", \"bf16\" or \"fp16\"", "\"" + dtype + "\"");
+}
+
+bool uses_qk_norm(const ModelShape& model) {
+  std::string n = model.name;
+  std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return n.find("qwen3") != std::string::npos;
+}
+
+int layer_sliding_window(const ModelShape& model, int layer) {
+  return (model.sliding_window > 0 && layer % 2 == 0) ? model.sliding_window : 0;
+}
+
+void validate(const StepOptions& o) {
+  const ModelShape& m = o.model;
+  auto positive = [](const std::string& field, long long v) {
+    if (v <= 0) bad(field, "a positive integer", std::to_string(v));
+  };
+  positive("model.num_hidden_layers", m.num_hidden_layers);
+  positive("model.hidden_size", m.hidden_size);
+  positive("model.num_attention_heads", m.num_attention_heads);
+  positive("model.num_key_value_heads", m.num_key_value_heads);
+  positive("model.head_dim", m.head_dim);
+  positive("model.intermediate_size", m.intermediate_size);
+  positive("model.vocab_size", m.vocab_size);
+  if (m.num_attention_heads % m.num_key_value_heads != 0)
+    bad("model.num_key_value_heads", fmt::format("a divisor of num_attention_heads ({})", m.num_attention_heads),
+        std::to_string(m.num_key_value_heads));
+  if (m.head_dim % 2 != 0) bad("model.head_dim", "an even number (RoPE rotates pairs)", std::to_string(m.head_dim));
+  if (m.num_local_experts < 0) bad("model.num_local_experts", "0 (dense) or a positive integer", std::to_string(m.num_local_experts));
+  if (m.is_moe() && (m.num_experts_per_tok <= 0 || m.num_experts_per_tok > m.num_local_experts))
+    bad("model.num_experts_per_tok", fmt::format("1..num_local_experts ({})", m.num_local_experts),
+        std::to_string(m.num_experts_per_tok));
+  if (m.rms_norm_eps <= 0) bad("model.rms_norm_eps", "a positive number", fmt::format("{}", m.rms_norm_eps));
+  if (m.sliding_window < 0) bad("model.sliding_window", "0 (none) or a positive integer", std::to_string(m.sliding_window));
+  if (o.layers < 0) bad("layers", "0 (the model's) or a positive integer", std::to_string(o.layers));
+  positive("batch.packed_tokens", o.batch.packed_tokens);
+  dtype_bytes(o.dtype);
+  if (o.device != "cpu" && o.device != "cuda") bad("device", "\"cpu\" or \"cuda\"", "\"" + o.device + "\"");
+  if (!one_of(o.packing, kPackingVariants)) bad("packing", list(kPackingVariants), "\"" + o.packing + "\"");
+  if (!o.offload.empty() && !one_of(o.offload, kOffloadVariants))
+    bad("offload", "\"\" (off) or " + list(kOffloadVariants), "\"" + o.offload + "\"");
+  if (!one_of(o.moe, kMoeVariants)) bad("moe", list(kMoeVariants), "\"" + o.moe + "\"");
+  if (o.prefetch_depth < 1) bad("prefetch_depth", "a positive integer", std::to_string(o.prefetch_depth));
+  if (!(o.learning_rate > 0)) bad("learning_rate", "a positive number", fmt::format("{}", o.learning_rate));
+  const auto lengths = batch_lengths(o, 0);
+  long long sum = 0;
+  for (std::size_t i = 0; i < lengths.size(); ++i) {
+    if (lengths[i] <= 0) bad(fmt::format("batch.lengths[{}]", i), "a positive length", std::to_string(lengths[i]));
+    sum += lengths[i];
+  }
+  if (sum != o.batch.packed_tokens)
+    bad("batch.lengths", fmt::format("lengths summing to batch.packed_tokens ({})", o.batch.packed_tokens),
+        fmt::format("a sum of {}", sum));
+}
+
+std::vector<int> batch_lengths(const StepOptions& o, int batch_index) {
+  SYNCSCOPE_THROW_IF(batch_index < 0, "batch_lengths: negative batch index");
+  BatchSpec spec = o.batch;
+  if (spec.distribution == "uniform") {
+    // A new batch draws new lengths: reseed with a per-batch odd-constant stride so the
+    // sequence of batches is reproducible from (seed, index).
+    spec.seed = spec.seed + static_cast<std::uint64_t>(batch_index) * 0x9E3779B97F4A7C15ull;
+    return sequence_lengths(spec);
+  }
+  std::vector<int> lengths = sequence_lengths(spec);
+  if (!lengths.empty()) {
+    const auto shift = static_cast<std::ptrdiff_t>(static_cast<std::size_t>(batch_index) % lengths.size());
+    std::rotate(lengths.begin(), lengths.begin() + shift, lengths.end());
+  }
+  return lengths;
+}
+
+}  // namespace syncscope::kernels

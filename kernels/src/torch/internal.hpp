@@ -1,0 +1,177 @@
+// Internals of the LibTorch reference step, shared by its sources, the tests and the
+// benchmarks (which include this private header through kernels/src).
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "syncscope/kernels/offload_schedule.hpp"
+#include "syncscope/kernels/step.hpp"
+
+namespace syncscope::kernels::detail {
+
+// NVTX ranges (CUDA builds) plus an optional record of their names (tests).
+class Ranges {
+ public:
+  void enable_nvtx(bool on) { nvtx_ = on; }
+  void record(bool on) { record_ = on; }
+  void push(const std::string& name);
+  void pop();
+  std::vector<std::string> take();
+  int depth() const { return depth_; }
+
+ private:
+  bool nvtx_ = false;
+  bool record_ = false;
+  int depth_ = 0;
+  std::vector<std::string> names_;
+};
+
+class RangeGuard {
+ public:
+  RangeGuard(Ranges& r, const std::string& name) : r_(r) { r_.push(name); }
+  ~RangeGuard() { r_.pop(); }
+  RangeGuard(const RangeGuard&) = delete;
+  RangeGuard& operator=(const RangeGuard&) = delete;
+
+ private:
+  Ranges& r_;
+};
+
+struct Ctx {
+  torch::Device device{torch::kCPU};
+  torch::ScalarType dtype = torch::kFloat32;
+  bool cuda = false;
+  SyncCounts* syncs = nullptr;
+  int* metadata_builds = nullptr;
+  Ranges* ranges = nullptr;
+  torch::TensorOptions opts() const { return torch::TensorOptions().device(device).dtype(dtype); }
+};
+
+// Host reads, counted where they would synchronize on CUDA. `counter` points into
+// Ctx::syncs. Each performs exactly what ATen's ops do (the tensor is read back).
+std::int64_t read_item_int(const torch::Tensor& t, int& counter);
+std::vector<std::int64_t> read_list_int(const torch::Tensor& t, int& counter);
+
+// Throws CudaError when rc != 0 (cudaSuccess).
+void check_cuda(int rc, const char* what);
+
+// The packed batch as uploaded for one step.
+struct PackedBatch {
+  std::vector<std::int32_t> host_lengths;  // known to the packer before upload
+  torch::Tensor input_ids, labels, position_ids;  // [T] int64, device
+  torch::Tensor seq_lengths;                       // [N] int32, device
+  std::uint64_t generation = 0;                    // identity of this upload (cache key)
+  int total = 0;
+};
+
+// Packing metadata per variant: "rebuild" (Unsloth's baseline, every call), "cached"
+// (once per batch, keyed on the batch's identity like Unsloth's `is` check; an entry per
+// sliding window), "device" (no host read: our kernel on CUDA, the CPU reference on CPU).
+class PackingMetadata {
+ public:
+  explicit PackingMetadata(std::string variant) : variant_(std::move(variant)) {}
+  // The additive mask [1, 1, T, T] in ctx.dtype for `window` (0: full causal).
+  torch::Tensor mask(const PackedBatch& batch, int window, Ctx& ctx);
+  // cu_seqlens as last built (the cache's for cached/device), on the host.
+  std::vector<std::int32_t> cu_seqlens() const;
+  std::int64_t max_seqlen() const { return max_seqlen_; }
+  const std::string& variant() const { return variant_; }
+
+ private:
+  torch::Tensor unsloth_mask(const PackedBatch& batch, int window, Ctx& ctx);
+  void unsloth_metadata(const PackedBatch& batch, Ctx& ctx);
+  torch::Tensor device_mask(const PackedBatch& batch, int window, Ctx& ctx);
+
+  std::string variant_;
+  std::uint64_t generation_ = 0;  // batch the cache holds; 0: none
+  torch::Tensor cu_seqlens_;
+  std::int64_t max_seqlen_ = 0;
+  std::map<int, torch::Tensor> masks_;  // by sliding window
+};
+
+// Expert weights of one MoE layer: gate/up [E, H, I], down [E, I, H].
+struct ExpertWeights {
+  torch::Tensor gate, up, down;
+};
+
+// Routing + experts + weighted sum: x [T, H] (dtype), expert ids [T, k] int64, routing
+// weights [T, k] fp32. Returns the fp32 [T, H] output. Variants: "loop" (one nonzero per
+// expert), "sorted" (stable argsort + bincount + one tolist), "device" (no host read:
+// counts/offsets on the device, capacity-padded bmm with C = T).
+torch::Tensor moe_experts(const std::string& variant, const torch::Tensor& x, const torch::Tensor& expert_ids,
+                          const torch::Tensor& weights, const ExpertWeights& w, Ctx& ctx);
+// Counts [E] and exclusive offsets [E+1] (int64) without a host read: our histogram kernel
+// on CUDA, scatter_add_ + cumsum on CPU.
+std::pair<torch::Tensor, torch::Tensor> expert_counts_offsets(const torch::Tensor& flat_ids, int num_experts, Ctx& ctx);
+
+// Executes choreography primitives: CUDA streams/events/async copies, or plain copies on
+// CPU (where every op completes in order, so the choreography is trivially safe there).
+class OffloadEngine {
+ public:
+  OffloadEngine(const Choreography& choreo, std::int64_t rows, std::int64_t cols, Ctx& ctx);
+  ~OffloadEngine();
+  OffloadEngine(const OffloadEngine&) = delete;
+  OffloadEngine& operator=(const OffloadEngine&) = delete;
+
+  void record_main(int event);
+  void record_copy(int event);
+  void copy_waits(int event);
+  void main_waits(int event);
+  void offload(int layer, const torch::Tensor& input);  // D2H on the copy stream
+  void reload(int layer, int buffer);                   // H2D on the copy stream
+  const torch::Tensor& ring(int buffer) const { return ring_.at(static_cast<std::size_t>(buffer)); }
+  const torch::Tensor& host_slot(int layer) const { return host_.at(static_cast<std::size_t>(layer)); }
+
+ private:
+  bool cuda_ = false;
+  void* copy_stream_ = nullptr;
+  std::vector<void*> events_;
+  std::vector<torch::Tensor> host_;  // pinned on CUDA
+  std::vector<torch::Tensor> ring_;
+};
+
+// Model weights and the layer / head computations.
+struct LayerWeights {
+  torch::Tensor input_norm, q, k, v, o, q_norm, k_norm, post_norm;
+  torch::Tensor gate, up, down;  // dense MLP: [I, H], [I, H], [H, I]
+  torch::Tensor router;          // MoE: [E, H]
+  ExpertWeights experts;
+};
+
+struct ModelWeights {
+  torch::Tensor embed, final_norm, lm_head;
+  std::vector<LayerWeights> layers;
+  std::vector<std::pair<std::string, torch::Tensor>> named;  // every parameter, in a fixed order
+};
+
+ModelWeights make_weights(const StepOptions& options, int layers, const Ctx& ctx);
+
+struct Rope {
+  torch::Tensor cos, sin;  // [T, 1, head_dim], dtype
+};
+Rope rope_tables(const torch::Tensor& position_ids, const ModelShape& model, const Ctx& ctx);
+
+torch::Tensor rmsnorm(const torch::Tensor& x, const torch::Tensor& w, double eps, const Ctx& ctx);
+torch::Tensor layer_forward(const StepOptions& options, int layer, const LayerWeights& w, const torch::Tensor& x,
+                            const PackedBatch& batch, const Rope& rope, PackingMetadata& packing, Ctx& ctx);
+torch::Tensor head_loss(const StepOptions& options, const ModelWeights& w, const torch::Tensor& x,
+                        const torch::Tensor& labels, const Ctx& ctx);
+
+// The packer: token ids, labels (next token within a sequence, -100 at each sequence's
+// last token), positions restarting per sequence, from lengths and a seed.
+struct HostBatch {
+  std::vector<std::int32_t> lengths;
+  torch::Tensor input_ids, labels, position_ids, seq_lengths;  // host (pinned on CUDA)
+};
+HostBatch pack_batch(const std::vector<int>& lengths, int vocab, std::uint64_t seed, bool pinned);
+PackedBatch upload(const HostBatch& host, const Ctx& ctx, std::uint64_t generation);
+
+torch::ScalarType parse_dtype(const std::string& dtype);
+
+}  // namespace syncscope::kernels::detail

@@ -1,0 +1,122 @@
+// MoE expert dispatch, three ways (facts.md "MoE routing (gpt-oss)"): one nonzero per
+// expert (E host syncs), Unsloth's sorted dispatch (bincount + one tolist: on CUDA bincount
+// reads min and max back too, so 3 host syncs), and ours with none.
+#include <fmt/format.h>
+
+#include "syncscope/core/error.hpp"
+#include "torch/internal.hpp"
+
+#ifdef SYNCSCOPE_KERNELS_CUDA
+#include "cuda/cuda_api.h"
+#endif
+
+namespace syncscope::kernels::detail {
+
+namespace {
+
+torch::Tensor swiglu(const torch::Tensor& x, const torch::Tensor& gate, const torch::Tensor& up,
+                     const torch::Tensor& down) {
+  return (torch::silu(x.mm(gate)) * x.mm(up)).mm(down);
+}
+
+// The weighted contribution of expert rows `y` for flat entries `flat` added into `out`.
+void accumulate(torch::Tensor& out, const torch::Tensor& tokens, const torch::Tensor& y, const torch::Tensor& weights,
+                const torch::Tensor& flat) {
+  const torch::Tensor w = weights.reshape({-1}).index_select(0, flat);
+  out.index_add_(0, tokens, y.to(torch::kFloat32) * w.unsqueeze(1));
+}
+
+}  // namespace
+
+std::pair<torch::Tensor, torch::Tensor> expert_counts_offsets(const torch::Tensor& flat_ids, int num_experts, Ctx& ctx) {
+  const auto lopts = torch::TensorOptions().device(flat_ids.device()).dtype(torch::kLong);
+  if (ctx.cuda) {
+#ifdef SYNCSCOPE_KERNELS_CUDA
+    const torch::Tensor ids = flat_ids.contiguous();
+    torch::Tensor counts = torch::empty({num_experts}, lopts);
+    torch::Tensor offsets = torch::empty({num_experts + 1}, lopts);
+    check_cuda(ss_moe_histogram(ids.data_ptr<std::int64_t>(), ids.numel(), num_experts, counts.data_ptr<std::int64_t>(),
+                                offsets.data_ptr<std::int64_t>(), nullptr),
+               "ss_moe_histogram");
+    return {counts, offsets};
+#else
+    SYNCSCOPE_THROW_IF(true, "moe device variant on CUDA needs a CUDA build of syncscope");
+#endif
+  }
+  // scatter_add_ never reads back (bincount does); cumsum stays on the device.
+  torch::Tensor counts = torch::zeros({num_experts}, lopts).scatter_add_(0, flat_ids, torch::ones_like(flat_ids));
+  torch::Tensor offsets = torch::cat({torch::zeros({1}, lopts), torch::cumsum(counts, 0)});
+  return {counts, offsets};
+}
+
+torch::Tensor moe_experts(const std::string& variant, const torch::Tensor& x, const torch::Tensor& expert_ids,
+                          const torch::Tensor& weights, const ExpertWeights& w, Ctx& ctx) {
+  RangeGuard range(*ctx.ranges, "moe_routing");
+  const std::int64_t T = x.size(0), H = x.size(1), k = expert_ids.size(1);
+  const auto E = static_cast<int>(w.gate.size(0));
+  const auto fopts = torch::TensorOptions().device(x.device()).dtype(torch::kFloat32);
+  if (variant == "loop") {
+    // The original HF gpt-oss training path: torch.where(router_indices == e) per expert.
+    torch::Tensor out = torch::zeros({T, H}, fopts);
+    for (int e = 0; e < E; ++e) {
+      const torch::Tensor nz = (expert_ids == e).nonzero();  // [n, 2]: a host sync on CUDA
+      ++ctx.syncs->moe;
+      const std::int64_t n = nz.size(0);
+      if (n == 0) continue;
+      const torch::Tensor tokens = nz.select(1, 0);
+      const torch::Tensor flat = tokens * k + nz.select(1, 1);
+      const torch::Tensor y = swiglu(x.index_select(0, tokens), w.gate[e], w.up[e], w.down[e]);
+      accumulate(out, tokens, y, weights, flat);
+    }
+    return out;
+  }
+  if (variant == "sorted") {
+    // Unsloth (unsloth-zoo PR 535): stable argsort, bincount, one tolist, slices by offset,
+    // empty experts skipped, index_add_ into fp32.
+    const torch::Tensor flat_ids = expert_ids.reshape({-1});
+    const torch::Tensor order = torch::argsort(flat_ids, /*stable=*/true, 0, false);
+    const torch::Tensor counts = torch::bincount(flat_ids, {}, E);
+    ctx.syncs->moe += 2;  // bincount on CUDA: self.min().cpu() and self.max().item()
+    const std::vector<std::int64_t> host_counts = read_list_int(counts, ctx.syncs->moe);
+    torch::Tensor out = torch::zeros({T, H}, fopts);
+    std::int64_t offset = 0;
+    for (int e = 0; e < E; ++e) {
+      const std::int64_t c = host_counts[static_cast<std::size_t>(e)];
+      if (c == 0) continue;
+      const torch::Tensor sel = order.narrow(0, offset, c);
+      offset += c;
+      const torch::Tensor tokens = torch::div(sel, k, "floor");
+      const torch::Tensor y = swiglu(x.index_select(0, tokens), w.gate[e], w.up[e], w.down[e]);
+      accumulate(out, tokens, y, weights, sel);
+    }
+    return out;
+  }
+  SYNCSCOPE_INPUT_ERROR_IF(variant != "device",
+                           fmt::format("moe variant \"{}\": expected \"loop\", \"sorted\" or \"device\"", variant));
+  // Ours: no host read. Counts and offsets on the device; each entry's row in a
+  // capacity-padded [E, C, H] layout with C = T (no expert can hold more than T entries,
+  // since a token picks an expert at most once, so nothing is ever dropped); one batched
+  // GEMM per projection. Cost: E*C rows instead of T*k, i.e. E/k times the expert FLOPs
+  // (8x for gpt-oss-20b) plus the padded activations' memory; the price of static shapes.
+  const std::int64_t C = T;
+  const torch::Tensor flat_ids = expert_ids.reshape({-1});
+  const std::int64_t N = flat_ids.numel();
+  const auto lopts = torch::TensorOptions().device(x.device()).dtype(torch::kLong);
+  const torch::Tensor offsets = expert_counts_offsets(flat_ids, E, ctx).second;
+  auto sorted = torch::sort(flat_ids, /*stable=*/true, 0, false);
+  const torch::Tensor sorted_ids = std::get<0>(sorted);
+  const torch::Tensor order = std::get<1>(sorted);
+  const torch::Tensor rank = torch::arange(N, lopts) - offsets.index_select(0, sorted_ids);
+  const torch::Tensor dest = sorted_ids * C + rank;
+  const torch::Tensor tokens = torch::div(order, k, "floor");
+  const torch::Tensor rows = x.index_select(0, tokens);
+  const torch::Tensor xpad = torch::zeros({E * C, H}, x.options()).index_copy(0, dest, rows).view({E, C, H});
+  const torch::Tensor h = torch::silu(torch::bmm(xpad, w.gate)) * torch::bmm(xpad, w.up);
+  const torch::Tensor ypad = torch::bmm(h, w.down).reshape({E * C, H});
+  const torch::Tensor y = ypad.index_select(0, dest);
+  torch::Tensor out = torch::zeros({T, H}, fopts);
+  accumulate(out, tokens, y, weights, order);
+  return out;
+}
+
+}  // namespace syncscope::kernels::detail

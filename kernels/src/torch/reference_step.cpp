@@ -1,0 +1,226 @@
+// ReferenceStep: one training step, walking the same choreography list the step program is
+// built from (build_choreography / build_plain_choreography).
+#include <fmt/format.h>
+
+#include "syncscope/core/error.hpp"
+#include "torch/internal.hpp"
+
+#ifdef SYNCSCOPE_KERNELS_CUDA
+#include "cuda/cuda_api.h"
+#endif
+
+namespace syncscope::kernels {
+
+using namespace detail;
+
+namespace {
+std::uint64_t batch_seed(std::uint64_t seed, int index) {
+  return seed ^ (0xD1B54A32D192ED03ull * static_cast<std::uint64_t>(index + 1));
+}
+}  // namespace
+
+struct ReferenceStep::Impl {
+  StepOptions opt;
+  int layers = 0;
+  Ctx ctx;
+  SyncCounts syncs;
+  int builds = 0;
+  Ranges ranges;
+  ModelWeights w;
+  std::unique_ptr<torch::optim::AdamW> adam;
+  Choreography choreo;
+  std::unique_ptr<OffloadEngine> engine;
+  PackingMetadata packing;
+  int batch = 0;
+  std::vector<int> lengths;
+  HostBatch host;
+  std::uint64_t generation = 0;
+
+  explicit Impl(const StepOptions& o) : opt(o), packing(o.packing) {
+    validate(opt);
+    layers = effective_layers(opt);
+    ctx.cuda = opt.device == "cuda";
+    if (ctx.cuda) {
+      SYNCSCOPE_THROW_IF(!cuda_available(),
+                         "device \"cuda\" requested but no CUDA device is usable (needs LibTorch with CUDA, a CUDA build "
+                         "of syncscope and a GPU)");
+      ctx.device = torch::Device(torch::kCUDA, 0);
+    }
+    ctx.dtype = parse_dtype(opt.dtype);
+    ctx.syncs = &syncs;
+    ctx.metadata_builds = &builds;
+    ctx.ranges = &ranges;
+    ranges.enable_nvtx(opt.nvtx && ctx.cuda);
+    w = make_weights(opt, layers, ctx);
+    std::vector<torch::Tensor> params;
+    for (auto& [name, p] : w.named) params.push_back(p);
+    adam = std::make_unique<torch::optim::AdamW>(
+        params, torch::optim::AdamWOptions(opt.learning_rate).weight_decay(opt.weight_decay));
+    const std::int64_t T = opt.batch.packed_tokens, H = opt.model.hidden_size;
+    if (opt.offload.empty()) {
+      choreo = build_plain_choreography(layers);
+    } else {
+      const double act = static_cast<double>(T) * static_cast<double>(H) * dtype_bytes(opt.dtype);
+      double budget = opt.offload_budget_bytes;
+      if (budget < 0) {
+        budget = 0;
+#ifdef SYNCSCOPE_KERNELS_CUDA
+        if (ctx.cuda) {
+          size_t free_bytes = 0, total_bytes = 0;
+          check_cuda(ss_cuda_mem_get_info(&free_bytes, &total_bytes), "cudaMemGetInfo");
+          budget = std::max(0.0, static_cast<double>(free_bytes) - kOffloadReserveBytes);
+        }
+#endif
+      }
+      choreo = build_choreography(plan_offload(opt.offload, layers, act, budget, opt.prefetch_depth));
+      engine = std::make_unique<OffloadEngine>(choreo, T, H, ctx);
+    }
+    load_batch(0);
+  }
+
+  void load_batch(int index) {
+    batch = index;
+    lengths = batch_lengths(opt, index);
+    long long sum = 0;
+    for (int len : lengths) sum += len;
+    SYNCSCOPE_INPUT_ERROR_IF(sum != opt.batch.packed_tokens,
+                             fmt::format("batch {}: lengths sum to {}, batch.packed_tokens is {}", index, sum,
+                                         opt.batch.packed_tokens));
+    host = pack_batch(lengths, opt.model.vocab_size, batch_seed(opt.seed, index), ctx.cuda);
+  }
+
+  StepResult run() {
+    syncs = {};
+    builds = 0;
+    for (auto& [name, p] : w.named) p.mutable_grad().reset();  // set_to_none: no zeroing kernels
+    StepResult result;
+    torch::Tensor loss;
+    {
+      RangeGuard step(ranges, "step");
+      const PackedBatch b = upload(host, ctx, ++generation);
+      ranges.push("forward");
+      const torch::Tensor emb = torch::embedding(w.embed, b.input_ids);
+      const Rope rope = rope_tables(b.position_ids, opt.model, ctx);
+      const bool offload = engine != nullptr;
+      std::vector<torch::Tensor> acts(static_cast<std::size_t>(layers) + 1), inputs(static_cast<std::size_t>(layers)),
+          outs(static_cast<std::size_t>(layers));
+      acts[0] = emb.detach();
+      torch::Tensor grad;
+      bool in_choreo_range = false;
+      for (const ChoreoStep& s : choreo.steps) {
+        const bool is_choreo =
+            s.kind != ChoreoKind::ForwardLayer && s.kind != ChoreoKind::BackwardLayer && s.kind != ChoreoKind::Head;
+        if (is_choreo && !in_choreo_range) ranges.push("offload_reload");
+        if (!is_choreo && in_choreo_range) ranges.pop();
+        in_choreo_range = is_choreo;
+        const auto l = static_cast<std::size_t>(std::max(s.layer, 0));
+        switch (s.kind) {
+          case ChoreoKind::RecordMain: engine->record_main(s.event); break;
+          case ChoreoKind::RecordCopy: engine->record_copy(s.event); break;
+          case ChoreoKind::CopyWaits: engine->copy_waits(s.event); break;
+          case ChoreoKind::MainWaits: engine->main_waits(s.event); break;
+          case ChoreoKind::OffloadCopy: engine->offload(s.layer, acts[l]); break;
+          case ChoreoKind::ReloadCopy: engine->reload(s.layer, s.buffer); break;
+          case ChoreoKind::ReleaseInput: acts[l] = torch::Tensor(); break;
+          case ChoreoKind::ForwardLayer: {
+            RangeGuard r(ranges, fmt::format("layer_{:02}", s.layer));
+            const LayerWeights& lw = w.layers[l];
+            if (offload) {
+              torch::NoGradGuard no_grad;
+              acts[l + 1] = layer_forward(opt, s.layer, lw, acts[l], b, rope, packing, ctx);
+            } else {
+              // Plain autograd, cut per layer so backward can run (and be ranged) layer by layer.
+              inputs[l] = acts[l].detach().requires_grad_(true);
+              outs[l] = layer_forward(opt, s.layer, lw, inputs[l], b, rope, packing, ctx);
+              acts[l + 1] = outs[l].detach();
+            }
+            break;
+          }
+          case ChoreoKind::Head: {
+            const torch::Tensor last = acts[static_cast<std::size_t>(layers)].detach().requires_grad_(true);
+            loss = head_loss(opt, w, last, b.labels, ctx);
+            ranges.pop();  // forward
+            ranges.push("backward");
+            loss.backward();
+            grad = last.grad();
+            break;
+          }
+          case ChoreoKind::BackwardLayer: {
+            RangeGuard r(ranges, fmt::format("layer_{:02}", s.layer));
+            if (offload) {
+              // Recompute from the reloaded (or resident) input, then backward through it.
+              const torch::Tensor& src = s.buffer >= 0 ? engine->ring(s.buffer) : acts[l];
+              const torch::Tensor x = src.detach().requires_grad_(true);
+              const torch::Tensor out = layer_forward(opt, s.layer, w.layers[l], x, b, rope, packing, ctx);
+              torch::autograd::backward({out}, {grad});
+              grad = x.grad();
+            } else {
+              torch::autograd::backward({outs[l]}, {grad});
+              grad = inputs[l].grad();
+              outs[l] = torch::Tensor();
+              inputs[l] = torch::Tensor();
+            }
+            break;
+          }
+        }
+      }
+      if (in_choreo_range) ranges.pop();
+      emb.backward(grad);
+      ranges.pop();  // backward
+      {
+        RangeGuard r(ranges, "optimizer");
+        adam->step();
+      }
+      ++syncs.other;  // aten::item on the loss: D2H + cudaStreamSynchronize
+      result.loss = loss.item<double>();
+    }
+    result.host_syncs = syncs;
+    result.metadata_builds = builds;
+    result.ranges = ranges.take();
+    return result;
+  }
+};
+
+ReferenceStep::ReferenceStep(const StepOptions& options) : impl_(std::make_unique<Impl>(options)) {}
+ReferenceStep::~ReferenceStep() = default;
+ReferenceStep::ReferenceStep(ReferenceStep&&) noexcept = default;
+ReferenceStep& ReferenceStep::operator=(ReferenceStep&&) noexcept = default;
+
+StepResult ReferenceStep::run() { return impl_->run(); }
+void ReferenceStep::next_batch() { impl_->load_batch(impl_->batch + 1); }
+int ReferenceStep::batch_index() const { return impl_->batch; }
+const std::vector<int>& ReferenceStep::lengths() const { return impl_->lengths; }
+const StepOptions& ReferenceStep::options() const { return impl_->opt; }
+const OffloadPlan& ReferenceStep::offload_plan() const { return impl_->choreo.plan; }
+void ReferenceStep::record_ranges(bool on) { impl_->ranges.record(on); }
+
+void ReferenceStep::synchronize() {
+#ifdef SYNCSCOPE_KERNELS_CUDA
+  if (impl_->ctx.cuda) check_cuda(ss_cuda_device_synchronize(), "cudaDeviceSynchronize");
+#endif
+}
+
+namespace {
+std::vector<float> to_host(const torch::Tensor& t) {
+  if (!t.defined()) return {};
+  const torch::Tensor h = t.detach().to(torch::kCPU, torch::kFloat32).contiguous();
+  const float* p = h.data_ptr<float>();
+  return {p, p + h.numel()};
+}
+}  // namespace
+
+std::vector<NamedValues> ReferenceStep::gradients() const {
+  std::vector<NamedValues> out;
+  for (const auto& [name, p] : impl_->w.named) out.push_back({name, to_host(p.grad())});
+  return out;
+}
+
+std::vector<NamedValues> ReferenceStep::parameters() const {
+  std::vector<NamedValues> out;
+  for (const auto& [name, p] : impl_->w.named) out.push_back({name, to_host(p)});
+  return out;
+}
+
+std::vector<std::int32_t> ReferenceStep::cached_cu_seqlens() const { return impl_->packing.cu_seqlens(); }
+
+}  // namespace syncscope::kernels

@@ -1,0 +1,117 @@
+// The analytical model of the three fixes. Pure functions of plain numbers (ns, counts,
+// fractions); intervals come in and go out through interval.hpp. model/README.md derives
+// every form and says when it holds.
+//
+// Notation: L layers, s the per-layer cost packing caching removes, c the reload copy time
+// per layer, g the backward (recompute + gradient) time per layer, sigma the fractional
+// slowdown of kernels that run beside a copy, E experts, q the per-expert dynamic-query
+// cost, r the host-observed sync round trip, H/D host/GPU time of a segment.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "syncscope/model/interval.hpp"
+
+namespace syncscope::model {
+
+// ---- segments: the host/GPU view of sync removal ---------------------------------------
+// Syncs cut a step into segments. A segment that ends in a sync costs
+//   P + max(H - P, D) + r
+// where H is its host time, D its GPU time and P <= H the part of the host work that must
+// happen before the GPU can start (the work right after the previous sync, e.g. building
+// metadata the next kernels read). A run of segments with no sync between them pipelines:
+// the host queues ahead, so it costs max(sum H, sum D) + r.
+struct Segment {
+  double host_ns = 0;         // H
+  double gpu_ns = 0;          // D
+  double serial_host_ns = 0;  // P (0 <= P <= H)
+};
+
+enum class Regime { Unknown, HostBound, GpuBound, Balanced };
+const char* regime_name(Regime r);  // "unknown", "host-bound", "gpu-bound", "balanced"
+
+// A run is host-bound when its host time exceeds its GPU time by more than this factor,
+// GPU-bound when the GPU time exceeds the host time by more than it, balanced otherwise.
+// A convention (README), not a measured constant.
+inline constexpr double kRegimeBand = 1.25;
+Regime classify_regime(double host_ns, double gpu_ns);
+
+double synced_time_ns(const std::vector<Segment>& segments, double round_trip_ns);
+double pipelined_time_ns(const std::vector<Segment>& segments, double round_trip_ns);
+// Saving from removing one sync between identical segments (the limit of many):
+//   r + clamp(D - H + P, 0, P)
+// = r + min(H, D) when all host work is serial (P = H): largest when the two sides are
+// balanced, only the round trip when one side dominates.
+double sync_removal_saving_ns(const Segment& segment, double round_trip_ns);
+
+// ---- packing metadata cache ------------------------------------------------------------
+struct PackingSegmentInputs {
+  double host_ns = 0;          // H: host time per layer, rebuild included
+  double gpu_ns = 0;           // D: GPU time per layer, rebuild kernels included
+  double rebuild_host_ns = 0;  // w_h: host rebuild work (runs right after the sync: P)
+  double rebuild_gpu_ns = 0;   // w_d: GPU time of the rebuild kernels
+  double round_trip_ns = 0;    // r
+  int syncs_per_layer = 1;     // k: syncs the rebuild makes per layer
+};
+
+struct PackingTimes {
+  double uncached_ns = 0;
+  double cached_ns = 0;
+  double saved_ns = 0;
+  Regime regime = Regime::Unknown;  // of the cached run (what is left after the fix)
+};
+
+// Published form: T_saved = (L-1) s (the first layer still builds the cache).
+double packing_saving_published_ns(int layers, double s_ns);
+// Segment form: baseline layers cost k r + w_h + max(H - w_h, D); with the cache the first
+// layer is unchanged and the other L-1 pipeline without the rebuild:
+// max((L-1)(H - w_h), (L-1)(D - w_d)). Equals (L-1)(k r + w_h + w_d) when the GPU bounds
+// the cached run; in a host-bound run the rebuild kernels were already hidden, so the
+// published form over-predicts by up to (L-1) w_d.
+PackingTimes packing_segment(int layers, const PackingSegmentInputs& in);
+
+// ---- offload reload: single, double, ring-of-k ----------------------------------------
+// Published forms (sigma = 0): T_single = L(c + g), T_double = c + (L-1) max(c, g) + g,
+// T_saved = (L-1) min(c, g).
+double offload_single_ns(int layers, double c_ns, double g_ns);
+double offload_double_ns(int layers, double c_ns, double g_ns);
+double offload_saving_published_ns(int layers, double c_ns, double g_ns);
+// With overlap slowdown sigma: while a copy runs, a kernel progresses at 1/(1+sigma) of
+// its rate. A double-buffered stage (compute i beside copy i+1) then takes
+//   c                      if c >= g (1 + sigma)  (copy-bound: compute hidden, slowed)
+//   g + c sigma/(1+sigma)  otherwise              (compute-bound: copy hidden, compute slowed)
+double offload_stage_ns(double c_ns, double g_ns, double sigma);
+double offload_double_slowed_ns(int layers, double c_ns, double g_ns, double sigma);
+// (L-1)(c + g - stage): equals (L-1) c/(1+sigma) when compute-bound.
+double offload_saving_slowed_ns(int layers, double c_ns, double g_ns, double sigma);
+
+// Ring of depth+1 device buffers with prefetch depth `depth` (0: single buffer, 1: double
+// buffering, k: copies run up to k layers ahead). Exact event recurrence over per-layer
+// c_i and g_i (in backward order), with the slowdown applied to compute while any copy
+// runs:
+//   copy_i starts at max(copy_{i-1} end, compute_{i-depth-1} end)   (its buffer is free)
+//   compute_i starts at max(compute_{i-1} end, copy_i end)
+// Returns the end of the last compute (the first copy starts at 0).
+struct RingTimeline {
+  std::vector<double> copy_start, copy_end, compute_start, compute_end;
+  double total_ns = 0;
+};
+RingTimeline offload_ring(const std::vector<double>& c_ns, const std::vector<double>& g_ns, int depth,
+                          double sigma);
+double offload_ring_ns(const std::vector<double>& c_ns, const std::vector<double>& g_ns, int depth, double sigma);
+
+// ---- MoE routing -----------------------------------------------------------------------
+// Saving per step: N MoE layers x passes (forward, plus the recompute under checkpointing)
+// x (E-1) q for "sorted" (one sync per layer left) or E q for "device" (none left), plus the
+// measured kernel-time difference (positive: the fix's kernels are faster).
+double moe_saving_sorted_ns(int experts, int moe_layers, int passes, double q_ns, double kernel_delta_ns = 0);
+double moe_saving_device_ns(int experts, int moe_layers, int passes, double q_ns, double kernel_delta_ns = 0);
+
+// ---- step level ------------------------------------------------------------------------
+// T_base / (T_base - T_saved). Throws InputError when the saving is not smaller than the
+// step time (the inputs contradict each other).
+double speedup(double step_ns, double saved_ns);
+
+}  // namespace syncscope::model

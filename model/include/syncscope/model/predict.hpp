@@ -1,0 +1,85 @@
+// Predictions for the three fixes from parameters with intervals, and their JSON/text
+// rendering (`syncscope predict`). The formulas are in analytic.hpp; this layer attaches
+// intervals, regimes, evidence and the step-level speedup.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "syncscope/model/analytic.hpp"
+#include "syncscope/model/interval.hpp"
+
+namespace syncscope::model {
+
+inline constexpr int kPredictionSchemaVersion = 1;
+
+struct FixPrediction {
+  std::string fix;      // "packing" | "offload" | "moe_routing"
+  std::string variant;  // "cached", "double", "prefetch", "sorted", "device"
+  bool applicable = true;
+  std::string reason;   // why not applicable, or which inputs are missing
+  std::string formula;  // the form used, e.g. "(L-1)*s"
+  Interval saving_ns;   // per step
+  std::optional<Interval> step_time_ns;  // baseline step time when known
+  std::optional<Interval> speedup;       // needs a step time
+  std::string regime;                    // "host-bound", "gpu-bound", "balanced", "copy-bound", ... or ""
+  std::map<std::string, Interval> parameters;    // s_ns, c_ns, g_ns, q_ns, L, ...
+  std::map<std::string, Interval> alternatives;  // other forms' savings (e.g. the published form)
+  std::vector<std::string> evidence;             // what in a trace supports the parameters
+  std::vector<std::string> notes;
+};
+
+struct PredictionReport {
+  int schema_version = kPredictionSchemaVersion;
+  std::string source;       // "explicit values", a scenario file or a trace file
+  std::string gpu_profile;  // name or file, "" when none
+  std::vector<FixPrediction> fixes;
+  std::vector<std::string> notes;
+};
+
+// ---- inputs per fix (all times ns, intervals at kIntervalLevel) ----
+struct PackingParams {
+  int layers = 0;
+  Interval s_ns;  // per-layer cost the cache removes
+  // Segment model inputs (per layer); when absent only the published form is given.
+  std::optional<Interval> host_ns, gpu_ns, rebuild_host_ns, rebuild_gpu_ns, round_trip_ns;
+  int syncs_per_layer = 1;
+};
+
+struct OffloadParams {
+  int layers = 0;
+  Interval copy_ns;                  // c
+  Interval compute_ns;               // g
+  Interval slowdown = Interval::exact(0);  // sigma
+  int prefetch_depth = 1;            // 1: double buffering; k >= 2: ring of k+1 ("prefetch")
+  // Per-layer times (backward order) when they vary; used by the ring recurrence.
+  std::vector<double> copy_per_layer_ns, compute_per_layer_ns;
+  bool unified_memory = false;       // GB10 / APUs: host and device share memory
+};
+
+struct MoeParams {
+  int experts = 0;
+  int moe_layers = 0;
+  int passes = 1;  // forward (+1 for the recompute under gradient checkpointing)
+  Interval per_expert_ns;                      // q
+  Interval kernel_delta_ns = Interval::exact(0);  // measured kernel-time difference per step
+};
+
+FixPrediction predict_packing(const PackingParams& p, const std::optional<Interval>& step_ns,
+                              const PropagationOptions& prop = {});
+// variant "double" uses prefetch_depth 1; "prefetch" uses p.prefetch_depth (>= 2).
+FixPrediction predict_offload(const OffloadParams& p, const std::string& variant,
+                              const std::optional<Interval>& step_ns, const PropagationOptions& prop = {});
+// variant "sorted" or "device".
+FixPrediction predict_moe(const MoeParams& p, const std::string& variant, const std::optional<Interval>& step_ns,
+                          const PropagationOptions& prop = {});
+
+// Attaches a step time and computes the speedup interval (T / (T - S)); a no-op without one.
+void attach_speedup(FixPrediction& f, const std::optional<Interval>& step_ns, const PropagationOptions& prop = {});
+
+std::string prediction_to_json(const PredictionReport& report);
+std::string prediction_to_text(const PredictionReport& report);
+
+}  // namespace syncscope::model

@@ -1,0 +1,39 @@
+// `syncscope predict --trace`: estimate the model's parameters from one trace of a run that
+// has not applied the fixes, and predict what each fix would save in that very run.
+//
+// What is looked for (model/README.md, "Predicting from a trace"):
+// - packing: sync points inside layer ranges that repeat in most layers with the same cause,
+//   and ranges named like a metadata/mask build (names containing mask, seqlen, seq_len,
+//   cu_seq, packed_seq). s per layer = bubbles of those syncs + GPU time of kernels launched
+//   inside the build ranges.
+// - offload: H2D copies of at least 1 MiB inside backward ranges (names containing
+//   "backward"), one per layer; c = their duration, g = kernel time in backward per reload;
+//   already-overlapped copies mean the fix is in place.
+// - MoE routing: runs of nonzero/where-style syncs inside a layer (count ~ E); q = their
+//   bubbles.
+// Each fix comes back with the evidence it used, or "not applicable" and why.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "syncscope/model/gpu_profile.hpp"
+#include "syncscope/model/predict.hpp"
+#include "syncscope/trace/trace.hpp"
+
+namespace syncscope::model {
+
+struct TracePredictOptions {
+  std::string step_glob = "ProfilerStep#*";
+  std::string layer_glob;  // empty: try common layer names (layer_*, *DecoderLayer*, ...)
+  std::optional<GpuProfile> profile;  // round trip, overlap slowdown, unified memory
+  int prefetch_depth = 2;             // for the "prefetch" offload variant
+  int bootstrap = 1000;
+  std::uint64_t seed = 20261130;
+  PropagationOptions propagation;
+};
+
+PredictionReport predict_from_trace(const Trace& trace, const TracePredictOptions& options,
+                                    const std::string& source_name);
+
+}  // namespace syncscope::model

@@ -1,0 +1,55 @@
+// Predicted against measured speedups over a results set (`syncscope validate`).
+//
+// Per scenario x fix x variant: the error is (predicted - measured) / measured speedup; a
+// variant fails when |error| exceeds its tolerance. Over the set: mean absolute percentage
+// error and max |error| over the non-baseline variants with a prediction, and whether the
+// model orders the variants of each scenario x fix as the measurements do. Two variants
+// whose measured intervals overlap are a tie: either predicted order is accepted.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "syncscope/model/results.hpp"
+
+namespace syncscope::model {
+
+inline constexpr int kValidationSchemaVersion = 1;
+
+struct VariantCheck {
+  std::string scenario, fix, variant;
+  bool baseline = false;
+  bool has_prediction = false;  // predicted_speedup.value > 0
+  Estimate predicted, measured;
+  double error = 0;      // fraction
+  double tolerance = 0;  // fraction
+  bool within = true;
+};
+
+struct RankingCheck {
+  std::string scenario, fix;
+  std::vector<std::string> measured_order;   // fastest first
+  std::vector<std::string> predicted_order;
+  bool matches = true;
+  std::vector<std::string> discordant;  // "a vs b" pairs ordered differently (and not tied)
+};
+
+struct ValidationReport {
+  int schema_version = kValidationSchemaVersion;
+  std::string source;
+  std::string mode;  // of the results
+  std::vector<VariantCheck> variants;
+  std::vector<RankingCheck> rankings;
+  int compared = 0;  // variants in the error statistics
+  double mape = 0;   // fraction
+  double max_abs_error = 0;
+  bool ranking_matches = true;
+  int failures = 0;  // variants outside their tolerance
+  std::vector<std::string> notes;
+};
+
+ValidationReport validate_results(const RunResults& results, const std::string& source);
+std::string validation_to_json(const ValidationReport& report);
+std::string validation_to_table(const ValidationReport& report);
+
+}  // namespace syncscope::model

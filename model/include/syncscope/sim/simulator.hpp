@@ -1,0 +1,72 @@
+// A discrete-event simulation of one host thread issuing a step Program to GPU streams and
+// copy engines, for machines without a GPU. Its output is a Trace in our trace model, so
+// the same analyses, fit and report run on simulated and measured steps.
+//
+// What it models (every rate and latency comes from the GpuProfile):
+// - Host: each enqueueing call (cudaLaunchKernel, cudaMemcpyAsync, cudaMemsetAsync,
+//   cudaEventRecord, cudaStreamWaitEvent) costs launch_overhead_ns of host time, after the
+//   op's own host_ns (framework dispatch). Work becomes runnable launch_latency_ns after
+//   the call starts.
+// - Kernels: a roofline, max(flops / rate, bytes / dram_bytes_per_s), never below
+//   SimOptions::min_kernel_ns. Kernels on different streams run concurrently at full rate
+//   (no SM sharing: programs here have one compute stream and copy streams).
+// - Copies: H2D and D2H each have one copy engine (FIFO in host issue order); duration
+//   bytes / bandwidth of the host memory kind (pinned or pageable), never below
+//   SimOptions::min_copy_ns. A pageable copy blocks the host until it completes, as
+//   cudaMemcpyAsync with pageable host memory does. Device-to-device copies run like a
+//   memory-bound kernel (2 x bytes over dram bandwidth: read and write).
+// - Interference: while a copy runs, kernels progress at 1 / (1 + copy_compute_slowdown)
+//   of their rate; on unified-memory GPUs (profile.unified_memory) copies share the same
+//   memory as kernels and slow down by the same factor while a kernel runs.
+// - Syncs: cudaStreamSynchronize / cudaEventSynchronize / cudaDeviceSynchronize block the
+//   host until the stream / event / device drains, then cost sync_round_trip_ns more (an
+//   idle stream costs exactly the round trip, the profile's definition).
+// - Streams run their work in issue order; cudaStreamWaitEvent makes a stream wait for the
+//   event's most recent record at the time of the call (none recorded: no wait). A stream
+//   created without cudaStreamNonBlocking synchronizes implicitly with the legacy default
+//   stream (stream 0 when it is blocking), both ways, as CUDA's legacy semantics do.
+// - Ranges: RangePush/RangePop become NVTX push/pop ranges on the host thread; HostWork
+//   with a name becomes a CPU-op range (so sync causes are attributed like aten ops).
+// Deterministic: the same program and profile always give the same trace.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "syncscope/kernels/program.hpp"
+#include "syncscope/model/gpu_profile.hpp"
+#include "syncscope/trace/trace.hpp"
+
+namespace syncscope::sim {
+
+inline constexpr const char* kSimSourceTool = "syncscope-sim";
+
+struct SimOptions {
+  // Issue the program this many times, each inside a host range named
+  // step_range_prefix + N (N from first_step), unless the program has its own step ranges.
+  int steps = 1;
+  int first_step = 0;
+  std::string step_range_prefix = "ProfilerStep#";
+  // Smallest kernel / copy duration (ns): a launch's fixed cost on the GPU side. ~2 us for
+  // a near-empty kernel and ~1 us for a tiny copy are typical of Hopper-class GPUs.
+  Ns min_kernel_ns = 2000;
+  Ns min_copy_ns = 1000;
+  // Trace identity.
+  std::int32_t device = 0;
+  std::int64_t pid = 1;
+  std::int64_t tid = 1;
+};
+
+// The duration a kernel/copy/memset op takes alone on the GPU (no interference), in ns.
+Ns op_duration_ns(const program::Op& op, const GpuProfile& profile, const SimOptions& options = {});
+
+// Stream id written to the trace for program stream `index` (CUDA's legacy default stream
+// shows as 7 in CUPTI and Kineto traces; other streams 13, 14, ...).
+std::int64_t trace_stream_id(const program::Program& program, int index);
+
+// Runs the program; throws InputError for an inconsistent program (a stream or event index
+// out of range, RangePop without RangePush, a copy without a direction).
+Trace simulate(const program::Program& program, const GpuProfile& profile, const SimOptions& options = {});
+
+}  // namespace syncscope::sim

@@ -1,0 +1,282 @@
+#include "syncscope/model/gpu_profile.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <set>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "syncscope/core/error.hpp"
+#include "syncscope/core/file_io.hpp"
+
+namespace syncscope {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+enum class FieldType { String, Bool, Number, Int };
+
+struct Field {
+  const char* key;
+  FieldType type;
+  bool required;  // required fields must be present; required numbers must be > 0
+};
+
+// The YAML spelling of every GpuProfile member. Optional numbers may be 0 (unknown).
+constexpr Field kFields[] = {
+    {"schema_version", FieldType::Int, false},
+    {"name", FieldType::String, true},
+    {"description", FieldType::String, true},
+    {"measured", FieldType::Bool, false},
+    {"measured_on", FieldType::String, false},
+    {"sync_round_trip_ns", FieldType::Number, true},
+    {"launch_overhead_ns", FieldType::Number, true},
+    {"launch_latency_ns", FieldType::Number, true},
+    {"h2d_pinned_bytes_per_s", FieldType::Number, true},
+    {"d2h_pinned_bytes_per_s", FieldType::Number, true},
+    {"h2d_pageable_bytes_per_s", FieldType::Number, false},
+    {"d2h_pageable_bytes_per_s", FieldType::Number, false},
+    {"dram_bytes_per_s", FieldType::Number, true},
+    {"bf16_flops_per_s", FieldType::Number, true},
+    {"fp32_flops_per_s", FieldType::Number, false},
+    {"sm_count", FieldType::Int, true},
+    {"memory_bytes", FieldType::Number, true},
+    {"unified_memory", FieldType::Bool, false},
+    {"copy_compute_slowdown", FieldType::Number, false},
+    {"sources", FieldType::String, true},  // a map; checked separately
+};
+
+// Fields whose value needs a source (every measured or datasheet quantity).
+bool needs_source(const Field& f) {
+  std::string_view k = f.key;
+  return f.type == FieldType::Number || k == "sm_count" || k == "unified_memory";
+}
+
+double* number_member(GpuProfile& p, std::string_view key) {
+  if (key == "sync_round_trip_ns") return &p.sync_round_trip_ns;
+  if (key == "launch_overhead_ns") return &p.launch_overhead_ns;
+  if (key == "launch_latency_ns") return &p.launch_latency_ns;
+  if (key == "h2d_pinned_bytes_per_s") return &p.h2d_pinned_bytes_per_s;
+  if (key == "d2h_pinned_bytes_per_s") return &p.d2h_pinned_bytes_per_s;
+  if (key == "h2d_pageable_bytes_per_s") return &p.h2d_pageable_bytes_per_s;
+  if (key == "d2h_pageable_bytes_per_s") return &p.d2h_pageable_bytes_per_s;
+  if (key == "dram_bytes_per_s") return &p.dram_bytes_per_s;
+  if (key == "bf16_flops_per_s") return &p.bf16_flops_per_s;
+  if (key == "fp32_flops_per_s") return &p.fp32_flops_per_s;
+  if (key == "memory_bytes") return &p.memory_bytes;
+  if (key == "copy_compute_slowdown") return &p.copy_compute_slowdown;
+  return nullptr;
+}
+
+std::string where(const std::string& file, const YAML::Node& node) {
+  const YAML::Mark m = node.Mark();
+  if (m.line < 0) return file;
+  return fmt::format("{}:{}:{}", file, m.line + 1, m.column + 1);
+}
+
+[[noreturn]] void fail(const std::string& file, const YAML::Node& node, const std::string& field, const std::string& what) {
+  throw InputError(fmt::format("{}: GPU profile field '{}': {}", where(file, node), field, what));
+}
+
+template <typename T>
+T scalar_as(const std::string& file, const YAML::Node& node, const std::string& field, const char* expected) {
+  if (!node.IsScalar()) fail(file, node, field, fmt::format("expected {}", expected));
+  try {
+    return node.as<T>();
+  } catch (const YAML::Exception&) {
+    fail(file, node, field, fmt::format("expected {}, got '{}'", expected, node.Scalar()));
+  }
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+GpuProfile parse_profile(const std::string& text, const std::string& file) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    throw InputError(fmt::format("{}:{}:{}: GPU profile is not valid YAML/JSON: {}", file, e.mark.line + 1,
+                                 e.mark.column + 1, e.msg));
+  }
+  if (!root.IsMap()) throw InputError(fmt::format("{}: GPU profile must be a mapping of field: value", file));
+
+  std::set<std::string> known;
+  for (const auto& f : kFields) known.insert(f.key);
+  for (const auto& kv : root) {
+    std::string key = kv.first.as<std::string>();
+    if (!known.count(key)) {
+      std::string list;
+      for (const auto& f : kFields) list += std::string(list.empty() ? "" : ", ") + f.key;
+      fail(file, kv.first, key, fmt::format("unknown field (known fields: {})", list));
+    }
+  }
+
+  GpuProfile p;
+  for (const auto& f : kFields) {
+    const std::string key = f.key;
+    YAML::Node node = root[key];
+    if (!node) {
+      if (f.required) throw InputError(fmt::format("{}: GPU profile: missing required field '{}'", file, key));
+      continue;
+    }
+    if (key == "sources") {
+      if (!node.IsMap()) fail(file, node, key, "expected a mapping of field name -> source text");
+      for (const auto& kv : node) {
+        std::string k = kv.first.as<std::string>();
+        if (!known.count(k) || k == "sources")
+          fail(file, kv.first, "sources." + k, "names no profile field");
+        p.sources[k] = scalar_as<std::string>(file, kv.second, "sources." + k, "a string");
+        if (p.sources[k].empty()) fail(file, kv.second, "sources." + k, "empty source");
+      }
+      continue;
+    }
+    switch (f.type) {
+      case FieldType::String: {
+        std::string v = scalar_as<std::string>(file, node, key, "a string");
+        if (key == "name") p.name = v;
+        else if (key == "description") p.description = v;
+        else if (key == "measured_on") p.measured_on = v;
+        if (f.required && v.empty()) fail(file, node, key, "must not be empty");
+        break;
+      }
+      case FieldType::Bool: {
+        bool v = scalar_as<bool>(file, node, key, "true or false");
+        if (key == "measured") p.measured = v;
+        else if (key == "unified_memory") p.unified_memory = v;
+        break;
+      }
+      case FieldType::Int: {
+        double v = scalar_as<double>(file, node, key, "an integer");
+        if (v != std::floor(v)) fail(file, node, key, "expected an integer");
+        if (key == "schema_version") {
+          if (v != kGpuProfileSchemaVersion)
+            fail(file, node, key, fmt::format("this build reads schema_version {}", kGpuProfileSchemaVersion));
+        } else if (key == "sm_count") {
+          if (v <= 0) fail(file, node, key, "must be > 0");
+          p.sm_count = static_cast<int>(v);
+        }
+        break;
+      }
+      case FieldType::Number: {
+        double v = scalar_as<double>(file, node, key, "a number");
+        if (!std::isfinite(v) || v < 0) fail(file, node, key, "must be a finite number >= 0");
+        if (f.required && v <= 0) fail(file, node, key, "must be > 0");
+        if (key == "copy_compute_slowdown" && v > 10) fail(file, node, key, "is a fraction (0 = free overlap); got > 10");
+        *number_member(p, key) = v;
+        break;
+      }
+    }
+  }
+  // Every quantity present needs its source (datasheet, facts.md line, measurement or a
+  // stated assumption).
+  for (const auto& f : kFields) {
+    if (!needs_source(f) || !root[f.key]) continue;
+    if (!p.sources.count(f.key))
+      throw InputError(fmt::format("{}: GPU profile: field '{}' has no entry in 'sources' (add sources.{}: "
+                                   "\"<datasheet URL/title>\", \"facts.md: <line>\", \"measured: ...\" or "
+                                   "\"assumed: <reason>\")",
+                                   file, f.key, f.key));
+  }
+  return p;
+}
+
+std::vector<fs::path> profile_dirs() {
+  std::vector<fs::path> dirs;
+  if (const char* env = std::getenv("SYNCSCOPE_PROFILES_DIR"); env && *env) dirs.emplace_back(env);
+#ifdef SYNCSCOPE_PROFILES_SOURCE_DIR
+  dirs.emplace_back(SYNCSCOPE_PROFILES_SOURCE_DIR);
+#endif
+#ifdef SYNCSCOPE_PROFILES_INSTALL_DIR
+  dirs.emplace_back(SYNCSCOPE_PROFILES_INSTALL_DIR);
+#endif
+  // Relocated installs: <prefix>/bin/syncscope -> <prefix>/share/syncscope/profiles.
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) dirs.push_back(exe.parent_path().parent_path() / "share" / "syncscope" / "profiles");
+  return dirs;
+}
+
+fs::path shipped_dir() {
+  for (const auto& d : profile_dirs()) {
+    std::error_code ec;
+    if (fs::is_directory(d, ec)) return d;
+  }
+  return {};
+}
+
+std::string yaml_quote(const std::string& s) {
+  YAML::Emitter e;
+  e << YAML::DoubleQuoted << s;
+  return e.c_str();
+}
+
+std::string number_text(double v) {
+  if (v == std::floor(v) && std::fabs(v) < 1e15) return fmt::format("{:.0f}", v);
+  return fmt::format("{:.6g}", v);
+}
+
+}  // namespace
+
+std::vector<std::string> shipped_gpu_profiles() {
+  std::vector<std::string> names;
+  fs::path dir = shipped_dir();
+  if (dir.empty()) return names;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.is_regular_file() && e.path().extension() == ".yaml") names.push_back(e.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+GpuProfile load_gpu_profile(const std::string& name_or_path) {
+  std::error_code ec;
+  fs::path p(name_or_path);
+  if (fs::is_regular_file(p, ec)) return parse_profile(read_file(p), p.string());
+  fs::path dir = shipped_dir();
+  if (!dir.empty()) {
+    for (const auto& e : fs::directory_iterator(dir)) {
+      if (e.path().extension() == ".yaml" && lower(e.path().stem().string()) == lower(name_or_path))
+        return parse_profile(read_file(e.path()), e.path().string());
+    }
+  }
+  std::string list;
+  for (const auto& n : shipped_gpu_profiles()) list += (list.empty() ? "" : ", ") + n;
+  throw InputError(fmt::format("GPU profile '{}': no such file and no shipped profile of that name (shipped: {}; "
+                               "directory: {})",
+                               name_or_path, list.empty() ? "none found" : list,
+                               dir.empty() ? "not found, set SYNCSCOPE_PROFILES_DIR" : dir.string()));
+}
+
+std::string gpu_profile_to_yaml(const GpuProfile& p) {
+  std::string out;
+  out += "# syncscope GPU profile (model/README.md explains each field). Times in ns, rates in\n";
+  out += "# bytes/s and FLOP/s, fractions 0..1.\n";
+  out += fmt::format("schema_version: {}\n", kGpuProfileSchemaVersion);
+  out += fmt::format("name: {}\n", yaml_quote(p.name));
+  out += fmt::format("description: {}\n", yaml_quote(p.description));
+  out += fmt::format("measured: {}\n", p.measured ? "true" : "false");
+  if (!p.measured_on.empty()) out += fmt::format("measured_on: {}\n", yaml_quote(p.measured_on));
+  GpuProfile copy = p;
+  for (const auto& f : kFields) {
+    std::string_view k = f.key;
+    if (f.type == FieldType::Number) {
+      double v = *number_member(copy, k);
+      if (f.required || v != 0 || p.sources.count(f.key)) out += fmt::format("{}: {}\n", k, number_text(v));
+    }
+    if (k == "sm_count") out += fmt::format("sm_count: {}\n", p.sm_count);
+    if (k == "unified_memory" && (p.unified_memory || p.sources.count(f.key)))
+      out += fmt::format("unified_memory: {}\n", p.unified_memory ? "true" : "false");
+  }
+  out += "sources:\n";
+  for (const auto& [k, v] : p.sources) out += fmt::format("  {}: {}\n", k, yaml_quote(v));
+  return out;
+}
+
+}  // namespace syncscope

@@ -1,0 +1,276 @@
+#include "syncscope/model/predict.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "syncscope/core/error.hpp"
+
+namespace syncscope::model {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+std::string ms(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
+std::string ms_interval(const Interval& x) {
+  if (x.is_exact()) return ms(x.value);
+  return fmt::format("{} [{:.3f}, {:.3f}]", ms(x.value), x.lo / 1e6, x.hi / 1e6);
+}
+
+}  // namespace
+
+void attach_speedup(FixPrediction& f, const std::optional<Interval>& step_ns, const PropagationOptions& prop) {
+  if (!step_ns) return;
+  check_interval(*step_ns, "step time");
+  f.step_time_ns = *step_ns;
+  if (!f.applicable) return;
+  // Validate at the point values (a clear error); draws where S >= T are dropped.
+  (void)speedup(step_ns->value, f.saving_ns.value);
+  f.speedup = propagate({*step_ns, f.saving_ns}, [](std::span<const double> x) {
+    return x[1] < x[0] && x[0] > 0 ? x[0] / (x[0] - x[1]) : std::nan("");
+  }, prop);
+}
+
+FixPrediction predict_packing(const PackingParams& p, const std::optional<Interval>& step_ns,
+                              const PropagationOptions& prop) {
+  SYNCSCOPE_INPUT_ERROR_IF(p.layers < 1, fmt::format("packing: --layers must be >= 1 (got {})", p.layers));
+  check_interval(p.s_ns, "packing: per-layer cost s");
+  FixPrediction f;
+  f.fix = "packing";
+  f.variant = "cached";
+  f.formula = "(L-1)*s";
+  const int L = p.layers;
+  f.parameters["L"] = Interval::exact(L);
+  f.parameters["s_ns"] = p.s_ns;
+  Interval published = propagate({p.s_ns}, [L](std::span<const double> x) { return packing_saving_published_ns(L, x[0]); }, prop);
+  f.saving_ns = published;
+  const bool segment = p.host_ns && p.gpu_ns && p.rebuild_host_ns && p.rebuild_gpu_ns && p.round_trip_ns;
+  if (segment) {
+    std::vector<Interval> in = {*p.host_ns, *p.gpu_ns, *p.rebuild_host_ns, *p.rebuild_gpu_ns, *p.round_trip_ns};
+    const char* names[] = {"host_ns_per_layer", "gpu_ns_per_layer", "rebuild_host_ns", "rebuild_gpu_ns", "round_trip_ns"};
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      check_interval(in[i], std::string("packing: ") + names[i]);
+      f.parameters[names[i]] = in[i];
+    }
+    f.parameters["syncs_per_layer"] = Interval::exact(p.syncs_per_layer);
+    const int k = p.syncs_per_layer;
+    auto seg = [L, k](std::span<const double> x) {
+      return packing_segment(L, {x[0], x[1], x[2], x[3], x[4], k}).saved_ns;
+    };
+    Interval seg_saving = propagate(in, seg, prop);
+    PackingTimes t = packing_segment(L, {in[0].value, in[1].value, in[2].value, in[3].value, in[4].value, k});
+    f.regime = regime_name(t.regime);
+    f.alternatives["published (L-1)*s"] = published;
+    f.alternatives["segment model"] = seg_saving;
+    f.saving_ns = seg_saving;
+    f.formula = "segment model: L(k r + w_h + max(H - w_h, D)) - [first layer + (L-1) max(H - w_h, D - w_d)]";
+    if (t.regime == Regime::HostBound) {
+      f.notes.push_back(fmt::format(
+          "host-bound after the fix: the rebuild kernels ({} per layer) were already hidden under host time, so the "
+          "published (L-1)*s over-predicts by up to (L-1)*w_d",
+          ms(in[3].value)));
+    } else if (t.regime == Regime::GpuBound) {
+      f.notes.push_back("gpu-bound after the fix: the segment model and (L-1)*s agree (the whole rebuild and its "
+                        "round trips leave the critical path)");
+    } else {
+      f.notes.push_back("balanced: host and GPU time per layer are within 25% of each other; removing the syncs "
+                        "lets them overlap, and the segment model's saving sits between the two bounds");
+    }
+  } else {
+    f.regime = "unknown";
+    f.notes.push_back("regime unknown: give host and GPU time per layer (or a trace) for the segment model; "
+                      "(L-1)*s assumes every layer's rebuild, with its syncs, is serial and equal");
+  }
+  attach_speedup(f, step_ns, prop);
+  return f;
+}
+
+FixPrediction predict_offload(const OffloadParams& p, const std::string& variant,
+                              const std::optional<Interval>& step_ns, const PropagationOptions& prop) {
+  SYNCSCOPE_INPUT_ERROR_IF(p.layers < 1, fmt::format("offload: --layers must be >= 1 (got {})", p.layers));
+  SYNCSCOPE_INPUT_ERROR_IF(variant != "double" && variant != "prefetch",
+                           fmt::format("offload: variant must be double or prefetch (got '{}')", variant));
+  check_interval(p.copy_ns, "offload: copy time c");
+  check_interval(p.compute_ns, "offload: compute time g");
+  check_interval(p.slowdown, "offload: overlap slowdown sigma");
+  const int depth = variant == "double" ? 1 : p.prefetch_depth;
+  SYNCSCOPE_INPUT_ERROR_IF(variant == "prefetch" && depth < 2,
+                           fmt::format("offload prefetch: depth must be >= 2 (got {}); depth 1 is double buffering", depth));
+  const bool per_layer = !p.copy_per_layer_ns.empty();
+  if (per_layer) {
+    SYNCSCOPE_INPUT_ERROR_IF(p.copy_per_layer_ns.size() != p.compute_per_layer_ns.size() ||
+                                 static_cast<int>(p.copy_per_layer_ns.size()) != p.layers,
+                             "offload: per-layer copy and compute lists must both have one entry per layer");
+  }
+  FixPrediction f;
+  f.fix = "offload";
+  f.variant = variant;
+  const int L = p.layers;
+  f.parameters["L"] = Interval::exact(L);
+  f.parameters["c_ns"] = p.copy_ns;
+  f.parameters["g_ns"] = p.compute_ns;
+  f.parameters["sigma"] = p.slowdown;
+  f.parameters["prefetch_depth"] = Interval::exact(depth);
+  if (p.unified_memory) {
+    f.applicable = false;
+    f.reason = "unified-memory GPU (GB10 / DGX Spark, APUs): the reload is not a PCIe copy that can hide under "
+               "compute; double buffering made steps ~2.15x slower on one APU and is off by default there "
+               "(unsloth-zoo PR 928, facts.md)";
+    f.saving_ns = Interval::exact(0);
+    f.formula = "not applicable";
+    return f;
+  }
+  // Per-layer arrays scale with c/c0 and g/g0 so their intervals propagate.
+  const double c0 = p.copy_ns.value, g0 = p.compute_ns.value;
+  auto arrays = [&](double c, double g, std::vector<double>& ca, std::vector<double>& ga) {
+    ca.assign(static_cast<std::size_t>(L), c);
+    ga.assign(static_cast<std::size_t>(L), g);
+    if (per_layer) {
+      for (int i = 0; i < L; ++i) {
+        ca[i] = c0 > 0 ? p.copy_per_layer_ns[i] * c / c0 : p.copy_per_layer_ns[i];
+        ga[i] = g0 > 0 ? p.compute_per_layer_ns[i] * g / g0 : p.compute_per_layer_ns[i];
+      }
+    }
+  };
+  auto saving = [&](std::span<const double> x) {
+    std::vector<double> ca, ga;
+    arrays(x[0], x[1], ca, ga);
+    return offload_ring_ns(ca, ga, 0, 0) - offload_ring_ns(ca, ga, depth, x[2]);
+  };
+  f.saving_ns = propagate({p.copy_ns, p.compute_ns, p.slowdown}, saving, prop);
+  f.formula = depth == 1 ? "(L-1)(c + g - stage(c, g, sigma)); sigma = 0: (L-1)*min(c,g)"
+                         : fmt::format("ring of {} buffers (prefetch depth {}), event recurrence", depth + 1, depth);
+  if (per_layer) f.formula += " over per-layer c_i, g_i";
+  Interval plain = propagate({p.copy_ns, p.compute_ns}, [L](std::span<const double> x) {
+    return offload_saving_published_ns(L, x[0], x[1]);
+  }, prop);
+  f.alternatives["published (L-1)*min(c,g)"] = plain;
+  if (depth == 1 && !per_layer) {
+    f.alternatives["closed form with slowdown"] = propagate({p.copy_ns, p.compute_ns, p.slowdown}, [L](std::span<const double> x) {
+      return offload_saving_slowed_ns(L, x[0], x[1], x[2]);
+    }, prop);
+  }
+  const double sigma = p.slowdown.value;
+  f.regime = c0 >= g0 * (1 + sigma) ? "copy-bound" : "compute-bound";
+  if (c0 > 0) {
+    f.parameters["hidden_reloads"] = propagate({f.saving_ns, p.copy_ns}, [](std::span<const double> x) {
+      return x[1] > 0 ? x[0] / x[1] : std::nan("");
+    }, prop);
+  }
+  if (sigma == 0)
+    f.notes.push_back("sigma = 0 assumes overlap is free; kernels that share memory bandwidth with a running copy "
+                      "slow down (fit sigma from traces or `syncscope calibrate`; the B200 figures imply ~0.15)");
+  if (f.regime == "copy-bound")
+    f.notes.push_back("copy-bound: c >= g(1+sigma), so the saving is limited by compute (L-1)*g; a deeper ring "
+                      "helps only when c and g vary per layer");
+  attach_speedup(f, step_ns, prop);
+  return f;
+}
+
+FixPrediction predict_moe(const MoeParams& p, const std::string& variant, const std::optional<Interval>& step_ns,
+                          const PropagationOptions& prop) {
+  SYNCSCOPE_INPUT_ERROR_IF(variant != "sorted" && variant != "device",
+                           fmt::format("moe: variant must be sorted or device (got '{}')", variant));
+  SYNCSCOPE_INPUT_ERROR_IF(p.experts < 1, fmt::format("moe: --experts must be >= 1 (got {})", p.experts));
+  SYNCSCOPE_INPUT_ERROR_IF(p.moe_layers < 1, fmt::format("moe: --moe-layers must be >= 1 (got {})", p.moe_layers));
+  SYNCSCOPE_INPUT_ERROR_IF(p.passes < 1, fmt::format("moe: --passes must be >= 1 (got {})", p.passes));
+  check_interval(p.per_expert_ns, "moe: per-expert cost q");
+  FixPrediction f;
+  f.fix = "moe_routing";
+  f.variant = variant;
+  f.parameters["E"] = Interval::exact(p.experts);
+  f.parameters["moe_layers"] = Interval::exact(p.moe_layers);
+  f.parameters["passes"] = Interval::exact(p.passes);
+  f.parameters["q_ns"] = p.per_expert_ns;
+  f.parameters["kernel_delta_ns"] = p.kernel_delta_ns;
+  const int E = p.experts, N = p.moe_layers, P = p.passes;
+  if (variant == "sorted") {
+    f.formula = "N * passes * (E-1) * q + kernel delta";
+    f.saving_ns = propagate({p.per_expert_ns, p.kernel_delta_ns}, [=](std::span<const double> x) {
+      return moe_saving_sorted_ns(E, N, P, x[0], x[1]);
+    }, prop);
+  } else {
+    f.formula = "N * passes * E * q + kernel delta";
+    f.saving_ns = propagate({p.per_expert_ns, p.kernel_delta_ns}, [=](std::span<const double> x) {
+      return moe_saving_device_ns(E, N, P, x[0], x[1]);
+    }, prop);
+  }
+  attach_speedup(f, step_ns, prop);
+  return f;
+}
+
+std::string prediction_to_json(const PredictionReport& r) {
+  auto iv = [](const Interval& x) { return json{{"value", x.value}, {"lo", x.lo}, {"hi", x.hi}}; };
+  json j;
+  j["schema_version"] = r.schema_version;
+  j["kind"] = "syncscope.prediction";
+  j["interval_level"] = kIntervalLevel;
+  j["source"] = r.source;
+  j["gpu_profile"] = r.gpu_profile;
+  j["fixes"] = json::array();
+  for (const auto& f : r.fixes) {
+    json o;
+    o["fix"] = f.fix;
+    o["variant"] = f.variant;
+    o["applicable"] = f.applicable;
+    o["reason"] = f.reason;
+    o["formula"] = f.formula;
+    o["predicted_saving_ns"] = f.saving_ns.value;
+    o["predicted_saving_interval_ns"] = json::array({f.saving_ns.lo, f.saving_ns.hi});
+    o["step_time_ns"] = f.step_time_ns ? iv(*f.step_time_ns) : json(nullptr);
+    o["predicted_speedup"] = f.speedup ? json(f.speedup->value) : json(nullptr);
+    o["predicted_speedup_interval"] = f.speedup ? json::array({f.speedup->lo, f.speedup->hi}) : json(nullptr);
+    o["regime"] = f.regime;
+    o["parameters"] = json::object();
+    for (const auto& [k, v] : f.parameters) o["parameters"][k] = iv(v);
+    o["alternatives"] = json::object();
+    for (const auto& [k, v] : f.alternatives) o["alternatives"][k] = iv(v);
+    o["evidence"] = f.evidence;
+    o["notes"] = f.notes;
+    j["fixes"].push_back(o);
+  }
+  j["notes"] = r.notes;
+  return j.dump(2) + "\n";
+}
+
+std::string prediction_to_text(const PredictionReport& r) {
+  std::string out = fmt::format("syncscope predict: {}{}\n", r.source,
+                                r.gpu_profile.empty() ? "" : " (GPU profile " + r.gpu_profile + ")");
+  out += "intervals are 90% (parameter intervals propagated by seeded Monte Carlo; bootstrap where fitted)\n";
+  for (const auto& f : r.fixes) {
+    out += fmt::format("\n{} / {}\n", f.fix, f.variant);
+    if (!f.applicable) {
+      out += fmt::format("  not applicable: {}\n", f.reason);
+      for (const auto& e : f.evidence) out += fmt::format("  evidence: {}\n", e);
+      for (const auto& n : f.notes) out += fmt::format("  note: {}\n", n);
+      continue;
+    }
+    out += fmt::format("  predicted saving: {} per step   ({})\n", ms_interval(f.saving_ns), f.formula);
+    if (f.speedup) {
+      out += fmt::format("  predicted speedup: {:.4f}x [{:.4f}, {:.4f}] on a {} step\n", f.speedup->value,
+                         f.speedup->lo, f.speedup->hi, ms_interval(*f.step_time_ns));
+    } else {
+      out += "  predicted speedup: needs a step time (--step-ms, or a trace with steps)\n";
+    }
+    if (!f.regime.empty()) out += fmt::format("  regime: {}\n", f.regime);
+    for (const auto& [k, v] : f.alternatives) out += fmt::format("  {}: {}\n", k, ms_interval(v));
+    std::string params;
+    for (const auto& [k, v] : f.parameters) {
+      bool is_time = k.size() > 3 && k.ends_with("_ns");
+      std::string val = is_time ? ms_interval(v)
+                                : (v.is_exact() ? fmt::format("{:.4g}", v.value)
+                                                : fmt::format("{:.4g} [{:.4g}, {:.4g}]", v.value, v.lo, v.hi));
+      params += fmt::format("{}{}={}", params.empty() ? "" : ", ", k, val);
+    }
+    out += fmt::format("  parameters: {}\n", params);
+    for (const auto& e : f.evidence) out += fmt::format("  evidence: {}\n", e);
+    for (const auto& n : f.notes) out += fmt::format("  note: {}\n", n);
+  }
+  for (const auto& n : r.notes) out += fmt::format("\nnote: {}\n", n);
+  return out;
+}
+
+}  // namespace syncscope::model

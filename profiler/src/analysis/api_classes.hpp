@@ -1,0 +1,42 @@
+// How the sync-point analysis sees one host API call: by its name (runtime or driver, with
+// the _ptsz/_ptds per-thread-stream and _vN version suffixes removed), or by its CUPTI
+// callback id when the trace carries no name.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "syncscope/trace/trace.hpp"
+
+namespace syncscope::analysis_detail {
+
+enum class ApiClass : std::uint8_t {
+  Other,            // not relevant to synchronization (attribute queries, event records, ...)
+  Query,            // cudaStreamQuery/cudaEventQuery: never a sync point
+  StreamSync,       // cudaStreamSynchronize, cuStreamSynchronize
+  DeviceSync,       // cudaDeviceSynchronize, cudaThreadSynchronize, cuCtxSynchronize
+  EventSync,        // cudaEventSynchronize, cuEventSynchronize
+  StreamWaitEvent,  // cudaStreamWaitEvent, cuStreamWaitEvent: GPU-side wait, not a host sync
+  SyncCopy,         // synchronous memcpy that may involve the host (direction decides)
+  DeviceCopy,       // synchronous memcpy between device memories: no host-side sync
+  AsyncCopy,        // *Async memcpy: a host sync only when device -> pageable host
+  Enqueue,          // launches and memsets: queue GPU work, never block by definition
+};
+
+// `name` may be empty; then `cbid` (interpreted per `kind`) decides.
+ApiClass classify_api(ApiKind kind, std::string_view name, std::int32_t cbid);
+
+// The API's name for reports: `name` when present, else the name the callback id stands
+// for, else "cbid:<n>".
+std::string api_display_name(ApiKind kind, std::string_view name, std::int32_t cbid);
+
+// Removes trailing _ptsz, _ptds and _v<digits> suffixes ("cuMemcpyDtoHAsync_v2_ptsz" ->
+// "cuMemcpyDtoHAsync").
+std::string_view api_base_name(std::string_view name);
+
+// Direction implied by a driver copy's name (cuMemcpyDtoH -> DtoH); Unknown when the name
+// does not say (cudaMemcpy, cuMemcpy, 2D/3D forms).
+CopyKind copy_kind_from_name(std::string_view base_name);
+
+}  // namespace syncscope::analysis_detail

@@ -1,0 +1,328 @@
+// Sync points from host API calls (definitions in analysis.hpp).
+//
+// One pass over the API calls of each host thread in time order. Everything else is a
+// binary search into a vector sorted once: GPU copy records and CUPTI/Kineto sync records
+// by correlation id, CPU ops per thread, activity per device. O(n log n) in the number of
+// records, no allocation per record beyond the sync points themselves.
+#include <algorithm>
+#include <limits>
+#include <optional>
+#include <tuple>
+
+#include "analysis_internal.hpp"
+#include "api_classes.hpp"
+
+namespace syncscope::analysis_detail {
+namespace {
+
+using CorrIndex = std::vector<std::pair<std::uint64_t, std::uint32_t>>;  // correlation -> record index
+
+template <class T, class Keep>
+CorrIndex index_by_correlation(const std::vector<T>& records, Keep keep) {
+  CorrIndex idx;
+  idx.reserve(records.size());
+  for (std::size_t i = 0; i < records.size(); ++i)
+    if (records[i].correlation != 0 && keep(records[i])) idx.emplace_back(records[i].correlation, static_cast<std::uint32_t>(i));
+  std::sort(idx.begin(), idx.end());
+  return idx;
+}
+
+std::pair<CorrIndex::const_iterator, CorrIndex::const_iterator> lookup(const CorrIndex& idx, std::uint64_t corr) {
+  if (corr == 0) return {idx.end(), idx.end()};
+  auto lo = std::lower_bound(idx.begin(), idx.end(), std::make_pair(corr, std::uint32_t{0}));
+  auto hi = lo;
+  while (hi != idx.end() && hi->first == corr) ++hi;
+  return {lo, hi};
+}
+
+// A device-to-pageable async copy waiting to see whether the next call syncs its stream.
+struct PendingCopy {
+  std::uint32_t call = 0;
+  std::int32_t device = -1;
+  std::int64_t stream = -1;
+  std::uint64_t correlation = 0;
+};
+
+bool same_or_unknown(std::int64_t a, std::int64_t b) { return a < 0 || b < 0 || a == b; }
+
+}  // namespace
+
+std::vector<DeviceTimeline> build_timelines(const Trace& trace) {
+  struct Act {
+    std::int32_t device;
+    Ns start, end;
+  };
+  std::vector<Act> acts;
+  acts.reserve(trace.kernels.size() + trace.memcpys.size() + trace.memsets.size());
+  for (const auto& k : trace.kernels) acts.push_back({k.device, k.start, k.end});
+  for (const auto& m : trace.memcpys) acts.push_back({m.device, m.start, m.end});
+  for (const auto& m : trace.memsets) acts.push_back({m.device, m.start, m.end});
+  std::sort(acts.begin(), acts.end(),
+            [](const Act& a, const Act& b) { return std::tie(a.device, a.start, a.end) < std::tie(b.device, b.start, b.end); });
+  std::vector<DeviceTimeline> out;
+  for (std::size_t i = 0; i < acts.size();) {
+    std::size_t j = i;
+    while (j < acts.size() && acts[j].device == acts[i].device) ++j;
+    DeviceTimeline tl;
+    tl.device = acts[i].device;
+    tl.starts.reserve(j - i);
+    tl.ends.reserve(j - i);
+    tl.max_end.reserve(j - i);
+    Ns running = std::numeric_limits<Ns>::min();
+    for (std::size_t k = i; k < j; ++k) {
+      tl.starts.push_back(acts[k].start);
+      tl.ends.push_back(acts[k].end);
+      running = std::max(running, acts[k].end);
+      tl.max_end.push_back(running);
+    }
+    out.push_back(std::move(tl));
+    i = j;
+  }
+  return out;
+}
+
+Ns bubble_at(const DeviceTimeline& tl, Ns t) {
+  // k = number of activities that started before t; tl.starts[k] is the first at or after t.
+  auto k = static_cast<std::size_t>(std::lower_bound(tl.starts.begin(), tl.starts.end(), t) - tl.starts.begin());
+  if (k > 0 && tl.max_end[k - 1] > t) return 0;  // work was running when the sync returned
+  // No activity before t, or none after it within the trace: no gap we can measure, 0.
+  if (k == 0 || k == tl.starts.size()) return 0;
+  return std::max<Ns>(0, tl.starts[k] - tl.max_end[k - 1]);
+}
+
+SyncScan scan_sync_points(const Trace& trace, const AnalysisOptions& options, const std::vector<DeviceTimeline>& timelines) {
+  SyncScan scan;
+  const auto& calls = trace.api_calls;
+  const CorrIndex copy_idx = index_by_correlation(trace.memcpys, [](const Memcpy&) { return true; });
+  // Sync records are evidence for where a sync call waited (stream, device). Query records
+  // and stream-wait-event records describe other calls.
+  const CorrIndex sync_idx = index_by_correlation(
+      trace.syncs, [](const SyncRecord& s) { return !s.is_query && s.type != SyncType::StreamWaitEvent; });
+
+  std::vector<std::uint32_t> order;
+  order.reserve(calls.size());
+  for (std::size_t i = 0; i < calls.size(); ++i)
+    if (!options.pid || calls[i].pid == *options.pid) order.push_back(static_cast<std::uint32_t>(i));
+  // Per thread, by start; the longer call first on equal starts, so an enclosing runtime
+  // call precedes the driver call it made.
+  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    const auto &x = calls[a], &y = calls[b];
+    return std::tie(x.pid, x.tid, x.start, y.end, a) < std::tie(y.pid, y.tid, y.start, x.end, b);
+  });
+  scan.api_calls_considered = order.size();
+
+  // Classes per interned name and API domain: a trace has millions of calls but only a
+  // few hundred distinct names.
+  std::vector<std::uint8_t> class_memo(trace.strings.size() * 2, 0xFF);
+  auto classify = [&](const ApiCall& c) {
+    const std::size_t slot = static_cast<std::size_t>(c.name) * 2 + (c.kind == ApiKind::Driver ? 1 : 0);
+    if (c.name == kNoString || slot >= class_memo.size()) return classify_api(c.kind, trace.str(c.name), c.cbid);
+    if (class_memo[slot] == 0xFF) class_memo[slot] = static_cast<std::uint8_t>(classify_api(c.kind, trace.str(c.name), -1));
+    return static_cast<ApiClass>(class_memo[slot]);
+  };
+
+  std::vector<std::uint8_t> device_wide;  // parallel to scan.points until the bubbles are in
+  auto emit = [&](const ApiCall& first, const ApiCall& last, std::int32_t device, std::int64_t stream, bool merged,
+                  bool whole_device) {
+    device_wide.push_back(whole_device ? 1 : 0);
+    SyncPoint sp;
+    sp.pid = last.pid;
+    sp.tid = last.tid;
+    sp.device = device;
+    sp.stream = stream;
+    sp.start = first.start;
+    sp.end = std::max({sp.start, first.end, last.end});  // a malformed negative duration counts as 0
+    sp.blocked_ns = sp.end - sp.start;
+    sp.api = api_display_name(last.kind, trace.str(last.name), last.cbid);
+    sp.merged_copy = merged;
+    sp.correlation = last.correlation;
+    scan.points.push_back(std::move(sp));
+  };
+
+  for (std::size_t i = 0; i < order.size();) {
+    const std::int64_t pid = calls[order[i]].pid, tid = calls[order[i]].tid;
+    std::optional<PendingCopy> pending;
+    bool have_outer = false;
+    Ns outer_end = 0;
+    auto flush = [&] {
+      if (!pending) return;
+      const ApiCall& c = calls[pending->call];
+      emit(c, c, pending->device, pending->stream, false, false);
+      pending.reset();
+    };
+    for (; i < order.size() && calls[order[i]].pid == pid && calls[order[i]].tid == tid; ++i) {
+      const ApiCall& c = calls[order[i]];
+      // A call inside another call of the same thread (the driver call a runtime call made,
+      // when both domains were traced) is part of that episode, not a new one.
+      if (have_outer && c.start < outer_end && c.end <= outer_end) continue;
+      have_outer = true;
+      outer_end = c.end;
+
+      const ApiClass cls = classify(c);
+      if (cls == ApiClass::Other || cls == ApiClass::Query) continue;
+
+      std::int32_t device = c.device;
+      std::int64_t stream = -1;
+      if (cls == ApiClass::StreamSync || cls == ApiClass::DeviceSync || cls == ApiClass::EventSync) {
+        auto [lo, hi] = lookup(sync_idx, c.correlation);
+        if (lo != hi) {
+          const SyncRecord& rec = trace.syncs[lo->second];
+          if (rec.device >= 0) device = rec.device;
+          if (cls != ApiClass::DeviceSync) stream = rec.stream;
+        }
+      }
+
+      if (pending) {
+        const bool merges =
+            (cls == ApiClass::StreamSync && same_or_unknown(stream, pending->stream) &&
+             same_or_unknown(device, pending->device)) ||
+            (cls == ApiClass::DeviceSync && same_or_unknown(device, pending->device));
+        if (merges) {
+          emit(calls[pending->call], c, device >= 0 ? device : pending->device, stream >= 0 ? stream : pending->stream,
+               true, cls == ApiClass::DeviceSync);
+          pending.reset();
+          continue;
+        }
+        flush();
+      }
+
+      switch (cls) {
+        case ApiClass::StreamSync:
+        case ApiClass::DeviceSync:
+        case ApiClass::EventSync:
+          emit(c, c, device, stream, false, cls == ApiClass::DeviceSync);
+          break;
+        case ApiClass::StreamWaitEvent:
+          scan.stream_wait_starts.push_back(c.start);
+          break;
+        case ApiClass::SyncCopy: {
+          auto [lo, hi] = lookup(copy_idx, c.correlation);
+          CopyKind kind = copy_kind_from_name(api_base_name(api_display_name(c.kind, trace.str(c.name), c.cbid)));
+          std::int32_t dev = device;
+          std::int64_t str = -1;
+          if (lo != hi) {
+            const Memcpy& m = trace.memcpys[lo->second];
+            if (m.kind != CopyKind::Unknown) kind = m.kind;
+            if (m.device >= 0) dev = m.device;
+            str = m.stream;
+          }
+          // Device-to-device, peer and host-to-host copies do not involve the host waiting
+          // for the device (CUDA docs, "API synchronization behavior").
+          if (kind == CopyKind::DtoD || kind == CopyKind::PtoP || kind == CopyKind::HtoH) break;
+          emit(c, c, dev, str, false, false);
+          break;
+        }
+        case ApiClass::AsyncCopy: {
+          auto [lo, hi] = lookup(copy_idx, c.correlation);
+          bool d2h_pageable = false, undecided = (lo == hi);
+          for (auto it = lo; it != hi; ++it) {
+            const Memcpy& m = trace.memcpys[it->second];
+            if (m.kind == CopyKind::DtoH && m.dst_kind == MemoryKind::Pageable) {
+              d2h_pageable = true;
+              pending = PendingCopy{order[i], m.device >= 0 ? m.device : device, m.stream, c.correlation};
+              break;
+            }
+            if ((m.kind == CopyKind::DtoH || m.kind == CopyKind::Unknown) && m.dst_kind == MemoryKind::Unknown)
+              undecided = true;
+          }
+          if (!d2h_pageable && undecided) {
+            // Without a GPU copy record saying "device -> pageable" we cannot tell; count it
+            // for a warning unless the name rules out device-to-host.
+            const CopyKind named =
+                copy_kind_from_name(api_base_name(api_display_name(c.kind, trace.str(c.name), c.cbid)));
+            if (named == CopyKind::DtoH || named == CopyKind::Unknown) ++scan.unresolved_async_copies;
+          }
+          break;
+        }
+        case ApiClass::DeviceCopy:
+        case ApiClass::Enqueue:
+        case ApiClass::Other:
+        case ApiClass::Query:
+          break;
+      }
+    }
+    flush();
+  }
+
+  // Causes: the outermost aten:: op enclosing the sync on its thread, else the innermost
+  // enclosing CPU op, else the API. Sync points are in thread order here, and within a
+  // thread by start and disjoint, so one merge-walk with a stack of open ops does it.
+  std::vector<std::uint32_t> ops;
+  for (std::size_t i = 0; i < trace.ranges.size(); ++i) {
+    const Range& r = trace.ranges[i];
+    if (r.kind == RangeKind::CpuOp && (!options.pid || r.pid == *options.pid)) ops.push_back(static_cast<std::uint32_t>(i));
+  }
+  std::sort(ops.begin(), ops.end(), [&](std::uint32_t a, std::uint32_t b) {
+    const auto &x = trace.ranges[a], &y = trace.ranges[b];
+    return std::tie(x.pid, x.tid, x.start, y.end, a) < std::tie(y.pid, y.tid, y.start, x.end, b);
+  });
+  {
+    std::size_t oi = 0;
+    std::vector<std::uint32_t> stack;
+    std::int64_t cur_pid = std::numeric_limits<std::int64_t>::min(), cur_tid = cur_pid;
+    for (auto& sp : scan.points) {
+      if (sp.pid != cur_pid || sp.tid != cur_tid) {
+        cur_pid = sp.pid;
+        cur_tid = sp.tid;
+        stack.clear();
+        // skip ops of threads ordered before this one
+        oi = static_cast<std::size_t>(
+            std::lower_bound(ops.begin(), ops.end(), std::make_pair(sp.pid, sp.tid),
+                             [&](std::uint32_t a, const std::pair<std::int64_t, std::int64_t>& key) {
+                               return std::tie(trace.ranges[a].pid, trace.ranges[a].tid) < std::tie(key.first, key.second);
+                             }) -
+            ops.begin());
+      }
+      while (oi < ops.size() && trace.ranges[ops[oi]].pid == sp.pid && trace.ranges[ops[oi]].tid == sp.tid &&
+             trace.ranges[ops[oi]].start <= sp.start) {
+        const Range& r = trace.ranges[ops[oi]];
+        while (!stack.empty() && trace.ranges[stack.back()].end <= r.start) stack.pop_back();
+        stack.push_back(ops[oi]);
+        ++oi;
+      }
+      while (!stack.empty() && trace.ranges[stack.back()].end <= sp.start) stack.pop_back();
+      const Range* outer_aten = nullptr;
+      const Range* inner = nullptr;
+      for (std::uint32_t idx : stack) {
+        const Range& r = trace.ranges[idx];
+        if (r.start > sp.start || r.end < sp.end) continue;
+        if (!outer_aten && trace.str(r.name).starts_with("aten::")) outer_aten = &r;
+        inner = &r;
+      }
+      if (outer_aten)
+        sp.cause = trace.str(outer_aten->name);
+      else if (inner)
+        sp.cause = trace.str(inner->name);
+      else
+        sp.cause = sp.api;
+    }
+  }
+
+  // Bubbles on the sync's device. A device-wide sync (cudaDeviceSynchronize,
+  // cuCtxSynchronize) takes the largest bubble over every device with activity, since the
+  // blocked host stops feeding all of them; so does a sync whose device is unknown in a
+  // multi-device trace. With one device in the trace, an unknown device is that one.
+  for (std::size_t i = 0; i < scan.points.size(); ++i) {
+    SyncPoint& sp = scan.points[i];
+    if (sp.device < 0 && timelines.size() == 1) sp.device = timelines[0].device;
+    const DeviceTimeline* tl = nullptr;
+    for (const auto& t : timelines)
+      if (t.device == sp.device) tl = &t;
+    if (tl && !device_wide[i]) {
+      sp.bubble_ns = bubble_at(*tl, sp.end);
+    } else if (device_wide[i] || sp.device < 0) {
+      if (sp.device < 0 && timelines.size() > 1) ++scan.unknown_device_points;
+      for (const auto& t : timelines) sp.bubble_ns = std::max(sp.bubble_ns, bubble_at(t, sp.end));
+    } else if (timelines.size() == 1 && timelines[0].device < 0) {
+      sp.bubble_ns = bubble_at(timelines[0], sp.end);  // GPU records carry no device at all
+    }
+  }
+
+  std::stable_sort(scan.points.begin(), scan.points.end(), [](const SyncPoint& a, const SyncPoint& b) {
+    return std::tie(a.start, a.pid, a.tid) < std::tie(b.start, b.pid, b.tid);
+  });
+  std::sort(scan.stream_wait_starts.begin(), scan.stream_wait_starts.end());
+  return scan;
+}
+
+}  // namespace syncscope::analysis_detail

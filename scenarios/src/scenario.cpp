@@ -1,0 +1,527 @@
+#include "syncscope/scenario/scenario.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <numeric>
+#include <random>
+#include <set>
+#include <utility>
+
+#include "checks.hpp"
+#include "syncscope/core/error.hpp"
+#include "syncscope/core/file_io.hpp"
+
+namespace syncscope {
+
+const char* fix_name(Fix fix) {
+  switch (fix) {
+    case Fix::Packing: return "packing";
+    case Fix::Offload: return "offload";
+    case Fix::MoeRouting: return "moe_routing";
+  }
+  return "unknown";
+}
+
+std::optional<Fix> parse_fix(std::string_view name) {
+  for (Fix f : {Fix::Packing, Fix::Offload, Fix::MoeRouting})
+    if (name == fix_name(f)) return f;
+  return std::nullopt;
+}
+
+std::vector<std::string> fix_variants(Fix fix) {
+  switch (fix) {
+    case Fix::Packing: return {std::begin(kPackingVariants), std::end(kPackingVariants)};
+    case Fix::Offload: return {std::begin(kOffloadVariants), std::end(kOffloadVariants)};
+    case Fix::MoeRouting: return {std::begin(kMoeVariants), std::end(kMoeVariants)};
+  }
+  return {};
+}
+
+const char* baseline_variant(Fix fix) {
+  switch (fix) {
+    case Fix::Packing: return kPackingVariants[0];
+    case Fix::Offload: return kOffloadVariants[0];
+    case Fix::MoeRouting: return kMoeVariants[0];
+  }
+  return "";
+}
+
+namespace scenario_detail {
+
+void fail(const Locator& where, const std::string& field, const std::string& expected, const std::string& got) {
+  throw InputError(fmt::format("{}: {}: expected {}, got {}", where(field), field, expected, got));
+}
+
+namespace {
+
+std::string join(const std::vector<std::string>& items, std::string_view sep = ", ") {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i) out += sep;
+    out += items[i];
+  }
+  return out;
+}
+
+void positive(const Locator& where, const std::string& field, long long v) {
+  if (v <= 0) fail(where, field, "a positive integer", std::to_string(v));
+}
+
+}  // namespace
+
+void check_model(ModelShape& m, const Locator& where, const std::string& p) {
+  positive(where, p + "num_hidden_layers", m.num_hidden_layers);
+  positive(where, p + "hidden_size", m.hidden_size);
+  positive(where, p + "num_attention_heads", m.num_attention_heads);
+  // Hugging Face's convention: no num_key_value_heads means multi-head attention.
+  if (m.num_key_value_heads == 0) m.num_key_value_heads = m.num_attention_heads;
+  positive(where, p + "num_key_value_heads", m.num_key_value_heads);
+  if (m.num_attention_heads % m.num_key_value_heads != 0)
+    fail(where, p + "num_key_value_heads",
+         fmt::format("a divisor of num_attention_heads ({}) (grouped-query attention)", m.num_attention_heads),
+         std::to_string(m.num_key_value_heads));
+  if (m.head_dim == 0) {
+    // Llama derives head_dim as hidden/heads; Qwen3 and gpt-oss state it (and differ).
+    if (m.hidden_size % m.num_attention_heads != 0)
+      throw InputError(fmt::format(
+          "{}: {}head_dim: missing, and num_attention_heads ({}) does not divide hidden_size ({}): give head_dim",
+          where(p + "head_dim"), p, m.num_attention_heads, m.hidden_size));
+    m.head_dim = m.hidden_size / m.num_attention_heads;
+  }
+  positive(where, p + "head_dim", m.head_dim);
+  positive(where, p + "intermediate_size", m.intermediate_size);
+  positive(where, p + "vocab_size", m.vocab_size);
+  if (m.num_local_experts < 0)
+    fail(where, p + "num_local_experts", "a non-negative integer (0: dense)", std::to_string(m.num_local_experts));
+  if (m.num_local_experts > 0) {
+    if (m.num_experts_per_tok < 1 || m.num_experts_per_tok > m.num_local_experts)
+      fail(where, p + "num_experts_per_tok",
+           fmt::format("an integer in 1..num_local_experts ({})", m.num_local_experts),
+           std::to_string(m.num_experts_per_tok));
+  } else if (m.num_experts_per_tok != 0) {
+    fail(where, p + "num_experts_per_tok", "no value for a dense model (num_local_experts is 0)",
+         std::to_string(m.num_experts_per_tok));
+  }
+  if (!(m.rms_norm_eps > 0 && m.rms_norm_eps < 1))
+    fail(where, p + "rms_norm_eps", "a number in (0, 1)", fmt::format("{}", m.rms_norm_eps));
+  if (!(m.rope_theta > 0)) fail(where, p + "rope_theta", "a positive number", fmt::format("{}", m.rope_theta));
+  if (m.sliding_window < 0)
+    fail(where, p + "sliding_window", "a non-negative integer (0: none)", std::to_string(m.sliding_window));
+}
+
+void check_scenario(Scenario& s, const Locator& where) {
+  if (s.name.empty()) fail(where, "name", "a non-empty name", "\"\"");
+  if (s.model.name.empty()) s.model.name = s.name;
+  check_model(s.model, where, "model.");
+
+  auto& b = s.batch;
+  positive(where, "batch.packed_tokens", b.packed_tokens);
+  if (b.distribution == "uniform") {
+    positive(where, "batch.min_len", b.min_len);
+    if (b.max_len < b.min_len)
+      fail(where, "batch.max_len", fmt::format("an integer >= batch.min_len ({})", b.min_len), std::to_string(b.max_len));
+    if (!b.lengths.empty())
+      fail(where, "batch.lengths", "no lengths unless distribution is \"list\"", "a list");
+  } else if (b.distribution == "fixed") {
+    positive(where, "batch.max_len", b.max_len);
+    if (b.packed_tokens % b.max_len != 0)
+      fail(where, "batch.max_len",
+           fmt::format("a divisor of batch.packed_tokens ({}) for distribution \"fixed\"", b.packed_tokens),
+           std::to_string(b.max_len));
+    if (!b.lengths.empty())
+      fail(where, "batch.lengths", "no lengths unless distribution is \"list\"", "a list");
+  } else if (b.distribution == "list") {
+    if (b.lengths.empty()) fail(where, "batch.lengths", "a non-empty list of positive integers", "nothing");
+    long long sum = 0;
+    for (std::size_t i = 0; i < b.lengths.size(); ++i) {
+      positive(where, fmt::format("batch.lengths[{}]", i), b.lengths[i]);
+      sum += b.lengths[i];
+    }
+    if (sum != b.packed_tokens)
+      fail(where, "batch.lengths", fmt::format("lengths summing to batch.packed_tokens ({})", b.packed_tokens),
+           fmt::format("lengths summing to {}", sum));
+  } else {
+    fail(where, "batch.distribution", "one of uniform, fixed, list", "\"" + b.distribution + "\"");
+  }
+
+  if (s.dtype != "bf16" && s.dtype != "fp16" && s.dtype != "fp32")
+    fail(where, "dtype", "one of bf16, fp16, fp32", "\"" + s.dtype + "\"");
+
+  if (s.fixes.empty()) fail(where, "fixes", "at least one of packing, offload, moe_routing", "none");
+  std::set<Fix> seen_fixes;
+  for (auto& f : s.fixes) {
+    const std::string fp = std::string("fixes.") + fix_name(f.fix);
+    if (!seen_fixes.insert(f.fix).second) fail(where, fp, "each fix once", "it twice");
+    const auto known = fix_variants(f.fix);
+    if (f.variants.empty()) fail(where, fp + ".variants", "a non-empty list of: " + join(known), "an empty list");
+    std::set<std::string> seen;
+    for (std::size_t i = 0; i < f.variants.size(); ++i) {
+      const auto& v = f.variants[i];
+      const std::string vp = fmt::format("{}.variants[{}]", fp, i);
+      if (std::find(known.begin(), known.end(), v) == known.end())
+        fail(where, vp, "one of " + join(known), "\"" + v + "\"");
+      if (!seen.insert(v).second) fail(where, vp, "each variant once", "\"" + v + "\" again");
+    }
+    if (!seen.count(baseline_variant(f.fix)))
+      fail(where, fp + ".variants",
+           fmt::format("a list that includes the baseline \"{}\" (speedups are relative to it)", baseline_variant(f.fix)),
+           "[" + join(f.variants) + "]");
+    if (!(f.tolerance > 0 && f.tolerance <= 10))
+      fail(where, fp + ".tolerance", "a relative error in (0, 10], e.g. 0.15", fmt::format("{}", f.tolerance));
+    if (f.prefetch_depth < 1) fail(where, fp + ".prefetch_depth", "a positive integer", std::to_string(f.prefetch_depth));
+    if (f.fix == Fix::Offload && !s.offload)
+      fail(where, "offload", "true when fixes.offload is selected (the fix changes how offloaded activations reload)",
+           "false");
+    if (f.fix == Fix::MoeRouting && !s.model.is_moe())
+      fail(where, fp, "a mixture-of-experts model (model.num_local_experts > 0)", "a dense model");
+  }
+
+  auto& m = s.measure;
+  if (m.warmup_steps < 0) fail(where, "measure.warmup_steps", "a non-negative integer", std::to_string(m.warmup_steps));
+  positive(where, "measure.repeat_steps", m.repeat_steps);
+  if (m.layers_override && (*m.layers_override < 1 || *m.layers_override > s.model.num_hidden_layers))
+    fail(where, "measure.layers", fmt::format("an integer in 1..model.num_hidden_layers ({})", s.model.num_hidden_layers),
+         std::to_string(*m.layers_override));
+  for (std::size_t i = 0; i < m.layer_sweep.size(); ++i) {
+    const int l = m.layer_sweep[i];
+    const std::string lp = fmt::format("measure.layer_sweep[{}]", i);
+    if (l < 1 || l > s.model.num_hidden_layers)
+      fail(where, lp, fmt::format("an integer in 1..model.num_hidden_layers ({})", s.model.num_hidden_layers),
+           std::to_string(l));
+    if (i > 0 && l <= m.layer_sweep[i - 1])
+      fail(where, lp, fmt::format("a value above the previous one ({}): the sweep is increasing", m.layer_sweep[i - 1]),
+           std::to_string(l));
+  }
+}
+
+}  // namespace scenario_detail
+
+using scenario_detail::fail;
+using scenario_detail::Locator;
+
+namespace {
+
+std::string describe(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Null: return "nothing";
+    case YAML::NodeType::Scalar: {
+      const std::string& v = n.Scalar();
+      return n.Tag() == "!" ? "\"" + v + "\"" : v;
+    }
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Map: return "a mapping";
+    default: return "an undefined value";
+  }
+}
+
+std::string mark_text(const std::string& file, const YAML::Mark& m) {
+  if (m.is_null()) return file;
+  return fmt::format("{}:{}:{}", file, m.line + 1, m.column + 1);
+}
+
+// Reads one YAML document, remembering where each field sits so that errors found later
+// (cross-field checks) still point at the right line and column.
+class Reader {
+ public:
+  explicit Reader(std::string file) : file_(std::move(file)) {}
+
+  Locator locator() const {
+    return [this](const std::string& field) {
+      if (auto it = marks_.find(field); it != marks_.end()) return mark_text(file_, it->second);
+      // A list element error with no mark of its own points at the list.
+      if (auto pos = field.rfind('['); pos != std::string::npos)
+        if (auto it = marks_.find(field.substr(0, pos)); it != marks_.end()) return mark_text(file_, it->second);
+      return file_;
+    };
+  }
+
+  [[noreturn]] void fail_at(const YAML::Node& n, const std::string& field, const std::string& expected) const {
+    throw InputError(fmt::format("{}: {}: expected {}, got {}", mark_text(file_, n.Mark()), field, expected, describe(n)));
+  }
+
+  // A mapping's entries in document order, refusing duplicate and unknown keys.
+  std::vector<std::pair<std::string, YAML::Node>> entries(const YAML::Node& map, const std::string& path,
+                                                          const std::vector<std::string>& allowed) {
+    if (!map.IsMap()) fail_at(map, path.empty() ? "document" : path, "a mapping with keys: " + keys(allowed));
+    std::vector<std::pair<std::string, YAML::Node>> out;
+    std::set<std::string> seen;
+    for (auto it = map.begin(); it != map.end(); ++it) {
+      const YAML::Node& k = it->first;
+      if (!k.IsScalar()) fail_at(k, path.empty() ? "key" : path + " key", "a plain key");
+      const std::string key = k.Scalar();
+      const std::string full = path.empty() ? key : path + "." + key;
+      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
+        throw InputError(fmt::format("{}: {}: unknown key; expected one of: {}", mark_text(file_, k.Mark()), full,
+                                     keys(allowed)));
+      if (!seen.insert(key).second)
+        throw InputError(fmt::format("{}: {}: duplicate key; give it once", mark_text(file_, k.Mark()), full));
+      marks_[full] = it->second.Mark();
+      out.emplace_back(key, it->second);
+    }
+    return out;
+  }
+
+  long long integer(const YAML::Node& n, const std::string& field, const char* form = "an integer") {
+    if (n.IsScalar() && n.Tag() != "!") {
+      const std::string& v = n.Scalar();
+      long long out = 0;
+      auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+      if (ec == std::errc() && ptr == v.data() + v.size() && !v.empty()) return out;
+    }
+    fail_at(n, field, form);
+  }
+
+  int int32(const YAML::Node& n, const std::string& field, const char* form = "an integer") {
+    const long long v = integer(n, field, form);
+    if (v < INT32_MIN || v > INT32_MAX) fail_at(n, field, std::string(form) + " that fits in 32 bits");
+    return static_cast<int>(v);
+  }
+
+  double number(const YAML::Node& n, const std::string& field, const char* form = "a number") {
+    if (n.IsScalar() && n.Tag() != "!") {
+      const std::string& v = n.Scalar();
+      double out = 0;
+      const char* b = v.data();
+      if (!v.empty() && v[0] == '+') ++b;  // YAML allows "+1e6"
+      auto [ptr, ec] = std::from_chars(b, v.data() + v.size(), out);
+      if (ec == std::errc() && ptr == v.data() + v.size() && b != ptr && std::isfinite(out)) return out;
+    }
+    fail_at(n, field, form);
+  }
+
+  bool boolean(const YAML::Node& n, const std::string& field) {
+    if (n.IsScalar() && n.Tag() != "!") {
+      if (n.Scalar() == "true") return true;
+      if (n.Scalar() == "false") return false;
+    }
+    fail_at(n, field, "true or false");
+  }
+
+  std::string string(const YAML::Node& n, const std::string& field, const char* form = "a string") {
+    if (!n.IsScalar()) fail_at(n, field, form);
+    return n.Scalar();
+  }
+
+  std::vector<int> int_list(const YAML::Node& n, const std::string& field, const char* form) {
+    if (!n.IsSequence()) fail_at(n, field, form);
+    std::vector<int> out;
+    for (std::size_t i = 0; i < n.size(); ++i) {
+      const std::string f = fmt::format("{}[{}]", field, i);
+      marks_[f] = n[i].Mark();
+      out.push_back(int32(n[i], f, "an integer"));
+    }
+    return out;
+  }
+
+  std::vector<std::string> string_list(const YAML::Node& n, const std::string& field, const std::string& form) {
+    if (!n.IsSequence()) fail_at(n, field, form);
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < n.size(); ++i) {
+      const std::string f = fmt::format("{}[{}]", field, i);
+      marks_[f] = n[i].Mark();
+      out.push_back(string(n[i], f, "a variant name"));
+    }
+    return out;
+  }
+
+  const std::string& file() const { return file_; }
+
+ private:
+  static std::string keys(const std::vector<std::string>& allowed) {
+    std::string out;
+    for (std::size_t i = 0; i < allowed.size(); ++i) out += (i ? ", " : "") + allowed[i];
+    return out;
+  }
+
+  std::string file_;
+  std::map<std::string, YAML::Mark> marks_;
+};
+
+void read_model(Reader& r, const YAML::Node& node, ModelShape& m) {
+  static const std::vector<std::string> allowed = {
+      "name", "num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim",
+      "intermediate_size", "vocab_size", "num_local_experts", "num_experts_per_tok", "rms_norm_eps", "rope_theta",
+      "sliding_window"};
+  std::set<std::string> given;
+  for (auto& [key, v] : r.entries(node, "model", allowed)) {
+    const std::string f = "model." + key;
+    given.insert(key);
+    if (key == "name") m.name = r.string(v, f, "a model name");
+    else if (key == "num_hidden_layers") m.num_hidden_layers = r.int32(v, f, "a positive integer");
+    else if (key == "hidden_size") m.hidden_size = r.int32(v, f, "a positive integer");
+    else if (key == "num_attention_heads") m.num_attention_heads = r.int32(v, f, "a positive integer");
+    else if (key == "num_key_value_heads") m.num_key_value_heads = r.int32(v, f, "a positive integer");
+    else if (key == "head_dim") m.head_dim = r.int32(v, f, "a positive integer");
+    else if (key == "intermediate_size") m.intermediate_size = r.int32(v, f, "a positive integer");
+    else if (key == "vocab_size") m.vocab_size = r.int32(v, f, "a positive integer");
+    else if (key == "num_local_experts") m.num_local_experts = r.int32(v, f, "a non-negative integer");
+    else if (key == "num_experts_per_tok") m.num_experts_per_tok = r.int32(v, f, "a positive integer");
+    else if (key == "rms_norm_eps") m.rms_norm_eps = r.number(v, f, "a number in (0, 1)");
+    else if (key == "rope_theta") m.rope_theta = r.number(v, f, "a positive number");
+    else if (key == "sliding_window") m.sliding_window = r.int32(v, f, "a non-negative integer");
+  }
+  for (const char* req : {"num_hidden_layers", "hidden_size", "num_attention_heads", "intermediate_size", "vocab_size"})
+    if (!given.count(req))
+      throw InputError(fmt::format("{}: model: missing required key {} (Hugging Face config name; see facts.md's table)",
+                                   mark_text(r.file(), node.Mark()), req));
+}
+
+void read_batch(Reader& r, const YAML::Node& node, BatchSpec& b) {
+  static const std::vector<std::string> allowed = {"packed_tokens", "distribution", "min_len", "max_len", "lengths",
+                                                   "seed"};
+  bool distribution_given = false;
+  for (auto& [key, v] : r.entries(node, "batch", allowed)) {
+    const std::string f = "batch." + key;
+    if (key == "packed_tokens") b.packed_tokens = r.int32(v, f, "a positive integer");
+    else if (key == "distribution") {
+      b.distribution = r.string(v, f, "one of uniform, fixed, list");
+      distribution_given = true;
+    } else if (key == "min_len") b.min_len = r.int32(v, f, "a positive integer");
+    else if (key == "max_len") b.max_len = r.int32(v, f, "a positive integer");
+    else if (key == "lengths") b.lengths = r.int_list(v, f, "a list of positive integers");
+    else if (key == "seed") {
+      const long long seed = r.integer(v, f, "a non-negative integer");
+      if (seed < 0) r.fail_at(v, f, "a non-negative integer");
+      b.seed = static_cast<std::uint64_t>(seed);
+    }
+  }
+  // Lengths alone say what they are.
+  if (!distribution_given && !b.lengths.empty()) b.distribution = "list";
+}
+
+void read_fixes(Reader& r, const YAML::Node& node, std::vector<FixSelection>& fixes) {
+  static const std::vector<std::string> allowed = {"packing", "offload", "moe_routing"};
+  for (auto& [key, v] : r.entries(node, "fixes", allowed)) {
+    FixSelection sel;
+    sel.fix = *parse_fix(key);
+    const std::string fp = "fixes." + key;
+    std::vector<std::string> keys = {"variants", "tolerance"};
+    if (sel.fix == Fix::Offload) keys.push_back("prefetch_depth");
+    bool variants_given = false;
+    for (auto& [k, fv] : r.entries(v, fp, keys)) {
+      const std::string f = fp + "." + k;
+      if (k == "variants") {
+        std::string form = "a list of variant names from: ";
+        for (auto& n : fix_variants(sel.fix)) form += n + " ";
+        sel.variants = r.string_list(fv, f, form);
+        variants_given = true;
+      } else if (k == "tolerance") {
+        sel.tolerance = r.number(fv, f, "a relative error in (0, 10], e.g. 0.15");
+      } else if (k == "prefetch_depth") {
+        sel.prefetch_depth = r.int32(fv, f, "a positive integer");
+      }
+    }
+    if (!variants_given) sel.variants = fix_variants(sel.fix);  // all of them
+    fixes.push_back(std::move(sel));
+  }
+}
+
+void read_measure(Reader& r, const YAML::Node& node, MeasureSpec& m) {
+  static const std::vector<std::string> allowed = {"warmup_steps", "repeat_steps", "layers", "layer_sweep"};
+  for (auto& [key, v] : r.entries(node, "measure", allowed)) {
+    const std::string f = "measure." + key;
+    if (key == "warmup_steps") m.warmup_steps = r.int32(v, f, "a non-negative integer");
+    else if (key == "repeat_steps") m.repeat_steps = r.int32(v, f, "a positive integer");
+    else if (key == "layers") m.layers_override = r.int32(v, f, "a positive integer");
+    else if (key == "layer_sweep") m.layer_sweep = r.int_list(v, f, "an increasing list of layer counts");
+  }
+}
+
+}  // namespace
+
+Scenario load_scenario(const std::filesystem::path& path) {
+  const std::string file = path.string();
+  const std::string text = read_file(path);
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw InputError(fmt::format("{}: not valid YAML: {}", mark_text(file, e.mark), e.msg));
+  }
+  Reader r(file);
+  Scenario s;
+  s.source = path;
+  s.name = path.stem().string();
+  static const std::vector<std::string> allowed = {"name", "description", "model", "batch", "dtype", "offload",
+                                                   "fixes", "measure"};
+  bool have_model = false, have_fixes = false;
+  if (!root.IsDefined() || root.IsNull())
+    throw InputError(fmt::format("{}: empty scenario; expected a mapping with keys model, batch, fixes, ...", file));
+  for (auto& [key, v] : r.entries(root, "", allowed)) {
+    if (key == "name") s.name = r.string(v, key, "a scenario name");
+    else if (key == "description") (void)r.string(v, key, "a one-line description");
+    else if (key == "model") {
+      read_model(r, v, s.model);
+      have_model = true;
+    } else if (key == "batch") read_batch(r, v, s.batch);
+    else if (key == "dtype") s.dtype = r.string(v, key, "one of bf16, fp16, fp32");
+    else if (key == "offload") s.offload = r.boolean(v, key);
+    else if (key == "fixes") {
+      read_fixes(r, v, s.fixes);
+      have_fixes = true;
+    } else if (key == "measure") read_measure(r, v, s.measure);
+  }
+  if (!have_model)
+    throw InputError(fmt::format("{}: missing required key model (the model shape, Hugging Face config names)", file));
+  if (!have_fixes)
+    throw InputError(fmt::format("{}: missing required key fixes (packing, offload and/or moe_routing)", file));
+  // Selecting the offload fix implies offload unless the file says otherwise.
+  bool offload_given = false;
+  for (auto it = root.begin(); it != root.end(); ++it)
+    if (it->first.Scalar() == "offload") offload_given = true;
+  if (!offload_given)
+    for (auto& f : s.fixes)
+      if (f.fix == Fix::Offload) s.offload = true;
+  scenario_detail::check_scenario(s, r.locator());
+  return s;
+}
+
+void validate_scenario(const Scenario& scenario) {
+  Scenario copy = scenario;
+  const std::string file = scenario.source.empty() ? std::string("<scenario ") + scenario.name + ">" : scenario.source.string();
+  scenario_detail::check_scenario(copy, [file](const std::string&) { return file; });
+}
+
+void replace_model(Scenario& scenario, const ModelShape& model, const std::filesystem::path& config_path) {
+  Scenario copy = scenario;
+  copy.model = model;
+  if (copy.model.name.empty()) copy.model.name = scenario.model.name;
+  const std::string file = config_path.string();
+  const std::string scen = scenario.source.empty() ? scenario.name : scenario.source.string();
+  scenario_detail::check_scenario(copy, [file, scen](const std::string& field) {
+    // Model fields come from the config; the rest from the scenario.
+    return field.rfind("model.", 0) == 0 ? file : scen + " (with model from " + file + ")";
+  });
+  scenario = std::move(copy);
+}
+
+std::vector<int> sequence_lengths(const BatchSpec& batch) {
+  std::vector<int> out;
+  if (batch.packed_tokens <= 0) return out;
+  if (batch.distribution == "list") return batch.lengths;
+  if (batch.distribution == "fixed") {
+    SYNCSCOPE_INPUT_ERROR_IF(batch.max_len <= 0, "batch.max_len must be positive");
+    for (int left = batch.packed_tokens; left > 0; left -= batch.max_len) out.push_back(std::min(left, batch.max_len));
+    return out;
+  }
+  SYNCSCOPE_INPUT_ERROR_IF(batch.min_len <= 0 || batch.max_len < batch.min_len,
+                           "batch: need 0 < min_len <= max_len for distribution uniform");
+  // mt19937_64's output sequence is fixed by the standard; the reduction to a range is ours
+  // (std::uniform_int_distribution differs between standard libraries), so lengths are the
+  // same on every platform. Modulo bias is below 2^-40 for these ranges.
+  std::mt19937_64 rng(batch.seed);
+  const auto span = static_cast<std::uint64_t>(batch.max_len - batch.min_len + 1);
+  int left = batch.packed_tokens;
+  while (left > 0) {
+    const int len = batch.min_len + static_cast<int>(rng() % span);
+    out.push_back(std::min(len, left));  // the last sequence takes what remains
+    left -= out.back();
+  }
+  return out;
+}
+
+}  // namespace syncscope

@@ -1,0 +1,232 @@
+// What the writer emits for Perfetto (tracks nest, flows bind) and for PyTorch's tooling
+// (Kineto's field names and layout).
+#include <gtest/gtest.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+
+#include "full_trace.hpp"
+#include "io_test_util.hpp"
+#include "syncscope/core/error.hpp"
+#include "syncscope/io/trace_io.hpp"
+#include "text_util.hpp"
+
+namespace syncscope {
+namespace {
+
+using nlohmann::json;
+
+// Exact ns from the "ts"/"dur" text, which nlohmann would round through a double.
+struct Slice {
+  std::string track;
+  Ns start = 0;
+  Ns end = 0;
+  std::string name;
+};
+
+std::vector<Slice> x_slices(const std::string& text) {
+  // The writer's layout: {"ph":"X",["cat":..,]"name":..,"pid":..,"tid":..,"ts":..,"dur":..
+  static const std::regex re(
+      R"re(\{"ph":"X",(?:"cat":"(?:[^"\\]|\\.)*",)?"name":"((?:[^"\\]|\\.)*)","pid":(-?\d+|"(?:[^"\\]|\\.)*"),"tid":(-?\d+|"(?:[^"\\]|\\.)*"),"ts":(-?\d+\.\d{3}),"dur":(\d+\.\d{3})[,}])re");
+  std::vector<Slice> out;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator(); ++it) {
+    const auto& m = *it;
+    Slice s;
+    s.name = m[1];
+    s.track = std::string(m[2]) + "/" + std::string(m[3]);
+    s.start = *io_detail::parse_us_as_ns(std::string(m[4]));
+    s.end = s.start + *io_detail::parse_us_as_ns(std::string(m[5]));
+    out.push_back(s);
+  }
+  return out;
+}
+
+// On every track, any two slices either nest or are disjoint (what Perfetto needs).
+std::string nesting_violation(const std::vector<Slice>& slices) {
+  std::map<std::string, std::vector<Slice>> by_track;
+  for (const auto& s : slices) by_track[s.track].push_back(s);
+  for (auto& [track, v] : by_track) {
+    std::stable_sort(v.begin(), v.end(),
+                     [](const Slice& a, const Slice& b) { return a.start != b.start ? a.start < b.start : a.end > b.end; });
+    std::vector<const Slice*> open;
+    for (const auto& s : v) {
+      while (!open.empty() && open.back()->end <= s.start) open.pop_back();
+      if (!open.empty() && s.end > open.back()->end)
+        return track + ": \"" + s.name + "\" straddles \"" + open.back()->name + "\"";
+      open.push_back(&s);
+    }
+  }
+  return "";
+}
+
+std::size_t count_x_events(const json& doc) {
+  std::size_t n = 0;
+  for (const auto& e : doc["traceEvents"])
+    if (e["ph"] == "X") ++n;
+  return n;
+}
+
+TEST(ChromeWriter, KinetoTopLevelFields) {
+  const Trace t = test::make_full_trace();
+  const std::string text = chrome_json_string(t);
+  const json doc = json::parse(text);
+  EXPECT_EQ(doc["schemaVersion"], 3);
+  ASSERT_TRUE(doc["deviceProperties"].is_array());
+  EXPECT_EQ(doc["deviceProperties"][0]["name"], "NVIDIA H200");
+  EXPECT_EQ(doc["deviceProperties"][0]["numSms"], 132);
+  EXPECT_EQ(doc["displayTimeUnit"], "ms");
+  ASSERT_TRUE(doc["baseTimeNanoseconds"].is_number_integer());
+  EXPECT_EQ(doc["baseTimeNanoseconds"].get<std::int64_t>(), test::kT0 - 3);  // the earliest record, before meta's base
+  EXPECT_EQ(doc["traceName"], "full \"trace\"\n");
+  EXPECT_EQ(doc["syncscope"]["schema_version"], kTraceSchemaVersion);
+  EXPECT_EQ(doc["syncscope"]["base_time_ns"].get<std::int64_t>(), test::kT0 + 5);
+  EXPECT_EQ(doc["syncscope"]["clock"], "monotonic");
+  // Kineto's top-level provenance keeps its JSON type; reserved names stay in the block only.
+  EXPECT_EQ(doc["host"], "gpu-01");
+  EXPECT_EQ(doc["cupti_version"], 130001);
+  EXPECT_EQ(doc["distributedInfo"]["rank"], 3);
+  EXPECT_EQ(doc["flag"], true);
+  EXPECT_EQ(doc["odd"], " 5");
+  EXPECT_TRUE(doc["traceEvents"].is_array());
+  EXPECT_EQ(doc["syncscope"]["extra"]["traceEvents"], "not at the top level");
+  EXPECT_EQ(count_x_events(doc), t.api_calls.size() + t.kernels.size() + t.memcpys.size() + t.memsets.size() +
+                                     t.syncs.size() + t.cuda_events.size() + t.ranges.size() + t.overheads.size() + 3);
+}
+
+TEST(ChromeWriter, TimestampsHaveExactlyThreeDecimals) {
+  const std::string text = chrome_json_string(test::make_full_trace());
+  const std::regex ts(R"re("(ts|dur)":(-?[0-9.]+))re");
+  std::size_t n = 0;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), ts); it != std::sregex_iterator(); ++it, ++n)
+    EXPECT_TRUE(std::regex_match(std::string((*it)[2]), std::regex(R"(-?\d+\.\d{3})"))) << (*it)[0];
+  EXPECT_GT(n, 40u);
+}
+
+TEST(ChromeWriter, GpuEventsCarryKinetoArgs) {
+  const json doc = json::parse(chrome_json_string(test::make_full_trace()));
+  std::size_t kernels = 0;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    const std::string cat = e["cat"];
+    if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset" || cat == "cuda_sync") {
+      for (const char* k : {"device", "stream", "correlation", "context"}) EXPECT_TRUE(e["args"].contains(k)) << e.dump();
+      EXPECT_EQ(e["pid"], e["args"]["device"]) << e.dump();
+    }
+    if (cat == "kernel") {
+      ++kernels;
+      EXPECT_EQ(e["args"]["grid"].size(), 3u);
+      EXPECT_EQ(e["args"]["block"].size(), 3u);
+      EXPECT_TRUE(e["args"].contains("registers per thread"));
+      EXPECT_TRUE(e["args"].contains("shared memory"));
+    }
+    if (cat == "cuda_runtime" || cat == "cuda_driver") {
+      EXPECT_TRUE(e["args"].contains("cbid"));
+      EXPECT_TRUE(e["args"].contains("correlation"));
+    }
+    if (cat == "cuda_sync") EXPECT_TRUE(e["args"].contains("cuda_sync_kind"));
+    if (cat == "gpu_memcpy") {
+      const std::string name = e["name"];
+      EXPECT_EQ(name.rfind("Memcpy ", 0), 0u);
+    }
+  }
+  EXPECT_EQ(kernels, 3u);
+}
+
+TEST(ChromeWriter, EveryTrackNestsForPerfetto) {
+  for (const Trace& t : {test::make_full_trace(), read_trace(test::torch_fixture()),
+                         read_trace(test::trace_fixture("kineto_all_categories.json"))}) {
+    const std::string text = chrome_json_string(t);
+    const auto slices = x_slices(text);
+    EXPECT_EQ(slices.size(), count_x_events(json::parse(text)));  // the regex saw every slice
+    EXPECT_EQ(nesting_violation(slices), "");
+  }
+  // The same check catches straddling slices when they are not moved (it can fail).
+  EXPECT_NE(nesting_violation({{"a", 0, 10, "p"}, {"a", 5, 15, "q"}}), "");
+}
+
+TEST(ChromeWriter, OverlappingSlicesMoveToNamedLanes) {
+  const Trace t = test::make_full_trace();
+  const json doc = json::parse(chrome_json_string(t));
+  // "straddles" (python_function) partially overlaps aten::mm on thread 4243.
+  bool moved = false;
+  std::set<std::string> lane_names;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] == "X" && e["name"] == "straddles") {
+      EXPECT_NE(e["tid"], 4243);
+      EXPECT_EQ(e["args"]["syncscope"]["track_tid"], 4243);
+      moved = true;
+    }
+    if (e["ph"] == "M" && e["name"] == "thread_name") lane_names.insert(e["args"]["name"].get<std::string>());
+  }
+  EXPECT_TRUE(moved);
+  EXPECT_TRUE(lane_names.count("main thread (overlap 1)")) << json(lane_names).dump();
+  EXPECT_TRUE(lane_names.count("copy stream (overlap 1)")) << json(lane_names).dump();  // the memcpy over the kernel
+}
+
+TEST(ChromeWriter, GpuTracksAreNamedWhenTheTraceDoesNot) {
+  const json doc = json::parse(chrome_json_string(test::make_full_trace()));
+  std::map<std::string, std::string> names;  // "pid/tid" -> name
+  for (const auto& e : doc["traceEvents"])
+    if (e["ph"] == "M") names[e["pid"].dump() + "/" + (e["name"] == "process_name" ? "" : e["tid"].dump())] = e["args"]["name"];
+  EXPECT_EQ(names["1/"], "GPU 1");
+  EXPECT_EQ(names["1/14"], "stream 14");
+  EXPECT_EQ(names["1/13"], "copy stream");  // the trace's own name wins
+  EXPECT_EQ(names["4242/"], "python3");
+}
+
+TEST(ChromeWriter, LaunchToGpuFlowArrows) {
+  const Trace t = test::make_full_trace();
+  const json doc = json::parse(chrome_json_string(t));
+  std::map<std::uint64_t, json> starts, ends;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] == "s") EXPECT_TRUE(starts.emplace(e["id"].get<std::uint64_t>(), e).second) << "duplicate s";
+    if (e["ph"] == "f") EXPECT_TRUE(ends.emplace(e["id"].get<std::uint64_t>(), e).second) << "duplicate f";
+  }
+  // Correlations 11 (kernel), 12 (driver launch -> kernel), 13 (memcpy), 14 (memset), 15 (sync).
+  EXPECT_EQ(starts.size(), 5u);
+  EXPECT_EQ(ends.size(), 5u);
+  const auto& s = starts.at(11);
+  const auto& f = ends.at(11);
+  EXPECT_EQ(s["cat"], "ac2g");
+  EXPECT_EQ(s["pid"], 4242);
+  EXPECT_EQ(s["tid"], 4243);
+  EXPECT_EQ(f["bp"], "e");
+  EXPECT_EQ(f["pid"], 1);
+  EXPECT_EQ(f["tid"], 13);
+  // ts: at the launch's start and at the kernel's start (relative to baseTimeNanoseconds).
+  const Ns base = doc["baseTimeNanoseconds"].get<std::int64_t>();
+  const std::string text = chrome_json_string(t);
+  const std::string s_text = R"("ph":"s","id":11,"pid":4242,"tid":4243,"ts":)";
+  const auto at = text.find(s_text);
+  ASSERT_NE(at, std::string::npos);
+  const auto ts = io_detail::parse_us_as_ns(text.substr(at + s_text.size(), text.find(',', at + s_text.size()) - at - s_text.size()));
+  EXPECT_EQ(*ts + base, test::kT0 + 1000);
+  // The memcpy sits on an overlap lane of stream 13: its arrow must end there.
+  EXPECT_NE(ends.at(13)["tid"], 13);
+}
+
+TEST(ChromeWriter, WriteTraceIsAtomicAndRefusesToOverwrite) {
+  const Trace t = test::make_full_trace();
+  test::TempDir dir;
+  write_trace(t, dir / "a.json");
+  const std::string first = test::slurp(dir / "a.json");
+  EXPECT_THROW(write_trace(t, dir / "a.json"), InputError);
+  EXPECT_EQ(test::slurp(dir / "a.json"), first);
+  WriteOptions o;
+  o.overwrite = true;
+  write_trace(Trace{}, dir / "a.json", o);
+  EXPECT_NE(test::slurp(dir / "a.json"), first);
+  write_trace(t, dir / "b.json.gz");
+  const std::string gz = test::slurp(dir / "b.json.gz");
+  ASSERT_GE(gz.size(), 2u);
+  EXPECT_EQ(static_cast<unsigned char>(gz[0]), 0x1f);
+  EXPECT_EQ(static_cast<unsigned char>(gz[1]), 0x8b);
+  EXPECT_THROW(write_trace(t, dir / "c.sstrace", WriteOptions{TraceFormat::Auto, false}), InputError);
+  EXPECT_FALSE(std::filesystem::exists(dir / "c.sstrace"));
+  EXPECT_THROW(write_trace(t, dir / "nodir" / "d.json"), InputError);
+}
+
+}  // namespace
+}  // namespace syncscope

@@ -1,0 +1,131 @@
+// Our CUDA kernels against their CPU references, llm.c dev/cuda style: outputs poisoned
+// first, fresh random inputs each run (seed printed), results compared bit for bit (the
+// kernels produce exact values: integers, 0 and -inf). Skips without a CUDA device.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "cuda/cuda_api.h"
+#include "syncscope/kernels/reference.hpp"
+
+namespace syncscope::kernels {
+namespace {
+
+bool have_device() {
+  int n = 0;
+  return ss_cuda_device_count(&n) == 0 && n > 0;
+}
+
+#define SS_CHECK(call)                                                  \
+  do {                                                                  \
+    const int rc_ = (call);                                             \
+    ASSERT_EQ(rc_, 0) << #call << ": " << ss_cuda_error_string(rc_);    \
+  } while (0)
+
+std::uint64_t fresh_seed() {
+  const std::uint64_t s = std::random_device{}();
+  std::printf("seed %llu\n", static_cast<unsigned long long>(s));
+  return s;
+}
+
+// Expected bit pattern of 0 / -inf in each mask dtype.
+std::uint32_t expect_bits(bool allowed, int dtype) {
+  if (allowed) return 0u;
+  switch (dtype) {
+    case SS_DTYPE_F32: {
+      const float f = -INFINITY;
+      std::uint32_t u;
+      std::memcpy(&u, &f, 4);
+      return u;
+    }
+    case SS_DTYPE_BF16: return 0xFF80u;
+    default: return 0xFC00u;  // fp16 -inf
+  }
+}
+
+void check_mask(const std::vector<std::int32_t>& lengths, int window, int dtype) {
+  const PackedMetadata meta = packed_metadata(lengths);
+  const auto ref = packed_causal_mask(lengths, window);
+  const std::size_t T = static_cast<std::size_t>(meta.total), n = lengths.size();
+  const std::size_t esize = dtype == SS_DTYPE_F32 ? 4 : 2;
+  void *d_len = nullptr, *d_cu = nullptr, *d_mask = nullptr;
+  SS_CHECK(ss_cuda_malloc(&d_len, n * 4));
+  SS_CHECK(ss_cuda_malloc(&d_cu, (n + 1) * 4));
+  SS_CHECK(ss_cuda_malloc(&d_mask, T * T * esize));
+  SS_CHECK(ss_cuda_memcpy(d_len, lengths.data(), n * 4, 1));
+  SS_CHECK(ss_cuda_memset(d_cu, 0xFF, (n + 1) * 4));      // poison
+  SS_CHECK(ss_cuda_memset(d_mask, 0x7F, T * T * esize));  // poison: a NaN/garbage pattern
+  SS_CHECK(ss_packed_mask(static_cast<const std::int32_t*>(d_len), static_cast<int>(n), static_cast<int>(T), window,
+                          static_cast<std::int32_t*>(d_cu), d_mask, dtype, nullptr));
+  SS_CHECK(ss_cuda_device_synchronize());
+  std::vector<std::int32_t> cu(n + 1);
+  std::vector<unsigned char> mask(T * T * esize);
+  SS_CHECK(ss_cuda_memcpy(cu.data(), d_cu, (n + 1) * 4, 2));
+  SS_CHECK(ss_cuda_memcpy(mask.data(), d_mask, mask.size(), 2));
+  EXPECT_EQ(cu, meta.cu_seqlens);
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < T * T; ++i) {
+    std::uint32_t got = 0;
+    std::memcpy(&got, mask.data() + i * esize, esize);
+    if (got != expect_bits(mask_allows(ref[i]), dtype) && bad++ < 5)
+      ADD_FAILURE() << "mask[" << i / T << "," << i % T << "] = 0x" << std::hex << got;
+  }
+  EXPECT_EQ(bad, 0u) << "T=" << T << " window=" << window << " dtype=" << dtype;
+  ss_cuda_free(d_len);
+  ss_cuda_free(d_cu);
+  ss_cuda_free(d_mask);
+}
+
+TEST(PackedMaskKernel, MatchesCpuReference) {
+  if (!have_device()) GTEST_SKIP() << "skipped: no CUDA device";
+  std::mt19937_64 rng(fresh_seed());
+  for (int T : {1, 96, 2048}) {
+    std::vector<std::int32_t> lengths;
+    for (int left = T; left > 0;) {
+      const int len = std::min(left, 1 + static_cast<int>(rng() % 700));
+      lengths.push_back(len);
+      left -= len;
+    }
+    for (int window : {0, 128})
+      for (int dtype : {SS_DTYPE_F32, SS_DTYPE_BF16, SS_DTYPE_F16}) check_mask(lengths, window, dtype);
+  }
+}
+
+TEST(PackedMaskKernel, RejectsBadArguments) {
+  if (!have_device()) GTEST_SKIP() << "skipped: no CUDA device";
+  EXPECT_NE(ss_packed_mask(nullptr, 1, 1, 0, nullptr, nullptr, SS_DTYPE_F32, nullptr), 0);
+}
+
+TEST(MoeHistogramKernel, MatchesCpuReference) {
+  if (!have_device()) GTEST_SKIP() << "skipped: no CUDA device";
+  std::mt19937_64 rng(fresh_seed());
+  for (int E : {1, 4, 32, 128})
+    for (std::int64_t n : {std::int64_t{0}, std::int64_t{1}, std::int64_t{8192}}) {
+      std::vector<std::int64_t> ids(static_cast<std::size_t>(n));
+      for (auto& id : ids) id = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(E));
+      const MoeRouting ref = moe_routing(ids, E);
+      void *d_ids = nullptr, *d_counts = nullptr, *d_offsets = nullptr;
+      SS_CHECK(ss_cuda_malloc(&d_ids, std::max<std::size_t>(1, ids.size()) * 8));
+      SS_CHECK(ss_cuda_malloc(&d_counts, static_cast<std::size_t>(E) * 8));
+      SS_CHECK(ss_cuda_malloc(&d_offsets, static_cast<std::size_t>(E + 1) * 8));
+      if (n > 0) SS_CHECK(ss_cuda_memcpy(d_ids, ids.data(), ids.size() * 8, 1));
+      SS_CHECK(ss_cuda_memset(d_counts, 0xFF, static_cast<std::size_t>(E) * 8));
+      SS_CHECK(ss_cuda_memset(d_offsets, 0xFF, static_cast<std::size_t>(E + 1) * 8));
+      SS_CHECK(ss_moe_histogram(static_cast<const std::int64_t*>(d_ids), n, E, static_cast<std::int64_t*>(d_counts),
+                                static_cast<std::int64_t*>(d_offsets), nullptr));
+      SS_CHECK(ss_cuda_device_synchronize());
+      std::vector<std::int64_t> counts(static_cast<std::size_t>(E)), offsets(static_cast<std::size_t>(E + 1));
+      SS_CHECK(ss_cuda_memcpy(counts.data(), d_counts, counts.size() * 8, 2));
+      SS_CHECK(ss_cuda_memcpy(offsets.data(), d_offsets, offsets.size() * 8, 2));
+      EXPECT_EQ(counts, ref.counts) << "E=" << E << " n=" << n;
+      EXPECT_EQ(offsets, ref.offsets) << "E=" << E << " n=" << n;
+      ss_cuda_free(d_ids);
+      ss_cuda_free(d_counts);
+      ss_cuda_free(d_offsets);
+    }
+}
+
+}  // namespace
+}  // namespace syncscope::kernels

@@ -1,0 +1,376 @@
+// The step programs: offload plan and choreography, sync counts per variant, ranges, and the
+// schedule checker over the real schedules (and deliberately broken ones).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+
+#include "syncscope/core/error.hpp"
+#include "syncscope/kernels/offload_schedule.hpp"
+#include "syncscope/kernels/step_program.hpp"
+#include "tiny_shapes.hpp"
+
+namespace syncscope::kernels {
+namespace {
+
+using program::OpKind;
+using program::Program;
+using test::tiny_dense;
+using test::tiny_moe;
+using test::tiny_options;
+
+TEST(PlanOffload, SingleAndDoubleOffloadEveryLayer) {
+  const OffloadPlan s = plan_offload("single", 8, 100, 1e12, 2);
+  EXPECT_EQ(s.first_resident, 8);
+  EXPECT_EQ(s.ring_buffers, 1);
+  EXPECT_EQ(s.depth, 0);
+  const OffloadPlan d = plan_offload("double", 8, 100, 1e12, 2);
+  EXPECT_EQ(d.first_resident, 8);
+  EXPECT_EQ(d.ring_buffers, 2);
+  EXPECT_EQ(plan_offload("double", 1, 100, 0, 2).ring_buffers, 1);
+}
+
+TEST(PlanOffload, PrefetchKeepsLastLayersResidentWithinBudget) {
+  // L = 8 layers of a = 100 bytes, k = 2: the ring takes 3a; the rest holds resident layers.
+  EXPECT_EQ(plan_offload("prefetch", 8, 100, 800, 2).first_resident, 0);  // 8a fits: no offload
+  EXPECT_EQ(plan_offload("prefetch", 8, 100, 800, 2).ring_buffers, 0);
+  const OffloadPlan p = plan_offload("prefetch", 8, 100, 550, 2);  // (550 - 300) / 100 -> 2 resident
+  EXPECT_EQ(p.first_resident, 6);
+  EXPECT_EQ(p.ring_buffers, 3);
+  EXPECT_EQ(p.depth, 2);
+  EXPECT_FALSE(p.is_offloaded(6));
+  EXPECT_TRUE(p.is_offloaded(5));
+  EXPECT_EQ(plan_offload("prefetch", 8, 100, 750, 2).first_resident, 4);  // (750 - 300) / 100 -> 4
+  EXPECT_EQ(plan_offload("prefetch", 8, 100, 0, 2).first_resident, 8);
+  EXPECT_EQ(plan_offload("prefetch", 8, 100, -5, 2).first_resident, 8);  // negative budget: none
+  // k larger than the offloaded layers is clamped to them.
+  const OffloadPlan c = plan_offload("prefetch", 3, 100, 0, 10);
+  EXPECT_EQ(c.depth, 3);
+  EXPECT_EQ(c.ring_buffers, 4);
+  // Deterministic: same inputs, same plan.
+  const OffloadPlan again = plan_offload("prefetch", 8, 100, 550, 2);
+  EXPECT_EQ(again.first_resident, p.first_resident);
+  EXPECT_EQ(again.ring_buffers, p.ring_buffers);
+}
+
+TEST(PlanOffload, RejectsBadInput) {
+  EXPECT_THROW(plan_offload("triple", 8, 100, 0, 2), InputError);
+  EXPECT_THROW(plan_offload("single", 0, 100, 0, 2), InputError);
+  EXPECT_THROW(plan_offload("single", 4, 0, 0, 2), InputError);
+  EXPECT_THROW(plan_offload("prefetch", 4, 100, 0, 0), InputError);
+}
+
+// Every layer runs forward in order and backward in reverse; every offloaded layer is
+// reloaded exactly once, into the buffer its backward reads, and the main stream waits for
+// that buffer's load before.
+void check_choreography(const Choreography& c) {
+  const OffloadPlan& p = c.plan;
+  std::vector<int> fwd, bwd;
+  std::map<int, int> reloads;          // layer -> count
+  std::map<int, int> loaded_buffer;    // buffer -> layer whose reload was recorded last
+  std::map<int, bool> main_waited;     // buffer -> main waited since its last load
+  for (const ChoreoStep& s : c.steps) {
+    switch (s.kind) {
+      case ChoreoKind::ForwardLayer: fwd.push_back(s.layer); break;
+      case ChoreoKind::ReloadCopy:
+        ++reloads[s.layer];
+        loaded_buffer[s.buffer] = s.layer;
+        main_waited[s.buffer] = false;
+        break;
+      case ChoreoKind::MainWaits:
+        if (s.buffer >= 0) main_waited[s.buffer] = true;
+        break;
+      case ChoreoKind::BackwardLayer:
+        bwd.push_back(s.layer);
+        if (p.is_offloaded(s.layer)) {
+          ASSERT_GE(s.buffer, 0);
+          EXPECT_EQ(loaded_buffer[s.buffer], s.layer) << "layer " << s.layer;
+          EXPECT_TRUE(main_waited[s.buffer]) << "layer " << s.layer;
+        } else {
+          EXPECT_EQ(s.buffer, -1);
+        }
+        break;
+      default: break;
+    }
+  }
+  ASSERT_EQ(static_cast<int>(fwd.size()), p.layers);
+  ASSERT_EQ(static_cast<int>(bwd.size()), p.layers);
+  for (int l = 0; l < p.layers; ++l) {
+    EXPECT_EQ(fwd[static_cast<std::size_t>(l)], l);
+    EXPECT_EQ(bwd[static_cast<std::size_t>(l)], p.layers - 1 - l);
+    EXPECT_EQ(reloads[l], p.is_offloaded(l) ? 1 : 0) << "layer " << l;
+  }
+}
+
+TEST(Choreography, EveryVariantReloadsEachOffloadedLayerOnce) {
+  for (const char* v : kOffloadVariants)
+    for (int L : {1, 2, 5})
+      for (int k : {1, 2, 3})
+        for (double budget : {0.0, 300.0, 1e9}) {
+          SCOPED_TRACE(testing::Message() << v << " L=" << L << " k=" << k << " budget=" << budget);
+          check_choreography(build_choreography(plan_offload(v, L, 100, budget, k)));
+        }
+}
+
+TEST(Choreography, PrefetchIssuesTheFirstReloadsBeforeTheHead) {
+  const Choreography c = build_choreography(plan_offload("prefetch", 6, 100, 0, 3));
+  int before_head = 0;
+  for (const ChoreoStep& s : c.steps) {
+    if (s.kind == ChoreoKind::Head) break;
+    if (s.kind == ChoreoKind::ReloadCopy) ++before_head;
+  }
+  EXPECT_EQ(before_head, 3);
+  const Choreography d = build_choreography(plan_offload("double", 6, 100, 0, 3));
+  for (const ChoreoStep& s : d.steps) {
+    if (s.kind == ChoreoKind::Head) break;
+    EXPECT_NE(s.kind, ChoreoKind::ReloadCopy);  // Unsloth's: no explicit prefetch
+  }
+}
+
+int count(const Program& p, OpKind kind, const std::string& name = "") {
+  return static_cast<int>(std::count_if(p.ops.begin(), p.ops.end(), [&](const program::Op& op) {
+    return op.kind == kind && (name.empty() || op.name == name);
+  }));
+}
+
+TEST(StepProgram, HostSyncsPerPackingVariant) {
+  // Unsloth's baseline reads back 3 values per attention layer (lengths.max().item(),
+  // seq_lengths.sum().item(), seq_lengths.tolist()); the cache reads them once per batch;
+  // ours never. Every variant reads the loss once at the end.
+  const int L = 3;
+  StepOptions o = tiny_options();
+  o.packing = "rebuild";
+  EXPECT_EQ(program::program_stats(build_step_program(o)).host_syncs, 3 * L + 1);
+  o.packing = "cached";
+  EXPECT_EQ(program::program_stats(build_step_program(o)).host_syncs, 3 + 1);
+  o.packing = "device";
+  EXPECT_EQ(program::program_stats(build_step_program(o)).host_syncs, 1);
+  // With checkpointing the baseline rebuilds again in every recompute; the cache does not.
+  o.offload = "double";
+  o.packing = "rebuild";
+  EXPECT_EQ(program::program_stats(build_step_program(o)).host_syncs, 2 * 3 * L + 1);
+  o.packing = "cached";
+  EXPECT_EQ(program::program_stats(build_step_program(o)).host_syncs, 3 + 1);
+}
+
+TEST(StepProgram, HostSyncsPerMoeVariantWithSlidingWindow) {
+  // tiny_moe: L = 2 (layer 0 sliding, layer 1 full), E = 4. Packing "device": 0 syncs, so
+  // the MoE counts stand alone: loop E per layer, sorted 3 per layer (bincount's min and max
+  // reads plus the tolist), device none.
+  StepOptions o = tiny_options(tiny_moe());
+  o.packing = "device";
+  const int L = 2, E = 4;
+  o.moe = "loop";
+  EXPECT_EQ(program::program_stats(build_step_program(o)).host_syncs, E * L + 1);
+  o.moe = "sorted";
+  EXPECT_EQ(program::program_stats(build_step_program(o)).host_syncs, 3 * L + 1);
+  o.moe = "device";
+  EXPECT_EQ(program::program_stats(build_step_program(o)).host_syncs, 1);
+  // Two windows: the cache holds one mask per window, so 1 metadata read + 2 per mask.
+  o.packing = "cached";
+  EXPECT_EQ(program::program_stats(build_step_program(o)).host_syncs, 1 + 2 * 2 + 1);
+  // Ours builds one mask per window with our kernel.
+  o.packing = "device";
+  EXPECT_EQ(count(build_step_program(o), OpKind::Kernel, "syncscope::packed_mask_kernel"), 2);
+}
+
+TEST(StepProgram, GemmFlopsFollowTheShape) {
+  StepOptions o = tiny_options(test::tiny_qwen3());
+  const Program p = build_step_program(o);
+  const double T = 96, H = 64, q = 4 * 24, kv = 2 * 24, I = 128;
+  std::map<std::string, double> flops;
+  for (const auto& op : p.ops)
+    if (op.kind == OpKind::Kernel) flops[op.name] += op.flops;
+  const int L = 3;
+  EXPECT_DOUBLE_EQ(flops["q_proj"], L * 2 * T * q * H);
+  EXPECT_DOUBLE_EQ(flops["k_proj"], L * 2 * T * kv * H);
+  EXPECT_DOUBLE_EQ(flops["gate_proj"], L * 2 * T * I * H);
+  EXPECT_DOUBLE_EQ(flops["q_proj.backward_dgrad"], flops["q_proj"]);
+  EXPECT_DOUBLE_EQ(flops["lm_head"], 2 * T * 256 * H);
+  // Qwen3's q/k norms are there; Llama's are not.
+  EXPECT_GT(count(p, OpKind::Kernel, "q_norm.pow"), 0);
+  EXPECT_EQ(count(build_step_program(tiny_options()), OpKind::Kernel, "q_norm.pow"), 0);
+}
+
+TEST(StepProgram, MoeDeviceVariantPaysCapacityPadding) {
+  // C = T rows per expert: E*T instead of T*k rows, E/k times the expert GEMM flops.
+  StepOptions o = tiny_options(tiny_moe());
+  o.moe = "sorted";
+  double sorted = 0, device = 0;
+  for (const auto& op : build_step_program(o).ops)
+    if (op.kind == OpKind::Kernel && op.name.find(".gate") != std::string::npos && op.name.find("backward") == std::string::npos)
+      sorted += op.flops;
+  o.moe = "device";
+  for (const auto& op : build_step_program(o).ops)
+    if (op.kind == OpKind::Kernel && op.name == "experts.bmm_gate") device += op.flops;
+  ASSERT_GT(sorted, 0);
+  EXPECT_DOUBLE_EQ(device / sorted, 4.0 / 2.0);
+}
+
+TEST(StepProgram, RangesAreBalancedAndNamed) {
+  StepOptions o = tiny_options(tiny_moe());
+  o.offload = "prefetch";
+  const Program p = build_step_program(o);
+  int depth = 0;
+  std::map<std::string, int> pushes;
+  for (const auto& op : p.ops) {
+    if (op.kind == OpKind::RangePush) {
+      ++depth;
+      ++pushes[op.name];
+    } else if (op.kind == OpKind::RangePop) {
+      ASSERT_GT(depth, 0);
+      --depth;
+    }
+  }
+  EXPECT_EQ(depth, 0);
+  for (const char* r : {"step", "forward", "backward", "optimizer"}) EXPECT_EQ(pushes[r], 1) << r;
+  EXPECT_EQ(pushes["layer_00"], 2);  // forward and backward
+  EXPECT_EQ(pushes["layer_01"], 2);
+  EXPECT_EQ(pushes["packing_metadata"], 4);  // 2 forward + 2 recompute
+  EXPECT_EQ(pushes["moe_routing"], 4);
+  EXPECT_GT(pushes["offload_reload"], 0);
+}
+
+TEST(StepProgram, OffloadCopiesUseThePinnedCopyStream) {
+  StepOptions o = tiny_options();
+  o.offload = "single";
+  const Program p = build_step_program(o);
+  ASSERT_EQ(p.streams.size(), 2u);
+  EXPECT_FALSE(p.streams[0].non_blocking);  // LibTorch's legacy default stream
+  EXPECT_TRUE(p.streams[1].non_blocking);
+  int d2h = 0, h2d = 0;
+  for (const auto& op : p.ops)
+    if (op.kind == OpKind::Copy && op.stream == 1) {
+      EXPECT_EQ(op.host_memory, MemoryKind::Pinned);
+      EXPECT_DOUBLE_EQ(op.bytes, 96.0 * 64 * 4);
+      (op.copy == CopyKind::DtoH ? d2h : h2d)++;
+    }
+  EXPECT_EQ(d2h, 3);
+  EXPECT_EQ(h2d, 3);
+  EXPECT_EQ(build_step_program(tiny_options()).streams.size(), 1u);
+}
+
+TEST(StepProgram, EveryVariantIsBufferSafe) {
+  for (const auto& model : {tiny_dense(), tiny_moe()})
+    for (const char* off : {"", "single", "double", "prefetch"})
+      for (int k : {1, 2, 4})
+        for (double budget : {0.0, 96.0 * 64 * 4 * 4}) {
+          StepOptions o = tiny_options(model);
+          o.offload = off;
+          o.prefetch_depth = k;
+          o.offload_budget_bytes = budget;
+          o.packing = "cached";
+          const Program p = build_step_program(o);
+          const auto v = program::check_buffer_safety(p);
+          EXPECT_TRUE(v.empty()) << p.name << " k=" << k << ": " << (v.empty() ? "" : v.front().message);
+        }
+}
+
+// Removes the first op matching `pred` (a deliberately broken schedule).
+template <typename Pred>
+Program without(Program p, Pred pred) {
+  auto it = std::find_if(p.ops.begin(), p.ops.end(), pred);
+  EXPECT_NE(it, p.ops.end());
+  if (it != p.ops.end()) p.ops.erase(it);
+  return p;
+}
+
+int event_named(const Program& p, const std::string& name) {
+  for (std::size_t i = 0; i < p.event_names.size(); ++i)
+    if (p.event_names[i] == name) return static_cast<int>(i);
+  ADD_FAILURE() << "no event " << name;
+  return -1;
+}
+
+bool has(const std::vector<program::BufferViolation>& v, program::BufferViolation::Kind kind, const std::string& buffer_prefix,
+         const Program& p) {
+  return std::any_of(v.begin(), v.end(), [&](const program::BufferViolation& x) {
+    return x.kind == kind && p.buffer_names[static_cast<std::size_t>(x.buffer)].rfind(buffer_prefix, 0) == 0;
+  });
+}
+
+TEST(ScheduleChecker, CatchesBrokenOffloadSchedules) {
+  using K = program::BufferViolation::Kind;
+  StepOptions o = tiny_options();
+  o.offload = "double";
+  const Program good = build_step_program(o);
+  ASSERT_TRUE(program::check_buffer_safety(good).empty());
+
+  // The copy stream no longer waits for ring 0's last reader before reloading into it.
+  const int freed0 = event_named(good, "freed ring 0");
+  const Program no_free_wait = without(good, [&](const program::Op& op) {
+    return op.kind == OpKind::StreamWait && op.stream == 1 && op.event == freed0;
+  });
+  auto v = program::check_buffer_safety(no_free_wait);
+  EXPECT_TRUE(has(v, K::WriteAfterRead, "ring_0", good)) << v.size();
+  ASSERT_FALSE(v.empty());
+  EXPECT_NE(v.front().message.find("ring_0"), std::string::npos) << v.front().message;
+
+  // Recompute no longer waits for the reload of ring 1.
+  const int loaded1 = event_named(good, "loaded ring 1");
+  v = program::check_buffer_safety(without(good, [&](const program::Op& op) {
+    return op.kind == OpKind::StreamWait && op.stream == 0 && op.event == loaded1;
+  }));
+  EXPECT_TRUE(has(v, K::ReadAfterWrite, "ring_1", good));
+
+  // A layer input goes back to the allocator before its D2H offload finished.
+  const int off1 = event_named(good, "offloaded layer_01");
+  v = program::check_buffer_safety(without(good, [&](const program::Op& op) {
+    return op.kind == OpKind::StreamWait && op.stream == 0 && op.event == off1;
+  }));
+  EXPECT_TRUE(has(v, K::WriteAfterRead, "act_01", good));
+
+  // single: the copy stream no longer waits for the whole main stream.
+  o.offload = "single";
+  const Program single = build_step_program(o);
+  ASSERT_TRUE(program::check_buffer_safety(single).empty());
+  const int main_all = event_named(single, "main stream so far");
+  // Drop the second wait (the first reload has nothing to wait for).
+  Program broken = single;
+  int seen = 0;
+  for (auto it = broken.ops.begin(); it != broken.ops.end(); ++it)
+    if (it->kind == OpKind::StreamWait && it->event == main_all && ++seen == 2) {
+      broken.ops.erase(it);
+      break;
+    }
+  ASSERT_EQ(seen, 2);
+  EXPECT_TRUE(has(program::check_buffer_safety(broken), K::WriteAfterRead, "ring_0", single));
+}
+
+TEST(StepProgram, RejectsInvalidOptions) {
+  StepOptions o = tiny_options();
+  o.packing = "lazy";
+  EXPECT_THROW(build_step_program(o), InputError);
+  o = tiny_options();
+  o.offload = "triple";
+  EXPECT_THROW(build_step_program(o), InputError);
+  o = tiny_options();
+  o.model.num_key_value_heads = 3;
+  EXPECT_THROW(build_step_program(o), InputError);
+  o = tiny_options();
+  o.batch.lengths = {20, 20};
+  EXPECT_THROW(build_step_program(o), InputError);
+  o = tiny_options(tiny_moe());
+  o.model.num_experts_per_tok = 5;
+  EXPECT_THROW(build_step_program(o), InputError);
+}
+
+TEST(StepOptions, NextBatchesDifferAndStayReproducible) {
+  StepOptions o = tiny_options();
+  EXPECT_EQ(batch_lengths(o, 0), (std::vector<int>{20, 31, 9, 36}));
+  EXPECT_EQ(batch_lengths(o, 1), (std::vector<int>{31, 9, 36, 20}));
+  o.batch.distribution = "uniform";
+  o.batch.min_len = 5;
+  o.batch.max_len = 40;
+  const auto a = batch_lengths(o, 1), b = batch_lengths(o, 2);
+  EXPECT_NE(a, b);
+  EXPECT_EQ(a, batch_lengths(o, 1));
+  for (const auto& l : {a, b}) {
+    int sum = 0;
+    for (int x : l) sum += x;
+    EXPECT_EQ(sum, 96);
+  }
+}
+
+}  // namespace
+}  // namespace syncscope::kernels

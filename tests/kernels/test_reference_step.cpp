@@ -1,0 +1,287 @@
+// The LibTorch reference step on CPU (fp32): every variant of every fix runs at tiny size;
+// losses and gradients agree across variants; host-sync counts and NVTX ranges equal the
+// step program's (one source of truth); the packing cache is never served stale.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "syncscope/core/error.hpp"
+#include "syncscope/kernels/reference.hpp"
+#include "syncscope/kernels/step.hpp"
+#include "syncscope/kernels/step_program.hpp"
+#include "tiny_shapes.hpp"
+#include "torch/internal.hpp"
+
+namespace syncscope::kernels {
+namespace {
+
+using test::tiny_dense;
+using test::tiny_moe;
+using test::tiny_options;
+using test::tiny_qwen3;
+
+struct Outcome {
+  StepResult result;
+  std::vector<NamedValues> grads;
+};
+
+Outcome run_once(const StepOptions& o) {
+  ReferenceStep step(o);
+  step.record_ranges(true);
+  Outcome out;
+  out.result = step.run();
+  out.grads = step.gradients();
+  return out;
+}
+
+// Largest |a-b| relative to the largest |a| of each gradient; 0 means bitwise equal.
+double max_rel_diff(const std::vector<NamedValues>& a, const std::vector<NamedValues>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double worst = 0;
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    EXPECT_EQ(a[i].name, b[i].name);
+    EXPECT_EQ(a[i].values.size(), b[i].values.size()) << a[i].name;
+    double scale = 0, diff = 0;
+    for (std::size_t j = 0; j < std::min(a[i].values.size(), b[i].values.size()); ++j) {
+      scale = std::max(scale, static_cast<double>(std::abs(a[i].values[j])));
+      diff = std::max(diff, static_cast<double>(std::abs(a[i].values[j] - b[i].values[j])));
+    }
+    if (scale > 0) worst = std::max(worst, diff / scale);
+    else worst = std::max(worst, diff);
+  }
+  return worst;
+}
+
+bool bitwise_equal(const std::vector<NamedValues>& a, const std::vector<NamedValues>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i].values != b[i].values) return false;
+  return true;
+}
+
+std::vector<std::string> program_ranges(const program::Program& p) {
+  std::vector<std::string> out;
+  for (const auto& op : p.ops)
+    if (op.kind == program::OpKind::RangePush) out.push_back(op.name);
+  return out;
+}
+
+void expect_matches_program(const StepOptions& o, const Outcome& out) {
+  const program::Program p = build_step_program(o);
+  EXPECT_EQ(program::program_stats(p).host_syncs, out.result.host_syncs.total()) << p.name;
+  EXPECT_EQ(program_ranges(p), out.result.ranges) << p.name;
+}
+
+TEST(ReferenceStep, PackingVariantsAgreeBitwise) {
+  // Same mask values, same operations: rebuild, cached and device give identical numbers.
+  std::map<std::string, Outcome> outs;
+  for (const char* v : kPackingVariants) {
+    StepOptions o = tiny_options(tiny_qwen3());
+    o.packing = v;
+    outs[v] = run_once(o);
+    expect_matches_program(o, outs[v]);
+    EXPECT_TRUE(std::isfinite(outs[v].result.loss));
+  }
+  const int L = 3;
+  EXPECT_EQ(outs["rebuild"].result.host_syncs.packing, 3 * L);
+  EXPECT_EQ(outs["cached"].result.host_syncs.packing, 3);
+  EXPECT_EQ(outs["device"].result.host_syncs.packing, 0);
+  EXPECT_EQ(outs["rebuild"].result.metadata_builds, L);
+  EXPECT_EQ(outs["cached"].result.metadata_builds, 2);  // metadata once + the mask once
+  EXPECT_EQ(outs["device"].result.metadata_builds, 1);
+  for (const char* v : {"cached", "device"}) {
+    EXPECT_EQ(outs[v].result.loss, outs["rebuild"].result.loss) << v;
+    EXPECT_TRUE(bitwise_equal(outs[v].grads, outs["rebuild"].grads)) << v << " max rel diff "
+                                                                     << max_rel_diff(outs[v].grads, outs["rebuild"].grads);
+  }
+  // The loss of a random model is near ln(vocab).
+  EXPECT_NEAR(outs["rebuild"].result.loss, std::log(256.0), 0.5);
+}
+
+TEST(ReferenceStep, PackingCacheIsNeverStale) {
+  // Batch 1 has other lengths; a cache kept from batch 0 would mask the wrong blocks.
+  StepOptions cached = tiny_options();
+  cached.packing = "cached";
+  StepOptions rebuild = cached;
+  rebuild.packing = "rebuild";
+  for (const char* v : {"cached", "device"}) {
+    cached.packing = v;
+    ReferenceStep a(cached), b(rebuild);
+    a.run();
+    b.run();
+    const auto cu0 = a.cached_cu_seqlens();
+    EXPECT_EQ(cu0, packed_metadata(std::vector<std::int32_t>(a.lengths().begin(), a.lengths().end())).cu_seqlens);
+    a.next_batch();
+    b.next_batch();
+    ASSERT_NE(a.lengths(), batch_lengths(cached, 0));
+    const StepResult ra = a.run(), rb = b.run();
+    EXPECT_EQ(ra.loss, rb.loss) << v;
+    const auto cu1 = a.cached_cu_seqlens();
+    EXPECT_NE(cu1, cu0);
+    EXPECT_EQ(cu1, packed_metadata(std::vector<std::int32_t>(a.lengths().begin(), a.lengths().end())).cu_seqlens);
+    EXPECT_TRUE(bitwise_equal(a.gradients(), b.gradients())) << v;
+  }
+}
+
+TEST(ReferenceStep, OffloadVariantsGiveIdenticalGradients) {
+  // Offloading changes where a layer's input waits for backward, not the arithmetic: on
+  // CPU the three variants run the same operations on the same values, so gradients are
+  // bitwise identical. Against plain autograd (no checkpointing) the recompute repeats the
+  // same forward ops, so they agree too; that comparison allows fp32 rounding in case a
+  // kernel picks another blocking for the recomputed graph.
+  StepOptions base = tiny_options();
+  base.packing = "cached";
+  const Outcome plain = run_once(base);
+  expect_matches_program(base, plain);
+  const double act = 96.0 * 64 * 4;
+  std::vector<std::pair<std::string, StepOptions>> cases;
+  for (const char* v : kOffloadVariants) {
+    StepOptions o = base;
+    o.offload = v;
+    cases.emplace_back(v, o);
+  }
+  StepOptions resident = base;  // prefetch with room for one resident layer (3 ring + 1)
+  resident.offload = "prefetch";
+  resident.offload_budget_bytes = 4 * act;
+  cases.emplace_back("prefetch+resident", resident);
+  std::vector<Outcome> outs;
+  for (const auto& [name, o] : cases) {
+    outs.push_back(run_once(o));
+    expect_matches_program(o, outs.back());
+    EXPECT_EQ(outs.back().result.loss, plain.result.loss) << name;
+    EXPECT_LE(max_rel_diff(outs.back().grads, plain.grads), 1e-6) << name;
+  }
+  for (std::size_t i = 1; i < outs.size(); ++i)
+    EXPECT_TRUE(bitwise_equal(outs[i].grads, outs[0].grads)) << cases[i].first;
+  ReferenceStep probe(resident);
+  EXPECT_EQ(probe.offload_plan().first_resident, 2);
+}
+
+TEST(ReferenceStep, MoeVariantsAgree) {
+  // loop and sorted feed each expert the same rows in the same (token) order and add
+  // contributions per token in expert order: bitwise equal on CPU. device runs other GEMM
+  // shapes (capacity-padded bmm), so it agrees within fp32 rounding: 1e-5 relative to each
+  // gradient's largest value (bf16 on the GPU: 1e-2, test_kernels_step_device).
+  std::map<std::string, Outcome> outs;
+  for (const char* v : kMoeVariants) {
+    StepOptions o = tiny_options(tiny_moe());
+    o.moe = v;
+    o.packing = "device";
+    outs[v] = run_once(o);
+    expect_matches_program(o, outs[v]);
+  }
+  const int L = 2, E = 4;
+  EXPECT_EQ(outs["loop"].result.host_syncs.moe, E * L);
+  EXPECT_EQ(outs["sorted"].result.host_syncs.moe, 3 * L);
+  EXPECT_EQ(outs["device"].result.host_syncs.moe, 0);
+  EXPECT_EQ(outs["sorted"].result.loss, outs["loop"].result.loss);
+  EXPECT_TRUE(bitwise_equal(outs["sorted"].grads, outs["loop"].grads));
+  EXPECT_NEAR(outs["device"].result.loss, outs["loop"].result.loss, 1e-5 * std::abs(outs["loop"].result.loss));
+  EXPECT_LE(max_rel_diff(outs["device"].grads, outs["loop"].grads), 1e-5);
+}
+
+TEST(ReferenceStep, EveryCombinationMatchesItsProgram) {
+  for (const char* pack : kPackingVariants)
+    for (const char* off : {"", "single", "prefetch"})
+      for (const char* moe : kMoeVariants) {
+        StepOptions o = tiny_options(tiny_moe());
+        o.packing = pack;
+        o.offload = off;
+        o.moe = moe;
+        SCOPED_TRACE(build_step_program(o).name);
+        expect_matches_program(o, run_once(o));
+      }
+}
+
+TEST(ReferenceStep, StepUpdatesParametersAndIsReproducible) {
+  StepOptions o = tiny_options();
+  ReferenceStep a(o);
+  const auto before = a.parameters();
+  const StepResult r1 = a.run();
+  const auto after = a.parameters();
+  EXPECT_FALSE(bitwise_equal(before, after));  // AdamW moved the weights
+  ReferenceStep b(o);
+  EXPECT_EQ(b.run().loss, r1.loss);  // same seed, same step
+  const StepResult r2 = a.run();
+  EXPECT_NE(r2.loss, r1.loss);
+}
+
+TEST(ReferenceStep, RejectsBadOptions) {
+  StepOptions o = tiny_options();
+  o.moe = "magic";
+  EXPECT_THROW(ReferenceStep{o}, InputError);
+  o = tiny_options();
+  o.dtype = "fp8";
+  EXPECT_THROW(ReferenceStep{o}, InputError);
+  if (!cuda_available()) {
+    o = tiny_options();
+    o.device = "cuda";
+    EXPECT_THROW(ReferenceStep{o}, Error);
+  }
+  EXPECT_FALSE(torch_version().empty());
+}
+
+// Component level: the packed mask of every variant is the same tensor, including windows.
+TEST(FixComponents, PackingMasksAgreeExactly) {
+  SyncCounts syncs;
+  int builds = 0;
+  detail::Ranges ranges;
+  detail::Ctx ctx;
+  ctx.syncs = &syncs;
+  ctx.metadata_builds = &builds;
+  ctx.ranges = &ranges;
+  const detail::HostBatch host = detail::pack_batch({5, 40, 1, 50}, 256, 1, false);
+  const detail::PackedBatch batch = detail::upload(host, ctx, 1);
+  for (int window : {0, 8}) {
+    detail::PackingMetadata rebuild("rebuild"), device("device");
+    const torch::Tensor a = rebuild.mask(batch, window, ctx), b = device.mask(batch, window, ctx);
+    EXPECT_TRUE(torch::equal(a, b)) << "window " << window;
+    EXPECT_EQ(rebuild.cu_seqlens(), device.cu_seqlens());
+    EXPECT_EQ(rebuild.max_seqlen(), 50);
+    EXPECT_EQ(device.max_seqlen(), 50);
+  }
+}
+
+TEST(FixComponents, MoeCountsAndDispatchAgree) {
+  SyncCounts syncs;
+  int builds = 0;
+  detail::Ranges ranges;
+  detail::Ctx ctx;
+  ctx.syncs = &syncs;
+  ctx.metadata_builds = &builds;
+  ctx.ranges = &ranges;
+  torch::manual_seed(11);
+  const std::int64_t T = 37, H = 16, I = 8, k = 2;
+  const int E = 5;
+  const torch::Tensor logits = torch::randn({T, E});
+  auto top = torch::topk(logits, k, -1);
+  const torch::Tensor ids = std::get<1>(top);
+  const torch::Tensor weights = torch::softmax(std::get<0>(top), -1);
+  std::vector<std::int64_t> flat(static_cast<std::size_t>(T * k));
+  std::memcpy(flat.data(), ids.contiguous().data_ptr<std::int64_t>(), flat.size() * 8);
+  const MoeRouting ref = moe_routing(flat, E);
+  auto [counts, offsets] = detail::expert_counts_offsets(ids.reshape({-1}), E, ctx);
+  EXPECT_EQ(std::vector<std::int64_t>(counts.data_ptr<std::int64_t>(), counts.data_ptr<std::int64_t>() + E), ref.counts);
+  EXPECT_EQ(std::vector<std::int64_t>(offsets.data_ptr<std::int64_t>(), offsets.data_ptr<std::int64_t>() + E + 1),
+            ref.offsets);
+  const torch::Tensor x = torch::randn({T, H});
+  detail::ExpertWeights w{torch::randn({E, H, I}), torch::randn({E, H, I}), torch::randn({E, I, H})};
+  // Dense reference: every token through its k experts, weighted.
+  torch::Tensor expect = torch::zeros({T, H});
+  for (std::int64_t t = 0; t < T; ++t)
+    for (std::int64_t s = 0; s < k; ++s) {
+      const auto e = ids[t][s].item<std::int64_t>();
+      const torch::Tensor xt = x[t].unsqueeze(0);
+      expect[t] += ((torch::silu(xt.mm(w.gate[e])) * xt.mm(w.up[e])).mm(w.down[e]) * weights[t][s]).squeeze(0);
+    }
+  for (const char* v : kMoeVariants) {
+    const torch::Tensor got = detail::moe_experts(v, x, ids, weights, w, ctx);
+    EXPECT_TRUE(torch::allclose(got, expect, 1e-5, 1e-4)) << v << " max diff " << (got - expect).abs().max().item<float>();
+  }
+  EXPECT_EQ(syncs.moe, E + 3);  // loop: E nonzero reads; sorted: bincount's two + tolist; device: none
+}
+
+}  // namespace
+}  // namespace syncscope::kernels

@@ -1,0 +1,115 @@
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "syncscope/core/error.hpp"
+#include "syncscope/model/predict.hpp"
+
+namespace m = syncscope::model;
+
+TEST(PredictPacking, IntervalPropagates) {
+  m::PackingParams p;
+  p.layers = 28;
+  p.s_ns = {13.7e6, 12e6, 15e6};
+  auto f = m::predict_packing(p, m::Interval{2155e6, 2100e6, 2200e6});
+  EXPECT_NEAR(f.saving_ns.value, 27 * 13.7e6, 1);
+  // (L-1) s is linear in s: its interval is 27 x the input's (Monte Carlo quantiles).
+  EXPECT_NEAR(f.saving_ns.lo, 27 * 12e6, 0.03 * 27 * 12e6);
+  EXPECT_NEAR(f.saving_ns.hi, 27 * 15e6, 0.03 * 27 * 15e6);
+  ASSERT_TRUE(f.speedup.has_value());
+  EXPECT_NEAR(f.speedup->value, 2155.0 / (2155.0 - 369.9), 1e-9);
+  EXPECT_LT(f.speedup->lo, f.speedup->value);
+  EXPECT_GT(f.speedup->hi, f.speedup->value);
+  EXPECT_EQ(f.regime, "unknown");
+}
+
+TEST(PredictPacking, SegmentModelReportsRegime) {
+  m::PackingParams p;
+  p.layers = 16;
+  p.s_ns = m::Interval::exact(3.1e6);
+  p.host_ns = m::Interval::exact(12e6);
+  p.gpu_ns = m::Interval::exact(4e6);
+  p.rebuild_host_ns = m::Interval::exact(1e6);
+  p.rebuild_gpu_ns = m::Interval::exact(2e6);
+  p.round_trip_ns = m::Interval::exact(0.05e6);
+  p.syncs_per_layer = 2;
+  auto f = m::predict_packing(p, std::nullopt);
+  EXPECT_EQ(f.regime, "host-bound");
+  EXPECT_NEAR(f.saving_ns.value, 15 * 1.1e6, 1);
+  EXPECT_NEAR(f.alternatives.at("published (L-1)*s").value, 15 * 3.1e6, 1);
+}
+
+TEST(PredictPacking, SavingLargerThanStepIsAnInputError) {
+  m::PackingParams p;
+  p.layers = 16;
+  p.s_ns = m::Interval::exact(13.7e6);
+  EXPECT_THROW(m::predict_packing(p, m::Interval::exact(100e6)), syncscope::InputError);
+  p.layers = 0;
+  EXPECT_THROW(m::predict_packing(p, std::nullopt), syncscope::InputError);
+}
+
+TEST(PredictOffload, DoubleAndPrefetch) {
+  m::OffloadParams p;
+  p.layers = 36;
+  p.copy_ns = m::Interval::exact(6.6e6);
+  p.compute_ns = m::Interval::exact(20e6);
+  auto d = m::predict_offload(p, "double", std::nullopt);
+  EXPECT_NEAR(d.saving_ns.value, 35 * 6.6e6, 1);
+  EXPECT_EQ(d.regime, "compute-bound");
+  EXPECT_NEAR(d.parameters.at("hidden_reloads").value, 35, 1e-9);
+  p.slowdown = m::Interval::exact(0.15);
+  auto s = m::predict_offload(p, "double", m::Interval::exact(1e9 / 0.3739));
+  EXPECT_NEAR(s.saving_ns.value, 35 * 6.6e6 / 1.15, 1);
+  EXPECT_NEAR(s.alternatives.at("published (L-1)*min(c,g)").value, 35 * 6.6e6, 1);
+  ASSERT_TRUE(s.speedup.has_value());
+  // Prefetch depth 2 with constant times: no better than double buffering.
+  p.prefetch_depth = 2;
+  auto pf = m::predict_offload(p, "prefetch", std::nullopt);
+  EXPECT_NEAR(pf.saving_ns.value, s.saving_ns.value, 1);
+  p.prefetch_depth = 1;
+  EXPECT_THROW(m::predict_offload(p, "prefetch", std::nullopt), syncscope::InputError);
+}
+
+TEST(PredictOffload, UnifiedMemoryIsNotApplicable) {
+  m::OffloadParams p;
+  p.layers = 36;
+  p.copy_ns = m::Interval::exact(6.6e6);
+  p.compute_ns = m::Interval::exact(20e6);
+  p.unified_memory = true;
+  auto f = m::predict_offload(p, "double", m::Interval::exact(2e9));
+  EXPECT_FALSE(f.applicable);
+  EXPECT_NE(f.reason.find("unified"), std::string::npos);
+  EXPECT_FALSE(f.speedup.has_value());
+}
+
+TEST(PredictMoe, SortedAndDevice) {
+  m::MoeParams p;
+  p.experts = 32;
+  p.moe_layers = 24;
+  p.passes = 2;
+  p.per_expert_ns = m::Interval::exact(58e3);
+  auto s = m::predict_moe(p, "sorted", std::nullopt);
+  auto d = m::predict_moe(p, "device", std::nullopt);
+  EXPECT_NEAR(s.saving_ns.value, 24 * 2 * 31 * 58e3, 1e-6);
+  EXPECT_NEAR(d.saving_ns.value, 24 * 2 * 32 * 58e3, 1e-6);
+  EXPECT_THROW(m::predict_moe(p, "loop", std::nullopt), syncscope::InputError);
+}
+
+TEST(PredictJson, CarriesSchemaAndPerFixFields) {
+  m::PredictionReport r;
+  r.source = "explicit values";
+  m::PackingParams p;
+  p.layers = 16;
+  p.s_ns = m::Interval::exact(13.7e6);
+  r.fixes.push_back(m::predict_packing(p, std::nullopt));
+  r.fixes.push_back(m::predict_packing(p, m::Interval::exact(1730e6)));
+  auto j = nlohmann::json::parse(m::prediction_to_json(r));
+  EXPECT_EQ(j["schema_version"], m::kPredictionSchemaVersion);
+  ASSERT_EQ(j["fixes"].size(), 2u);
+  EXPECT_NEAR(j["fixes"][0]["predicted_saving_ns"].get<double>(), 205.5e6, 1e-3);
+  EXPECT_TRUE(j["fixes"][0]["predicted_speedup"].is_null());
+  EXPECT_NEAR(j["fixes"][1]["predicted_speedup"].get<double>(), 1730.0 / (1730.0 - 205.5), 1e-9);
+  auto text = m::prediction_to_text(r);
+  EXPECT_NE(text.find("needs a step time"), std::string::npos);
+  EXPECT_NE(text.find("205.500 ms"), std::string::npos);
+}

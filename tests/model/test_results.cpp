@@ -1,0 +1,128 @@
+#include <gtest/gtest.h>
+
+#include "syncscope/core/csv.hpp"
+#include "syncscope/core/error.hpp"
+#include "syncscope/core/file_io.hpp"
+#include "syncscope/model/results.hpp"
+#include "test_paths.hpp"
+
+using namespace syncscope;
+
+namespace {
+
+RunResults sample() {
+  RunResults r;
+  r.mode = "simulated";
+  r.env.gpu = "H200 (simulated)";
+  r.env.gpu_profile = "H200";
+  r.env.commit = "abc";
+  r.env.extra["cupti"] = "13.0.1";
+  VariantResult v;
+  v.scenario = "qwen3-0.6b";
+  v.fix = "packing";
+  v.variant = "cached";
+  v.layers = 28;
+  v.step_time_ns = {1.8e9, 1.7e9, 1.9e9, 5};
+  v.measured_speedup = {1.17, 1.15, 1.19, 5};
+  v.predicted_speedup = {1.2, 1.18, 1.22, 0};
+  v.predicted_saving_ns = 3.7e8;
+  v.syncs_per_step = 56;
+  v.tolerance = 0.1;
+  v.trace_file = "traces/qwen3-0.6b-cached.json.gz";
+  v.model_parameters["s_ns"] = 13.7e6;
+  r.variants.push_back(v);
+  v.variant = "rebuild, \"quoted\"";  // exercises CSV quoting
+  v.baseline = true;
+  r.variants.push_back(v);
+  r.notes.push_back("auto fell back to the simulator: no GPU");
+  return r;
+}
+
+std::string error_of(const std::string& json) {
+  try {
+    results_from_json(json, "results.json");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(Results, JsonRoundTrip) {
+  RunResults r = sample();
+  std::string j = results_to_json(r);
+  RunResults q = results_from_json(j, "mem");
+  EXPECT_EQ(q.schema_version, kResultsSchemaVersion);
+  EXPECT_EQ(q.mode, "simulated");
+  EXPECT_EQ(q.env.extra.at("cupti"), "13.0.1");
+  ASSERT_EQ(q.variants.size(), 2u);
+  EXPECT_EQ(q.variants[0].layers, 28);
+  EXPECT_DOUBLE_EQ(q.variants[0].step_time_ns.lo, 1.7e9);
+  EXPECT_EQ(q.variants[0].measured_speedup.n, 5);
+  EXPECT_DOUBLE_EQ(q.variants[0].model_parameters.at("s_ns"), 13.7e6);
+  EXPECT_TRUE(q.variants[1].baseline);
+  EXPECT_EQ(q.notes, r.notes);
+  EXPECT_EQ(results_to_json(q), j);  // stable
+}
+
+TEST(Results, CsvHasOneRowPerMetric) {
+  auto rows = csv_parse(results_to_csv(sample()));
+  ASSERT_GT(rows.size(), 1u);
+  EXPECT_EQ(rows[0][0], "schema_version");
+  EXPECT_EQ(rows[0][7], "metric");
+  // 10 fixed metrics + 1 parameter per variant, 2 variants, plus the header.
+  EXPECT_EQ(rows.size(), 1u + 2 * 11);
+  bool saw_param = false, saw_quoted = false;
+  for (const auto& row : rows) {
+    ASSERT_EQ(row.size(), 12u);
+    saw_param = saw_param || row[7] == "param:s_ns";
+    saw_quoted = saw_quoted || row[4] == "rebuild, \"quoted\"";
+  }
+  EXPECT_TRUE(saw_param);
+  EXPECT_TRUE(saw_quoted);
+}
+
+TEST(Results, StrictReaderNamesTheJsonPath) {
+  std::string good = results_to_json(sample());
+  auto replace = [&](const std::string& from, const std::string& to) {
+    std::string s = good;
+    auto p = s.find(from);
+    EXPECT_NE(p, std::string::npos) << from;
+    if (p != std::string::npos) s.replace(p, from.size(), to);
+    return s;
+  };
+  std::string e = error_of(replace("\"layers\": 28", "\"layers\": \"28\""));
+  EXPECT_NE(e.find("results.json"), std::string::npos) << e;
+  EXPECT_NE(e.find("$.variants[0].layers"), std::string::npos) << e;
+
+  e = error_of(replace("\"layers\": 28", "\"layerz\": 28"));
+  EXPECT_NE(e.find("$.variants[0].layerz"), std::string::npos) << e;
+  EXPECT_NE(e.find("unknown field"), std::string::npos) << e;
+
+  e = error_of(replace("\"mode\": \"simulated\"", "\"mode\": \"guessed\""));
+  EXPECT_NE(e.find("$.mode"), std::string::npos) << e;
+
+  e = error_of(replace("\"value\": 1800000000.0", "\"val\": 1800000000.0"));
+  EXPECT_NE(e.find("$.variants[0].step_time_ns"), std::string::npos) << e;
+
+  e = error_of(replace("\"lo\": 1700000000.0", "\"lo\": 1900000001.0"));
+  EXPECT_NE(e.find("must contain the value"), std::string::npos) << e;
+
+  e = error_of(replace("\"schema_version\": 1", "\"schema_version\": 2"));
+  EXPECT_NE(e.find("$.schema_version"), std::string::npos) << e;
+
+  e = error_of("{\"schema_version\": 1, \"mode\": ");
+  EXPECT_NE(e.find("not valid JSON"), std::string::npos) << e;
+
+  e = error_of("{\"schema_version\": 1, \"mode\": \"measured\", \"env\": {}}");
+  EXPECT_NE(e.find("$.variants"), std::string::npos) << e;
+}
+
+TEST(Results, ReadFromRunDirectory) {
+  test::TempDir dir;
+  write_file_atomic(dir / "results.json", results_to_json(sample()));
+  EXPECT_EQ(read_results(dir.path()).variants.size(), 2u);
+  test::TempDir empty;
+  EXPECT_THROW(read_results(empty.path()), InputError);
+}

@@ -1,0 +1,313 @@
+// predict --trace on hand-built traces: a host thread issuing work onto one GPU stream,
+// laid out by a tiny in-order model below so the expected parameters (bubbles, copy and
+// compute times) are known from the layout itself.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "syncscope/model/trace_predict.hpp"
+
+namespace m = syncscope::model;
+using namespace syncscope;
+
+namespace {
+
+constexpr Ns us = 1000;
+
+// One host thread (tid 1) and one stream per device; GPU work runs in issue order on its
+// stream, starting no earlier than 5 us after its launch call returns.
+class Program {
+ public:
+  Trace t;
+  Ns now = 0;
+  std::map<std::int64_t, Ns> stream_free;  // stream -> end of its last work
+  std::uint64_t corr = 1;
+  std::int64_t tid = 1;
+
+  Range& range(RangeKind kind, const std::string& name, Ns start, Ns end) {
+    Range r;
+    r.kind = kind;
+    r.name = t.intern(name);
+    r.start = start;
+    r.end = end;
+    r.pid = 100;
+    r.tid = tid;
+    t.ranges.push_back(r);
+    return t.ranges.back();
+  }
+  ApiCall& api(const std::string& name, Ns start, Ns end, std::uint64_t c = 0) {
+    ApiCall a;
+    a.name = t.intern(name);
+    a.start = start;
+    a.end = end;
+    a.correlation = c;
+    a.pid = 100;
+    a.tid = tid;
+    a.device = 0;
+    t.api_calls.push_back(a);
+    return t.api_calls.back();
+  }
+  // Launch a kernel of GPU duration d on `stream`; returns its [start, end).
+  std::pair<Ns, Ns> launch(Ns d, std::int64_t stream = 7, const std::string& name = "k") {
+    std::uint64_t c = corr++;
+    api("cudaLaunchKernel", now, now + 5 * us, c);
+    now += 5 * us;
+    Ns s = std::max(now + 5 * us, stream_free[stream]);
+    Kernel k;
+    k.name = t.intern(name);
+    k.device = 0;
+    k.stream = stream;
+    k.start = s;
+    k.end = s + d;
+    k.correlation = c;
+    t.kernels.push_back(k);
+    stream_free[stream] = s + d;
+    return {s, s + d};
+  }
+  std::pair<Ns, Ns> h2d(Ns d, std::uint64_t bytes, std::int64_t stream = 7) {
+    std::uint64_t c = corr++;
+    api("cudaMemcpyAsync", now, now + 5 * us, c);
+    now += 5 * us;
+    Ns s = std::max(now + 5 * us, stream_free[stream]);
+    Memcpy mc;
+    mc.kind = CopyKind::HtoD;
+    mc.src_kind = MemoryKind::Pinned;
+    mc.dst_kind = MemoryKind::Device;
+    mc.async = true;
+    mc.bytes = bytes;
+    mc.device = 0;
+    mc.stream = stream;
+    mc.start = s;
+    mc.end = s + d;
+    mc.correlation = c;
+    t.memcpys.push_back(mc);
+    stream_free[stream] = s + d;
+    return {s, s + d};
+  }
+  // cudaStreamSynchronize inside a CPU op: returns 20 us after the stream drains.
+  Ns sync(const std::string& op, std::int64_t stream = 7) {
+    Ns start = now;
+    Ns end = std::max(now + 2 * us, stream_free[stream] + 20 * us);
+    api("cudaStreamSynchronize", start, end);
+    range(RangeKind::CpuOp, op, start - 1 * us, end + 1 * us);
+    now = end + 1 * us;
+    return end;
+  }
+  Ns gpu_end() const {
+    Ns e = 0;
+    for (auto& [s, f] : stream_free) e = std::max(e, f);
+    return e;
+  }
+};
+
+// Packed-sequence training without the cache: every layer rebuilds the mask (one kernel,
+// one .item() sync, host work after it), then runs its body.
+struct PackingTrace {
+  Trace trace;
+  std::vector<double> s_per_layer;  // bubble of the layer's sync + mask kernel time
+  int layers = 4, steps = 3;
+  double step_ns = 0;
+};
+
+PackingTrace packing_trace(bool with_mask_ranges) {
+  Program p;
+  PackingTrace out;
+  std::vector<double> step_durations;
+  for (int step = 0; step < out.steps; ++step) {
+    Ns step_start = p.now;
+    for (int l = 0; l < out.layers; ++l) {
+      Ns ls = p.now;
+      p.launch(1000 * us);  // body part 1
+      Ns mask_start = p.now;
+      auto mk = p.launch(500 * us, 7, "build_mask_kernel");
+      Ns ret = p.sync("aten::item");
+      // last GPU end before the return is the mask kernel; then 650 us host mask work
+      p.now += 650 * us;
+      Ns mask_end = p.now;
+      if (with_mask_ranges) p.range(RangeKind::UserAnnotation, "packing::build_sdpa_mask", mask_start, mask_end);
+      auto body = p.launch(2000 * us);  // body part 2
+      out.s_per_layer.push_back(static_cast<double>(body.first - mk.second) +
+                                (with_mask_ranges ? static_cast<double>(mk.second - mk.first) : 0.0));
+      (void)ret;
+      p.now += 100 * us;
+      p.range(RangeKind::UserAnnotation, "layer_" + std::to_string(l), ls, p.now);
+    }
+    Ns end = p.sync("aten::item_end_of_step");
+    p.range(RangeKind::UserAnnotation, "ProfilerStep#" + std::to_string(step), step_start, end + 2 * us);
+    step_durations.push_back(static_cast<double>(end + 2 * us - step_start));
+    p.now = end + 10 * us;
+  }
+  std::sort(step_durations.begin(), step_durations.end());
+  out.step_ns = step_durations[step_durations.size() / 2];
+  p.t.meta.source_tool = "test";
+  p.t.finalize();
+  out.trace = std::move(p.t);
+  return out;
+}
+
+const m::FixPrediction& fix(const m::PredictionReport& r, const std::string& f, const std::string& v) {
+  for (const auto& x : r.fixes)
+    if (x.fix == f && x.variant == v) return x;
+  throw std::runtime_error("no prediction for " + f + "/" + v);
+}
+
+}  // namespace
+
+TEST(TracePredict, PackingFromMaskRangesAndSyncs) {
+  auto pt = packing_trace(true);
+  m::TracePredictOptions o;
+  o.layer_glob = "layer_*";
+  auto rep = m::predict_from_trace(pt.trace, o, "hand-built");
+  const auto& f = fix(rep, "packing", "cached");
+  ASSERT_TRUE(f.applicable) << f.reason;
+  EXPECT_EQ(f.parameters.at("L").value, pt.layers);
+  double mean_s = 0;
+  for (double s : pt.s_per_layer) mean_s += s;
+  mean_s /= static_cast<double>(pt.s_per_layer.size());
+  EXPECT_NEAR(f.parameters.at("s_ns").value, mean_s, 1.0);
+  // The segment model ran (round trip estimated from the trace) and reports a regime.
+  EXPECT_NE(f.regime, "");
+  EXPECT_TRUE(f.alternatives.count("published (L-1)*s"));
+  EXPECT_NEAR(f.alternatives.at("published (L-1)*s").value, (pt.layers - 1) * mean_s, 1.0);
+  ASSERT_TRUE(f.speedup.has_value());
+  EXPECT_NEAR(f.step_time_ns->value, pt.step_ns, 1.0);
+  bool names_range = false, names_cause = false;
+  for (const auto& e : f.evidence) {
+    names_range = names_range || e.find("packing::build_sdpa_mask") != std::string::npos;
+    names_cause = names_cause || e.find("aten::item") != std::string::npos;
+  }
+  EXPECT_TRUE(names_range);
+  EXPECT_TRUE(names_cause);
+  // No backward, no routing: the other fixes say why they do not apply.
+  EXPECT_FALSE(fix(rep, "offload", "double").applicable);
+  EXPECT_NE(fix(rep, "offload", "double").reason.find("backward"), std::string::npos);
+  EXPECT_FALSE(fix(rep, "moe_routing", "sorted").applicable);
+  auto j = nlohmann::json::parse(m::prediction_to_json(rep));
+  EXPECT_EQ(j["fixes"].size(), 5u);
+}
+
+TEST(TracePredict, PackingFromRepeatedSyncCauseAlone) {
+  auto pt = packing_trace(false);
+  m::TracePredictOptions o;  // default layer patterns find layer_*
+  auto rep = m::predict_from_trace(pt.trace, o, "hand-built");
+  const auto& f = fix(rep, "packing", "cached");
+  ASSERT_TRUE(f.applicable) << f.reason;
+  double mean_s = 0;
+  for (double s : pt.s_per_layer) mean_s += s;
+  mean_s /= static_cast<double>(pt.s_per_layer.size());
+  EXPECT_NEAR(f.parameters.at("s_ns").value, mean_s, 1.0);  // bubbles only
+}
+
+TEST(TracePredict, NoLayersMeansNotApplicable) {
+  auto pt = packing_trace(true);
+  m::TracePredictOptions o;
+  o.layer_glob = "block_*";
+  auto rep = m::predict_from_trace(pt.trace, o, "hand-built");
+  EXPECT_FALSE(fix(rep, "packing", "cached").applicable);
+  EXPECT_FALSE(fix(rep, "moe_routing", "device").applicable);
+}
+
+TEST(TracePredict, OffloadReloadCopiesInBackward) {
+  Program p;
+  const int L = 6, steps = 2;
+  const Ns c = 1200 * us, g = 3000 * us;
+  for (int step = 0; step < steps; ++step) {
+    Ns s0 = p.now;
+    for (int l = 0; l < L; ++l) {  // forward
+      Ns ls = p.now;
+      p.launch(800 * us);
+      p.now += 50 * us;
+      p.range(RangeKind::UserAnnotation, "layer_" + std::to_string(l), ls, p.now);
+    }
+    for (int l = L - 1; l >= 0; --l) {  // backward: reload then compute, one stream
+      Ns bs = p.now;
+      p.h2d(c, 64u << 20);
+      p.launch(g);
+      p.now += 20 * us;
+      p.range(RangeKind::CpuOp, "autograd::engine::evaluate_function: CheckpointFunctionBackward", bs, p.now);
+    }
+    Ns e = p.sync("aten::item");
+    p.range(RangeKind::UserAnnotation, "ProfilerStep#" + std::to_string(step), s0, e + 2 * us);
+    p.now = e + 10 * us;
+  }
+  p.t.finalize();
+  m::TracePredictOptions o;
+  o.layer_glob = "layer_*";
+  auto rep = m::predict_from_trace(p.t, o, "hand-built");
+  const auto& d = fix(rep, "offload", "double");
+  ASSERT_TRUE(d.applicable) << d.reason;
+  EXPECT_EQ(d.parameters.at("L").value, L);
+  EXPECT_NEAR(d.parameters.at("c_ns").value, static_cast<double>(c), 1);
+  // Backward kernel time per reload: the whole backward window holds only the g kernels.
+  EXPECT_NEAR(d.parameters.at("g_ns").value, static_cast<double>(g), 1);
+  EXPECT_NEAR(d.saving_ns.value, (L - 1) * static_cast<double>(std::min(c, g)), 1);
+  EXPECT_EQ(d.regime, "compute-bound");
+  EXPECT_TRUE(fix(rep, "offload", "prefetch").applicable);
+  // The same trace on a unified-memory profile: not applicable.
+  GpuProfile gb10;
+  gb10.name = "GB10";
+  gb10.unified_memory = true;
+  gb10.sync_round_trip_ns = 26000;
+  o.profile = gb10;
+  auto rep2 = m::predict_from_trace(p.t, o, "hand-built");
+  EXPECT_FALSE(fix(rep2, "offload", "double").applicable);
+}
+
+TEST(TracePredict, OverlappedReloadsMeanTheFixIsInPlace) {
+  Program p;
+  const int L = 4;
+  Ns s0 = p.now;
+  for (int l = 0; l < L; ++l) {
+    Ns bs = p.now;
+    p.h2d(1000 * us, 32u << 20, 9);  // copy stream
+    p.launch(3000 * us, 7);          // compute stream: runs beside the copy
+    p.now += 20 * us;
+    p.range(RangeKind::CpuOp, "autograd::engine::evaluate_function: MmBackward0", bs, p.now);
+    p.range(RangeKind::UserAnnotation, "layer_" + std::to_string(l), bs, p.now);
+  }
+  Ns e = p.sync("aten::item");
+  p.range(RangeKind::UserAnnotation, "ProfilerStep#0", s0, e + 2 * us);
+  p.t.finalize();
+  auto rep = m::predict_from_trace(p.t, {}, "hand-built");
+  const auto& d = fix(rep, "offload", "double");
+  EXPECT_FALSE(d.applicable);
+  EXPECT_NE(d.reason.find("already overlap"), std::string::npos) << d.reason;
+}
+
+TEST(TracePredict, MoeRoutingRuns) {
+  Program p;
+  const int L = 3, E = 8;
+  std::vector<double> bubbles;
+  Ns s0 = p.now;
+  for (int l = 0; l < L; ++l) {
+    Ns ls = p.now;
+    p.launch(400 * us);  // router
+    for (int e = 0; e < E; ++e) {
+      p.launch(30 * us, 7, "nonzero_kernel");
+      Ns last_end = p.gpu_end();
+      p.sync("aten::nonzero");
+      p.now += 40 * us;  // host builds the expert's index
+      auto k = p.launch(200 * us, 7, "expert_mlp");
+      bubbles.push_back(static_cast<double>(k.first - last_end));
+    }
+    p.now += 10 * us;
+    p.range(RangeKind::UserAnnotation, "layer_" + std::to_string(l), ls, p.now);
+  }
+  Ns e = p.sync("aten::item");
+  p.range(RangeKind::UserAnnotation, "ProfilerStep#0", s0, e + 2 * us);
+  p.t.finalize();
+  auto rep = m::predict_from_trace(p.t, {}, "hand-built");
+  const auto& s = fix(rep, "moe_routing", "sorted");
+  ASSERT_TRUE(s.applicable) << s.reason;
+  EXPECT_EQ(s.parameters.at("E").value, E);
+  EXPECT_EQ(s.parameters.at("moe_layers").value, L);
+  double q = 0;
+  for (double b : bubbles) q += b;
+  q /= static_cast<double>(bubbles.size());
+  EXPECT_NEAR(s.parameters.at("q_ns").value, q, 1);
+  EXPECT_NEAR(s.saving_ns.value, L * (E - 1) * q, L * E);
+  EXPECT_NEAR(fix(rep, "moe_routing", "device").saving_ns.value, L * E * q, L * E);
+  // The routing syncs are not mistaken for a packing rebuild.
+  EXPECT_FALSE(fix(rep, "packing", "cached").applicable);
+}

@@ -1,0 +1,76 @@
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "syncscope/model/validate.hpp"
+
+namespace m = syncscope::model;
+using syncscope::Estimate;
+using syncscope::RunResults;
+using syncscope::VariantResult;
+
+namespace {
+
+VariantResult variant(std::string name, bool baseline, Estimate measured, Estimate predicted, double tol = 0.10) {
+  VariantResult v;
+  v.scenario = "qwen3-0.6b";
+  v.fix = "packing";
+  v.variant = std::move(name);
+  v.baseline = baseline;
+  v.measured_speedup = measured;
+  v.predicted_speedup = predicted;
+  v.tolerance = tol;
+  return v;
+}
+
+}  // namespace
+
+TEST(Validate, ErrorsMapeAndRanking) {
+  RunResults r;
+  r.mode = "simulated";
+  r.variants.push_back(variant("rebuild", true, {1, 1, 1, 5}, {1, 1, 1, 0}));
+  // errors: (1.20 - 1.25)/1.25 = -4%; (1.30 - 1.20)/1.20 = +8.33%
+  r.variants.push_back(variant("cached", false, {1.25, 1.22, 1.28, 5}, {1.20, 1.15, 1.24, 0}));
+  r.variants.push_back(variant("device", false, {1.20, 1.18, 1.21, 5}, {1.30, 1.2, 1.4, 0}));
+  auto rep = m::validate_results(r, "test");
+  EXPECT_EQ(rep.compared, 2);
+  EXPECT_NEAR(rep.mape, (0.04 + 0.1 / 1.2) / 2, 1e-12);
+  EXPECT_NEAR(rep.max_abs_error, 0.1 / 1.2, 1e-12);
+  EXPECT_EQ(rep.failures, 0);
+  // measured: cached (1.22..1.28) is faster than device (1.18..1.21) without overlap, but the
+  // model predicts device faster: the ranking differs.
+  ASSERT_EQ(rep.rankings.size(), 1u);
+  EXPECT_FALSE(rep.rankings[0].matches);
+  EXPECT_FALSE(rep.ranking_matches);
+  EXPECT_EQ(rep.rankings[0].measured_order.front(), "cached");
+  EXPECT_EQ(rep.rankings[0].predicted_order.front(), "device");
+}
+
+TEST(Validate, OverlappingMeasurementsAreTies) {
+  RunResults r;
+  r.mode = "measured";
+  r.variants.push_back(variant("rebuild", true, {1, 1, 1, 5}, {1, 1, 1, 0}));
+  r.variants.push_back(variant("cached", false, {1.25, 1.15, 1.30, 5}, {1.20, 1.15, 1.24, 0}));
+  r.variants.push_back(variant("device", false, {1.20, 1.10, 1.28, 5}, {1.22, 1.2, 1.3, 0}));
+  auto rep = m::validate_results(r, "test");
+  EXPECT_TRUE(rep.ranking_matches);  // cached vs device overlap: either order accepted
+}
+
+TEST(Validate, ToleranceFailuresAndMissingPredictions) {
+  RunResults r;
+  r.mode = "measured";
+  r.variants.push_back(variant("rebuild", true, {1, 1, 1, 5}, {1, 1, 1, 0}));
+  r.variants.push_back(variant("cached", false, {1.10, 1.09, 1.11, 5}, {1.40, 1.3, 1.5, 0}, 0.10));  // +27%
+  r.variants.push_back(variant("device", false, {1.05, 1.04, 1.06, 5}, {0, 0, 0, 0}));
+  auto rep = m::validate_results(r, "test");
+  EXPECT_EQ(rep.failures, 1);
+  EXPECT_EQ(rep.compared, 1);
+  EXPECT_FALSE(rep.variants[1].within);
+  EXPECT_FALSE(rep.variants[2].has_prediction);
+  EXPECT_FALSE(rep.notes.empty());
+  auto j = nlohmann::json::parse(m::validation_to_json(rep));
+  EXPECT_EQ(j["schema_version"], m::kValidationSchemaVersion);
+  EXPECT_EQ(j["summary"]["failures"], 1);
+  auto table = m::validation_to_table(rep);
+  EXPECT_NE(table.find("FAIL"), std::string::npos);
+}

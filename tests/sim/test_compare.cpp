@@ -1,0 +1,68 @@
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "sim_test_util.hpp"
+#include "syncscope/sim/compare.hpp"
+
+namespace syncscope {
+namespace {
+
+using namespace simtest;
+
+Program step_program() {
+  Program p;
+  p.name = "step";
+  p.ops = {kernel("K", 0, 100), simple(OpKind::StreamSync, 0)};
+  return p;
+}
+
+TEST(SimCompare, IdenticalTracesHaveNoDifferences) {
+  sim::SimOptions opt;
+  opt.steps = 4;
+  Trace a = sim::simulate(step_program(), test_profile(), opt);
+  sim::TraceComparison c = sim::compare_traces(a, a);
+  EXPECT_EQ(c.simulated_steps, 4u);
+  EXPECT_EQ(c.max_abs_relative, 0.0);
+  ASSERT_NE(c.find("step_time_ns"), nullptr);
+  // Step: launch call [0,5], kernel [10,110], sync call [5,130]: 130 us.
+  EXPECT_EQ(c.find("step_time_ns")->simulated, 130'000.0);
+  EXPECT_EQ(c.find("syncs_per_step")->measured, 1.0);
+}
+
+TEST(SimCompare, ReportsStepTimeAndSyncDifferences) {
+  sim::SimOptions opt;
+  opt.steps = 3;
+  Trace simulated = sim::simulate(step_program(), test_profile(), opt);
+  GpuProfile slower = test_profile();
+  slower.sync_round_trip_ns = 40'000;  // the "measured" machine's syncs cost 20 us more
+  Program measured_prog = step_program();
+  measured_prog.ops.push_back(simple(OpKind::StreamSync, 0));  // and it syncs twice per step
+  Trace measured = sim::simulate(measured_prog, slower, opt);
+  sim::TraceComparison c = sim::compare_traces(simulated, measured);
+  // Measured step: 5 + (110 - 5 + 40) + 40 = 190 us against 130 us simulated.
+  EXPECT_DOUBLE_EQ(c.find("step_time_ns")->measured, 190'000.0);
+  EXPECT_DOUBLE_EQ(c.find("step_time_ns")->difference, -60'000.0);
+  EXPECT_NEAR(c.find("step_time_ns")->relative, -60.0 / 190.0, 1e-12);
+  EXPECT_DOUBLE_EQ(c.find("syncs_per_step")->measured, 2.0);
+  EXPECT_DOUBLE_EQ(c.find("syncs_per_step")->relative, -0.5);
+  EXPECT_GE(c.max_abs_relative, 0.5);
+  const std::string text = sim::comparison_to_text(c);
+  EXPECT_NE(text.find("step_time_ns"), std::string::npos);
+  auto j = nlohmann::json::parse(sim::comparison_to_json(c));
+  EXPECT_EQ(j["schema_version"], sim::kComparisonSchemaVersion);
+  EXPECT_EQ(j["metrics"].size(), c.metrics.size());
+}
+
+TEST(SimCompare, WholeTraceWhenOneSideHasNoSteps) {
+  Program own = step_program();
+  Trace a = sim::simulate(own, test_profile());
+  Trace b = sim::simulate(own, test_profile());
+  b.ranges.clear();  // e.g. a measured trace taken without step ranges
+  sim::TraceComparison c = sim::compare_traces(a, b);
+  ASSERT_FALSE(c.notes.empty());
+  EXPECT_NE(c.notes[0].find("whole traces"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace syncscope
