@@ -79,8 +79,10 @@ fs::path find_inject_library() {
 
 [[noreturn]] void exec_child(const TraceArgs& a, const fs::path& inject, const fs::path& output) {
   setenv("CUDA_INJECTION64_PATH", inject.c_str(), 1);
-  // NVTX reports to the injection library, which hands NVTX to the CUPTI instance it uses.
-  if (parse_activities(a.activities) & kActivityNvtx) setenv("NVTX_INJECTION64_PATH", inject.c_str(), 1);
+  // NVTX reports to the injection library, which hands NVTX to the CUPTI instance it uses:
+  // for NVTX ranges in the trace, and for --start-on-range/--steps (NVTX callbacks).
+  if ((parse_activities(a.activities) & kActivityNvtx) || !a.start_on_range.empty() || a.steps > 0)
+    setenv("NVTX_INJECTION64_PATH", inject.c_str(), 1);
   setenv("SYNCSCOPE_TRACE_OUTPUT", output.c_str(), 1);
   setenv("SYNCSCOPE_TRACE_ACTIVITIES", a.activities.c_str(), 1);
   setenv("SYNCSCOPE_TRACE_BUFFER_CAP_MB", std::to_string(a.buffer_cap_mb).c_str(), 1);

@@ -55,7 +55,7 @@ ModelShape load_hf_config(const std::filesystem::path& path) {
   try {
     j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(fmt::format("{}:{}: not valid JSON (byte {}): {}", file, line_col(text, e.byte), e.byte, e.what()));
+    throw InputError(fmt::format("{}:{}: not valid JSON (byte {}): {}", file, line_col(text, e.byte > 0 ? e.byte - 1 : 0), e.byte, e.what()));
   }
   if (!j.is_object()) throw InputError(fmt::format("{}: expected a JSON object (a Hugging Face config.json)", file));
   // Multimodal configs nest the language model's shape (e.g. Llama 4, Gemma 3).

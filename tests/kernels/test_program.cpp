@@ -293,6 +293,9 @@ TEST(ScheduleChecker, CatchesBrokenOffloadSchedules) {
   using K = program::BufferViolation::Kind;
   StepOptions o = tiny_options();
   o.offload = "double";
+  // No host reads: with the baseline's .item() calls in every recompute the host would
+  // drain the main stream before each reload, which hides these hazards.
+  o.packing = "device";
   const Program good = build_step_program(o);
   ASSERT_TRUE(program::check_buffer_safety(good).empty());
 
@@ -305,6 +308,17 @@ TEST(ScheduleChecker, CatchesBrokenOffloadSchedules) {
   EXPECT_TRUE(has(v, K::WriteAfterRead, "ring_0", good)) << v.size();
   ASSERT_FALSE(v.empty());
   EXPECT_NE(v.front().message.find("ring_0"), std::string::npos) << v.front().message;
+
+  // The same broken schedule under the baseline packing: its .item() in each recompute
+  // drains the main stream before the host issues the next reload, so the hazard hides
+  // (the serialization the fixes remove is also what made this bug invisible).
+  StepOptions with_syncs = o;
+  with_syncs.packing = "rebuild";
+  const Program synced = build_step_program(with_syncs);
+  const int synced_freed0 = event_named(synced, "freed ring 0");
+  EXPECT_TRUE(program::check_buffer_safety(without(synced, [&](const program::Op& op) {
+                return op.kind == OpKind::StreamWait && op.stream == 1 && op.event == synced_freed0;
+              })).empty());
 
   // Recompute no longer waits for the reload of ring 1.
   const int loaded1 = event_named(good, "loaded ring 1");

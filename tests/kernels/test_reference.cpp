@@ -38,7 +38,9 @@ TEST(PackedMask, MatchesTheDefinition) {
         const bool allowed = seq[i] == seq[j] && j <= i && (window == 0 || i - j < static_cast<std::size_t>(window));
         const float v = mask[i * t + j];
         EXPECT_EQ(mask_allows(v), allowed) << i << "," << j;
-        if (!allowed) EXPECT_TRUE(std::isinf(v) && v < 0);
+        if (!allowed) {
+          EXPECT_TRUE(std::isinf(v) && v < 0);
+        }
       }
   }
   EXPECT_THROW(packed_causal_mask({2}, -1), InputError);

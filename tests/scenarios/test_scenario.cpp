@@ -107,8 +107,8 @@ TEST(Scenario, ShippedScenariosMatchPublishedShapes) {
     EXPECT_EQ(s.name + ".yaml", sh.file);
     // Quick enough for the GPU check: a handful of steps per variant.
     EXPECT_LE(s.measure.warmup_steps + s.measure.repeat_steps, 5);
-    EXPECT_EQ(std::accumulate(sequence_lengths(s.batch).begin(), sequence_lengths(s.batch).end(), 0),
-              s.batch.packed_tokens);
+    const auto lengths = sequence_lengths(s.batch);
+    EXPECT_EQ(std::accumulate(lengths.begin(), lengths.end(), 0), s.batch.packed_tokens);
   }
 }
 
@@ -136,12 +136,12 @@ TEST(Scenario, RejectsImpossibleAndMistypedValues) {
   };
   const Case cases[] = {
       {"  vocab_size: 1000", "  vocab_size: 1000\n  colour: red", "x.yaml:9:3: model.colour: unknown key"},
-      {"hidden_size: 256", "hidden_size: big", "x.yaml:3:16: model.hidden_size: expected a positive integer, got big"},
+      {"hidden_size: 256", "hidden_size: big", "x.yaml:4:16: model.hidden_size: expected a positive integer, got big"},
       {"hidden_size: 256", "hidden_size: 2.5", "model.hidden_size: expected a positive integer, got 2.5"},
       {"num_hidden_layers: 4", "num_hidden_layers: -4", "x.yaml:3:22: model.num_hidden_layers: expected a positive"},
       {"num_key_value_heads: 4", "num_key_value_heads: 3", "x.yaml:6:24: model.num_key_value_heads: expected a divisor"},
-      {"num_attention_heads: 8", "num_attention_heads: 7", "model.head_dim: missing, and num_attention_heads (7) does not"},
-      {"[rebuild, cached]", "[rebuild, cachd]", "x.yaml:15:24: fixes.packing.variants[1]: expected one of rebuild, "},
+      {"num_attention_heads: 8", "num_attention_heads: 12", "model.head_dim: missing, and num_attention_heads (12) does not"},
+      {"[rebuild, cached]", "[rebuild, cachd]", "x.yaml:15:25: fixes.packing.variants[1]: expected one of rebuild, "},
       {"[rebuild, cached]", "[cached]", "fixes.packing.variants: expected a list that includes the baseline \"rebuild\""},
       {"[rebuild, cached]", "[rebuild, rebuild]", "fixes.packing.variants[1]: expected each variant once"},
       {"packing:", "packin:", "x.yaml:14:3: fixes.packin: unknown key; expected one of: packing, offload, moe_routing"},
@@ -162,7 +162,7 @@ TEST(Scenario, RejectsImpossibleAndMistypedValues) {
        ""},
       {"  vocab_size: 1000\n", "", "model: missing required key vocab_size"},
       {"  packing:\n", "  packing:\n    tolerance: -1\n", "fixes.packing.tolerance: expected a relative error"},
-      {"measure:", "measure: [1]\nx:", "measure: expected a mapping with keys"},
+      {"measure:\n  warmup_steps: 0\n  repeat_steps: 2\n", "measure: [1]\n", "x.yaml:16:10: measure: expected a mapping with keys"},
       {"max_len: 128", "max_len: [128", "x.yaml:"},  // YAML syntax error still names the file
   };
   for (const auto& c : cases) {
@@ -235,7 +235,7 @@ TEST(Scenario, ListLengthsMustSumAndImplyList) {
   EXPECT_EQ(s.batch.distribution, "list");
   EXPECT_EQ(sequence_lengths(s.batch), (std::vector<int>{500, 12}));
   std::string msg = load_error(replace(kValid, "  max_len: 128", "  lengths: [500, 0, 12]"));
-  EXPECT_NE(msg.find("x.yaml:12:22: batch.lengths[1]: expected a positive integer, got 0"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("x.yaml:12:18: batch.lengths[1]: expected a positive integer, got 0"), std::string::npos) << msg;
 }
 
 TEST(Scenario, ValidateAndReplaceModel) {

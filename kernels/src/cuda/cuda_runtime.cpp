@@ -3,6 +3,8 @@
 #include "cuda/cuda_api.h"
 
 #include <cuda_runtime.h>
+
+#include <cstdio>
 #include <nvtx3/nvToolsExt.h>
 
 namespace {
@@ -16,6 +18,20 @@ const char* ss_cuda_error_string(int code) { return cudaGetErrorString(static_ca
 int ss_cuda_device_count(int* count) {
   *count = 0;
   return cudaGetDeviceCount(count);
+}
+
+int ss_cuda_device_name(char* name, int capacity, int* driver_version) {
+  if (!name || capacity <= 0) return static_cast<int>(cudaErrorInvalidValue);
+  name[0] = '\0';
+  int device = 0;
+  cudaError_t rc = cudaGetDevice(&device);
+  if (rc != cudaSuccess) return rc;
+  cudaDeviceProp prop{};
+  rc = cudaGetDeviceProperties(&prop, device);
+  if (rc != cudaSuccess) return rc;
+  std::snprintf(name, static_cast<size_t>(capacity), "%s", prop.name);
+  if (driver_version) rc = cudaDriverGetVersion(driver_version);
+  return rc;
 }
 
 int ss_cuda_stream_create_nonblocking(void** stream) {

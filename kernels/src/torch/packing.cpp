@@ -27,7 +27,8 @@ void PackingMetadata::unsloth_metadata(const PackedBatch& batch, Ctx& ctx) {
   const torch::Tensor lengths = batch.seq_lengths.to(torch::kInt32);  // a no-op: already int32
   const std::int64_t n = lengths.numel();
   torch::Tensor cu = torch::zeros({n + 1}, torch::TensorOptions().device(ctx.device).dtype(torch::kInt32));
-  torch::cumsum_out(cu.narrow(0, 1, n), lengths, 0, torch::kInt32);
+  torch::Tensor tail = cu.narrow(0, 1, n);  // cumsum(lengths, out=cu_seqlens[1:])
+  torch::cumsum_out(tail, lengths, 0, torch::kInt32);
   max_seqlen_ = read_item_int(lengths.max(), ctx.syncs->packing);
   cu_seqlens_ = cu;
 }

@@ -428,6 +428,15 @@ Trace simulate(const Program& prog, const GpuProfile& p, const SimOptions& opt) 
   };
   std::vector<Emitted> emitted;
   std::vector<std::pair<std::string, double>> open_ranges;
+  struct PendingCpuOp {
+    std::string name;
+    double start = 0, end = 0;
+  };
+  std::optional<PendingCpuOp> pending_cpu_op;
+  auto flush_cpu_op = [&] {
+    if (pending_cpu_op) range(RangeKind::CpuOp, pending_cpu_op->name, pending_cpu_op->start, pending_cpu_op->end);
+    pending_cpu_op.reset();
+  };
 
   for (int step = 0; step < opt.steps; ++step) {
     if (!own_steps) open_ranges.emplace_back(opt.step_range_prefix + std::to_string(opt.first_step + step), h);
@@ -436,14 +445,22 @@ Trace simulate(const Program& prog, const GpuProfile& p, const SimOptions& opt) 
       const double op_start = h;
       h += static_cast<double>(op.host_ns);
       if (op.kind != OpKind::HostWork) gpu.advance_to(h);
-      // Non-kernel ops named like a framework op ("aten::item") get a CPU-op range around
-      // their host time and API call, so the analyses attribute the sync to it.
-      const bool cpu_op_range = !op.name.empty() && op.kind != OpKind::Kernel && op.kind != OpKind::HostWork &&
+      // Non-kernel ops named like a framework op ("aten::item ...") get a CPU-op range around
+      // their host time and API call, so the analyses attribute the sync to it; the range
+      // also covers the unnamed (or "cuda*"-named) syncs right after it, as aten::item
+      // encloses its copy and the cudaStreamSynchronize that follows.
+      const bool cpu_op_range = op.kind != OpKind::Kernel && op.kind != OpKind::HostWork &&
                                 op.kind != OpKind::RangePush && op.kind != OpKind::RangePop &&
-                                op.name.rfind("cuda", 0) != 0;
+                                op.name.find("::") != std::string::npos;
+      const bool host_sync = op.kind == OpKind::StreamSync || op.kind == OpKind::DeviceSync ||
+                             op.kind == OpKind::EventSync;
+      const bool continues = pending_cpu_op && pending_cpu_op->end == op_start &&
+                             ((host_sync && (op.name.empty() || op.name.rfind("cuda", 0) == 0)) ||
+                              (cpu_op_range && op.name == pending_cpu_op->name));
+      if (!continues) flush_cpu_op();
       switch (op.kind) {
         case OpKind::HostWork:
-          if (!op.name.empty()) range(RangeKind::CpuOp, op.name, op_start, h);
+          if (!op.name.empty() && h > op_start) range(RangeKind::CpuOp, op.name, op_start, h);
           break;
         case OpKind::RangePush:
           open_ranges.emplace_back(op.name, h);
@@ -549,8 +566,10 @@ Trace simulate(const Program& prog, const GpuProfile& p, const SimOptions& opt) 
           break;
         }
       }
-      if (cpu_op_range) range(RangeKind::CpuOp, op.name, op_start, h);
+      if (continues) pending_cpu_op->end = h;
+      else if (cpu_op_range) pending_cpu_op = PendingCpuOp{op.name, op_start, h};
     }
+    flush_cpu_op();
     if (!own_steps) {
       auto [name, start] = open_ranges.back();
       open_ranges.pop_back();

@@ -93,10 +93,13 @@ void Tracer::stop() {
   if (!impl_->running) return;
   impl_->running = false;
   Session& session = Session::instance();
-  // Records are complete only once the work they describe is (cuptiActivityFlushAll does
-  // not synchronize); the sync also makes cuptiFinalize below safe (cupti_activity.h).
+  // Recording stops first, so the synchronization below is not part of the trace. Records
+  // are complete only once the work they describe is (cuptiActivityFlushAll does not
+  // synchronize); the sync also makes cuptiFinalize below safe (cupti_activity.h).
+  const cupti_detail::Status off = session.disable();
   const cudaError_t sync = cudaDeviceSynchronize();
   impl_->trace = session.close(&impl_->stats);
+  if (!off.ok()) impl_->trace.meta.extra["warning_disable"] = off.what;
   impl_->have_trace = true;
   if (sync != cudaSuccess)
     impl_->trace.meta.extra["warning_stop"] = std::string("cudaDeviceSynchronize at stop: ") + cudaGetErrorString(sync);

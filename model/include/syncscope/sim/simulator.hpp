@@ -25,8 +25,11 @@
 //   event's most recent record at the time of the call (none recorded: no wait). A stream
 //   created without cudaStreamNonBlocking synchronizes implicitly with the legacy default
 //   stream (stream 0 when it is blocking), both ways, as CUDA's legacy semantics do.
-// - Ranges: RangePush/RangePop become NVTX push/pop ranges on the host thread; HostWork
-//   with a name becomes a CPU-op range (so sync causes are attributed like aten ops).
+// - Ranges: RangePush/RangePop become NVTX push/pop ranges on the host thread. An op named
+//   like a framework op (a name with "::", e.g. "aten::item lengths.max()") becomes a
+//   CPU-op range over its host time, extended over the syncs right after it, so the
+//   analyses attribute a sync to its cause as in torch.profiler traces; named HostWork
+//   with a duration becomes a CPU-op range too.
 // Deterministic: the same program and profile always give the same trace.
 #pragma once
 

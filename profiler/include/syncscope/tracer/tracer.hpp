@@ -86,8 +86,8 @@ class Tracer {
   // Registers the CUPTI callbacks and enables the activities. Throws CudaError when CUPTI
   // refuses (e.g. no driver/GPU), Error when another session is active.
   void start();
-  // Synchronizes the device, disables the activities, forces a flush, waits for the decoder
-  // and (finalize_on_stop) detaches CUPTI. No-op when not running.
+  // Disables the activities, synchronizes the device (untraced), forces a flush, waits for
+  // the decoder and (finalize_on_stop) detaches CUPTI. No-op when not running.
   void stop();
   bool running() const;
 

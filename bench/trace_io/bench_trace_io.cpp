@@ -1,0 +1,210 @@
+// Trace import benchmark. In one run, on one file, each measurement in its own child
+// process (so peak RSS is that measurement's alone, from wait4's rusage):
+//   bare     simdjson On-Demand over the whole file in memory, every field of every event
+//            touched: the speed limit of a JSON parser on this machine
+//   import   syncscope::read_trace (streaming scan + simdjson per event + trace model)
+//   analyze  read_trace + syncscope::analyze
+// and prints throughput (MB/s of JSON text), peak RSS and the ratios ours/bare side by side,
+// with machine, commit and date. No targets are asserted here: it reports.
+//   syncscope_bench_trace_io FILE [--repeat N]
+#include <simdjson.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "syncscope/analysis/analysis.hpp"
+#include "syncscope/core/file_io.hpp"
+#include "syncscope/core/version.hpp"
+#include "syncscope/io/trace_io.hpp"
+
+namespace {
+
+namespace od = simdjson::ondemand;
+using Clock = std::chrono::steady_clock;
+
+struct Result {
+  double seconds = 0;
+  std::uint64_t json_bytes = 0;  // bytes of JSON text processed (decompressed)
+  std::uint64_t items = 0;       // events (bare) or records (ours)
+  std::uint64_t checksum = 0;
+  long peak_rss_kib = 0;
+  bool ok = false;
+};
+
+std::uint64_t touch(od::value v, std::uint64_t& sum);
+
+std::uint64_t touch_object(od::object o, std::uint64_t& sum) {
+  std::uint64_t n = 0;
+  for (auto f : o) {
+    std::string_view k = f.unescaped_key().value();
+    sum += k.size();
+    n += touch(f.value(), sum);
+  }
+  return n;
+}
+
+std::uint64_t touch(od::value v, std::uint64_t& sum) {
+  switch (v.type().value()) {
+    case od::json_type::object: return touch_object(v.get_object().value(), sum);
+    case od::json_type::array: {
+      std::uint64_t n = 0;
+      for (auto e : v.get_array()) n += touch(e.value(), sum);
+      return n;
+    }
+    case od::json_type::number: sum += static_cast<std::uint64_t>(v.get_double().value()); return 1;
+    case od::json_type::string: sum += v.get_string().value().size(); return 1;
+    case od::json_type::boolean: sum += v.get_bool().value(); return 1;
+    case od::json_type::null: return 1;
+  }
+  return 0;
+}
+
+// The whole (decompressed) file in one padded buffer, then one On-Demand pass.
+Result bare(const std::string& path) {
+  Result r;
+  const auto t0 = Clock::now();
+  std::string text = syncscope::read_file(path);  // gunzips .gz content
+  text.reserve(text.size() + simdjson::SIMDJSON_PADDING);
+  od::parser parser;
+  od::document doc = parser.iterate(simdjson::padded_string_view(text.data(), text.size(), text.capacity()));
+  std::uint64_t sum = 0;
+  for (auto ev : doc["traceEvents"].get_array()) {
+    touch_object(ev.get_object().value(), sum);
+    ++r.items;
+  }
+  r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  r.json_bytes = text.size();
+  r.checksum = sum;
+  r.ok = true;
+  return r;
+}
+
+Result import(const std::string& path, bool with_analysis) {
+  Result r;
+  const auto t0 = Clock::now();
+  syncscope::Trace t = syncscope::read_trace(path);
+  r.items = t.record_count();
+  r.checksum = t.kernels.size();
+  if (with_analysis) {
+    const syncscope::AnalysisResult a = syncscope::analyze(t);
+    r.checksum += a.totals.syncs.total;
+  }
+  r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  r.ok = true;
+  return r;
+}
+
+// Runs `fn` in a child; its peak RSS comes from wait4's rusage for that child alone.
+template <class F>
+Result in_child(F&& fn) {
+  int fds[2];
+  if (pipe(fds) != 0) return {};
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    Result r;
+    try {
+      r = fn();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "  error: %s\n", e.what());
+    }
+    (void)!write(fds[1], &r, sizeof r);
+    _exit(r.ok ? 0 : 1);
+  }
+  close(fds[1]);
+  Result r;
+  if (read(fds[0], &r, sizeof r) != static_cast<ssize_t>(sizeof r)) r.ok = false;
+  close(fds[0]);
+  int status = 0;
+  struct rusage ru {};
+  wait4(pid, &status, 0, &ru);
+  r.peak_rss_kib = ru.ru_maxrss;
+  return r;
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string path;
+  int repeat = 1;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (a == "--repeat" && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
+    else if (a == "-h" || a == "--help") {
+      std::printf("usage: syncscope_bench_trace_io FILE [--repeat N (default 1)]\n"
+                  "Measures a bare simdjson pass, syncscope::read_trace and read_trace+analyze on FILE\n"
+                  "(.json or .json.gz), each in a child process; reports the best of N runs.\n");
+      return 0;
+    } else path = std::string(a);
+  }
+  if (path.empty()) {
+    std::fprintf(stderr, "syncscope_bench_trace_io: missing FILE (see --help); make one with syncscope_gen_trace\n");
+    return 2;
+  }
+  std::ifstream f(path, std::ios::binary | std::ios::ate);
+  if (!f) {
+    std::fprintf(stderr, "syncscope_bench_trace_io: cannot open %s\n", path.c_str());
+    return 2;
+  }
+  const auto file_bytes = static_cast<std::uint64_t>(f.tellg());
+  std::printf("syncscope trace import benchmark\n");
+  std::printf("  machine : %s, %u hardware threads\n", cpu_model().c_str(), std::thread::hardware_concurrency());
+  std::printf("  commit  : %s (syncscope %s)\n", syncscope::build_commit(), syncscope::version());
+  std::printf("  date    : %s\n", syncscope::utc_now_iso8601().c_str());
+  std::printf("  file    : %s, %.1f MB on disk%s\n", path.c_str(), file_bytes / 1e6,
+              syncscope::is_gzip_file(path) ? " (gzip)" : "");
+
+  auto best = [&](auto fn) {
+    Result b;
+    for (int i = 0; i < repeat; ++i) {
+      Result r = in_child(fn);
+      if (r.ok && (!b.ok || r.seconds < b.seconds)) {
+        const long rss = std::max(b.peak_rss_kib, r.peak_rss_kib);
+        b = r;
+        b.peak_rss_kib = rss;
+      }
+    }
+    return b;
+  };
+  const Result rb = best([&] { return bare(path); });
+  const Result ri = best([&] { return import(path, false); });
+  const Result ra = best([&] { return import(path, true); });
+  if (!rb.ok || !ri.ok) {
+    std::fprintf(stderr, "syncscope_bench_trace_io: a measurement failed\n");
+    return 1;
+  }
+  const double mb = rb.json_bytes / 1e6;
+  std::printf("  JSON    : %.1f MB of text, %llu events\n\n", mb, static_cast<unsigned long long>(rb.items));
+  std::printf("  %-26s %9s %10s %14s %12s %13s\n", "measurement", "time s", "MB/s", "peak RSS MB", "speed/bare",
+              "RSS/JSON size");
+  auto row = [&](const char* name, const Result& r) {
+    if (!r.ok) {
+      std::printf("  %-26s %9s\n", name, "failed");
+      return;
+    }
+    std::printf("  %-26s %9.2f %10.1f %14.1f %12.2f %13.2f\n", name, r.seconds, mb / r.seconds, r.peak_rss_kib / 1024.0,
+                rb.seconds / r.seconds, r.peak_rss_kib * 1024.0 / static_cast<double>(rb.json_bytes));
+  };
+  row("bare simdjson (in memory)", rb);
+  row("syncscope read_trace", ri);
+  row("read_trace + analyze", ra);
+  std::printf("\n  records kept by read_trace: %llu\n", static_cast<unsigned long long>(ri.items));
+  return 0;
+}
