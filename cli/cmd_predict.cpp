@@ -190,6 +190,7 @@ void add_predict_command(CLI::App& app, Context& ctx) {
       if (want.count("all")) want = {"packing", "offload", "moe_routing"};
       int layers = o->layers, experts = o->experts, moe_layers = o->moe_layers, depth = o->prefetch_depth;
       double reload_bytes = o->reload_bytes;
+      std::string reload_note;
       rep.source = "explicit values";
       if (!o->scenario.empty()) {
 #ifdef SYNCSCOPE_SCENARIO_AVAILABLE
@@ -208,9 +209,9 @@ void add_predict_command(CLI::App& app, Context& ctx) {
           // The checkpointed activation of a layer is its input hidden state [T, hidden].
           const double elem = sc.dtype == "fp32" ? 4 : 2;
           reload_bytes = static_cast<double>(sc.batch.packed_tokens) * sc.model.hidden_size * elem;
-          rep.notes.push_back(fmt::format("reload per layer = packed tokens {} x hidden {} x {} B = {:.1f} MiB (the "
-                                          "layer's input hidden state)",
-                                          sc.batch.packed_tokens, sc.model.hidden_size, elem, reload_bytes / (1 << 20)));
+          reload_note = fmt::format("reload per layer = packed tokens {} x hidden {} x {} B = {:.1f} MiB (the layer's "
+                                    "input hidden state)",
+                                    sc.batch.packed_tokens, sc.model.hidden_size, elem, reload_bytes / (1 << 20));
         }
 #else
         throw Error("--scenario needs the scenario loader (syncscope_scenario), which this build lacks");
@@ -247,7 +248,8 @@ void add_predict_command(CLI::App& app, Context& ctx) {
         SYNCSCOPE_INPUT_ERROR_IF(any_segment && !all_segment,
                                  "packing segment model: give all of --host-ms, --gpu-ms, --rebuild-host-ms, "
                                  "--rebuild-gpu-ms and a round trip (--round-trip-us or --gpu)");
-        rep.fixes.push_back(model::predict_packing(p, step, prop));
+        rep.fixes.push_back(model::predict_packing(p, step, prop, "cached"));
+        rep.fixes.push_back(model::predict_packing(p, step, prop, "device"));
       }
       if (want.count("offload")) {
         SYNCSCOPE_INPUT_ERROR_IF(layers < 1 || o->compute_ms.empty() || (o->copy_ms.empty() && reload_bytes <= 0),
@@ -256,6 +258,7 @@ void add_predict_command(CLI::App& app, Context& ctx) {
         model::OffloadParams p;
         p.layers = layers;
         p.compute_ns = parse_interval(o->compute_ms, "--compute-ms", 1e6);
+        if (!reload_note.empty() && o->copy_ms.empty()) rep.notes.push_back(reload_note);
         if (!o->copy_ms.empty()) {
           p.copy_ns = parse_interval(o->copy_ms, "--copy-ms", 1e6);
         } else {

@@ -4,6 +4,7 @@
 // under the CUPTI tracer, or simulated from the step programs with a GPU profile. Each mode
 // needs its libraries; a build without them says which mode is unavailable and why.
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,6 +22,7 @@
 #include "syncscope/analysis/analysis.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
+#include "syncscope/core/glob.hpp"
 #include "syncscope/core/version.hpp"
 #include "syncscope/io/trace_io.hpp"
 
@@ -203,6 +205,10 @@ fs::path make_partial_dir(const fs::path& dir) {
   if (ec) throw Error(fmt::format("cannot create {}: {}", parent.string(), ec.message()));
   std::string tmpl = (parent / (dir.filename().string() + ".partial-XXXXXX")).string();
   if (!::mkdtemp(tmpl.data())) throw Error(fmt::format("cannot create a directory next to {}", dir.string()));
+  // mkdtemp makes it private (0700); results are meant to be shared like any new directory.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::chmod(tmpl.c_str(), 0777 & ~mask);
   fs::create_directories(fs::path(tmpl) / "traces");
   return tmpl;
 }
@@ -223,6 +229,45 @@ void publish(const fs::path& partial, const fs::path& dir, bool force) {
   }
   fs::rename(partial, dir, ec);
   if (ec) throw Error(fmt::format("cannot rename {} to {}: {}", partial.string(), dir.string(), ec.message()));
+}
+
+// A run that stops half-way: the partial directory keeps the complete files written so
+// far (each written atomically), or goes away when there are none.
+struct PartialDirGuard {
+  fs::path dir;
+  bool published = false;
+  ~PartialDirGuard() {
+    if (published || dir.empty()) return;
+    std::error_code ec;
+    bool any_file = false;
+    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+         it.increment(ec))
+      any_file |= it->is_regular_file(ec);
+    if (!any_file) {
+      fs::remove_all(dir, ec);
+    } else {
+      std::fprintf(stderr, "syncscope run: stopped; the complete files written so far are in %s\n", dir.c_str());
+    }
+  }
+};
+
+// Renames layer ranges nested in a "backward" range on the same thread to
+// "backward_<name>", so `layer_glob` matches forward layers only.
+void mark_backward_layers(Trace& t, const std::string& layer_glob) {
+  std::vector<const Range*> backward;
+  for (const auto& r : t.ranges)
+    if (r.kind != RangeKind::GpuUserAnnotation && t.str(r.name) == "backward") backward.push_back(&r);
+  std::vector<std::pair<std::size_t, std::string>> renames;
+  for (std::size_t i = 0; i < t.ranges.size(); ++i) {
+    const Range& r = t.ranges[i];
+    if (r.kind == RangeKind::GpuUserAnnotation || !glob_match(layer_glob, t.str(r.name))) continue;
+    for (const Range* b : backward)
+      if (b->pid == r.pid && b->tid == r.tid && b->start <= r.start && r.end <= b->end) {
+        renames.emplace_back(i, "backward_" + std::string(t.str(r.name)));
+        break;
+      }
+  }
+  for (auto& [i, name] : renames) t.ranges[i].name = t.intern(name);
 }
 
 // Which way traces are produced.
@@ -439,6 +484,7 @@ int run_command(const RunArgs& args) {
   }
 
   const fs::path partial = make_partial_dir(out);
+  PartialDirGuard guard{partial};
   std::fprintf(stderr, "syncscope run: %s mode, %zu scenario(s), writing %s\n", mode.c_str(), scenarios.size(),
                out.string().c_str());
 
@@ -481,14 +527,6 @@ int run_command(const RunArgs& args) {
     sum.h2d = a.step_summary.h2d_overlap_fraction.median;
     sum.d2h = a.step_summary.d2h_overlap_fraction.median;
     sum.warnings = a.warnings;
-    if (baseline_keys.count(job.key)) {
-      model::TracePredictOptions po;
-      po.layer_glob = "layer_*";
-      po.profile = profile;
-      for (const auto& f : s.fixes)
-        if (f.fix == Fix::Offload) po.prefetch_depth = f.prefetch_depth;
-      sum.prediction = model::predict_from_trace(t, po, sum.trace_file);
-    }
     // The strip of one layer (at the deepest run of a sweep: that is what the report shows).
     const int deepest = s.measure.layer_sweep.empty() ? s.layers() : s.measure.layer_sweep.back();
     if (job.layers == deepest) {
@@ -519,6 +557,18 @@ int run_command(const RunArgs& args) {
       }
     }
 #endif
+    if (baseline_keys.count(job.key)) {
+      // Predict from the baseline's own trace, with its forward layers as the layers (the
+      // reference steps name forward and backward layers alike; the per-layer patterns the
+      // model looks for are forward ones, and reloads are found in "backward*" ranges).
+      mark_backward_layers(t, ao.layer_glob);
+      model::TracePredictOptions po;
+      po.layer_glob = ao.layer_glob;
+      po.profile = profile;
+      for (const auto& f : s.fixes)
+        if (f.fix == Fix::Offload) po.prefetch_depth = f.prefetch_depth;
+      sum.prediction = model::predict_from_trace(t, po, sum.trace_file);
+    }
     summaries.emplace(job.key, std::move(sum));
   }
   progress.done();
@@ -664,6 +714,7 @@ int run_command(const RunArgs& args) {
   ho.generated_utc = env.date_utc;
   write_file_atomic(partial / "report.html", render_html_report({rr}, ho));
   publish(partial, out, args.force);
+  guard.published = true;
 
   // ---- verdict ------------------------------------------------------------------------
   model::ValidationReport val = model::validate_results(results, (out / "results.json").string());

@@ -4,8 +4,9 @@ layer), for checking sync counts end to end: `syncscope trace -- python3 item_lo
 must report L sync points per step. With --torch-profiler FILE it records itself with
 torch.profiler instead (a Kineto trace for the importer's tests).
 
-Each step is wrapped in an NVTX range "step" and a record_function "ProfilerStep#N"
-style annotation, so either tracer sees the step boundaries.
+Each step is wrapped in an NVTX range "step_N" and a record_function "train_step#N", each
+layer in NVTX and record_function ranges "layer_NN", so either tracer sees the boundaries.
+The warm-up step is "step_-1" (match steps with 'step_[0-9]*').
 """
 import argparse
 import gzip
@@ -31,11 +32,15 @@ def main():
         with torch.profiler.record_function(f"train_step#{i}"):
             x = x0
             for li, w in enumerate(ws):
+                # NVTX and record_function both, so syncscope's and torch.profiler's traces
+                # have the same layer ranges ("layer_00", ...).
+                torch.cuda.nvtx.range_push(f"layer_{li:02d}")
                 with torch.profiler.record_function(f"layer_{li:02d}"):
                     x = torch.tanh(x @ w)
-                    s = x.abs().max().item()  # one D2H copy into pageable memory + stream sync
+                    s = x.abs().max().item()  # one D2H copy + stream sync: one sync point
                     if s > 1e9:
                         print("unexpected")
+                torch.cuda.nvtx.range_pop()
         torch.cuda.nvtx.range_pop()
 
     step(-1)  # warm-up

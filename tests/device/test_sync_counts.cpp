@@ -8,6 +8,7 @@
 
 #include "sync_counts.hpp"
 #include "syncscope/analysis/analysis.hpp"
+#include "syncscope/core/error.hpp"
 #include "syncscope/tracer/tracer.hpp"
 
 namespace syncscope {

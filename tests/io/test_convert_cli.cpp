@@ -13,18 +13,18 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Run {
+struct CliRun {
   int exit_code = -1;
   std::string err;
   std::string out;
 };
 
-Run convert(const test::TempDir& dir, const std::string& args) {
+CliRun convert(const test::TempDir& dir, const std::string& args) {
   const fs::path exe = fs::path(SYNCSCOPE_BINARY_DIR) / "cli" / "syncscope";
   const std::string cmd =
       "'" + exe.string() + "' convert " + args + " >'" + (dir / "stdout").string() + "' 2>'" + (dir / "stderr").string() + "'";
   const int status = std::system(cmd.c_str());
-  Run r;
+  CliRun r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   r.out = test::slurp(dir / "stdout");
   r.err = test::slurp(dir / "stderr");
@@ -37,7 +37,7 @@ TEST(ConvertCli, BadInputExitsTwoWithOneLineAndNoOutput) {
   ASSERT_TRUE(fs::exists(fs::path(SYNCSCOPE_BINARY_DIR) / "cli" / "syncscope")) << "build the syncscope target";
   test::TempDir dir;
   test::spit(dir / "bad.json", R"({"traceEvents": [{"ph":"X","cat":"kernel","name":"k","ts":true,"dur":1}]})");
-  const Run r = convert(dir, q(dir / "bad.json") + " " + q(dir / "out.json"));
+  const CliRun r = convert(dir, q(dir / "bad.json") + " " + q(dir / "out.json"));
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_FALSE(fs::exists(dir / "out.json"));
   EXPECT_NE(r.err.find((dir / "bad.json").string()), std::string::npos) << r.err;
@@ -49,25 +49,25 @@ TEST(ConvertCli, BadInputExitsTwoWithOneLineAndNoOutput) {
   EXPECT_EQ(files, 3u);  // bad.json, stdout, stderr
 
   test::spit(dir / "garbage.bin", std::string("\x00\x01\x02 not a trace", 16));
-  const Run g = convert(dir, q(dir / "garbage.bin") + " " + q(dir / "out.json"));
+  const CliRun g = convert(dir, q(dir / "garbage.bin") + " " + q(dir / "out.json"));
   EXPECT_EQ(g.exit_code, 2);
   EXPECT_NE(g.err.find("not a trace file"), std::string::npos) << g.err;
   EXPECT_FALSE(fs::exists(dir / "out.json"));
 
-  const Run missing = convert(dir, q(dir / "missing.json") + " " + q(dir / "out.json"));
+  const CliRun missing = convert(dir, q(dir / "missing.json") + " " + q(dir / "out.json"));
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_FALSE(fs::exists(dir / "out.json"));
 }
 
 TEST(ConvertCli, TorchTraceToOursAndBack) {
   test::TempDir dir;
-  const Run r = convert(dir, q(test::torch_fixture()) + " " + q(dir / "ours.json"));
+  const CliRun r = convert(dir, q(test::torch_fixture()) + " " + q(dir / "ours.json"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("120 kernels"), std::string::npos) << r.out;
   const Trace torch = read_trace(test::torch_fixture());
   EXPECT_EQ(test::diff_traces(torch, read_trace(dir / "ours.json")), "");
   // .json -> .json.gz
-  const Run gz = convert(dir, q(dir / "ours.json") + " " + q(dir / "ours.json.gz"));
+  const CliRun gz = convert(dir, q(dir / "ours.json") + " " + q(dir / "ours.json.gz"));
   ASSERT_EQ(gz.exit_code, 0) << gz.err;
   EXPECT_EQ(test::gunzip(dir / "ours.json.gz"), test::slurp(dir / "ours.json"));
 }
@@ -75,22 +75,22 @@ TEST(ConvertCli, TorchTraceToOursAndBack) {
 TEST(ConvertCli, RefusesToOverwriteWithoutForce) {
   test::TempDir dir;
   test::spit(dir / "out.json", "keep me");
-  const Run r = convert(dir, q(test::trace_fixture("chrome_array.json")) + " " + q(dir / "out.json"));
+  const CliRun r = convert(dir, q(test::trace_fixture("chrome_array.json")) + " " + q(dir / "out.json"));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--force"), std::string::npos) << r.err;
   EXPECT_EQ(test::slurp(dir / "out.json"), "keep me");
-  const Run f = convert(dir, q(test::trace_fixture("chrome_array.json")) + " " + q(dir / "out.json") + " --force");
+  const CliRun f = convert(dir, q(test::trace_fixture("chrome_array.json")) + " " + q(dir / "out.json") + " --force");
   EXPECT_EQ(f.exit_code, 0) << f.err;
   EXPECT_EQ(read_trace(dir / "out.json").kernels.size(), 1u);
 }
 
 TEST(ConvertCli, BinaryFormatIsRefusedClearly) {
   test::TempDir dir;
-  const Run r = convert(dir, q(test::trace_fixture("chrome_array.json")) + " " + q(dir / "out.sstrace") + " --format binary");
+  const CliRun r = convert(dir, q(test::trace_fixture("chrome_array.json")) + " " + q(dir / "out.sstrace") + " --format binary");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("binary"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir / "out.sstrace"));
-  const Run bad = convert(dir, q(test::trace_fixture("chrome_array.json")) + " " + q(dir / "o.json") + " --format xml");
+  const CliRun bad = convert(dir, q(test::trace_fixture("chrome_array.json")) + " " + q(dir / "o.json") + " --format xml");
   EXPECT_EQ(bad.exit_code, 2);
 }
 

@@ -125,7 +125,9 @@ TEST(ChromeWriter, GpuEventsCarryKinetoArgs) {
       EXPECT_TRUE(e["args"].contains("cbid"));
       EXPECT_TRUE(e["args"].contains("correlation"));
     }
-    if (cat == "cuda_sync") EXPECT_TRUE(e["args"].contains("cuda_sync_kind"));
+    if (cat == "cuda_sync") {
+      EXPECT_TRUE(e["args"].contains("cuda_sync_kind"));
+    }
     if (cat == "gpu_memcpy") {
       const std::string name = e["name"];
       EXPECT_EQ(name.rfind("Memcpy ", 0), 0u);
@@ -181,8 +183,12 @@ TEST(ChromeWriter, LaunchToGpuFlowArrows) {
   const json doc = json::parse(chrome_json_string(t));
   std::map<std::uint64_t, json> starts, ends;
   for (const auto& e : doc["traceEvents"]) {
-    if (e["ph"] == "s") EXPECT_TRUE(starts.emplace(e["id"].get<std::uint64_t>(), e).second) << "duplicate s";
-    if (e["ph"] == "f") EXPECT_TRUE(ends.emplace(e["id"].get<std::uint64_t>(), e).second) << "duplicate f";
+    if (e["ph"] == "s") {
+      EXPECT_TRUE(starts.emplace(e["id"].get<std::uint64_t>(), e).second) << "duplicate s";
+    }
+    if (e["ph"] == "f") {
+      EXPECT_TRUE(ends.emplace(e["id"].get<std::uint64_t>(), e).second) << "duplicate f";
+    }
   }
   // Correlations 11 (kernel), 12 (driver launch -> kernel), 13 (memcpy), 14 (memset), 15 (sync).
   EXPECT_EQ(starts.size(), 5u);

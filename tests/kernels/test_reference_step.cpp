@@ -133,6 +133,7 @@ TEST(ReferenceStep, OffloadVariantsGiveIdenticalGradients) {
   // kernel picks another blocking for the recomputed graph.
   StepOptions base = tiny_options();
   base.packing = "cached";
+  base.layers = 5;  // enough layers for a partly resident prefetch plan
   const Outcome plain = run_once(base);
   expect_matches_program(base, plain);
   const double act = 96.0 * 64 * 4;
@@ -142,7 +143,7 @@ TEST(ReferenceStep, OffloadVariantsGiveIdenticalGradients) {
     o.offload = v;
     cases.emplace_back(v, o);
   }
-  StepOptions resident = base;  // prefetch with room for one resident layer (3 ring + 1)
+  StepOptions resident = base;  // prefetch with room for one resident layer (ring of 3 + 1)
   resident.offload = "prefetch";
   resident.offload_budget_bytes = 4 * act;
   cases.emplace_back("prefetch+resident", resident);
@@ -156,7 +157,8 @@ TEST(ReferenceStep, OffloadVariantsGiveIdenticalGradients) {
   for (std::size_t i = 1; i < outs.size(); ++i)
     EXPECT_TRUE(bitwise_equal(outs[i].grads, outs[0].grads)) << cases[i].first;
   ReferenceStep probe(resident);
-  EXPECT_EQ(probe.offload_plan().first_resident, 2);
+  EXPECT_EQ(probe.offload_plan().first_resident, 4);
+  EXPECT_EQ(probe.offload_plan().ring_buffers, 3);
 }
 
 TEST(ReferenceStep, MoeVariantsAgree) {

@@ -73,6 +73,20 @@ TEST(Packing, HostBoundHidesTheRebuildKernels) {
   EXPECT_NEAR(published - t.saved_ns, 15 * 2e6, 1);  // over-prediction = (L-1) w_d
 }
 
+TEST(Packing, SyncFreeRebuildSavesMostWhenBalanced) {
+  const int L = 16;
+  // Balanced (H = D = 10 ms, 5 ms of serial host rebuild): baseline layer 0.05 + 5 + max(5, 10)
+  // = 15.05 ms, 16 layers 240.8 ms; sync-free: max(160, 160) + 0.05 = 160.05 -> 80.75 ms.
+  auto bal = m::packing_segment_sync_free(L, {10e6, 10e6, 5e6, 0, 0.05e6, 1});
+  EXPECT_NEAR(bal.saved_ns, 80.75e6, 1);
+  EXPECT_EQ(bal.regime, m::Regime::Balanced);
+  // Host-dominated (H = 20, D = 2): baseline 16 x 20.05 = 320.8; sync-free 320.05: only the
+  // round trips of L-1 layers, 15 x 0.05 = 0.75 ms.
+  auto host = m::packing_segment_sync_free(L, {20e6, 2e6, 5e6, 0, 0.05e6, 1});
+  EXPECT_NEAR(host.saved_ns, 0.75e6, 1);
+  EXPECT_EQ(host.regime, m::Regime::HostBound);
+}
+
 TEST(Offload, PublishedForms) {
   // c = 3, g = 5, L = 4: single 4*8 = 32; double 3 + 3*5 + 5 = 23; saved 3*3 = 9.
   EXPECT_DOUBLE_EQ(m::offload_single_ns(4, 3, 5), 32);

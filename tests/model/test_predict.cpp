@@ -39,6 +39,24 @@ TEST(PredictPacking, SegmentModelReportsRegime) {
   EXPECT_NEAR(f.alternatives.at("published (L-1)*s").value, 15 * 3.1e6, 1);
 }
 
+TEST(PredictPacking, DeviceVariantNeedsTheSegmentInputs) {
+  m::PackingParams p;
+  p.layers = 16;
+  p.s_ns = m::Interval::exact(5.05e6);
+  auto none = m::predict_packing(p, std::nullopt, {}, "device");
+  EXPECT_FALSE(none.applicable);
+  p.host_ns = m::Interval::exact(10e6);
+  p.gpu_ns = m::Interval::exact(10e6);
+  p.rebuild_host_ns = m::Interval::exact(5e6);
+  p.rebuild_gpu_ns = m::Interval::exact(0);
+  p.round_trip_ns = m::Interval::exact(0.05e6);
+  auto d = m::predict_packing(p, std::nullopt, {}, "device");
+  ASSERT_TRUE(d.applicable);
+  EXPECT_NEAR(d.saving_ns.value, 80.75e6, 1);
+  EXPECT_EQ(d.regime, "balanced");
+  EXPECT_THROW(m::predict_packing(p, std::nullopt, {}, "rebuild"), syncscope::InputError);
+}
+
 TEST(PredictPacking, SavingLargerThanStepIsAnInputError) {
   m::PackingParams p;
   p.layers = 16;

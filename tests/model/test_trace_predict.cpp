@@ -184,7 +184,8 @@ TEST(TracePredict, PackingFromMaskRangesAndSyncs) {
   EXPECT_NE(fix(rep, "offload", "double").reason.find("backward"), std::string::npos);
   EXPECT_FALSE(fix(rep, "moe_routing", "sorted").applicable);
   auto j = nlohmann::json::parse(m::prediction_to_json(rep));
-  EXPECT_EQ(j["fixes"].size(), 5u);
+  EXPECT_EQ(j["fixes"].size(), 6u);  // packing cached/device, offload double/prefetch, moe sorted/device
+  EXPECT_TRUE(fix(rep, "packing", "device").applicable);
 }
 
 TEST(TracePredict, PackingFromRepeatedSyncCauseAlone) {
@@ -310,4 +311,50 @@ TEST(TracePredict, MoeRoutingRuns) {
   EXPECT_NEAR(fix(rep, "moe_routing", "device").saving_ns.value, L * E * q, L * E);
   // The routing syncs are not mistaken for a packing rebuild.
   EXPECT_FALSE(fix(rep, "packing", "cached").applicable);
+}
+
+TEST(TracePredict, OverlapSlowdownFromKernelsBesideCopies) {
+  // The same two kernels run alone (100 us / 50 us) and beside a 64 MiB H2D copy on another
+  // stream (120 us / 55 us): ratios 1.2 and 1.1, median 1.15 -> sigma 0.15.
+  Trace t;
+  auto kernel = [&](const char* name, Ns start, Ns d, std::int64_t stream) {
+    Kernel k;
+    k.name = t.intern(name);
+    k.device = 0;
+    k.stream = stream;
+    k.start = start;
+    k.end = start + d;
+    t.kernels.push_back(k);
+  };
+  Ns now = 0;
+  for (int i = 0; i < 4; ++i) {
+    kernel("gemm", now, 100 * us, 7);
+    kernel("norm", now + 200 * us, 50 * us, 7);
+    now += 1000 * us;
+  }
+  for (int i = 0; i < 4; ++i) {
+    Memcpy c;
+    c.kind = CopyKind::HtoD;
+    c.bytes = 64u << 20;
+    c.device = 0;
+    c.stream = 9;
+    c.start = now;
+    c.end = now + 500 * us;
+    t.memcpys.push_back(c);
+    kernel("gemm", now + 10 * us, 120 * us, 7);
+    kernel("norm", now + 200 * us, 55 * us, 7);
+    now += 1000 * us;
+  }
+  t.finalize();
+  auto est = m::estimate_overlap_slowdown(t);
+  ASSERT_TRUE(est.has_value());
+  EXPECT_NEAR(est->sigma.value, 0.15, 1e-9);
+  EXPECT_EQ(est->kernel_names, 2);
+  EXPECT_EQ(est->beside, 8);
+  EXPECT_EQ(est->alone, 8);
+  EXPECT_LE(est->sigma.lo, 0.1 + 1e-9);
+  EXPECT_GE(est->sigma.hi, 0.2 - 1e-9);
+  // No copies: nothing to measure.
+  Trace empty;
+  EXPECT_FALSE(m::estimate_overlap_slowdown(empty).has_value());
 }

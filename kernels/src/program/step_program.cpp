@@ -219,6 +219,10 @@ class StepBuilder {
   }
   void rope_tables() {
     const double n = static_cast<double>(T_) * d_;
+    kernel("rope.inv_freq.arange", d_ / 2.0, d_ * 2.0);
+    kernel("rope.inv_freq.div", d_ / 2.0, d_ * 4.0);
+    kernel("rope.inv_freq.pow", d_ / 2.0, d_ * 4.0);
+    kernel("rope.inv_freq.reciprocal", d_ / 2.0, d_ * 4.0);
     kernel("rope.positions_to_float", T_, T_ * 12.0);
     kernel("rope.outer_inv_freq", n / 2, n * 2 + d_ * 2.0);
     kernel("rope.cat", n, n * 8);
@@ -332,6 +336,14 @@ class StepBuilder {
     gemm(p + ".down", rows, H_, I_);
   }
 
+  // moe.cpp's accumulate(): weights gathered, rows to fp32, weighted, index_add_ into fp32.
+  void accumulate(double rows) {
+    ew("weights.index_select", rows, 4);
+    if (low_precision_) ew("y.to_fp32", rows * H_, (b_ + 4) / 2.0);
+    ew("y.mul_weight", rows * H_, 4);
+    ew("out.index_add_", rows * H_, 4);
+  }
+
   void moe() {
     const double T = T_, E = E_, K = k_;
     const double tk = T * K;
@@ -348,13 +360,11 @@ class StepBuilder {
         nograd("expert_mask.eq", tk, tk * 9);
         nograd("nonzero", tk, tk * 17);
         host_read("aten::nonzero (count)", 8);
-        nograd("token_slot.flat", per_expert, per_expert * 24);
+        nograd("token_slot.mul_topk", per_expert, per_expert * 16);
+        nograd("token_slot.add_slot", per_expert, per_expert * 24);
         ew("x.index_select", per_expert * H_);
         expert(fmt::format("expert_{:02}", e), per_expert);
-        ew("weights.index_select", per_expert, 4);
-        ew("y.mul_weight", per_expert * H_);
-        if (low_precision_) ew("y.to_fp32", per_expert * H_, (b_ + 4) / 2.0);
-        ew("out.index_add_", per_expert * H_, 4);
+        accumulate(per_expert);
       }
     } else if (o_.moe == "sorted") {
       nograd("argsort_stable", tk, tk * 32);
@@ -371,10 +381,7 @@ class StepBuilder {
         nograd("sel.div_topk", per_expert, per_expert * 16);
         ew("x.index_select", per_expert * H_);
         expert(fmt::format("expert_{:02}", e), per_expert);
-        ew("weights.index_select", per_expert, 4);
-        ew("y.mul_weight", per_expert * H_);
-        if (low_precision_) ew("y.to_fp32", per_expert * H_, (b_ + 4) / 2.0);
-        ew("out.index_add_", per_expert * H_, 4);
+        accumulate(per_expert);
       }
     } else {
       // Ours: counts and offsets on the device, capacity-padded batched GEMM with C = T.
@@ -389,18 +396,16 @@ class StepBuilder {
       nograd("token.div_topk", tk, tk * 16);
       ew("x.index_select", tk * H_);
       ew("xpad.zeros", E * C * H_, b_ / 2.0);
-      ew("xpad.index_copy", E * C * H_);
+      ew("xpad.clone", E * C * H_);  // out-of-place index_copy: clone, then index_copy_
+      ew("xpad.index_copy_", tk * H_);
       gemm("experts.bmm_gate", E * C, I_, H_);
       gemm("experts.bmm_up", E * C, I_, H_);
       ew("experts.silu", E * C * I_);
       ew("experts.mul", E * C * I_);
       gemm("experts.bmm_down", E * C, H_, I_);
       ew("ypad.index_select", tk * H_);
-      ew("weights.index_select", tk, 4);
-      ew("y.mul_weight", tk * H_);
-      if (low_precision_) ew("y.to_fp32", tk * H_, (b_ + 4) / 2.0);
       ew("moe.out.zeros", T * H_, 2);
-      ew("out.index_add_", tk * H_, 4);
+      accumulate(tk);
     }
     pop();
     if (low_precision_) ew("moe.out.to_dtype", T * H_, (b_ + 4) / 2.0);

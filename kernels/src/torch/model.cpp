@@ -104,12 +104,11 @@ ModelWeights make_weights(const StepOptions& o, int layers, const Ctx& ctx) {
 }
 
 Rope rope_tables(const torch::Tensor& position_ids, const ModelShape& m, const Ctx& ctx) {
+  // inv_freq = theta^(-2i/d), built on the device: a host-built table would be a pageable
+  // H2D copy, which LibTorch follows with a stream synchronization on CUDA.
   const std::int64_t d = m.head_dim;
-  std::vector<float> inv(static_cast<std::size_t>(d / 2));
-  for (std::int64_t i = 0; i < d / 2; ++i)
-    inv[static_cast<std::size_t>(i)] = static_cast<float>(1.0 / std::pow(m.rope_theta, static_cast<double>(2 * i) / d));
-  const torch::Tensor inv_freq =
-      torch::from_blob(inv.data(), {d / 2}, torch::kFloat32).to(ctx.device, torch::kFloat32, false, true);
+  const auto f = torch::TensorOptions().device(ctx.device).dtype(torch::kFloat32);
+  const torch::Tensor inv_freq = torch::pow(m.rope_theta, torch::arange(0, d, 2, f) / static_cast<double>(d)).reciprocal();
   const torch::Tensor freqs = position_ids.to(torch::kFloat32).unsqueeze(1) * inv_freq.unsqueeze(0);
   const torch::Tensor emb = torch::cat({freqs, freqs}, -1);
   return Rope{emb.cos().to(ctx.dtype).unsqueeze(1), emb.sin().to(ctx.dtype).unsqueeze(1)};

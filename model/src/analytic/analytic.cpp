@@ -71,6 +71,14 @@ PackingTimes packing_segment(int layers, const PackingSegmentInputs& in) {
   return t;
 }
 
+PackingTimes packing_segment_sync_free(int layers, const PackingSegmentInputs& in) {
+  PackingTimes t = packing_segment(layers, in);
+  t.cached_ns = std::max(layers * in.host_ns, layers * in.gpu_ns) + in.round_trip_ns;
+  t.saved_ns = t.uncached_ns - t.cached_ns;
+  t.regime = classify_regime(in.host_ns, in.gpu_ns);
+  return t;
+}
+
 namespace {
 void check_offload(int layers, double c, double g) {
   SYNCSCOPE_INPUT_ERROR_IF(layers < 1, fmt::format("offload: layers must be >= 1 (got {})", layers));

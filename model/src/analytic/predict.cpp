@@ -35,12 +35,14 @@ void attach_speedup(FixPrediction& f, const std::optional<Interval>& step_ns, co
 }
 
 FixPrediction predict_packing(const PackingParams& p, const std::optional<Interval>& step_ns,
-                              const PropagationOptions& prop) {
+                              const PropagationOptions& prop, const std::string& variant) {
   SYNCSCOPE_INPUT_ERROR_IF(p.layers < 1, fmt::format("packing: --layers must be >= 1 (got {})", p.layers));
+  SYNCSCOPE_INPUT_ERROR_IF(variant != "cached" && variant != "device",
+                           fmt::format("packing: variant must be cached or device (got '{}')", variant));
   check_interval(p.s_ns, "packing: per-layer cost s");
   FixPrediction f;
   f.fix = "packing";
-  f.variant = "cached";
+  f.variant = variant;
   f.formula = "(L-1)*s";
   const int L = p.layers;
   f.parameters["L"] = Interval::exact(L);
@@ -48,6 +50,30 @@ FixPrediction predict_packing(const PackingParams& p, const std::optional<Interv
   Interval published = propagate({p.s_ns}, [L](std::span<const double> x) { return packing_saving_published_ns(L, x[0]); }, prop);
   f.saving_ns = published;
   const bool segment = p.host_ns && p.gpu_ns && p.rebuild_host_ns && p.rebuild_gpu_ns && p.round_trip_ns;
+  if (variant == "device") {
+    if (!segment) {
+      f.applicable = false;
+      f.reason = "the sync-free (device) rebuild keeps the rebuild work and removes only the syncs: predicting it "
+                 "needs host and GPU time per layer, the rebuild's split and the round trip (or a trace)";
+      f.saving_ns = Interval::exact(0);
+      f.formula = "segment model (inputs missing)";
+      return f;
+    }
+    std::vector<Interval> in = {*p.host_ns, *p.gpu_ns, *p.rebuild_host_ns, *p.rebuild_gpu_ns, *p.round_trip_ns};
+    const int k = p.syncs_per_layer;
+    f.saving_ns = propagate(in, [L, k](std::span<const double> x) {
+      return packing_segment_sync_free(L, {x[0], x[1], x[2], x[3], x[4], k}).saved_ns;
+    }, prop);
+    PackingTimes t = packing_segment_sync_free(L, {in[0].value, in[1].value, in[2].value, in[3].value, in[4].value, k});
+    f.regime = regime_name(t.regime);
+    f.formula = "segment model: L(k r + w_h + max(H - w_h, D)) - [max(L H, L D) + r]";
+    const char* names[] = {"host_ns_per_layer", "gpu_ns_per_layer", "rebuild_host_ns", "rebuild_gpu_ns", "round_trip_ns"};
+    for (std::size_t i = 0; i < in.size(); ++i) f.parameters[names[i]] = in[i];
+    f.notes.push_back("the rebuild work stays (same host and GPU time); only its syncs go, so host and GPU overlap "
+                      "across layers: the saving is largest when the two sides are balanced");
+    attach_speedup(f, step_ns, prop);
+    return f;
+  }
   if (segment) {
     std::vector<Interval> in = {*p.host_ns, *p.gpu_ns, *p.rebuild_host_ns, *p.rebuild_gpu_ns, *p.round_trip_ns};
     const char* names[] = {"host_ns_per_layer", "gpu_ns_per_layer", "rebuild_host_ns", "rebuild_gpu_ns", "round_trip_ns"};
@@ -67,7 +93,10 @@ FixPrediction predict_packing(const PackingParams& p, const std::optional<Interv
     f.alternatives["segment model"] = seg_saving;
     f.saving_ns = seg_saving;
     f.formula = "segment model: L(k r + w_h + max(H - w_h, D)) - [first layer + (L-1) max(H - w_h, D - w_d)]";
-    if (t.regime == Regime::HostBound) {
+    if (t.regime == Regime::HostBound && in[3].value <= 0) {
+      f.notes.push_back("host-bound after the fix: the host stays the bottleneck; the saving is the removed host "
+                        "rebuild work and round trips");
+    } else if (t.regime == Regime::HostBound) {
       f.notes.push_back(fmt::format(
           "host-bound after the fix: the rebuild kernels ({} per layer) were already hidden under host time, so the "
           "published (L-1)*s over-predicts by up to (L-1)*w_d",
@@ -250,8 +279,10 @@ std::string prediction_to_text(const PredictionReport& r) {
     }
     out += fmt::format("  predicted saving: {} per step   ({})\n", ms_interval(f.saving_ns), f.formula);
     if (f.speedup) {
-      out += fmt::format("  predicted speedup: {:.4f}x [{:.4f}, {:.4f}] on a {} step\n", f.speedup->value,
-                         f.speedup->lo, f.speedup->hi, ms_interval(*f.step_time_ns));
+      std::string sp = f.speedup->is_exact() ? fmt::format("{:.4f}x", f.speedup->value)
+                                             : fmt::format("{:.4f}x [{:.4f}, {:.4f}]", f.speedup->value,
+                                                           f.speedup->lo, f.speedup->hi);
+      out += fmt::format("  predicted speedup: {} on a {} step\n", sp, ms_interval(*f.step_time_ns));
     } else {
       out += "  predicted speedup: needs a step time (--step-ms, or a trace with steps)\n";
     }
@@ -259,7 +290,7 @@ std::string prediction_to_text(const PredictionReport& r) {
     for (const auto& [k, v] : f.alternatives) out += fmt::format("  {}: {}\n", k, ms_interval(v));
     std::string params;
     for (const auto& [k, v] : f.parameters) {
-      bool is_time = k.size() > 3 && k.ends_with("_ns");
+      bool is_time = k.find("_ns") != std::string::npos;
       std::string val = is_time ? ms_interval(v)
                                 : (v.is_exact() ? fmt::format("{:.4g}", v.value)
                                                 : fmt::format("{:.4g} [{:.4g}, {:.4g}]", v.value, v.lo, v.hi));

@@ -133,6 +133,58 @@ std::vector<Window> match_ranges(const Trace& t, const std::string& glob, bool a
 
 }  // namespace
 
+std::optional<SlowdownEstimate> estimate_overlap_slowdown(const Trace& trace, int bootstrap, std::uint64_t seed) {
+  constexpr std::uint64_t kMinCopyBytes = 1u << 20;
+  // Copy intervals per (device, stream), merged per device excluding one stream on demand.
+  std::map<std::int32_t, std::vector<std::pair<std::int64_t, std::pair<Ns, Ns>>>> copies;
+  for (const auto& m : trace.memcpys)
+    if (m.kind == CopyKind::HtoD && m.bytes >= kMinCopyBytes) copies[m.device].push_back({m.stream, {m.start, m.end}});
+  if (copies.empty()) return std::nullopt;
+  std::map<std::pair<std::int32_t, std::int64_t>, Union> beside_union;
+  auto union_for = [&](std::int32_t dev, std::int64_t stream) -> const Union& {
+    auto key = std::make_pair(dev, stream);
+    if (auto it = beside_union.find(key); it != beside_union.end()) return it->second;
+    std::vector<std::pair<Ns, Ns>> v;
+    for (const auto& [s, iv] : copies[dev])
+      if (s != stream) v.push_back(iv);
+    Union u;
+    u.build(std::move(v));
+    return beside_union.emplace(key, std::move(u)).first->second;
+  };
+  std::map<StringId, std::pair<std::vector<double>, std::vector<double>>> by_name;  // alone, beside
+  for (const auto& k : trace.kernels) {
+    const Ns d = k.end - k.start;
+    if (d <= 0 || !copies.count(k.device)) continue;
+    const Ns ov = union_for(k.device, k.stream).measure(k.start, k.end);
+    if (ov == 0) by_name[k.name].first.push_back(static_cast<double>(d));
+    else if (2 * ov >= d) by_name[k.name].second.push_back(static_cast<double>(d));
+  }
+  std::vector<double> ratios;
+  SlowdownEstimate est;
+  for (const auto& [name, v] : by_name) {
+    if (v.first.size() < 3 || v.second.size() < 3) continue;
+    ratios.push_back(median(v.second) / median(v.first));
+    est.alone += static_cast<int>(v.first.size());
+    est.beside += static_cast<int>(v.second.size());
+  }
+  if (ratios.empty()) return std::nullopt;
+  est.kernel_names = static_cast<int>(ratios.size());
+  const double centre = median(ratios) - 1.0;
+  est.sigma = Interval::exact(centre);
+  if (ratios.size() >= 2 && bootstrap >= 2) {
+    Rng rng(seed);
+    std::vector<double> draws;
+    for (int b = 0; b < bootstrap; ++b) {
+      std::vector<double> r;
+      for (std::size_t i = 0; i < ratios.size(); ++i) r.push_back(ratios[rng.index(ratios.size())]);
+      draws.push_back(median(std::move(r)) - 1.0);
+    }
+    est.sigma.lo = std::min(centre, quantile(draws, (1 - kIntervalLevel) / 2));
+    est.sigma.hi = std::max(centre, quantile(draws, 1 - (1 - kIntervalLevel) / 2));
+  }
+  return est;
+}
+
 PredictionReport predict_from_trace(const Trace& trace, const TracePredictOptions& opt, const std::string& source) {
   PredictionReport rep;
   rep.source = source;
@@ -299,6 +351,7 @@ PredictionReport predict_from_trace(const Trace& trace, const TracePredictOption
     FixPrediction f;
     f.fix = "packing";
     f.variant = "cached";
+    PackingParams packing_params;
     std::size_t with_pattern = 0;
     for (const auto& l : ls)
       if (!l.packing.empty() || !l.rebuilds.empty()) ++with_pattern;
@@ -350,6 +403,7 @@ PredictionReport predict_from_trace(const Trace& trace, const TracePredictOption
         p.round_trip_ns = Interval::exact(round_trip_ns);
       }
       f = predict_packing(p, step_ns, opt.propagation);
+      packing_params = p;
       f.evidence.push_back(fmt::format("{} matching '{}' ({} per step)", layer_count_text(layers.size()), layer_glob,
                                        p.layers));
       std::size_t nsync = 0;
@@ -382,7 +436,17 @@ PredictionReport predict_from_trace(const Trace& trace, const TracePredictOption
                                         p.layers, distinct.size()));
       }
     }
-    rep.fixes.push_back(std::move(f));
+    if (!f.applicable) {
+      FixPrediction d = f;
+      d.variant = "device";
+      rep.fixes.push_back(std::move(f));
+      rep.fixes.push_back(std::move(d));
+    } else {
+      FixPrediction d = predict_packing(packing_params, step_ns, opt.propagation, "device");
+      d.evidence = f.evidence;
+      rep.fixes.push_back(std::move(f));
+      rep.fixes.push_back(std::move(d));
+    }
   }
 
   // ---- offload reload ----
@@ -474,9 +538,20 @@ PredictionReport predict_from_trace(const Trace& trace, const TracePredictOption
       p.copy_ns = mean_ci(c_v, opt.bootstrap, opt.seed + 5, level);
       // Backward kernel time per reload; its interval is not measured (one number per step).
       p.compute_ns = Interval::exact(bw_kernel / static_cast<double>(reloads.size()));
+      std::string sigma_evidence;
       if (opt.profile) {
         p.slowdown = Interval::exact(opt.profile->copy_compute_slowdown);
         p.unified_memory = opt.profile->unified_memory;
+        sigma_evidence = fmt::format("overlap slowdown sigma = {:.3f} from GPU profile {}", p.slowdown.value,
+                                     opt.profile->name);
+      }
+      if (auto est = estimate_overlap_slowdown(trace, opt.bootstrap, opt.seed + 7)) {
+        // Measured in this very trace: preferred over the profile's value.
+        p.slowdown = {std::max(0.0, est->sigma.value), std::max(0.0, est->sigma.lo), std::max(0.0, est->sigma.hi)};
+        sigma_evidence = fmt::format("overlap slowdown sigma = {:.3f} [{:.3f}, {:.3f}] measured in this trace ({} kernel "
+                                     "names, {} launches beside a copy vs {} alone)",
+                                     p.slowdown.value, p.slowdown.lo, p.slowdown.hi, est->kernel_names, est->beside,
+                                     est->alone);
       }
       p.prefetch_depth = std::max(2, opt.prefetch_depth);
       std::vector<std::string> evidence = {
@@ -486,6 +561,7 @@ PredictionReport predict_from_trace(const Trace& trace, const TracePredictOption
                       ms(p.copy_ns.value)),
           fmt::format("backward kernel time per reload g = {}", ms(p.compute_ns.value)),
           fmt::format("{:.0f}% of the reload copy time overlaps kernels on other streams", 100 * overlap)};
+      if (!sigma_evidence.empty()) evidence.push_back(sigma_evidence);
       for (const char* v : {"double", "prefetch"}) {
         FixPrediction f;
         if (overlap >= 0.5) {
@@ -500,7 +576,9 @@ PredictionReport predict_from_trace(const Trace& trace, const TracePredictOption
           f = predict_offload(p, v, step_ns, opt.propagation);
         }
         f.evidence = evidence;
-        if (!opt.profile) f.notes.push_back("no GPU profile: overlap slowdown sigma = 0 (pass --gpu to use one)");
+        if (sigma_evidence.empty())
+          f.notes.push_back("no GPU profile and no overlapped kernels to measure it: overlap slowdown sigma = 0 "
+                            "(pass --gpu to use a profile's)");
         rep.fixes.push_back(std::move(f));
       }
     }

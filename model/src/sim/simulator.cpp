@@ -249,17 +249,20 @@ void require_positive(const GpuProfile& p, double v, const char* field) {
     throw InputError(fmt::format("GPU profile {}: {} must be positive for the simulator, got {}", p.name, field, v));
 }
 
+// Profiles may leave the pageable rates out (datasheets do not give them); the pinned rate
+// stands in then, an upper bound. Step programs copy only scalars and small index arrays
+// through pageable memory, where min_copy_ns dominates anyway.
 double copy_rate(const Op& op, const GpuProfile& p) {
   const bool pageable = op.host_memory == MemoryKind::Pageable;
   switch (op.copy) {
     case CopyKind::HtoD:
-      require_positive(p, pageable ? p.h2d_pageable_bytes_per_s : p.h2d_pinned_bytes_per_s,
-                       pageable ? "h2d_pageable_bytes_per_s" : "h2d_pinned_bytes_per_s");
-      return pageable ? p.h2d_pageable_bytes_per_s : p.h2d_pinned_bytes_per_s;
+      if (pageable && p.h2d_pageable_bytes_per_s > 0) return p.h2d_pageable_bytes_per_s;
+      require_positive(p, p.h2d_pinned_bytes_per_s, "h2d_pinned_bytes_per_s");
+      return p.h2d_pinned_bytes_per_s;
     case CopyKind::DtoH:
-      require_positive(p, pageable ? p.d2h_pageable_bytes_per_s : p.d2h_pinned_bytes_per_s,
-                       pageable ? "d2h_pageable_bytes_per_s" : "d2h_pinned_bytes_per_s");
-      return pageable ? p.d2h_pageable_bytes_per_s : p.d2h_pinned_bytes_per_s;
+      if (pageable && p.d2h_pageable_bytes_per_s > 0) return p.d2h_pageable_bytes_per_s;
+      require_positive(p, p.d2h_pinned_bytes_per_s, "d2h_pinned_bytes_per_s");
+      return p.d2h_pinned_bytes_per_s;
     default:
       require_positive(p, p.dram_bytes_per_s, "dram_bytes_per_s");
       return p.dram_bytes_per_s / 2;  // device-to-device: every byte is read and written
@@ -347,6 +350,8 @@ Trace simulate(const Program& prog, const GpuProfile& p, const SimOptions& opt) 
   trace.meta.extra["gpu_profile"] = p.name;
   trace.meta.extra["gpu_profile_measured"] = p.measured ? "true" : "false";
   trace.meta.extra["mode"] = "simulated";
+  if (p.h2d_pageable_bytes_per_s <= 0 || p.d2h_pageable_bytes_per_s <= 0)
+    trace.meta.extra["pageable_copy_rate"] = "profile has none: pinned rate used";
   DeviceProperties dev;
   dev.id = opt.device;
   dev.name = p.name + " (simulated)";

@@ -115,6 +115,12 @@ std::string demangle(const char* name) {
 
 TraceBuilder::TraceBuilder() = default;
 
+const DecodeStats& TraceBuilder::stats() const {
+  stats_.by_kind.clear();
+  for (const auto& [k, n] : kind_counts_) stats_.by_kind[k] = n;
+  return stats_;
+}
+
 StringId TraceBuilder::api_name(ApiKind kind, std::uint32_t cbid) {
   const std::uint64_t key = (static_cast<std::uint64_t>(kind) << 32) | cbid;
   if (auto it = api_names_.find(key); it != api_names_.end()) return it->second;
@@ -506,6 +512,7 @@ Trace TraceBuilder::finish() {
   early_marker_ends_.clear();
   context_device_.clear();
   stats_ = DecodeStats{};
+  kind_counts_.clear();
   return out;
 }
 

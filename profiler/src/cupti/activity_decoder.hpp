@@ -36,6 +36,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -106,7 +107,7 @@ class TraceBuilder {
   void set_trace_name(std::string n) { trace_name_ = std::move(n); }
   void set_extra(const std::string& key, std::string value) { extra_[key] = std::move(value); }
 
-  const DecodeStats& stats() const { return stats_; }
+  const DecodeStats& stats() const;
   // The trace so far, before finish()'s joins.
   const Trace& partial() const { return trace_; }
 
@@ -136,11 +137,20 @@ class TraceBuilder {
   void add_overhead(const OverheadRecordT& r);
   void add_device(const DeviceRecord& r);
   void add_context(const ContextRecord& r);
-  void count(const char* kind) { ++stats_.by_kind[kind]; }
+  // Per-kind counters without a map lookup per record (`kind` is a string literal).
+  void count(const char* kind) {
+    for (auto& [k, n] : kind_counts_)
+      if (k == kind || std::strcmp(k, kind) == 0) {
+        ++n;
+        return;
+      }
+    kind_counts_.emplace_back(kind, 1);
+  }
   void note_context(std::uint32_t context, std::uint32_t device) { context_device_.emplace(context, device); }
 
   Trace trace_;
-  DecodeStats stats_;
+  mutable DecodeStats stats_;  // by_kind filled from kind_counts_ by stats()
+  std::vector<std::pair<const char*, std::uint64_t>> kind_counts_;
   std::string source_version_;
   std::string trace_name_;
   std::map<std::string, std::string> extra_;

@@ -232,7 +232,8 @@ void on_range_open(const char* name, bool push, std::uint64_t start_end_id) {
   State& s = state();
   const std::string_view n = name != nullptr ? std::string_view(name) : std::string_view();
   if (s.phase.load() == Phase::WaitingForRange && name != nullptr && ci_glob(s.config.start_range, n)) {
-    begin_tracing();
+    Phase waiting = Phase::WaitingForRange;
+    if (s.phase.compare_exchange_strong(waiting, Phase::Tracing)) begin_tracing();  // once
   }
   const bool step = s.config.stop_after_steps > 0 && name != nullptr && ci_glob(s.config.step_glob, n);
   if (push) {

@@ -1116,15 +1116,15 @@ void ChromeReader::finish() {
   const std::int64_t base = base_ns_.value_or(0);
   if (min_rel_ != std::numeric_limits<std::int64_t>::max()) {
     std::int64_t first = 0;
-    if (__builtin_add_overflow(base, min_rel_, &first) || first < 0)
+    std::int64_t last = 0;
+    if (__builtin_add_overflow(base, min_rel_, &first) || __builtin_add_overflow(base, max_rel_, &last))
+      throw InputError(in_.name() + ": baseTimeNanoseconds " + std::to_string(base) +
+                       " plus the event times overflows 64-bit nanoseconds");
+    if (first < 0)
       throw InputError(in_.name() + ": traceEvents[" + std::to_string(min_index_) + "] (" +
                        std::string(in_.offset_unit()) + " " + std::to_string(min_offset_) +
                        "): negative timestamp (ts " + std::to_string(min_rel_) + " ns + baseTimeNanoseconds " +
                        std::to_string(base) + "); timestamps must be >= 0");
-    std::int64_t last = 0;
-    if (__builtin_add_overflow(base, max_rel_, &last))
-      throw InputError(in_.name() + ": baseTimeNanoseconds " + std::to_string(base) +
-                       " plus the latest event end overflows 64-bit nanoseconds");
   }
   if (base != 0) {
     auto shift = [base](auto& v, auto... members) {

@@ -3,15 +3,25 @@
 // tracer logs and continues.
 #pragma once
 
-#include <source_location>
 #include <stdexcept>
 #include <string>
 
 namespace syncscope {
 
+// Where an error was raised. std::source_location would do, but clang 14 (Debian's, used
+// for the libFuzzer build) cannot compile libstdc++ 12's <source_location>; the builtins
+// behind it work in both compilers.
+struct SourceLocation {
+  const char* file = "";
+  unsigned line = 0;
+  static constexpr SourceLocation current(const char* file = __builtin_FILE(), unsigned line = __builtin_LINE()) {
+    return SourceLocation{file, line};
+  }
+};
+
 class Error : public std::runtime_error {
  public:
-  Error(std::string message, std::source_location where = std::source_location::current());
+  Error(std::string message, SourceLocation where = SourceLocation::current());
   const char* file() const noexcept { return file_; }
   unsigned line() const noexcept { return line_; }
 
@@ -30,7 +40,7 @@ class InputError : public Error {
 // A CUDA or CUPTI call failed.
 class CudaError : public Error {
  public:
-  CudaError(std::string message, int code, std::source_location where = std::source_location::current());
+  CudaError(std::string message, int code, SourceLocation where = SourceLocation::current());
   int code() const noexcept { return code_; }
 
  private:

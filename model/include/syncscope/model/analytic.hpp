@@ -71,6 +71,10 @@ double packing_saving_published_ns(int layers, double s_ns);
 // the cached run; in a host-bound run the rebuild kernels were already hidden, so the
 // published form over-predicts by up to (L-1) w_d.
 PackingTimes packing_segment(int layers, const PackingSegmentInputs& in);
+// The "device" variant: the metadata is still rebuilt every layer, but without host syncs
+// (built on the GPU from device tensors). With the rebuild work unchanged, the L layers
+// pipeline: T_device = max(L H, L D) + r. Saving = T_uncached - T_device.
+PackingTimes packing_segment_sync_free(int layers, const PackingSegmentInputs& in);
 
 // ---- offload reload: single, double, ring-of-k ----------------------------------------
 // Published forms (sigma = 0): T_single = L(c + g), T_double = c + (L-1) max(c, g) + g,

@@ -67,8 +67,10 @@ struct MoeParams {
   Interval kernel_delta_ns = Interval::exact(0);  // measured kernel-time difference per step
 };
 
+// variant "cached" (the published form, plus the segment model when its inputs are given) or
+// "device" (sync-free rebuild: needs the segment inputs, else not applicable).
 FixPrediction predict_packing(const PackingParams& p, const std::optional<Interval>& step_ns,
-                              const PropagationOptions& prop = {});
+                              const PropagationOptions& prop = {}, const std::string& variant = "cached");
 // variant "double" uses prefetch_depth 1; "prefetch" uses p.prefetch_depth (>= 2).
 FixPrediction predict_offload(const OffloadParams& p, const std::string& variant,
                               const std::optional<Interval>& step_ns, const PropagationOptions& prop = {});

@@ -33,6 +33,19 @@ struct TracePredictOptions {
   PropagationOptions propagation;
 };
 
+// The overlap slowdown sigma from a trace where kernels sometimes run beside host-to-device
+// copies (e.g. a double-buffered run): per kernel name with at least 3 launches that ran
+// entirely alone and 3 that ran at least half beside a copy of >= 1 MiB on another stream of
+// the same device, ratio = median(beside) / median(alone); sigma = median ratio - 1 over
+// those names, with a bootstrap interval over names. nullopt when no name qualifies.
+struct SlowdownEstimate {
+  Interval sigma;
+  int kernel_names = 0;  // names that qualified
+  int beside = 0, alone = 0;  // launches used
+};
+std::optional<SlowdownEstimate> estimate_overlap_slowdown(const Trace& trace, int bootstrap = 1000,
+                                                          std::uint64_t seed = 20261130);
+
 PredictionReport predict_from_trace(const Trace& trace, const TracePredictOptions& options,
                                     const std::string& source_name);
 

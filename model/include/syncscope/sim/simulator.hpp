@@ -12,7 +12,8 @@
 //   (no SM sharing: programs here have one compute stream and copy streams).
 // - Copies: H2D and D2H each have one copy engine (FIFO in host issue order); duration
 //   bytes / bandwidth of the host memory kind (pinned or pageable), never below
-//   SimOptions::min_copy_ns. A pageable copy blocks the host until it completes, as
+//   SimOptions::min_copy_ns (the pinned rate stands in for a pageable rate the profile
+//   lacks). A pageable copy blocks the host until it completes, as
 //   cudaMemcpyAsync with pageable host memory does. Device-to-device copies run like a
 //   memory-bound kernel (2 x bytes over dram bandwidth: read and write).
 // - Interference: while a copy runs, kernels progress at 1 / (1 + copy_compute_slowdown)
