@@ -53,6 +53,8 @@ inprocess() {
   [[ -x $exe ]] || { echo "RESULT: $exe not built"; return 1; }
   "$exe" --gtest_color=no
   local rc=$?
+  # Skipped is a failure here: this script exists to run on a GPU.
+  if grep -q 'skipped: no CUDA device' "$out/inprocess.log"; then echo "RESULT: skipped: no CUDA device"; return 1; fi
   echo "RESULT: gtest exit $rc"
   return $rc
 }
