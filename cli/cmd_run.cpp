@@ -308,6 +308,10 @@ class CudaProducer : public Producer {
     step.synchronize();
     TracerOptions to;
     to.trace_name = name;
+    // Every variant is traced the same way, so CUPTI stays attached between variants rather
+    // than being finalized and re-attached for each (its slowdown after profiling matters
+    // only to untraced work, and the process ends after the run).
+    to.finalize_on_stop = false;
     Tracer tracer(to);
     tracer.start();
     for (int i = 0; i < s.measure.repeat_steps; ++i) {
@@ -477,6 +481,10 @@ int run_command(const RunArgs& args) {
   if (!args.compare_measured.empty()) {
     if (mode != "simulated") throw InputError("--compare-measured needs the simulator (--device sim)");
     RunResults m = read_results(args.compare_measured);
+    if (m.mode != "measured")
+      notes.push_back(fmt::format("--compare-measured {}: that run is {}, not measured: sim_check.json compares two "
+                                  "simulations",
+                                  args.compare_measured, m.mode));
     for (const auto& v : m.variants)
       if (!v.trace_file.empty())
         measured_traces[fmt::format("{}/{}/{}/{}", v.scenario, v.fix, v.variant, v.layers)] =

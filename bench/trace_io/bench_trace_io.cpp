@@ -33,6 +33,7 @@ using Clock = std::chrono::steady_clock;
 
 struct Result {
   double seconds = 0;
+  double warm_parse_seconds = 0;  // bare only: a second pass with the file and parser already in memory
   std::uint64_t json_bytes = 0;  // bytes of JSON text processed (decompressed)
   std::uint64_t items = 0;       // events (bare) or records (ours)
   std::uint64_t checksum = 0;
@@ -82,6 +83,11 @@ Result bare(const std::string& path) {
     ++r.items;
   }
   r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  // The same pass again: no file read, no first-touch page faults. The parser's own speed.
+  const auto t1 = Clock::now();
+  od::document again = parser.iterate(simdjson::padded_string_view(text.data(), text.size(), text.capacity()));
+  for (auto ev : again["traceEvents"].get_array()) touch_object(ev.get_object().value(), sum);
+  r.warm_parse_seconds = std::chrono::duration<double>(Clock::now() - t1).count();
   r.json_bytes = text.size();
   r.checksum = sum;
   r.ok = true;
@@ -192,19 +198,27 @@ int main(int argc, char** argv) {
   }
   const double mb = rb.json_bytes / 1e6;
   std::printf("  JSON    : %.1f MB of text, %llu events\n\n", mb, static_cast<unsigned long long>(rb.items));
-  std::printf("  %-26s %9s %10s %14s %12s %13s\n", "measurement", "time s", "MB/s", "peak RSS MB", "speed/bare",
-              "RSS/JSON size");
-  auto row = [&](const char* name, const Result& r) {
+  // Two references: the bare pass end to end (read the file, parse; same work as an import
+  // minus building the model) and its warm second pass (parse only, memory already faulted in).
+  std::printf("  %-34s %8s %9s %12s %11s %11s %9s\n", "measurement", "time s", "MB/s", "peak RSS MB", "speed/bare",
+              "speed/warm", "RSS/JSON");
+  auto row = [&](const char* name, const Result& r, double seconds, bool rss) {
     if (!r.ok) {
-      std::printf("  %-26s %9s\n", name, "failed");
+      std::printf("  %-34s %8s\n", name, "failed");
       return;
     }
-    std::printf("  %-26s %9.2f %10.1f %14.1f %12.2f %13.2f\n", name, r.seconds, mb / r.seconds, r.peak_rss_kib / 1024.0,
-                rb.seconds / r.seconds, r.peak_rss_kib * 1024.0 / static_cast<double>(rb.json_bytes));
+    if (rss)
+      std::printf("  %-34s %8.2f %9.1f %12.1f %11.2f %11.2f %9.2f\n", name, seconds, mb / seconds,
+                  r.peak_rss_kib / 1024.0, rb.seconds / seconds, rb.warm_parse_seconds / seconds,
+                  r.peak_rss_kib * 1024.0 / static_cast<double>(rb.json_bytes));
+    else
+      std::printf("  %-34s %8.2f %9.1f %12s %11.2f %11.2f %9s\n", name, seconds, mb / seconds, "-",
+                  rb.seconds / seconds, rb.warm_parse_seconds / seconds, "-");
   };
-  row("bare simdjson (in memory)", rb);
-  row("syncscope read_trace", ri);
-  row("read_trace + analyze", ra);
+  row("bare simdjson: read + parse", rb, rb.seconds, true);
+  row("bare simdjson: parse only (warm)", rb, rb.warm_parse_seconds, false);
+  row("syncscope read_trace", ri, ri.seconds, true);
+  row("read_trace + analyze", ra, ra.seconds, true);
   std::printf("\n  records kept by read_trace: %llu\n", static_cast<unsigned long long>(ri.items));
   return 0;
 }

@@ -465,7 +465,9 @@ std::string speedup_chart(const std::string& id, const std::vector<const Variant
       s += fmt::format(R"(<line class="whisker" x1="{:.1f}" x2="{:.1f}" y1="{}" y2="{}"/>)", X(e.lo), X(e.hi), y + dy + 7, y + dy + 7);
       s += fmt::format(R"(<line class="whisker" x1="{0:.1f}" x2="{0:.1f}" y1="{1}" y2="{2}"/>)", X(e.lo), y + dy + 2, y + dy + 12);
       s += fmt::format(R"(<line class="whisker" x1="{0:.1f}" x2="{0:.1f}" y1="{1}" y2="{2}"/>)", X(e.hi), y + dy + 2, y + dy + 12);
-      s += fmt::format(R"(<text x="{:.1f}" y="{}">{:.3f}</text>)", X(std::max(e.hi, e.value)) + 4, y + dy + 11, e.value);
+      // The label goes right of everything drawn on this row (bar end at 1.0 or beyond).
+      s += fmt::format(R"(<text x="{:.1f}" y="{}">{:.3f}</text>)", std::max(X(1.0), X(std::max(e.hi, e.value))) + 4,
+                       y + dy + 11, e.value);
     };
     bar(v.predicted_speedup, "predicted", 2, "prediction");
     bar(v.measured_speedup, "measured", 19, "measurement");
@@ -542,7 +544,8 @@ std::string timeline_svg(const std::string& id, const TimelineStrip& t) {
   const int ay = top + static_cast<int>(lanes.size()) * lane_h + 14;
   for (int k = 0; k <= 5; ++k) {
     const Ns v = t.duration_ns * k / 5;
-    s += fmt::format(R"(<text x="{:.1f}" y="{}" text-anchor="middle">{} ms</text>)", X(v), ay, ms(static_cast<double>(v)));
+    s += fmt::format(R"(<text x="{:.1f}" y="{}" text-anchor="{}">{} ms</text>)", X(v), ay, k == 5 ? "end" : "middle",
+                     ms(static_cast<double>(v)));
   }
   s += "</svg>";
   return s;

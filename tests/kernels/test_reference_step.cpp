@@ -208,6 +208,13 @@ TEST(ReferenceStep, StepUpdatesParametersAndIsReproducible) {
   EXPECT_EQ(b.run().loss, r1.loss);  // same seed, same step
   const StepResult r2 = a.run();
   EXPECT_NE(r2.loss, r1.loss);
+  // set_parameters makes a fresh step start from a's weights: same next loss as a's.
+  ReferenceStep c(o);
+  c.set_parameters(a.parameters());
+  EXPECT_EQ(c.run().loss, a.run().loss);
+  auto wrong = a.parameters();
+  wrong.pop_back();
+  EXPECT_THROW(c.set_parameters(wrong), InputError);
 }
 
 TEST(ReferenceStep, RejectsBadOptions) {

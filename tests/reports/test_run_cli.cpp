@@ -127,7 +127,7 @@ TEST_F(RunCli, BadScenarioIsExitTwoWithPosition) {
   std::ofstream(dir_ / "bad.yaml") << bad;
   Result r = run(dir_.path(), "run bad.yaml --device sim --out r2");
   EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.err.find("bad.yaml:13:18: batch.packed_tokens: expected a positive integer, got -3"), std::string::npos)
+  EXPECT_NE(r.err.find("bad.yaml:12:18: batch.packed_tokens: expected a positive integer, got -3"), std::string::npos)
       << r.err;
   EXPECT_FALSE(fs::exists(dir_ / "r2"));
 }
@@ -146,6 +146,16 @@ TEST_F(RunCli, ReportMergesRuns) {
   EXPECT_NE(html.find("class=\"cross-gpu\""), std::string::npos);
   EXPECT_EQ(run(dir_.path(), "report a b -o merged.html").code, 2);  // refuses to overwrite
   EXPECT_EQ(run(dir_.path(), "report a b -o merged.html --force").code, 0);
+
+  // The simulator checked against another run's traces (here a simulation stands in for a
+  // measured run; the notes say so).
+  Result c = run(dir_.path(), "run tiny.yaml --device sim --gpu-profile B200 --out c --repeats 1 --compare-measured a");
+  ASSERT_LE(c.code, 1) << c.err;
+  auto check = nlohmann::json::parse(read_file(dir_ / "c/sim_check.json"));
+  EXPECT_EQ(check["checks"].size(), 4u);
+  for (const auto& k : check["checks"]) EXPECT_FALSE(k["comparison"]["metrics"].empty());
+  EXPECT_NE(read_file(dir_ / "c/report.html").find("class=\"sim-check\""), std::string::npos);
+  EXPECT_NE(read_file(dir_ / "c/results.json").find("compares two simulations"), std::string::npos);
 }
 
 }  // namespace

@@ -27,6 +27,19 @@ TEST(Simulator, TwoKernelsOnTwoNonBlockingStreamsRunConcurrently) {
   EXPECT_EQ(api_named(t, "cudaLaunchKernel", 1).end, 10 * us);
 }
 
+TEST(Simulator, MemoryBoundKernelsShareDram) {
+  Program prog = two_stream_program(true);
+  Op a = kernel("A", 0, 0), b = kernel("B", 1, 0);
+  a.flops = b.flops = 0;
+  a.bytes = b.bytes = 100e6;  // 100 us each alone at 1 TB/s
+  prog.ops = {a, b};
+  Trace t = sim::simulate(prog, test_profile());
+  // A alone [10,15]: 5 us done. Together both at half rate: A's last 95 us take 190 us
+  // (ends 205), by when B has done 95; B's last 5 us alone end at 210.
+  EXPECT_EQ(kernel_named(t, "A").end, 205 * us);
+  EXPECT_EQ(kernel_named(t, "B").end, 210 * us);
+}
+
 TEST(Simulator, BlockingSideStreamSerializesWithLegacyDefaultStream) {
   // Default-flag streams synchronize implicitly with the legacy default stream (facts.md):
   // B waits for A although they are on different streams.

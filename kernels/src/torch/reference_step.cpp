@@ -221,6 +221,23 @@ std::vector<NamedValues> ReferenceStep::parameters() const {
   return out;
 }
 
+void ReferenceStep::set_parameters(const std::vector<NamedValues>& values) {
+  auto& named = impl_->w.named;
+  SYNCSCOPE_INPUT_ERROR_IF(values.size() != named.size(),
+                           fmt::format("set_parameters: {} values for {} parameters", values.size(), named.size()));
+  torch::NoGradGuard no_grad;
+  for (std::size_t i = 0; i < named.size(); ++i) {
+    auto& [name, p] = named[i];
+    const NamedValues& v = values[i];
+    SYNCSCOPE_INPUT_ERROR_IF(v.name != name || static_cast<std::int64_t>(v.values.size()) != p.numel(),
+                             fmt::format("set_parameters: entry {} is \"{}\" with {} values, expected \"{}\" with {}", i,
+                                         v.name, v.values.size(), name, p.numel()));
+    const torch::Tensor src =
+        torch::from_blob(const_cast<float*>(v.values.data()), p.sizes(), torch::kFloat32).to(p.device(), p.scalar_type());
+    p.copy_(src);
+  }
+}
+
 std::vector<std::int32_t> ReferenceStep::cached_cu_seqlens() const { return impl_->packing.cu_seqlens(); }
 
 }  // namespace syncscope::kernels

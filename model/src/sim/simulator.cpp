@@ -45,6 +45,7 @@ struct Item {
   std::uint64_t correlation = 0;
   double ready = 0;          // earliest start (host call + launch latency)
   double work = 0;           // ns of work at full rate
+  double demand = 0;         // device-memory bytes per ns it moves at full rate
   std::vector<std::size_t> deps;  // items that must finish first (other streams)
   bool is_copy_like = false; // occupies memory bandwidth as a copy (H2D/D2H)
   bool started = false;
@@ -135,12 +136,23 @@ class Gpu {
     return false;
   }
 
+  // Device-memory bandwidth share: when the active items together want more than the
+  // DRAM delivers, each progresses at dram / demand of its full rate.
+  double dram_share() const {
+    const double dram = profile_.dram_bytes_per_s / 1e9;  // bytes per ns
+    if (!(dram > 0)) return 1.0;
+    double demand = 0;
+    for (auto i : active_) demand += items_[i].demand;
+    return demand > dram ? dram / demand : 1.0;
+  }
+
   // Fraction of full speed an active item progresses at, given what else runs.
   double rate(const Item& it, bool copies, bool kernels) const {
+    const double share = dram_share();
     const double slow = 1.0 + std::max(0.0, profile_.copy_compute_slowdown);
-    if (!it.is_copy_like) return copies ? 1.0 / slow : 1.0;
+    if (!it.is_copy_like) return share * (copies ? 1.0 / slow : 1.0);
     // Unified memory: a copy is memory traffic on the same DRAM the kernels use.
-    return (profile_.unified_memory && kernels) ? 1.0 / slow : 1.0;
+    return share * ((profile_.unified_memory && kernels) ? 1.0 / slow : 1.0);
   }
 
   bool deps_done(const Item& it) const {
@@ -485,6 +497,7 @@ Trace simulate(const Program& prog, const GpuProfile& p, const SimOptions& opt) 
           it.op = i;
           it.correlation = corr;
           it.work = static_cast<double>(op_duration_ns(op, p, opt));
+          it.demand = it.work > 0 ? op.bytes / it.work : 0;
           emitted.push_back({enqueue(std::move(it), h), i});
           api(op.kind == OpKind::Kernel ? "cudaLaunchKernel" : "cudaMemsetAsync",
               op.kind == OpKind::Kernel ? kCbidLaunchKernel : kCbidMemsetAsync, h, h + overhead, corr);
@@ -501,6 +514,10 @@ Trace simulate(const Program& prog, const GpuProfile& p, const SimOptions& opt) 
           it.work = static_cast<double>(op_duration_ns(op, p, opt));
           it.engine = op.copy == CopyKind::HtoD ? Engine::H2D : op.copy == CopyKind::DtoH ? Engine::D2H : Engine::Compute;
           it.is_copy_like = op.copy != CopyKind::DtoD;
+          // Device-memory traffic: a device-to-device copy reads and writes it; a host copy
+          // writes (H2D) or reads (D2H) it once, or both when host memory is that memory.
+          const double touches = (op.copy == CopyKind::DtoD || p.unified_memory) ? 2.0 : 1.0;
+          it.demand = it.work > 0 ? touches * op.bytes / it.work : 0;
           const std::size_t idx = enqueue(std::move(it), h);
           emitted.push_back({idx, i});
           const double call = h;

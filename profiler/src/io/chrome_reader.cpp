@@ -14,7 +14,15 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <type_traits>
 #include <unordered_map>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "json_stream.hpp"
 #include "syncscope/core/error.hpp"
@@ -25,40 +33,102 @@ namespace {
 
 namespace od = simdjson::ondemand;
 
-// Records accumulate in fixed-size blocks and move into one exact-size vector at the end, so
-// loading never holds a vector plus its doubled copy (peak ~ records + one block).
+// Records accumulate in fixed-size blocks and are copied into one exact-size vector at the
+// end, so loading never holds a vector plus its doubled copy (peak ~ records + one block).
+// Blocks and the final vector ask for transparent huge pages: first-touch page faults are
+// a large part of loading time on some VMs (~40 us per 4 KiB page measured on ours).
+void advise_huge(void* p, std::size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
+  const auto b = (reinterpret_cast<std::uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
+  const auto e = (reinterpret_cast<std::uintptr_t>(p) + bytes) & ~(kHuge - 1);
+  if (e > b) madvise(reinterpret_cast<void*>(b), e - b, MADV_HUGEPAGE);  // a hint: failure is harmless
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
 template <class T>
 class ChunkedVec {
+  static_assert(std::is_trivially_copyable_v<T>, "records are copied with memcpy");
+
  public:
-  static constexpr std::size_t kBlock = 16384;
-  void push(T&& v) {
-    if (blocks_.empty() || blocks_.back().size() == kBlock) {
-      blocks_.emplace_back();
-      blocks_.back().reserve(kBlock);
+  static constexpr std::size_t kBlockBytes = std::size_t{2} << 20;
+  static constexpr std::size_t kBlock = kBlockBytes / sizeof(T);
+  ChunkedVec() = default;
+  ChunkedVec(const ChunkedVec&) = delete;
+  ChunkedVec& operator=(const ChunkedVec&) = delete;
+  ~ChunkedVec() {
+    for (T* b : blocks_) std::free(b);
+  }
+  void push(const T& v) {
+    if (fill_ == kBlock || blocks_.empty()) {
+      void* p = std::aligned_alloc(kBlockBytes, kBlockBytes);
+      if (p == nullptr) throw std::bad_alloc();
+      advise_huge(p, kBlockBytes);
+      blocks_.push_back(static_cast<T*>(p));
+      fill_ = 0;
     }
-    blocks_.back().push_back(std::move(v));
+    std::memcpy(static_cast<void*>(blocks_.back() + fill_), &v, sizeof(T));
+    ++fill_;
     ++size_;
   }
   std::size_t size() const { return size_; }
   template <class F>
   void for_each(F&& f) {
-    for (auto& b : blocks_)
-      for (auto& v : b) f(v);
+    for (std::size_t i = 0; i < blocks_.size(); ++i) {
+      const std::size_t n = i + 1 == blocks_.size() ? fill_ : kBlock;
+      for (std::size_t j = 0; j < n; ++j) f(blocks_[i][j]);
+    }
   }
   void move_into(std::vector<T>& out) {
     out.clear();
+    out.shrink_to_fit();
     out.reserve(size_);
-    for (auto& b : blocks_) {
-      std::move(b.begin(), b.end(), std::back_inserter(out));
-      std::vector<T>().swap(b);
+    advise_huge(out.data(), size_ * sizeof(T));
+    for (std::size_t i = 0; i < blocks_.size(); ++i) {
+      const std::size_t n = i + 1 == blocks_.size() ? fill_ : kBlock;
+      out.insert(out.end(), blocks_[i], blocks_[i] + n);
+      std::free(blocks_[i]);
+      blocks_[i] = nullptr;
     }
     blocks_.clear();
     size_ = 0;
+    fill_ = 0;
   }
 
  private:
-  std::vector<std::vector<T>> blocks_;
+  std::vector<T*> blocks_;
+  std::size_t fill_ = 0;
   std::size_t size_ = 0;
+};
+
+// Interning by a hash of a few sampled words instead of every byte: kernel names run to
+// hundreds of characters and repeat millions of times. Equal strings are still compared
+// in full, so collisions cost time, never correctness.
+struct SampledHash {
+  static std::uint64_t word(const char* p) {
+    std::uint64_t w;
+    std::memcpy(&w, p, 8);
+    return w;
+  }
+  std::size_t operator()(std::string_view s) const noexcept {
+    std::uint64_t h = s.size() * 0x9E3779B97F4A7C15ull;
+    auto mix = [&h](std::uint64_t w) { h = (h ^ w) * 0xff51afd7ed558ccdull; h ^= h >> 29; };
+    const std::size_t n = s.size();
+    if (n >= 8) {
+      mix(word(s.data()));
+      mix(word(s.data() + n - 8));
+      mix(word(s.data() + std::min(n / 3, n - 8)));
+      mix(word(s.data() + std::min((2 * n) / 3, n - 8)));
+    } else {
+      std::uint64_t w = 0;
+      std::memcpy(&w, s.data(), n);
+      mix(w);
+    }
+    return static_cast<std::size_t>(h);
+  }
 };
 
 struct IdVal {
@@ -423,13 +493,19 @@ class ChromeReader {
     if (v.kind == IdVal::Str) return parse_int64(v.s).value_or(dflt);
     return dflt;
   }
+  StringId intern(std::string_view s) {
+    if (auto it = interned_.find(s); it != interned_.end()) return it->second;
+    const StringId id = t_.intern(s);
+    interned_.emplace(t_.str(id), id);  // the table's storage is stable
+    return id;
+  }
   StringId id_text(const IdVal& v) {
     if (v.kind == IdVal::Int) {
       char buf[24];
       auto [p, ec] = std::to_chars(buf, buf + sizeof buf, v.i);
-      return t_.intern(std::string_view(buf, static_cast<std::size_t>(p - buf)));
+      return intern(std::string_view(buf, static_cast<std::size_t>(p - buf)));
     }
-    if (v.kind == IdVal::Str) return t_.intern(v.s);
+    if (v.kind == IdVal::Str) return intern(v.s);
     return kNoString;
   }
 
@@ -473,6 +549,7 @@ class ChromeReader {
   ChunkedVec<OverheadRecord> overheads_;
   ChunkedVec<OtherEvent> others_;
   std::unordered_map<StringId, std::uint64_t> unknown_;
+  std::unordered_map<std::string_view, StringId, SampledHash> interned_;
 
   bool in_event_ = false;
   std::uint64_t ev_index_ = 0;
@@ -743,8 +820,8 @@ void ChromeReader::dispatch(Event& e) {
   if (!e.ts) fail("missing required field \"ts\"");
   if (!e.name && ph != 'E' && ph != 'e') fail("missing required field \"name\"");
   OtherEvent o;
-  o.category = e.cat ? t_.intern(*e.cat) : kNoString;
-  o.name = e.name ? t_.intern(*e.name) : kNoString;
+  o.category = e.cat ? intern(*e.cat) : kNoString;
+  o.name = e.name ? intern(*e.name) : kNoString;
   o.phase = ph;
   o.pid = id_text(e.pid);
   o.tid = id_text(e.tid);
@@ -753,7 +830,7 @@ void ChromeReader::dispatch(Event& e) {
   note_start(o.start);
   note_end(o.start);
   ++unknown_[o.category];
-  others_.push(std::move(o));
+  others_.push(o);
 }
 
 void ChromeReader::handle_metadata(Event& e) {
@@ -785,7 +862,7 @@ void ChromeReader::handle_complete(Event& e) {
     case Cat::Driver: {
       ApiCall r;
       r.kind = cat == Cat::Runtime ? ApiKind::Runtime : ApiKind::Driver;
-      r.name = t_.intern(*e.name);
+      r.name = intern(*e.name);
       r.cbid = a.cbid ? narrow32(*a.cbid, "args.cbid") : -1;
       r.pid = id_or(e.pid, -1);
       r.tid = id_or(e.tid, -1);
@@ -796,12 +873,12 @@ void ChromeReader::handle_complete(Event& e) {
       r.return_code = a.ss_return_code ? narrow32(*a.ss_return_code, "args.syncscope.return_code") : 0;
       r.device = a.ss_device ? narrow32(*a.ss_device, "args.syncscope.device")
                              : a.device ? narrow32(*a.device, "args.device") : -1;
-      api_.push(std::move(r));
+      api_.push(r);
       return;
     }
     case Cat::Kernel: {
       Kernel k;
-      k.name = t_.intern(*e.name);
+      k.name = intern(*e.name);
       k.device = narrow32(a.device ? *a.device : id_or(e.pid, -1), "args.device");
       k.context = narrowu32(a.context.value_or(0), "args.context");
       k.stream = a.stream ? *a.stream : id_or(e.tid, -1);
@@ -813,7 +890,7 @@ void ChromeReader::handle_complete(Event& e) {
       if (a.has_block) std::copy(std::begin(a.block), std::end(a.block), k.block);
       k.registers_per_thread = a.registers ? narrow32(*a.registers, "args.registers per thread") : 0;
       k.shared_memory_bytes = a.shared_memory ? narrow32(*a.shared_memory, "args.shared memory") : 0;
-      kernels_.push(std::move(k));
+      kernels_.push(k);
       return;
     }
     case Cat::Memcpy: {
@@ -835,7 +912,7 @@ void ChromeReader::handle_complete(Event& e) {
       m.end = end;
       m.correlation = a.correlation.value_or(0);
       m.external_id = a.external_id.value_or(0);
-      memcpys_.push(std::move(m));
+      memcpys_.push(m);
       return;
     }
     case Cat::Memset: {
@@ -851,7 +928,7 @@ void ChromeReader::handle_complete(Event& e) {
       m.end = end;
       m.correlation = a.correlation.value_or(0);
       m.external_id = a.external_id.value_or(0);
-      memsets_.push(std::move(m));
+      memsets_.push(m);
       return;
     }
     case Cat::Sync: {
@@ -871,7 +948,7 @@ void ChromeReader::handle_complete(Event& e) {
       s.return_code = a.ss_return_code ? narrow32(*a.ss_return_code, "args.syncscope.return_code") : 0;
       s.is_query = a.ss_is_query.value_or(false);
       s.wait_on_event_record_correlation = a.wait_on_corr.value_or(-1);
-      syncs_.push(std::move(s));
+      syncs_.push(s);
       return;
     }
     case Cat::CudaEvent: {
@@ -883,7 +960,7 @@ void ChromeReader::handle_complete(Event& e) {
       r.event_sync_id = a.ss_event_sync_id.value_or(0);
       r.timestamp = start;
       r.correlation = a.correlation.value_or(0);
-      events_.push(std::move(r));
+      events_.push(r);
       return;
     }
     case Cat::UserAnnotation:
@@ -900,8 +977,8 @@ void ChromeReader::handle_complete(Event& e) {
         if (!k) fail("field \"args.syncscope.range_kind\": unknown range kind \"" + std::string(*a.ss_range_kind) + "\"");
         r.kind = *k;
       }
-      r.name = t_.intern(*e.name);
-      r.domain = a.ss_domain ? t_.intern(*a.ss_domain) : kNoString;
+      r.name = intern(*e.name);
+      r.domain = a.ss_domain ? intern(*a.ss_domain) : kNoString;
       if (cat == Cat::GpuUserAnnotation) {
         // Kineto puts GPU annotations on the stream's track: pid = device, tid = stream.
         r.device = narrow32(a.device ? *a.device : id_or(e.pid, -1), "pid");
@@ -918,30 +995,30 @@ void ChromeReader::handle_complete(Event& e) {
       r.end = end;
       r.external_id = a.external_id.value_or(0);
       r.correlation = a.correlation.value_or(0);
-      ranges_.push(std::move(r));
+      ranges_.push(r);
       return;
     }
     case Cat::Overhead: {
       OverheadRecord o;
-      o.name = t_.intern(*e.name);
+      o.name = intern(*e.name);
       o.pid = id_or(e.pid, -1);
       o.tid = id_or(e.tid, -1);
       o.start = start;
       o.end = end;
-      overheads_.push(std::move(o));
+      overheads_.push(o);
       return;
     }
     case Cat::Other: {
       OtherEvent o;
-      o.category = e.cat ? t_.intern(*e.cat) : kNoString;
-      o.name = t_.intern(*e.name);
+      o.category = e.cat ? intern(*e.cat) : kNoString;
+      o.name = intern(*e.name);
       o.phase = 'X';
       o.pid = id_text(e.pid);
       o.tid = id_text(e.tid);
       o.start = start;
       o.duration = dur;
       ++unknown_[o.category];
-      others_.push(std::move(o));
+      others_.push(o);
       return;
     }
   }

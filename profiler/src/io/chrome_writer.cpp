@@ -761,12 +761,16 @@ void Writer::metadata() {
     meta_event("process_name", [&](JsonOut& o) { o.num(d); }, [&](JsonOut& o) { o.num(0); }, "GPU " + std::to_string(d),
                true);
   }
-  for (const auto& [d, s] : gpu_tracks_) {
+  for (const auto& ds : gpu_tracks_) {
+    const std::int64_t d = ds.first;  // plain copies: clang 14 cannot capture structured bindings
+    const std::int64_t s = ds.second;
     if (thread_names.count({std::to_string(d), std::to_string(s)})) continue;
     meta_event("thread_name", [&](JsonOut& o) { o.num(d); }, [&](JsonOut& o) { o.num(s); }, "stream " + std::to_string(s),
                true);
   }
-  for (const auto& [track, lane] : extra_lanes_) {
+  for (const auto& entry : extra_lanes_) {
+    const TrackId track = entry.first;
+    const std::uint8_t lane = entry.second;
     const std::string pid = track.pid_str ? std::string(t_.str(static_cast<StringId>(track.pid))) : std::to_string(track.pid);
     const std::string tid = track.tid_str ? std::string(t_.str(static_cast<StringId>(track.tid))) : std::to_string(track.tid);
     std::string base;

@@ -38,9 +38,11 @@ inline const char* find_quote_or_backslash(const char* p, const char* end) {
   return p;
 }
 
-// Outside strings: a quote or a bracket.
+// Outside strings: a quote, a bracket or a backslash (which escapes the next byte
+// wherever it is, exactly as the block scanner below treats it).
 inline const char* find_structural(const char* p, const char* end) {
 #if defined(__SSE2__)
+  const __m128i bslash = _mm_set1_epi8('\\');
   const __m128i quote = _mm_set1_epi8('"');
   const __m128i open_c = _mm_set1_epi8('{');
   const __m128i close_c = _mm_set1_epi8('}');
@@ -50,14 +52,77 @@ inline const char* find_structural(const char* p, const char* end) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
     const __m128i hit = _mm_or_si128(
         _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, open_c)),
-        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, close_c), _mm_cmpeq_epi8(v, open_s)), _mm_cmpeq_epi8(v, close_s)));
+        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, close_c), _mm_cmpeq_epi8(v, open_s)),
+                     _mm_or_si128(_mm_cmpeq_epi8(v, close_s), _mm_cmpeq_epi8(v, bslash))));
     const int m = _mm_movemask_epi8(hit);
     if (m != 0) return p + __builtin_ctz(static_cast<unsigned>(m));
     p += 16;
   }
 #endif
-  while (p < end && *p != '"' && *p != '{' && *p != '}' && *p != '[' && *p != ']') ++p;
+  while (p < end && *p != '"' && *p != '{' && *p != '}' && *p != '[' && *p != ']' && *p != '\\') ++p;
   return p;
+}
+
+// 64 bytes at a time, the way simdjson's stage 1 finds structure: bitmasks of quotes,
+// backslashes and brackets; escaped characters from runs of backslashes; string interiors by
+// a prefix XOR of the unescaped quotes; brackets outside strings adjust the depth.
+struct BlockMasks {
+  std::uint64_t quote, backslash, open, close;
+};
+
+inline BlockMasks block_masks(const char* p) {
+  BlockMasks m{};
+#if defined(__SSE2__)
+  const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\');
+  const __m128i oc = _mm_set1_epi8('{'), cc = _mm_set1_epi8('}'), os = _mm_set1_epi8('['), cs = _mm_set1_epi8(']');
+  for (int i = 0; i < 4; ++i) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * i));
+    const int sh = 16 * i;
+    m.quote |= static_cast<std::uint64_t>(static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, q)))) << sh;
+    m.backslash |= static_cast<std::uint64_t>(static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, bs)))) << sh;
+    m.open |= static_cast<std::uint64_t>(static_cast<unsigned>(
+                  _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, oc), _mm_cmpeq_epi8(v, os)))))
+              << sh;
+    m.close |= static_cast<std::uint64_t>(static_cast<unsigned>(
+                   _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, cc), _mm_cmpeq_epi8(v, cs)))))
+               << sh;
+  }
+#else
+  for (int i = 0; i < 64; ++i) {
+    const std::uint64_t bit = std::uint64_t{1} << i;
+    switch (p[i]) {
+      case '"': m.quote |= bit; break;
+      case '\\': m.backslash |= bit; break;
+      case '{': case '[': m.open |= bit; break;
+      case '}': case ']': m.close |= bit; break;
+      default: break;
+    }
+  }
+#endif
+  return m;
+}
+
+inline std::uint64_t prefix_xor(std::uint64_t x) {
+  x ^= x << 1;
+  x ^= x << 2;
+  x ^= x << 4;
+  x ^= x << 8;
+  x ^= x << 16;
+  x ^= x << 32;
+  return x;
+}
+
+// Bits of characters escaped by a backslash (simdjson's branchless odd/even run method).
+// `prev_escaped` (0 or 1) says whether the block's first byte is escaped; updated for the next.
+inline std::uint64_t find_escaped(std::uint64_t backslash, std::uint64_t& prev_escaped) {
+  backslash &= ~prev_escaped;
+  const std::uint64_t follows_escape = backslash << 1 | prev_escaped;
+  constexpr std::uint64_t even_bits = 0x5555555555555555ULL;
+  const std::uint64_t odd_sequence_starts = backslash & ~even_bits & ~follows_escape;
+  unsigned long long sequences_starting_on_even_bits = 0;
+  prev_escaped = __builtin_uaddll_overflow(odd_sequence_starts, backslash, &sequences_starting_on_even_bits) ? 1 : 0;
+  const std::uint64_t invert_mask = sequences_starting_on_even_bits << 1;
+  return (even_bits ^ invert_mask) & follows_escape;
 }
 
 }  // namespace
@@ -113,13 +178,45 @@ ValueView JsonPull::scan_value() {
       while (p < e && !ends_scalar(*p)) ++p;
       done = p < e;
     } else {
-      while (p < e) {
-        if (in_string) {
-          if (escape) {
-            escape = false;
-            ++p;
-            continue;
+      // Whole 64-byte blocks first; the scalar loop below finishes the chunk's tail with
+      // the same state (in a string, next byte escaped, depth).
+      while (e - p >= 64) {
+        const BlockMasks m = block_masks(p);
+        std::uint64_t prev_escaped = escape ? 1 : 0;
+        const std::uint64_t escaped = find_escaped(m.backslash, prev_escaped);
+        const std::uint64_t in_str = prefix_xor(m.quote & ~escaped) ^ (in_string ? ~std::uint64_t{0} : 0);
+        const std::uint64_t open = m.open & ~in_str & ~escaped;
+        std::uint64_t brackets = (m.open | m.close) & ~in_str & ~escaped;
+        const std::uint64_t quotes_closing = m.quote & ~escaped & ~in_str;  // where a string value would end
+        if (depth == 0 && quotes_closing != 0 &&
+            (brackets == 0 || __builtin_ctzll(quotes_closing) < __builtin_ctzll(brackets))) {
+          p += __builtin_ctzll(quotes_closing) + 1;
+          done = true;
+          break;
+        }
+        while (brackets != 0) {
+          const int i = __builtin_ctzll(brackets);
+          if ((open >> i) & 1) {
+            ++depth;
+          } else if (--depth == 0) {
+            p += i + 1;
+            done = true;
+            break;
           }
+          brackets &= brackets - 1;
+        }
+        if (done) break;
+        in_string = (in_str >> 63) != 0;
+        escape = prev_escaped != 0;
+        p += 64;
+      }
+      while (!done && p < e) {
+        if (escape) {
+          escape = false;
+          ++p;
+          continue;
+        }
+        if (in_string) {
           p = find_quote_or_backslash(p, e);
           if (p == e) break;
           if (*p == '\\') {
@@ -138,15 +235,15 @@ ValueView JsonPull::scan_value() {
         p = find_structural(p, e);
         if (p == e) break;
         const char ch = *p++;
-        if (ch == '"') {
+        if (ch == '\\') {
+          escape = true;
+        } else if (ch == '"') {
           in_string = true;
         } else if (ch == '{' || ch == '[') {
           ++depth;
         } else if (--depth == 0) {
           done = true;
           break;
-        } else if (depth < 0) {
-          fail(offset(), "unbalanced brackets");  // unreachable: values start with an opener
         }
       }
     }

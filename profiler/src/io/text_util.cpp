@@ -13,6 +13,21 @@ inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
 }  // namespace
 
 std::optional<std::int64_t> parse_us_as_ns(std::string_view s) {
+  // Fast path for Kineto's own form, "123.456" (non-negative, <= 15 integer digits, exactly
+  // three decimals): cannot overflow, no rounding.
+  if (s.size() >= 5 && s.size() <= 19 && s[s.size() - 4] == '.' && (s[0] != '0' || s.size() == 5)) {
+    std::int64_t v = 0;
+    bool ok = true;
+    for (std::size_t k = 0; k + 4 < s.size(); ++k) {
+      ok &= is_digit(s[k]);
+      v = v * 10 + (s[k] - '0');
+    }
+    for (std::size_t k = s.size() - 3; k < s.size(); ++k) {
+      ok &= is_digit(s[k]);
+      v = v * 10 + (s[k] - '0');
+    }
+    if (ok) return v;
+  }
   std::size_t i = 0;
   bool neg = false;
   if (i < s.size() && s[i] == '-') {

@@ -78,6 +78,10 @@ class ReferenceStep {
   // After run(): parameter gradients and parameters (AdamW already applied), by name.
   std::vector<NamedValues> gradients() const;
   std::vector<NamedValues> parameters() const;
+  // Overwrites every parameter with `values` (same names, order and sizes as parameters()),
+  // e.g. to run the CPU and the CUDA step from identical weights: the seeded generators of
+  // the two devices differ. InputError on a mismatch.
+  void set_parameters(const std::vector<NamedValues>& values);
   // The cu_seqlens the packing cache currently holds (empty when nothing is cached).
   std::vector<std::int32_t> cached_cu_seqlens() const;
 

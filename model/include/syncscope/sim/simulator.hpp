@@ -16,9 +16,15 @@
 //   lacks). A pageable copy blocks the host until it completes, as
 //   cudaMemcpyAsync with pageable host memory does. Device-to-device copies run like a
 //   memory-bound kernel (2 x bytes over dram bandwidth: read and write).
-// - Interference: while a copy runs, kernels progress at 1 / (1 + copy_compute_slowdown)
-//   of their rate; on unified-memory GPUs (profile.unified_memory) copies share the same
-//   memory as kernels and slow down by the same factor while a kernel runs.
+// - Device memory is shared: each running item wants bytes / duration of DRAM bandwidth
+//   (a kernel its roofline bytes; a device-to-device copy twice its bytes; a host copy its
+//   bytes once on a discrete GPU, twice on a unified-memory one, where host and device
+//   memory are the same DRAM). When the sum exceeds dram_bytes_per_s, every running item
+//   slows by dram / sum. So two memory-bound kernels side by side take twice as long, and
+//   on GB10 (H2D at half the DRAM rate) a reload beside a memory-bound kernel halves both.
+// - Interference beyond bandwidth: while a copy runs, kernels progress at
+//   1 / (1 + copy_compute_slowdown) of their rate (a fitted profile value); on
+//   unified-memory GPUs copies slow by the same factor while a kernel runs.
 // - Syncs: cudaStreamSynchronize / cudaEventSynchronize / cudaDeviceSynchronize block the
 //   host until the stream / event / device drains, then cost sync_round_trip_ns more (an
 //   idle stream costs exactly the round trip, the profile's definition).
