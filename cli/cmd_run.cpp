@@ -505,7 +505,12 @@ int run_command(const RunArgs& args) {
   if (profile) env.gpu_profile = profile_name;
   std::size_t unique = first_job_of_key.size(), index = 0;
   Progress progress(unique);
-  for (std::size_t ji = 0; ji < jobs.size(); ++ji) {
+  // Baselines first: predictions and the layer the strips show come from them.
+  std::vector<std::size_t> order(jobs.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_partition(order.begin(), order.end(), [&](std::size_t i) { return baseline_keys.count(jobs[i].key) > 0; });
+  std::map<std::string, std::string> strip_layer;  // baseline key -> layer range its strip shows
+  for (std::size_t ji : order) {
     const Job& job = jobs[ji];
     if (first_job_of_key[job.key] != ji) continue;
     const Scenario& s = scenarios[job.scenario];
@@ -518,6 +523,20 @@ int run_command(const RunArgs& args) {
     if (mode == "measured" && env.gpu.empty()) {
       env.gpu = t.devices.empty() ? "CUDA device" : t.devices.front().name;
       for (const auto& [k, v] : t.meta.extra) env.extra["tracer." + k] = v;
+      if (!profile) {
+        // Predictions need the round trip, overlap slowdown and memory kind: take the
+        // shipped profile named like this GPU unless --gpu-profile gave one.
+        if (auto name = gpu_profile_for_device(env.gpu)) {
+          profile = load_gpu_profile(*name);
+          profile_name = *name;
+          env.gpu_profile = *name;
+          notes.push_back(fmt::format("predictions use the shipped GPU profile {} (matched to \"{}\"; pass "
+                                      "--gpu-profile with a `syncscope calibrate` profile to use measured values)",
+                                      *name, env.gpu));
+        } else {
+          notes.push_back("no GPU profile matches \"" + env.gpu + "\": predictions assume no copy/compute slowdown");
+        }
+      }
     }
     TraceSummary sum;
     sum.trace_file = "traces/" + stem + ".json.gz";
@@ -540,14 +559,15 @@ int run_command(const RunArgs& args) {
     if (job.layers == deepest) {
       TimelineOptions to;
       to.prefer_copies = job.fix == Fix::Offload;
+      if (auto it = strip_layer.find(job.base_key); it != strip_layer.end()) to.layer_name = it->second;
       sum.strip = extract_timeline(t, a, to);
+      if (job.key == job.base_key) strip_layer[job.key] = sum.strip->range;
     }
 #ifdef SYNCSCOPE_RUN_SIM
     if (mode == "measured" && sim_built) {
       // Check the simulator against this measurement with the GPU's profile.
       if (!checker) {
-        std::optional<std::string> name = profile ? std::optional<std::string>(profile_name) : gpu_profile_for_device(env.gpu);
-        if (name) checker = std::make_unique<SimProducer>(load_gpu_profile(*name));
+        if (profile) checker = std::make_unique<SimProducer>(*profile);
       }
       if (checker) {
         Trace simulated = checker->produce(job, s, label + " (simulated)");

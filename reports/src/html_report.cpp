@@ -85,6 +85,12 @@ TimelineStrip extract_timeline(const Trace& trace, const AnalysisResult& analysi
   };
 
   Window chosen;
+  if (!opt.layer_name.empty()) {
+    std::vector<Window> named;
+    for (const auto& w : layers)
+      if (w.name == opt.layer_name) named.push_back(w);
+    if (!named.empty()) layers = named;
+  }
   if (!layers.empty()) {
     std::vector<Window> preferred;
     for (const auto& w : layers)
@@ -94,6 +100,7 @@ TimelineStrip extract_timeline(const Trace& trace, const AnalysisResult& analysi
         if (count_h2d(w) > 0 || count_syncs(w) > 0) preferred.push_back(w);
     const auto& pool = preferred.empty() ? layers : preferred;
     chosen = pool[pool.size() / 2];
+    strip.range = chosen.name;
     strip.window = step ? chosen.name + " in " + step->name : chosen.name;
   } else if (step) {
     chosen = *step;
@@ -205,6 +212,7 @@ std::string timelines_to_json(const std::vector<TimelineStrip>& strips) {
     o["fix"] = s.fix;
     o["variant"] = s.variant;
     o["window"] = s.window;
+    o["range"] = s.range;
     o["duration_ns"] = s.duration_ns;
     o["lanes"] = s.lanes;
     o["syncs"] = s.syncs;
@@ -263,6 +271,7 @@ std::vector<TimelineStrip> timelines_from_json(std::string_view text, std::strin
     s.fix = str("fix");
     s.variant = str("variant");
     s.window = str("window");
+    if (o.contains("range")) s.range = str("range");
     s.duration_ns = integer("duration_ns");
     s.syncs = static_cast<std::uint64_t>(integer("syncs"));
     s.bubble_ns = integer("bubble_ns");

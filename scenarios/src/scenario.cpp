@@ -250,7 +250,9 @@ class Reader {
     std::vector<std::pair<std::string, YAML::Node>> out;
     std::set<std::string> seen;
     for (auto it = map.begin(); it != map.end(); ++it) {
-      const YAML::Node& k = it->first;
+      // Copies: yaml-cpp's iterator hands out a temporary pair, gone after the expression.
+      const YAML::Node k = it->first;
+      const YAML::Node value = it->second;
       if (!k.IsScalar()) fail_at(k, path.empty() ? "key" : path + " key", "a plain key");
       const std::string key = k.Scalar();
       const std::string full = path.empty() ? key : path + "." + key;
@@ -259,8 +261,8 @@ class Reader {
                                      keys(allowed)));
       if (!seen.insert(key).second)
         throw InputError(fmt::format("{}: {}: duplicate key; give it once", mark_text(file_, k.Mark()), full));
-      marks_[full] = it->second.Mark();
-      out.emplace_back(key, it->second);
+      marks_[full] = value.Mark();
+      out.emplace_back(key, value);
     }
     return out;
   }

@@ -158,6 +158,12 @@ TEST(ReferenceStep, OffloadVariantsGiveIdenticalGradients) {
     EXPECT_TRUE(bitwise_equal(outs[i].grads, outs[0].grads)) << cases[i].first;
   ReferenceStep probe(resident);
   EXPECT_EQ(probe.offload_plan().first_resident, 4);
+  StepOptions asked = base;
+  asked.offload = "prefetch";
+  asked.offload_budget_bytes = -1;  // ask the device: none on CPU, so everything is offloaded
+  ReferenceStep on_cpu(asked);
+  EXPECT_EQ(on_cpu.options().offload_budget_bytes, 0);
+  EXPECT_EQ(on_cpu.offload_plan().first_resident, 5);
   EXPECT_EQ(probe.offload_plan().ring_buffers, 3);
 }
 

@@ -72,6 +72,7 @@ struct ReferenceStep::Impl {
         }
 #endif
       }
+      opt.offload_budget_bytes = budget;  // resolved: build_step_program(options()) plans the same
       choreo = build_choreography(plan_offload(opt.offload, layers, act, budget, opt.prefetch_depth));
       engine = std::make_unique<OffloadEngine>(choreo, T, H, ctx);
     }

@@ -67,6 +67,9 @@ class ReferenceStep {
   int batch_index() const;
   const std::vector<int>& lengths() const;  // the current batch's sequence lengths
 
+  // The options as resolved: offload_budget_bytes < 0 is replaced by the budget read from
+  // the device (free memory - kOffloadReserveBytes; 0 on CPU), so build_step_program(
+  // options()) describes the plan this step runs.
   const StepOptions& options() const;
   // The offload plan in use (plan.variant empty when offload is off).
   const OffloadPlan& offload_plan() const;

@@ -24,9 +24,13 @@ struct ReadOptions {
   std::size_t chunk_bytes = std::size_t{1} << 20;
 };
 
-// Reads .json or .json.gz (or our binary form) by streaming: memory stays proportional to
-// the records kept, not to the file. Bad input throws InputError whose message names the
-// file and the byte offset or event index, and what was expected.
+// Reads .json or .json.gz by streaming: memory stays proportional to the records kept, not
+// to the file. gzip is recognized by its magic bytes, not the name. Bad input throws
+// InputError whose message names the file and the byte offset or event index, and what was
+// expected. Input: Kineto's conventions (cat -> record type, baseTimeNanoseconds, "us.nnn"
+// strings, absolute microseconds of older traces, the JSON Array Format) and everything our
+// writer emits. The binary form (.sstrace) is not implemented (bench/trace_io/README.md):
+// TraceFormat::Binary throws InputError.
 Trace read_trace(const std::filesystem::path& path, const ReadOptions& options = {});
 
 // Parses Chrome trace JSON held in memory; `source_name` names it in errors.
@@ -38,7 +42,12 @@ struct WriteOptions {
   bool overwrite = false;
 };
 
-// Writes atomically (temporary file + rename); gzip when the name ends in ".gz".
+// Writes atomically (temporary file + rename); gzip when the name ends in ".gz". The JSON
+// follows Kineto's field names (PyTorch tooling reads it), opens in Perfetto with one track
+// per GPU stream, slices nested per track (overlaps move to "(overlap N)" lanes) and
+// launch->GPU flow arrows; fields Kineto has no name for go into args "syncscope" objects
+// and a top-level "syncscope" block (with schema_version), so read_trace gives back every
+// field. Times: baseTimeNanoseconds + microseconds with three decimals (exact ns).
 void write_trace(const Trace& trace, const std::filesystem::path& path, const WriteOptions& options = {});
 void write_chrome_json(const Trace& trace, const Sink& sink);
 

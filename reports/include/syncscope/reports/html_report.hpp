@@ -34,6 +34,7 @@ struct TimelineSegment {
 struct TimelineStrip {
   std::string scenario, fix, variant;
   std::string window;  // e.g. "layer_05 in ProfilerStep#3"
+  std::string range;   // the host range chosen ("layer_05"), "" for a step or the whole trace
   Ns duration_ns = 0;
   std::vector<std::string> lanes;  // drawing order
   std::vector<TimelineSegment> segments;
@@ -46,6 +47,9 @@ struct TimelineOptions {
   // Prefer a layer window with H2D copies (offload) rather than one with syncs.
   bool prefer_copies = false;
   std::size_t max_segments = 1500;  // kernels closer than window/2000 merge beyond this
+  // Take the layer range of this name when the step has one (so a fix's strip shows the
+  // same layer as its baseline's); among several, the one that shows what the fix is about.
+  std::string layer_name;
 };
 
 // Picks the window: the middle step (by analysis.steps), in it the layer ranges matching
