@@ -8,6 +8,16 @@ namespace syncscope {
 
 StringTable::StringTable() { intern(""); }
 
+StringTable::StringTable(const StringTable& other) : strings_(other.strings_) {
+  index_.reserve(strings_.size());
+  for (std::size_t i = 0; i < strings_.size(); ++i) index_.emplace(strings_[i], static_cast<StringId>(i));
+}
+
+StringTable& StringTable::operator=(const StringTable& other) {
+  if (this != &other) *this = StringTable(other);
+  return *this;
+}
+
 StringId StringTable::intern(std::string_view s) {
   if (auto it = index_.find(s); it != index_.end()) return it->second;
   auto id = static_cast<StringId>(strings_.size());

@@ -36,6 +36,11 @@ inline constexpr StringId kNoString = 0;  // id 0 is always the empty string
 class StringTable {
  public:
   StringTable();
+  // Copies rebuild the index: it holds views into this table's own storage.
+  StringTable(const StringTable& other);
+  StringTable& operator=(const StringTable& other);
+  StringTable(StringTable&&) noexcept = default;
+  StringTable& operator=(StringTable&&) noexcept = default;
   StringId intern(std::string_view s);
   std::string_view get(StringId id) const { return strings_[id]; }
   std::size_t size() const { return strings_.size(); }
