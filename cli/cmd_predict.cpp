@@ -46,7 +46,7 @@ struct PredictOptions {
   std::string copy_ms, compute_ms, slowdown;
   double reload_bytes = 0;
   int prefetch_depth = 2;
-  int experts = 0, moe_layers = 0, passes = 1;
+  int experts = 0, moe_layers = 0, passes = 1, top_k = 0;
   std::string per_expert_us, kernel_delta_ms;
   std::string step_ms;
   std::string format = "text";
@@ -144,6 +144,9 @@ void add_predict_command(CLI::App& app, Context& ctx) {
       ->capture_default_str();
   cmd->add_option("--experts", o->experts, "moe: E, experts per MoE layer");
   cmd->add_option("--moe-layers", o->moe_layers, "moe: N, MoE layers");
+  cmd->add_option("--top-k", o->top_k,
+                  "moe with --trace: k, experts per token; charges the device variant's capacity padding "
+                  "(E/k times the expert GEMMs)");
   cmd->add_option("--per-expert-us", o->per_expert_us, "moe: q, per-expert dynamic-query cost (us)");
   cmd->add_option("--passes", o->passes, "moe: routing passes per step (2 with checkpoint recompute)")
       ->capture_default_str();
@@ -177,6 +180,7 @@ void add_predict_command(CLI::App& app, Context& ctx) {
       to.layer_glob = o->layer_range;
       to.profile = profile;
       to.prefetch_depth = o->prefetch_depth;
+      if (o->top_k > 0) to.moe_top_k = o->top_k;
       to.seed = o->seed;
       to.propagation = prop;
       rep = model::predict_from_trace(read_trace(o->trace), to, o->trace);

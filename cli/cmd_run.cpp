@@ -251,25 +251,6 @@ struct PartialDirGuard {
   }
 };
 
-// Renames layer ranges nested in a "backward" range on the same thread to
-// "backward_<name>", so `layer_glob` matches forward layers only.
-void mark_backward_layers(Trace& t, const std::string& layer_glob) {
-  std::vector<const Range*> backward;
-  for (const auto& r : t.ranges)
-    if (r.kind != RangeKind::GpuUserAnnotation && t.str(r.name) == "backward") backward.push_back(&r);
-  std::vector<std::pair<std::size_t, std::string>> renames;
-  for (std::size_t i = 0; i < t.ranges.size(); ++i) {
-    const Range& r = t.ranges[i];
-    if (r.kind == RangeKind::GpuUserAnnotation || !glob_match(layer_glob, t.str(r.name))) continue;
-    for (const Range* b : backward)
-      if (b->pid == r.pid && b->tid == r.tid && b->start <= r.start && r.end <= b->end) {
-        renames.emplace_back(i, "backward_" + std::string(t.str(r.name)));
-        break;
-      }
-  }
-  for (auto& [i, name] : renames) t.ranges[i].name = t.intern(name);
-}
-
 // Which way traces are produced.
 class Producer {
  public:
@@ -586,15 +567,13 @@ int run_command(const RunArgs& args) {
     }
 #endif
     if (baseline_keys.count(job.key)) {
-      // Predict from the baseline's own trace, with its forward layers as the layers (the
-      // reference steps name forward and backward layers alike; the per-layer patterns the
-      // model looks for are forward ones, and reloads are found in "backward*" ranges).
-      mark_backward_layers(t, ao.layer_glob);
+      // Predict from the baseline's own trace, as `syncscope predict --trace` would.
       model::TracePredictOptions po;
       po.layer_glob = ao.layer_glob;
       po.profile = profile;
       for (const auto& f : s.fixes)
         if (f.fix == Fix::Offload) po.prefetch_depth = f.prefetch_depth;
+      if (s.model.is_moe()) po.moe_top_k = s.model.num_experts_per_tok;
       sum.prediction = model::predict_from_trace(t, po, sum.trace_file);
     }
     summaries.emplace(job.key, std::move(sum));

@@ -71,11 +71,14 @@ PackingTimes packing_segment(int layers, const PackingSegmentInputs& in) {
   return t;
 }
 
-PackingTimes packing_segment_sync_free(int layers, const PackingSegmentInputs& in) {
+PackingTimes packing_segment_device(int layers, const PackingSegmentInputs& in) {
   PackingTimes t = packing_segment(layers, in);
-  t.cached_ns = std::max(layers * in.host_ns, layers * in.gpu_ns) + in.round_trip_ns;
+  const double wh = std::clamp(in.rebuild_host_ns, 0.0, in.host_ns);
+  const double wd = std::clamp(in.rebuild_gpu_ns, 0.0, in.gpu_ns);
+  const double body_h = in.host_ns - wh, body_d = in.gpu_ns - wd;
+  t.cached_ns = std::max(layers * body_h, layers * body_d + wd);
   t.saved_ns = t.uncached_ns - t.cached_ns;
-  t.regime = classify_regime(in.host_ns, in.gpu_ns);
+  t.regime = classify_regime(body_h, body_d);
   return t;
 }
 

@@ -53,8 +53,8 @@ FixPrediction predict_packing(const PackingParams& p, const std::optional<Interv
   if (variant == "device") {
     if (!segment) {
       f.applicable = false;
-      f.reason = "the sync-free (device) rebuild keeps the rebuild work and removes only the syncs: predicting it "
-                 "needs host and GPU time per layer, the rebuild's split and the round trip (or a trace)";
+      f.reason = "the device variant builds the metadata once per batch on the GPU: predicting it needs host and "
+                 "GPU time per layer, the rebuild's host/GPU split and the round trip (or a trace)";
       f.saving_ns = Interval::exact(0);
       f.formula = "segment model (inputs missing)";
       return f;
@@ -62,15 +62,15 @@ FixPrediction predict_packing(const PackingParams& p, const std::optional<Interv
     std::vector<Interval> in = {*p.host_ns, *p.gpu_ns, *p.rebuild_host_ns, *p.rebuild_gpu_ns, *p.round_trip_ns};
     const int k = p.syncs_per_layer;
     f.saving_ns = propagate(in, [L, k](std::span<const double> x) {
-      return packing_segment_sync_free(L, {x[0], x[1], x[2], x[3], x[4], k}).saved_ns;
+      return packing_segment_device(L, {x[0], x[1], x[2], x[3], x[4], k}).saved_ns;
     }, prop);
-    PackingTimes t = packing_segment_sync_free(L, {in[0].value, in[1].value, in[2].value, in[3].value, in[4].value, k});
+    PackingTimes t = packing_segment_device(L, {in[0].value, in[1].value, in[2].value, in[3].value, in[4].value, k});
     f.regime = regime_name(t.regime);
-    f.formula = "segment model: L(k r + w_h + max(H - w_h, D)) - [max(L H, L D) + r]";
+    f.formula = "segment model: L(k r + w_h + max(H - w_h, D)) - max(L (H - w_h), L (D - w_d) + w_d)";
     const char* names[] = {"host_ns_per_layer", "gpu_ns_per_layer", "rebuild_host_ns", "rebuild_gpu_ns", "round_trip_ns"};
     for (std::size_t i = 0; i < in.size(); ++i) f.parameters[names[i]] = in[i];
-    f.notes.push_back("the rebuild work stays (same host and GPU time); only its syncs go, so host and GPU overlap "
-                      "across layers: the saving is largest when the two sides are balanced");
+    f.notes.push_back("built once per batch by one GPU kernel from lengths the host already knows: every layer's "
+                      "syncs and rebuild leave, and host and GPU overlap across all layers");
     attach_speedup(f, step_ns, prop);
     return f;
   }

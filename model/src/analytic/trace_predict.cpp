@@ -33,7 +33,7 @@ bool contains_any(const std::string& lowered, std::initializer_list<const char*>
 // Names of metadata / mask builds in packed-sequence training (Unsloth packing.py builds
 // cu_seqlens / max_seqlen and the SDPA / xFormers masks).
 bool is_rebuild_name(const std::string& lowered) {
-  return contains_any(lowered, {"mask", "seqlen", "seq_len", "cu_seq", "packed_seq"});
+  return contains_any(lowered, {"mask", "seqlen", "seq_len", "cu_seq", "packed_seq", "packing_metadata"});
 }
 
 // Data-dependent-shape ops whose result size the host must read: one sync each.
@@ -352,22 +352,38 @@ PredictionReport predict_from_trace(const Trace& trace, const TracePredictOption
     f.fix = "packing";
     f.variant = "cached";
     PackingParams packing_params;
-    std::size_t with_pattern = 0;
-    for (const auto& l : ls)
-      if (!l.packing.empty() || !l.rebuilds.empty()) ++with_pattern;
+    // A layer usually runs more than once per step (forward, then backward or a checkpoint
+    // recompute) under the same range name, and only the forward pass rebuilds metadata. So
+    // the pattern is judged per distinct layer name (a name has it when any occurrence
+    // does), L counts those names, and the per-layer parameters come from the occurrences
+    // that hold the pattern. Traces that give every layer the same name fall back to
+    // counting occurrences.
+    auto has_pattern = [&](std::size_t i) { return !ls[i].packing.empty() || !ls[i].rebuilds.empty(); };
+    std::map<std::string, bool> name_has;
+    for (std::size_t i = 0; i < layers.size(); ++i) name_has[layers[i].name] = name_has[layers[i].name] || has_pattern(i);
+    const bool by_name = name_has.size() >= 2;
+    std::size_t units = by_name ? name_has.size() : layers.size(), with_pattern = 0;
+    if (by_name) {
+      for (const auto& [n, h] : name_has) with_pattern += h ? 1 : 0;
+    } else {
+      for (std::size_t i = 0; i < layers.size(); ++i) with_pattern += has_pattern(i) ? 1 : 0;
+    }
     if (layers.size() < 2) {
       f.applicable = false;
       f.reason = "needs at least two layer ranges (--layer-range GLOB) to see a per-layer pattern";
-    } else if (with_pattern < 0.75 * static_cast<double>(layers.size())) {
+    } else if (with_pattern < 0.75 * static_cast<double>(units)) {
       f.applicable = false;
-      f.reason = fmt::format("no per-layer metadata/mask rebuild: {} of {} layer ranges hold a sync with a repeated "
+      f.reason = fmt::format("no per-layer metadata/mask rebuild: {} of {} {} hold a sync with a repeated "
                              "cause or a range named like mask/seqlen/cu_seqlens (need at least 75%)",
-                             with_pattern, layers.size());
+                             with_pattern, units, by_name ? "distinct layer names" : "layer ranges");
     } else {
       std::vector<double> s_v, host_v, gpu_v, wh_v, wd_v, k_v;
       std::map<std::string, int> cause_count;
       std::map<std::string, int> range_count;
+      std::size_t used = 0;
       for (std::size_t i = 0; i < layers.size(); ++i) {
+        if (!has_pattern(i)) continue;
+        ++used;
         const auto& w = layers[i];
         double bubble = 0, blocked = 0, rebuild_gpu = 0, rebuild_host = 0;
         for (const auto* s : ls[i].packing) {
@@ -392,7 +408,8 @@ PredictionReport predict_from_trace(const Trace& trace, const TracePredictOption
         k_v.push_back(static_cast<double>(ls[i].packing.size()));
       }
       PackingParams p;
-      p.layers = static_cast<int>(std::lround(static_cast<double>(layers.size()) / static_cast<double>(n_steps)));
+      p.layers = by_name ? static_cast<int>(with_pattern)
+                         : static_cast<int>(std::lround(static_cast<double>(used) / static_cast<double>(n_steps)));
       p.s_ns = mean_ci(s_v, opt.bootstrap, opt.seed, level);
       p.syncs_per_layer = static_cast<int>(std::lround(median(k_v)));
       if (round_trip_ns > 0) {
@@ -589,7 +606,9 @@ PredictionReport predict_from_trace(const Trace& trace, const TracePredictOption
     std::vector<double> counts, bubbles;
     std::size_t moe_layer_occ = 0;
     std::map<std::string, int> causes;
-    for (const auto& l : ls) {
+    double expert_gpu_ns = 0;  // GPU time launched from each layer's first routing sync on
+    for (std::size_t i = 0; i < ls.size(); ++i) {
+      const auto& l = ls[i];
       if (l.routing.size() < 2) continue;
       ++moe_layer_occ;
       counts.push_back(static_cast<double>(l.routing.size()));
@@ -597,6 +616,7 @@ PredictionReport predict_from_trace(const Trace& trace, const TracePredictOption
         bubbles.push_back(static_cast<double>(s->bubble_ns));
         causes[s->cause]++;
       }
+      expert_gpu_ns += launched_ns(gpu_by_corr, l.routing.front()->start, layers[i].end, layers[i].tid);
     }
     FixPrediction base;
     base.fix = "moe_routing";
@@ -622,8 +642,22 @@ PredictionReport predict_from_trace(const Trace& trace, const TracePredictOption
       p.per_expert_ns = mean_ci(bubbles, opt.bootstrap, opt.seed + 6, level);
       std::string cs;
       for (const auto& [c, n] : causes) cs += fmt::format("{}{} x{}", cs.empty() ? "" : ", ", c, n);
+      const double per_step_expert_ns = expert_gpu_ns / static_cast<double>(n_steps);
       for (const char* v : {"sorted", "device"}) {
-        FixPrediction f = predict_moe(p, v, step_ns, opt.propagation);
+        MoeParams pv = p;
+        const bool padded = std::string(v) == "device" && opt.moe_top_k && *opt.moe_top_k > 0;
+        const double ratio = padded ? static_cast<double>(p.experts) / static_cast<double>(*opt.moe_top_k) : 1.0;
+        // Backward runs two GEMMs of the same size per forward GEMM: the padding costs three
+        // times the forward expert work in all.
+        const double extra_ns = padded ? 3.0 * (ratio - 1.0) * per_step_expert_ns : 0.0;
+        if (padded) pv.kernel_delta_ns = Interval::exact(-extra_ns);
+        FixPrediction f = predict_moe(pv, v, step_ns, opt.propagation);
+        if (padded)
+          f.evidence.push_back(fmt::format(
+              "expert work (GPU time launched from each layer's first routing sync to its end): {} per step in "
+              "forward; the device variant pads every expert to T rows, E/k = {:.2f} times that work, forward and "
+              "backward (x3): {} more per step",
+              ms(per_step_expert_ns), ratio, ms(extra_ns)));
         f.evidence.push_back(fmt::format("{} of {} layer ranges hold a run of routing syncs; median {} per layer "
                                          "(taken as E): {}",
                                          moe_layer_occ, layers.size(), p.experts, cs));

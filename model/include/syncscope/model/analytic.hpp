@@ -71,10 +71,12 @@ double packing_saving_published_ns(int layers, double s_ns);
 // the cached run; in a host-bound run the rebuild kernels were already hidden, so the
 // published form over-predicts by up to (L-1) w_d.
 PackingTimes packing_segment(int layers, const PackingSegmentInputs& in);
-// The "device" variant: the metadata is still rebuilt every layer, but without host syncs
-// (built on the GPU from device tensors). With the rebuild work unchanged, the L layers
-// pipeline: T_device = max(L H, L D) + r. Saving = T_uncached - T_device.
-PackingTimes packing_segment_sync_free(int layers, const PackingSegmentInputs& in);
+// The "device" variant (ours, kernels/): the packer knows the lengths on the host before
+// upload, so cu_seqlens and the mask are built once per batch by one GPU kernel: no host
+// sync and no per-layer rebuild remain. The host issues only the layers' own work and the
+// GPU runs one build plus the layers:
+//   T_device = max(L (H - w_h), L (D - w_d) + w_d).   Saving = T_uncached - T_device.
+PackingTimes packing_segment_device(int layers, const PackingSegmentInputs& in);
 
 // ---- offload reload: single, double, ring-of-k ----------------------------------------
 // Published forms (sigma = 0): T_single = L(c + g), T_double = c + (L-1) max(c, g) + g,
