@@ -68,7 +68,7 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 s = r["totals"]["syncs"]
 by = s.get("by_api", {})
-h2d = r["totals"]["h2d"]["fraction"]
+h2d = r["totals"]["overlap"]["h2d"]["fraction"]
 want = {"cudaStreamSynchronize": 5, "cudaEventSynchronize": 4, "cudaMemcpyAsync": 3, "cudaDeviceSynchronize": 1}
 ok = s["total"] == 13 and all(by.get(k, 0) == v for k, v in want.items()) and h2d >= 0.9
 print(f"RESULT: {s['total']} sync points (want 13), by_api {by}, h2d overlap {h2d:.3f}")
