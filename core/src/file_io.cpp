@@ -107,7 +107,12 @@ void write_file_atomic(const fs::path& path, const std::function<void(const Sink
           s.remove_prefix(n);
         }
       };
-      write(sink);
+      try {
+        write(sink);
+      } catch (...) {
+        gzclose(f);
+        throw;
+      }
       ok = (gzclose(f) == Z_OK) && ok;
       SYNCSCOPE_INPUT_ERROR_IF(!ok, path.string() + ": write failed (disk full?)");
     } else {

@@ -44,6 +44,17 @@ TEST(FileIo, FailedWriteLeavesNothing) {
   EXPECT_TRUE(fs::is_empty(dir.path())) << "temporary file left behind";
 }
 
+TEST(FileIo, FailedGzipWriteLeavesNothing) {
+  test::TempDir dir;
+  EXPECT_THROW(write_file_atomic(dir / "x.json.gz",
+                                 [](const Sink& sink) {
+                                   sink(std::string(100000, 'z'));
+                                   throw Error("writer failed half-way");
+                                 }),
+               Error);
+  EXPECT_TRUE(fs::is_empty(dir.path())) << "temporary file left behind";
+}
+
 TEST(FileIo, TruncatedGzipIsAnInputErrorNamingTheFile) {
   test::TempDir dir;
   std::string content(50000, 'q');

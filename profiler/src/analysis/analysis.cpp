@@ -447,10 +447,14 @@ AnalysisResult analyze(const Trace& trace, const AnalysisOptions& options) {
     std::uint64_t n = 0;
     std::string cats;
     for (const auto& [cat, count] : trace.meta.unknown_categories) {
+      // torch.profiler writes these in every trace for its own display (the "PyTorch
+      // Profiler" span, iteration markers without a category): nothing to warn about.
+      if (cat == "Trace" || cat == "(none)") continue;
       n += count;
       if (cats.size() < 80) cats += (cats.empty() ? "" : ", ") + cat;
     }
-    w.push_back(std::to_string(n) + " events of categories the analysis does not model were ignored (" + cats + ")");
+    if (n > 0)
+      w.push_back(std::to_string(n) + " events of categories the analysis does not model were ignored (" + cats + ")");
   }
   return r;
 }
