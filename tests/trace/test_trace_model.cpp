@@ -57,8 +57,12 @@ TEST(Trace, FinalizeSortsAndComputesNesting) {
   EXPECT_EQ(t.str(t.ranges[1].name), "same_start_child");
   EXPECT_EQ(t.ranges[1].depth, 1);
   for (const auto& r : t.ranges) {
-    if (t.str(r.name) == "layer_00" || t.str(r.name) == "layer_01") EXPECT_EQ(r.depth, 1);
-    if (t.str(r.name) == "other_thread") EXPECT_EQ(r.depth, 0);
+    if (t.str(r.name) == "layer_00" || t.str(r.name) == "layer_01") {
+      EXPECT_EQ(r.depth, 1);
+    }
+    if (t.str(r.name) == "other_thread") {
+      EXPECT_EQ(r.depth, 0);
+    }
   }
   auto [lo, hi] = t.time_span();
   EXPECT_EQ(lo, 0);
