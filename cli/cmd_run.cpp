@@ -168,6 +168,10 @@ kernels::StepOptions step_options(const Scenario& s, Fix fix, const std::string&
   o.offload = s.offload ? (fix == Fix::Offload ? variant : std::string(baseline_variant(Fix::Offload))) : "";
   o.moe = fix == Fix::MoeRouting ? variant : baseline_variant(Fix::MoeRouting);
   o.prefetch_depth = depth;
+  // Reload schedules are compared with every layer offloaded, measured and simulated alike:
+  // left to the device (-1), the memory-aware plan keeps every layer resident on a large GPU
+  // and `prefetch` would then measure "no offload" rather than a schedule.
+  o.offload_budget_bytes = 0;
   return o;
 }
 
