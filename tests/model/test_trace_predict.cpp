@@ -313,6 +313,76 @@ TEST(TracePredict, MoeRoutingRuns) {
   EXPECT_FALSE(fix(rep, "packing", "cached").applicable);
 }
 
+// One MoE layer of the loop baseline per layer range: each expert's nonzero sync, then a
+// gather (not row-scaled once padded: it keeps its total size) and a GEMM named as cuBLAS's.
+Trace moe_loop_trace(int L, int E, const char* gemm_name, Ns gemm_ns, Ns gather_ns) {
+  Program p;
+  Ns s0 = p.now;
+  for (int l = 0; l < L; ++l) {
+    Ns ls = p.now;
+    for (int e = 0; e < E; ++e) {
+      p.launch(30 * us, 7, "nonzero_kernel");
+      p.sync("aten::nonzero");
+      p.now += 40 * us;
+      p.launch(gather_ns, 7, "index_select_kernel");
+      p.launch(gemm_ns, 7, gemm_name);
+    }
+    p.now += 10 * us;
+    p.range(RangeKind::UserAnnotation, "layer_" + std::to_string(l), ls, p.now);
+  }
+  Ns e = p.sync("aten::item");
+  p.range(RangeKind::UserAnnotation, "ProfilerStep#0", s0, e + 2 * us);
+  p.t.finalize();
+  return std::move(p.t);
+}
+
+TEST(TracePredict, MoePaddingChargesOnlyRowScaledWork) {
+  const int L = 2, E = 8, k = 2;
+  const Trace t = moe_loop_trace(L, E, "nvjet_tst_128x256_64x4_2x1_v_bz_TNT", 150 * us, 50 * us);
+  m::TracePredictOptions o;
+  const auto plain = m::predict_from_trace(t, o, "hand-built");
+  o.moe_top_k = k;
+  const auto padded = m::predict_from_trace(t, o, "hand-built");
+  const double unpadded = fix(plain, "moe_routing", "device").saving_ns.value;
+  const double with_padding = fix(padded, "moe_routing", "device").saving_ns.value;
+  // E/k = 4: three more times each expert GEMM, forward and backward (x3); the gathers and
+  // the nonzero kernels are not multiplied.
+  const double extra = 3.0 * (E / k - 1) * L * E * 150.0 * us;
+  EXPECT_NEAR(unpadded - with_padding, extra, 1000);
+  // Padding is not charged to the sorted variant.
+  EXPECT_DOUBLE_EQ(fix(plain, "moe_routing", "sorted").saving_ns.value,
+                   fix(padded, "moe_routing", "sorted").saving_ns.value);
+}
+
+TEST(TracePredict, MoePaddingWithoutGemmNamesIsAnUpperBound) {
+  const int L = 2, E = 8, k = 2;
+  const Trace t = moe_loop_trace(L, E, "expert_block", 150 * us, 50 * us);
+  m::TracePredictOptions o;
+  const auto plain = m::predict_from_trace(t, o, "hand-built");
+  o.moe_top_k = k;
+  const auto padded = m::predict_from_trace(t, o, "hand-built");
+  const auto& d = fix(padded, "moe_routing", "device");
+  // Everything launched from the first routing sync on: (E-1) nonzero kernels, E gathers and
+  // E expert blocks per layer.
+  const double launched = L * ((E - 1) * 30.0 + E * (50.0 + 150.0)) * us;
+  EXPECT_NEAR(fix(plain, "moe_routing", "device").saving_ns.value - d.saving_ns.value,
+              3.0 * (E / k - 1) * launched, 1000);
+  EXPECT_TRUE(std::any_of(d.notes.begin(), d.notes.end(),
+                          [](const std::string& n) { return n.find("upper bound") != std::string::npos; }));
+}
+
+TEST(TracePredict, RowScaledKernelNames) {
+  for (const char* n : {"nvjet_tst_192x192_64x4_1x2_h_bz_coopB_TNN",
+                        "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64",
+                        "cutlass3x_sm90_tensorop_s64x128x16gemm_bf16", "ampere_bf16_s16816gemm_bf16_128x64",
+                        "void at::native::vectorized_elementwise_kernel<4, at::native::silu_kernel>",
+                        "expert_07.gate", "expert_07.down", "q_proj", "experts.bmm_up"})
+    EXPECT_TRUE(m::is_row_scaled_kernel(n)) << n;
+  for (const char* n : {"nonzero_kernel", "void at::native::index_select_kernel", "expert_mask.eq",
+                        "out.index_add_", "upsample_kernel", "gate_logits_softmax"})
+    EXPECT_FALSE(m::is_row_scaled_kernel(n)) << n;
+}
+
 TEST(TracePredict, OverlapSlowdownFromKernelsBesideCopies) {
   // The same two kernels run alone (100 us / 50 us) and beside a 64 MiB H2D copy on another
   // stream (120 us / 55 us): ratios 1.2 and 1.1, median 1.15 -> sigma 0.15.

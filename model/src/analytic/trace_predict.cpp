@@ -16,6 +16,18 @@
 
 namespace syncscope::model {
 
+bool is_row_scaled_kernel(std::string_view name) {
+  std::string n(name);
+  for (char& c : n) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  auto has = [&](std::string_view x) { return n.find(x) != std::string::npos; };
+  auto ends = [&](std::string_view x) { return n.size() >= x.size() && n.compare(n.size() - x.size(), x.size(), x) == 0; };
+  for (std::string_view x : {"gemm", "nvjet", "xmma", "cutlass", "cublas", "matmul", "bmm", "silu", "gelu", "swiglu"})
+    if (has(x)) return true;
+  for (std::string_view x : {"_proj", ".gate", ".up", ".down"})
+    if (ends(x)) return true;
+  return false;
+}
+
 namespace {
 
 std::string lower(std::string_view s) {
@@ -245,11 +257,12 @@ PredictionReport predict_from_trace(const Trace& trace, const TracePredictOption
   // ---- GPU work attributed to the host call that issued it (correlation id) ----
   // Host ranges and GPU time do not line up (the GPU runs behind the host), so a window's
   // GPU time is the time of the work launched inside it, not the GPU activity inside it.
-  std::unordered_map<std::uint64_t, Ns> gpu_by_corr, kernel_by_corr;
+  std::unordered_map<std::uint64_t, Ns> gpu_by_corr, kernel_by_corr, row_work_by_corr;
   for (const auto& x : trace.kernels)
     if (x.correlation) {
       gpu_by_corr[x.correlation] += x.end - x.start;
       kernel_by_corr[x.correlation] += x.end - x.start;
+      if (is_row_scaled_kernel(trace.str(x.name))) row_work_by_corr[x.correlation] += x.end - x.start;
     }
   for (const auto& x : trace.memcpys)
     if (x.correlation) gpu_by_corr[x.correlation] += x.end - x.start;
@@ -607,6 +620,7 @@ PredictionReport predict_from_trace(const Trace& trace, const TracePredictOption
     std::size_t moe_layer_occ = 0;
     std::map<std::string, int> causes;
     double expert_gpu_ns = 0;  // GPU time launched from each layer's first routing sync on
+    double expert_row_ns = 0;  // the GEMM and activation part of it (what padding multiplies)
     for (std::size_t i = 0; i < ls.size(); ++i) {
       const auto& l = ls[i];
       if (l.routing.size() < 2) continue;
@@ -617,6 +631,7 @@ PredictionReport predict_from_trace(const Trace& trace, const TracePredictOption
         causes[s->cause]++;
       }
       expert_gpu_ns += launched_ns(gpu_by_corr, l.routing.front()->start, layers[i].end, layers[i].tid);
+      expert_row_ns += launched_ns(row_work_by_corr, l.routing.front()->start, layers[i].end, layers[i].tid);
     }
     FixPrediction base;
     base.fix = "moe_routing";
@@ -643,21 +658,33 @@ PredictionReport predict_from_trace(const Trace& trace, const TracePredictOption
       std::string cs;
       for (const auto& [c, n] : causes) cs += fmt::format("{}{} x{}", cs.empty() ? "" : ", ", c, n);
       const double per_step_expert_ns = expert_gpu_ns / static_cast<double>(n_steps);
+      const double per_step_row_ns = expert_row_ns / static_cast<double>(n_steps);
+      // Padding multiplies only the work that scales with an expert's rows: its GEMMs and
+      // activation. The per-expert gathers, weights and accumulation keep their total size,
+      // and the small per-expert launches of the loop mostly go away. When no kernel in the
+      // routing region looks like a GEMM (names unknown to is_row_scaled_kernel), all of its
+      // work is taken as row work: an upper bound on the padding's cost, said so in a note.
+      const bool row_work_known = per_step_row_ns > 0;
+      const double scaled_ns = row_work_known ? per_step_row_ns : per_step_expert_ns;
       for (const char* v : {"sorted", "device"}) {
         MoeParams pv = p;
         const bool padded = std::string(v) == "device" && opt.moe_top_k && *opt.moe_top_k > 0;
         const double ratio = padded ? static_cast<double>(p.experts) / static_cast<double>(*opt.moe_top_k) : 1.0;
         // Backward runs two GEMMs of the same size per forward GEMM: the padding costs three
         // times the forward expert work in all.
-        const double extra_ns = padded ? 3.0 * (ratio - 1.0) * per_step_expert_ns : 0.0;
+        const double extra_ns = padded ? 3.0 * (ratio - 1.0) * scaled_ns : 0.0;
         if (padded) pv.kernel_delta_ns = Interval::exact(-extra_ns);
         FixPrediction f = predict_moe(pv, v, step_ns, opt.propagation);
-        if (padded)
+        if (padded) {
           f.evidence.push_back(fmt::format(
-              "expert work (GPU time launched from each layer's first routing sync to its end): {} per step in "
-              "forward; the device variant pads every expert to T rows, E/k = {:.2f} times that work, forward and "
-              "backward (x3): {} more per step",
-              ms(per_step_expert_ns), ratio, ms(extra_ns)));
+              "expert row work (GEMM and activation kernels launched from each layer's first routing sync to its "
+              "end): {} per step in forward, of {} GPU time launched there; the device variant pads every expert "
+              "to T rows, E/k = {:.2f} times that row work, forward and backward (x3): {} more per step",
+              ms(per_step_row_ns), ms(per_step_expert_ns), ratio, ms(extra_ns)));
+          if (!row_work_known)
+            f.notes.push_back("no GEMM- or activation-like kernel names in the routing region: all of its GPU time "
+                              "taken as row work, so the padding's cost is an upper bound");
+        }
         f.evidence.push_back(fmt::format("{} of {} layer ranges hold a run of routing syncs; median {} per layer "
                                          "(taken as E): {}",
                                          moe_layer_occ, layers.size(), p.experts, cs));

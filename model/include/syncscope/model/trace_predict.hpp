@@ -49,6 +49,12 @@ struct SlowdownEstimate {
 std::optional<SlowdownEstimate> estimate_overlap_slowdown(const Trace& trace, int bootstrap = 1000,
                                                           std::uint64_t seed = 20261130);
 
+// Whether a kernel's time scales with the rows it is given: GEMMs (cuBLAS/cuBLASLt's
+// nvjet/xmma/gemm kernels, CUTLASS, matmul/bmm; and kernels named after a projection, as
+// `*_proj`, `*.gate`, `*.up`, `*.down`, which is how our simulator and reference steps name
+// expert GEMMs) and activations (silu, gelu, swiglu). Used to price capacity padding in MoE.
+bool is_row_scaled_kernel(std::string_view name);
+
 PredictionReport predict_from_trace(const Trace& trace, const TracePredictOptions& options,
                                     const std::string& source_name);
 
