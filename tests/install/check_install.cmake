@@ -14,4 +14,8 @@ run(${CMAKE_COMMAND} -S "${SOURCE_DIR}/tests/install/consumer" -B "${WORK_DIR}/b
     "-DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix")
 run(${CMAKE_COMMAND} --build "${WORK_DIR}/build")
 run("${WORK_DIR}/build/consumer" "${SOURCE_DIR}/tests/fixtures/torch/item_loop_l8_h200.json.gz")
+if(EXISTS "${WORK_DIR}/build/tracer_consumer")
+  run("${WORK_DIR}/build/tracer_consumer")
+  message(STATUS "syncscope::tracer from an install: links and runs")
+endif()
 message(STATUS "find_package(syncscope) from an install: ok")

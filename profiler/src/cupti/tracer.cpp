@@ -78,6 +78,15 @@ void Tracer::start() {
   cupti_detail::Status s = session.open(config);
   if (!s.ok()) {
     if (s.code == CUPTI_ERROR_INVALID_OPERATION) throw Error("syncscope::Tracer::start: " + s.what);
+    // CUPTI's own code for a machine without a usable GPU is often just UNKNOWN; ask the
+    // runtime (only now, so a working start never initializes CUDA before CUPTI attaches).
+    int devices = 0;
+    const cudaError_t dc = cudaGetDeviceCount(&devices);
+    if (dc != cudaSuccess || devices == 0)
+      throw CudaError(std::string("syncscope::Tracer::start: no CUDA device (cudaGetDeviceCount: ") +
+                          (dc != cudaSuccess ? cudaGetErrorString(dc) : "0 devices") +
+                          "), nothing to trace; CUPTI said: " + s.what,
+                      static_cast<int>(s.code));
     throw CudaError("syncscope::Tracer::start: " + s.what, static_cast<int>(s.code));
   }
   s = session.enable();
