@@ -179,6 +179,9 @@ TEST(TracePredict, PackingFromMaskRangesAndSyncs) {
   }
   EXPECT_TRUE(names_range);
   EXPECT_TRUE(names_cause);
+  // With rebuild ranges the evidence is not the weak kind.
+  EXPECT_FALSE(std::any_of(f.notes.begin(), f.notes.end(),
+                           [](const std::string& n) { return n.rfind("weak evidence", 0) == 0; }));
   // No backward, no routing: the other fixes say why they do not apply.
   EXPECT_FALSE(fix(rep, "offload", "double").applicable);
   EXPECT_NE(fix(rep, "offload", "double").reason.find("backward"), std::string::npos);
@@ -198,6 +201,9 @@ TEST(TracePredict, PackingFromRepeatedSyncCauseAlone) {
   for (double s : pt.s_per_layer) mean_s += s;
   mean_s /= static_cast<double>(pt.s_per_layer.size());
   EXPECT_NEAR(f.parameters.at("s_ns").value, mean_s, 1.0);  // bubbles only
+  // A repeated sync alone is weak evidence, and the prediction says so.
+  EXPECT_TRUE(std::any_of(f.notes.begin(), f.notes.end(),
+                          [](const std::string& n) { return n.rfind("weak evidence", 0) == 0; }));
 }
 
 TEST(TracePredict, NoLayersMeansNotApplicable) {

@@ -451,6 +451,13 @@ PredictionReport predict_from_trace(const Trace& trace, const TracePredictOption
       } else {
         f.evidence.push_back("no ranges named like mask/seqlen/cu_seqlens: s counts only the sync bubbles (the "
                              "rebuild's own GPU kernels are not attributed)");
+        // A sync repeated in every layer is what a metadata rebuild looks like, but also what
+        // any other per-layer host read looks like (a logged scalar, a data-dependent shape).
+        f.notes.push_back(fmt::format(
+            "weak evidence: only a sync cause repeated in every layer ({}), no rebuild range; this is the packing "
+            "pattern only if that sync reads sequence metadata (cu_seqlens/max_seqlen). Wrap the rebuild in a "
+            "record_function/NVTX range named like 'cu_seqlens' or 'mask' to confirm it",
+            causes.empty() ? "none" : causes));
       }
       f.evidence.push_back(fmt::format("s per layer = sync bubbles + rebuild kernel time: mean {} over {} layers "
                                        "(bootstrap {:.0f}% interval)",
