@@ -129,17 +129,24 @@ TimelineStrip extract_timeline(const Trace& trace, const AnalysisResult& analysi
     std::string kind, label;
   };
   std::vector<Gpu> gpu;
+  // Work launched from outside the host range (queued before it, or launched after it while
+  // this range's work still runs) is drawn as "other": without a sync the GPU runs far behind
+  // the host, and the window then holds mostly earlier layers' kernels.
+  auto own = [&](std::uint64_t corr, const char* kind) -> std::string {
+    return launched_in(corr, host_window) ? kind : "other";
+  };
   for (const auto& k : trace.kernels)
-    if (auto c = clip(k.start, k.end)) gpu.push_back({k.stream, c->first, c->second, "kernel", std::string(trace.str(k.name))});
+    if (auto c = clip(k.start, k.end))
+      gpu.push_back({k.stream, c->first, c->second, own(k.correlation, "kernel"), std::string(trace.str(k.name))});
   for (const auto& m : trace.memcpys) {
     if (auto c = clip(m.start, m.end)) {
       const char* kind = m.kind == CopyKind::HtoD ? "h2d" : m.kind == CopyKind::DtoH ? "d2h" : "copy";
-      gpu.push_back({m.stream, c->first, c->second, kind,
+      gpu.push_back({m.stream, c->first, c->second, own(m.correlation, kind),
                      fmt::format("Memcpy {} {} bytes", kind_name(m.kind), m.bytes)});
     }
   }
   for (const auto& m : trace.memsets)
-    if (auto c = clip(m.start, m.end)) gpu.push_back({m.stream, c->first, c->second, "kernel", "Memset"});
+    if (auto c = clip(m.start, m.end)) gpu.push_back({m.stream, c->first, c->second, own(m.correlation, "kernel"), "Memset"});
   std::sort(gpu.begin(), gpu.end(), [](const Gpu& a, const Gpu& b) { return std::tie(a.stream, a.s) < std::tie(b.stream, b.s); });
   for (const auto& g : gpu) streams.insert(g.stream);
 
@@ -149,7 +156,10 @@ TimelineStrip extract_timeline(const Trace& trace, const AnalysisResult& analysi
     lane_of[s] = stream_lane(s, trace);
     strip.lanes.push_back(lane_of[s]);
   }
-  // Host: blocking calls as "sync" bars; other API calls as thin "api" ticks.
+  // Host: the chosen range itself, blocking calls as "sync" bars, the range's other API calls
+  // as thin "api" ticks.
+  if (auto c = clip(host_window.start, host_window.end))
+    strip.segments.push_back({"host", "range", c->first, c->second, host_window.name});
   std::set<std::pair<Ns, Ns>> sync_spans;
   for (const auto& sp : analysis.sync_points) {
     if (auto c = clip(sp.start, sp.end)) {
@@ -162,6 +172,7 @@ TimelineStrip extract_timeline(const Trace& trace, const AnalysisResult& analysi
   for (const auto& c : trace.api_calls) {
     if (api_budget == 0) break;
     if (sync_spans.count({c.start, c.end})) continue;
+    if (c.start < host_window.start || c.start >= host_window.end) continue;
     if (auto cl = clip(c.start, c.end)) {
       strip.segments.push_back({"host", "api", cl->first, cl->second, std::string(trace.str(c.name))});
       --api_budget;
@@ -402,6 +413,8 @@ svg .seg.kind-copy { fill: #16a085; }
 svg .seg.kind-sync { fill: var(--sync); }
 svg .seg.kind-api { fill: #999; }
 svg .seg.kind-bubble { fill: var(--bubble); }
+svg .seg.kind-other { fill: #b9c9de; }
+svg .seg.kind-range { fill: #e3ecf7; stroke: #9fb6d3; stroke-width: 0.6; }
 svg .lane-bg { fill: #fafafa; stroke: #eee; }
 .legend span { display: inline-block; margin-right: 14px; font-size: 12px; }
 .legend i { display: inline-block; width: 12px; height: 10px; margin-right: 4px; vertical-align: middle; }
@@ -418,7 +431,9 @@ section.scenario { page-break-inside: auto; }
 const char* legend_html() {
   return R"HTML(<div class="legend"><span><i style="background:var(--measured)"></i>measured</span>)HTML"
          R"HTML(<span><i style="background:var(--predicted)"></i>predicted</span>)HTML"
-         R"HTML(<span><i style="background:var(--kernel)"></i>kernel</span>)HTML"
+         R"HTML(<span><i style="background:#e3ecf7;border:1px solid #9fb6d3"></i>the layer's host range</span>)HTML"
+         R"HTML(<span><i style="background:var(--kernel)"></i>kernel launched from it</span>)HTML"
+         R"HTML(<span><i style="background:#b9c9de"></i>GPU work launched elsewhere (queued)</span>)HTML"
          R"HTML(<span><i style="background:var(--h2d)"></i>H2D copy</span>)HTML"
          R"HTML(<span><i style="background:var(--d2h)"></i>D2H copy</span>)HTML"
          R"HTML(<span><i style="background:var(--sync)"></i>host blocked in a sync</span>)HTML"
@@ -532,6 +547,15 @@ std::string timeline_svg(const std::string& id, const TimelineStrip& t) {
     s += fmt::format(R"(<text x="{}" y="{}" text-anchor="end">{}</text>)", left - 6, y + 12, esc(lanes[i]));
   }
   const int gpu_top = top + lane_h, gpu_h = std::max(lane_h - 2, (static_cast<int>(lanes.size()) - 1) * lane_h - 2);
+  // The host range under everything on its lane.
+  for (const auto& g : t.segments) {
+    if (g.kind != "range") continue;
+    auto it = lane_index.find(g.lane);
+    if (it == lane_index.end()) continue;
+    s += fmt::format(R"(<rect class="seg kind-range" x="{:.2f}" y="{}" width="{:.2f}" height="{}"><title>{} {} us</title></rect>)",
+                     X(g.start), top + it->second * lane_h + 1, std::max(0.5, X(g.end) - X(g.start)), lane_h - 4,
+                     esc(g.label), num(static_cast<double>(g.end - g.start) / 1e3, 1));
+  }
   // Bubbles first (under the bars).
   for (const auto& g : t.segments) {
     if (g.kind != "bubble") continue;
@@ -540,7 +564,7 @@ std::string timeline_svg(const std::string& id, const TimelineStrip& t) {
                      num(static_cast<double>(g.end - g.start) / 1e3, 1));
   }
   for (const auto& g : t.segments) {
-    if (g.kind == "bubble") continue;
+    if (g.kind == "bubble" || g.kind == "range") continue;
     auto it = lane_index.find(g.lane);
     if (it == lane_index.end()) continue;
     const int y = top + it->second * lane_h + (g.kind == "api" ? 6 : 1);

@@ -94,8 +94,28 @@ TEST(Timeline, PrefersLayerWithCopiesForOffloadAndExtendsToLaunchedWork) {
   // queued behind fwd on main: fwd [10,60], bwd [60,160]. Window [5,215].
   EXPECT_EQ(s.duration_ns, 210'000);
   bool h2d = false;
-  for (const auto& g : s.segments) h2d |= g.kind == "h2d";
+  int own = 0, other = 0, ranges = 0;
+  for (const auto& g : s.segments) {
+    h2d |= g.kind == "h2d";
+    if (g.kind == "kernel") {
+      ++own;
+      EXPECT_EQ(g.label, "bwd");
+    }
+    if (g.kind == "other") {  // fwd was launched from the first layer_00, not this one
+      ++other;
+      EXPECT_EQ(g.label, "fwd");
+    }
+    if (g.kind == "range") {  // the host range itself: [5,15] from the window start at 5
+      ++ranges;
+      EXPECT_EQ(g.lane, "host");
+      EXPECT_EQ(g.start, 0);
+      EXPECT_EQ(g.end, 10'000);
+    }
+  }
   EXPECT_TRUE(h2d);
+  EXPECT_EQ(own, 1);
+  EXPECT_EQ(other, 1);
+  EXPECT_EQ(ranges, 1);
   EXPECT_EQ(s.lanes.size(), 3u);
 }
 
