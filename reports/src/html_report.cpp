@@ -538,9 +538,25 @@ std::string timeline_svg(const std::string& id, const TimelineStrip& t) {
   std::string s = fmt::format(
       R"(<svg class="timeline-strip" id="{}" data-variant="{}" viewBox="0 0 {} {}" width="{}" height="{}" role="img" aria-label="timeline of {}">)",
       id, esc(t.fix + "=" + t.variant), width, height, width, height, esc(t.window));
-  s += fmt::format(R"(<text x="0" y="13">{}={}: {} &#8212; {} ms, {} sync point(s), {} ms GPU idle</text>)", esc(t.fix),
-                   esc(t.variant), esc(t.window), ms(static_cast<double>(t.duration_ns)), t.syncs,
-                   ms(static_cast<double>(t.bubble_ns)));
+  // Where the range's own work sits: without syncs the GPU runs behind the host, so the
+  // window is mostly queued work and the range's kernels come at its end.
+  std::string own;
+  {
+    Ns host = -1, first = -1, last = -1;
+    for (const auto& g : t.segments) {
+      if (g.kind == "range") host = g.end - g.start;
+      const bool gpu_own = g.kind == "kernel" || g.kind == "h2d" || g.kind == "d2h" || g.kind == "copy";
+      if (!gpu_own || g.lane == "host") continue;
+      first = first < 0 ? g.start : std::min(first, g.start);
+      last = std::max(last, g.end);
+    }
+    if (host >= 0) own += fmt::format("; host range {} ms", ms(static_cast<double>(host)));
+    if (first >= 0)
+      own += fmt::format(", its GPU work {}&#8211;{} ms", ms(static_cast<double>(first)), ms(static_cast<double>(last)));
+  }
+  s += fmt::format(R"(<text x="0" y="13">{}={}: {} &#8212; {} ms, {} sync point(s), {} ms GPU idle{}</text>)",
+                   esc(t.fix), esc(t.variant), esc(t.window), ms(static_cast<double>(t.duration_ns)), t.syncs,
+                   ms(static_cast<double>(t.bubble_ns)), own);
   for (std::size_t i = 0; i < lanes.size(); ++i) {
     const int y = top + static_cast<int>(i) * lane_h;
     s += fmt::format(R"(<rect class="lane-bg" x="{}" y="{}" width="{}" height="{}"/>)", left, y, plot, lane_h - 2);
