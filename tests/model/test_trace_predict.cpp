@@ -321,10 +321,12 @@ TEST(TracePredict, MoeRoutingRuns) {
 
 // One MoE layer of the loop baseline per layer range: each expert's nonzero sync, then a
 // gather (not row-scaled once padded: it keeps its total size) and a GEMM named as cuBLAS's.
-Trace moe_loop_trace(int L, int E, const char* gemm_name, Ns gemm_ns, Ns gather_ns) {
+// passes = 2: every layer routes again in a checkpoint recompute under the same name.
+Trace moe_loop_trace(int L, int E, const char* gemm_name, Ns gemm_ns, Ns gather_ns, int passes = 1) {
   Program p;
   Ns s0 = p.now;
-  for (int l = 0; l < L; ++l) {
+  for (int pl = 0; pl < passes * L; ++pl) {
+    const int l = pl % L;
     Ns ls = p.now;
     for (int e = 0; e < E; ++e) {
       p.launch(30 * us, 7, "nonzero_kernel");
@@ -358,6 +360,21 @@ TEST(TracePredict, MoePaddingChargesOnlyRowScaledWork) {
   // Padding is not charged to the sorted variant.
   EXPECT_DOUBLE_EQ(fix(plain, "moe_routing", "sorted").saving_ns.value,
                    fix(padded, "moe_routing", "sorted").saving_ns.value);
+}
+
+TEST(TracePredict, MoePaddingWithRecomputeChargesFourForwardPasses) {
+  const int L = 2, E = 8, k = 2;
+  const Trace t = moe_loop_trace(L, E, "sm90_xmma_gemm_bf16bf16", 150 * us, 50 * us, /*passes=*/2);
+  m::TracePredictOptions o;
+  const auto plain = m::predict_from_trace(t, o, "hand-built");
+  o.moe_top_k = k;
+  const auto padded = m::predict_from_trace(t, o, "hand-built");
+  // Forward, recompute and backward's two GEMMs: four forward passes' worth of padded GEMMs,
+  // of which the trace shows two (each layer routes twice).
+  const double per_pass = L * E * 150.0 * us;
+  EXPECT_NEAR(fix(plain, "moe_routing", "device").saving_ns.value -
+                  fix(padded, "moe_routing", "device").saving_ns.value,
+              (E / k - 1) * 4.0 * per_pass, 1000);
 }
 
 TEST(TracePredict, MoePaddingWithoutGemmNamesIsAnUpperBound) {

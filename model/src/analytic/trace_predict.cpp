@@ -625,6 +625,7 @@ PredictionReport predict_from_trace(const Trace& trace, const TracePredictOption
   {
     std::vector<double> counts, bubbles;
     std::size_t moe_layer_occ = 0;
+    std::set<std::string> moe_layer_names;
     std::map<std::string, int> causes;
     double expert_gpu_ns = 0;  // GPU time launched from each layer's first routing sync on
     double expert_row_ns = 0;  // the GEMM and activation part of it (what padding multiplies)
@@ -632,6 +633,7 @@ PredictionReport predict_from_trace(const Trace& trace, const TracePredictOption
       const auto& l = ls[i];
       if (l.routing.size() < 2) continue;
       ++moe_layer_occ;
+      moe_layer_names.insert(layers[i].name);
       counts.push_back(static_cast<double>(l.routing.size()));
       for (const auto* s : l.routing) {
         bubbles.push_back(static_cast<double>(s->bubble_ns));
@@ -677,17 +679,25 @@ PredictionReport predict_from_trace(const Trace& trace, const TracePredictOption
         MoeParams pv = p;
         const bool padded = std::string(v) == "device" && opt.moe_top_k && *opt.moe_top_k > 0;
         const double ratio = padded ? static_cast<double>(p.experts) / static_cast<double>(*opt.moe_top_k) : 1.0;
-        // Backward runs two GEMMs of the same size per forward GEMM: the padding costs three
-        // times the forward expert work in all.
-        const double extra_ns = padded ? 3.0 * (ratio - 1.0) * scaled_ns : 0.0;
+        // Backward runs two GEMMs of the same size per forward GEMM. The measured row work
+        // covers every pass that routes (forward, and a checkpoint recompute when a layer name
+        // routes more than once per step); backward adds two forward passes' worth: in all
+        // (E/k - 1) * measured * (1 + 2 / passes), 3x the forward work without recompute.
+        const double passes =
+            moe_layer_names.size() >= 2
+                ? std::max(1.0, static_cast<double>(moe_layer_occ) / static_cast<double>(n_steps) /
+                                    static_cast<double>(moe_layer_names.size()))
+                : 1.0;
+        const double extra_ns = padded ? (ratio - 1.0) * scaled_ns * (1.0 + 2.0 / passes) : 0.0;
         if (padded) pv.kernel_delta_ns = Interval::exact(-extra_ns);
         FixPrediction f = predict_moe(pv, v, step_ns, opt.propagation);
         if (padded) {
           f.evidence.push_back(fmt::format(
               "expert row work (GEMM and activation kernels launched from each layer's first routing sync to its "
               "end): {} per step in forward, of {} GPU time launched there; the device variant pads every expert "
-              "to T rows, E/k = {:.2f} times that row work, forward and backward (x3): {} more per step",
-              ms(per_step_row_ns), ms(per_step_expert_ns), ratio, ms(extra_ns)));
+              "to T rows, E/k = {:.2f} times that row work, over {:.0f} routing pass(es) per layer and backward "
+              "(x{:.2f} the measured work): {} more per step",
+              ms(per_step_row_ns), ms(per_step_expert_ns), ratio, passes, 1.0 + 2.0 / passes, ms(extra_ns)));
           if (!row_work_known)
             f.notes.push_back("no GEMM- or activation-like kernel names in the routing region: all of its GPU time "
                               "taken as row work, so the padding's cost is an upper bound");
