@@ -2,8 +2,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
+
 #include "sim_test_util.hpp"
+#include "syncscope/io/trace_io.hpp"
 #include "syncscope/sim/compare.hpp"
+#include "test_paths.hpp"
+#ifdef SYNCSCOPE_HAVE_MODEL
+#include "syncscope/model/gpu_profile.hpp"
+#endif
 
 namespace syncscope {
 namespace {
@@ -63,6 +70,55 @@ TEST(SimCompare, WholeTraceWhenOneSideHasNoSteps) {
   ASSERT_FALSE(c.notes.empty());
   EXPECT_NE(c.notes[0].find("whole traces"), std::string::npos);
 }
+
+#ifdef SYNCSCOPE_HAVE_MODEL
+// The simulator against the one measured trace we have: tests/device/item_loop.py on an H200
+// (torch.profiler, 3 steps of 8 layers: sgemm 64x1024x1024 fp32 + split-K reduce, tanh, abs,
+// max, then .item(): a 4-byte D2H copy to pinned memory and a stream sync). The same program,
+// op for op, simulated with the shipped H200 profile must agree on the structure: syncs,
+// kernels and copies per step. Times are compared and printed, not asserted: the profile
+// has datasheet values, and eager PyTorch's host cost per op is not in it.
+TEST(SimCompare, ItemLoopAgainstTheMeasuredH200Trace) {
+  const double M = 64, K = 1024, N = 1024, f32 = 4;
+  Program p;
+  p.name = "item_loop";
+  for (int l = 0; l < 8; ++l) {
+    char name[16];
+    std::snprintf(name, sizeof name, "layer_%02d", l);
+    p.ops.push_back(simple(OpKind::RangePush, 0, -1, name));
+    Op mm = kernel("cutlass_80_simt_sgemm_64x64_8x5_nn_align1", 0, 0);
+    mm.flops = 2 * M * K * N;
+    mm.bytes = (M * K + K * N + 2 * M * N) * f32;
+    mm.bf16 = false;
+    p.ops.push_back(mm);
+    for (const char* k : {"splitKreduce_kernel", "tanh_kernel_cuda", "AbsFunctor", "reduce_kernel MaxNanFunctor"}) {
+      Op e = kernel(k, 0, 0);
+      e.bytes = 2 * M * N * f32;
+      p.ops.push_back(e);
+    }
+    p.ops.push_back(copy(CopyKind::DtoH, 0, 0));
+    p.ops.back().bytes = 4;
+    p.ops.push_back(simple(OpKind::StreamSync, 0));
+    p.ops.push_back(simple(OpKind::RangePop));
+  }
+  sim::SimOptions so;
+  so.steps = 3;
+  so.step_range_prefix = "train_step#";
+  const Trace simulated = sim::simulate(p, load_gpu_profile("H200"), so);
+  const Trace measured = read_trace(test::fixture("torch/item_loop_l8_h200.json.gz"));
+  AnalysisOptions ao;
+  ao.step_glob = "train_step#*";
+  ao.layer_glob = "layer_*";
+  const sim::TraceComparison c = sim::compare_traces(simulated, measured, ao);
+  ASSERT_EQ(c.measured_steps, 3u);
+  ASSERT_EQ(c.simulated_steps, 3u);
+  EXPECT_EQ(c.find("syncs_per_step")->measured, 8.0);
+  EXPECT_EQ(c.find("syncs_per_step")->simulated, 8.0);
+  EXPECT_EQ(c.find("kernels_per_step")->simulated, c.find("kernels_per_step")->measured);
+  EXPECT_EQ(c.find("memcpys_per_step")->simulated, c.find("memcpys_per_step")->measured);
+  std::printf("%s", sim::comparison_to_text(c).c_str());
+}
+#endif
 
 }  // namespace
 }  // namespace syncscope
