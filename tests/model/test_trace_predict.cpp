@@ -344,52 +344,52 @@ Trace moe_loop_trace(int L, int E, const char* gemm_name, Ns gemm_ns, Ns gather_
   return std::move(p.t);
 }
 
+// Predictions for one trace without and with k given: the device variant's padding charge
+// is the difference of their savings.
+struct PaddedPair {
+  m::PredictionReport plain, padded;
+  double charge() const {
+    return fix(plain, "moe_routing", "device").saving_ns.value - fix(padded, "moe_routing", "device").saving_ns.value;
+  }
+};
+PaddedPair predict_with_and_without_k(const Trace& t, int k) {
+  m::TracePredictOptions o;
+  PaddedPair r;
+  r.plain = m::predict_from_trace(t, o, "hand-built");
+  o.moe_top_k = k;
+  r.padded = m::predict_from_trace(t, o, "hand-built");
+  return r;
+}
+
 TEST(TracePredict, MoePaddingChargesOnlyRowScaledWork) {
   const int L = 2, E = 8, k = 2;
-  const Trace t = moe_loop_trace(L, E, "nvjet_tst_128x256_64x4_2x1_v_bz_TNT", 150 * us, 50 * us);
-  m::TracePredictOptions o;
-  const auto plain = m::predict_from_trace(t, o, "hand-built");
-  o.moe_top_k = k;
-  const auto padded = m::predict_from_trace(t, o, "hand-built");
-  const double unpadded = fix(plain, "moe_routing", "device").saving_ns.value;
-  const double with_padding = fix(padded, "moe_routing", "device").saving_ns.value;
+  const auto r = predict_with_and_without_k(
+      moe_loop_trace(L, E, "nvjet_tst_128x256_64x4_2x1_v_bz_TNT", 150 * us, 50 * us), k);
   // E/k = 4: three more times each expert GEMM, forward and backward (x3); the gathers and
   // the nonzero kernels are not multiplied.
-  const double extra = 3.0 * (E / k - 1) * L * E * 150.0 * us;
-  EXPECT_NEAR(unpadded - with_padding, extra, 1000);
+  EXPECT_NEAR(r.charge(), 3.0 * (E / k - 1) * L * E * 150.0 * us, 1000);
   // Padding is not charged to the sorted variant.
-  EXPECT_DOUBLE_EQ(fix(plain, "moe_routing", "sorted").saving_ns.value,
-                   fix(padded, "moe_routing", "sorted").saving_ns.value);
+  EXPECT_DOUBLE_EQ(fix(r.plain, "moe_routing", "sorted").saving_ns.value,
+                   fix(r.padded, "moe_routing", "sorted").saving_ns.value);
 }
 
 TEST(TracePredict, MoePaddingWithRecomputeChargesFourForwardPasses) {
   const int L = 2, E = 8, k = 2;
-  const Trace t = moe_loop_trace(L, E, "sm90_xmma_gemm_bf16bf16", 150 * us, 50 * us, /*passes=*/2);
-  m::TracePredictOptions o;
-  const auto plain = m::predict_from_trace(t, o, "hand-built");
-  o.moe_top_k = k;
-  const auto padded = m::predict_from_trace(t, o, "hand-built");
+  const auto r = predict_with_and_without_k(
+      moe_loop_trace(L, E, "sm90_xmma_gemm_bf16bf16", 150 * us, 50 * us, /*passes=*/2), k);
   // Forward, recompute and backward's two GEMMs: four forward passes' worth of padded GEMMs,
   // of which the trace shows two (each layer routes twice).
-  const double per_pass = L * E * 150.0 * us;
-  EXPECT_NEAR(fix(plain, "moe_routing", "device").saving_ns.value -
-                  fix(padded, "moe_routing", "device").saving_ns.value,
-              (E / k - 1) * 4.0 * per_pass, 1000);
+  EXPECT_NEAR(r.charge(), (E / k - 1) * 4.0 * L * E * 150.0 * us, 1000);
 }
 
 TEST(TracePredict, MoePaddingWithoutGemmNamesIsAnUpperBound) {
   const int L = 2, E = 8, k = 2;
-  const Trace t = moe_loop_trace(L, E, "expert_block", 150 * us, 50 * us);
-  m::TracePredictOptions o;
-  const auto plain = m::predict_from_trace(t, o, "hand-built");
-  o.moe_top_k = k;
-  const auto padded = m::predict_from_trace(t, o, "hand-built");
-  const auto& d = fix(padded, "moe_routing", "device");
+  const auto r = predict_with_and_without_k(moe_loop_trace(L, E, "expert_block", 150 * us, 50 * us), k);
   // Everything launched from the first routing sync on: (E-1) nonzero kernels, E gathers and
   // E expert blocks per layer.
   const double launched = L * ((E - 1) * 30.0 + E * (50.0 + 150.0)) * us;
-  EXPECT_NEAR(fix(plain, "moe_routing", "device").saving_ns.value - d.saving_ns.value,
-              3.0 * (E / k - 1) * launched, 1000);
+  EXPECT_NEAR(r.charge(), 3.0 * (E / k - 1) * launched, 1000);
+  const auto& d = fix(r.padded, "moe_routing", "device");
   EXPECT_TRUE(std::any_of(d.notes.begin(), d.notes.end(),
                           [](const std::string& n) { return n.find("upper bound") != std::string::npos; }));
 }
