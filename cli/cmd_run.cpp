@@ -577,7 +577,26 @@ int run_command(const RunArgs& args) {
       po.profile = profile;
       for (const auto& f : s.fixes)
         if (f.fix == Fix::Offload) po.prefetch_depth = f.prefetch_depth;
-      if (s.model.is_moe()) po.moe_top_k = s.model.num_experts_per_tok;
+      // The padding price applies only where MoE "device" pads (capacity-padded bmm): the
+      // simulator models the grouped GEMM (options "auto"), a measured run asks LibTorch.
+      if (s.model.is_moe()) {
+        bool padded = job.opts.moe_expert_gemm == "padded";
+#ifdef SYNCSCOPE_RUN_MEASURED
+        if (mode == "measured") {
+          kernels::StepOptions dev = job.opts;
+          dev.moe = "device";
+          dev.device = "cuda";
+          std::string why;
+          padded = kernels::resolve_moe_expert_gemm(dev, &why) == "padded";
+          if (padded) env.extra["moe_device_expert_gemm"] = "padded: " + why;
+          else env.extra["moe_device_expert_gemm"] = "grouped (at::_grouped_mm)";
+        }
+#endif
+        if (mode == "simulated")
+          env.extra["moe_device_expert_gemm"] =
+              padded ? "padded (modelled)" : "grouped (modelled: at::_grouped_mm, LibTorch >= 2.8 on sm90+)";
+        if (padded) po.moe_top_k = s.model.num_experts_per_tok;
+      }
       sum.prediction = model::predict_from_trace(t, po, sum.trace_file);
     }
     summaries.emplace(job.key, std::move(sum));

@@ -192,19 +192,49 @@ TEST(StepProgram, GemmFlopsFollowTheShape) {
   EXPECT_EQ(count(build_step_program(tiny_options()), OpKind::Kernel, "q_norm.pow"), 0);
 }
 
-TEST(StepProgram, MoeDeviceVariantPaysCapacityPadding) {
+// Forward expert gate-projection FLOPs of the program built from `o`.
+double forward_gate_flops(const StepOptions& o) {
+  double f = 0;
+  for (const auto& op : build_step_program(o).ops)
+    if (op.kind == OpKind::Kernel && op.name.find(".gate") != std::string::npos &&
+        op.name.find("backward") == std::string::npos)
+      f += op.flops;
+  return f;
+}
+
+TEST(StepProgram, MoeDevicePaddedPaysCapacityPadding) {
   // C = T rows per expert: E*T instead of T*k rows, E/k times the expert GEMM flops.
   StepOptions o = tiny_options(tiny_moe());
   o.moe = "sorted";
-  double sorted = 0, device = 0;
-  for (const auto& op : build_step_program(o).ops)
-    if (op.kind == OpKind::Kernel && op.name.find(".gate") != std::string::npos && op.name.find("backward") == std::string::npos)
-      sorted += op.flops;
+  const double sorted = forward_gate_flops(o);
   o.moe = "device";
+  o.moe_expert_gemm = "padded";
+  double device = 0;
   for (const auto& op : build_step_program(o).ops)
     if (op.kind == OpKind::Kernel && op.name == "experts.bmm_gate") device += op.flops;
   ASSERT_GT(sorted, 0);
   EXPECT_DOUBLE_EQ(device / sorted, 4.0 / 2.0);
+}
+
+TEST(StepProgram, MoeDeviceGroupedHasTheBaselinesExpertFlopsAndNoPadding) {
+  // "auto" (the default) models at::_grouped_mm over the T*k sorted rows.
+  StepOptions o = tiny_options(tiny_moe());
+  o.moe = "sorted";
+  const double sorted = forward_gate_flops(o);
+  o.moe = "device";
+  ASSERT_EQ(o.moe_expert_gemm, "auto");
+  const double grouped = forward_gate_flops(o);
+  ASSERT_GT(sorted, 0);
+  EXPECT_DOUBLE_EQ(grouped, sorted);
+  bool pad = false, grouped_op = false;
+  for (const auto& op : build_step_program(o).ops) {
+    pad |= op.name.find("xpad") != std::string::npos;
+    grouped_op |= op.name == "experts.grouped_mm.gate";
+  }
+  EXPECT_FALSE(pad);
+  EXPECT_TRUE(grouped_op);
+  o.moe_expert_gemm = "sideways";
+  EXPECT_THROW(validate(o), InputError);
 }
 
 TEST(StepProgram, RangesAreBalancedAndNamed) {

@@ -190,6 +190,29 @@ TEST(ReferenceStep, MoeVariantsAgree) {
   EXPECT_LE(max_rel_diff(outs["device"].grads, outs["loop"].grads), 1e-5);
 }
 
+TEST(ReferenceStep, MoeDeviceExpertGemmIsResolvedAndReported) {
+  StepOptions o = tiny_options(tiny_moe());
+  o.moe = "device";
+  std::string why;
+  // On the CPU at::_grouped_mm's sync-free path is never taken: "auto" pads, and says why.
+  EXPECT_EQ(resolve_moe_expert_gemm(o, &why), "padded");
+  EXPECT_FALSE(why.empty());
+  o.moe_expert_gemm = "grouped";
+  try {
+    (void)resolve_moe_expert_gemm(o);
+    FAIL() << "grouped accepted on the CPU";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("moe_expert_gemm"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW({ ReferenceStep s(o); }, InputError);
+  o.moe_expert_gemm = "auto";
+  ReferenceStep step(o);
+  EXPECT_EQ(step.run().moe_expert_gemm, "padded");
+  o.moe = "sorted";
+  ReferenceStep sorted(o);
+  EXPECT_EQ(sorted.run().moe_expert_gemm, "");
+}
+
 TEST(ReferenceStep, EveryCombinationMatchesItsProgram) {
   for (const char* pack : kPackingVariants)
     for (const char* off : {"", "single", "prefetch"})
@@ -226,10 +249,10 @@ TEST(ReferenceStep, StepUpdatesParametersAndIsReproducible) {
 TEST(ReferenceStep, RejectsBadOptions) {
   StepOptions o = tiny_options();
   o.moe = "magic";
-  EXPECT_THROW(ReferenceStep{o}, InputError);
+  EXPECT_THROW({ ReferenceStep s(o); }, InputError);
   o = tiny_options();
   o.dtype = "fp8";
-  EXPECT_THROW(ReferenceStep{o}, InputError);
+  EXPECT_THROW({ ReferenceStep s(o); }, InputError);
   if (!cuda_available()) {
     o = tiny_options();
     o.device = "cuda";

@@ -153,6 +153,24 @@ TEST(ReferenceStepDevice, MoeVariantsAgree) {
   }
 }
 
+TEST(ReferenceStepDevice, MoeDeviceGroupedAndPaddedAgree) {
+  SKIP_WITHOUT_CUDA();
+  StepOptions o = gpu_options(small_moe());
+  o.moe = "device";
+  o.packing = "device";
+  std::string why;
+  if (resolve_moe_expert_gemm(o, &why) != "grouped") GTEST_SKIP() << "skipped: no grouped GEMM here: " << why;
+  std::map<std::string, Outcome> outs;
+  for (const char* g : {"grouped", "padded"}) {
+    o.moe_expert_gemm = g;
+    outs[g] = run_once(o);
+    EXPECT_EQ(outs[g].result.moe_expert_gemm, g);  // "grouped" did not fall back
+    EXPECT_EQ(outs[g].result.host_syncs.moe, 0) << g;
+  }
+  EXPECT_NEAR(outs["grouped"].result.loss, outs["padded"].result.loss, kBf16Tol * outs["padded"].result.loss);
+  EXPECT_LE(max_rel_diff(outs["grouped"].grads, outs["padded"].grads), kBf16Tol);
+}
+
 TEST(ReferenceStepDevice, CudaPathMatchesCpuInFp32) {
   SKIP_WITHOUT_CUDA();
   // Tiny fp32 model through every CUDA-specific path (our kernels, the offload engine).

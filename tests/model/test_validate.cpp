@@ -56,6 +56,25 @@ TEST(Validate, OverlappingMeasurementsAreTies) {
   EXPECT_TRUE(rep.ranking_matches);  // cached vs device overlap: either order accepted
 }
 
+TEST(Validate, NearlyEqualPointValuesAreTies) {
+  // Simulated results carry no interval. Two schedules 0.01% apart that the model predicts
+  // equal are a tie; 1% apart in the other order from the prediction is a mismatch.
+  RunResults r;
+  r.mode = "simulated";
+  r.variants.push_back(variant("single", true, {1, 1, 1, 3}, {1, 1, 1, 0}));
+  // As a simulated run writes them: min..max over steps a few ns of rounding apart.
+  r.variants.push_back(variant("double", false, {1.02584, 1.025840, 1.0258401, 3}, {1.0225, 1.0225, 1.0225, 0}));
+  r.variants.push_back(variant("prefetch", false, {1.02573, 1.025729, 1.02573, 3}, {1.0225, 1.0225, 1.0225, 0}));
+  EXPECT_TRUE(m::validate_results(r, "test").ranking_matches);
+  r.variants[2].measured_speedup = {1.0361, 1.0360, 1.0362, 3};  // 1% faster than double
+  r.variants[1].predicted_speedup = {1.03, 1.03, 1.03, 0};        // but predicted slower
+  const auto rep = m::validate_results(r, "test");
+  EXPECT_FALSE(rep.ranking_matches);
+  ASSERT_EQ(rep.rankings.size(), 1u);
+  ASSERT_EQ(rep.rankings[0].discordant.size(), 1u);
+  EXPECT_NE(rep.rankings[0].discordant[0].find("prefetch measured faster than double"), std::string::npos);
+}
+
 TEST(Validate, ToleranceFailuresAndMissingPredictions) {
   RunResults r;
   r.mode = "measured";

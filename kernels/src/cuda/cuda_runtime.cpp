@@ -34,6 +34,17 @@ int ss_cuda_device_name(char* name, int capacity, int* driver_version) {
   return rc;
 }
 
+int ss_cuda_device_capability(int* major, int* minor) {
+  if (!major || !minor) return static_cast<int>(cudaErrorInvalidValue);
+  *major = *minor = 0;
+  int device = 0;
+  cudaError_t rc = cudaGetDevice(&device);
+  if (rc != cudaSuccess) return rc;
+  rc = cudaDeviceGetAttribute(major, cudaDevAttrComputeCapabilityMajor, device);
+  if (rc != cudaSuccess) return rc;
+  return cudaDeviceGetAttribute(minor, cudaDevAttrComputeCapabilityMinor, device);
+}
+
 int ss_cuda_stream_create_nonblocking(void** stream) {
   cudaStream_t s = nullptr;
   const cudaError_t rc = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);

@@ -78,6 +78,8 @@ void validate(const StepOptions& o) {
   if (!o.offload.empty() && !one_of(o.offload, kOffloadVariants))
     bad("offload", "\"\" (off) or " + list(kOffloadVariants), "\"" + o.offload + "\"");
   if (!one_of(o.moe, kMoeVariants)) bad("moe", list(kMoeVariants), "\"" + o.moe + "\"");
+  if (!one_of(o.moe_expert_gemm, kMoeExpertGemms))
+    bad("moe_expert_gemm", list(kMoeExpertGemms), "\"" + o.moe_expert_gemm + "\"");
   if (o.prefetch_depth < 1) bad("prefetch_depth", "a positive integer", std::to_string(o.prefetch_depth));
   if (!(o.learning_rate > 0)) bad("learning_rate", "a positive number", fmt::format("{}", o.learning_rate));
   const auto lengths = batch_lengths(o, 0);

@@ -383,18 +383,34 @@ class StepBuilder {
         expert(fmt::format("expert_{:02}", e), per_expert);
         accumulate(per_expert);
       }
+    } else if (o_.moe_expert_gemm != "padded") {
+      // Ours, grouped: counts and offsets on the device; the T*k rows sorted by expert go
+      // through one grouped GEMM per projection that reads the group ends from device
+      // memory (at::_grouped_mm). The expert FLOPs are the baseline's.
+      nograd("syncscope::moe_histogram_kernel", tk, tk * 8 + 2 * (E + 1) * 8);
+      nograd("sort_stable", tk, tk * 32);
+      nograd("token.div_topk", tk, tk * 16);
+      ew("x.index_select", tk * H_);
+      nograd("offs.to_int32", E, E * 12);
+      gemm("experts.grouped_mm.gate", tk, I_, H_);
+      gemm("experts.grouped_mm.up", tk, I_, H_);
+      ew("experts.silu", tk * I_);
+      ew("experts.mul", tk * I_);
+      gemm("experts.grouped_mm.down", tk, H_, I_);
+      ew("moe.out.zeros", T * H_, 2);
+      accumulate(tk);
     } else {
-      // Ours: counts and offsets on the device, capacity-padded batched GEMM with C = T.
+      // Ours, padded: counts and offsets on the device, capacity-padded batched GEMM with C = T.
       const double C = T;
       nograd("syncscope::moe_histogram_kernel", tk, tk * 8 + 2 * (E + 1) * 8);
       nograd("sort_stable", tk, tk * 32);
+      nograd("token.div_topk", tk, tk * 16);
+      ew("x.index_select", tk * H_);
       nograd("rank.arange", tk, tk * 8);
       nograd("rank.offsets_gather", tk, tk * 24);
       nograd("rank.sub", tk, tk * 24);
       nograd("dest.mul_capacity", tk, tk * 16);
       nograd("dest.add_rank", tk, tk * 24);
-      nograd("token.div_topk", tk, tk * 16);
-      ew("x.index_select", tk * H_);
       ew("xpad.zeros", E * C * H_, b_ / 2.0);
       ew("xpad.clone", E * C * H_);  // out-of-place index_copy: clone, then index_copy_
       ew("xpad.index_copy_", tk * H_);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <torch/torch.h>
+#include <torch/version.h>
 
 #include <cstdint>
 #include <map>
@@ -43,6 +44,12 @@ class RangeGuard {
   Ranges& r_;
 };
 
+// at::_grouped_mm (bf16 grouped GEMM with group ends read from device memory) and its
+// autograd formulas exist from LibTorch 2.8 on.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 8)
+#define SYNCSCOPE_HAVE_GROUPED_MM 1
+#endif
+
 struct Ctx {
   torch::Device device{torch::kCPU};
   torch::ScalarType dtype = torch::kFloat32;
@@ -50,6 +57,9 @@ struct Ctx {
   SyncCounts* syncs = nullptr;
   int* metadata_builds = nullptr;
   Ranges* ranges = nullptr;
+  // MoE "device": "grouped" or "padded" (resolve_moe_expert_gemm); moe.cpp falls back to
+  // "padded" for good if at::_grouped_mm refuses its inputs.
+  std::string moe_expert_gemm = "padded";
   torch::TensorOptions opts() const { return torch::TensorOptions().device(device).dtype(dtype); }
 };
 

@@ -3,6 +3,8 @@
 // reads min and max back too, so 3 host syncs), and ours with none.
 #include <fmt/format.h>
 
+#include <cstdio>
+
 #include "syncscope/core/error.hpp"
 #include "torch/internal.hpp"
 
@@ -93,23 +95,45 @@ torch::Tensor moe_experts(const std::string& variant, const torch::Tensor& x, co
   }
   SYNCSCOPE_INPUT_ERROR_IF(variant != "device",
                            fmt::format("moe variant \"{}\": expected \"loop\", \"sorted\" or \"device\"", variant));
-  // Ours: no host read. Counts and offsets on the device; each entry's row in a
+  const torch::Tensor flat_ids = expert_ids.reshape({-1});
+  const std::int64_t N = flat_ids.numel();
+  const torch::Tensor offsets = expert_counts_offsets(flat_ids, E, ctx).second;
+  auto sorted = torch::sort(flat_ids, /*stable=*/true, 0, false);
+  const torch::Tensor sorted_ids = std::get<0>(sorted);
+  const torch::Tensor order = std::get<1>(sorted);
+  const torch::Tensor tokens = torch::div(order, k, "floor");
+  const torch::Tensor rows = x.index_select(0, tokens);  // the T*k entries, sorted by expert
+#ifdef SYNCSCOPE_HAVE_GROUPED_MM
+  if (ctx.moe_expert_gemm == "grouped") {
+    // Ours, grouped: one grouped GEMM per projection over the sorted rows; group e is rows
+    // [offs[e-1], offs[e]), the ends read from device memory by the kernel (sm90+), so no
+    // host read and no padding: the expert FLOPs are the baseline's.
+    try {
+      const torch::Tensor offs = offsets.narrow(0, 1, E).to(torch::kInt32);
+      const torch::Tensor h = torch::silu(at::_grouped_mm(rows, w.gate, offs)) * at::_grouped_mm(rows, w.up, offs);
+      const torch::Tensor y = at::_grouped_mm(h, w.down, offs);
+      torch::Tensor out = torch::zeros({T, H}, fopts);
+      accumulate(out, tokens, y, weights, order);
+      return out;
+    } catch (const c10::Error& e) {
+      // Shape, stride or dtype checks refuse synchronously; say so once and keep running.
+      std::string what = e.what_without_backtrace();
+      if (auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
+      std::fprintf(stderr, "syncscope: moe device: at::_grouped_mm refused (%s); using the capacity-padded GEMM\n",
+                   what.c_str());
+      ctx.moe_expert_gemm = "padded";
+    }
+  }
+#endif
+  // Ours, padded: no host read. Counts and offsets on the device; each entry's row in a
   // capacity-padded [E, C, H] layout with C = T (no expert can hold more than T entries,
   // since a token picks an expert at most once, so nothing is ever dropped); one batched
   // GEMM per projection. Cost: E*C rows instead of T*k, i.e. E/k times the expert FLOPs
   // (8x for gpt-oss-20b) plus the padded activations' memory; the price of static shapes.
   const std::int64_t C = T;
-  const torch::Tensor flat_ids = expert_ids.reshape({-1});
-  const std::int64_t N = flat_ids.numel();
   const auto lopts = torch::TensorOptions().device(x.device()).dtype(torch::kLong);
-  const torch::Tensor offsets = expert_counts_offsets(flat_ids, E, ctx).second;
-  auto sorted = torch::sort(flat_ids, /*stable=*/true, 0, false);
-  const torch::Tensor sorted_ids = std::get<0>(sorted);
-  const torch::Tensor order = std::get<1>(sorted);
   const torch::Tensor rank = torch::arange(N, lopts) - offsets.index_select(0, sorted_ids);
   const torch::Tensor dest = sorted_ids * C + rank;
-  const torch::Tensor tokens = torch::div(order, k, "floor");
-  const torch::Tensor rows = x.index_select(0, tokens);
   const torch::Tensor xpad = torch::zeros({E * C, H}, x.options()).index_copy(0, dest, rows).view({E, C, H});
   const torch::Tensor h = torch::silu(torch::bmm(xpad, w.gate)) * torch::bmm(xpad, w.up);
   const torch::Tensor ypad = torch::bmm(h, w.down).reshape({E * C, H});

@@ -47,6 +47,7 @@ struct ReferenceStep::Impl {
       ctx.device = torch::Device(torch::kCUDA, 0);
     }
     ctx.dtype = parse_dtype(opt.dtype);
+    if (opt.model.is_moe() && opt.moe == "device") ctx.moe_expert_gemm = resolve_moe_expert_gemm(opt);
     ctx.syncs = &syncs;
     ctx.metadata_builds = &builds;
     ctx.ranges = &ranges;
@@ -177,6 +178,7 @@ struct ReferenceStep::Impl {
     }
     result.host_syncs = syncs;
     result.metadata_builds = builds;
+    if (opt.model.is_moe() && opt.moe == "device") result.moe_expert_gemm = ctx.moe_expert_gemm;
     result.ranges = ranges.take();
     return result;
   }

@@ -226,6 +226,22 @@ FixPrediction predict_moe(const MoeParams& p, const std::string& variant, const 
     f.saving_ns = propagate({p.per_expert_ns, p.kernel_delta_ns}, [=](std::span<const double> x) {
       return moe_saving_device_ns(E, N, P, x[0], x[1]);
     }, prop);
+    if (p.gpu_busy_ns && p.other_bubble_ns && p.host_after_ns && step_ns) {
+      // Without a routing sync the host no longer waits for the GPU inside the MoE layers,
+      // so the step runs at the pace of whichever side is longer, not at the sum of both
+      // plus the bubbles (the q form counts only the bubbles of the syncs themselves).
+      f.alternatives["published N*passes*E*q + kernel delta"] = f.saving_ns;
+      f.parameters["gpu_busy_ns_per_step"] = *p.gpu_busy_ns;
+      f.parameters["other_bubble_ns_per_step"] = *p.other_bubble_ns;
+      f.parameters["host_after_ns_per_step"] = *p.host_after_ns;
+      f.formula = "T_step - max(GPU busy - kernel delta + other bubbles, host time after)";
+      f.saving_ns = propagate({*step_ns, *p.gpu_busy_ns, p.kernel_delta_ns, *p.other_bubble_ns, *p.host_after_ns},
+                              [](std::span<const double> x) { return x[0] - std::max(x[1] - x[2] + x[3], x[4]); }, prop);
+      const double gpu_side = p.gpu_busy_ns->value - p.kernel_delta_ns.value + p.other_bubble_ns->value;
+      f.regime = gpu_side >= p.host_after_ns->value ? "gpu-bound" : "host-bound";
+      f.alternatives["segment (gpu side)"] = Interval::exact(step_ns->value - gpu_side);
+      f.alternatives["segment (host side)"] = Interval::exact(step_ns->value - p.host_after_ns->value);
+    }
   }
   attach_speedup(f, step_ns, prop);
   return f;

@@ -675,6 +675,45 @@ PredictionReport predict_from_trace(const Trace& trace, const TracePredictOption
       // work is taken as row work: an upper bound on the padding's cost, said so in a note.
       const bool row_work_known = per_step_row_ns > 0;
       const double scaled_ns = row_work_known ? per_step_row_ns : per_step_expert_ns;
+      // The segment form's inputs, per step: GPU busy, the bubbles of the syncs that stay,
+      // and the host time left once the routing syncs and the per-expert launches go.
+      if (!an.steps.empty()) {
+        std::set<const SyncPoint*> routing;
+        for (const auto& l : ls)
+          if (l.routing.size() >= 2) routing.insert(l.routing.begin(), l.routing.end());
+        const std::size_t S = an.steps.size();
+        std::vector<double> busy(S, 0), other_bubbles(S, 0), routing_blocked(S, 0), launches(S, 0);
+        auto step_of = [&](Ns t) -> std::optional<std::size_t> {
+          for (std::size_t i = 0; i < S; ++i)
+            if (an.steps[i].start <= t && t < an.steps[i].end) return i;
+          return std::nullopt;
+        };
+        for (std::size_t i = 0; i < S; ++i) busy[i] = static_cast<double>(an.steps[i].gpu_busy_ns);
+        for (const auto& sp : an.sync_points) {
+          auto i = step_of(sp.start);
+          if (!i) continue;
+          if (routing.count(&sp)) routing_blocked[*i] += static_cast<double>(sp.blocked_ns);
+          else other_bubbles[*i] += static_cast<double>(sp.bubble_ns);
+        }
+        for (std::size_t i = 0; i < ls.size(); ++i) {
+          const auto& l = ls[i];
+          if (l.routing.size() < 2 || layers[i].step < 0) continue;
+          double api = 0, blocked = 0;
+          for_api_in(l.routing.front()->start, layers[i].end, layers[i].tid,
+                     [&](const ApiCall& c) { api += static_cast<double>(c.end - c.start); });
+          for (const auto* sp : l.routing) blocked += static_cast<double>(sp->blocked_ns);
+          // What remains of the region's host calls once its syncs are taken out: the
+          // per-expert launches; the device variant keeps about one expert's worth.
+          launches[static_cast<std::size_t>(layers[i].step)] +=
+              std::max(0.0, api - blocked) * (1.0 - 1.0 / std::max(1, p.experts));
+        }
+        std::vector<double> host_after(S);
+        for (std::size_t i = 0; i < S; ++i)
+          host_after[i] = std::max(0.0, static_cast<double>(an.steps[i].duration_ns) - routing_blocked[i] - launches[i]);
+        p.gpu_busy_ns = mean_ci(busy, opt.bootstrap, opt.seed + 8, level);
+        p.other_bubble_ns = mean_ci(other_bubbles, opt.bootstrap, opt.seed + 9, level);
+        p.host_after_ns = mean_ci(host_after, opt.bootstrap, opt.seed + 10, level);
+      }
       for (const char* v : {"sorted", "device"}) {
         MoeParams pv = p;
         const bool padded = std::string(v) == "device" && opt.moe_top_k && *opt.moe_top_k > 0;
@@ -709,6 +748,11 @@ PredictionReport predict_from_trace(const Trace& trace, const TracePredictOption
                                          us(p.per_expert_ns.value), 100 * level));
         f.notes.push_back("moe_layers counts layer occurrences per step with routing syncs (a recompute pass counts "
                           "again), so passes = 1");
+        if (std::string(v) == "device" && p.gpu_busy_ns)
+          f.evidence.push_back(fmt::format(
+              "per step: GPU busy {}, bubbles of the other syncs {}, host time without the routing syncs and the "
+              "per-expert launches {} (the device variant runs at the longer of the two sides)",
+              ms(p.gpu_busy_ns->value), ms(p.other_bubble_ns->value), ms(p.host_after_ns->value)));
         rep.fixes.push_back(std::move(f));
       }
     }

@@ -14,7 +14,8 @@
 // Numerics: fp32 on CPU by default, bf16 on CUDA. Across packing and offload variants the
 // arithmetic is the same sequence of operations on the same values, so on CPU losses and
 // gradients are bitwise identical; MoE "device" uses other GEMM shapes (capacity-padded
-// bmm), so it agrees within rounding (see moe tolerances in the tests).
+// bmm, or grouped GEMMs on a GPU), so it agrees within rounding (see moe tolerances in the
+// tests).
 #pragma once
 
 #include <cstdint>
@@ -42,6 +43,8 @@ struct StepResult {
   SyncCounts host_syncs;
   int metadata_builds = 0;          // packing metadata/mask constructions this step
   std::vector<std::string> ranges;  // NVTX ranges opened, in order (when record_ranges)
+  // MoE "device": how the expert GEMMs ran this step ("grouped" or "padded"); "" otherwise.
+  std::string moe_expert_gemm;
 };
 
 struct NamedValues {
@@ -97,5 +100,12 @@ class ReferenceStep {
 bool cuda_available();
 // "1.13.0", "2.11.0", ...
 std::string torch_version();
+
+// How MoE "device" will run its expert GEMMs with these options: "grouped" when
+// options.moe_expert_gemm is "grouped" or "auto" and at::_grouped_mm's sync-free path is
+// available (LibTorch >= 2.8, device "cuda" with compute capability >= 9.0, bf16, hidden and
+// intermediate sizes multiples of 8), else "padded". `why` gets the reason grouped is not
+// available ("" when it is). InputError when "grouped" is asked for and not available.
+std::string resolve_moe_expert_gemm(const StepOptions& options, std::string* why = nullptr);
 
 }  // namespace syncscope::kernels

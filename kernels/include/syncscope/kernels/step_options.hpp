@@ -11,6 +11,8 @@
 
 namespace syncscope::kernels {
 
+inline constexpr const char* kMoeExpertGemms[] = {"auto", "grouped", "padded"};
+
 struct StepOptions {
   ModelShape model;
   BatchSpec batch;
@@ -25,6 +27,15 @@ struct StepOptions {
   // kOffloadReserveBytes); on CPU and in programs: 0 (every layer offloaded).
   double offload_budget_bytes = -1;
   std::string moe = "loop";       // kMoeVariants: "loop" | "sorted" | "device"
+  // How moe "device" runs its expert GEMMs without a host read (kMoeExpertGemms):
+  //   "grouped": one grouped GEMM per projection over the T*k rows sorted by expert, group
+  //              ends read from device memory (at::_grouped_mm: LibTorch >= 2.8, CUDA,
+  //              compute capability >= 9.0, bf16, H and I multiples of 8);
+  //   "padded":  capacity-padded batched GEMM, every expert padded to T rows (E/k times
+  //              the expert FLOPs; runs anywhere);
+  //   "auto":    grouped where it is available, else padded. Step programs (the
+  //              simulator) take "auto" as grouped: the H200/LibTorch 2.11 target has it.
+  std::string moe_expert_gemm = "auto";
   std::uint64_t seed = 0;         // weights, token ids and (with batch.seed) the lengths
   bool nvtx = true;               // emit NVTX ranges (CUDA builds)
   double learning_rate = 1e-4;    // AdamW

@@ -65,6 +65,12 @@ struct MoeParams {
   int passes = 1;  // forward (+1 for the recompute under gradient checkpointing)
   Interval per_expert_ns;                      // q
   Interval kernel_delta_ns = Interval::exact(0);  // measured kernel-time difference per step
+  // Segment form of "device" (all routing syncs gone: host and GPU overlap across the MoE
+  // layers), per step of the baseline: GPU busy time, the bubbles of its other (non-routing)
+  // syncs, which stay, and its host time without the routing syncs' blocked time and the
+  // per-expert launches the device variant does not make. Given all three and a step time,
+  // device's step is max(gpu_busy - kernel_delta + other_bubbles, host_after).
+  std::optional<Interval> gpu_busy_ns, other_bubble_ns, host_after_ns;
 };
 
 // variant "cached" (the published form, plus the segment model when its inputs are given) or
