@@ -25,7 +25,11 @@ std::string torch_version() {
 std::string resolve_moe_expert_gemm(const StepOptions& o, std::string* why) {
   std::string reason;
 #ifndef SYNCSCOPE_HAVE_GROUPED_MM
+#ifdef SYNCSCOPE_NO_GROUPED_MM
+  reason = "built with -DSYNCSCOPE_ENABLE_GROUPED_MM=OFF";
+#else
   reason = fmt::format("LibTorch {} has no at::_grouped_mm (it needs 2.8 or later)", torch_version());
+#endif
 #endif
   if (reason.empty() && o.device != "cuda") reason = "at::_grouped_mm's sync-free path runs on CUDA only";
   if (reason.empty() && o.dtype != "bf16") reason = fmt::format("at::_grouped_mm takes bf16, the step runs {}", o.dtype);

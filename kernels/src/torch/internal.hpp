@@ -45,8 +45,9 @@ class RangeGuard {
 };
 
 // at::_grouped_mm (bf16 grouped GEMM with group ends read from device memory) and its
-// autograd formulas exist from LibTorch 2.8 on.
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 8)
+// autograd formulas exist from LibTorch 2.8 on. -DSYNCSCOPE_ENABLE_GROUPED_MM=OFF leaves it out.
+#if !defined(SYNCSCOPE_NO_GROUPED_MM) && \
+    (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 8))
 #define SYNCSCOPE_HAVE_GROUPED_MM 1
 #endif
 
