@@ -146,7 +146,8 @@ void add_predict_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--moe-layers", o->moe_layers, "moe: N, MoE layers");
   cmd->add_option("--top-k", o->top_k,
                   "moe with --trace: k, experts per token; charges the device variant's capacity padding "
-                  "(E/k times the expert GEMMs)");
+                  "(E/k times the expert GEMMs), for where it pads (no at::_grouped_mm: LibTorch < 2.8 or "
+                  "below sm90)");
   cmd->add_option("--per-expert-us", o->per_expert_us, "moe: q, per-expert dynamic-query cost (us)");
   cmd->add_option("--passes", o->passes, "moe: routing passes per step (2 with checkpoint recompute)")
       ->capture_default_str();

@@ -114,7 +114,8 @@ struct ExpertWeights {
 // Routing + experts + weighted sum: x [T, H] (dtype), expert ids [T, k] int64, routing
 // weights [T, k] fp32. Returns the fp32 [T, H] output. Variants: "loop" (one nonzero per
 // expert), "sorted" (stable argsort + bincount + one tolist), "device" (no host read:
-// counts/offsets on the device, capacity-padded bmm with C = T).
+// counts/offsets on the device, then grouped GEMMs or capacity-padded bmm with C = T, as
+// ctx.moe_expert_gemm says).
 torch::Tensor moe_experts(const std::string& variant, const torch::Tensor& x, const torch::Tensor& expert_ids,
                           const torch::Tensor& weights, const ExpertWeights& w, Ctx& ctx);
 // Counts [E] and exclusive offsets [E+1] (int64) without a host read: our histogram kernel

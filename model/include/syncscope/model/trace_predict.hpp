@@ -28,8 +28,9 @@ struct TracePredictOptions {
   std::string layer_glob;  // empty: try common layer names (layer_*, *DecoderLayer*, ...)
   std::optional<GpuProfile> profile;  // round trip, overlap slowdown, unified memory
   int prefetch_depth = 2;             // for the "prefetch" offload variant
-  // Experts per token (k). Our sync-free MoE variant pads every expert to T rows, so its
-  // expert GEMMs cost E/k times the baseline's: given k, the device prediction charges that.
+  // Experts per token (k), given when our sync-free MoE variant pads every expert to T rows
+  // (where at::_grouped_mm is not available), so its expert GEMMs cost E/k times the
+  // baseline's: given k, the device prediction charges that.
   std::optional<int> moe_top_k;
   int bootstrap = 1000;
   std::uint64_t seed = 20261130;
