@@ -43,7 +43,8 @@ std::string resolve_moe_expert_gemm(const StepOptions& o, std::string* why) {
     if (!cuda_available() || ss_cuda_device_capability(&major, &minor) != 0)
       reason = "no CUDA device to ask for its compute capability";
     else if (major < 9)
-      // Below sm90 ATen's grouped GEMM is a per-group loop that reads the offsets back.
+      // Below sm90 ATen's grouped GEMM is a fallback that loops over the groups after reading
+      // the offsets back (offs.cpu(): pytorch/pytorch PRs #161717 and #184334).
       reason = fmt::format("compute capability {}.{} < 9.0: at::_grouped_mm would read the group offsets back", major,
                            minor);
   }

@@ -58,9 +58,10 @@ struct Ctx {
   SyncCounts* syncs = nullptr;
   int* metadata_builds = nullptr;
   Ranges* ranges = nullptr;
-  // MoE "device": "grouped" or "padded" (resolve_moe_expert_gemm); moe.cpp falls back to
-  // "padded" for good if at::_grouped_mm refuses its inputs.
-  std::string moe_expert_gemm = "padded";
+  // MoE "device": "grouped" or "padded" (resolve_moe_expert_gemm; "" when the step has no
+  // MoE device variant, which moe.cpp treats as padded); moe.cpp falls back to "padded" for
+  // good if at::_grouped_mm refuses its inputs.
+  std::string moe_expert_gemm;
   torch::TensorOptions opts() const { return torch::TensorOptions().device(device).dtype(dtype); }
 };
 

@@ -178,7 +178,7 @@ struct ReferenceStep::Impl {
     }
     result.host_syncs = syncs;
     result.metadata_builds = builds;
-    if (opt.model.is_moe() && opt.moe == "device") result.moe_expert_gemm = ctx.moe_expert_gemm;
+    result.moe_expert_gemm = ctx.moe_expert_gemm;
     result.ranges = ranges.take();
     return result;
   }

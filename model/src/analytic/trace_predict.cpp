@@ -16,18 +16,6 @@
 
 namespace syncscope::model {
 
-bool is_row_scaled_kernel(std::string_view name) {
-  std::string n(name);
-  for (char& c : n) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  auto has = [&](std::string_view x) { return n.find(x) != std::string::npos; };
-  auto ends = [&](std::string_view x) { return n.size() >= x.size() && n.compare(n.size() - x.size(), x.size(), x) == 0; };
-  for (std::string_view x : {"gemm", "nvjet", "xmma", "cutlass", "cublas", "matmul", "bmm", "silu", "gelu", "swiglu"})
-    if (has(x)) return true;
-  for (std::string_view x : {"_proj", ".gate", ".up", ".down"})
-    if (ends(x)) return true;
-  return false;
-}
-
 namespace {
 
 std::string lower(std::string_view s) {
@@ -197,6 +185,15 @@ std::optional<SlowdownEstimate> estimate_overlap_slowdown(const Trace& trace, in
   return est;
 }
 
+bool is_row_scaled_kernel(std::string_view name) {
+  const std::string n = lower(name);
+  if (contains_any(n, {"gemm", "nvjet", "xmma", "cutlass", "cublas", "matmul", "bmm", "silu", "gelu", "swiglu"}))
+    return true;
+  for (std::string_view x : {"_proj", ".gate", ".up", ".down"})
+    if (std::string_view(n).ends_with(x)) return true;
+  return false;
+}
+
 PredictionReport predict_from_trace(const Trace& trace, const TracePredictOptions& opt, const std::string& source) {
   PredictionReport rep;
   rep.source = source;
@@ -258,11 +255,14 @@ PredictionReport predict_from_trace(const Trace& trace, const TracePredictOption
   // Host ranges and GPU time do not line up (the GPU runs behind the host), so a window's
   // GPU time is the time of the work launched inside it, not the GPU activity inside it.
   std::unordered_map<std::uint64_t, Ns> gpu_by_corr, kernel_by_corr, row_work_by_corr;
+  std::unordered_map<StringId, bool> row_scaled;  // by kernel name: names repeat per launch
   for (const auto& x : trace.kernels)
     if (x.correlation) {
       gpu_by_corr[x.correlation] += x.end - x.start;
       kernel_by_corr[x.correlation] += x.end - x.start;
-      if (is_row_scaled_kernel(trace.str(x.name))) row_work_by_corr[x.correlation] += x.end - x.start;
+      auto [it, fresh] = row_scaled.try_emplace(x.name, false);
+      if (fresh) it->second = is_row_scaled_kernel(trace.str(x.name));
+      if (it->second) row_work_by_corr[x.correlation] += x.end - x.start;
     }
   for (const auto& x : trace.memcpys)
     if (x.correlation) gpu_by_corr[x.correlation] += x.end - x.start;
