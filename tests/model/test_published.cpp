@@ -128,8 +128,12 @@ TEST(PublishedSpeedups, StoredAsPrintedAndComparedWithRuns) {
   for (const auto& f : figs)
     if (f.fix == "offload") {
       ++offload;
-      if (f.model == "Qwen3-14B") EXPECT_DOUBLE_EQ(f.step_speedup, 1.0670);
-      if (f.model == "Qwen3-32B") EXPECT_DOUBLE_EQ(f.step_speedup, 1.0461);
+      if (f.model == "Qwen3-14B") {
+        EXPECT_DOUBLE_EQ(f.step_speedup, 1.0670);
+      }
+      if (f.model == "Qwen3-32B") {
+        EXPECT_DOUBLE_EQ(f.step_speedup, 1.0461);
+      }
     }
   EXPECT_EQ(offload, 3);
   // A run's forward and step speedups land beside them (informational: no tolerance).

@@ -3,6 +3,7 @@
 #include "syncscope/core/csv.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
+#include "syncscope/model/forward_time.hpp"
 #include "syncscope/model/results.hpp"
 #include "test_paths.hpp"
 
@@ -169,4 +170,49 @@ TEST(Results, ForwardTimesAndNetworkRoundTripInJsonAndCsv) {
   bad = j;
   bad.replace(bad.find("\"trainable_parameters\": 10092544"), 32, "\"trainable_parameters\": 999999999999");
   EXPECT_THROW(results_from_json(bad, "results.json"), InputError);
+}
+
+TEST(ForwardTime, FromTheForwardRangeToTheEndOfTheGpuWorkItLaunched) {
+  Trace t;
+  auto range = [&](const char* name, Ns start, Ns end) {
+    Range r;
+    r.kind = RangeKind::NvtxPushPop;
+    r.name = t.strings.intern(name);
+    r.pid = 1;
+    r.tid = 1;
+    r.start = start;
+    r.end = end;
+    t.ranges.push_back(r);
+  };
+  auto launch = [&](Ns at, std::uint64_t corr, Ns gpu_end) {
+    ApiCall a;
+    a.name = t.strings.intern("cudaLaunchKernel");
+    a.pid = 1;
+    a.tid = 1;
+    a.start = at;
+    a.end = at + 5;
+    a.correlation = corr;
+    t.api_calls.push_back(a);
+    Kernel k;
+    k.name = t.strings.intern("k");
+    k.start = gpu_end - 50;
+    k.end = gpu_end;
+    k.correlation = corr;
+    t.kernels.push_back(k);
+  };
+  // Step 0: the host issues the forward in 100 ns; its last kernel ends at 400.
+  range("forward", 0, 100);
+  launch(10, 1, 300);
+  launch(90, 2, 400);
+  launch(150, 3, 900);  // backward's: not the forward's
+  // Step 1: a sync inside the forward: the host range already covers the GPU work.
+  range("forward", 1000, 1600);
+  launch(1010, 4, 1500);
+  range("backward", 1600, 1700);
+  const Estimate e = model::forward_time_estimate(t);
+  EXPECT_EQ(e.n, 2);
+  EXPECT_DOUBLE_EQ(e.lo, 400);
+  EXPECT_DOUBLE_EQ(e.hi, 600);
+  EXPECT_DOUBLE_EQ(e.value, 500);
+  EXPECT_EQ(model::forward_time_estimate(Trace{}).n, 0);
 }

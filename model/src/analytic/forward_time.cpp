@@ -23,7 +23,10 @@ Estimate forward_time_estimate(const Trace& t, std::string_view range_name) {
   std::sort(calls.begin(), calls.end(), [](const ApiCall* a, const ApiCall* b) { return a->start < b->start; });
   std::vector<double> durations;
   for (const auto& r : t.ranges) {
-    if (r.kind != RangeKind::UserAnnotation || t.str(r.name) != range_name || r.end < r.start) continue;
+    // Host ranges only: NVTX (our tracer, the simulator) or record_function (torch.profiler).
+    const bool host = r.kind == RangeKind::NvtxPushPop || r.kind == RangeKind::NvtxStartEnd ||
+                      r.kind == RangeKind::UserAnnotation;
+    if (!host || t.str(r.name) != range_name || r.end < r.start) continue;
     Ns end = r.end;
     auto it = std::lower_bound(calls.begin(), calls.end(), r.start,
                                [](const ApiCall* a, Ns s) { return a->start < s; });
