@@ -163,11 +163,24 @@ TEST(ReferenceTraining, OffloadFirstStepOffloadsEveryLayerLaterOnesKeepTheLast) 
   StepOptions o = tiny_options();
   o.offload = "double";
   ReferenceStep step(o);
+  step.record_ranges(true);
   EXPECT_EQ(step.offload_plan().offloaded(), 2);  // the plan from the second step on
   const StepResult a = step.run();                 // first pass: all 3
   const StepResult b = step.run();
   EXPECT_EQ(a.host_syncs.total(), b.host_syncs.total());
   EXPECT_TRUE(std::isfinite(b.loss));
+  // Each run issues its program's ranges: the first the first-pass program, then the plan's.
+  auto ranges = [](const program::Program& p) {
+    std::vector<std::string> out;
+    for (const auto& op : p.ops)
+      if (op.kind == program::OpKind::RangePush) out.push_back(op.name);
+    return out;
+  };
+  StepOptions first_opts = o;
+  first_opts.offload_first_pass = true;
+  EXPECT_EQ(a.ranges, ranges(build_step_program(first_opts)));
+  EXPECT_EQ(b.ranges, ranges(build_step_program(step.options())));
+  EXPECT_NE(a.ranges, b.ranges);  // the first pass reloads one layer more
   StepOptions first = o;
   first.offload_first_pass = true;
   EXPECT_EQ(ReferenceStep(first).offload_plan().offloaded(), 3);
