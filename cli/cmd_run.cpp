@@ -30,8 +30,10 @@
 #define SYNCSCOPE_RUN_PIPELINE 1
 #include <nlohmann/json.hpp>
 
+#include "syncscope/kernels/network.hpp"
 #include "syncscope/kernels/step_options.hpp"
 #include "syncscope/model/fit.hpp"
+#include "syncscope/model/forward_time.hpp"
 #include "syncscope/model/gpu_profile.hpp"
 #include "syncscope/model/results.hpp"
 #include "syncscope/model/trace_predict.hpp"
@@ -109,6 +111,7 @@ struct TraceSummary {
   Estimate step_ns;
   double syncs = 0, bubble = 0, blocked = 0, h2d = 0, d2h = 0;
   std::vector<std::string> warnings;
+  Estimate forward;  // issue 14: the forward pass per step
   std::optional<model::PredictionReport> prediction;  // when it is a baseline
   std::optional<TimelineStrip> strip;
   std::optional<nlohmann::json> sim_check;
@@ -165,13 +168,17 @@ kernels::StepOptions step_options(const Scenario& s, Fix fix, const std::string&
   o.seed = s.batch.seed;
   // The fix under test takes the variant; every other fix stays at its baseline.
   o.packing = fix == Fix::Packing ? variant : baseline_variant(Fix::Packing);
-  o.offload = s.offload ? (fix == Fix::Offload ? variant : std::string(baseline_variant(Fix::Offload))) : "";
+  // Runs of the other fixes reload as Unsloth does by default (double buffering).
+  o.offload = s.offload ? (fix == Fix::Offload ? variant : std::string(kernels::kUnslothDefaultReload)) : "";
+  o.training = s.training;
   o.moe = fix == Fix::MoeRouting ? variant : baseline_variant(Fix::MoeRouting);
   o.prefetch_depth = depth;
   // Reload schedules are compared with every layer offloaded, measured and simulated alike:
   // left to the device (-1), the memory-aware plan keeps every layer resident on a large GPU
   // and `prefetch` would then measure "no offload" rather than a schedule.
   o.offload_budget_bytes = 0;
+  for (const auto& f : s.fixes)
+    if (f.fix == Fix::Offload && f.prefetch_budget_bytes) o.offload_budget_bytes = *f.prefetch_budget_bytes;
   return o;
 }
 
@@ -539,6 +546,7 @@ int run_command(const RunArgs& args) {
     sum.h2d = a.step_summary.h2d_overlap_fraction.median;
     sum.d2h = a.step_summary.d2h_overlap_fraction.median;
     sum.warnings = a.warnings;
+    sum.forward = model::forward_time_estimate(t);
     // The strip of one layer (at the deepest run of a sweep: that is what the report shows).
     const int deepest = s.measure.layer_sweep.empty() ? s.layers() : s.measure.layer_sweep.back();
     if (job.layers == deepest) {
@@ -642,6 +650,14 @@ int run_command(const RunArgs& args) {
     r.tolerance = job.tolerance;
     r.trace_file = v.trace_file;
     r.measured_speedup = job.baseline ? Estimate{1, 1, 1, v.step_ns.n} : speedup_estimate(b.step_ns, v.step_ns);
+    if (v.forward.n > 0) {
+      r.forward_time_ns = v.forward;
+      r.forward_speedup = job.baseline ? Estimate{1, 1, 1, v.forward.n} : speedup_estimate(b.forward, v.forward);
+    }
+    {
+      const kernels::NetworkSummary ns = kernels::network_summary(job.opts);
+      r.network = NetworkInfo{s.model.name, ns.parameters, ns.trainable_parameters, ns.tied_embeddings, ns.training};
+    }
     if (job.baseline) {
       r.predicted_speedup = Estimate{1, 1, 1, 0};
     } else if (b.prediction) {

@@ -115,6 +115,14 @@ ModelShape load_hf_config(const std::filesystem::path& path) {
   // Qwen2/Qwen3 state a window but switch it off with use_sliding_window: false.
   if (j.contains("use_sliding_window") && j["use_sliding_window"].is_boolean() && !j["use_sliding_window"].get<bool>())
     m.sliding_window = 0;
+  // Issue 14: tied LM head, the architecture name and gpt-oss's SwiGLU clamp.
+  if (j.contains("tie_word_embeddings") && !j["tie_word_embeddings"].is_null()) {
+    if (!j["tie_word_embeddings"].is_boolean())
+      scenario_detail::fail(where, "tie_word_embeddings", "true or false", j["tie_word_embeddings"].dump());
+    m.tie_word_embeddings = j["tie_word_embeddings"].get<bool>();
+  }
+  if (j.contains("model_type") && j["model_type"].is_string()) m.model_type = j["model_type"].get<std::string>();
+  m.swiglu_limit = num_field("swiglu_limit", 0.0);
   scenario_detail::check_model(m, where, "");
   return m;
 }

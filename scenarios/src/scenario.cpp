@@ -111,6 +111,46 @@ void check_model(ModelShape& m, const Locator& where, const std::string& p) {
   if (!(m.rope_theta > 0)) fail(where, p + "rope_theta", "a positive number", fmt::format("{}", m.rope_theta));
   if (m.sliding_window < 0)
     fail(where, p + "sliding_window", "a non-negative integer (0: none)", std::to_string(m.sliding_window));
+  check_model_training_keys(m, where, p);
+}
+
+void check_model_training_keys(const ModelShape& m, const Locator& where, const std::string& p) {
+  // gpt-oss says 7.0; a clamp above 1e4 could not change a bf16 activation's fate.
+  if (!(m.swiglu_limit >= 0 && m.swiglu_limit <= 1e4))
+    fail(where, p + "swiglu_limit", "a number in [0, 10000] (0: no clamp)", fmt::format("{}", m.swiglu_limit));
+}
+
+void check_training(Scenario& s, const Locator& where) {
+  auto& t = s.training;
+  if (std::find(std::begin(kTrainingModes), std::end(kTrainingModes), t.mode) == std::end(kTrainingModes))
+    fail(where, "training", "one of full, lora, qlora", "\"" + t.mode + "\"");
+  const auto& m = s.model;
+  const int max_rank = std::min(m.hidden_size, std::min(m.intermediate_size, m.num_key_value_heads * m.head_dim));
+  if (t.lora_rank < 1 || t.lora_rank > max_rank)
+    fail(where, "lora.r",
+         fmt::format("an integer in 1..{} (an adapter's rank cannot exceed the smallest projection width)", max_rank),
+         std::to_string(t.lora_rank));
+  if (!(t.lora_alpha > 0 && t.lora_alpha <= 1e6))
+    fail(where, "lora.alpha", "a number in (0, 1e6] (scaling = alpha / r)", fmt::format("{}", t.lora_alpha));
+  if (t.target_modules.empty()) fail(where, "lora.target_modules", "a non-empty list of module names", "an empty list");
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < t.target_modules.size(); ++i) {
+    const auto& n = t.target_modules[i];
+    const std::string f = fmt::format("lora.target_modules[{}]", i);
+    if (std::find(std::begin(kLoraModules), std::end(kLoraModules), n) == std::end(kLoraModules))
+      fail(where, f, "one of q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj", "\"" + n + "\"");
+    if (!seen.insert(n).second) fail(where, f, "each module once", "\"" + n + "\" again");
+  }
+  if (t.double_quant && t.mode != "qlora")
+    fail(where, "lora.double_quant", "false unless training is qlora (it quantizes the NF4 absmax values)", "true");
+  if (t.mode == "qlora" && (m.hidden_size % 2 != 0 || m.intermediate_size % 2 != 0))
+    fail(where, "model.hidden_size",
+         "even hidden and intermediate sizes for qlora (two 4-bit codes per byte, as bitsandbytes packs them)",
+         fmt::format("{} and {}", m.hidden_size, m.intermediate_size));
+  for (const auto& f : s.fixes)
+    if (f.prefetch_budget_bytes && !(*f.prefetch_budget_bytes >= 0 && *f.prefetch_budget_bytes <= 65536.0 * (1ull << 30)))
+      fail(where, "fixes.offload.prefetch_budget_gib", "a number of GiB in [0, 65536] (device memory)",
+           fmt::format("{}", *f.prefetch_budget_bytes / (1ull << 30)));
 }
 
 void check_scenario(Scenario& s, const Locator& where) {
@@ -196,6 +236,7 @@ void check_scenario(Scenario& s, const Locator& where) {
       fail(where, lp, fmt::format("a value above the previous one ({}): the sweep is increasing", m.layer_sweep[i - 1]),
            std::to_string(l));
   }
+  check_training(s, where);
 }
 
 }  // namespace scenario_detail
@@ -343,11 +384,32 @@ class Reader {
   std::map<std::string, YAML::Mark> marks_;
 };
 
+// Issue 14's model keys (kept apart from the original ones).
+void read_model_training_keys(Reader& r, const std::string& key, const YAML::Node& v, const std::string& f,
+                              ModelShape& m) {
+  if (key == "tie_word_embeddings") m.tie_word_embeddings = r.boolean(v, f);
+  else if (key == "model_type") m.model_type = r.string(v, f, "a Hugging Face model_type such as llama, qwen3, gpt_oss");
+  else if (key == "swiglu_limit") m.swiglu_limit = r.number(v, f, "a non-negative number (0: no clamp)");
+}
+
+// `training: full | lora | qlora` and `lora: {r, alpha, target_modules, double_quant}`.
+void read_lora(Reader& r, const YAML::Node& node, TrainingSpec& t) {
+  static const std::vector<std::string> allowed = {"r", "alpha", "target_modules", "double_quant"};
+  for (auto& [key, v] : r.entries(node, "lora", allowed)) {
+    const std::string f = "lora." + key;
+    if (key == "r") t.lora_rank = r.int32(v, f, "a positive integer (the adapter rank)");
+    else if (key == "alpha") t.lora_alpha = r.number(v, f, "a positive number (scaling = alpha / r)");
+    else if (key == "target_modules")
+      t.target_modules = r.string_list(v, f, "a list of: q_proj k_proj v_proj o_proj gate_proj up_proj down_proj");
+    else if (key == "double_quant") t.double_quant = r.boolean(v, f);
+  }
+}
+
 void read_model(Reader& r, const YAML::Node& node, ModelShape& m) {
   static const std::vector<std::string> allowed = {
       "name", "num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim",
       "intermediate_size", "vocab_size", "num_local_experts", "num_experts_per_tok", "rms_norm_eps", "rope_theta",
-      "sliding_window"};
+      "sliding_window", "tie_word_embeddings", "model_type", "swiglu_limit"};
   std::set<std::string> given;
   for (auto& [key, v] : r.entries(node, "model", allowed)) {
     const std::string f = "model." + key;
@@ -365,6 +427,7 @@ void read_model(Reader& r, const YAML::Node& node, ModelShape& m) {
     else if (key == "rms_norm_eps") m.rms_norm_eps = r.number(v, f, "a number in (0, 1)");
     else if (key == "rope_theta") m.rope_theta = r.number(v, f, "a positive number");
     else if (key == "sliding_window") m.sliding_window = r.int32(v, f, "a non-negative integer");
+    else read_model_training_keys(r, key, v, f, m);
   }
   for (const char* req : {"num_hidden_layers", "hidden_size", "num_attention_heads", "intermediate_size", "vocab_size"})
     if (!given.count(req))
@@ -402,7 +465,7 @@ void read_fixes(Reader& r, const YAML::Node& node, std::vector<FixSelection>& fi
     sel.fix = *parse_fix(key);
     const std::string fp = "fixes." + key;
     std::vector<std::string> keys = {"variants", "tolerance"};
-    if (sel.fix == Fix::Offload) keys.push_back("prefetch_depth");
+    if (sel.fix == Fix::Offload) keys.insert(keys.end(), {"prefetch_depth", "prefetch_budget_gib"});
     bool variants_given = false;
     for (auto& [k, fv] : r.entries(v, fp, keys)) {
       const std::string f = fp + "." + k;
@@ -415,6 +478,8 @@ void read_fixes(Reader& r, const YAML::Node& node, std::vector<FixSelection>& fi
         sel.tolerance = r.number(fv, f, "a relative error in (0, 10], e.g. 0.15");
       } else if (k == "prefetch_depth") {
         sel.prefetch_depth = r.int32(fv, f, "a positive integer");
+      } else if (k == "prefetch_budget_gib") {
+        sel.prefetch_budget_bytes = r.number(fv, f, "a non-negative number of GiB") * 1024.0 * 1024.0 * 1024.0;
       }
     }
     if (!variants_given) sel.variants = fix_variants(sel.fix);  // all of them
@@ -449,7 +514,7 @@ Scenario load_scenario(const std::filesystem::path& path) {
   s.source = path;
   s.name = path.stem().string();
   static const std::vector<std::string> allowed = {"name", "description", "model", "batch", "dtype", "offload",
-                                                   "fixes", "measure"};
+                                                   "fixes", "measure", "training", "lora"};
   bool have_model = false, have_fixes = false;
   if (!root.IsDefined() || root.IsNull())
     throw InputError(fmt::format("{}: empty scenario; expected a mapping with keys model, batch, fixes, ...", file));
@@ -466,6 +531,8 @@ Scenario load_scenario(const std::filesystem::path& path) {
       read_fixes(r, v, s.fixes);
       have_fixes = true;
     } else if (key == "measure") read_measure(r, v, s.measure);
+    else if (key == "training") s.training.mode = r.string(v, key, "one of full, lora, qlora");
+    else if (key == "lora") read_lora(r, v, s.training);
   }
   if (!have_model)
     throw InputError(fmt::format("{}: missing required key model (the model shape, Hugging Face config names)", file));

@@ -313,7 +313,7 @@ TEST(TracePredict, MoeRoutingRuns) {
   for (double b : bubbles) q += b;
   q /= static_cast<double>(bubbles.size());
   EXPECT_NEAR(s.parameters.at("q_ns").value, q, 1);
-  EXPECT_NEAR(s.saving_ns.value, L * (E - 1) * q, L * E);
+  EXPECT_NEAR(s.saving_ns.value, L * (E - 3) * q, L * E);  // sorted leaves 3 syncs per MoE call
   // device, segment form: with no routing sync the step runs at the pace of the GPU here
   // (per layer 400 + 8 x (30 + 200) us of kernels against ~0.4 ms of host launches), and the
   // last sync's bubble is 0 (nothing follows it): saving = step - GPU busy.

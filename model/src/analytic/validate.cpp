@@ -93,6 +93,7 @@ ValidationReport validate_results(const RunResults& results, const std::string& 
     rep.rankings.push_back(std::move(rk));
   }
   if (rep.compared == 0) rep.notes.push_back("no non-baseline variant carries a prediction: nothing to compare");
+  rep.published = published_checks(results);  // issue 14: forward and step beside the blog's
   return rep;
 }
 
@@ -129,6 +130,12 @@ std::string validation_to_json(const ValidationReport& r) {
                   {"max_abs_error", r.max_abs_error},
                   {"ranking_matches", r.ranking_matches},
                   {"failures", r.failures}};
+  j["published"] = json::array();
+  for (const auto& p : r.published)
+    j["published"].push_back({{"scenario", p.scenario}, {"fix", p.fix}, {"variant", p.variant}, {"model", p.model},
+                              {"what", p.what}, {"published_speedup", p.published}, {"speedup", p.measured},
+                              {"difference", p.difference}, {"training_published", p.training_published},
+                              {"training_run", p.training_run}, {"source", p.source}});
   j["notes"] = r.notes;
   return j.dump(2) + "\n";
 }
@@ -154,6 +161,10 @@ std::string validation_to_table(const ValidationReport& r) {
   out += fmt::format("MAPE {:.2f}% over {} variants, max |error| {:.2f}%, ranking {}, {} outside tolerance\n",
                      100 * r.mape, r.compared, 100 * r.max_abs_error, r.ranking_matches ? "matches" : "differs",
                      r.failures);
+  for (const auto& p : r.published)
+    out += fmt::format("published {}/{}/{} {}: {:.4f} here vs {:.4f} published ({:+.1f}%; {} here, {} there)\n",
+                       p.scenario, p.fix, p.variant, p.what, p.measured, p.published, 100 * p.difference,
+                       p.training_run, p.training_published.empty() ? "mode not stated" : p.training_published);
   for (const auto& n : r.notes) out += fmt::format("note: {}\n", n);
   return out;
 }
