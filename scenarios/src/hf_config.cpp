@@ -144,6 +144,9 @@ ModelShape parse_hf_config(const std::string& text, const std::filesystem::path&
     j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(fmt::format("{}:{}: not valid JSON (byte {}): {}", file, line_col(text, e.byte > 0 ? e.byte - 1 : 0), e.byte, e.what()));
+  } catch (const nlohmann::json::exception& e) {
+    // e.g. out_of_range 406, a number beyond a double ("1e400"): bad input, not a crash.
+    throw InputError(fmt::format("{}: not valid JSON: {}", file, e.what()));
   }
   if (!j.is_object()) throw InputError(fmt::format("{}: expected a JSON object (a Hugging Face config.json)", file));
   const std::map<std::string, Position> positions = key_positions(file, text);

@@ -18,6 +18,7 @@
 #include "syncscope/kernels/step_options.hpp"
 #include "syncscope/kernels/step_program.hpp"
 #include "syncscope/model/gpu_profile.hpp"
+#include "syncscope/model/results.hpp"
 #include "syncscope/model/validate.hpp"
 #include "syncscope/scenario/scenario.hpp"
 #include "syncscope/sim/memory_estimate.hpp"
@@ -100,6 +101,10 @@ TEST(ProfileBounds, Table) {
       {"slowdown 1e9", "copy_compute_slowdown: 0", "copy_compute_slowdown: 1e9", "'copy_compute_slowdown'"},
       {"duplicate field", "sm_count: 132", "sm_count: 132\nsm_count: 64", "p.yaml:12:1: GPU profile field 'sm_count': given twice"},
       {"non-scalar key", "sm_count: 132", "sm_count: 132\n[a, b]: 1", "expected a field name"},
+      // Found by fuzz_gpu_profile: text that did not survive our own YAML writer.
+      {"source with invalid UTF-8", "sm_count: \"datasheet\"", "sm_count: \"data\xFFsheet\"",
+       "p.yaml:23:13: GPU profile field 'sources.sm_count': the text is not valid UTF-8"},
+      {"name with a newline", "name: \"Test\"", "name: \"Te\\nst\"", "'name': the text holds a control character"},
   };
   for (const auto& r : rows) {
     const std::string text = *r.from ? replace(kProfile, r.from, r.to) : std::string(kProfile);
@@ -315,6 +320,12 @@ TEST(ValidateScaling, EightyThousandVariantsWellUnderASecond) {
   EXPECT_LT(s, 2.0);  // 50 s before (quadratic); ~0.1 s measured here, loaded machines vary
   EXPECT_FALSE(rep.ranking_matches);
   EXPECT_EQ(rep.compared, 80001);
+}
+
+TEST(ResultsReader, NumberBeyondADoubleIsAnInputError) {
+  // Found by fuzzing the config.json reader: nlohmann's out_of_range, not a parse_error.
+  EXPECT_THROW(results_from_json("{\"schema_version\": 1, \"mode\": \"simulated\", \"x\": 1e400}", "r.json"),
+               InputError);
 }
 
 TEST(ValidateNothing, NothingComparedIsReported) {

@@ -209,6 +209,9 @@ TEST(HfConfigBounds, Table) {
        "\"vocab_size\": 151936,\n  \"a\": {\"factor\": 2}, \"b\": {\"factor\": 4}", nullptr},
       {"experts", "\"vocab_size\": 151936", "\"vocab_size\": 151936, \"num_local_experts\": 5000, \"num_experts_per_tok\": 2",
        "num_local_experts: expected an integer in 0..1024"},
+      // Found by fuzz_hf_config: nlohmann throws out_of_range (not parse_error) for this.
+      {"number beyond a double", "\"vocab_size\": 151936", "\"vocab_size\": 151936, \"rope_theta\": 21e308",
+       "config.json: not valid JSON: [json.exception.out_of_range.406] number overflow"},
   };
   for (const auto& r : rows) {
     const std::string text = *r.from ? replace(kConfig, r.from, r.to) : std::string(kConfig);

@@ -29,6 +29,10 @@ struct Field {
   bool required;  // required fields must be present; required numbers must be > 0
 };
 
+// Descriptions and sources are sentences with a URL: 2048 characters is ten times the
+// longest shipped one.
+constexpr std::size_t kMaxTextChars = 2048;
+
 // The YAML spelling of every GpuProfile member. Optional numbers may be 0 (unknown).
 constexpr Field kFields[] = {
     {"schema_version", FieldType::Int, false},
@@ -167,6 +171,8 @@ GpuProfile parse_profile(const std::string& text, const std::string& file) {
           fail(file, kv.first, "sources." + k, "names no profile field");
         p.sources[k] = scalar_as<std::string>(file, kv.second, "sources." + k, "a string");
         if (p.sources[k].empty()) fail(file, kv.second, "sources." + k, "empty source");
+        if (auto problem = name_problem(p.sources[k], kMaxTextChars))
+          fail(file, kv.second, "sources." + k, "the text " + *problem);
       }
       continue;
     }
@@ -177,6 +183,10 @@ GpuProfile parse_profile(const std::string& text, const std::string& file) {
         else if (key == "description") p.description = v;
         else if (key == "measured_on") p.measured_on = v;
         if (f.required && v.empty()) fail(file, node, key, "must not be empty");
+        // Printed in tables, traces and the report: printable UTF-8, a name at most 128
+        // characters, other text at most kMaxTextChars.
+        if (auto problem = name_problem(v, key == "name" ? bounds::kMaxNameChars : kMaxTextChars); problem && !v.empty())
+          fail(file, node, key, "the text " + *problem);
         break;
       }
       case FieldType::Bool: {
