@@ -75,8 +75,9 @@ int descriptor_path(const fs::path& path) {
   return -1;
 }
 
-std::string shown(const fs::path& requested, const fs::path& target) {
-  if (requested == target) return requested.string();
+// The path as given, and where it leads when a symbolic link was followed on the way.
+std::string shown(const fs::path& requested, const fs::path& target, bool via_symlink) {
+  if (!via_symlink) return requested.string();
   return requested.string() + " (a symbolic link to " + target.string() + ")";
 }
 
@@ -184,7 +185,7 @@ std::vector<std::string> foreign_entries(const fs::path& dir, const std::vector<
   return out;
 }
 
-void check_ours(const fs::path& requested, const fs::path& target, const OwnedDirRules& rules) {
+void check_ours(const fs::path& requested, const fs::path& target, bool via_symlink, const OwnedDirRules& rules) {
   const fs::path marker = target / rules.marker;
   const bool have_marker = path_kind(marker) == PathKind::Regular && ::access(marker.c_str(), R_OK) == 0;
   bool ours = have_marker;
@@ -196,13 +197,13 @@ void check_ours(const fs::path& requested, const fs::path& target, const OwnedDi
     }
   }
   if (!ours)
-    throw InputError(shown(requested, target) + " is not a syncscope results directory (it holds no " + rules.marker +
+    throw InputError(shown(requested, target, via_symlink) + " is not a syncscope results directory (it holds no " + rules.marker +
                      " of ours): --force replaces only a directory `syncscope run` wrote; choose another --out");
   const auto foreign = foreign_entries(target, rules.allowed, 5);
   if (!foreign.empty()) {
     std::string list;
     for (const auto& f : foreign) list += (list.empty() ? "" : ", ") + f;
-    throw InputError(shown(requested, target) + " holds files syncscope run did not write (" + list +
+    throw InputError(shown(requested, target, via_symlink) + " holds files syncscope run did not write (" + list +
                      "): --force would delete them; move them away or choose another --out");
   }
 }
@@ -231,7 +232,7 @@ OutputFile plan_output_file(const fs::path& path, bool force) {
   }
   out.target = resolve_symlinks(path);
   out.existing = path_kind(out.target);
-  const std::string what = shown(path, out.target);
+  const std::string what = shown(path, out.target, out.target != path);
   switch (out.existing) {
     case PathKind::Missing: {
       const fs::path dir = out.target.parent_path().empty() ? fs::path(".") : out.target.parent_path();
@@ -265,17 +266,18 @@ OutputDir plan_output_dir(const fs::path& dir, bool force, const OwnedDirRules& 
   SYNCSCOPE_INPUT_ERROR_IF(ec, dir.string() + ": cannot resolve: " + ec.message());
   abs = strip_trailing_separator(abs.lexically_normal());
   out.target = strip_trailing_separator(resolve_symlinks(abs).lexically_normal());
+  out.via_symlink = out.target != abs;
   SYNCSCOPE_INPUT_ERROR_IF(out.target == out.target.root_path(),
                            dir.string() + ": the root directory cannot be a results directory");
   const PathKind k = path_kind(out.target);
   if (k == PathKind::Missing) return out;
   out.exists = true;
-  const std::string what = shown(dir, out.target);
+  const std::string what = shown(dir, out.target, out.via_symlink);
   SYNCSCOPE_INPUT_ERROR_IF(k != PathKind::Directory,
                            what + " is " + describe(k) + ", not a results directory; choose another --out");
   SYNCSCOPE_INPUT_ERROR_IF(!force, what + " exists: choose another --out or pass --force to replace it (only a "
                                           "directory `syncscope run` wrote is replaced)");
-  check_ours(dir, out.target, rules);
+  check_ours(dir, out.target, out.via_symlink, rules);
   return out;
 }
 
@@ -343,7 +345,7 @@ void publish_partial_dir(const fs::path& partial, const OutputDir& out, bool for
     SYNCSCOPE_INPUT_ERROR_IF(!force, out.target.string() + " exists (created meanwhile?): use --force to replace it");
     SYNCSCOPE_INPUT_ERROR_IF(k != PathKind::Directory,
                              out.target.string() + " is " + describe(k) + " now, not a results directory");
-    check_ours(out.requested, out.target, rules);
+    check_ours(out.requested, out.target, out.via_symlink, rules);
   }
   // The marker goes before the move; should the move fail, it comes back, so that the
   // partial directory stays recognisable as ours.

@@ -52,6 +52,7 @@ struct OwnedDirRules {
 struct OutputDir {
   std::filesystem::path requested;  // as given
   std::filesystem::path target;     // absolute, symlinks resolved, no trailing separator
+  bool via_symlink = false;         // a symbolic link led from requested to target
   bool exists = false;
 };
 
