@@ -5,6 +5,7 @@
 
 #include "commands.hpp"
 #include "syncscope/core/error.hpp"
+#include "syncscope/core/output_policy.hpp"
 #include "syncscope/io/trace_io.hpp"
 
 namespace syncscope::cli {
@@ -18,16 +19,10 @@ struct ConvertOptions {
 };
 
 void run_convert(const ConvertOptions& o) {
-  namespace fs = std::filesystem;
-  const TraceFormat format = o.format == "chrome" ? TraceFormat::ChromeJson
-                             : o.format == "binary" ? TraceFormat::Binary
-                                                    : TraceFormat::Auto;
-  std::error_code ec;
-  // Fail before the (possibly long) read when the output would be refused anyway.
-  if (!o.force && fs::exists(o.output, ec))
-    throw InputError(o.output + ": already exists; choose another name or pass --force to replace it");
-  if (format == TraceFormat::Binary)
-    throw InputError(o.output + ": --format binary is not supported by this build; use --format chrome");
+  const TraceFormat format = o.format == "chrome" ? TraceFormat::ChromeJson : TraceFormat::Auto;
+  // Fail before the (possibly long) read when the output would be refused anyway (an
+  // existing file without --force, a directory, a socket; core/output_policy.hpp).
+  (void)plan_output_file(o.output, o.force);
 
   Trace trace = read_trace(o.input);  // input format: decided by content
   WriteOptions w;
@@ -53,10 +48,14 @@ void add_convert_command(CLI::App& app, Context& ctx) {
   cmd->add_option("IN", opts->input, "Input trace: .json or .json.gz (torch.profiler or syncscope)")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("OUT", opts->output, "Output trace (.json, or .json.gz for gzip)")->required();
-  cmd->add_flag("--force", opts->force, "Replace OUT if it exists")->capture_default_str();
-  cmd->add_option("--format", opts->format, "Output format: auto (from OUT's name), chrome, or binary")
-      ->check(CLI::IsMember({"auto", "chrome", "binary"}))
+  cmd->add_option("OUT", opts->output,
+                  "Output trace (.json, or .json.gz for gzip); '-', /dev/stdout, a FIFO or a device is written "
+                  "straight through")
+      ->required();
+  cmd->add_flag("--force", opts->force, "Replace OUT if it is an existing regular file (never a directory)")
+      ->capture_default_str();
+  cmd->add_option("--format", opts->format, "Output format: auto (from OUT's name) or chrome")
+      ->check(CLI::IsMember({"auto", "chrome"}))
       ->capture_default_str();
   cmd->callback([opts, &ctx] {
     run_convert(*opts);

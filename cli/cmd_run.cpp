@@ -19,9 +19,11 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "option_bounds.hpp"
 #include "syncscope/analysis/analysis.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
+#include "syncscope/core/output_policy.hpp"
 #include "syncscope/core/glob.hpp"
 #include "syncscope/core/version.hpp"
 #include "syncscope/io/trace_io.hpp"
@@ -46,6 +48,7 @@
 #define SYNCSCOPE_RUN_SIM 1
 #include "syncscope/kernels/step_program.hpp"
 #include "syncscope/sim/compare.hpp"
+#include "syncscope/sim/memory_estimate.hpp"
 #include "syncscope/sim/simulator.hpp"
 #endif
 
@@ -207,39 +210,23 @@ Estimate speedup_estimate(const Estimate& base, const Estimate& v) {
   return e;
 }
 
-// Creates DIR.partial-XXXXXX next to DIR.
-fs::path make_partial_dir(const fs::path& dir) {
-  fs::path parent = dir.parent_path();
-  if (parent.empty()) parent = ".";
-  std::error_code ec;
-  fs::create_directories(parent, ec);
-  if (ec) throw Error(fmt::format("cannot create {}: {}", parent.string(), ec.message()));
-  std::string tmpl = (parent / (dir.filename().string() + ".partial-XXXXXX")).string();
-  if (!::mkdtemp(tmpl.data())) throw Error(fmt::format("cannot create a directory next to {}", dir.string()));
-  // mkdtemp makes it private (0700); results are meant to be shared like any new directory.
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  ::chmod(tmpl.c_str(), 0777 & ~mask);
-  fs::create_directories(fs::path(tmpl) / "traces");
-  return tmpl;
+// What --force may replace: a directory `run` wrote (results.json of our schema) holding
+// nothing else than what it writes (core/output_policy.hpp).
+OwnedDirRules run_dir_rules() {
+  OwnedDirRules r;
+  r.marker = "results.json";
+  r.marker_is_ours = [](const fs::path& p) { return (void)read_results(p), true; };
+  r.allowed = {"results.json", "results.csv", "timelines.json", "sim_check.json", "report.html", "traces",
+               "traces/*.json.gz"};
+  return r;
 }
 
-// Moves the finished partial directory to DIR, replacing an old DIR only with --force.
-void publish(const fs::path& partial, const fs::path& dir, bool force) {
-  std::error_code ec;
-  if (fs::exists(dir, ec)) {
-    if (!force) throw InputError(fmt::format("{} exists (created meanwhile?): use --force to replace it", dir.string()));
-    fs::path old = dir;
-    old += ".old-" + partial.filename().string().substr(partial.filename().string().rfind('-') + 1);
-    fs::rename(dir, old, ec);
-    if (ec) throw Error(fmt::format("cannot move {} aside: {}", dir.string(), ec.message()));
-    fs::rename(partial, dir, ec);
-    if (ec) throw Error(fmt::format("cannot rename {} to {}: {}", partial.string(), dir.string(), ec.message()));
-    fs::remove_all(old, ec);
-    return;
-  }
-  fs::rename(partial, dir, ec);
-  if (ec) throw Error(fmt::format("cannot rename {} to {}: {}", partial.string(), dir.string(), ec.message()));
+// Creates OUT.partial-<pid>-XXXXXX next to OUT (after removing those of dead runs).
+fs::path make_partial_dir(const fs::path& dir) {
+  remove_stale_partial_dirs(dir, [](const std::string& line) { std::fprintf(stderr, "syncscope run: %s\n", line.c_str()); });
+  const fs::path partial = syncscope::make_partial_dir(dir);
+  fs::create_directories(partial / "traces");
+  return partial;
 }
 
 // A run that stops half-way: the partial directory keeps the complete files written so
@@ -249,16 +236,9 @@ struct PartialDirGuard {
   bool published = false;
   ~PartialDirGuard() {
     if (published || dir.empty()) return;
-    std::error_code ec;
-    bool any_file = false;
-    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
-         it.increment(ec))
-      any_file |= it->is_regular_file(ec);
-    if (!any_file) {
-      fs::remove_all(dir, ec);
-    } else {
-      std::fprintf(stderr, "syncscope run: stopped; the complete files written so far are in %s\n", dir.c_str());
-    }
+    if (abandon_partial_dir(dir))
+      std::fprintf(stderr, "syncscope run: stopped; the complete files written so far are in %s (the next run into "
+                   "the same place removes it)\n", dir.c_str());
   }
 };
 
@@ -421,9 +401,10 @@ int run_command(const RunArgs& args) {
   }
 
   // ---- output directory ---------------------------------------------------------------
-  const fs::path out = args.out.empty() ? fs::path("out") / (scenarios.front().name + "-" + mode) : fs::path(args.out);
-  if (fs::exists(out) && !args.force)
-    throw InputError(fmt::format("{} exists: choose another --out or pass --force to replace it", out.string()));
+  const OutputDir out_plan = plan_output_dir(
+      args.out.empty() ? fs::path("out") / (scenarios.front().name + "-" + mode) : fs::path(args.out), args.force,
+      run_dir_rules());
+  const fs::path out = out_plan.requested;
 
   // ---- jobs ---------------------------------------------------------------------------
   std::vector<Job> jobs;
@@ -483,7 +464,13 @@ int run_command(const RunArgs& args) {
             fs::path(args.compare_measured) / v.trace_file;
   }
 
-  const fs::path partial = make_partial_dir(out);
+#ifdef SYNCSCOPE_RUN_SIM
+  // Before allocating: each simulated variant's memory against what the machine has.
+  if (mode == "simulated")
+    for (const auto& [key, ji] : first_job_of_key)
+      sim::check_simulation_memory(jobs[ji].opts, scenarios[jobs[ji].scenario].measure.repeat_steps, key);
+#endif
+  const fs::path partial = make_partial_dir(out_plan.target);
   PartialDirGuard guard{partial};
   std::fprintf(stderr, "syncscope run: %s mode, %zu scenario(s), writing %s\n", mode.c_str(), scenarios.size(),
                out.string().c_str());
@@ -759,7 +746,7 @@ int run_command(const RunArgs& args) {
   ho.title = fmt::format("syncscope run: {} ({})", scenarios.front().name + (scenarios.size() > 1 ? " and others" : ""), mode);
   ho.generated_utc = env.date_utc;
   write_file_atomic(partial / "report.html", render_html_report({rr}, ho));
-  publish(partial, out, args.force);
+  publish_partial_dir(partial, out_plan, args.force, run_dir_rules());
   guard.published = true;
 
   // ---- verdict ------------------------------------------------------------------------
@@ -792,13 +779,14 @@ void add_run_command(CLI::App& app, Context& ctx) {
       ->capture_default_str();
   cmd->add_option("--out", args->out, "Results directory (default: out/<first scenario>-<mode>); must not exist")
       ->capture_default_str();
-  cmd->add_flag("--force", args->force, "Replace an existing results directory");
+  cmd->add_flag("--force", args->force,
+                "Replace an existing results directory, only one syncscope run wrote (results.json and our files)");
   cmd->add_option("--layers", args->layers, "Run this many decoder layers (overrides measure.layers and any sweep)")
-      ->check(CLI::PositiveNumber);
+      ->check(int_in(bounds::kLayers));
   cmd->add_option("--repeats", args->repeats, "Measured steps per variant (overrides measure.repeat_steps)")
-      ->check(CLI::PositiveNumber);
+      ->check(int_in(bounds::kSteps));
   cmd->add_option("--warmup", args->warmup, "Untraced warm-up steps per variant (overrides measure.warmup_steps)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(int_in(bounds::kWarmupSteps));
   cmd->add_option("--hf-config", args->hf_config,
                   "A model's Hugging Face config.json: replaces the scenarios' model shape")
       ->check(CLI::ExistingFile);

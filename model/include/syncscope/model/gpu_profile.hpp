@@ -39,12 +39,15 @@ struct GpuProfile {
   // (0 = free overlap). Fitted from traces when available.
   double copy_compute_slowdown = 0;
   std::map<std::string, std::string> sources;  // field name -> where its value comes from
+  std::string source;  // the file it was loaded from ("" when built in code); named in errors
 };
 
 // Loads a profile by shipped name ("H200") or by file path (YAML or JSON). Strict: an
 // unknown key or a missing or non-positive required value is an InputError naming the file
 // and the field.
 GpuProfile load_gpu_profile(const std::string& name_or_path);
+// The same rules on text already read; `source` names it in errors (fuzzing, tests).
+GpuProfile parse_gpu_profile(const std::string& text, const std::string& source);
 std::vector<std::string> shipped_gpu_profiles();  // names under model/profiles
 std::string gpu_profile_to_yaml(const GpuProfile& profile);
 

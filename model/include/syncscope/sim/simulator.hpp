@@ -75,8 +75,16 @@ Ns op_duration_ns(const program::Op& op, const GpuProfile& profile, const SimOpt
 // shows as 7 in CUPTI and Kineto traces; other streams 13, 14, ...).
 std::int64_t trace_stream_id(const program::Program& program, int index);
 
+// Bytes simulate() holds for a program of `ops_per_step` ops issued `steps` times: its
+// work items and the trace it writes, and what analyze() adds to it. simulate() refuses
+// (InputError with this estimate) a simulation that needs more than the machine has
+// available (MemAvailable), before allocating.
+double simulation_bytes(std::uint64_t ops_per_step, int steps);
+
 // Runs the program; throws InputError for an inconsistent program (a stream or event index
-// out of range, RangePop without RangePush, a copy without a direction).
+// out of range, RangePop without RangePush, a copy without a direction), for a profile
+// value that makes a time overflow (naming the field), and for a simulation too large for
+// the memory available.
 Trace simulate(const program::Program& program, const GpuProfile& profile, const SimOptions& options = {});
 
 }  // namespace syncscope::sim
