@@ -1,7 +1,8 @@
 // syncscope calibrate: CUDA microbenchmarks (sync round trip, launch overhead and latency,
 // pinned/pageable H2D/D2H, device memory bandwidth, bf16 GEMM rate, FP32 rate, copy/compute
-// interference) written as a GPU profile YAML that predict and the simulator read. Compiles
-// without CUDA, and then says so when run.
+// interference) written as a GPU profile YAML that predict and the simulator read. The
+// benchmarks live in the measured backend (libsyncscope_backend.so), loaded only here; when
+// it is absent, cannot load or was built without CUDA, the message says which file and why.
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -14,13 +15,12 @@
 #include "syncscope/core/file_io.hpp"
 #include "syncscope/core/version.hpp"
 
-#if defined(SYNCSCOPE_CALIBRATE_AVAILABLE) && defined(SYNCSCOPE_MODEL_AVAILABLE)
 #include <fmt/format.h>
 
 #include "syncscope/model/calibration.hpp"
 #include "syncscope/model/calibration_profile.hpp"
 #include "syncscope/model/gpu_profile.hpp"
-#endif
+#include "syncscope/pipeline/backend.hpp"
 
 namespace syncscope::cli {
 
@@ -33,7 +33,6 @@ struct CalibrateOptions {
   int device = 0;
 };
 
-#if defined(SYNCSCOPE_CALIBRATE_AVAILABLE) && defined(SYNCSCOPE_MODEL_AVAILABLE)
 // "NVIDIA H200" -> "nvidia-h200": a file-name-safe profile name.
 std::string slug(const std::string& s) {
   std::string o;
@@ -44,7 +43,21 @@ std::string slug(const std::string& s) {
   while (!o.empty() && o.back() == '-') o.pop_back();
   return o.empty() ? "gpu" : o;
 }
-#endif
+
+// The calibration microbenchmarks, from the measured backend.
+CalibrationMeasurements calibrate_with_backend(const CalibrationOptions& co) {
+  const pipeline::BackendLoad load = pipeline::load_measured_backend();
+  if (!load.backend)
+    throw Error("syncscope calibrate needs the measured backend: " + load.error +
+                ". It is built with -DSYNCSCOPE_ENABLE_CUDA=ON (nvcc and the CUDA toolkit with cuBLAS); run it on a "
+                "machine with an NVIDIA GPU. The shipped profiles (model/profiles: H100, H200, B200, RTX5090, GB10) "
+                "hold datasheet values meanwhile.");
+  if (!load.backend->can_calibrate())
+    throw Error("syncscope calibrate: the measured backend " + load.backend->file().string() +
+                " was built without CUDA (" + load.backend->description() +
+                "); configure with -DSYNCSCOPE_ENABLE_CUDA=ON (nvcc and the CUDA toolkit with cuBLAS)");
+  return load.backend->calibrate(co);
+}
 }  // namespace
 
 void add_calibrate_command(CLI::App& app, Context& ctx) {
@@ -61,7 +74,6 @@ void add_calibrate_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--device", o->device, "CUDA device index")->capture_default_str();
   cmd->add_flag("--force", o->force, "Replace --output when it already exists");
   cmd->callback([o, &ctx] {
-#if defined(SYNCSCOPE_CALIBRATE_AVAILABLE) && defined(SYNCSCOPE_MODEL_AVAILABLE)
     std::error_code ec;
     if (!o->output.empty())
       SYNCSCOPE_INPUT_ERROR_IF(!o->force && std::filesystem::exists(o->output, ec),
@@ -69,7 +81,7 @@ void add_calibrate_command(CLI::App& app, Context& ctx) {
     CalibrationOptions co;
     co.device = o->device;
     co.quick = o->quick;
-    CalibrationMeasurements m = run_calibration(co);
+    CalibrationMeasurements m = calibrate_with_backend(co);
     std::string name = o->name.empty() ? slug(m.gpu_name) : o->name;
     std::string out = o->output.empty() ? name + ".yaml" : o->output;
     SYNCSCOPE_INPUT_ERROR_IF(!o->force && std::filesystem::exists(out, ec),
@@ -91,13 +103,6 @@ void add_calibrate_command(CLI::App& app, Context& ctx) {
         m.d2h_pageable_bytes_per_s / 1e9, m.dram_bytes_per_s / 1e9, m.bf16_flops_per_s / 1e12,
         m.fp32_flops_per_s / 1e12, m.copy_compute_slowdown, out);
     ctx.exit_code = 0;
-#else
-    (void)ctx;
-    (void)o;
-    throw Error("syncscope calibrate needs a CUDA build: configure with -DSYNCSCOPE_ENABLE_CUDA=ON (nvcc and the "
-                "CUDA toolkit with cuBLAS) and run it on a machine with an NVIDIA GPU. The shipped profiles "
-                "(model/profiles: H100, H200, B200, RTX5090, GB10) hold datasheet values meanwhile.");
-#endif
   });
 }
 
