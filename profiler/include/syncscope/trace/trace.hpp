@@ -69,15 +69,21 @@ struct ApiCall {
 };
 
 // ---- GPU activity ---------------------------------------------------------------------
-struct Kernel {
-  StringId name = kNoString;  // for display: demangled when the source gave a mangled name
-  StringId mangled_name = kNoString;  // as the source gave it when it differs from `name`
+// The fields every GPU activity record has (kernel, copy, memset), as CUPTI's activity
+// records and Kineto's "kernel"/"gpu_memcpy"/"gpu_memset" events give them. One struct so
+// readers, writers and the CUPTI decoder fill and print them in one place.
+struct GpuActivity {
   std::int32_t device = -1;
   std::uint32_t context = 0;
   std::int64_t stream = -1;
   Ns start = 0;
   Ns end = 0;
-  std::uint64_t correlation = 0;
+  std::uint64_t correlation = 0;  // links to the API call that launched it (0: none)
+};
+
+struct Kernel : GpuActivity {
+  StringId name = kNoString;  // for display: demangled when the source gave a mangled name
+  StringId mangled_name = kNoString;  // as the source gave it when it differs from `name`
   std::uint64_t external_id = 0;
   std::int32_t grid[3] = {0, 0, 0};
   std::int32_t block[3] = {0, 0, 0};
@@ -92,33 +98,21 @@ enum class CopyKind : std::uint8_t { Unknown = 0, HtoD = 1, DtoH = 2, DtoD = 3, 
 // managed is 4 here (CUPTI numbers it differently).
 enum class MemoryKind : std::uint8_t { Unknown = 0, Pageable = 1, Pinned = 2, Device = 3, Managed = 4 };
 
-struct Memcpy {
+struct Memcpy : GpuActivity {
   CopyKind kind = CopyKind::Unknown;
   MemoryKind src_kind = MemoryKind::Unknown;
   MemoryKind dst_kind = MemoryKind::Unknown;
   bool async = false;
+  std::int32_t peer_device = -1;  // the other device for PtoP (`device` executes the copy)
   std::uint64_t bytes = 0;
-  std::int32_t device = -1;       // the device that executes the copy
-  std::int32_t peer_device = -1;  // the other device for PtoP
-  std::uint32_t context = 0;
-  std::int64_t stream = -1;
-  Ns start = 0;
-  Ns end = 0;
-  std::uint64_t correlation = 0;
   std::uint64_t external_id = 0;
 };
 
-struct Memset {
-  std::uint64_t bytes = 0;
-  std::uint32_t value = 0;
+struct Memset : GpuActivity {
   MemoryKind memory_kind = MemoryKind::Unknown;
   bool async = false;
-  std::int32_t device = -1;
-  std::uint32_t context = 0;
-  std::int64_t stream = -1;
-  Ns start = 0;
-  Ns end = 0;
-  std::uint64_t correlation = 0;
+  std::uint32_t value = 0;
+  std::uint64_t bytes = 0;
   std::uint64_t external_id = 0;
 };
 
