@@ -6,9 +6,11 @@
 #include "chrome_reader.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "chrome_reader_impl.hpp"
 #include "kineto_schema.hpp"
+#include "text_util.hpp"
 
 namespace syncscope::io_detail {
 namespace {
@@ -135,12 +137,26 @@ void ChromeReader::handle_top(const std::string& key, const ValueView& view) {
   };
   using schema::TopKey;
   const TopKey which = schema::top_key(key);
-  if (which == TopKey::SchemaVersion) {
-    want(od::json_type::number, "an integer");
+  if (which == TopKey::SchemaVersion && (t == od::json_type::number || t == od::json_type::string)) {
+    // An integer, or integer text (some tools write "1"); anything else is kept as text.
     std::int64_t x = 0;
-    if (doc.get_int64().get(x)) fail("expected an integer schema version");
-    t_.meta.source_schema_version = narrow32(x, key);
-    kineto_ = true;
+    std::string_view text;
+    std::optional<std::int64_t> version;
+    if (t == od::json_type::string) {
+      check(doc.get_string().get(text));
+      version = parse_int64(text);
+    } else if (!doc.get_int64().get(x)) {
+      version = x;
+    } else {
+      double d = 0;
+      if (doc.get_double().get(d)) fail("malformed number");
+    }
+    if (version && *version >= 0 && *version <= std::numeric_limits<std::int32_t>::max()) {
+      t_.meta.source_schema_version = static_cast<int>(*version);
+      kineto_ = true;
+    } else {
+      top_extra_[key] = std::string(t == od::json_type::string ? text : trim_right(view.text()));
+    }
   } else if (which == TopKey::BaseTimeNanoseconds) {
     want(od::json_type::number, "an integer number of nanoseconds");
     std::int64_t x = 0;
@@ -159,6 +175,11 @@ void ChromeReader::handle_top(const std::string& key, const ValueView& view) {
     check(doc.get_value().get(v));
     if (block) parse_block(v);
     else parse_devices(v);
+  } else if (which == TopKey::DistributedInfo && t == od::json_type::object) {
+    od::value v;
+    check(doc.get_value().get(v));
+    parse_distributed_info(v);
+    top_extra_[key] = std::string(trim_right(view.text()));  // the other members are written back as they were
   } else if (t == od::json_type::string) {
     std::string_view s;
     check(doc.get_string().get(s));
@@ -216,6 +237,27 @@ void ChromeReader::parse_devices(od::value& v) {
   });
 }
 
+// Kineto's {"backend": "nccl", "rank": 0, "world_size": 8, ...}: the rank, generously (a
+// rank that is not an integer is no rank).
+void ChromeReader::parse_distributed_info(od::value& v) {
+  each_field(v, [&](std::string_view k, od::value& x) {
+    const auto t = type_of(x);
+    std::int64_t r = 0;
+    std::string_view text;
+    if (k != schema::kRank) {
+      validate(x);
+    } else if (t == od::json_type::number) {
+      if (!x.get_int64().get(r)) rank_ = r;
+      else check_number(x);
+    } else if (t == od::json_type::string) {
+      check(x.get_string().get(text));
+      if (auto i = parse_int64(text)) rank_ = *i;
+    } else {
+      validate(x);
+    }
+  });
+}
+
 void ChromeReader::parse_block(od::value& v) {
   block_.present = true;
   each_field(v, [&](std::string_view k, od::value& x) {
@@ -250,6 +292,14 @@ void ChromeReader::parse_block(od::value& v) {
         });
         break;
       }
+      case BlockKey::Rank:
+        if (type_of(x) == od::json_type::null) {
+          validate(x);
+          block_.rank.emplace();
+        } else {
+          block_.rank.emplace(get_int(x, field));
+        }
+        break;
       case BlockKey::Unknown: validate(x); break;
     }
   });
@@ -314,6 +364,8 @@ void ChromeReader::finish() {
   }
   meta.source_version = version;
   meta.extra = std::move(top_extra_);
+  meta.rank = rank_;
+  for (auto& [key, w] : warnings_) meta.read_warnings.push_back(std::move(w));
 
   if (block_.present) {  // our own file: its block is the exact model metadata
     meta.schema_version = static_cast<int>(block_.schema_version);
@@ -326,6 +378,7 @@ void ChromeReader::finish() {
     if (block_.base_time_ns) meta.base_time_ns = *block_.base_time_ns;
     if (block_.unknown_categories) meta.unknown_categories = std::move(*block_.unknown_categories);
     if (block_.extra) meta.extra = std::move(*block_.extra);
+    if (block_.rank) meta.rank = *block_.rank;
   }
   t_.finalize();
 }

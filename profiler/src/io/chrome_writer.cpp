@@ -77,6 +77,35 @@ void Writer::device_properties() {
   o_.raw("],\n");
 }
 
+// Holistic Trace Analysis needs {"rank": N} here (rank 0 when unknown; our block says whether
+// it was) and finds it with a regular expression that wants the space after each colon, so
+// this object is written with Python's separators. Other members the source had follow.
+void Writer::distributed_info() {
+  o_.raw("\"");
+  o_.raw(schema::top_key_name(schema::TopKey::DistributedInfo));
+  o_.raw("\": {\"");
+  o_.raw(schema::kRank);
+  o_.raw("\": ");
+  nlohmann::json source;  // the source's distributedInfo, kept as text in meta.extra
+  if (auto it = t_.meta.extra.find(std::string(schema::top_key_name(schema::TopKey::DistributedInfo)));
+      it != t_.meta.extra.end())
+    source = nlohmann::json::parse(it->second, nullptr, false);
+  std::int64_t rank = 0;
+  if (t_.meta.rank) rank = *t_.meta.rank;
+  else if (source.is_object() && source.contains(schema::kRank) && source[schema::kRank].is_number_integer())
+    rank = source[schema::kRank].get<std::int64_t>();
+  o_.num(rank);
+  if (source.is_object())
+    for (const auto& [k, v] : source.items()) {
+      if (k == schema::kRank) continue;
+      o_.raw(", ");
+      o_.str(k);
+      o_.raw(": ");
+      o_.raw(v.dump());
+    }
+  o_.raw("},\n");
+}
+
 // Our own block: the exact model metadata, which the reader prefers over what it infers.
 void Writer::block() {
   using schema::BlockKey;
@@ -106,6 +135,10 @@ void Writer::block() {
         x.close();
         break;
       }
+      case BlockKey::Rank:
+        if (m.rank) v.num(*m.rank);
+        else v.raw("null");
+        break;
       case BlockKey::Unknown: break;
     }
   }
@@ -120,6 +153,7 @@ void Writer::header() {
   o_.num(m.source_schema_version > 0 ? m.source_schema_version : 1);
   o_.raw(",\n");
   device_properties();
+  distributed_info();
   // Provenance Kineto keeps at the top level (trace_id, cupti_version, ...), as it was.
   for (const auto& [k, v] : m.extra) {
     if (schema::top_key(k) != schema::TopKey::Other) continue;  // written from the model

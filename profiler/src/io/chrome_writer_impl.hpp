@@ -79,6 +79,7 @@ class Writer {
   Ns base_time() const;
   void header();
   void device_properties();
+  void distributed_info();
   void block();
   void events();
   void emit(RecType type, std::size_t i);

@@ -73,6 +73,7 @@ void Writer::write_api(Obj& ev, std::size_t i) {
   if (r.external_id != 0) a.args.key(arg(Arg::ExternalId)).num(r.external_id);
   a.args.key(arg(Arg::Cbid)).num(r.cbid);
   a.args.key(arg(Arg::Correlation)).num(r.correlation);
+  if (const int kind = memcpy_kind_number(r.copy_kind); kind >= 0) a.args.key(arg(Arg::Kind)).num(kind);
   track_tid(a.ss, lane, r.tid);
   if (r.return_code != 0) a.ss.key(ss(SsArg::ReturnCode)).num(r.return_code);
   if (r.device != -1) a.ss.key(ss(SsArg::Device)).num(r.device);

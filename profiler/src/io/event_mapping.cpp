@@ -1,6 +1,5 @@
-// Chrome trace JSON -> Trace, the event half: one event's fields are collected in one pass
-// (keys may come in any order; every value is visited, so malformed JSON anywhere in an
-// event is reported), then mapped by `cat` onto the trace model.
+// Chrome trace JSON -> Trace: one event, its fields read (event_fields.cpp), mapped by `cat`
+// onto the trace model.
 #include <algorithm>
 #include <charconv>
 #include <cstring>
@@ -16,31 +15,17 @@ using schema::ArgType;
 using schema::Cat;
 using schema::SsArg;
 
-namespace {
-
-// "args." + a key, for messages, without allocating: built for every field read.
-class FieldName {
- public:
-  FieldName(std::string_view prefix, std::string_view key) {
-    const std::size_t p = std::min(prefix.size(), sizeof buf_);
-    const std::size_t k = std::min(key.size(), sizeof buf_ - p);
-    std::memcpy(buf_, prefix.data(), p);
-    std::memcpy(buf_ + p, key.data(), k);
-    size_ = p + k;
-  }
-  operator std::string_view() const { return {buf_, size_}; }
-
- private:
-  char buf_[80];
-  std::size_t size_;
-};
-
-}  // namespace
-
 std::int64_t ChromeReader::id_or(const IdVal& v, std::int64_t dflt) const {
   if (v.kind == IdVal::Int) return v.i;
   if (v.kind == IdVal::Str) return parse_int64(v.s).value_or(dflt);
   return dflt;
+}
+
+// A GPU track's tid is its stream: a number, or "stream 7" in Kineto of 2021.
+std::int64_t ChromeReader::stream_of(const IdVal& tid) const {
+  if (tid.kind == IdVal::Str)
+    if (auto s = stream_from_track_name(tid.s)) return *s;
+  return id_or(tid, -1);
 }
 
 StringId ChromeReader::id_text(const IdVal& v) {
@@ -51,100 +36,6 @@ StringId ChromeReader::id_text(const IdVal& v) {
   }
   if (v.kind == IdVal::Str) return intern(v.s);
   return kNoString;
-}
-
-void ChromeReader::handle_event(const ValueView& view) {
-  od::document doc;
-  check(parser_.iterate(view.data, view.size, view.capacity).get(doc));
-  od::json_type t{};
-  check(doc.type().get(t));
-  if (t != od::json_type::object) fail(std::string("expected an event object, got ") + type_name(t));
-  od::object obj;
-  check(doc.get_object().get(obj));
-  Event e;
-  each_field(obj, [&](std::string_view key, od::value& v) {
-    switch (schema::event_key(key)) {
-      case schema::Key::Ph: e.ph = get_string(v, "ph"); break;
-      case schema::Key::Cat: e.cat = get_string(v, "cat"); break;
-      case schema::Key::Name: e.name = get_string(v, "name"); break;
-      case schema::Key::Pid: e.pid = get_id(v, "pid"); break;
-      case schema::Key::Tid: e.tid = get_id(v, "tid"); break;
-      case schema::Key::Ts: e.ts = get_time(v, "ts"); break;
-      case schema::Key::Dur: e.dur = get_time(v, "dur"); break;
-      case schema::Key::Args: {
-        const auto at = type_of(v);
-        if (at != od::json_type::object) fail_type("args", "an object", at);
-        parse_args(v, e.args);
-        break;
-      }
-      case schema::Key::Unknown: validate(v); break;
-    }
-  });
-  dispatch(e);
-}
-
-void ChromeReader::parse_triple(od::value& v, std::string_view field, std::int32_t (&out)[3]) {
-  const auto t = type_of(v);
-  if (t != od::json_type::array) fail_type(field, "an array of 3 integers", t);
-  int n = 0;
-  each_element(v, [&](od::value& x) {
-    if (n >= 3) fail("field \"" + std::string(field) + "\": expected an array of 3 integers, got more");
-    out[n++] = narrow32(get_int(x, field), field);
-  });
-  if (n != 3) fail("field \"" + std::string(field) + "\": expected an array of 3 integers, got " + std::to_string(n));
-}
-
-void ChromeReader::parse_args(od::value& v, Args& a) {
-  each_field(v, [&](std::string_view key, od::value& x) {
-    const schema::ArgSpec* spec = schema::arg_spec(key);
-    if (spec == nullptr) return validate(x);
-    const FieldName field("args.", key);
-    const Arg arg = spec->value;
-    switch (spec->type) {
-      case ArgType::Int: a.set(arg, static_cast<std::uint64_t>(get_int(x, field))); break;
-      case ArgType::UInt: a.set(arg, get_uint(x, field)); break;
-      case ArgType::Triple:
-        parse_triple(x, field, arg == Arg::Grid ? a.grid : a.block);
-        a.set(arg, 1);
-        break;
-      case ArgType::String:
-        if (arg == Arg::SyncKind) a.sync_kind = get_string(x, field);
-        // "name" is the payload of process_name/thread_name metadata; elsewhere just data.
-        else if (type_of(x) == od::json_type::string) a.name = get_string(x, field);
-        else validate(x);
-        break;
-      case ArgType::Object: {
-        const auto t = type_of(x);
-        if (t != od::json_type::object) fail_type(field, "an object", t);
-        parse_ss_args(x, a);
-        break;
-      }
-      case ArgType::Ignored: validate(x); break;
-    }
-  });
-}
-
-void ChromeReader::parse_ss_args(od::value& v, Args& a) {
-  each_field(v, [&](std::string_view key, od::value& x) {
-    const FieldName field("args.syncscope.", key);
-    switch (schema::value_of(schema::kSsArgs, schema::kSsArgIndex, key, SsArg::Unknown)) {
-      case SsArg::TrackTid: a.ss_track_tid = get_id(x, field); break;
-      case SsArg::ReturnCode: a.ss_return_code = get_int(x, field); break;
-      case SsArg::Device: a.ss_device = get_int(x, field); break;
-      case SsArg::Stream: a.ss_stream = get_int(x, field); break;
-      case SsArg::Pid: a.ss_pid = get_int(x, field); break;
-      case SsArg::Tid: a.ss_tid = get_int(x, field); break;
-      case SsArg::PeerDevice: a.ss_peer_device = get_int(x, field); break;
-      case SsArg::Value: a.ss_value = get_uint(x, field); break;
-      case SsArg::EventSyncId: a.ss_event_sync_id = get_uint(x, field); break;
-      case SsArg::Async: a.ss_async = get_bool(x, field); break;
-      case SsArg::IsQuery: a.ss_is_query = get_bool(x, field); break;
-      case SsArg::Generated: a.ss_generated = get_bool(x, field); break;
-      case SsArg::RangeKind: a.ss_range_kind = get_string(x, field); break;
-      case SsArg::Domain: a.ss_domain = get_string(x, field); break;
-      case SsArg::Unknown: validate(x); break;
-    }
-  });
 }
 
 void ChromeReader::dispatch(Event& e) {
@@ -160,7 +51,7 @@ void ChromeReader::dispatch(Event& e) {
       // re-created on write; other flow kinds are presentation only.
       return;
     case 'M':
-      handle_metadata(e);
+      if (accept_fields(e, Cat::Other)) handle_metadata(e);
       return;
     case 'X':
       handle_complete(e);
@@ -170,6 +61,7 @@ void ChromeReader::dispatch(Event& e) {
   }
   if (!e.ts) fail("missing required field \"ts\"");
   if (!e.name && ph != 'E' && ph != 'e') fail("missing required field \"name\"");
+  if (!accept_fields(e, Cat::Other)) return;
   OtherEvent o;
   o.category = e.cat ? intern(*e.cat) : kNoString;
   o.name = e.name ? intern(*e.name) : kNoString;
@@ -202,7 +94,7 @@ Record ChromeReader::activity(const Event& e, std::int64_t device, Ns start, Ns 
   Record r;
   r.device = narrow32(device, "args.device");
   r.context = narrowu32(a.u(Arg::Context, 0), "args.context");
-  r.stream = a.i(Arg::Stream, id_or(e.tid, -1));
+  r.stream = a.i(Arg::Stream, stream_of(e.tid));
   r.start = start;
   r.end = end;
   r.correlation = a.u(Arg::Correlation, 0);
@@ -215,6 +107,7 @@ void ChromeReader::handle_complete(Event& e) {
   if (!e.ts) fail("missing required field \"ts\"");
   const Cat cat = e.cat ? schema::category_of(*e.cat) : Cat::Other;
   if (!e.dur && cat != Cat::Other) fail("missing required field \"dur\" (an \"X\" event needs a duration)");
+  if (!accept_fields(e, cat)) return;
   const std::int64_t start = *e.ts;
   const std::int64_t dur = e.dur.value_or(0);
   if (dur < 0) fail("negative \"dur\" (" + std::to_string(dur) + " ns); durations must be >= 0");
@@ -229,6 +122,7 @@ void ChromeReader::handle_complete(Event& e) {
       ApiCall r;
       r.kind = cat == Cat::Runtime ? ApiKind::Runtime : ApiKind::Driver;
       r.name = intern(*e.name);
+      r.copy_kind = static_cast<CopyKind>(a.u(Arg::Kind, 0));
       r.cbid = narrow32(a.i(Arg::Cbid, -1), "args.cbid");
       r.pid = id_or(e.pid, -1);
       r.tid = id_or(e.tid, -1);
@@ -257,6 +151,7 @@ void ChromeReader::handle_complete(Event& e) {
       Memcpy m = activity<Memcpy>(e, dev, start, end);
       if (!a.has(Arg::Context)) m.context = narrowu32(a.u(Arg::InContext, 0), "args.context");
       parse_memcpy_name(*e.name, m.kind, m.src_kind, m.dst_kind);
+      if (m.kind == CopyKind::Unknown) m.kind = static_cast<CopyKind>(a.u(Arg::Kind, 0));  // ROCm: "kind": "HtoD"
       m.async = a.ss_async.value_or(false);
       m.bytes = a.u(Arg::Bytes, 0);
       if (a.ss_peer_device) {
@@ -302,7 +197,7 @@ void ChromeReader::handle_complete(Event& e) {
       CudaEventRecord r;
       r.device = narrow32(device, "args.device");
       r.context = narrowu32(a.u(Arg::Context, 0), "args.context");
-      r.stream = a.i(Arg::Stream, id_or(e.tid, -1));
+      r.stream = a.i(Arg::Stream, stream_of(e.tid));
       r.event_id = a.u(Arg::EventId, 0);
       r.event_sync_id = a.ss_event_sync_id.value_or(0);
       r.timestamp = start;

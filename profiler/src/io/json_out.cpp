@@ -68,7 +68,12 @@ void JsonOut::str(std::string_view s) {
   buf_.push_back('"');
 }
 
-void JsonOut::us(Ns ns) { append_us(buf_, ns); }
+// Whole microseconds as integers: Holistic Trace Analysis reads "ts" into an integer column
+// only when every value is one, and warns about rounding otherwise.
+void JsonOut::us(Ns ns) {
+  if (ns % 1000 == 0) num(ns / 1000);
+  else append_us(buf_, ns);
+}
 
 void JsonOut::id_text(std::string_view s) {
   if (auto v = canonical_int(s)) num(*v);

@@ -28,7 +28,7 @@ class JsonOut {
     auto [e, ec] = std::to_chars(b, b + sizeof b, v);
     buf_.append(b, e);
   }
-  // Nanoseconds as microseconds with three decimals.
+  // Nanoseconds as microseconds: an integer when whole, else with three decimals.
   void us(Ns ns);
   // An id kept as text (OtherEvent, TrackName): a number when it is one, else a string.
   void id_text(std::string_view s);

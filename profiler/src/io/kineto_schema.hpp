@@ -3,8 +3,11 @@
 // arrows, top-level keys, device properties, and the keys of the "syncscope" blocks our
 // writer adds for what Kineto has no field for.
 //
-// Sources: libkineto's ActivityType.cpp (category names), output_json.cpp and
-// CuptiActivity.cpp (argument names).
+// Sources: libkineto's ActivityType.cpp (category names), output_json.cpp, CuptiActivity.cpp
+// and RoctracerActivity_inl.h (argument names; ROCm builds write HIP calls as "cuda_runtime"
+// with "kind" and "stream" as text), the TensorBoard profiler plugin's trace.py EventTypeMap and
+// test traces (2021's categories "Kernel", "Runtime", "Memcpy", "Memset", "Operator", the
+// lower-case "external id", GPU tids written "stream 7").
 #pragma once
 
 #include <array>
@@ -103,11 +106,17 @@ inline constexpr Named<Cat> kCategories[] = {
     {"cpu_op", Cat::CpuOp},
     {"python_function", Cat::PythonFunction},
     {"overhead", Cat::Overhead},
+    // Kineto of 2021 (PyTorch 1.8-1.9), read and written as today's names.
+    {"Kernel", Cat::Kernel},
+    {"Memcpy", Cat::Memcpy},
+    {"Memset", Cat::Memset},
+    {"Runtime", Cat::Runtime},
+    {"Operator", Cat::CpuOp},
 };
 inline constexpr auto kCategoryIndex = make_index(kCategories);
 
 inline Cat category_of(std::string_view c) { return value_of(kCategories, kCategoryIndex, c, Cat::Other); }
-// The spelling we write: today's Kineto name.
+// The spelling we write: today's Kineto name (the first in the table).
 constexpr std::string_view category_name(Cat c) { return name_of(kCategories, c); }
 
 // ---- event keys --------------------------------------------------------------------------
@@ -124,50 +133,96 @@ constexpr std::string_view key_name(Key k) { return name_of(kEventKeys, k); }
 enum class Arg : std::uint8_t {
   Unknown, Device, Context, Stream, Correlation, ExternalId, Grid, Block, Registers, SharedMemory, Bytes,
   Bandwidth, Cbid, SyncKind, WaitOnStream, WaitOnCorr, WaitOnEventId, EventId, InDevice, FromDevice,
-  ToDevice, InContext, Name, Syncscope,
+  ToDevice, InContext, Name, Kind, Syncscope,
 };
 inline constexpr std::size_t kArgCount = static_cast<std::size_t>(Arg::Syncscope) + 1;
+constexpr std::uint32_t bit(Arg a) { return std::uint32_t{1} << static_cast<unsigned>(a); }
+constexpr std::uint32_t bit(Cat c) { return std::uint32_t{1} << static_cast<unsigned>(c); }
 
 // How an argument is read.
+// How an argument is read. Integers may be written as text: ids, streams and pointers as
+// "0x1f" or "31" (ROCm writes streams so).
 enum class ArgType : std::uint8_t {
-  Int,     // a signed integer
-  UInt,    // a non-negative integer
-  Triple,  // an array of 3 integers (grid, block)
+  Int32,     // device numbers, counts: fits in 32 bits
+  UInt32,    // contexts
+  Int64,     // streams, signed ids
+  UInt64,    // correlation and external ids, byte counts
+  Triple,    // an array of 3 integers (grid, block)
   String,
-  Object,  // our own args.syncscope block
-  Ignored, // presentation only (bandwidth): written, never read
+  CopyKind,  // cudaMemcpyKind/hipMemcpyKind number (0 HtoH, 1 HtoD, 2 DtoH, 3 DtoD, 4 default) or "DtoH"
+  Object,    // our own args.syncscope block
+  Ignored,   // presentation only (bandwidth): written, never read
 };
+constexpr const char* expected_text(ArgType t) {
+  switch (t) {
+    case ArgType::Int32: return "a 32-bit integer";
+    case ArgType::UInt32: return "a non-negative 32-bit integer";
+    case ArgType::Int64: return "an integer";
+    case ArgType::UInt64: return "a non-negative integer";
+    case ArgType::Triple: return "an array of 3 integers";
+    case ArgType::String: return "a string";
+    case ArgType::CopyKind: return "a copy kind (0-4 or \"HtoD\", \"DtoH\", ...)";
+    case ArgType::Object: return "an object";
+    case ArgType::Ignored: break;
+  }
+  return "anything";
+}
+
+inline constexpr std::uint32_t kGpuActivity = bit(Cat::Kernel) | bit(Cat::Memcpy) | bit(Cat::Memset);
+inline constexpr std::uint32_t kApiCalls = bit(Cat::Runtime) | bit(Cat::Driver);
+inline constexpr std::uint32_t kRanges =
+    bit(Cat::UserAnnotation) | bit(Cat::GpuUserAnnotation) | bit(Cat::CpuOp) | bit(Cat::PythonFunction);
+inline constexpr std::uint32_t kSyncRecords = bit(Cat::Sync) | bit(Cat::CudaEvent);
 
 struct ArgSpec {
   std::string_view name;
   Arg value;
   ArgType type;
+  std::uint32_t read_by;    // categories whose records take the value: a bad one there is a warning
+  std::uint32_t needed_by;  // categories that cannot place the event without it: skipped when bad
 };
 inline constexpr ArgSpec kArgs[] = {
-    {"device", Arg::Device, ArgType::Int},
-    {"context", Arg::Context, ArgType::UInt},
-    {"stream", Arg::Stream, ArgType::Int},
-    {"correlation", Arg::Correlation, ArgType::UInt},
-    {"External id", Arg::ExternalId, ArgType::UInt},
-    {"grid", Arg::Grid, ArgType::Triple},
-    {"block", Arg::Block, ArgType::Triple},
-    {"registers per thread", Arg::Registers, ArgType::Int},
-    {"shared memory", Arg::SharedMemory, ArgType::Int},
-    {"bytes", Arg::Bytes, ArgType::UInt},
-    {"memory bandwidth (GB/s)", Arg::Bandwidth, ArgType::Ignored},
-    {"cbid", Arg::Cbid, ArgType::Int},
-    {"cuda_sync_kind", Arg::SyncKind, ArgType::String},
-    {"wait_on_stream", Arg::WaitOnStream, ArgType::Int},
-    {"wait_on_cuda_event_record_corr_id", Arg::WaitOnCorr, ArgType::Int},
-    {"wait_on_cuda_event_id", Arg::WaitOnEventId, ArgType::UInt},
-    {"event_id", Arg::EventId, ArgType::UInt},
-    {"inDevice", Arg::InDevice, ArgType::Int},
-    {"fromDevice", Arg::FromDevice, ArgType::Int},
-    {"toDevice", Arg::ToDevice, ArgType::Int},
-    {"inContext", Arg::InContext, ArgType::UInt},
-    {"name", Arg::Name, ArgType::String},  // the payload of process_name/thread_name metadata
-    {"syncscope", Arg::Syncscope, ArgType::Object},
+    {"device", Arg::Device, ArgType::Int32, kGpuActivity | kApiCalls | kSyncRecords | bit(Cat::GpuUserAnnotation),
+     kGpuActivity},
+    {"context", Arg::Context, ArgType::UInt32, kGpuActivity | kSyncRecords, 0},
+    {"stream", Arg::Stream, ArgType::Int64, kGpuActivity | kSyncRecords | bit(Cat::GpuUserAnnotation), kGpuActivity},
+    {"correlation", Arg::Correlation, ArgType::UInt64, kGpuActivity | kApiCalls | kSyncRecords | kRanges, 0},
+    {"External id", Arg::ExternalId, ArgType::UInt64, kGpuActivity | kApiCalls | bit(Cat::Sync) | kRanges, 0},
+    {"external id", Arg::ExternalId, ArgType::UInt64, kGpuActivity | kApiCalls | bit(Cat::Sync) | kRanges, 0},
+    {"grid", Arg::Grid, ArgType::Triple, bit(Cat::Kernel), 0},
+    {"block", Arg::Block, ArgType::Triple, bit(Cat::Kernel), 0},
+    {"registers per thread", Arg::Registers, ArgType::Int32, bit(Cat::Kernel), 0},
+    {"shared memory", Arg::SharedMemory, ArgType::Int32, bit(Cat::Kernel), 0},
+    {"bytes", Arg::Bytes, ArgType::UInt64, bit(Cat::Memcpy) | bit(Cat::Memset), 0},
+    {"memory bandwidth (GB/s)", Arg::Bandwidth, ArgType::Ignored, 0, 0},
+    {"cbid", Arg::Cbid, ArgType::Int32, kApiCalls, 0},
+    {"cuda_sync_kind", Arg::SyncKind, ArgType::String, bit(Cat::Sync), 0},
+    {"wait_on_stream", Arg::WaitOnStream, ArgType::Int64, bit(Cat::Sync), 0},
+    {"wait_on_cuda_event_record_corr_id", Arg::WaitOnCorr, ArgType::Int64, bit(Cat::Sync), 0},
+    {"wait_on_cuda_event_id", Arg::WaitOnEventId, ArgType::UInt64, bit(Cat::Sync), 0},
+    {"event_id", Arg::EventId, ArgType::UInt64, bit(Cat::CudaEvent), 0},
+    {"inDevice", Arg::InDevice, ArgType::Int32, bit(Cat::Memcpy), 0},
+    {"fromDevice", Arg::FromDevice, ArgType::Int32, bit(Cat::Memcpy), 0},
+    {"toDevice", Arg::ToDevice, ArgType::Int32, bit(Cat::Memcpy), 0},
+    {"inContext", Arg::InContext, ArgType::UInt32, bit(Cat::Memcpy), 0},
+    {"name", Arg::Name, ArgType::String, 0, 0},  // the payload of process_name/thread_name metadata
+    {"kind", Arg::Kind, ArgType::CopyKind, kApiCalls | bit(Cat::Memcpy), 0},
+    {"syncscope", Arg::Syncscope, ArgType::Object, ~std::uint32_t{0}, 0},
 };
+// Per category, the arguments its records read and those it cannot do without.
+struct ArgMasks {
+  std::array<std::uint32_t, 16> read{}, needed{};
+};
+constexpr ArgMasks make_arg_masks() {
+  ArgMasks m;
+  for (std::size_t c = 0; c < m.read.size(); ++c)
+    for (const auto& a : kArgs) {
+      if (a.read_by & (std::uint32_t{1} << c)) m.read[c] |= bit(a.value);
+      if (a.needed_by & (std::uint32_t{1} << c)) m.needed[c] |= bit(a.value);
+    }
+  return m;
+}
+inline constexpr ArgMasks kArgMasks = make_arg_masks();
 inline constexpr auto kArgIndex = make_index(kArgs);
 inline const ArgSpec* arg_spec(std::string_view key) {
   const int i = find_name(kArgs, kArgIndex, key);
@@ -199,18 +254,23 @@ enum class TopKey : std::uint8_t {
   DisplayTimeUnit,
   BaseTimeNanoseconds,
   TraceName,
+  DistributedInfo,  // {"rank": N, ...}: Holistic Trace Analysis needs it (its rank regex wants `"rank": N`)
   Syncscope,  // our own block for what Kineto has no field for (also the per-event args key)
 };
 inline constexpr Named<TopKey> kTopKeys[] = {
     {"traceEvents", TopKey::TraceEvents}, {"schemaVersion", TopKey::SchemaVersion},
     {"deviceProperties", TopKey::DeviceProperties}, {"displayTimeUnit", TopKey::DisplayTimeUnit},
     {"baseTimeNanoseconds", TopKey::BaseTimeNanoseconds}, {"traceName", TopKey::TraceName},
-    {"syncscope", TopKey::Syncscope},
+    {"distributedInfo", TopKey::DistributedInfo}, {"syncscope", TopKey::Syncscope},
 };
+// Every TopKey but Other has a spelling.
+static_assert(name_of(kTopKeys, TopKey::DistributedInfo) == "distributedInfo" &&
+              name_of(kTopKeys, TopKey::Syncscope) == "syncscope");
 inline constexpr auto kTopKeyIndex = make_index(kTopKeys);
 inline TopKey top_key(std::string_view k) { return value_of(kTopKeys, kTopKeyIndex, k, TopKey::Other); }
 constexpr std::string_view top_key_name(TopKey k) { return name_of(kTopKeys, k); }
 inline constexpr std::string_view kSyncscope = top_key_name(TopKey::Syncscope);
+inline constexpr std::string_view kRank = "rank";
 // Top-level provenance Kineto writes (cupti_version, ...) shown as the source version.
 inline constexpr std::string_view kVersionKeys[][2] = {
     {"cupti_version", "CUPTI "}, {"cuda_driver_version", "CUDA driver "}, {"cuda_runtime_version", "CUDA runtime "}};
@@ -251,7 +311,7 @@ constexpr std::string_view ss_arg_name(SsArg a) { return name_of(kSsArgs, a); }
 // ---- the top-level "syncscope" block ---------------------------------------------------------
 enum class BlockKey : std::uint8_t {
   Unknown, SchemaVersion, SourceTool, SourceVersion, TraceName, SourceSchemaVersion, DroppedRecords, Clock,
-  BaseTimeNs, UnknownCategories, Extra,
+  BaseTimeNs, UnknownCategories, Extra, Rank,
 };
 // In the order we write them.
 inline constexpr Named<BlockKey> kBlockKeys[] = {
@@ -260,6 +320,7 @@ inline constexpr Named<BlockKey> kBlockKeys[] = {
     {"source_schema_version", BlockKey::SourceSchemaVersion}, {"dropped_records", BlockKey::DroppedRecords},
     {"clock", BlockKey::Clock}, {"base_time_ns", BlockKey::BaseTimeNs},
     {"unknown_categories", BlockKey::UnknownCategories}, {"extra", BlockKey::Extra},
+    {"rank", BlockKey::Rank},  // written only when known: distributedInfo always has one (0 when unknown)
 };
 inline constexpr auto kBlockKeyIndex = make_index(kBlockKeys);
 
