@@ -18,12 +18,26 @@ bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
+// What an opened input is decides its reader (its first bytes, not its name). A reader for
+// another format adds its case here.
+Trace read_opened(io_detail::OpenedInput& in, const ReadOptions& options) {
+  using io_detail::InputKind;
+  switch (in.kind) {
+    case InputKind::Sqlite:
+      throw InputError(in.name + ": an SQLite database (an Nsight Systems export?), not a trace this build reads; "
+                                 "use Chrome trace JSON (.json or .json.gz)");
+    case InputKind::Gzip:  // open_input inflates gzip: never here
+    case InputKind::Json: break;
+  }
+  return io_detail::read_chrome_json(*in.source, in.name, options.chunk_bytes);
+}
+
 }  // namespace
 
 Trace read_trace(const std::filesystem::path& path, const ReadOptions& options) {
   if (options.format == TraceFormat::Binary) no_binary(path.string());
-  auto source = io_detail::open_file_source(path, options.chunk_bytes);
-  return io_detail::read_chrome_json(*source, path.string(), options.chunk_bytes);
+  io_detail::OpenedInput in = io_detail::open_input(path, options.chunk_bytes);  // one open, no re-read
+  return read_opened(in, options);
 }
 
 Trace parse_chrome_json(std::string_view json, std::string_view source_name, const ReadOptions& options) {
