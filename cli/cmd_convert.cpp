@@ -30,6 +30,7 @@ void run_convert(const ConvertOptions& o) {
     throw InputError(o.output + ": --format binary is not supported by this build; use --format chrome");
 
   Trace trace = read_trace(o.input);  // input format: decided by content
+  for (const auto& w : trace.meta.warnings) std::fprintf(stderr, "syncscope: warning: %s\n", w.c_str());
   WriteOptions w;
   w.format = format;
   w.overwrite = o.force;

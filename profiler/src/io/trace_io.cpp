@@ -3,6 +3,8 @@
 #include "byte_source.hpp"
 #include "chrome_reader.hpp"
 #include "syncscope/core/error.hpp"
+#include "syncscope/io/nsys_sqlite.hpp"
+#include "syncscope/io/seekable_input.hpp"
 
 namespace syncscope {
 namespace {
@@ -22,7 +24,9 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 
 Trace read_trace(const std::filesystem::path& path, const ReadOptions& options) {
   if (options.format == TraceFormat::Binary) no_binary(path.string());
-  auto source = io_detail::open_file_source(path, options.chunk_bytes);
+  const SeekableInput input(path);  // a pipe or stdin is copied to a temporary file first
+  if (is_sqlite_file(input.path())) return read_nsys_sqlite(input.path(), path.string());  // Nsight Systems export
+  auto source = io_detail::open_file_source(input.path(), options.chunk_bytes);
   return io_detail::read_chrome_json(*source, path.string(), options.chunk_bytes);
 }
 

@@ -244,6 +244,9 @@ struct TraceMetadata {
   Ns base_time_ns = 0;  // Kineto baseTimeNanoseconds (ts in files are relative to it)
   std::map<std::string, std::uint64_t> unknown_categories;  // category -> events seen
   std::map<std::string, std::string> extra;                 // free-form provenance
+  // What the reader counted but did not reject (rows with impossible times, no CUDA data);
+  // shown with the analysis's warnings. Not written to files: a reading's notes, not data.
+  std::vector<std::string> warnings;
 };
 
 // Names given to host processes/threads and GPU streams by "M" metadata events.
