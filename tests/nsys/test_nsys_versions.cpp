@@ -7,6 +7,7 @@
 
 #include "nsys_fixture.hpp"
 #include "syncscope/analysis/analysis.hpp"
+#include "syncscope/io/nsys_sqlite.hpp"
 #include "syncscope/io/trace_io.hpp"
 
 namespace syncscope {
@@ -265,6 +266,19 @@ TEST(NsysVersions, ImpossibleRowsAreCountedNotFatal) {
   EXPECT_EQ(t.kernels[0].grid[0], 0);
   EXPECT_EQ(t.kernels[0].device, -1);
   EXPECT_EQ(t.memcpys[1].bytes, 0u);
+}
+
+TEST(NsysVersions, NamesAreBytesAndStillConvert) {
+  // SQLite TEXT holds any bytes: a kernel name that is not UTF-8, an NVTX text with quotes,
+  // a newline and a control character. The trace converts to JSON that reads back.
+  const Trace t = load("nsys_2024_6", R"(
+    UPDATE StringIds SET value = X'6B65726E656CFFFE2280' WHERE id = 13;
+    UPDATE NVTX_EVENTS SET text = 'step "1"' || char(10) || char(1) WHERE text = 'ProfilerStep#1';)");
+  ASSERT_EQ(t.kernels.size(), 4u);
+  EXPECT_EQ(t.str(t.kernels[0].name), std::string("kernel\xFF\xFE\"\x80"));
+  const Trace back = parse_chrome_json(chrome_json_string(t), "converted");
+  EXPECT_EQ(back.kernels.size(), t.kernels.size());
+  EXPECT_EQ(back.ranges.size(), t.ranges.size());
 }
 
 }  // namespace

@@ -27,6 +27,7 @@ std::uint64_t id64(const Stmt& s, int col) {
 void Reader::read_kernels() {
   const Columns cols(db_, kKernelTable);
   if (!cols.present()) return;
+  reserve_rows(kKernelTable, t_.kernels, &kernel_pid_);
   Stmt s = db_.prepare(cols.select({"start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid",
                                     "demangledName", "shortName", "mangledName", "gridX", "gridY", "gridZ", "blockX",
                                     "blockY", "blockZ", "registersPerThread", "staticSharedMemory",
@@ -37,7 +38,7 @@ void Reader::read_kernels() {
       skip(kKernelTable, "start or end missing or impossible");
       continue;
     }
-    const std::int64_t pid = s.is_null(6) ? -1 : pid_of(s.i64(6));
+    const std::int32_t pid = s.is_null(6) ? -1 : static_cast<std::int32_t>(pid_of(s.i64(6)));
     Kernel k;
     k.start = at(s.i64(0));
     k.end = at(s.i64(1));
@@ -65,6 +66,7 @@ void Reader::read_kernels() {
 void Reader::read_memcpys() {
   const Columns cols(db_, kMemcpyTable);
   if (!cols.present()) return;
+  reserve_rows(kMemcpyTable, t_.memcpys, &memcpy_pid_);
   Stmt s = db_.prepare(cols.select({"start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid",
                                     "bytes", "copyKind", "srcKind", "dstKind", "srcDeviceId", "dstDeviceId"}),
                        "reading CUPTI_ACTIVITY_KIND_MEMCPY");
@@ -74,7 +76,7 @@ void Reader::read_memcpys() {
       skip(kMemcpyTable, "start or end missing or impossible");
       continue;
     }
-    const std::int64_t pid = s.is_null(6) ? -1 : pid_of(s.i64(6));
+    const std::int32_t pid = s.is_null(6) ? -1 : static_cast<std::int32_t>(pid_of(s.i64(6)));
     Memcpy m;
     m.start = at(s.i64(0));
     m.end = at(s.i64(1));
@@ -108,6 +110,7 @@ void Reader::read_memcpys() {
 void Reader::read_memsets() {
   const Columns cols(db_, kMemsetTable);
   if (!cols.present()) return;
+  reserve_rows(kMemsetTable, t_.memsets, &memset_pid_);
   Stmt s = db_.prepare(cols.select({"start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid",
                                     "bytes", "value", "memKind"}),
                        "reading CUPTI_ACTIVITY_KIND_MEMSET");
@@ -116,7 +119,7 @@ void Reader::read_memsets() {
       skip(kMemsetTable, "start or end missing or impossible");
       continue;
     }
-    const std::int64_t pid = s.is_null(6) ? -1 : pid_of(s.i64(6));
+    const std::int32_t pid = s.is_null(6) ? -1 : static_cast<std::int32_t>(pid_of(s.i64(6)));
     Memset m;
     m.start = at(s.i64(0));
     m.end = at(s.i64(1));
@@ -135,6 +138,7 @@ void Reader::read_memsets() {
 void Reader::read_syncs() {
   const Columns cols(db_, kSyncTable);
   if (!cols.present()) return;
+  reserve_rows(kSyncTable, t_.syncs, &sync_pid_);
   // syncType is not read: its numbering changed between releases (device, stream and event
   // syncs swapped values; newer exports renumber it and keep the old value in
   // deprecatedSyncType), so a record's kind comes from the API call it correlates with.
@@ -146,7 +150,7 @@ void Reader::read_syncs() {
       skip(kSyncTable, "start or end missing or impossible");
       continue;
     }
-    const std::int64_t pid = s.is_null(6) ? -1 : pid_of(s.i64(6));
+    const std::int32_t pid = s.is_null(6) ? -1 : static_cast<std::int32_t>(pid_of(s.i64(6)));
     SyncRecord r;
     r.start = at(s.i64(0));
     r.end = at(s.i64(1));
@@ -164,11 +168,12 @@ void Reader::read_syncs() {
 void Reader::read_cuda_events() {
   const Columns cols(db_, kCudaEventTable);
   if (!cols.present()) return;
+  reserve_rows(kCudaEventTable, t_.cuda_events, &event_pid_);
   Stmt s = db_.prepare(cols.select({"timestamp", "deviceId", "contextId", "streamId", "correlationId", "globalPid",
                                     "eventId", "eventSyncId"}),
                        "reading CUPTI_ACTIVITY_KIND_CUDA_EVENT");
   while (s.step()) {
-    const std::int64_t pid = s.is_null(5) ? -1 : pid_of(s.i64(5));
+    const std::int32_t pid = s.is_null(5) ? -1 : static_cast<std::int32_t>(pid_of(s.i64(5)));
     CudaEventRecord e;
     // The device timestamp is 0 unless collected; the record call's time is filled in when
     // joined to its API call below.
@@ -189,13 +194,18 @@ void Reader::make_correlations_unique() {
   // CUPTI numbers correlations per process: an export of several processes (torchrun
   // ranks under one `nsys profile`) has the same ids in each. The model keys on correlation
   // alone, so there it becomes (pid << 32) | id, which keeps ids of one process in order.
-  std::set<std::int64_t> pids;
+  std::set<std::int64_t> pids;  // of records with a correlation
+  std::int64_t last = -2;       // runs of one process are the rule: skip the set for them
+  auto add = [&](std::int64_t pid) {
+    if (pid != last) pids.insert(last = pid);
+  };
   for (const auto& c : t_.api_calls)
-    if (c.correlation != 0) pids.insert(c.pid);
-  for (const auto* v : {&kernel_pid_, &memcpy_pid_, &memset_pid_, &sync_pid_, &event_pid_}) pids.insert(v->begin(), v->end());
+    if (c.correlation != 0) add(c.pid);
+  for (const auto* v : {&kernel_pid_, &memcpy_pid_, &memset_pid_, &sync_pid_, &event_pid_})
+    for (std::int32_t pid : *v) add(pid);
   pids.erase(-1);  // a record without globalPid names no process (it joins in a one-process export)
   if (pids.size() <= 1) return;
-  auto unique = [](std::uint64_t corr, std::int64_t pid) {
+  auto unique = [](std::uint64_t corr, std::int64_t pid) -> std::uint64_t {
     return corr == 0 ? 0 : (static_cast<std::uint64_t>(pid < 0 ? 0xFFFFFF : pid) << 32) | corr;
   };
   for (auto& c : t_.api_calls) c.correlation = unique(c.correlation, c.pid);
@@ -210,17 +220,31 @@ void Reader::make_correlations_unique() {
 }
 
 void Reader::link_to_api_calls() {
-  for (auto* v : {&kernel_pid_, &memcpy_pid_, &memset_pid_, &sync_pid_, &event_pid_}) std::vector<std::int64_t>().swap(*v);
-  // correlation -> API call, for the few joins the model's records need.
-  std::vector<std::pair<std::uint64_t, std::uint32_t>> by_corr;
-  by_corr.reserve(t_.api_calls.size());
-  for (std::uint32_t i = 0; i < t_.api_calls.size(); ++i)
-    if (t_.api_calls[i].correlation != 0) by_corr.emplace_back(t_.api_calls[i].correlation, i);
-  std::sort(by_corr.begin(), by_corr.end());
+  for (auto* v : {&kernel_pid_, &memcpy_pid_, &memset_pid_, &sync_pid_, &event_pid_}) std::vector<std::int32_t>().swap(*v);
+  // The API call of each correlation the model's records need joined (copies, memsets,
+  // sync and event records): a sorted list of those ids and one pass over the calls, so the
+  // index is the size of those records, not of the millions of calls.
+  std::vector<std::uint64_t> wanted;
+  wanted.reserve(t_.memcpys.size() + t_.memsets.size() + t_.syncs.size() + t_.cuda_events.size());
+  for (const auto& m : t_.memcpys) wanted.push_back(m.correlation);
+  for (const auto& m : t_.memsets) wanted.push_back(m.correlation);
+  for (const auto& r : t_.syncs) wanted.push_back(r.correlation);
+  for (const auto& e : t_.cuda_events) wanted.push_back(e.correlation);
+  std::sort(wanted.begin(), wanted.end());
+  wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+  constexpr std::uint32_t kNone = UINT32_MAX;
+  std::vector<std::uint32_t> call(wanted.size(), kNone);
+  for (std::uint32_t i = 0; i < t_.api_calls.size(); ++i) {
+    const std::uint64_t corr = t_.api_calls[i].correlation;
+    auto it = std::lower_bound(wanted.begin(), wanted.end(), corr);
+    if (corr != 0 && it != wanted.end() && *it == corr) call[static_cast<std::size_t>(it - wanted.begin())] = i;
+  }
   auto call_of = [&](std::uint64_t corr) -> const ApiCall* {
     if (corr == 0) return nullptr;
-    auto it = std::lower_bound(by_corr.begin(), by_corr.end(), std::make_pair(corr, std::uint32_t{0}));
-    return it != by_corr.end() && it->first == corr ? &t_.api_calls[it->second] : nullptr;
+    auto it = std::lower_bound(wanted.begin(), wanted.end(), corr);
+    if (it == wanted.end() || *it != corr) return nullptr;
+    const std::uint32_t i = call[static_cast<std::size_t>(it - wanted.begin())];
+    return i == kNone ? nullptr : &t_.api_calls[i];
   };
   auto is_async = [&](const ApiCall* c) {
     return c != nullptr && analysis_detail::api_base_name(t_.str(c->name)).find("Async") != std::string_view::npos;

@@ -30,23 +30,21 @@ void Reader::read_nvtx() {
   Stmt s = db_.prepare(cols.select({"start", "end", "eventType", "text", "textId", "globalTid", "domainId"}),
                        "reading NVTX_EVENTS");
   std::map<std::int64_t, StringId> domains;  // domainId -> name (NvtxDomainCreate rows)
-  std::vector<std::int64_t> range_domain;    // parallel to the ranges added here
-  const std::size_t first = t_.ranges.size();
+  std::vector<std::pair<std::size_t, std::int64_t>> in_domain;  // (range, domainId) when not the default
+  reserve_rows(kNvtxTable, t_.ranges);
   while (s.step()) {
     const std::int64_t type = s.i64(2);
     const bool push_pop = type == enums_.nvtx_push_pop, start_end = type == enums_.nvtx_start_end;
-    StringId name = kNoString;
-    if (push_pop || start_end || type == enums_.nvtx_domain_create) {
-      // A registered string (nvtxDomainRegisterString) is in textId, any other in text.
-      std::string_view text = s.text(3);
-      if (text.size() > (std::size_t{1} << 20)) text = text.substr(0, std::size_t{1} << 20);
-      name = !s.is_null(3) ? t_.intern(text) : strings_.get(s.i64(4));
-    }
+    if (!push_pop && !start_end && type != enums_.nvtx_domain_create) continue;  // marks, categories...
+    // A registered string (nvtxDomainRegisterString) is in textId, any other in text.
+    const StringId registered = s.is_null(3) ? strings_.get(s.i64(4)) : kNoString;
+    std::string_view text = s.is_null(3) ? t_.str(registered) : s.text(3);
+    if (text.size() > (std::size_t{1} << 20)) text = text.substr(0, std::size_t{1} << 20);
+    const std::int64_t domain = s.is_null(6) ? 0 : s.i64(6);
     if (type == enums_.nvtx_domain_create) {
-      if (!s.is_null(6) && domains.size() < 65536) domains[s.i64(6)] = name;
+      if (domain != 0 && domains.size() < 65536) domains[domain] = t_.intern(text);
       continue;
     }
-    if (!push_pop && !start_end) continue;  // marks, categories, thread names
     if (s.is_null(1)) {
       skip(kNvtxTable, "a range that never ended (no end time)");
       continue;
@@ -57,27 +55,22 @@ void Reader::read_nvtx() {
     }
     Range r;
     r.kind = start_end ? RangeKind::NvtxStartEnd : RangeKind::NvtxPushPop;
-    r.name = name;
-    const std::int64_t domain = s.is_null(6) ? 0 : s.i64(6);
-    if (push_pop && domain == 0) {
-      const std::string_view op = torch_op_name(t_.str(name));
-      if (!op.empty()) {
-        r.kind = RangeKind::CpuOp;
-        r.name = t_.intern(op);
-      }
-    }
+    // Only the op name is interned for an op range: its "seq = N" makes every text unique,
+    // and millions of them would cost more memory than the ranges.
+    const std::string_view op = push_pop && domain == 0 ? torch_op_name(text) : std::string_view();
+    if (!op.empty()) r.kind = RangeKind::CpuOp;
+    r.name = !op.empty() ? t_.intern(op) : registered != kNoString ? registered : t_.intern(text);
     if (!s.is_null(5)) {  // a start/end range belongs to the thread that started it
       r.pid = pid_of(s.i64(5));
       r.tid = tid_of(s.i64(5));
     }
     r.start = at(s.i64(0));
     r.end = at(s.i64(1));
+    if (domain != 0) in_domain.emplace_back(t_.ranges.size(), domain);
     t_.ranges.push_back(r);
-    range_domain.push_back(domain);
   }
-  for (std::size_t i = 0; i < range_domain.size(); ++i)
-    if (range_domain[i] != 0)
-      if (auto it = domains.find(range_domain[i]); it != domains.end()) t_.ranges[first + i].domain = it->second;
+  for (const auto& [i, domain] : in_domain)
+    if (auto it = domains.find(domain); it != domains.end()) t_.ranges[i].domain = it->second;
 }
 
 }  // namespace syncscope::nsys_detail

@@ -175,6 +175,7 @@ void Reader::read_processes_and_threads() {
 void Reader::read_api_calls(const char* table) {
   const Columns cols(db_, table);
   if (!cols.present()) return;
+  reserve_rows(table, t_.api_calls);
   Stmt s = db_.prepare(cols.select({"start", "end", "eventClass", "globalTid", "correlationId", "nameId", "returnValue"}),
                        std::string("reading ") + table);
   // Names and classes per StringIds id: a trace has millions of calls of a few hundred names.
@@ -257,6 +258,26 @@ void Reader::drop_duplicate_calls() {
   t_.meta.extra["nsys.duplicate_calls_dropped"] = std::to_string(dropped);
 }
 
+// Trace::finalize() wants every vector in (start, longer first) order and stable-sorts what
+// is not, with a temporary buffer of half the vector: for millions of NVTX ranges (nsys
+// writes a push/pop range when it ends, and since 2025.6 rows come in no promised order)
+// that buffer is the peak of the whole import. Sorting here in place, ties broken by fields
+// that make the order total (table order means nothing in an export), spares it.
+void Reader::sort_records() {
+  auto sort = [](auto& v, auto key) {
+    auto less = [&](const auto& a, const auto& b) { return key(a) < key(b); };
+    if (!std::is_sorted(v.begin(), v.end(), less)) std::sort(v.begin(), v.end(), less);
+  };
+  sort(t_.api_calls, [](const ApiCall& c) { return std::make_tuple(c.start, -c.end, c.pid, c.tid, c.correlation); });
+  sort(t_.kernels, [](const Kernel& k) { return std::make_tuple(k.start, -k.end, k.device, k.stream, k.correlation); });
+  sort(t_.memcpys, [](const Memcpy& m) { return std::make_tuple(m.start, -m.end, m.device, m.stream, m.correlation); });
+  sort(t_.memsets, [](const Memset& m) { return std::make_tuple(m.start, -m.end, m.device, m.stream, m.correlation); });
+  sort(t_.syncs, [](const SyncRecord& r) { return std::make_tuple(r.start, -r.end, r.device, r.stream, r.correlation); });
+  sort(t_.ranges, [](const Range& r) {
+    return std::make_tuple(r.start, -r.end, r.pid, r.tid, static_cast<int>(r.kind), r.name, r.domain);
+  });
+}
+
 void Reader::run() {
   check_is_export();
   read_metadata();
@@ -284,6 +305,7 @@ void Reader::run() {
     notes_.add("StringIds ids referenced by rows but missing from StringIds (names left empty)", strings_.missing());
   for (const auto& w : db_.open_warnings()) t_.meta.warnings.push_back(w);
   for (auto& w : notes_.render()) t_.meta.warnings.push_back(std::move(w));
+  sort_records();
   t_.finalize();
 }
 

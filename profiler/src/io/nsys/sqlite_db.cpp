@@ -111,7 +111,7 @@ Db::~Db() {
 
 Db::Db(Db&& other) noexcept
     : db_(other.db_), name_(std::move(other.name_)), image_(std::move(other.image_)), tables_(std::move(other.tables_)),
-      warnings_(std::move(other.warnings_)) {
+      warnings_(std::move(other.warnings_)), size_bytes_(other.size_bytes_) {
   other.db_ = nullptr;
 }
 
@@ -164,6 +164,7 @@ Db Db::open_file(const fs::path& path, std::string name) {
   const int rc = sqlite3_open_v2(uri.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
   Db db(raw, std::move(name));
   if (rc != SQLITE_OK) db.fail(rc, "opening it");
+  db.size_bytes_ = static_cast<std::uint64_t>(sb.st_size);
   // Immutable mode reads neither of these: what they hold is not in the export we read.
   for (const char* side : {"-journal", "-wal"}) {
     const fs::path p = path.string() + side;
@@ -184,6 +185,7 @@ Db Db::open_memory(std::string_view image, std::string name) {
   const int rc = sqlite3_open_v2(":memory:", &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
   Db db(raw, std::move(name));
   if (rc != SQLITE_OK) db.fail(rc, "opening it");
+  db.size_bytes_ = image.size();
   db.image_ = std::make_unique<unsigned char[]>(image.size());
   std::memcpy(db.image_.get(), image.data(), image.size());
   const auto size = static_cast<sqlite3_int64>(image.size());

@@ -34,6 +34,8 @@ class Db {
   Db& operator=(const Db&) = delete;
 
   const std::string& name() const { return name_; }
+  // The database's size in bytes (file or image): what any count read from it must fit in.
+  std::uint64_t size_bytes() const { return size_bytes_; }
   // Tables (not views: a view named like an nsys table is not one) present in the file.
   bool has_table(std::string_view table) const { return tables_.count(std::string(table)) > 0; }
   const std::set<std::string>& tables() const { return tables_; }
@@ -55,6 +57,7 @@ class Db {
   std::unique_ptr<unsigned char[]> image_;  // open_memory's copy; SQLite reads it in place
   std::set<std::string> tables_;
   std::vector<std::string> warnings_;
+  std::uint64_t size_bytes_ = 0;
 };
 
 class Stmt {
