@@ -131,6 +131,31 @@ TEST_F(NsysCli, PredictFromAnExport) {
   EXPECT_NE(j.dump().find(export_.filename().string()), std::string::npos) << r.out;
 }
 
+TEST_F(NsysCli, PredictFindsPerLayerSyncsInAnExport) {
+  const auto path = test::build_export(dir_, "nsys_layer_syncs");
+  const CliRun r = run(dir_, "predict --trace " + q(path) + " --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  bool packing = false;
+  for (const auto& f : j.at("fixes")) {
+    if (f.at("fix") != "packing" || f.at("variant") != "cached") continue;
+    packing = true;
+    EXPECT_TRUE(f.at("applicable").get<bool>()) << f.dump();
+    EXPECT_GT(f.at("predicted_saving_ns").get<double>(), 0.0);
+    EXPECT_NE(f.at("evidence").dump().find("aten::item"), std::string::npos) << f.dump();
+  }
+  EXPECT_TRUE(packing) << r.out;
+}
+
+TEST_F(NsysCli, ConvertWarnsOfNoCudaData) {
+  const auto path = test::build_export(dir_, "nsys_no_cuda");
+  const CliRun r = run(dir_, "convert " + q(path) + " " + q(dir_ / "out.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("syncscope: warning:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("no CUDA data"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::exists(dir_ / "out.json"));
+}
+
 TEST_F(NsysCli, NoCudaDataIsExitZeroWithAWarning) {
   const auto path = test::build_export(dir_, "nsys_no_cuda");
   const CliRun r = run(dir_, "analyze " + q(path) + " --format json");

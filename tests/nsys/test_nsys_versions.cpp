@@ -268,6 +268,21 @@ TEST(NsysVersions, ImpossibleRowsAreCountedNotFatal) {
   EXPECT_EQ(t.memcpys[1].bytes, 0u);
 }
 
+TEST(NsysVersions, PerLayerSyncsFromEmitNvtx) {
+  // tests/fixtures/nsys/nsys_layer_syncs.sql: 3 steps x 4 layers, one .item() per layer.
+  AnalysisOptions o;
+  o.layer_glob = "layer_*";
+  const AnalysisResult r = analyze(load("nsys_layer_syncs"), o);
+  EXPECT_EQ(r.totals.syncs.total, 12u);
+  EXPECT_EQ(r.totals.syncs.by_cause.at("aten::item"), 12u);
+  EXPECT_EQ(r.totals.syncs.blocked_ns, 12 * 58000);
+  EXPECT_EQ(r.totals.syncs.bubble_ns, 2 * (3 * 44000 + 94000) + 3 * 44000);
+  ASSERT_EQ(r.steps.size(), 3u);
+  for (const auto& s : r.steps) EXPECT_EQ(s.syncs.total, 4u);
+  ASSERT_EQ(r.layers.size(), 12u);
+  for (const auto& l : r.layers) EXPECT_EQ(l.syncs.total, 1u);
+}
+
 TEST(NsysVersions, NamesAreBytesAndStillConvert) {
   // SQLite TEXT holds any bytes: a kernel name that is not UTF-8, an NVTX text with quotes,
   // a newline and a control character. The trace converts to JSON that reads back.
