@@ -25,6 +25,7 @@ void run_convert(const ConvertOptions& o) {
   (void)plan_output_file(o.output, o.force);
 
   Trace trace = read_trace(o.input);  // input format: decided by content
+  for (const auto& w : trace.meta.warnings) std::fprintf(stderr, "syncscope: warning: %s\n", w.c_str());
   WriteOptions w;
   w.format = format;
   w.overwrite = o.force;
@@ -42,10 +43,11 @@ void add_convert_command(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand(
       "convert",
       "Convert a trace between forms: Chrome trace JSON <-> gzip-compressed JSON, or a torch.profiler "
-      "(Kineto) trace -> syncscope's normalized Chrome JSON (one Perfetto track per GPU stream, launch->kernel "
+      "(Kineto) trace or an Nsight Systems SQLite export -> syncscope's normalized Chrome JSON (one Perfetto track per GPU stream, launch->kernel "
       "flow arrows, every model field kept). The input's format is recognized by content; the output is gzip "
       "when OUT ends in .gz.");
-  cmd->add_option("IN", opts->input, "Input trace: .json or .json.gz (torch.profiler or syncscope)")
+  cmd->add_option("IN", opts->input,
+                  "Input trace: .json or .json.gz (torch.profiler or syncscope), or an Nsight Systems SQLite export")
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("OUT", opts->output,

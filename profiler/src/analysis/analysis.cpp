@@ -409,6 +409,7 @@ AnalysisResult analyze(const Trace& trace, const AnalysisOptions& options) {
   }
 
   auto& w = r.warnings;
+  w.insert(w.end(), trace.meta.warnings.begin(), trace.meta.warnings.end());  // the reader's, first
   if (trace.meta.dropped_records > 0)
     w.push_back(std::to_string(trace.meta.dropped_records) + " records were dropped by the tracer: counts are lower bounds");
   const bool no_gpu = trace.kernels.empty() && trace.memcpys.empty() && trace.memsets.empty();

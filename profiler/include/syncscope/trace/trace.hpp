@@ -262,6 +262,9 @@ struct TraceMetadata {
   std::map<std::string, std::string> extra;                 // free-form provenance
   std::optional<std::int64_t> rank;  // distributedInfo.rank: the process's rank in a distributed job
   std::vector<ReadWarning> read_warnings;  // about the file read; not written back
+  // What the reader counted but did not reject (rows with impossible times, no CUDA data);
+  // shown with the analysis's warnings. Not written to files: a reading's notes, not data.
+  std::vector<std::string> warnings;
 };
 
 // Names given to host processes/threads and GPU streams by "M" metadata events.
