@@ -150,11 +150,12 @@ void TraceFacts::find_steps(PredictionReport& rep) {
   aopt.layer_glob = layer_glob;
   an = analyze(trace, aopt);
   for (const auto& s : an.steps) steps.push_back({s.start, s.end, -1, -1, s.name, -1});
-  for (auto& l : layers) {
-    for (std::size_t i = 0; i < steps.size(); ++i)
-      if (steps[i].start <= l.start && l.start < steps[i].end) l.step = static_cast<int>(i);
-  }
-  n_steps = std::max<std::size_t>(1, steps.size());
+  find_iterations(rep);
+  for (auto& l : layers) l.step = iteration_of(l.start);
+  n_steps = std::max<std::size_t>(1, iterations.size());
+  std::set<std::string> names;
+  for (const auto& l : layers) names.insert(l.name);
+  distinct_layer_names = names.size();
 
   if (!an.steps.empty()) {
     std::vector<double> d;
@@ -166,9 +167,59 @@ void TraceFacts::find_steps(PredictionReport& rep) {
     rep.notes.push_back(fmt::format("step time: median of {} '{}' ranges = {} (interval: {:.0f}% of steps)",
                                     d.size(), opt.step_glob, ms(step_ns->value), 100 * level));
     if (d.size() < 3) rep.notes.push_back("fewer than 3 steps: the step-time interval is the observed range only");
+  } else if (have_iterations()) {
+    std::vector<double> d;
+    for (const auto& w : iterations) d.push_back(static_cast<double>(w.end - w.start));
+    double tail = (1 - level) / 2;
+    step_ns = Interval{median(d), std::min(median(d), quantile(d, tail)), std::max(median(d), quantile(d, 1 - tail))};
+    rep.notes.push_back(fmt::format("no step ranges match '{}'; {}: step time = their median, {} (interval: {:.0f}% "
+                                    "of iterations)",
+                                    opt.step_glob, iteration_source, ms(step_ns->value), 100 * level));
   } else {
-    rep.notes.push_back(fmt::format("no step ranges match '{}': speedups need --step-range GLOB", opt.step_glob));
+    rep.notes.push_back(fmt::format("no step ranges match '{}' and no repeated forward, backward or optimizer ranges "
+                                    "mark iterations: per-step figures and speedups need --step-range GLOB (or "
+                                    "torch.profiler's prof.step())",
+                                    opt.step_glob));
   }
+}
+
+void TraceFacts::find_iterations(PredictionReport&) {
+  if (!steps.empty()) {
+    iterations = steps;
+    iteration_source = fmt::format("{} step ranges '{}'", steps.size(), opt.step_glob);
+    return;
+  }
+  IterationMarkers m = find_iteration_markers(trace);
+  iterations = std::move(m.windows);
+  iteration_source = std::move(m.description);
+}
+
+std::string TraceFacts::repeat_check(const std::vector<bool>& has, const std::string& what) const {
+  if (!have_iterations()) return "";
+  std::vector<int> with_layers(iterations.size(), 0), with_pattern(iterations.size(), 0);
+  for (std::size_t i = 0; i < layers.size() && i < has.size(); ++i) {
+    if (layers[i].step < 0) continue;
+    with_layers[static_cast<std::size_t>(layers[i].step)] = 1;
+    if (has[i]) with_pattern[static_cast<std::size_t>(layers[i].step)] = 1;
+  }
+  int n = 0, k = 0;
+  for (std::size_t i = 0; i < iterations.size(); ++i) {
+    n += with_layers[i];
+    k += with_pattern[i];
+  }
+  if (n == 0)
+    return fmt::format("no layer range lies inside the {}: nothing per step to count", iteration_source);
+  if (k < 0.75 * n)
+    return fmt::format("{} appears in only {} of the {} iterations that hold layers ({}): it does not repeat per "
+                       "step",
+                       what, k, n, iteration_source);
+  return "";
+}
+
+int TraceFacts::iteration_of(Ns t) const {
+  for (std::size_t i = 0; i < iterations.size(); ++i)
+    if (iterations[i].start <= t && t < iterations[i].end) return static_cast<int>(i);
+  return -1;
 }
 
 // Host ranges and GPU time do not line up (the GPU runs behind the host), so a window's GPU

@@ -74,9 +74,25 @@ class TraceFacts {
   std::string layer_glob;
   std::vector<Window> layers;  // outermost layer ranges, time order
   AnalysisResult an;
-  std::vector<Window> steps;
-  std::size_t n_steps = 1;  // steps, at least 1
+  std::vector<Window> steps;  // the step ranges (--step-range)
+  // Iterations: the step ranges when the trace has them, else the windows between repeated
+  // iteration markers (torch.optim's "Optimizer.step#..." ranges, or a top-level forward or
+  // backward range repeated once per iteration); empty when neither. Per-step figures come
+  // from these, never from sums over the whole trace.
+  std::vector<Window> iterations;
+  std::string iteration_source;  // how they were found, for the evidence
+  std::size_t n_steps = 1;       // iterations, at least 1
   std::optional<Interval> step_ns;
+  std::size_t distinct_layer_names = 0;
+
+  bool have_iterations() const { return !iterations.empty(); }
+  int iteration_of(Ns t) const;  // index into iterations, -1 outside all
+  // Whether layer i counts towards per-step figures: inside a whole iteration when there
+  // are iterations (a partial one at the trace's edge would skew the counts), else always.
+  bool in_scope(std::size_t layer) const { return !have_iterations() || layers[layer].step >= 0; }
+  // "" when the layers with a pattern (has[i], per layer) appear in at least 75% of the
+  // iterations that hold layers (or there are no iterations); else why not, naming `what`.
+  std::string repeat_check(const std::vector<bool>& has, const std::string& what) const;
 
   // GPU time of the work each host call launched, by correlation id: all work, kernels, and
   // the row-scaled (GEMM and activation) kernels.
@@ -105,12 +121,21 @@ class TraceFacts {
   std::vector<std::size_t>::const_iterator first_api_at(Ns a) const;
   void find_layers(PredictionReport& report);
   void find_steps(PredictionReport& report);
+  void find_iterations(PredictionReport& report);
   void attribute_gpu_work();
   void choose_round_trip();
   void classify_layer_syncs();
 
   std::vector<std::size_t> api_order_;  // api_calls indices by start
 };
+
+// Iteration markers in a trace without step ranges: the windows between consecutive
+// occurrences of the best marker (see TraceFacts::iterations); empty when none repeats.
+struct IterationMarkers {
+  std::vector<Window> windows;
+  std::string description;  // "12 iterations between repeated 'Optimizer.step#SGD.step' ranges"
+};
+IterationMarkers find_iteration_markers(const Trace& trace);
 
 // Appends `base` (not applicable, with its reason) once per variant, saving 0.
 void add_not_applicable(PredictionReport& report, const FixPrediction& base,

@@ -19,9 +19,11 @@ void detect_moe(const TraceFacts& facts, PredictionReport& rep) {
   std::map<std::string, int> causes;
   double expert_gpu_ns = 0;  // GPU time launched from each layer's first routing sync on
   double expert_row_ns = 0;  // the GEMM and activation part of it (what padding multiplies)
+  std::vector<bool> has(facts.ls.size());
   for (std::size_t i = 0; i < facts.ls.size(); ++i) {
     const auto& l = facts.ls[i];
-    if (l.routing.size() < 2) continue;
+    if (l.routing.size() < 2 || !facts.in_scope(i)) continue;
+    has[i] = true;
     ++moe_layer_occ;
     moe_layer_names.insert(facts.layers[i].name);
     counts.push_back(static_cast<double>(l.routing.size()));
@@ -39,20 +41,38 @@ void detect_moe(const TraceFacts& facts, PredictionReport& rep) {
     base.reason = "needs layer ranges (--layer-range GLOB) to find per-expert routing syncs";
   } else if (moe_layer_occ == 0) {
     base.applicable = false;
-    base.reason = fmt::format("no run of nonzero/where-style syncs inside any of the {} layer ranges", facts.layers.size());
+    base.reason = fmt::format("no run of nonzero/where-style syncs inside any of the {} layer ranges{}",
+                              facts.layers.size(), facts.have_iterations() ? " within whole iterations" : "");
+  } else if (!facts.have_iterations() && moe_layer_names.size() < 2) {
+    base.applicable = false;
+    base.reason = fmt::format("the routing layers share one name and there are no step ranges ('{}') or repeated "
+                              "forward, backward or optimizer ranges: MoE layers per step cannot be counted (pass "
+                              "--step-range GLOB)",
+                              facts.opt.step_glob);
+  } else if (std::string r = facts.repeat_check(has, "the routing-sync pattern"); !r.empty()) {
+    base.applicable = false;
+    base.reason = r;
   }
   if (!base.applicable) {
     add_not_applicable(rep, base, {"sorted", "device"});
   } else {
     MoeParams p;
     p.experts = static_cast<int>(std::lround(median(counts)));
-    p.moe_layers = static_cast<int>(std::lround(static_cast<double>(moe_layer_occ) / static_cast<double>(facts.n_steps)));
+    // Per step: occurrences over whole iterations; without iterations, each distinct layer
+    // name once (one routing pass per step assumed, said in a note).
+    p.moe_layers = facts.have_iterations()
+                       ? static_cast<int>(std::lround(static_cast<double>(moe_layer_occ) / static_cast<double>(facts.n_steps)))
+                       : static_cast<int>(moe_layer_names.size());
     p.passes = 1;
     p.per_expert_ns = mean_ci(bubbles, facts.opt.bootstrap, facts.opt.seed + 6, facts.level);
     std::string cs;
     for (const auto& [c, n] : causes) cs += fmt::format("{}{} x{}", cs.empty() ? "" : ", ", c, n);
-    const double per_step_expert_ns = expert_gpu_ns / static_cast<double>(facts.n_steps);
-    const double per_step_row_ns = expert_row_ns / static_cast<double>(facts.n_steps);
+    // Occurrences per step: over whole iterations, else each name's occurrences (one pass).
+    const double steps_seen = facts.have_iterations() ? static_cast<double>(facts.n_steps)
+                                                      : static_cast<double>(moe_layer_occ) /
+                                                            static_cast<double>(moe_layer_names.size());
+    const double per_step_expert_ns = expert_gpu_ns / steps_seen;
+    const double per_step_row_ns = expert_row_ns / steps_seen;
     // Padding multiplies only the work that scales with an expert's rows: its GEMMs and
     // activation. The per-expert gathers, weights and accumulation keep their total size,
     // and the small per-expert launches of the loop mostly go away. When no kernel in the
@@ -108,7 +128,7 @@ void detect_moe(const TraceFacts& facts, PredictionReport& rep) {
       // routes more than once per step); backward adds two forward passes' worth: in all
       // (E/k - 1) * measured * (1 + 2 / passes), 3x the forward work without recompute.
       const double passes =
-          moe_layer_names.size() >= 2
+          moe_layer_names.size() >= 2 && facts.have_iterations()
               ? std::max(1.0, static_cast<double>(moe_layer_occ) / static_cast<double>(facts.n_steps) /
                                   static_cast<double>(moe_layer_names.size()))
               : 1.0;
@@ -131,8 +151,13 @@ void detect_moe(const TraceFacts& facts, PredictionReport& rep) {
                                        moe_layer_occ, facts.layers.size(), p.experts, cs));
       f.evidence.push_back(fmt::format("q = mean bubble of those syncs = {} (bootstrap {:.0f}% interval)",
                                        us(p.per_expert_ns.value), 100 * facts.level));
-      f.notes.push_back("moe_layers counts layer occurrences per step with routing syncs (a recompute pass counts "
-                        "again), so passes = 1");
+      if (facts.have_iterations())
+        f.notes.push_back(fmt::format("moe_layers counts layer occurrences per step with routing syncs over {} (a "
+                                      "recompute pass counts again), so passes = 1",
+                                      facts.iteration_source));
+      else
+        f.notes.push_back("no step ranges or iteration markers: moe_layers counts each layer name with routing syncs "
+                          "once (one routing pass per step assumed)");
       if (std::string(v) == "device" && p.gpu_busy_ns)
         f.evidence.push_back(fmt::format(
             "per step: GPU busy {}, bubbles of the other syncs {}, host time without the routing syncs and the "

@@ -22,19 +22,37 @@ void detect_packing(const TraceFacts& facts, PredictionReport& rep) {
   // does), L counts those names, and the per-layer parameters come from the occurrences
   // that hold the pattern. Traces that give every layer the same name fall back to
   // counting occurrences.
-  auto has_pattern = [&](std::size_t i) { return !facts.ls[i].packing.empty() || !facts.ls[i].rebuilds.empty(); };
+  auto has_pattern = [&](std::size_t i) {
+    return facts.in_scope(i) && (!facts.ls[i].packing.empty() || !facts.ls[i].rebuilds.empty());
+  };
+  std::vector<bool> has(facts.layers.size());
+  for (std::size_t i = 0; i < has.size(); ++i) has[i] = has_pattern(i);
   std::map<std::string, bool> name_has;
   for (std::size_t i = 0; i < facts.layers.size(); ++i) name_has[facts.layers[i].name] = name_has[facts.layers[i].name] || has_pattern(i);
   const bool by_name = name_has.size() >= 2;
-  std::size_t units = by_name ? name_has.size() : facts.layers.size(), with_pattern = 0;
+  std::size_t units = 0, with_pattern = 0;
   if (by_name) {
+    units = name_has.size();
     for (const auto& [n, h] : name_has) with_pattern += h ? 1 : 0;
   } else {
-    for (std::size_t i = 0; i < facts.layers.size(); ++i) with_pattern += has_pattern(i) ? 1 : 0;
+    for (std::size_t i = 0; i < facts.layers.size(); ++i) {
+      units += facts.in_scope(i) ? 1 : 0;
+      with_pattern += has[i] ? 1 : 0;
+    }
   }
+  const std::string repeats = facts.repeat_check(has, "the rebuild pattern");
   if (facts.layers.size() < 2) {
     f.applicable = false;
     f.reason = "needs at least two layer ranges (--layer-range GLOB) to see a per-layer pattern";
+  } else if (!by_name && !facts.have_iterations()) {
+    f.applicable = false;
+    f.reason = fmt::format("the layer ranges share one name and there are no step ranges ('{}') or repeated "
+                           "forward, backward or optimizer ranges: layers per step cannot be counted (pass "
+                           "--step-range GLOB)",
+                           facts.opt.step_glob);
+  } else if (!repeats.empty()) {
+    f.applicable = false;
+    f.reason = repeats;
   } else if (with_pattern < 0.75 * static_cast<double>(units)) {
     f.applicable = false;
     f.reason = fmt::format("no per-layer metadata/mask rebuild: {} of {} {} hold a sync with a repeated "
