@@ -612,6 +612,8 @@ int run_command(const RunArgs& args) {
     env.extra["gpu_profile_description"] = profile->description;
     env.extra["gpu_profile_measured"] = profile->measured ? "true" : "false";
   }
+  // A profile fitted from traces (calibrate --from-trace) says where it came from.
+  if (profile) for (const auto& [k, v] : profile->provenance) env.extra["gpu_profile_" + k] = v;
 #ifdef SYNCSCOPE_RUN_MEASURED
   if (mode == "measured") {
     int drv = 0, rt = 0;

@@ -78,7 +78,15 @@ bool is_row_scaled_kernel(std::string_view name) {
 PredictionReport predict_from_trace(const Trace& trace, const TracePredictOptions& opt, const std::string& source) {
   PredictionReport rep;
   rep.source = source;
-  if (opt.profile) rep.gpu_profile = opt.profile->name;
+  if (opt.profile) {
+    rep.gpu_profile = opt.profile->name;
+    if (auto it = opt.profile->provenance.find("traces"); it != opt.profile->provenance.end())
+      rep.notes.push_back(fmt::format("GPU profile {} was fitted from trace(s) {} ({}; host costs: {})",
+                                      opt.profile->name, it->second, opt.profile->measured_on,
+                                      opt.profile->provenance.count("host_costs")
+                                          ? opt.profile->provenance.at("host_costs")
+                                          : "unknown"));
+  }
   const detail::TraceFacts facts(trace, opt, rep);
   detail::detect_packing(facts, rep);
   detail::detect_offload(facts, rep);

@@ -199,7 +199,9 @@ TraceCalibration calibrate_from_traces(const std::vector<TraceInput>& traces, co
   // ---- estimates ----
   std::uint64_t seed = opt.seed;
   auto add = [&](const std::string& field, Interval v, std::int64_t events, std::string how) {
-    if (events <= 0 || !(v.value > 0) || !std::isfinite(v.value)) return;
+    // A count ratio may be 0 (no op that launches nothing); every time and rate is positive.
+    const bool zero_ok = field == "plain_ops_per_launch_op";
+    if (events <= 0 || !std::isfinite(v.value) || v.value < 0 || (v.value == 0 && !zero_ok)) return;
     out.estimates.push_back({field, v, events, std::move(how)});
   };
   const int B = opt.bootstrap;
