@@ -92,18 +92,6 @@ void calibrate_from_trace(const CalibrateOptions& o) {
 }
 #endif
 
-#if defined(SYNCSCOPE_CALIBRATE_AVAILABLE) && defined(SYNCSCOPE_MODEL_AVAILABLE)
-// "NVIDIA H200" -> "nvidia-h200": a file-name-safe profile name.
-std::string slug(const std::string& s) {
-  std::string o;
-  for (unsigned char c : s) {
-    if (std::isalnum(c)) o += static_cast<char>(std::tolower(c));
-    else if (!o.empty() && o.back() != '-') o += '-';
-  }
-  while (!o.empty() && o.back() == '-') o.pop_back();
-  return o.empty() ? "gpu" : o;
-}
-#endif
 }  // namespace
 
 void add_calibrate_command(CLI::App& app, Context& ctx) {
@@ -154,7 +142,7 @@ void add_calibrate_command(CLI::App& app, Context& ctx) {
     co.device = o->device;
     co.quick = o->quick;
     CalibrationMeasurements m = run_calibration(co);
-    std::string name = o->name.empty() ? slug(m.gpu_name) : o->name;
+    std::string name = o->name.empty() ? profile_slug(m.gpu_name) : o->name;
     std::string out = o->output.empty() ? name + ".yaml" : o->output;
     SYNCSCOPE_INPUT_ERROR_IF(!o->force && std::filesystem::exists(out, ec),
                              out + ": already exists; choose another name (--output, --name) or pass --force");

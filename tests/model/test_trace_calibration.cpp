@@ -332,8 +332,9 @@ TEST(TraceCalibration, EveryTraceFixtureSucceedsOrSaysWhatItLacks) {
       m::calibrate_from_traces({in}, o);  // no base: succeeds only when the trace has it all
     } catch (const InputError& err) {
       const std::string what = err.what();
-      EXPECT_TRUE(what.find("needs") != std::string::npos || what.find("nothing to calibrate from") != std::string::npos)
-          << what;
+      const bool says =
+          what.find("needs") != std::string::npos || what.find("nothing to calibrate from") != std::string::npos;
+      EXPECT_TRUE(says) << what;
       ++lacking;
     }
     o.base = load_gpu_profile("H200");

@@ -46,7 +46,8 @@ Ns Union::measure(Ns a, Ns b) const {
                              [](const auto& x, const auto& y) { return x.first < y.first; });
   if (it != iv.begin()) --it;
   Ns total = 0;
-  for (; it != iv.end() && it->first < b; ++it) total += std::max<Ns>(0, std::min(b, it->second) - std::max(a, it->first));
+  for (; it != iv.end() && it->first < b; ++it)
+    total += std::max<Ns>(0, std::min(b, it->second) - std::max(a, it->first));
   return total;
 }
 

@@ -31,8 +31,9 @@ void detect_moe(const TraceFacts& facts, PredictionReport& rep) {
       bubbles.push_back(static_cast<double>(s->bubble_ns));
       causes[s->cause]++;
     }
-    expert_gpu_ns += facts.launched_ns(facts.gpu_by_corr, l.routing.front()->start, facts.layers[i].end, facts.layers[i].tid);
-    expert_row_ns += facts.launched_ns(facts.row_work_by_corr, l.routing.front()->start, facts.layers[i].end, facts.layers[i].tid);
+    const Window& w = facts.layers[i];
+    expert_gpu_ns += facts.launched_ns(facts.gpu_by_corr, l.routing.front()->start, w.end, w.tid);
+    expert_row_ns += facts.launched_ns(facts.row_work_by_corr, l.routing.front()->start, w.end, w.tid);
   }
   FixPrediction base;
   base.fix = "moe_routing";
@@ -60,9 +61,9 @@ void detect_moe(const TraceFacts& facts, PredictionReport& rep) {
     p.experts = static_cast<int>(std::lround(median(counts)));
     // Per step: occurrences over whole iterations; without iterations, each distinct layer
     // name once (one routing pass per step assumed, said in a note).
-    p.moe_layers = facts.have_iterations()
-                       ? static_cast<int>(std::lround(static_cast<double>(moe_layer_occ) / static_cast<double>(facts.n_steps)))
-                       : static_cast<int>(moe_layer_names.size());
+    const double occ = static_cast<double>(moe_layer_occ);
+    p.moe_layers = facts.have_iterations() ? static_cast<int>(std::lround(occ / static_cast<double>(facts.n_steps)))
+                                           : static_cast<int>(moe_layer_names.size());
     p.passes = 1;
     p.per_expert_ns = mean_ci(bubbles, facts.opt.bootstrap, facts.opt.seed + 6, facts.level);
     std::string cs;
@@ -114,7 +115,8 @@ void detect_moe(const TraceFacts& facts, PredictionReport& rep) {
       }
       std::vector<double> host_after(S);
       for (std::size_t i = 0; i < S; ++i)
-        host_after[i] = std::max(0.0, static_cast<double>(facts.an.steps[i].duration_ns) - routing_blocked[i] - launches[i]);
+        host_after[i] =
+            std::max(0.0, static_cast<double>(facts.an.steps[i].duration_ns) - routing_blocked[i] - launches[i]);
       p.gpu_busy_ns = mean_ci(busy, facts.opt.bootstrap, facts.opt.seed + 8, facts.level);
       p.other_bubble_ns = mean_ci(other_bubbles, facts.opt.bootstrap, facts.opt.seed + 9, facts.level);
       p.host_after_ns = mean_ci(host_after, facts.opt.bootstrap, facts.opt.seed + 10, facts.level);

@@ -70,7 +70,8 @@ Reloads find_reloads(const TraceFacts& facts, const std::vector<Window>& bw) {
     out.copies.push_back(&m);
   }
   for (const auto& w : bw)
-    if (facts.iteration_of(w.start) >= 0) out.backward_kernel_ns += facts.launched_ns(facts.kernel_by_corr, w.start, w.end, w.tid);
+    if (facts.iteration_of(w.start) >= 0)
+      out.backward_kernel_ns += facts.launched_ns(facts.kernel_by_corr, w.start, w.end, w.tid);
   return out;
 }
 

@@ -28,7 +28,10 @@ void detect_packing(const TraceFacts& facts, PredictionReport& rep) {
   std::vector<bool> has(facts.layers.size());
   for (std::size_t i = 0; i < has.size(); ++i) has[i] = has_pattern(i);
   std::map<std::string, bool> name_has;
-  for (std::size_t i = 0; i < facts.layers.size(); ++i) name_has[facts.layers[i].name] = name_has[facts.layers[i].name] || has_pattern(i);
+  for (std::size_t i = 0; i < facts.layers.size(); ++i) {
+    bool& h = name_has[facts.layers[i].name];
+    h = h || has_pattern(i);
+  }
   const bool by_name = name_has.size() >= 2;
   std::size_t units = 0, with_pattern = 0;
   if (by_name) {
@@ -81,7 +84,8 @@ void detect_packing(const TraceFacts& facts, PredictionReport& rep) {
         rebuild_host += std::max(0.0, static_cast<double>(r.end - r.start) - in_blocked);
       }
       // GPU time (kernels, memsets) of the work launched inside the rebuild ranges.
-      for (const auto& r : facts.ls[i].rebuilds) rebuild_gpu += facts.launched_ns(facts.gpu_by_corr, r.start, r.end, r.tid);
+      for (const auto& r : facts.ls[i].rebuilds)
+        rebuild_gpu += facts.launched_ns(facts.gpu_by_corr, r.start, r.end, r.tid);
       s_v.push_back(bubble + rebuild_gpu);
       host_v.push_back(std::max(0.0, static_cast<double>(w.end - w.start) - blocked));
       gpu_v.push_back(facts.launched_ns(facts.gpu_by_corr, w.start, w.end, w.tid));
@@ -103,14 +107,16 @@ void detect_packing(const TraceFacts& facts, PredictionReport& rep) {
     }
     f = predict_packing(p, facts.step_ns, facts.opt.propagation);
     packing_params = p;
-    f.evidence.push_back(fmt::format("{} matching '{}' ({} per step)", facts.layer_count_text(facts.layers.size()), facts.layer_glob,
+    f.evidence.push_back(fmt::format("{} matching '{}' ({} per step)", facts.layer_count_text(facts.layers.size()),
+                                     facts.layer_glob,
                                      p.layers));
     std::size_t nsync = 0;
     for (const auto& l : facts.ls) nsync += l.packing.size();
     std::string causes;
     for (const auto& [c, n] : cause_count) causes += fmt::format("{}{} x{}", causes.empty() ? "" : ", ", c, n);
-    f.evidence.push_back(fmt::format("{} sync points inside layers {} ({} per layer): {}", nsync,
-                                     facts.any_rebuild_range ? "inside the rebuild ranges" : "with a cause repeated in >= 75% of layers",
+    const char* where =
+        facts.any_rebuild_range ? "inside the rebuild ranges" : "with a cause repeated in >= 75% of layers";
+    f.evidence.push_back(fmt::format("{} sync points inside layers {} ({} per layer): {}", nsync, where,
                                      p.syncs_per_layer, causes.empty() ? "none" : causes));
     if (facts.any_rebuild_range) {
       std::string names;

@@ -1,27 +1,13 @@
 // Printing a trace calibration (text table, JSON), and how kernels are named and classed.
-#include <algorithm>
-#include <cctype>
-
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "syncscope/model/trace_calibration.hpp"
+#include "trace_predict_facts.hpp"
 
 namespace syncscope::model {
 
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string o(s);
-  std::transform(o.begin(), o.end(), o.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return o;
-}
-
-bool has(const std::string& s, std::initializer_list<const char*> keys) {
-  for (const char* k : keys)
-    if (s.find(k) != std::string::npos) return true;
-  return false;
-}
 
 // Value, unit and scale for display.
 struct Shown {
@@ -55,12 +41,14 @@ std::string kernel_key(std::string_view name) {
 }
 
 std::string kernel_class_of(std::string_view kernel_name) {
-  const std::string n = lower(kernel_name);
-  if (has(n, {"flash", "fmha", "attention", "sdpa", "mha_"})) return "attention";
-  if (has(n, {"reduce", "reduction", "softmax", "norm", "splitk"})) return "reduce";
-  if (has(n, {"gemm", "nvjet", "xmma", "cutlass", "cublas", "matmul", "bmm", "wgrad", "dgrad", "_proj"}))
+  using detail::contains_any;
+  const std::string n = detail::lower(kernel_name);
+  if (contains_any(n, {"flash", "fmha", "attention", "sdpa", "mha_"})) return "attention";
+  if (contains_any(n, {"reduce", "reduction", "softmax", "norm", "splitk"})) return "reduce";
+  if (contains_any(n, {"gemm", "nvjet", "xmma", "cutlass", "cublas", "matmul", "bmm", "wgrad", "dgrad", "_proj"}))
     return "gemm";
-  if (has(n, {"elementwise", "vectorized", "unrolled", "functor", "copy", "fill", "silu", "gelu", "index", "cat"}))
+  if (contains_any(n, {"elementwise", "vectorized", "unrolled", "functor", "copy", "fill", "silu", "gelu", "index",
+                       "cat"}))
     return "elementwise";
   return "other";
 }

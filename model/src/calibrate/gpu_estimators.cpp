@@ -85,7 +85,8 @@ void collect_gpu_samples(const Trace& trace, const AnalysisResult& an, const std
     for (const auto& s : an.sync_points) blocked.emplace_back(s.start, s.end);
     std::sort(blocked.begin(), blocked.end());
     auto in_sync = [&](const ApiCall& a) {
-      auto it = std::upper_bound(blocked.begin(), blocked.end(), std::make_pair(a.start, std::numeric_limits<Ns>::max()));
+      auto it =
+          std::upper_bound(blocked.begin(), blocked.end(), std::make_pair(a.start, std::numeric_limits<Ns>::max()));
       return it != blocked.begin() && std::prev(it)->second >= a.end;
     };
     std::unordered_map<std::uint64_t, int> launched;

@@ -17,6 +17,7 @@
 
 #include "syncscope/model/trace_calibration.hpp"
 #include "trace_estimators.hpp"
+#include "trace_predict_facts.hpp"
 
 namespace syncscope::model::calib {
 
@@ -25,35 +26,6 @@ namespace {
 bool is_boundary_range(const Range& r) {
   return r.kind == RangeKind::UserAnnotation || r.kind == RangeKind::NvtxPushPop || r.kind == RangeKind::NvtxStartEnd;
 }
-
-// Sorted, merged intervals with a measure over [a, b).
-class Cover {
- public:
-  void add(Ns a, Ns b) {
-    if (b > a) iv_.emplace_back(a, b);
-  }
-  void build() {
-    std::sort(iv_.begin(), iv_.end());
-    std::vector<std::pair<Ns, Ns>> m;
-    for (const auto& x : iv_) {
-      if (!m.empty() && x.first <= m.back().second) m.back().second = std::max(m.back().second, x.second);
-      else m.push_back(x);
-    }
-    iv_ = std::move(m);
-  }
-  Ns measure(Ns a, Ns b) const {
-    if (b <= a) return 0;
-    auto it = std::upper_bound(iv_.begin(), iv_.end(), std::make_pair(a, Ns{0}),
-                               [](const auto& x, const auto& y) { return x.first < y.first; });
-    if (it != iv_.begin()) --it;
-    Ns total = 0;
-    for (; it != iv_.end() && it->first < b; ++it) total += std::max<Ns>(0, std::min(b, it->second) - std::max(a, it->first));
-    return total;
-  }
-
- private:
-  std::vector<std::pair<Ns, Ns>> iv_;
-};
 
 enum class ItemKind { Op, LaunchCall, Push, Pop };
 
@@ -178,12 +150,13 @@ void collect_host_costs(const Trace& trace, const AnalysisResult& an, const std:
     }
     // What each thread's gaps must not count: the other threads' items, its own syncs.
     for (auto& [tid, v] : items) {
-      Cover cover;
+      std::vector<std::pair<Ns, Ns>> covered;
       for (const auto& [other, ov] : items)
         if (other != tid)
-          for (const auto& i : ov) cover.add(i.start, i.end);
-      for (const auto& [s, e] : threads[tid].syncs) cover.add(s, e);
-      cover.build();
+          for (const auto& i : ov) covered.emplace_back(i.start, i.end);
+      covered.insert(covered.end(), threads[tid].syncs.begin(), threads[tid].syncs.end());
+      detail::Union cover;
+      cover.build(std::move(covered));
       ++out.host_threads;
       Ns cursor = w.start;
       auto gap_to = [&](Ns t) {

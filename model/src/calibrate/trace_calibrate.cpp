@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "syncscope/core/error.hpp"
+#include "syncscope/model/calibration_profile.hpp"
 #include "syncscope/model/trace_calibration.hpp"
 #include "syncscope/model/trace_predict.hpp"
 #include "trace_estimators.hpp"
@@ -91,16 +92,6 @@ double field_value(const GpuProfile& p, const std::string& f) {
   if (f == "sm_count") return p.sm_count;
   if (f == "unified_memory") return p.unified_memory ? 1 : 0;
   return *field_ptr(const_cast<GpuProfile&>(p), f);
-}
-
-std::string slug(const std::string& s) {
-  std::string o;
-  for (unsigned char c : s) {
-    if (std::isalnum(c)) o += static_cast<char>(std::tolower(c));
-    else if (!o.empty() && o.back() != '-') o += '-';
-  }
-  while (!o.empty() && o.back() == '-') o.pop_back();
-  return o;
 }
 
 std::string basename_of(const std::string& path) {
@@ -210,7 +201,8 @@ TraceCalibration calibrate_from_traces(const std::vector<TraceInput>& traces, co
       fmt::format("median of (sync return - end of the last GPU activity it waited for) over {} of {} syncs that "
                   "waited",
                   s.round_trip_ns.size(), s.syncs));
-  add("launch_overhead_ns", calib::grouped_median_mean(s.launch_call_ns, B, ++seed), calib::total_count(s.launch_call_ns),
+  add("launch_overhead_ns", calib::grouped_median_mean(s.launch_call_ns, B, ++seed),
+      calib::total_count(s.launch_call_ns),
       "launch call duration: per API name the median, weighted by calls");
   add("launch_latency_ns", calib::median_ci(s.latency_ns, B, ++seed), static_cast<std::int64_t>(s.latency_ns.size()),
       "median of (kernel or memset start - launch call start) for work on a stream idle at the call");
@@ -282,7 +274,7 @@ TraceCalibration calibrate_from_traces(const std::vector<TraceInput>& traces, co
   // ---- the profile: fitted fields, then the base's, marked ----
   GpuProfile& p = out.profile;
   const std::string host_kind = host_cost_kind(traces);
-  p.name = !opt.name.empty() ? opt.name : (gpu_name.empty() ? "fitted" : slug(gpu_name) + "-fitted");
+  p.name = !opt.name.empty() ? opt.name : (gpu_name.empty() ? "fitted" : profile_slug(gpu_name) + "-fitted");
   p.description = fmt::format("{} fitted from {} trace(s) by syncscope calibrate --from-trace{}",
                               gpu_name.empty() ? "a GPU" : gpu_name, traces.size(),
                               opt.base ? ", other fields from " + opt.base_label : "");

@@ -6,11 +6,13 @@
 // - Host: each enqueueing call (cudaLaunchKernel, cudaMemcpyAsync, cudaMemsetAsync,
 //   cudaEventRecord, cudaStreamWaitEvent) costs launch_overhead_ns of host time, after the
 //   op's own host_ns (framework dispatch). Work becomes runnable launch_latency_ns after
-//   the call starts. A profile fitted from a trace (calibrate --from-trace) adds the
-//   framework's host time per op before each launch (host_launch_op_ns / launches_per_op
-//   + plain_ops_per_launch * host_op_ns) and host_range_ns at each range push and pop
-//   (and at each step's end), so an eager-Python profile runs the host as slowly as the
-//   traced Python loop did and a C++ one as fast as LibTorch did.
+//   the call starts (a fitted profile's copy_latency_ns for copies). A profile fitted from
+//   a trace (calibrate --from-trace) adds the framework's host time per op: before a launch
+//   that starts an op (Op::continues_op false) its time up to the call (host_launch_op_ns,
+//   or the fitted kernel's own figure, + plain_ops_per_launch_op * host_op_ns), and its
+//   time after the call when the next op starts or a range opens or closes; host_range_ns
+//   at each range push and pop and at each step's end. So an eager-Python profile runs the
+//   host as slowly as the traced Python loop did and a C++ one as fast as LibTorch did.
 // - Kernels: a roofline, max(flops / rate, bytes / dram_bytes_per_s), never below
 //   SimOptions::min_kernel_ns (a fitted profile's kernel_floor_ns instead, and for a
 //   kernel named like one the trace showed, never below that kernel's traced median).
