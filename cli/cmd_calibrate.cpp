@@ -3,12 +3,16 @@
 // interference) written as a GPU profile YAML that predict and the simulator read. The
 // benchmarks live in the measured backend (libsyncscope_backend.so), loaded only here; when
 // it is absent, cannot load or was built without CUDA, the message says which file and why.
+// With --from-trace it fits the profile from torch.profiler traces instead (CPU only, every
+// build, no backend: model/src/calibrate).
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "commands.hpp"
 #include "syncscope/core/error.hpp"
@@ -17,9 +21,11 @@
 
 #include <fmt/format.h>
 
+#include "syncscope/io/trace_io.hpp"
 #include "syncscope/model/calibration.hpp"
 #include "syncscope/model/calibration_profile.hpp"
 #include "syncscope/model/gpu_profile.hpp"
+#include "syncscope/model/trace_calibration.hpp"
 #include "syncscope/pipeline/backend.hpp"
 
 namespace syncscope::cli {
@@ -31,17 +37,55 @@ struct CalibrateOptions {
   bool quick = false;
   bool force = false;
   int device = 0;
+  // --from-trace
+  std::vector<std::string> traces;
+  std::string base;
+  std::string step_range = "ProfilerStep#*";
+  int steps = 0;
+  double warmup_factor = 1.5;
+  std::string format = "text";
 };
 
-// "NVIDIA H200" -> "nvidia-h200": a file-name-safe profile name.
-std::string slug(const std::string& s) {
-  std::string o;
-  for (unsigned char c : s) {
-    if (std::isalnum(c)) o += static_cast<char>(std::tolower(c));
-    else if (!o.empty() && o.back() != '-') o += '-';
+// calibrate --from-trace: no GPU, no CUDA; exit 2 (InputError) when a required field can be
+// neither estimated nor taken from --base.
+void calibrate_from_trace(const CalibrateOptions& o) {
+  SYNCSCOPE_INPUT_ERROR_IF(o.format != "text" && o.format != "json",
+                           "--format: expected text or json, got '" + o.format + "'");
+  SYNCSCOPE_INPUT_ERROR_IF(o.steps < 0, "--steps: expected 0 (all) or a positive count");
+  SYNCSCOPE_INPUT_ERROR_IF(!(o.warmup_factor == 0 || o.warmup_factor >= 1),
+                           "--warmup-factor: expected 0 (keep every step) or a factor >= 1");
+  std::error_code ec;
+  if (!o.output.empty())
+    SYNCSCOPE_INPUT_ERROR_IF(!o.force && std::filesystem::exists(o.output, ec),
+                             o.output + ": already exists; choose another name or pass --force to replace it");
+  model::TraceCalibrationOptions co;
+  co.step_glob = o.step_range;
+  co.max_steps = o.steps;
+  co.warmup_factor = o.warmup_factor;
+  co.name = o.name;
+  co.date_utc = utc_now_iso8601();
+  if (!o.base.empty()) {
+    co.base = load_gpu_profile(o.base);
+    co.base_label = o.base;
   }
-  while (!o.empty() && o.back() == '-') o.pop_back();
-  return o.empty() ? "gpu" : o;
+  std::vector<Trace> traces;
+  traces.reserve(o.traces.size());
+  std::vector<model::TraceInput> inputs;
+  for (const auto& path : o.traces) {
+    traces.push_back(read_trace(path));
+    inputs.push_back({path, model::sha256_file(path), &traces.back()});
+  }
+  const model::TraceCalibration cal = model::calibrate_from_traces(inputs, co);
+  const std::string out = o.output.empty() ? cal.profile.name + ".yaml" : o.output;
+  SYNCSCOPE_INPUT_ERROR_IF(!o.force && std::filesystem::exists(out, ec),
+                           out + ": already exists; choose another name (--output, --name) or pass --force");
+  write_file_atomic(out, gpu_profile_to_yaml(cal.profile), o.force);
+  if (o.format == "json") {
+    for (const auto& w : cal.warnings) std::fprintf(stderr, "syncscope: warning: %s\n", w.c_str());
+    std::cout << model::calibration_to_json(cal);
+  } else {
+    std::cout << model::calibration_to_text(cal) << "wrote " << out << "\n";
+  }
 }
 
 // The calibration microbenchmarks, from the measured backend.
@@ -50,7 +94,8 @@ CalibrationMeasurements calibrate_with_backend(const CalibrationOptions& co) {
   if (!load.backend)
     throw Error("syncscope calibrate needs the measured backend: " + load.error +
                 ". It is built with -DSYNCSCOPE_ENABLE_CUDA=ON (nvcc and the CUDA toolkit with cuBLAS); run it on a "
-                "machine with an NVIDIA GPU. The shipped profiles (model/profiles: H100, H200, B200, RTX5090, GB10) "
+                "machine with an NVIDIA GPU. Without one, fit a profile from a torch.profiler trace of your run: "
+                "syncscope calibrate --from-trace TRACE --base H200. The shipped profiles (model/profiles: H100, H200, B200, RTX5090, GB10) "
                 "hold datasheet values meanwhile.");
   if (!load.backend->can_calibrate())
     throw Error("syncscope calibrate: the measured backend " + load.backend->file().string() +
@@ -67,13 +112,36 @@ void add_calibrate_command(CLI::App& app, Context& ctx) {
       "Measure this machine's GPU with CUDA microbenchmarks (sync round trip, launch overhead and latency, pinned "
       "and pageable copy rates, device memory bandwidth, bf16 GEMM rate, copy/compute interference) and write a "
       "GPU profile (measured: true) for predict, run and the simulator. Takes under a minute; needs a CUDA build "
-      "and a GPU.");
+      "and a GPU. With --from-trace, fit the profile from torch.profiler traces of your own run instead (no GPU "
+      "needed): host cost per op, launch, round trip, copy rates, kernel times, each with a 90% interval; what "
+      "the traces cannot show comes from --base.");
   cmd->add_option("--output", o->output, "Profile file to write (default: <name>.yaml in the current directory)");
   cmd->add_option("--name", o->name, "Profile name (default: from the GPU's name, e.g. nvidia-h200)");
   cmd->add_flag("--quick", o->quick, "Fewer repeats and smaller sizes: a smoke check, not a profile to trust");
   cmd->add_option("--device", o->device, "CUDA device index")->capture_default_str();
   cmd->add_flag("--force", o->force, "Replace --output when it already exists");
+  cmd->add_option("--from-trace", o->traces,
+                  "Fit from these traces (torch.profiler .json/.json.gz, or syncscope's) instead of microbenchmarks: "
+                  "CPU only");
+  cmd->add_option("--base", o->base,
+                  "With --from-trace: profile (shipped name such as H200, or a file) for what the traces cannot show "
+                  "(FLOP rates, and copy rates without large copies); each such field is marked in the profile");
+  cmd->add_option("--step-range", o->step_range, "With --from-trace: glob over the range names that delimit steps")
+      ->capture_default_str();
+  cmd->add_option("--steps", o->steps, "With --from-trace: fit from the first N steps only (0: all)")
+      ->capture_default_str();
+  cmd->add_option("--warmup-factor", o->warmup_factor,
+                  "With --from-trace: skip steps longer than this times the median step (warm-up); 0 keeps all")
+      ->capture_default_str();
+  cmd->add_option("--format", o->format, "With --from-trace: the summary on stdout, text or json")
+      ->capture_default_str();
   cmd->callback([o, &ctx] {
+    if (!o->traces.empty()) {
+      calibrate_from_trace(*o);
+      ctx.exit_code = 0;
+      return;
+    }
+    SYNCSCOPE_INPUT_ERROR_IF(!o->base.empty(), "--base is for --from-trace (give the traces to fit from)");
     std::error_code ec;
     if (!o->output.empty())
       SYNCSCOPE_INPUT_ERROR_IF(!o->force && std::filesystem::exists(o->output, ec),
@@ -82,7 +150,7 @@ void add_calibrate_command(CLI::App& app, Context& ctx) {
     co.device = o->device;
     co.quick = o->quick;
     CalibrationMeasurements m = calibrate_with_backend(co);
-    std::string name = o->name.empty() ? slug(m.gpu_name) : o->name;
+    std::string name = o->name.empty() ? profile_slug(m.gpu_name) : o->name;
     std::string out = o->output.empty() ? name + ".yaml" : o->output;
     SYNCSCOPE_INPUT_ERROR_IF(!o->force && std::filesystem::exists(out, ec),
                              out + ": already exists; choose another name (--output, --name) or pass --force");

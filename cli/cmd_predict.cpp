@@ -131,9 +131,10 @@ void add_predict_command(CLI::App& app, Context& ctx) {
       "VALUE+-DELTA. model/README.md gives the formulas.");
   cmd->add_option("--fix", o->fixes, "Fix to predict: packing, offload, moe or all (repeatable); default: every fix "
                                      "whose inputs are given");
-  cmd->add_option("--gpu", o->gpu, "GPU profile: a shipped name (H100, H200, B200, RTX5090, GB10) or a profile file "
-                                   "(from syncscope calibrate); gives the round trip, copy rate, overlap slowdown "
-                                   "and unified memory");
+  cmd->add_option("--gpu,--gpu-profile", o->gpu,
+                  "GPU profile: a shipped name (H100, H200, B200, RTX5090, GB10) or a profile file (from syncscope "
+                  "calibrate, or calibrate --from-trace); gives the round trip, copy rate, overlap slowdown and "
+                  "unified memory");
   cmd->add_option("--scenario", o->scenario, "Scenario YAML: layer count, experts, prefetch depth, batch shape");
   cmd->add_option("--trace", o->trace, "Trace of a run without the fixes: estimate every parameter from it");
   cmd->add_option("--step-range", o->step_range, "With --trace: glob over range names that delimit steps")

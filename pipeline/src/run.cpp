@@ -160,6 +160,9 @@ RunOutcome run(const RunRequest& request) {
     st.env.cuda = v.cuda_runtime;
     st.env.libtorch = v.libtorch;
   }
+  // A profile fitted from traces (calibrate --from-trace) says where it came from.
+  if (st.profile)
+    for (const auto& [k, v] : st.profile->provenance) st.env.extra["gpu_profile_" + k] = v;
   results.env = st.env;
   results.notes = st.notes;
   assemble_variants(scenarios, plan.jobs, summaries, results);

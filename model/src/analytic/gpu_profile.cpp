@@ -14,6 +14,7 @@
 #include "syncscope/core/file_io.hpp"
 #include "syncscope/core/output_policy.hpp"
 #include "syncscope/core/text.hpp"
+#include "gpu_profile_fitted.hpp"
 
 namespace syncscope {
 
@@ -54,6 +55,18 @@ constexpr Field kFields[] = {
     {"memory_bytes", FieldType::Number, true},
     {"unified_memory", FieldType::Bool, false},
     {"copy_compute_slowdown", FieldType::Number, false},
+    // Fitted from a trace (calibrate --from-trace); optional.
+    {"host_op_ns", FieldType::Number, false},
+    {"host_launch_op_ns", FieldType::Number, false},
+    {"host_after_launch_ns", FieldType::Number, false},
+    {"host_range_ns", FieldType::Number, false},
+    {"launches_per_op", FieldType::Number, false},
+    {"plain_ops_per_launch_op", FieldType::Number, false},
+    {"copy_latency_ns", FieldType::Number, false},
+    {"kernel_floor_ns", FieldType::Number, false},
+    {"copy_floor_ns", FieldType::Number, false},
+    {"kernels", FieldType::String, false},     // a list; gpu_profile_fitted.cpp
+    {"provenance", FieldType::String, false},  // a map; gpu_profile_fitted.cpp
     {"sources", FieldType::String, true},  // a map; checked separately
 };
 
@@ -76,6 +89,15 @@ double* number_member(GpuProfile& p, std::string_view key) {
   if (key == "fp32_flops_per_s") return &p.fp32_flops_per_s;
   if (key == "memory_bytes") return &p.memory_bytes;
   if (key == "copy_compute_slowdown") return &p.copy_compute_slowdown;
+  if (key == "host_op_ns") return &p.host_op_ns;
+  if (key == "host_launch_op_ns") return &p.host_launch_op_ns;
+  if (key == "host_after_launch_ns") return &p.host_after_launch_ns;
+  if (key == "host_range_ns") return &p.host_range_ns;
+  if (key == "launches_per_op") return &p.launches_per_op;
+  if (key == "plain_ops_per_launch_op") return &p.plain_ops_per_launch_op;
+  if (key == "copy_latency_ns") return &p.copy_latency_ns;
+  if (key == "kernel_floor_ns") return &p.kernel_floor_ns;
+  if (key == "copy_floor_ns") return &p.copy_floor_ns;
   return nullptr;
 }
 
@@ -174,6 +196,10 @@ GpuProfile parse_profile(const std::string& text, const std::string& file) {
         if (auto problem = name_problem(p.sources[k], kMaxTextChars))
           fail(file, kv.second, "sources." + k, "the text " + *problem);
       }
+      continue;
+    }
+    if (key == "kernels" || key == "provenance") {
+      parse_fitted_section(file, key, node, p);
       continue;
     }
     switch (f.type) {
@@ -334,6 +360,7 @@ std::string gpu_profile_to_yaml(const GpuProfile& p) {
     if (k == "unified_memory" && (p.unified_memory || p.sources.count(f.key)))
       out += fmt::format("unified_memory: {}\n", p.unified_memory ? "true" : "false");
   }
+  out += fitted_sections_to_yaml(p);
   out += "sources:\n";
   for (const auto& [k, v] : p.sources) out += fmt::format("  {}: {}\n", k, yaml_quote(v));
   return out;

@@ -7,7 +7,9 @@
 #include <functional>
 #include <limits>
 #include <optional>
+#include <utility>
 
+#include "profile_costs.hpp"
 #include "syncscope/core/bounds.hpp"
 #include "syncscope/core/error.hpp"
 
@@ -296,6 +298,10 @@ double copy_rate(const Op& op, const GpuProfile& p) {
 
 bool is_legacy_default(const Program& prog, int stream) { return stream == 0 && !prog.streams[0].non_blocking; }
 
+Ns kernel_floor(const GpuProfile& p, const SimOptions& o) {
+  return p.kernel_floor_ns > 0 ? round_ns(p.kernel_floor_ns, p, "kernel_floor_ns") : o.min_kernel_ns;
+}
+
 }  // namespace
 
 Ns op_duration_ns(const Op& op, const GpuProfile& p, const SimOptions& options) {
@@ -312,17 +318,21 @@ Ns op_duration_ns(const Op& op, const GpuProfile& p, const SimOptions& options) 
         require_positive(p, p.dram_bytes_per_s, "dram_bytes_per_s");
         t = std::max(t, round_ns(op.bytes / p.dram_bytes_per_s * 1e9, p, "dram_bytes_per_s"));
       }
-      return std::max(t, options.min_kernel_ns);
+      // A fitted profile knows this kernel's time at the traced shapes, and the shortest
+      // kernels' time on that GPU (the floor below which no launch finishes).
+      if (const FittedKernel* k = detail::fitted_kernel(p, op.name)) t = std::max(t, k->median_ns);
+      return std::max(round_ns(t, p, "a fitted kernel time"), kernel_floor(p, options));
     }
     case OpKind::Memset:
       require_positive(p, p.dram_bytes_per_s, "dram_bytes_per_s");
-      return std::max(round_ns(op.bytes / p.dram_bytes_per_s * 1e9, p, "dram_bytes_per_s"), options.min_kernel_ns);
+      return std::max(round_ns(op.bytes / p.dram_bytes_per_s * 1e9, p, "dram_bytes_per_s"), kernel_floor(p, options));
     case OpKind::Copy: {
       const double rate = copy_rate(op, p);
       const char* field = op.copy == CopyKind::HtoD   ? "h2d_pinned_bytes_per_s (or h2d_pageable_bytes_per_s)"
                           : op.copy == CopyKind::DtoH ? "d2h_pinned_bytes_per_s (or d2h_pageable_bytes_per_s)"
                                                       : "dram_bytes_per_s";
-      return std::max(round_ns(op.bytes / rate * 1e9, p, field), options.min_copy_ns);
+      return std::max(round_ns(op.bytes / rate * 1e9, p, field),
+                      p.copy_floor_ns > 0 ? round_ns(p.copy_floor_ns, p, "copy_floor_ns") : options.min_copy_ns);
     }
     default:
       return 0;
@@ -394,6 +404,7 @@ Trace simulate(const Program& prog, const GpuProfile& p, const SimOptions& opt) 
   trace.meta.clock = ClockBase::Simulated;
   trace.meta.extra["gpu_profile"] = p.name;
   trace.meta.extra["gpu_profile_measured"] = p.measured ? "true" : "false";
+  for (const auto& [k, v] : p.provenance) trace.meta.extra["gpu_profile_" + k] = v;
   trace.meta.extra["mode"] = "simulated";
   if (p.h2d_pageable_bytes_per_s <= 0 || p.d2h_pageable_bytes_per_s <= 0)
     trace.meta.extra["pageable_copy_rate"] = "profile has none: pinned rate used";
@@ -408,6 +419,16 @@ Trace simulate(const Program& prog, const GpuProfile& p, const SimOptions& opt) 
                                  "stream " + std::to_string(trace_stream_id(prog, s)) + " (" + prog.streams[s].name + ")"});
   }
   trace.track_names.push_back({std::to_string(opt.pid), "", "host (simulated)"});
+
+  // Per op, once: the host time a fitted profile charges before it, and its GPU duration
+  // (the program repeats every step).
+  std::vector<detail::OpHostCost> host_cost(prog.ops.size());
+  std::vector<double> duration(prog.ops.size());
+  double pending_after = 0;  // the host time of the last op after its launch call, still to run
+  for (std::size_t i = 0; i < prog.ops.size(); ++i) {
+    host_cost[i] = detail::op_host_cost(prog.ops[i], p);
+    duration[i] = static_cast<double>(op_duration_ns(prog.ops[i], p, opt));
+  }
 
   Gpu gpu(p, prog.streams.size());
   std::vector<std::optional<std::size_t>> last_record(static_cast<std::size_t>(prog.num_events));
@@ -478,7 +499,7 @@ Trace simulate(const Program& prog, const GpuProfile& p, const SimOptions& opt) 
   auto enqueue = [&](Item it, double call_start) {
     auto deps = implicit_deps(it.stream);
     it.deps.insert(it.deps.end(), deps.begin(), deps.end());
-    it.ready = call_start + latency;
+    it.ready = call_start + (it.kind == ItemKind::Copy && p.copy_latency_ns > 0 ? p.copy_latency_ns : latency);
     return gpu.submit(std::move(it));
   };
 
@@ -502,6 +523,11 @@ Trace simulate(const Program& prog, const GpuProfile& p, const SimOptions& opt) 
     if (!own_steps) open_ranges.emplace_back(opt.step_range_prefix + std::to_string(opt.first_step + step), h);
     for (std::size_t i = 0; i < prog.ops.size(); ++i) {
       const Op& op = prog.ops[i];
+      // A fitted profile's host time per framework op: what is left of the previous op, then
+      // this one's time up to its launch call.
+      if (host_cost[i].starts_op || host_cost[i].boundary) h += std::exchange(pending_after, 0.0);
+      h += host_cost[i].before;
+      if (host_cost[i].starts_op) pending_after = host_cost[i].after;
       const double op_start = h;
       h += static_cast<double>(op.host_ns);
       if (op.kind != OpKind::HostWork) gpu.advance_to(h);
@@ -539,7 +565,7 @@ Trace simulate(const Program& prog, const GpuProfile& p, const SimOptions& opt) 
           it.stream = op.stream;
           it.op = i;
           it.correlation = corr;
-          it.work = static_cast<double>(op_duration_ns(op, p, opt));
+          it.work = duration[i];
           it.demand = it.work > 0 ? op.bytes / it.work : 0;
           emitted.push_back({enqueue(std::move(it), h), i});
           api(op.kind == OpKind::Kernel ? "cudaLaunchKernel" : "cudaMemsetAsync",
@@ -554,7 +580,7 @@ Trace simulate(const Program& prog, const GpuProfile& p, const SimOptions& opt) 
           it.stream = op.stream;
           it.op = i;
           it.correlation = corr;
-          it.work = static_cast<double>(op_duration_ns(op, p, opt));
+          it.work = duration[i];
           it.engine = op.copy == CopyKind::HtoD ? Engine::H2D : op.copy == CopyKind::DtoH ? Engine::D2H : Engine::Compute;
           it.is_copy_like = op.copy != CopyKind::DtoD;
           // Device-memory traffic: a device-to-device copy reads and writes it; a host copy
@@ -637,6 +663,7 @@ Trace simulate(const Program& prog, const GpuProfile& p, const SimOptions& opt) 
     }
     flush_cpu_op();
     if (!own_steps) {
+      h += std::exchange(pending_after, 0.0) + p.host_range_ns;  // the step range's pop
       auto [name, start] = open_ranges.back();
       open_ranges.pop_back();
       range(RangeKind::NvtxPushPop, name, start, h);
