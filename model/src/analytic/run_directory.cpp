@@ -4,7 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
+#include <type_traits>
 #include <nlohmann/json.hpp>
 
 #include "syncscope/core/error.hpp"
@@ -114,24 +116,113 @@ std::vector<TimelineStrip> timelines_from_json(std::string_view text, std::strin
 
 // ---- loading a results directory ----------------------------------------------------------
 
-ReportRun load_report_run(const std::filesystem::path& dir) {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The file `name` of run directory `dir` (a name from results.json, or one of our own file
+// names): refused unless it stays inside `dir`, by its spelling and after following
+// symbolic links, so `report` never reads (and embeds) a file the run does not hold.
+// `what` says where the name came from, for the message.
+fs::path inside_run(const fs::path& dir, const std::string& name, const std::string& what) {
+  const fs::path rel(name);
+  const std::string why =
+      fmt::format(": report reads only files inside the run directories it is given ({})", dir.string());
+  if (rel.has_root_path())
+    throw InputError(fmt::format("{} \"{}\" is an absolute path{}", what, name, why));
+  const fs::path norm = rel.lexically_normal();
+  if (norm.empty() || *norm.begin() == "..")
+    throw InputError(fmt::format("{} \"{}\" leads outside the run directory{}", what, name, why));
+  std::error_code ec;
+  const fs::path root = fs::canonical(dir, ec);
+  if (ec) throw InputError(fmt::format("{}: cannot resolve the run directory: {}", dir.string(), ec.message()));
+  const fs::path full = fs::weakly_canonical(root / norm, ec);
+  if (ec) throw InputError(fmt::format("{} \"{}\": cannot resolve: {}", what, name, ec.message()));
+  if (std::mismatch(root.begin(), root.end(), full.begin(), full.end()).first != root.end())
+    throw InputError(fmt::format("{} \"{}\" resolves through a symbolic link to {}, outside the run directory{}", what,
+                                 name, full.string(), why));
+  if (fs::exists(full, ec) && !fs::is_regular_file(full, ec))
+    throw InputError(fmt::format("{} \"{}\" is not a regular file{}", what, name, why));
+  return dir / norm;
+}
+
+// A field of a sim_check.json entry: absent is the default, present must have the type.
+template <typename T>
+T field(const nlohmann::json& o, const char* key, T fallback, const std::string& path) {
+  if (!o.contains(key)) return fallback;
+  const auto& v = o[key];
+  const bool ok = std::is_same_v<T, std::string> ? v.is_string() : v.is_number();
+  if (!ok)
+    throw InputError(fmt::format("{}/{}: expected {}", path, key, std::is_same_v<T, std::string> ? "a string" : "a number"));
+  return v.get<T>();
+}
+
+std::vector<ReportRun::SimCheckRow> read_sim_checks(const fs::path& sc) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(read_file(sc));
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(fmt::format("{}: not valid JSON at byte {}: {}", sc.string(), e.byte, e.what()));
+  }
+  if (!j.is_object() || !j.contains("checks") || !j["checks"].is_array())
+    throw InputError(sc.string() + ": expected an object with a \"checks\" array");
+  std::vector<ReportRun::SimCheckRow> rows;
+  const auto& checks = j["checks"];
+  for (std::size_t i = 0; i < checks.size(); ++i) {
+    const auto& c = checks[i];
+    if (!c.is_object() || !c.contains("comparison") || !c["comparison"].is_object() ||
+        !c["comparison"].contains("metrics") || !c["comparison"]["metrics"].is_array())
+      continue;
+    const std::string cp = fmt::format("{}: /checks/{}", sc.string(), i);
+    const auto& metrics = c["comparison"]["metrics"];
+    for (std::size_t k = 0; k < metrics.size(); ++k) {
+      const auto& m = metrics[k];
+      const std::string mp = fmt::format("{}/comparison/metrics/{}", cp, k);
+      if (!m.is_object()) throw InputError(mp + ": expected an object");
+      ReportRun::SimCheckRow row;
+      row.scenario = field<std::string>(c, "scenario", "", cp);
+      row.fix = field<std::string>(c, "fix", "", cp);
+      row.variant = field<std::string>(c, "variant", "", cp);
+      row.metric = field<std::string>(m, "metric", "", mp);
+      row.simulated = field<double>(m, "simulated", 0.0, mp);
+      row.measured = field<double>(m, "measured", 0.0, mp);
+      row.relative = field<double>(m, "relative", 0.0, mp);
+      rows.push_back(row);
+    }
+  }
+  return rows;
+}
+
+}  // namespace
+
+ReportRun load_report_run(const fs::path& dir) {
   ReportRun run;
   run.source = dir.string();
+  const fs::path results_file = inside_run(dir, "results.json", dir.string() + ":");
   run.results = read_results(dir);
-  const auto tl = dir / "timelines.json";
-  if (std::filesystem::exists(tl)) {
+  // Every trace named is checked, read or not: a results.json naming a file elsewhere is
+  // not a run directory `report` accepts.
+  std::vector<fs::path> traces(run.results.variants.size());
+  for (std::size_t i = 0; i < traces.size(); ++i) {
+    const auto& v = run.results.variants[i];
+    if (v.trace_file.empty()) continue;
+    traces[i] = inside_run(dir, v.trace_file,
+                           fmt::format("{}: /variants/{}/trace_file", results_file.string(), i));
+  }
+  const auto tl = inside_run(dir, "timelines.json", dir.string() + ":");
+  if (fs::exists(tl)) {
     run.timelines = timelines_from_json(read_file(tl), tl.string());
   } else {
     // Older or partial runs: rebuild the strips from the kept traces.
     std::map<std::string, bool> seen;
-    for (const auto& v : run.results.variants) {
-      if (v.trace_file.empty()) continue;
+    for (std::size_t i = 0; i < traces.size(); ++i) {
+      const auto& v = run.results.variants[i];
+      if (traces[i].empty()) continue;
       const std::string key = v.scenario + "/" + v.fix + "/" + v.variant;
       if (seen[key]) continue;
       seen[key] = true;
-      const auto path = dir / v.trace_file;
-      if (!std::filesystem::exists(path)) continue;
-      Trace t = read_trace(path);
+      if (!fs::exists(traces[i])) continue;
+      Trace t = read_trace(traces[i]);
       AnalysisOptions ao;
       TimelineOptions to;
       to.prefer_copies = v.fix == "offload";
@@ -142,31 +233,8 @@ ReportRun load_report_run(const std::filesystem::path& dir) {
       run.timelines.push_back(std::move(s));
     }
   }
-  const auto sc = dir / "sim_check.json";
-  if (std::filesystem::exists(sc)) {
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(read_file(sc));
-    } catch (const nlohmann::json::parse_error& e) {
-      throw InputError(fmt::format("{}: not valid JSON at byte {}: {}", sc.string(), e.byte, e.what()));
-    }
-    if (!j.is_object() || !j.contains("checks") || !j["checks"].is_array())
-      throw InputError(sc.string() + ": expected an object with a \"checks\" array");
-    for (const auto& c : j["checks"]) {
-      if (!c.is_object() || !c.contains("comparison") || !c["comparison"].contains("metrics")) continue;
-      for (const auto& m : c["comparison"]["metrics"]) {
-        ReportRun::SimCheckRow row;
-        row.scenario = c.value("scenario", "");
-        row.fix = c.value("fix", "");
-        row.variant = c.value("variant", "");
-        row.metric = m.value("metric", "");
-        row.simulated = m.value("simulated", 0.0);
-        row.measured = m.value("measured", 0.0);
-        row.relative = m.value("relative", 0.0);
-        run.sim_checks.push_back(row);
-      }
-    }
-  }
+  const auto sc = inside_run(dir, "sim_check.json", dir.string() + ":");
+  if (fs::exists(sc)) run.sim_checks = read_sim_checks(sc);
   return run;
 }
 
