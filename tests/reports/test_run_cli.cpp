@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "syncscope/core/csv.hpp"
@@ -99,6 +100,23 @@ TEST_F(RunCli, SimulatedRunWritesLabelledResultsAndRefusesOverwrite) {
   EXPECT_NE(html.find("class=\"banner mode-simulated\""), std::string::npos);
   EXPECT_NE(html.find("class=\"timeline-strip\""), std::string::npos);
   EXPECT_TRUE(fs::exists(dir_ / "res/timelines.json"));
+  // Issue 19 on a real run: a step bar per variant, the strips of the scenario on one
+  // time axis, the speedup headers saying what the numbers are.
+  EXPECT_NE(html.find("class=\"chart step-chart\""), std::string::npos);
+  std::size_t bars = 0;
+  for (auto p = html.find("class=\"variant step-bar\""); p != std::string::npos; p = html.find("class=\"variant step-bar\"", p + 1))
+    ++bars;
+  EXPECT_EQ(bars, 4u);
+  std::set<std::string> scales;
+  for (auto p = html.find("<svg class=\"timeline-strip\""); p != std::string::npos;
+       p = html.find("<svg class=\"timeline-strip\"", p + 1)) {
+    const auto a = html.find("data-ns-per-px=\"", p) + 16;
+    scales.insert(html.substr(a, html.find('"', a) - a));
+  }
+  EXPECT_EQ(scales.size(), 1u);  // one scenario, one axis
+  EXPECT_NE(html.find("<th>simulated speedup</th>"), std::string::npos);
+  EXPECT_EQ(html.find("<th>measured speedup</th>"), std::string::npos);
+  EXPECT_NE(read_file(dir_ / "res/timelines.json").find("\"sync_bubble_ns\""), std::string::npos);
   // No partial directory is left after success.
   for (const auto& e : fs::directory_iterator(dir_.path()))
     EXPECT_EQ(e.path().filename().string().find(".partial-"), std::string::npos) << e.path();

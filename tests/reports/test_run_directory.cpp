@@ -7,11 +7,11 @@
 #include <fstream>
 
 #include "report_fixture.hpp"
+#include "sim_fixture.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
 #include "syncscope/io/trace_io.hpp"
 #include "syncscope/model/run_directory.hpp"
-#include "syncscope/sim/simulator.hpp"
 #include "test_paths.hpp"
 
 namespace syncscope {
@@ -111,36 +111,9 @@ TEST_F(RunDirectory, NonRegularTraceIsRefused) {
   EXPECT_NE(e.find("not a regular file"), std::string::npos) << e;
 }
 
-// A simulated trace with a sync in every layer (as tests/reports/test_timeline.cpp's).
-Trace small_trace() {
-  GpuProfile p;
-  p.name = "test";
-  p.launch_overhead_ns = 5'000;
-  p.launch_latency_ns = 10'000;
-  p.sync_round_trip_ns = 20'000;
-  p.bf16_flops_per_s = p.fp32_flops_per_s = p.dram_bytes_per_s = 1e12;
-  p.h2d_pinned_bytes_per_s = p.d2h_pinned_bytes_per_s = p.h2d_pageable_bytes_per_s = p.d2h_pageable_bytes_per_s = 1e9;
-  program::Program prog;
-  prog.name = "t";
-  for (const char* name : {"layer_00", "layer_01"}) {
-    program::Op push, kernel, sync, pop;
-    push.kind = program::OpKind::RangePush;
-    push.name = name;
-    kernel.kind = program::OpKind::Kernel;
-    kernel.name = "gemm";
-    kernel.flops = 100e6;
-    sync.kind = program::OpKind::StreamSync;
-    pop.kind = program::OpKind::RangePop;
-    prog.ops.insert(prog.ops.end(), {push, kernel, sync, pop});
-  }
-  sim::SimOptions so;
-  so.steps = 3;
-  return sim::simulate(prog, p, so);
-}
-
 TEST_F(RunDirectory, PathsInsideTheDirectoryLoad) {
   // Through "..", and through a link that stays inside: both read the same trace.
-  write_trace(small_trace(), run_ / "traces" / "real.json.gz");
+  write_trace(simtest::synced_layers(2, /*sync_inside=*/true), run_ / "traces" / "real.json.gz");
   fs::create_symlink("real.json.gz", run_ / "traces" / "alias.json.gz");
   for (const std::string p : {"traces/../traces/real.json.gz", "traces/alias.json.gz", "./traces/real.json.gz"}) {
     write_results(p);
@@ -148,6 +121,8 @@ TEST_F(RunDirectory, PathsInsideTheDirectoryLoad) {
     const ReportRun run = load_report_run(run_);
     ASSERT_EQ(run.timelines.size(), 1u) << p;  // extracted from the trace: no timelines.json
     EXPECT_EQ(run.timelines[0].syncs, 1u);
+    ASSERT_TRUE(run.timelines[0].step.has_value());
+    EXPECT_EQ(run.timelines[0].step->syncs, 2u);  // two layers, a sync in each
   }
   // A trace that is missing is not an error (the report shows no strip for it).
   write_results("traces/missing.json.gz");

@@ -40,6 +40,19 @@ std::string timelines_to_json(const std::vector<TimelineStrip>& strips) {
       segs.push_back({lane, g.kind, g.start, g.end, g.label});
     }
     o["segments"] = std::move(segs);
+    if (s.step) {
+      const StepBreakdown& b = *s.step;
+      o["step"] = {{"step", b.step},
+                   {"steps", b.steps},
+                   {"device", b.device},
+                   {"duration_ns", b.duration_ns},
+                   {"compute_ns", b.compute_ns},
+                   {"copy_ns", b.copy_ns},
+                   {"sync_bubble_ns", b.sync_bubble_ns},
+                   {"other_idle_ns", b.other_idle_ns},
+                   {"host_blocked_ns", b.host_blocked_ns},
+                   {"syncs", b.syncs}};
+    }
     j["strips"].push_back(std::move(o));
   }
   return j.dump();
@@ -72,16 +85,18 @@ std::vector<TimelineStrip> timelines_from_json(std::string_view text, std::strin
     const std::string p = fmt::format("/strips/{}", i);
     const auto& o = arr[i];
     TimelineStrip s;
-    auto str = [&](const char* key) {
-      const auto& v = need(o, key, p);
-      typed(v.is_string(), p + "/" + key, "a string");
+    auto str_in = [&](const nlohmann::json& obj, const char* key, const std::string& path) {
+      const auto& v = need(obj, key, path);
+      typed(v.is_string(), path + "/" + key, "a string");
       return v.get<std::string>();
     };
-    auto integer = [&](const char* key) {
-      const auto& v = need(o, key, p);
-      typed(v.is_number_integer(), p + "/" + key, "an integer");
+    auto int_in = [&](const nlohmann::json& obj, const char* key, const std::string& path) {
+      const auto& v = need(obj, key, path);
+      typed(v.is_number_integer(), path + "/" + key, "an integer");
       return v.get<std::int64_t>();
     };
+    auto str = [&](const char* key) { return str_in(o, key, p); };
+    auto integer = [&](const char* key) { return int_in(o, key, p); };
     s.scenario = str("scenario");
     s.fix = str("fix");
     s.variant = str("variant");
@@ -108,6 +123,30 @@ std::vector<TimelineStrip> timelines_from_json(std::string_view text, std::strin
       typed(lane >= -1 && lane < static_cast<long>(s.lanes.size()), gp + "/0", "a lane index or -1");
       s.segments.push_back({lane < 0 ? "gpu" : s.lanes[static_cast<std::size_t>(lane)], r[1].get<std::string>(),
                             r[2].get<Ns>(), r[3].get<Ns>(), r[4].get<std::string>()});
+    }
+    if (o.contains("step")) {  // schema 2
+      const auto& st = o["step"];
+      const std::string sp = p + "/step";
+      typed(st.is_object(), sp, "an object");
+      auto count = [&](const char* key) {
+        const std::int64_t v = int_in(st, key, sp);
+        typed(v >= 0, sp + "/" + key, "a non-negative integer");
+        return v;
+      };
+      StepBreakdown b;
+      b.step = str_in(st, "step", sp);
+      b.steps = static_cast<std::uint64_t>(count("steps"));
+      const std::int64_t device = int_in(st, "device", sp);
+      typed(device >= -1 && device <= 1'000'000, sp + "/device", "a device id (-1: none)");
+      b.device = static_cast<std::int32_t>(device);
+      b.duration_ns = count("duration_ns");
+      b.compute_ns = count("compute_ns");
+      b.copy_ns = count("copy_ns");
+      b.sync_bubble_ns = count("sync_bubble_ns");
+      b.other_idle_ns = count("other_idle_ns");
+      b.host_blocked_ns = count("host_blocked_ns");
+      b.syncs = static_cast<std::uint64_t>(count("syncs"));
+      s.step = b;
     }
     out.push_back(std::move(s));
   }

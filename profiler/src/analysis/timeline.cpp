@@ -27,6 +27,16 @@ std::string stream_lane(std::int64_t stream, const Trace& t) {
   return "stream " + std::to_string(stream);
 }
 
+// The innermost host range (not a CPU op, not a GPU projection) that time `t` lies in.
+std::string enclosing_range(const Trace& t, Ns at) {
+  const Range* best = nullptr;
+  for (const auto& r : t.ranges) {
+    if (r.kind == RangeKind::GpuUserAnnotation || r.kind == RangeKind::CpuOp) continue;
+    if (r.start <= at && at < r.end && (!best || r.end - r.start < best->end - best->start)) best = &r;
+  }
+  return best ? std::string(t.str(best->name)) : "no host range";
+}
+
 }  // namespace
 
 TimelineStrip extract_timeline(const Trace& trace, const AnalysisResult& analysis, const TimelineOptions& opt) {
@@ -157,9 +167,17 @@ TimelineStrip extract_timeline(const Trace& trace, const AnalysisResult& analysi
   std::set<std::pair<Ns, Ns>> sync_spans;
   for (const auto& sp : analysis.sync_points) {
     if (auto c = clip(sp.start, sp.end)) {
-      strip.segments.push_back({"host", "sync", c->first, c->second, sp.cause.empty() ? sp.api : sp.cause});
+      const std::string cause = sp.cause.empty() ? sp.api : sp.cause;
       sync_spans.insert({sp.start, sp.end});
-      if (sp.start >= host_window.start && sp.start < host_window.end) ++strip.syncs;
+      if (sp.start >= host_window.start && sp.start < host_window.end) {
+        strip.segments.push_back({"host", "sync", c->first, c->second, cause});
+        ++strip.syncs;
+      } else {
+        // A wait drawn here because the window reaches the GPU work it waits for (a
+        // step-end sync after a layer that has none): it belongs to the range it starts in.
+        strip.segments.push_back({"host", "sync-elsewhere", c->first, c->second,
+                                  cause + " in " + enclosing_range(trace, sp.start) + ", not in " + host_window.name});
+      }
     }
   }
   std::size_t api_budget = opt.max_segments / 3;
@@ -202,6 +220,7 @@ TimelineStrip extract_timeline(const Trace& trace, const AnalysisResult& analysi
     strip.segments.push_back({"gpu", "bubble", cursor, strip.duration_ns, "GPU idle"});
     strip.bubble_ns += strip.duration_ns - cursor;
   }
+  strip.step = break_down_step(trace, analysis);
   return strip;
 }
 

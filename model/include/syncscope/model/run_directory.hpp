@@ -13,7 +13,8 @@
 
 namespace syncscope {
 
-inline constexpr int kTimelineSchemaVersion = 1;
+// 2: each strip may carry "step", the breakdown of its step (schema 1 files still read).
+inline constexpr int kTimelineSchemaVersion = 2;
 
 std::string timelines_to_json(const std::vector<TimelineStrip>& strips);
 // Strict: InputError naming the source and the JSON path of a bad field.

@@ -4,10 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "syncscope/analysis/analysis.hpp"
+#include "syncscope/analysis/step_breakdown.hpp"
 #include "syncscope/trace/trace.hpp"
 
 namespace syncscope {
@@ -15,7 +17,11 @@ namespace syncscope {
 // One bar of a timeline strip. Times are ns from the strip's start.
 struct TimelineSegment {
   std::string lane;   // "host", "stream 7", "stream 14 (copy)", ...
-  std::string kind;   // "api", "sync", "kernel", "h2d", "d2h", "copy", "bubble"
+  // "range" (the window's host range), "api", "sync" (a host wait that starts in the range),
+  // "sync-elsewhere" (one that starts outside it: the label names the range it is in),
+  // "kernel", "h2d", "d2h", "copy" (GPU work launched from the range), "other" (GPU work
+  // launched elsewhere), "bubble" (all streams idle)
+  std::string kind;
   Ns start = 0;
   Ns end = 0;
   std::string label;  // kernel name, API name, cause (tooltips and legends)
@@ -30,8 +36,11 @@ struct TimelineStrip {
   Ns duration_ns = 0;
   std::vector<std::string> lanes;  // drawing order
   std::vector<TimelineSegment> segments;
-  std::uint64_t syncs = 0;  // sync points in the window
+  std::uint64_t syncs = 0;  // sync points starting in the window's host range
   Ns bubble_ns = 0;         // GPU idle time in the window (all streams idle)
+  // Where the time of the step the window lies in goes (break_down_step); absent in
+  // timelines.json from before it was recorded.
+  std::optional<StepBreakdown> step;
 };
 
 struct TimelineOptions {
@@ -47,7 +56,9 @@ struct TimelineOptions {
 // Picks the window: the middle step (by analysis.steps), in it the layer ranges matching
 // layer_glob that show what the fix is about (H2D copies when prefer_copies, else sync
 // points; else any), the middle one of those. The window extends to the GPU work its host
-// calls launched. No steps: the whole trace's middle layer; no layers: the step.
+// calls launched. No steps: the whole trace's middle layer; no layers: the step. Host waits
+// drawn in the window that start outside its range ("sync-elsewhere") are labelled with
+// the innermost host range they start in. `step` is break_down_step of the same step.
 TimelineStrip extract_timeline(const Trace& trace, const AnalysisResult& analysis, const TimelineOptions& options = {});
 
 }  // namespace syncscope
