@@ -22,16 +22,9 @@ std::string timelines_to_json(const std::vector<TimelineStrip>& strips) {
   j["schema_version"] = kTimelineSchemaVersion;
   j["strips"] = nlohmann::json::array();
   for (const auto& s : strips) {
-    nlohmann::json o;
-    o["scenario"] = s.scenario;
-    o["fix"] = s.fix;
-    o["variant"] = s.variant;
-    o["window"] = s.window;
-    o["range"] = s.range;
-    o["duration_ns"] = s.duration_ns;
-    o["lanes"] = s.lanes;
-    o["syncs"] = s.syncs;
-    o["bubble_ns"] = s.bubble_ns;
+    nlohmann::json o = {{"scenario", s.scenario}, {"fix", s.fix},           {"variant", s.variant},
+                        {"window", s.window},     {"range", s.range},       {"duration_ns", s.duration_ns},
+                        {"lanes", s.lanes},       {"syncs", s.syncs},       {"bubble_ns", s.bubble_ns}};
     // Compact rows: [lane index (-1: all GPU lanes), kind, start, end, label].
     nlohmann::json segs = nlohmann::json::array();
     for (const auto& g : s.segments) {
