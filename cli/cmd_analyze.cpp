@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <sstream>
 
 #include "commands.hpp"
@@ -14,6 +15,7 @@
 #include "syncscope/cluster/rank_traces.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
+#include "syncscope/core/output_policy.hpp"
 #include "syncscope/io/trace_io.hpp"
 #include "syncscope/reports/analysis_printers.hpp"
 #include "syncscope/reports/rank_printers.hpp"
@@ -53,6 +55,17 @@ void emit(const AnalyzeOptions& o, const std::string& text) {
 void analyze_one(const AnalyzeOptions& o, bool pid_given) {
   const std::string& path = o.traces.front();
   const Trace trace = read_trace(path);
+  if (pid_given) {
+    // A pid the trace never mentions is a wrong --pid, not a trace without CUDA calls.
+    std::set<std::int64_t> pids;
+    for (const auto& c : trace.api_calls) pids.insert(c.pid);
+    for (const auto& r : trace.ranges) pids.insert(r.pid);
+    std::string list;
+    for (auto p : pids) list += (list.empty() ? "" : ", ") + std::to_string(p);
+    SYNCSCOPE_INPUT_ERROR_IF(!pids.count(o.pid), "--pid " + std::to_string(o.pid) + ": " + path +
+                                                     " has no host records of that process; its processes: " +
+                                                     (list.empty() ? "none" : list));
+  }
   AnalysisOptions opts;
   opts.step_glob = o.step_range;
   opts.layer_glob = o.layer_range;
@@ -166,9 +179,8 @@ void add_analyze_command(CLI::App& app, Context& ctx) {
     SYNCSCOPE_INPUT_ERROR_IF((many || job_array) && pid_opt->count() > 0,
                              "analyze: --pid picks one process of one trace; ranks are different processes: leave it "
                              "out with several traces");
-    // Refuse before spending minutes on a 1 GB trace.
-    SYNCSCOPE_INPUT_ERROR_IF(!o->output.empty() && !o->force && fs::exists(o->output, ec),
-                             o->output + ": already exists; choose another name or pass --force to replace it");
+    // Refuse before spending minutes on a 1 GB trace (core/output_policy.hpp).
+    if (!o->output.empty()) (void)plan_output_file(o->output, o->force);
 
     if (job_array) {
       cluster::RankJobRequest r;

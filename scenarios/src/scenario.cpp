@@ -12,8 +12,10 @@
 #include <utility>
 
 #include "checks.hpp"
+#include "syncscope/core/bounds.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
+#include "syncscope/core/text.hpp"
 
 namespace syncscope {
 
@@ -53,7 +55,8 @@ const char* baseline_variant(Fix fix) {
 namespace scenario_detail {
 
 void fail(const Locator& where, const std::string& field, const std::string& expected, const std::string& got) {
-  throw InputError(fmt::format("{}: {}: expected {}, got {}", where(field), field, expected, got));
+  throw InputError(fmt::format("{}: {}: expected {}, got {}", printable(where(field)), printable(field), expected,
+                               printable(got)));
 }
 
 namespace {
@@ -71,15 +74,35 @@ void positive(const Locator& where, const std::string& field, long long v) {
   if (v <= 0) fail(where, field, "a positive integer", std::to_string(v));
 }
 
+// An integer within physical sense (core/bounds.hpp says why each bound is what it is).
+// Below the range, the plain form ("a positive integer"); above it, the bound and its reason.
+void in_range(const Locator& where, const std::string& field, long long v, const bounds::Range& r) {
+  if (r.contains(static_cast<double>(v))) return;
+  const bool below = static_cast<double>(v) < r.lo;
+  fail(where, field,
+       below && r.lo == 1   ? "a positive integer"
+       : below && r.lo == 0 ? "a non-negative integer"
+                            : bounds::describe_int(r),
+       std::to_string(v));
+}
+
+// A name that is printed (tables, CSV, JSON, HTML): UTF-8, printable, <= 128 characters.
+void printable_name(const Locator& where, const std::string& field, const std::string& name) {
+  if (auto problem = name_problem(name, bounds::kMaxNameChars))
+    throw InputError(fmt::format("{}: {}: the name {}; use a printable UTF-8 name of at most {} characters",
+                                 where(field), field, *problem, bounds::kMaxNameChars));
+}
+
 }  // namespace
 
 void check_model(ModelShape& m, const Locator& where, const std::string& p) {
-  positive(where, p + "num_hidden_layers", m.num_hidden_layers);
-  positive(where, p + "hidden_size", m.hidden_size);
-  positive(where, p + "num_attention_heads", m.num_attention_heads);
+  if (!m.name.empty()) printable_name(where, p + "name", m.name);
+  in_range(where, p + "num_hidden_layers", m.num_hidden_layers, bounds::kLayers);
+  in_range(where, p + "hidden_size", m.hidden_size, bounds::kHiddenSize);
+  in_range(where, p + "num_attention_heads", m.num_attention_heads, bounds::kHeads);
   // Hugging Face's convention: no num_key_value_heads means multi-head attention.
   if (m.num_key_value_heads == 0) m.num_key_value_heads = m.num_attention_heads;
-  positive(where, p + "num_key_value_heads", m.num_key_value_heads);
+  in_range(where, p + "num_key_value_heads", m.num_key_value_heads, bounds::kHeads);
   if (m.num_attention_heads % m.num_key_value_heads != 0)
     fail(where, p + "num_key_value_heads",
          fmt::format("a divisor of num_attention_heads ({}) (grouped-query attention)", m.num_attention_heads),
@@ -92,11 +115,12 @@ void check_model(ModelShape& m, const Locator& where, const std::string& p) {
           where(p + "head_dim"), p, m.num_attention_heads, m.hidden_size));
     m.head_dim = m.hidden_size / m.num_attention_heads;
   }
-  positive(where, p + "head_dim", m.head_dim);
-  positive(where, p + "intermediate_size", m.intermediate_size);
-  positive(where, p + "vocab_size", m.vocab_size);
+  in_range(where, p + "head_dim", m.head_dim, bounds::kHeadDim);
+  in_range(where, p + "intermediate_size", m.intermediate_size, bounds::kIntermediateSize);
+  in_range(where, p + "vocab_size", m.vocab_size, bounds::kVocabSize);
   if (m.num_local_experts < 0)
     fail(where, p + "num_local_experts", "a non-negative integer (0: dense)", std::to_string(m.num_local_experts));
+  in_range(where, p + "num_local_experts", m.num_local_experts, bounds::kExperts);
   if (m.num_local_experts > 0) {
     if (m.num_experts_per_tok < 1 || m.num_experts_per_tok > m.num_local_experts)
       fail(where, p + "num_experts_per_tok",
@@ -108,9 +132,11 @@ void check_model(ModelShape& m, const Locator& where, const std::string& p) {
   }
   if (!(m.rms_norm_eps > 0 && m.rms_norm_eps < 1))
     fail(where, p + "rms_norm_eps", "a number in (0, 1)", fmt::format("{}", m.rms_norm_eps));
-  if (!(m.rope_theta > 0)) fail(where, p + "rope_theta", "a positive number", fmt::format("{}", m.rope_theta));
+  if (!bounds::kRopeTheta.contains(m.rope_theta))
+    fail(where, p + "rope_theta", bounds::describe_number(bounds::kRopeTheta), fmt::format("{}", m.rope_theta));
   if (m.sliding_window < 0)
     fail(where, p + "sliding_window", "a non-negative integer (0: none)", std::to_string(m.sliding_window));
+  in_range(where, p + "sliding_window", m.sliding_window, bounds::kSlidingWindow);
   check_model_training_keys(m, where, p);
 }
 
@@ -155,19 +181,21 @@ void check_training(Scenario& s, const Locator& where) {
 
 void check_scenario(Scenario& s, const Locator& where) {
   if (s.name.empty()) fail(where, "name", "a non-empty name", "\"\"");
+  printable_name(where, "name", s.name);
   if (s.model.name.empty()) s.model.name = s.name;
   check_model(s.model, where, "model.");
 
   auto& b = s.batch;
-  positive(where, "batch.packed_tokens", b.packed_tokens);
+  in_range(where, "batch.packed_tokens", b.packed_tokens, bounds::kTokens);
   if (b.distribution == "uniform") {
-    positive(where, "batch.min_len", b.min_len);
+    in_range(where, "batch.min_len", b.min_len, bounds::kTokens);
+    in_range(where, "batch.max_len", b.max_len, bounds::kTokens);
     if (b.max_len < b.min_len)
       fail(where, "batch.max_len", fmt::format("an integer >= batch.min_len ({})", b.min_len), std::to_string(b.max_len));
     if (!b.lengths.empty())
       fail(where, "batch.lengths", "no lengths unless distribution is \"list\"", "a list");
   } else if (b.distribution == "fixed") {
-    positive(where, "batch.max_len", b.max_len);
+    in_range(where, "batch.max_len", b.max_len, bounds::kTokens);
     if (b.packed_tokens % b.max_len != 0)
       fail(where, "batch.max_len",
            fmt::format("a divisor of batch.packed_tokens ({}) for distribution \"fixed\"", b.packed_tokens),
@@ -212,7 +240,7 @@ void check_scenario(Scenario& s, const Locator& where) {
            "[" + join(f.variants) + "]");
     if (!(f.tolerance > 0 && f.tolerance <= 10))
       fail(where, fp + ".tolerance", "a relative error in (0, 10], e.g. 0.15", fmt::format("{}", f.tolerance));
-    if (f.prefetch_depth < 1) fail(where, fp + ".prefetch_depth", "a positive integer", std::to_string(f.prefetch_depth));
+    in_range(where, fp + ".prefetch_depth", f.prefetch_depth, bounds::kPrefetchDepth);
     if (f.fix == Fix::Offload && !s.offload)
       fail(where, "offload", "true when fixes.offload is selected (the fix changes how offloaded activations reload)",
            "false");
@@ -221,8 +249,8 @@ void check_scenario(Scenario& s, const Locator& where) {
   }
 
   auto& m = s.measure;
-  if (m.warmup_steps < 0) fail(where, "measure.warmup_steps", "a non-negative integer", std::to_string(m.warmup_steps));
-  positive(where, "measure.repeat_steps", m.repeat_steps);
+  in_range(where, "measure.warmup_steps", m.warmup_steps, bounds::kWarmupSteps);
+  in_range(where, "measure.repeat_steps", m.repeat_steps, bounds::kSteps);
   if (m.layers_override && (*m.layers_override < 1 || *m.layers_override > s.model.num_hidden_layers))
     fail(where, "measure.layers", fmt::format("an integer in 1..model.num_hidden_layers ({})", s.model.num_hidden_layers),
          std::to_string(*m.layers_override));
@@ -298,7 +326,7 @@ class Reader {
       const std::string key = k.Scalar();
       const std::string full = path.empty() ? key : path + "." + key;
       if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
-        throw InputError(fmt::format("{}: {}: unknown key; expected one of: {}", mark_text(file_, k.Mark()), full,
+        throw InputError(fmt::format("{}: {}: unknown key; expected one of: {}", mark_text(file_, k.Mark()), printable(full),
                                      keys(allowed)));
       if (!seen.insert(key).second)
         throw InputError(fmt::format("{}: {}: duplicate key; give it once", mark_text(file_, k.Mark()), full));
@@ -501,8 +529,11 @@ void read_measure(Reader& r, const YAML::Node& node, MeasureSpec& m) {
 }  // namespace
 
 Scenario load_scenario(const std::filesystem::path& path) {
+  return parse_scenario(read_file(path, bounds::kMaxConfigBytes), path);
+}
+
+Scenario parse_scenario(const std::string& text, const std::filesystem::path& path) {
   const std::string file = path.string();
-  const std::string text = read_file(path);
   YAML::Node root;
   try {
     root = YAML::Load(text);

@@ -224,7 +224,9 @@ std::string results_to_json(const RunResults& r) {
     j["variants"].push_back(o);
   }
   j["notes"] = r.notes;
-  return j.dump(2) + "\n";
+  // Notes quote paths and messages, which may hold invalid UTF-8: replaced (U+FFFD), never a
+  // type_error after a whole run.
+  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 std::string results_to_csv(const RunResults& r) {
@@ -267,6 +269,8 @@ RunResults results_from_json(std::string_view text, std::string_view source_name
     j = json::parse(text);
   } catch (const json::parse_error& e) {
     throw InputError(fmt::format("{}: not valid JSON at byte {}: {}", source_name, e.byte, e.what()));
+  } catch (const json::exception& e) {  // e.g. a number beyond a double ("1e400")
+    throw InputError(fmt::format("{}: not valid JSON: {}", source_name, e.what()));
   }
   Reader root(j, "$", source_name);
   RunResults r;

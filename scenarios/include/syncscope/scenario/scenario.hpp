@@ -105,8 +105,13 @@ struct Scenario {
 // Loads a scenario YAML strictly: an unknown key, a wrong type or an impossible value is an
 // InputError naming file, line and column and the expected form.
 Scenario load_scenario(const std::filesystem::path& path);
-// Reads a model's own Hugging Face config.json into a ModelShape (same strictness).
+// Reads a model's own Hugging Face config.json into a ModelShape (same strictness; a key
+// given twice in one object is an error naming its line and column, as in YAML).
 ModelShape load_hf_config(const std::filesystem::path& path);
+// The same from text already read; `source` names it in errors (and gives the scenario's
+// default name, its stem). For fuzzing and for callers that hold the text.
+Scenario parse_scenario(const std::string& text, const std::filesystem::path& source);
+ModelShape parse_hf_config(const std::string& text, const std::filesystem::path& source);
 
 // Sequence lengths for a batch spec (deterministic in seed); they sum to packed_tokens.
 std::vector<int> sequence_lengths(const BatchSpec& batch);
