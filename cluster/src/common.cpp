@@ -8,6 +8,7 @@
 
 #include "syncscope/cluster/process.hpp"
 #include "syncscope/core/error.hpp"
+#include "syncscope/core/glob.hpp"
 #include "syncscope/core/file_io.hpp"
 #include "syncscope/core/version.hpp"
 
@@ -124,6 +125,42 @@ DirKind classify_dir(const fs::path& dir, std::string_view manifest) {
   if (fs::exists(dir / std::string(manifest), ec)) return DirKind::Ours;
   if (fs::is_empty(dir, ec)) return DirKind::Empty;
   return DirKind::Foreign;
+}
+
+void check_only_ours(const fs::path& dir, const std::vector<std::string>& roots,
+                     const std::vector<std::string>& allowed, const std::string& what) {
+  std::vector<std::string> foreign;
+  for (const auto& root : roots) {
+    std::error_code ec;
+    const fs::path top = dir / root;
+    const auto st = fs::symlink_status(top, ec);
+    if (ec || !fs::exists(st)) continue;
+    if (!fs::is_directory(st)) {
+      foreign.push_back(root + " (not a directory)");
+      continue;
+    }
+    for (auto it = fs::recursive_directory_iterator(top, fs::directory_options::none, ec);
+         !ec && it != fs::recursive_directory_iterator() && foreign.size() < 5; it.increment(ec)) {
+      const std::string rel = it->path().lexically_relative(dir).generic_string();
+      std::error_code sec;
+      const auto est = it->symlink_status(sec);
+      bool ok = fs::is_regular_file(est) || fs::is_directory(est);
+      if (ok) {
+        ok = false;
+        for (const auto& g : allowed) ok = ok || glob_match(g, rel);
+      }
+      if (!ok) {
+        foreign.push_back(rel + (fs::is_symlink(est) ? " (a symbolic link)" : ""));
+        if (fs::is_directory(est)) it.disable_recursion_pending();
+      }
+    }
+    if (ec) foreign.push_back("(cannot list " + top.string() + ": " + ec.message() + ")");
+  }
+  if (foreign.empty()) return;
+  std::string list;
+  for (const auto& f : foreign) list += (list.empty() ? "" : ", ") + f;
+  throw InputError(dir.string() + " holds files syncscope did not write where --force would replace " + what + " (" +
+                   list + "): move them away, or choose another --out");
 }
 
 std::pair<std::uint64_t, std::uint64_t> tree_size(const fs::path& dir) {

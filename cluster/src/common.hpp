@@ -52,6 +52,13 @@ void write_batch_script(const std::filesystem::path& path, const std::string& jo
 enum class DirKind { Absent, Empty, Ours, Foreign };
 DirKind classify_dir(const std::filesystem::path& dir, std::string_view manifest);
 
+// Before --force removes the subtrees `roots` (relative to `dir`) that an earlier sweep or
+// rank analysis wrote: throws InputError naming up to five entries under them that match
+// none of `allowed` (globs over '/'-separated paths relative to `dir`). Nothing we did not
+// write is deleted (core/output_policy's rule); files elsewhere in `dir` are left alone.
+void check_only_ours(const std::filesystem::path& dir, const std::vector<std::string>& roots,
+                     const std::vector<std::string>& allowed, const std::string& what);
+
 // Files and bytes under `dir` (0 when absent).
 std::pair<std::uint64_t, std::uint64_t> tree_size(const std::filesystem::path& dir);
 

@@ -107,6 +107,10 @@ int start_rank_job(const RankJobRequest& r, std::ostream& out) {
     case detail::DirKind::Ours: {
       SYNCSCOPE_INPUT_ERROR_IF(!r.force, dir.string() + " holds an earlier rank analysis: choose another --out, or "
                                                         "pass --force to replace it");
+      detail::check_only_ours(dir, {"parts", "slurm"},
+                              {"parts/part-*.json", "parts/part-*.error", "slurm/*.sh", "slurm/jobs.json",
+                               "slurm/logs", "slurm/logs/*.out"},
+                              "an earlier rank analysis");
       std::error_code ec;
       fs::remove_all(dir / "parts", ec);
       fs::remove_all(dir / "slurm", ec);

@@ -13,8 +13,10 @@
 #include "syncscope/cluster/process.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
+#include "syncscope/core/output_policy.hpp"
 #include "syncscope/core/version.hpp"
 #include "syncscope/model/gpu_profile.hpp"
+#include "syncscope/pipeline/results_dir.hpp"
 #include "syncscope/scenario/scenario.hpp"
 
 namespace syncscope::cluster {
@@ -219,7 +221,9 @@ int run_sweep_task(const fs::path& dir, std::size_t index, std::ostream& out) {
     out << t.name << ": failed: " << why << "\n";
     return 1;
   }
-  remove_partials(tasks, t.name);
+  // A cut-short attempt's NAME.partial-* directory: removed when its process is gone (on
+  // this host; `run` does the same), never while a run on another node may still own it.
+  remove_stale_partial_dirs(result, [&out, &t](const std::string& line) { out << t.name << ": " << line << "\n"; });
   write_status(dir, t, "running", "", started, "", nullptr);
 
   std::vector<std::string> argv = {plan.syncscope, "run", t.scenario, "--device", plan.device, "--out", result.string()};
@@ -287,7 +291,24 @@ int start_sweep(const SweepRequest& r, std::ostream& out) {
                                  dir.string() + ": task " + s.name + " of the sweep there is still " +
                                      std::string(state_name(s.state)) + " (job " + s.job +
                                      "): cancel it (scancel) before replacing the sweep");
-      // Only what the old sweep wrote goes.
+      // Only what the old sweep wrote goes, and only when nothing else is in what goes.
+      std::vector<std::string> roots = {"slurm"};
+      std::vector<std::string> allowed = {"slurm/*.sh", "slurm/jobs.json", "slurm/logs", "slurm/logs/*.out"};
+      const auto run_files = pipeline::run_dir_rules().allowed;
+      std::error_code lec;
+      for (const auto& t : old.tasks) {
+        roots.push_back("tasks/" + t.name);
+        for (const auto& f : run_files) allowed.push_back("tasks/" + t.name + "/" + f);
+        // A cut-short run's partial directories: what run writes, and its owner marker.
+        if (fs::is_directory(dir / "tasks", lec))
+          for (const auto& e : fs::directory_iterator(dir / "tasks", lec))
+            if (e.path().filename().string().rfind(t.name + ".partial-", 0) == 0)
+              roots.push_back("tasks/" + e.path().filename().string());
+        const std::string partial = "tasks/" + t.name + ".partial-*/";
+        allowed.push_back(partial + kPartialMarker);
+        for (const auto& f : run_files) allowed.push_back(partial + f);
+      }
+      detail::check_only_ours(dir, roots, allowed, "an earlier sweep");
       std::error_code ec;
       for (const auto& t : old.tasks) {
         fs::remove_all(dir / "tasks" / t.name, ec);

@@ -189,10 +189,11 @@ void print_rank_table(const RankAnalysis& a, std::ostream& out) {
   out << "\n";
   if (a.standout) {
     const auto& s = *a.standout;
-    out << fmt::format("stands out: rank {}, {} {} per step against a median of {} ({:+.0f}%)\n", s.rank,
+    out << fmt::format("stands out: rank {}, {} {} per step against a median of {} ({:+.0f}% of a step)\n", s.rank,
                        metric_label(s.metric), show(s.metric, s.value), show(s.metric, s.median), 100.0 * s.deviation);
   } else if (a.ranks.size() >= 3) {
-    out << fmt::format("no rank stands out (every metric within {:.0f}% of its median)\n", 100.0 * kStandoutThreshold);
+    out << fmt::format("no rank stands out (every metric within {:.0f}% of a step of its median)\n",
+                       100.0 * kStandoutThreshold);
   } else {
     out << "no rank stands out (it takes at least 3 ranks to tell)\n";
   }

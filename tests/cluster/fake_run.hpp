@@ -3,7 +3,7 @@
 // publishing when a verdict fails) without simulating anything, steered per task by files
 // in a control directory:
 //   fail-NAME     print "syncscope: error: <its content>" and exit 2
-//   kill-NAME     write into the partial directory, then SIGKILL itself
+//   kill-NAME     write into the partial directory (with run's owner marker), then SIGKILL itself
 //   verdict-NAME  publish, then exit 1
 //   sleep-NAME    sleep that many seconds inside the run first
 // Every call appends "run NAME" to runs.log. NAME is --out's last component.
@@ -60,10 +60,12 @@ inline RunResults template_results() {
     x.variant = v;
     x.baseline = std::string(v) == "rebuild";
     x.layers = 4;
-    x.step_time_ns = {x.baseline ? 2e6 : 1.5e6, 0, 0, 2};
+    // Intervals hold their value (results.json's reader checks it).
+    const double t = x.baseline ? 2e6 : 1.5e6, m = x.baseline ? 1.0 : 2.0 / 1.5, p = x.baseline ? 1.0 : 1.3;
+    x.step_time_ns = {t, 0.99 * t, 1.01 * t, 2};
     x.syncs_per_step = x.baseline ? 13 : 4;
-    x.measured_speedup = {x.baseline ? 1.0 : 2.0 / 1.5, 0, 0, 2};
-    x.predicted_speedup = {x.baseline ? 1.0 : 1.3, 0, 0, 1};
+    x.measured_speedup = {m, 0.99 * m, 1.01 * m, 2};
+    x.predicted_speedup = {p, 0.95 * p, 1.05 * p, 1};
     r.variants.push_back(x);
   }
   return r;
@@ -86,10 +88,13 @@ class FakeRun {
                                          "[ -e '" + c + "/sleep-'$name ] && sleep $(cat '" + c + "/sleep-'$name)\n"
                                          "if [ -e '" + c + "/fail-'$name ]; then echo \"syncscope: error: $(cat '" + c + "/fail-'$name)\" >&2; exit 2; fi\n"
                                          "p=\"$out.partial-$$\"; mkdir -p \"$p\"\n"
+                                         // The owner marker core/output_policy reads (no start time: a gone pid is enough).
+                                         "printf 'syncscope partial results v1\\npid %s\\nhost %s\\nboot %s\\n' $$ \"$(hostname)\" "
+                                         "\"$(cat /proc/sys/kernel/random/boot_id)\" > \"$p/.syncscope-partial\"\n"
                                          "cp '" + d + "/results.json' \"$p/\"\n"
                                          "[ -e '" + c + "/kill-'$name ] && kill -9 $$\n"
                                          "cp '" + d + "/results.csv' \"$p/\"\n"
-                                         "mv \"$p\" \"$out\"\n"
+                                         "rm \"$p/.syncscope-partial\"; mv \"$p\" \"$out\"\n"
                                          "[ -e '" + c + "/verdict-'$name ] && exit 1\n"
                                          "exit 0\n");
   }

@@ -132,6 +132,10 @@ TEST(RankJobs, OutMustBeNewEmptyOrOursWithForce) {
   EXPECT_THROW(cluster::start_rank_job(request(d / "ours", 4), log), InputError);
   auto again = request(d / "ours", 4);
   again.force = true;
+  write_file_atomic(d / "ours" / "parts" / "mine.txt", "mine");  // not ours: --force refuses
+  EXPECT_THROW(cluster::start_rank_job(again, log), InputError);
+  EXPECT_EQ(read_file(d / "ours" / "parts" / "mine.txt"), "mine");
+  fs::remove(d / "ours" / "parts" / "mine.txt");
   EXPECT_EQ(cluster::start_rank_job(again, log), 0);
   EXPECT_FALSE(fs::exists(d / "ours" / "parts" / "part-00001.json"));  // the old layout's second part is gone
 }

@@ -136,7 +136,7 @@ TEST(LocalSweep, RunsEveryTaskThenWritesTheMergedReport) {
   std::set<std::string> tasks;
   for (std::size_t i = 1; i < csv.size(); ++i) {
     tasks.insert(csv[i][0]);
-    EXPECT_EQ(csv[i][3], "done");
+    EXPECT_EQ(csv[i][3], "done") << csv[i][0] << ": " << csv[i][4];
   }
   EXPECT_EQ(tasks.size(), 4u);
 
@@ -195,7 +195,9 @@ TEST(LocalSweep, ATaskKilledMidRunLeavesNothingTakenAsComplete) {
   EXPECT_FALSE(fs::exists(e.d / "sweep" / "tasks" / "b--B200"));
   const auto csv = csv_parse(read_file(e.d / "sweep" / "results.csv"), "results.csv");
   for (const auto& row : csv)
-    if (row[0] == "b--B200") EXPECT_EQ(row[3], "failed");
+    if (row[0] == "b--B200") {
+      EXPECT_EQ(row[3], "failed");
+    }
   e.run.clear("kill", "b--B200");
   std::ostringstream again;
   EXPECT_EQ(cluster::start_sweep(e.request(), again), 0);
@@ -237,6 +239,17 @@ TEST(SweepDirectory, ADifferentSweepIsRefusedWithoutForceAndForceReplacesOnlyOur
         << x.what();
   }
   other.force = true;
+  // A file of the user's inside what --force would remove: refused, named, kept.
+  write_file_atomic(e.d / "sweep" / "tasks" / "a--B200" / "my-notes.txt", "mine");
+  try {
+    cluster::start_sweep(other, out);
+    FAIL();
+  } catch (const InputError& x) {
+    EXPECT_NE(std::string(x.what()).find("tasks/a--B200/my-notes.txt"), std::string::npos) << x.what();
+  }
+  EXPECT_EQ(read_file(e.d / "sweep" / "tasks" / "a--B200" / "my-notes.txt"), "mine");
+  EXPECT_TRUE(fs::exists(e.d / "sweep" / "tasks" / "a--B200" / "results.json"));
+  fs::remove(e.d / "sweep" / "tasks" / "a--B200" / "my-notes.txt");
   EXPECT_EQ(cluster::start_sweep(other, out), 0);
   EXPECT_FALSE(fs::exists(e.d / "sweep" / "tasks" / "a--B200"));
   EXPECT_TRUE(fs::exists(e.d / "sweep" / "tasks" / "a--H100" / "results.json"));

@@ -28,17 +28,6 @@ std::optional<std::int64_t> parse_rank_text(std::string_view s) {
   return v;
 }
 
-// The trace model gains a `rank` field (io branch, issue 11) filled from distributedInfo;
-// until then, and for traces read before it, the raw distributedInfo object in meta.extra
-// holds it. Either works, so this compiles on both sides of that change.
-template <class Meta>
-std::optional<std::int64_t> model_rank(const Meta& m) {
-  if constexpr (requires { m.rank; }) {
-    if (m.rank && *m.rank >= 0 && *m.rank <= kMaxRank) return static_cast<std::int64_t>(*m.rank);
-  }
-  return std::nullopt;
-}
-
 Distribution over_steps(const std::vector<WindowStats>& steps, double (*metric)(const WindowStats&)) {
   std::vector<double> v;
   v.reserve(steps.size());
@@ -90,7 +79,9 @@ double metric_value(const RankRow& r, RankMetric m) {
 }
 
 std::optional<std::int64_t> rank_from_metadata(const TraceMetadata& meta) {
-  if (auto r = model_rank(meta)) return r;
+  // The reader fills meta.rank from distributedInfo.rank; the raw object in meta.extra is
+  // read too, for models built by hand or by other readers.
+  if (meta.rank && *meta.rank >= 0 && *meta.rank <= kMaxRank) return *meta.rank;
   auto it = meta.extra.find("distributedInfo");
   if (it == meta.extra.end()) return std::nullopt;
   // Generous: a distributedInfo we cannot read is no rank (the file name may give one).
