@@ -13,6 +13,11 @@
 // NAME.partial-* directory, which nothing reads (the next attempt removes it). Re-running
 // the same sweep submits only the tasks that are missing, failed, cancelled or lost.
 //
+// A task runs `syncscope run` as a child process, not pipeline::run in this process: when
+// the run crashes, is killed for memory or gets Slurm's SIGTERM (passed on), the task
+// still writes its status with the reason, and a measured run's LibTorch/CUDA stay out of
+// the process that keeps the books.
+//
 // Slurm gives all tasks of one job array the same options, so a sweep submits one array per
 // distinct --constraint (one in all without constraints); a final job depending on all of
 // them (--dependency=afterany) writes the report. Task states come from the status files,
