@@ -1,5 +1,7 @@
 // syncscope analyze TRACE: sync points, bubbles, copy/compute overlap and GPU busy time,
 // for the whole trace and per step and layer range.
+// syncscope analyze TRACE... | DIR: one trace per rank, a per-rank table and a cross-rank
+// summary (cluster/rank_traces.hpp); with --slurm (or --out) as a job array (rank_jobs.hpp).
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -9,18 +11,21 @@
 
 #include "commands.hpp"
 #include "syncscope/analysis/analysis.hpp"
+#include "syncscope/cluster/rank_jobs.hpp"
+#include "syncscope/cluster/rank_traces.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
 #include "syncscope/core/output_policy.hpp"
 #include "syncscope/io/trace_io.hpp"
 #include "syncscope/reports/analysis_printers.hpp"
+#include "syncscope/reports/rank_printers.hpp"
 
 namespace syncscope::cli {
 
 namespace {
 
 struct AnalyzeOptions {
-  std::string trace;
+  std::vector<std::string> traces;
   std::string step_range = "ProfilerStep#*";
   std::string layer_range;
   std::string format = "table";
@@ -28,7 +33,87 @@ struct AnalyzeOptions {
   bool force = false;
   std::size_t max_sync_points = 10000;
   std::int64_t pid = -1;
+  std::size_t jobs = 0;
+  // Many ranks as a job array.
+  bool slurm = false;
+  std::string out;
+  std::size_t ranks_per_task = 4;
+  std::string partition;
+  std::string time;
+  bool dry_run = false;
 };
+
+void emit(const AnalyzeOptions& o, const std::string& text) {
+  if (o.output.empty()) {
+    std::cout << text << std::flush;
+  } else {
+    write_file_atomic(o.output, text, o.force);
+    std::fprintf(stderr, "syncscope: wrote %s\n", o.output.c_str());
+  }
+}
+
+void analyze_one(const AnalyzeOptions& o, bool pid_given) {
+  const std::string& path = o.traces.front();
+  const Trace trace = read_trace(path);
+  if (pid_given) {
+    // A pid the trace never mentions is a wrong --pid, not a trace without CUDA calls.
+    std::set<std::int64_t> pids;
+    for (const auto& c : trace.api_calls) pids.insert(c.pid);
+    for (const auto& r : trace.ranges) pids.insert(r.pid);
+    std::string list;
+    for (auto p : pids) list += (list.empty() ? "" : ", ") + std::to_string(p);
+    SYNCSCOPE_INPUT_ERROR_IF(!pids.count(o.pid), "--pid " + std::to_string(o.pid) + ": " + path +
+                                                     " has no host records of that process; its processes: " +
+                                                     (list.empty() ? "none" : list));
+  }
+  AnalysisOptions opts;
+  opts.step_glob = o.step_range;
+  opts.layer_glob = o.layer_range;
+  if (pid_given) opts.pid = o.pid;
+  AnalysisResult result = analyze(trace, opts);
+  result.source = path;
+
+  std::string text;
+  if (o.format == "json") {
+    AnalysisJsonOptions jo;
+    jo.max_sync_points = o.max_sync_points;
+    text = analysis_to_json(result, jo);
+  } else if (o.format == "csv") {
+    text = analysis_to_csv(result);
+  } else {
+    std::ostringstream out;
+    print_analysis_table(result, out);
+    text = out.str();
+  }
+  // The table lists every warning itself; other outputs are for programs, so people
+  // see the warnings on stderr. Dropped records always go to stderr: they make every
+  // count a lower bound.
+  const bool table_on_stdout = o.format == "table" && o.output.empty();
+  for (const auto& w : result.warnings)
+    if (!table_on_stdout || (trace.meta.dropped_records > 0 && w.find("records were dropped") != std::string::npos))
+      std::fprintf(stderr, "syncscope: warning: %s\n", w.c_str());
+  emit(o, text);
+}
+
+void analyze_ranks_here(const AnalyzeOptions& o) {
+  AnalysisOptions opts;
+  opts.step_glob = o.step_range;
+  opts.layer_glob = o.layer_range;
+  const RankAnalysis a = cluster::analyze_ranks(o.traces, opts, o.jobs);
+  std::string text;
+  if (o.format == "json") {
+    text = rank_analysis_to_json(a);
+  } else if (o.format == "csv") {
+    text = rank_analysis_to_csv(a);
+  } else {
+    std::ostringstream out;
+    print_rank_table(a, out);
+    text = out.str();
+  }
+  if (!(o.format == "table" && o.output.empty()))
+    for (const auto& w : a.warnings) std::fprintf(stderr, "syncscope: warning: %s\n", w.c_str());
+  emit(o, text);
+}
 
 }  // namespace
 
@@ -36,11 +121,14 @@ void add_analyze_command(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<AnalyzeOptions>();
   auto* cmd = app.add_subcommand(
       "analyze",
-      "Count host-device sync points (with their cause, blocked time and GPU bubble), copy/compute overlap and GPU "
-      "busy time in a trace, for the whole trace and per step and layer range.");
-  cmd->add_option("trace", o->trace,
-                  "Trace to analyze: torch.profiler (Kineto) or syncscope Chrome JSON (.json or .json.gz), or the "
-                  "syncscope binary form")
+      "Count host-device sync points (with their cause, blocked time and GPU bubble), copy/compute overlap, GPU "
+      "busy time and compute vs communication (NCCL) kernel time in a trace, for the whole trace and per step and "
+      "layer range. Several traces or a directory: one trace per rank of a distributed job, a per-rank table and a "
+      "cross-rank summary (min, median, max per step; the rank that stands out).");
+  cmd->add_option("traces", o->traces,
+                  "Trace to analyze: torch.profiler (Kineto) or syncscope Chrome JSON (.json or .json.gz). Several "
+                  "traces, or a directory of them (*.json, *.json.gz): one per rank, the rank from "
+                  "distributedInfo.rank, else from 'rank<N>' in the file name")
       ->required();
   cmd->add_option("--step-range", o->step_range,
                   "Glob over host range names (user annotations, NVTX ranges) that delimit steps; '' for none")
@@ -54,64 +142,65 @@ void add_analyze_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--output", o->output,
                   "Write to this file (atomically) instead of stdout; gzip when it ends in .gz")
       ->capture_default_str();
-  cmd->add_flag("--force", o->force, "Replace --output when it already exists");
+  cmd->add_flag("--force", o->force, "Replace --output (or an earlier rank analysis in --out) when it exists");
   cmd->add_option("--max-sync-points", o->max_sync_points,
                   "JSON: list at most this many individual sync points (sync_points_truncated says when more "
                   "exist)")
       ->capture_default_str();
   auto* pid_opt =
       cmd->add_option("--pid", o->pid, "Only count host threads of this process id (default: all processes)");
+  cmd->add_option("--jobs", o->jobs, "Many ranks: traces read at once (default: one per core)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{4096}));
+  auto* grp = cmd->add_option_group("many ranks as a job array");
+  grp->add_flag("--slurm", o->slurm,
+                "Analyze the rank traces as a Slurm job array (sbatch), merged by a dependent job into OUT/summary.*");
+  grp->add_option("--out", o->out,
+                  "The job array's directory: rank_job.json, parts/, slurm/, summary.json/.csv/.txt. Without "
+                  "--slurm the tasks run here, one after another, into the same layout");
+  grp->add_option("--ranks-per-task", o->ranks_per_task, "Rank traces per array task")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{100000}))
+      ->capture_default_str();
+  grp->add_option("--partition", o->partition, "Slurm partition (default: the cluster's)");
+  grp->add_option("--time", o->time, "Slurm time limit per task, e.g. 00:30:00 (default: the partition's)");
+  grp->add_flag("--dry-run", o->dry_run, "Write the layout and batch scripts and print the sbatch lines; submit nothing");
 
-  cmd->callback([o, pid_opt, &ctx] {
+  cmd->callback([o, pid_opt, cmd, &ctx] {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const bool many = o->traces.size() > 1 || fs::is_directory(o->traces.front(), ec);
+    const bool job_array = o->slurm || !o->out.empty();
+    SYNCSCOPE_INPUT_ERROR_IF(o->slurm && o->out.empty(), "analyze --slurm: --out DIR is required (where the job "
+                                                          "array writes its parts and the merged summary)");
+    for (const char* name : {"--ranks-per-task", "--partition", "--time", "--dry-run"})
+      SYNCSCOPE_INPUT_ERROR_IF(!job_array && cmd->count(name) > 0,
+                               std::string("analyze: ") + name + " goes with --slurm or --out (the job array layout)");
+    SYNCSCOPE_INPUT_ERROR_IF(job_array && !o->output.empty(),
+                             "analyze: --output writes one file; with --slurm/--out the summary goes to OUT/summary.*");
+    SYNCSCOPE_INPUT_ERROR_IF((many || job_array) && pid_opt->count() > 0,
+                             "analyze: --pid picks one process of one trace; ranks are different processes: leave it "
+                             "out with several traces");
     // Refuse before spending minutes on a 1 GB trace (core/output_policy.hpp).
     if (!o->output.empty()) (void)plan_output_file(o->output, o->force);
 
-    const Trace trace = read_trace(o->trace);
-    if (pid_opt->count() > 0) {
-      // A pid the trace never mentions is a wrong --pid, not a trace without CUDA calls.
-      std::set<std::int64_t> pids;
-      for (const auto& c : trace.api_calls) pids.insert(c.pid);
-      for (const auto& r : trace.ranges) pids.insert(r.pid);
-      std::string list;
-      for (auto p : pids) list += (list.empty() ? "" : ", ") + std::to_string(p);
-      SYNCSCOPE_INPUT_ERROR_IF(!pids.count(o->pid), "--pid " + std::to_string(o->pid) + ": " + o->trace +
-                                                        " has no host records of that process; its processes: " +
-                                                        (list.empty() ? "none" : list));
+    if (job_array) {
+      cluster::RankJobRequest r;
+      r.inputs = o->traces;
+      r.step_glob = o->step_range;
+      r.layer_glob = o->layer_range;
+      r.ranks_per_task = o->ranks_per_task;
+      r.out = o->out;
+      r.slurm = o->slurm;
+      r.dry_run = o->dry_run;
+      r.force = o->force;
+      r.slurm_options.partition = o->partition;
+      r.slurm_options.time = o->time;
+      r.syncscope = self_executable();
+      r.tools = cluster::SlurmTools::from_path();
+      ctx.exit_code = cluster::start_rank_job(r, std::cout);
+      return;
     }
-    AnalysisOptions opts;
-    opts.step_glob = o->step_range;
-    opts.layer_glob = o->layer_range;
-    if (pid_opt->count() > 0) opts.pid = o->pid;
-    AnalysisResult result = analyze(trace, opts);
-    result.source = o->trace;
-
-    std::string text;
-    if (o->format == "json") {
-      AnalysisJsonOptions jo;
-      jo.max_sync_points = o->max_sync_points;
-      text = analysis_to_json(result, jo);
-    } else if (o->format == "csv") {
-      text = analysis_to_csv(result);
-    } else {
-      std::ostringstream out;
-      print_analysis_table(result, out);
-      text = out.str();
-    }
-
-    // The table lists every warning itself; other outputs are for programs, so people
-    // see the warnings on stderr. Dropped records always go to stderr: they make every
-    // count a lower bound.
-    const bool table_on_stdout = o->format == "table" && o->output.empty();
-    for (const auto& w : result.warnings)
-      if (!table_on_stdout || (trace.meta.dropped_records > 0 && w.find("records were dropped") != std::string::npos))
-        std::fprintf(stderr, "syncscope: warning: %s\n", w.c_str());
-
-    if (o->output.empty()) {
-      std::cout << text << std::flush;
-    } else {
-      write_file_atomic(o->output, text, o->force);
-      std::fprintf(stderr, "syncscope: wrote %s\n", o->output.c_str());
-    }
+    if (many) analyze_ranks_here(*o);
+    else analyze_one(*o, pid_opt->count() > 0);
     ctx.exit_code = 0;
   });
 }

@@ -3,6 +3,8 @@
 // command report a verdict (e.g. validate: 1 when a tolerance is exceeded).
 #pragma once
 
+#include <filesystem>
+
 #include <CLI/CLI.hpp>
 
 namespace syncscope::cli {
@@ -19,5 +21,10 @@ void add_predict_command(CLI::App& app, Context& ctx);
 void add_validate_command(CLI::App& app, Context& ctx);
 void add_run_command(CLI::App& app, Context& ctx);
 void add_report_command(CLI::App& app, Context& ctx);
+void add_sweep_command(CLI::App& app, Context& ctx);
+void add_job_command(CLI::App& app, Context& ctx);  // hidden: what batch scripts run
+
+// This executable's path (/proc/self/exe): what sweep and rank jobs run in their tasks.
+std::filesystem::path self_executable();
 
 }  // namespace syncscope::cli

@@ -25,6 +25,8 @@ int main(int argc, char** argv) {
   cli::add_trace_command(app, ctx);
   cli::add_calibrate_command(app, ctx);
   cli::add_convert_command(app, ctx);
+  cli::add_sweep_command(app, ctx);
+  cli::add_job_command(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -53,6 +53,11 @@ ordered_json window_json(const WindowStats& w) {
   for (const auto& [d, ns] : w.gpu_busy_by_device) by_dev[std::to_string(d)] = ns;
   j["gpu_busy_by_device"] = std::move(by_dev);
   j["kernel_ns"] = w.kernel_ns;
+  j["compute_kernel_ns"] = w.compute_kernel_ns;
+  j["communication"] = ordered_json{{"kernel_ns", w.comm.kernel_ns},
+                                    {"kernels", w.comm.kernels},
+                                    {"overlapped_ns", w.comm.overlapped_ns},
+                                    {"overlap_fraction", w.comm.overlap_fraction}};
   j["kernels"] = w.kernels;
   j["memcpys"] = w.memcpys;
   j["memcpy_bytes"] = w.memcpy_bytes;
@@ -79,6 +84,8 @@ ordered_json summary_json(const StepSummary& s) {
   j["n"] = s.duration_ns.n;
   j["duration_ns"] = distribution_json(s.duration_ns);
   j["gpu_busy_ns"] = distribution_json(s.gpu_busy_ns);
+  j["compute_kernel_ns"] = distribution_json(s.compute_kernel_ns);
+  j["communication_kernel_ns"] = distribution_json(s.comm_kernel_ns);
   j["syncs"] = distribution_json(s.syncs);
   j["sync_blocked_ns"] = distribution_json(s.sync_blocked_ns);
   j["sync_bubble_ns"] = distribution_json(s.sync_bubble_ns);
@@ -138,6 +145,11 @@ void window_rows(CsvWriter& csv, std::string_view kind, const WindowStats& w, co
   row("gpu_busy_ns", number(w.gpu_busy_ns));
   for (const auto& [d, ns] : w.gpu_busy_by_device) row("gpu_busy_by_device." + std::to_string(d), number(ns));
   row("kernel_ns", number(w.kernel_ns));
+  row("compute_kernel_ns", number(w.compute_kernel_ns));
+  row("communication.kernel_ns", number(w.comm.kernel_ns));
+  row("communication.kernels", number(w.comm.kernels));
+  row("communication.overlapped_ns", number(w.comm.overlapped_ns));
+  row("communication.overlap_fraction", number(w.comm.overlap_fraction));
   row("kernels", number(w.kernels));
   row("memcpys", number(w.memcpys));
   row("memcpy_bytes", number(w.memcpy_bytes));
@@ -159,6 +171,8 @@ void summary_rows(CsvWriter& csv, std::string_view kind, const StepSummary& s, c
   const std::pair<const char*, const Distribution*> metrics[] = {
       {"duration_ns", &s.duration_ns},
       {"gpu_busy_ns", &s.gpu_busy_ns},
+      {"compute_kernel_ns", &s.compute_kernel_ns},
+      {"communication.kernel_ns", &s.comm_kernel_ns},
       {"syncs.total", &s.syncs},
       {"sync_blocked_ns", &s.sync_blocked_ns},
       {"sync_bubble_ns", &s.sync_bubble_ns},
@@ -248,6 +262,10 @@ void print_analysis_table(const AnalysisResult& r, std::ostream& out) {
   const std::string per = device_count(t) > 1 ? fmt::format("of span x {} devices", device_count(t)) : "of span";
   out << fmt::format("  GPU busy {} ({} {}), kernels {}, copies {}\n", format_duration(t.gpu_busy_ns),
                      percent(busy_fraction(t)), per, t.kernels, t.memcpys);
+  if (t.comm.kernels > 0)
+    out << fmt::format("  compute {}, communication {} in {} NCCL kernels ({} of it overlapped with compute)\n",
+                       format_duration(t.compute_kernel_ns), format_duration(t.comm.kernel_ns), t.comm.kernels,
+                       percent(t.comm.overlap_fraction));
   out << "\n";
   out << fmt::format("{:<22}{:>10}   blocked {:>10}   bubble {:>10}   stream waits {}\n", "sync points",
                      t.syncs.total, format_duration(t.syncs.blocked_ns), format_duration(t.syncs.bubble_ns),

@@ -26,6 +26,9 @@ struct DeviceSets {
   std::int32_t device = -1;
   IntervalSet busy;
   IntervalSet kernel;
+  IntervalSet compute;          // kernels that are not communication
+  IntervalSet comm;             // communication (NCCL/RCCL) kernels
+  IntervalSet comm_overlapped;  // comm ∩ compute: communication hidden behind compute
   IntervalSet h2d_copy, h2d_overlapped;
   IntervalSet d2h_copy, d2h_overlapped;
 };
@@ -97,6 +100,19 @@ std::vector<KernelSegment> kernel_segments(const std::vector<StreamInterval>& ke
   return segs;
 }
 
+// Intersection of two sets (both sorted and disjoint): one merge pass.
+IntervalSet intersect(const IntervalSet& x, const IntervalSet& y) {
+  std::vector<std::pair<Ns, Ns>> out;
+  std::size_t i = 0, j = 0;
+  while (i < x.size() && j < y.size()) {
+    const Ns a = std::max(x.start(i), y.start(j)), b = std::min(x.end(i), y.end(j));
+    if (a < b) out.emplace_back(a, b);
+    if (x.end(i) < y.end(j)) ++i;
+    else ++j;
+  }
+  return IntervalSet(std::move(out));
+}
+
 // Copy union and "copy while a kernel runs on another stream of the device" for copies of
 // one direction on one device (`copies` [first, last) sorted by stream, start).
 void copy_overlap(const std::vector<StreamInterval>& copies, std::size_t first, std::size_t last,
@@ -122,15 +138,32 @@ void copy_overlap(const std::vector<StreamInterval>& copies, std::size_t first, 
   overlapped_set = IntervalSet(std::move(over));
 }
 
+// Per interned kernel name: 1 when it is a communication kernel (judged once per name).
+std::vector<std::uint8_t> communication_names(const Trace& trace) {
+  std::vector<std::uint8_t> memo(trace.strings.size(), 2);  // 2: not judged yet
+  for (const auto& k : trace.kernels) {
+    if (k.name >= memo.size() || memo[k.name] != 2) continue;
+    memo[k.name] = is_communication_kernel(trace.str(k.name)) ? 1 : 0;
+  }
+  return memo;
+}
+
+bool is_comm(const std::vector<std::uint8_t>& memo, const Kernel& k) { return k.name < memo.size() && memo[k.name] == 1; }
+
 std::vector<DeviceSets> build_device_sets(const Trace& trace, const std::vector<DeviceTimeline>& timelines) {
-  std::vector<StreamInterval> kernels, h2d, d2h;
+  std::vector<StreamInterval> kernels, h2d, d2h, comm;
   kernels.reserve(trace.kernels.size());
-  for (const auto& k : trace.kernels) kernels.push_back({k.device, k.stream, k.start, k.end});
+  const auto comm_memo = communication_names(trace);
+  for (const auto& k : trace.kernels) {
+    kernels.push_back({k.device, k.stream, k.start, k.end});
+    if (is_comm(comm_memo, k)) comm.push_back({k.device, k.stream, k.start, k.end});
+  }
   for (const auto& m : trace.memcpys) {
     if (m.kind == CopyKind::HtoD) h2d.push_back({m.device, m.stream, m.start, m.end});
     if (m.kind == CopyKind::DtoH) d2h.push_back({m.device, m.stream, m.start, m.end});
   }
   std::sort(kernels.begin(), kernels.end());
+  std::sort(comm.begin(), comm.end());
   std::sort(h2d.begin(), h2d.end());
   std::sort(d2h.begin(), d2h.end());
   auto device_range = [](const std::vector<StreamInterval>& v, std::int32_t d) {
@@ -152,6 +185,25 @@ std::vector<DeviceSets> build_device_sets(const Trace& trace, const std::vector<
     buf.clear();
     for (std::size_t i = k0; i < k1; ++i) buf.emplace_back(kernels[i].start, kernels[i].end);
     ds.kernel = IntervalSet(buf);
+    {
+      // Compute: the kernels that are not communication, as one sorted pass over both
+      // (kernels and comm are sorted the same way, comm a sub-sequence of kernels).
+      auto [c0, c1] = device_range(comm, tl.device);
+      std::vector<std::pair<Ns, Ns>> cbuf, kbuf;
+      std::size_t c = c0;
+      for (std::size_t i = k0; i < k1; ++i) {
+        const auto& k = kernels[i];
+        if (c < c1 && !(k < comm[c]) && !(comm[c] < k)) {
+          cbuf.emplace_back(k.start, k.end);
+          ++c;
+        } else {
+          kbuf.emplace_back(k.start, k.end);
+        }
+      }
+      ds.comm = IntervalSet(std::move(cbuf));
+      ds.compute = IntervalSet(std::move(kbuf));
+      ds.comm_overlapped = intersect(ds.comm, ds.compute);
+    }
     const auto segs = kernel_segments(kernels, k0, k1);
     auto [h0, h1] = device_range(h2d, tl.device);
     copy_overlap(h2d, h0, h1, segs, ds.h2d_copy, ds.h2d_overlapped);
@@ -166,6 +218,7 @@ std::vector<DeviceSets> build_device_sets(const Trace& trace, const std::vector<
 struct Indexes {
   std::vector<DeviceSets> devices;
   std::vector<Ns> kernel_starts;
+  std::vector<Ns> comm_kernel_starts;
   std::vector<Ns> memcpy_starts;
   std::vector<std::uint64_t> memcpy_bytes_prefix;  // over memcpy_starts order
   const std::vector<SyncPoint>* points = nullptr;  // sorted by start
@@ -196,6 +249,9 @@ WindowStats window_stats(const Indexes& ix, std::string name, std::int32_t index
     w.gpu_busy_by_device[d.device] = busy;
     w.gpu_busy_ns += busy;
     w.kernel_ns += d.kernel.measure(lo, hi);
+    w.compute_kernel_ns += d.compute.measure(lo, hi);
+    w.comm.kernel_ns += d.comm.measure(lo, hi);
+    w.comm.overlapped_ns += d.comm_overlapped.measure(lo, hi);
     w.h2d.copy_ns += d.h2d_copy.measure(lo, hi);
     w.h2d.overlapped_ns += d.h2d_overlapped.measure(lo, hi);
     w.d2h.copy_ns += d.d2h_copy.measure(lo, hi);
@@ -203,8 +259,11 @@ WindowStats window_stats(const Indexes& ix, std::string name, std::int32_t index
   }
   finish_overlap(w.h2d);
   finish_overlap(w.d2h);
+  w.comm.overlap_fraction = fraction(w.comm.overlapped_ns, w.comm.kernel_ns);
   auto [k0, k1] = start_range(ix.kernel_starts, a, b, all);
   w.kernels = k1 - k0;
+  auto [n0, n1] = start_range(ix.comm_kernel_starts, a, b, all);
+  w.comm.kernels = n1 - n0;
   auto [m0, m1] = start_range(ix.memcpy_starts, a, b, all);
   w.memcpys = m1 - m0;
   w.memcpy_bytes = ix.memcpy_bytes_prefix[m1] - ix.memcpy_bytes_prefix[m0];
@@ -302,6 +361,14 @@ std::string range_name_suggestions(const Trace& trace, std::string_view needle) 
 
 Ns union_length(std::vector<std::pair<Ns, Ns>> intervals) { return IntervalSet(std::move(intervals)).total(); }
 
+// Holistic Trace Analysis classifies a kernel as communication when its name starts with
+// "nccl" (hta/utils/utils.py, is_nccl_kernel): NCCL names its kernels ncclKernel_* (before
+// 2.19) and ncclDevKernel_* (2.19 on); RCCL, hipified from NCCL, keeps those names, and
+// some RCCL builds add rcclGenericKernel.
+bool is_communication_kernel(std::string_view name) {
+  return name.substr(0, 4) == "nccl" || name.substr(0, 4) == "rccl";
+}
+
 Distribution distribution(std::vector<double> values) {
   Distribution d;
   d.n = values.size();
@@ -340,8 +407,15 @@ AnalysisResult analyze(const Trace& trace, const AnalysisOptions& options) {
   Indexes ix;
   ix.devices = build_device_sets(trace, timelines);
   ix.kernel_starts.reserve(trace.kernels.size());
-  for (const auto& k : trace.kernels) ix.kernel_starts.push_back(k.start);
+  {
+    const auto comm_memo = communication_names(trace);
+    for (const auto& k : trace.kernels) {
+      ix.kernel_starts.push_back(k.start);
+      if (is_comm(comm_memo, k)) ix.comm_kernel_starts.push_back(k.start);
+    }
+  }
   std::sort(ix.kernel_starts.begin(), ix.kernel_starts.end());
+  std::sort(ix.comm_kernel_starts.begin(), ix.comm_kernel_starts.end());
   {
     std::vector<std::pair<Ns, std::uint64_t>> mc;
     mc.reserve(trace.memcpys.size());
@@ -382,6 +456,8 @@ AnalysisResult analyze(const Trace& trace, const AnalysisOptions& options) {
     };
     ss.duration_ns = over([](const WindowStats& s) { return s.duration_ns; });
     ss.gpu_busy_ns = over([](const WindowStats& s) { return s.gpu_busy_ns; });
+    ss.compute_kernel_ns = over([](const WindowStats& s) { return s.compute_kernel_ns; });
+    ss.comm_kernel_ns = over([](const WindowStats& s) { return s.comm.kernel_ns; });
     ss.syncs = over([](const WindowStats& s) { return s.syncs.total; });
     ss.sync_blocked_ns = over([](const WindowStats& s) { return s.syncs.blocked_ns; });
     ss.sync_bubble_ns = over([](const WindowStats& s) { return s.syncs.bubble_ns; });

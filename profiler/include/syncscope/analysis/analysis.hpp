@@ -42,6 +42,11 @@
 //   intervals per device, the part during which at least one kernel runs on a stream of the
 //   same device other than the copy's stream; fraction = overlapped/copy (0: no copies).
 // - GPU busy per device: the union of kernel, copy and memset intervals; totals sum devices.
+// - Compute and communication: a kernel whose name starts with "nccl" or "rccl" is
+//   communication (NCCL/RCCL collectives and point-to-point; Holistic Trace Analysis's rule),
+//   every other kernel compute. Per device, compute_kernel_ns and CommStats::kernel_ns are
+//   the unions of each kind; CommStats::overlapped_ns the part of communication during which
+//   a compute kernel runs on the same device (any stream), overlap_fraction = overlapped/comm.
 // - Windows: the whole trace; steps (host ranges, any kind but GpuUserAnnotation, whose
 //   name matches step_glob) and layers (layer_glob). A sync point belongs to the window its
 //   start lies in ([start, end)); GPU time is clipped to the window; kernels and copies are
@@ -52,6 +57,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "syncscope/trace/trace.hpp"
@@ -87,6 +93,13 @@ struct OverlapStats {
   double fraction = 0;   // overlapped_ns / copy_ns, 0 when no copies
 };
 
+struct CommStats {
+  Ns kernel_ns = 0;             // union of communication kernel intervals
+  std::uint64_t kernels = 0;    // communication kernels, counted by start
+  Ns overlapped_ns = 0;         // part of kernel_ns with a compute kernel running on the device
+  double overlap_fraction = 0;  // overlapped_ns / kernel_ns, 0 when no communication
+};
+
 struct SyncStats {
   std::uint64_t total = 0;
   std::map<std::string, std::uint64_t> by_cause;  // cause -> count
@@ -106,6 +119,8 @@ struct WindowStats {
   Ns gpu_busy_ns = 0;  // over all devices' unions, summed
   std::map<std::int32_t, Ns> gpu_busy_by_device;
   Ns kernel_ns = 0;  // union of kernel intervals
+  Ns compute_kernel_ns = 0;  // union of kernels that are not communication
+  CommStats comm;            // communication (NCCL/RCCL) kernels
   std::uint64_t kernels = 0;
   std::uint64_t memcpys = 0;
   std::uint64_t memcpy_bytes = 0;
@@ -127,6 +142,8 @@ struct Distribution {
 struct StepSummary {
   Distribution duration_ns;
   Distribution gpu_busy_ns;
+  Distribution compute_kernel_ns;
+  Distribution comm_kernel_ns;
   Distribution syncs;
   Distribution sync_blocked_ns;
   Distribution sync_bubble_ns;
@@ -161,6 +178,9 @@ AnalysisResult analyze(const Trace& trace, const AnalysisOptions& options = {});
 // Building blocks, exposed for the model, the simulator's checks and tests.
 std::vector<SyncPoint> find_sync_points(const Trace& trace, const AnalysisOptions& options = {});
 Distribution distribution(std::vector<double> values);
+
+// A communication kernel (NCCL/RCCL) by its name; see "Compute and communication" above.
+bool is_communication_kernel(std::string_view name);
 
 // Union length of [start,end) intervals (need not be sorted).
 Ns union_length(std::vector<std::pair<Ns, Ns>> intervals);

@@ -6,7 +6,8 @@
 // `step_summary`, `layer_summary`, `worst`, `warnings`, `sync_points[]`,
 // `sync_points_total`, `sync_points_truncated`. A window (totals, each step and layer)
 // carries name, index, start_ns, end_ns, duration_ns, gpu_busy_ns, gpu_busy_by_device,
-// kernel_ns, kernels, memcpys, memcpy_bytes, syncs.{total,by_cause,by_api,
+// kernel_ns, compute_kernel_ns, communication.{kernel_ns,kernels,overlapped_ns,
+// overlap_fraction} (NCCL/RCCL kernels apart from compute), kernels, memcpys, memcpy_bytes, syncs.{total,by_cause,by_api,
 // stream_wait_events}, sync_blocked_ns, sync_bubble_ns, overlap.{h2d,d2h}.{copy_ns,
 // overlapped_ns,fraction}. Times are integer nanoseconds, fractions 0..1.
 //

@@ -1,0 +1,42 @@
+// The many-rank `analyze` on one machine: find the rank traces, read and analyze them in
+// parallel (one worker per core), and summarize across ranks (analysis/ranks.hpp).
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "syncscope/analysis/analysis.hpp"
+#include "syncscope/analysis/ranks.hpp"
+
+namespace syncscope::cluster {
+
+struct RankTraceFile {
+  std::string path;  // as the user gave it (a file, or the directory joined with the name)
+  std::filesystem::path absolute;
+};
+
+// The traces named by `inputs`: files as given, directories expanded to their *.json and
+// *.json.gz files (not recursively; hidden files skipped), in name order. Throws InputError
+// naming the directory when one holds no trace, and naming the path when it does not exist.
+std::vector<RankTraceFile> find_rank_traces(const std::vector<std::string>& inputs);
+
+// Cores this process may run on (sched_getaffinity), at least 1.
+std::size_t usable_cores();
+
+// Reads and analyzes each file with `workers` threads (0: usable_cores(); never more than
+// the files), and gives each its rank: distributedInfo.rank, else the file name ("rank3"),
+// else InputError naming the file. A failure in any file is rethrown after every worker has
+// stopped (the first failing file in `files` order).
+std::vector<RankRow> analyze_rank_files(const std::vector<RankTraceFile>& files, const AnalysisOptions& options,
+                                        std::size_t workers = 0);
+
+// All of it: find, analyze, summarize (InputError when two files claim one rank).
+RankAnalysis analyze_ranks(const std::vector<std::string>& inputs, const AnalysisOptions& options,
+                           std::size_t workers = 0);
+
+// What `source` says in the summary for these inputs ("DIR" or "a.json b.json").
+std::string rank_source_label(const std::vector<std::string>& inputs);
+
+}  // namespace syncscope::cluster

@@ -1,0 +1,69 @@
+// Pieces the sweep and the rank jobs share: files we write atomically, the record of what
+// was submitted to Slurm, the batch scripts.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "syncscope/cluster/slurm.hpp"
+
+namespace syncscope::cluster::detail {
+
+// FNV-1a, 64 bits, as 16 hex digits: stable across compilers and runs (std::hash is not).
+std::string fnv1a_hex(std::string_view data);
+
+std::string host_name();
+
+// The job id this process runs as: "ARRAY_TASK" in an array task, the job id in a plain
+// job, "local" outside Slurm.
+std::string current_job_id();
+
+// Reads a JSON file we wrote; InputError naming it when unreadable or not JSON.
+nlohmann::json read_json(const std::filesystem::path& path);
+void write_json(const std::filesystem::path& path, const nlohmann::ordered_json& j);  // atomic, replaces
+
+// What was submitted: DIR/slurm/jobs.json.
+struct Submission {
+  std::string job;                   // the job id sbatch printed
+  std::string kind;                  // "array" or "final"
+  std::vector<std::size_t> indices;  // array tasks ("array")
+  std::string constraint;
+  std::vector<std::string> after;    // the jobs a final job waits for
+  std::string utc;
+};
+std::vector<Submission> read_submissions(const std::filesystem::path& dir);
+void append_submission(const std::filesystem::path& dir, const Submission& s);
+
+// A batch script: #SBATCH lines for the job name, the log file pattern (per array task when
+// `array`) and the options, then `exec COMMAND` (words starting with $SLURM stay variables).
+// Written atomically, mode 0755.
+void write_batch_script(const std::filesystem::path& path, const std::string& job_name,
+                        const std::filesystem::path& log_dir, const SlurmOptions& options, bool with_gres, bool array,
+                        const std::vector<std::string>& command);
+
+// An output directory: "" when it does not exist or is empty, else the name of the manifest
+// file it holds (`manifest` when present), else "foreign".
+enum class DirKind { Absent, Empty, Ours, Foreign };
+DirKind classify_dir(const std::filesystem::path& dir, std::string_view manifest);
+
+// Before --force removes the subtrees `roots` (relative to `dir`) that an earlier sweep or
+// rank analysis wrote: throws InputError naming up to five entries under them that match
+// none of `allowed` (globs over '/'-separated paths relative to `dir`). Nothing we did not
+// write is deleted (core/output_policy's rule); files elsewhere in `dir` are left alone.
+void check_only_ours(const std::filesystem::path& dir, const std::vector<std::string>& roots,
+                     const std::vector<std::string>& allowed, const std::string& what);
+
+// Files and bytes under `dir` (0 when absent).
+std::pair<std::uint64_t, std::uint64_t> tree_size(const std::filesystem::path& dir);
+
+// The last line of a log that reports an error ("syncscope: error: ..."), else its last
+// non-empty line; "" when the log is empty or unreadable. At most 300 characters.
+std::string last_error_line(const std::filesystem::path& log);
+
+}  // namespace syncscope::cluster::detail

@@ -1,0 +1,123 @@
+#include "syncscope/cluster/rank_traces.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <thread>
+
+#include "syncscope/core/error.hpp"
+#include "syncscope/io/trace_io.hpp"
+
+namespace syncscope::cluster {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool ends_with(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// torch.profiler's tensorboard_trace_handler writes NAME.pt.trace.json(.gz); anything else
+// Kineto or we write ends in .json or .json.gz too.
+bool looks_like_trace(const std::string& name) {
+  return !name.empty() && name[0] != '.' && (ends_with(name, ".json") || ends_with(name, ".json.gz"));
+}
+
+}  // namespace
+
+std::vector<RankTraceFile> find_rank_traces(const std::vector<std::string>& inputs) {
+  std::vector<RankTraceFile> out;
+  for (const auto& in : inputs) {
+    std::error_code ec;
+    const auto st = fs::status(in, ec);
+    SYNCSCOPE_INPUT_ERROR_IF(ec || !fs::exists(st), in + ": no such file or directory");
+    if (!fs::is_directory(st)) {
+      out.push_back({in, fs::absolute(in)});
+      continue;
+    }
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(in, ec)) {
+      const std::string name = e.path().filename().string();
+      std::error_code fec;
+      if (looks_like_trace(name) && e.is_regular_file(fec)) names.push_back(name);
+    }
+    SYNCSCOPE_INPUT_ERROR_IF(ec, in + ": cannot list the directory: " + ec.message());
+    SYNCSCOPE_INPUT_ERROR_IF(names.empty(), in + ": the directory holds no trace (*.json or *.json.gz files, one per "
+                                                 "rank, as torch.profiler writes them)");
+    std::sort(names.begin(), names.end());
+    for (const auto& n : names) out.push_back({(fs::path(in) / n).string(), fs::absolute(fs::path(in) / n)});
+  }
+  return out;
+}
+
+std::size_t usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) == 0) {
+    const int n = CPU_COUNT(&set);
+    if (n > 0) return static_cast<std::size_t>(n);
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+std::vector<RankRow> analyze_rank_files(const std::vector<RankTraceFile>& files, const AnalysisOptions& options,
+                                        std::size_t workers) {
+  std::vector<RankRow> rows(files.size());
+  std::vector<std::exception_ptr> errors(files.size());
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i = next++; i < files.size(); i = next++) {
+      try {
+        const Trace trace = read_trace(files[i].absolute);
+        std::int64_t rank = -1;
+        std::string from;
+        if (auto r = rank_from_metadata(trace.meta)) {
+          rank = *r;
+          from = "distributedInfo";
+        } else if (auto f = rank_from_file_name(fs::path(files[i].path).filename().string())) {
+          rank = *f;
+          from = "file name";
+        } else {
+          throw InputError(files[i].path +
+                           ": cannot tell its rank: the trace has no distributedInfo.rank and the file name no "
+                           "'rank<N>'; rename it (e.g. rank3.json) or record it with torch.distributed initialized");
+        }
+        AnalysisResult a = analyze(trace, options);
+        rows[i] = rank_row(a, rank, from, files[i].path);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  if (workers == 0) workers = usable_cores();
+  workers = std::min(workers, files.size());
+  if (workers <= 1) {
+    work();
+  } else {
+    std::vector<std::thread> pool;
+    pool.reserve(workers);
+    for (std::size_t w = 0; w < workers; ++w) pool.emplace_back(work);
+    for (auto& t : pool) t.join();
+  }
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  return rows;
+}
+
+std::string rank_source_label(const std::vector<std::string>& inputs) {
+  std::string s;
+  for (const auto& i : inputs) s += (s.empty() ? "" : " ") + i;
+  return s;
+}
+
+RankAnalysis analyze_ranks(const std::vector<std::string>& inputs, const AnalysisOptions& options,
+                           std::size_t workers) {
+  const auto files = find_rank_traces(inputs);
+  auto rows = analyze_rank_files(files, options, workers);
+  return summarize_ranks(std::move(rows), rank_source_label(inputs), options.step_glob, options.layer_glob);
+}
+
+}  // namespace syncscope::cluster

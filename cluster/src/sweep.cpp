@@ -1,0 +1,412 @@
+// The sweep's plan, its directory, and running or submitting its tasks.
+#include "syncscope/cluster/sweep.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "common.hpp"
+#include "syncscope/cluster/process.hpp"
+#include "syncscope/core/error.hpp"
+#include "syncscope/core/file_io.hpp"
+#include "syncscope/core/output_policy.hpp"
+#include "syncscope/core/version.hpp"
+#include "syncscope/model/gpu_profile.hpp"
+#include "syncscope/pipeline/results_dir.hpp"
+#include "syncscope/scenario/scenario.hpp"
+
+namespace syncscope::cluster {
+
+namespace fs = std::filesystem;
+using nlohmann::ordered_json;
+
+namespace {
+
+constexpr const char* kManifest = "sweep.json";
+
+// A directory name from a label: letters, digits, '.', '_' and '-' kept, the rest '_'.
+std::string safe_label(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                    c == '_' || c == '-';
+    out += ok ? c : '_';
+  }
+  while (!out.empty() && out.front() == '.') out.erase(out.begin());  // no hidden names
+  return out.empty() ? "_" : out;
+}
+
+std::string profile_label(const std::string& p) {
+  // A file path names the profile by its stem ("profiles/h200-calibrated.yaml" -> h200-calibrated).
+  if (p.find('/') != std::string::npos || p.find('.') != std::string::npos) return fs::path(p).stem().string();
+  return p;
+}
+
+ordered_json task_json(const SweepTask& t) {
+  return ordered_json{{"index", t.index},
+                      {"name", t.name},
+                      {"scenario", t.scenario},
+                      {"scenario_hash", t.scenario_hash},
+                      {"target", ordered_json{{"label", t.target.label},
+                                              {"constraint", t.target.constraint},
+                                              {"gpu_profile", t.target.gpu_profile}}}};
+}
+
+void write_status(const fs::path& dir, const SweepTask& t, const std::string& state, const std::string& reason,
+                  const std::string& started, const std::string& ended, const ProcessResult* exit) {
+  ordered_json j;
+  j["schema_version"] = kSweepSchemaVersion;
+  j["kind"] = "syncscope.sweep_task_status";
+  j["task"] = t.name;
+  j["index"] = t.index;
+  j["state"] = state;
+  j["reason"] = reason;
+  j["job"] = detail::current_job_id();
+  j["host"] = detail::host_name();
+  j["pid"] = static_cast<std::int64_t>(::getpid());  // with host: tells a live local task from a lost one
+  j["started_utc"] = started;
+  j["ended_utc"] = ended;
+  if (exit && exit->started) j["exit"] = ordered_json{{"code", exit->exit_code}, {"signal", exit->signal}};
+  fs::create_directories(dir / "status");
+  detail::write_json(dir / "status" / (t.name + ".json"), j);
+}
+
+// Removes NAME.partial-* directories a cut-short run left in DIR/tasks (ours: run names
+// its temporary directory so, next to the one it publishes).
+void remove_partials(const fs::path& tasks_dir, const std::string& name) {
+  std::error_code ec;
+  if (!fs::is_directory(tasks_dir, ec)) return;
+  const std::string prefix = name + ".partial-";
+  std::vector<fs::path> stale;
+  for (const auto& e : fs::directory_iterator(tasks_dir, ec))
+    if (e.path().filename().string().rfind(prefix, 0) == 0) stale.push_back(e.path());
+  for (const auto& p : stale) fs::remove_all(p, ec);
+}
+
+}  // namespace
+
+SweepPlan plan_sweep(const SweepRequest& r) {
+  SYNCSCOPE_INPUT_ERROR_IF(r.scenarios.empty(), "sweep: name at least one scenario file");
+  SYNCSCOPE_INPUT_ERROR_IF(!r.gpu_profiles.empty() && !r.constraints.empty() &&
+                               r.gpu_profiles.size() != r.constraints.size(),
+                           fmt::format("sweep: {} --gpu-profile and {} --constraint values: give one profile per "
+                                       "constraint (they pair up, in order), or only one of the two lists",
+                                       r.gpu_profiles.size(), r.constraints.size()));
+  SYNCSCOPE_INPUT_ERROR_IF(r.device != "auto" && r.device != "cuda" && r.device != "sim",
+                           "sweep: --device " + r.device + ": expected auto, cuda or sim");
+  SweepPlan plan;
+  plan.device = r.device;
+  plan.syncscope = r.syncscope.string();
+  plan.created_utc = utc_now_iso8601();
+
+  std::vector<SweepTarget> targets;
+  const std::size_t n = std::max({r.gpu_profiles.size(), r.constraints.size(), std::size_t{1}});
+  for (std::size_t i = 0; i < n; ++i) {
+    SweepTarget t;
+    if (i < r.constraints.size()) t.constraint = r.constraints[i];
+    if (i < r.gpu_profiles.size()) {
+      t.gpu_profile = r.gpu_profiles[i];
+      (void)load_gpu_profile(t.gpu_profile);  // InputError naming it when unknown or bad
+    }
+    t.label = safe_label(!t.constraint.empty() ? t.constraint : !t.gpu_profile.empty() ? profile_label(t.gpu_profile)
+                                                                                          : "default");
+    targets.push_back(std::move(t));
+  }
+  std::set<std::string> labels;
+  for (const auto& t : targets)
+    SYNCSCOPE_INPUT_ERROR_IF(!labels.insert(t.label).second,
+                             "sweep: two GPU targets are both named '" + t.label + "': give each target once");
+
+  std::set<std::string> stems;
+  std::string identity = "device=" + r.device + "\n";
+  for (const auto& s : r.scenarios) {
+    (void)load_scenario(s);  // InputError with file:line:column when it is bad
+    const std::string stem = safe_label(fs::path(s).stem().string());
+    SYNCSCOPE_INPUT_ERROR_IF(!stems.insert(stem).second,
+                             "sweep: two scenario files are named '" + stem + "' (" + s +
+                                 "): task directories are named after the file; rename one");
+    const std::string hash = detail::fnv1a_hex(read_file(s));
+    for (const auto& t : targets) {
+      SweepTask task;
+      task.index = plan.tasks.size();
+      task.name = stem + "--" + t.label;
+      task.scenario = fs::absolute(s).lexically_normal().string();
+      task.scenario_hash = hash;
+      task.target = t;
+      identity += task.name + "|" + hash + "|" + t.constraint + "|" + t.gpu_profile + "\n";
+      plan.tasks.push_back(std::move(task));
+    }
+  }
+  plan.id = detail::fnv1a_hex(identity);
+  return plan;
+}
+
+std::string plan_to_json(const SweepPlan& p) {
+  ordered_json j;
+  j["schema_version"] = p.schema_version;
+  j["kind"] = "syncscope.sweep";
+  j["id"] = p.id;
+  j["device"] = p.device;
+  j["syncscope"] = p.syncscope;
+  j["created_utc"] = p.created_utc;
+  j["tasks"] = ordered_json::array();
+  for (const auto& t : p.tasks) j["tasks"].push_back(task_json(t));
+  return j.dump(2) + "\n";
+}
+
+SweepPlan read_plan(const fs::path& dir) {
+  const fs::path path = dir / kManifest;
+  std::error_code ec;
+  SYNCSCOPE_INPUT_ERROR_IF(!fs::exists(path, ec), dir.string() + " holds no sweep (no " + kManifest + ")");
+  const auto j = detail::read_json(path);
+  SweepPlan p;
+  try {
+    SYNCSCOPE_INPUT_ERROR_IF(j.at("kind").get<std::string>() != "syncscope.sweep", path.string() + ": not a sweep");
+    p.schema_version = j.at("schema_version").get<int>();
+    SYNCSCOPE_INPUT_ERROR_IF(p.schema_version > kSweepSchemaVersion,
+                             path.string() + ": written by a newer syncscope (schema_version " +
+                                 std::to_string(p.schema_version) + ")");
+    p.id = j.at("id").get<std::string>();
+    p.device = j.at("device").get<std::string>();
+    p.syncscope = j.at("syncscope").get<std::string>();
+    p.created_utc = j.at("created_utc").get<std::string>();
+    for (const auto& t : j.at("tasks")) {
+      SweepTask x;
+      x.index = t.at("index").get<std::size_t>();
+      x.name = t.at("name").get<std::string>();
+      x.scenario = t.at("scenario").get<std::string>();
+      x.scenario_hash = t.at("scenario_hash").get<std::string>();
+      const auto& g = t.at("target");
+      x.target.label = g.at("label").get<std::string>();
+      x.target.constraint = g.at("constraint").get<std::string>();
+      x.target.gpu_profile = g.at("gpu_profile").get<std::string>();
+      SYNCSCOPE_INPUT_ERROR_IF(x.index != p.tasks.size(), path.string() + ": task indices are not 0..N-1");
+      SYNCSCOPE_INPUT_ERROR_IF(x.name != safe_label(x.name) || x.name.find("..") != std::string::npos,
+                               path.string() + ": task name '" + x.name + "' is not a plain directory name");
+      p.tasks.push_back(std::move(x));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(path.string() + ": malformed: " + e.what());
+  }
+  return p;
+}
+
+int run_sweep_task(const fs::path& dir, std::size_t index, std::ostream& out) {
+  const SweepPlan plan = read_plan(dir);
+  SYNCSCOPE_INPUT_ERROR_IF(index >= plan.tasks.size(), fmt::format("{}: the sweep has {} tasks (0..{}); no task {}",
+                                                                     dir.string(), plan.tasks.size(),
+                                                                     plan.tasks.size() - 1, index));
+  const SweepTask& t = plan.tasks[index];
+  const fs::path tasks = dir / "tasks", result = tasks / t.name;
+  fs::create_directories(tasks);
+  fs::create_directories(dir / "logs");
+  const std::string started = utc_now_iso8601();
+  std::error_code ec;
+  if (fs::exists(result, ec)) {
+    if (fs::exists(result / "results.json", ec)) {
+      const auto st = sweep_status(dir, {});
+      if (st[index].state == TaskState::Done) {
+        out << t.name << ": already done\n";
+        return 0;
+      }
+    }
+    const std::string why = result.string() +
+                            " exists but no status of this sweep says this task wrote it: move it away, then "
+                            "re-run the sweep";
+    write_status(dir, t, "failed", why, started, utc_now_iso8601(), nullptr);
+    out << t.name << ": failed: " << why << "\n";
+    return 1;
+  }
+  // A cut-short attempt's NAME.partial-* directory: removed when its process is gone (on
+  // this host; `run` does the same), never while a run on another node may still own it.
+  remove_stale_partial_dirs(result, [&out, &t](const std::string& line) { out << t.name << ": " << line << "\n"; });
+  write_status(dir, t, "running", "", started, "", nullptr);
+
+  std::vector<std::string> argv = {plan.syncscope, "run", t.scenario, "--device", plan.device, "--out", result.string()};
+  if (!t.target.gpu_profile.empty()) argv.insert(argv.end(), {"--gpu-profile", t.target.gpu_profile});
+  const fs::path log = dir / "logs" / (t.name + ".log");
+  {
+    std::string cmd;
+    for (const auto& a : argv) cmd += (cmd.empty() ? "" : " ") + shell_quote(a);
+    write_file_atomic(log, "$ " + cmd + "\n", true);  // a fresh log per attempt
+  }
+  const LoggedRun lr = run_logged(argv, log);
+  const ProcessResult& r = lr.result;
+  const std::string ended = utc_now_iso8601();
+  // `run` exits 1 when a prediction misses its tolerance, after publishing its results: the
+  // task is done and its verdict failed. Anything else without results is a failed task.
+  const bool published = fs::exists(result / "results.json", ec);
+  if (published && r.started && r.signal == 0 && (r.exit_code == 0 || r.exit_code == 1)) {
+    const std::string verdict =
+        r.exit_code == 0 ? "verdicts pass" : "verdict: a prediction misses its tolerance (run exit status 1)";
+    write_status(dir, t, "done", verdict, started, ended, &r);
+    out << t.name << ": done (" << verdict << ")\n";
+    return 0;
+  }
+  std::string why;
+  std::string state = "failed";
+  if (lr.interrupted_by != 0) {
+    state = "cancelled";
+    why = fmt::format("received SIG{} (scancel, the time limit, or an interrupt) while running; syncscope run {}",
+                      ::sigabbrev_np(lr.interrupted_by) ? ::sigabbrev_np(lr.interrupted_by) : "?", r.describe());
+  } else {
+    const std::string line = detail::last_error_line(log);
+    why = "syncscope run " + r.describe() + (line.empty() ? std::string() : ": " + line);
+    if (published) why += " (its results.json is not taken: the run did not finish cleanly)";
+  }
+  write_status(dir, t, state, why, started, ended, &r);
+  out << t.name << ": " << state << ": " << why << "\n";
+  return 1;
+}
+
+int start_sweep(const SweepRequest& r, std::ostream& out) {
+  SYNCSCOPE_INPUT_ERROR_IF(r.out.empty(), "sweep: --out DIR is required");
+  if (r.slurm && !r.dry_run)
+    SYNCSCOPE_INPUT_ERROR_IF(r.tools.sbatch.empty(),
+                             "sweep --slurm: sbatch is not on PATH: run on a Slurm login node (Debian: slurm-client), "
+                             "add --dry-run to only write the batch scripts, or leave out --slurm to run here");
+  const SweepPlan plan = plan_sweep(r);
+  const fs::path dir = r.out;
+
+  switch (detail::classify_dir(dir, kManifest)) {
+    case detail::DirKind::Foreign:
+      throw InputError(dir.string() + " exists and holds no syncscope sweep: choose a new or empty directory "
+                                      "(nothing in it is replaced, even with --force)");
+    case detail::DirKind::Ours: {
+      const SweepPlan old = read_plan(dir);
+      if (old.id == plan.id) break;
+      std::string names;
+      for (std::size_t i = 0; i < old.tasks.size() && i < 4; ++i) names += (i ? ", " : "") + old.tasks[i].name;
+      if (old.tasks.size() > 4) names += ", ...";
+      SYNCSCOPE_INPUT_ERROR_IF(!r.force, dir.string() + " holds a different sweep (" +
+                                             std::to_string(old.tasks.size()) + " tasks: " + names +
+                                             "): choose another --out, or pass --force to replace it");
+      const auto st = sweep_status(dir, r.tools);
+      for (const auto& s : st)
+        SYNCSCOPE_INPUT_ERROR_IF(s.state == TaskState::Queued || s.state == TaskState::Running,
+                                 dir.string() + ": task " + s.name + " of the sweep there is still " +
+                                     std::string(state_name(s.state)) + " (job " + s.job +
+                                     "): cancel it (scancel) before replacing the sweep");
+      // Only what the old sweep wrote goes, and only when nothing else is in what goes.
+      std::vector<std::string> roots = {"slurm"};
+      std::vector<std::string> allowed = {"slurm/*.sh", "slurm/jobs.json", "slurm/logs", "slurm/logs/*.out"};
+      const auto run_files = pipeline::run_dir_rules().allowed;
+      std::error_code lec;
+      for (const auto& t : old.tasks) {
+        roots.push_back("tasks/" + t.name);
+        for (const auto& f : run_files) allowed.push_back("tasks/" + t.name + "/" + f);
+        // A cut-short run's partial directories: what run writes, and its owner marker.
+        if (fs::is_directory(dir / "tasks", lec))
+          for (const auto& e : fs::directory_iterator(dir / "tasks", lec))
+            if (e.path().filename().string().rfind(t.name + ".partial-", 0) == 0)
+              roots.push_back("tasks/" + e.path().filename().string());
+        const std::string partial = "tasks/" + t.name + ".partial-*/";
+        allowed.push_back(partial + kPartialMarker);
+        for (const auto& f : run_files) allowed.push_back(partial + f);
+      }
+      detail::check_only_ours(dir, roots, allowed, "an earlier sweep");
+      std::error_code ec;
+      for (const auto& t : old.tasks) {
+        fs::remove_all(dir / "tasks" / t.name, ec);
+        remove_partials(dir / "tasks", t.name);
+        fs::remove(dir / "status" / (t.name + ".json"), ec);
+        fs::remove(dir / "logs" / (t.name + ".log"), ec);
+      }
+      for (const char* f : {"report.html", "results.csv", kManifest}) fs::remove(dir / f, ec);
+      fs::remove_all(dir / "slurm", ec);
+      out << "replaced the earlier sweep in " << dir.string() << " (--force)\n";
+      [[fallthrough]];
+    }
+    case detail::DirKind::Absent:
+    case detail::DirKind::Empty:
+      fs::create_directories(dir);
+      write_file_atomic(dir / kManifest, plan_to_json(plan), true);
+      break;
+  }
+
+  const auto status = sweep_status(dir, r.tools);
+  std::vector<std::size_t> todo;
+  std::size_t done = 0, busy = 0;
+  for (const auto& s : status) {
+    if (s.state == TaskState::Done) ++done;
+    else if (s.state == TaskState::Queued || s.state == TaskState::Running) ++busy;
+    else todo.push_back(s.index);
+  }
+  const std::size_t n_targets = plan.tasks.size() / r.scenarios.size();
+  out << fmt::format("sweep {}: {} task(s) ({} scenario(s) x {} GPU target(s)) in {}: {} done, {} queued or running, "
+                     "{} to {}\n",
+                     plan.id, plan.tasks.size(), r.scenarios.size(), n_targets, dir.string(), done, busy, todo.size(),
+                     r.slurm ? "submit" : "run");
+  if (todo.empty()) {
+    std::error_code ec;
+    if (busy == 0 && !fs::exists(dir / "report.html", ec)) write_sweep_report(dir, r.tools, out);
+    out << "nothing to " << (r.slurm ? "submit" : "run") << ": every task is done"
+        << (busy ? " or in progress (sweep --status " + dir.string() + ")" : std::string()) << "\n";
+    return 0;
+  }
+
+  if (!r.slurm) {
+    if (r.dry_run) {
+      for (auto i : todo)
+        out << shell_quote(plan.syncscope) << " job sweep-task " << shell_quote(fs::absolute(dir).string()) << " " << i
+            << "\n";
+      return 0;
+    }
+    int rc = 0;
+    for (std::size_t k = 0; k < todo.size(); ++k) {
+      out << fmt::format("[{}/{}] ", k + 1, todo.size()) << std::flush;
+      rc |= run_sweep_task(dir, todo[k], out);
+    }
+    write_sweep_report(dir, r.tools, out);
+    return rc == 0 ? 0 : 1;
+  }
+
+  // Slurm: one array per constraint, then the report job after all of them.
+  const fs::path abs = fs::absolute(dir).lexically_normal();
+  const fs::path logs = abs / "slurm" / "logs";
+  fs::create_directories(logs);
+  detail::write_batch_script(abs / "slurm" / "task.sh", plan.job_name(), logs, r.slurm_options, true, true,
+                             {plan.syncscope, "job", "sweep-task", abs.string(), "$SLURM_ARRAY_TASK_ID"});
+  detail::write_batch_script(abs / "slurm" / "report.sh", plan.job_name() + "-report", logs, r.slurm_options, false,
+                             false, {plan.syncscope, "job", "sweep-report", abs.string()});
+  std::map<std::string, std::vector<std::size_t>> by_constraint;
+  for (auto i : todo) by_constraint[plan.tasks[i].target.constraint].push_back(i);
+  std::vector<std::string> jobs;
+  std::size_t n = 0;
+  for (const auto& [constraint, indices] : by_constraint) {
+    std::vector<std::string> opts = {"--array=" + array_spec(indices)};
+    if (!constraint.empty()) opts.push_back("--constraint=" + constraint);
+    if (r.dry_run) {
+      std::string cmd;
+      for (const auto& a : sbatch_command(opts, abs / "slurm" / "task.sh")) cmd += (cmd.empty() ? "" : " ") + shell_quote(a);
+      out << "JOB" << ++n << "=$(" << cmd << ")\n";
+      jobs.push_back("$JOB" + std::to_string(n));
+      continue;
+    }
+    const std::string job = sbatch_submit(r.tools, opts, abs / "slurm" / "task.sh");
+    detail::append_submission(dir, {job, "array", indices, constraint, {}, utc_now_iso8601()});
+    out << fmt::format("submitted job array {} ({} task(s){})\n", job, indices.size(),
+                       constraint.empty() ? "" : ", constraint " + constraint);
+    jobs.push_back(job);
+  }
+  std::string dep = "--dependency=afterany";
+  for (const auto& j : jobs) dep += ":" + j;
+  if (r.dry_run) {
+    // The dependency names the shell variables above: double quotes let the shell expand them.
+    out << "sbatch --parsable \"" << dep << "\" " << shell_quote((abs / "slurm" / "report.sh").string()) << "\n";
+    out << "(dry run: nothing submitted; the lines above submit it)\n";
+    return 0;
+  }
+  const std::string report_job = sbatch_submit(r.tools, {dep}, abs / "slurm" / "report.sh");
+  detail::append_submission(dir, {report_job, "final", {}, "", jobs, utc_now_iso8601()});
+  out << "submitted report job " << report_job << " (after " << dep.substr(std::string("--dependency=afterany:").size())
+      << "): it writes " << (abs / "report.html").string() << " and " << (abs / "results.csv").string() << "\n";
+  out << "follow it with: syncscope sweep --status " << dir.string() << "\n";
+  return 0;
+}
+
+}  // namespace syncscope::cluster

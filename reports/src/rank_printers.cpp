@@ -1,0 +1,213 @@
+#include "syncscope/reports/rank_printers.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "syncscope/core/csv.hpp"
+#include "syncscope/core/error.hpp"
+#include "syncscope/core/units.hpp"
+#include "syncscope/reports/analysis_printers.hpp"
+
+namespace syncscope {
+
+using nlohmann::ordered_json;
+
+namespace {
+
+std::string number(double v) { return fmt::format("{}", v); }
+
+// A metric's value as people read it: a duration, or a count with up to 2 decimals.
+std::string show(RankMetric m, double v) {
+  if (metric_is_time(m)) return format_duration(static_cast<Ns>(std::llround(v)));
+  return fmt::format("{:g}", std::round(v * 100) / 100);
+}
+
+std::string percent(double f) { return fmt::format("{:.1f}%", 100.0 * f); }
+
+std::string shorten_left(const std::string& s, std::size_t width) {
+  if (s.size() <= width) return s;
+  return "..." + s.substr(s.size() - (width - 3));
+}
+
+// Typed field access with the file and field in the message.
+const nlohmann::json& field(const nlohmann::json& j, const char* key, const std::string& where) {
+  SYNCSCOPE_INPUT_ERROR_IF(!j.is_object(), where + ": expected an object");
+  auto it = j.find(key);
+  SYNCSCOPE_INPUT_ERROR_IF(it == j.end(), where + ": field \"" + key + "\" is missing");
+  return *it;
+}
+
+template <class T>
+T get(const nlohmann::json& j, const char* key, const std::string& where) {
+  const auto& v = field(j, key, where);
+  try {
+    return v.get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw InputError(where + ": field \"" + key + "\" has the wrong type (" + v.type_name() + ")");
+  }
+}
+
+}  // namespace
+
+ordered_json rank_row_json(const RankRow& r) {
+  ordered_json j;
+  j["rank"] = r.rank;
+  j["rank_from"] = r.rank_from;
+  j["source"] = r.source;
+  j["steps"] = r.steps;
+  ordered_json per;
+  for (RankMetric m : kRankMetrics) per[std::string(metric_key(m))] = metric_value(r, m);
+  j["per_step"] = std::move(per);
+  j["trace"] = ordered_json{{"span_ns", r.span_ns},
+                            {"sync_points", r.sync_points},
+                            {"gpu_busy_ns", r.gpu_busy_ns},
+                            {"compute_kernel_ns", r.compute_kernel_ns},
+                            {"communication", ordered_json{{"kernel_ns", r.comm_kernel_ns},
+                                                           {"kernels", r.comm_kernels},
+                                                           {"overlapped_ns", r.comm_overlapped_ns},
+                                                           {"overlap_fraction", r.comm_overlap_fraction}}},
+                            {"devices", r.devices}};
+  j["top_cause"] = r.top_cause;
+  j["warnings"] = r.warnings;
+  return j;
+}
+
+RankRow rank_row_from_json(const nlohmann::json& j, const std::string& where) {
+  RankRow r;
+  r.rank = get<std::int64_t>(j, "rank", where);
+  const std::string w = where + " (rank " + std::to_string(r.rank) + ")";
+  r.rank_from = get<std::string>(j, "rank_from", w);
+  r.source = get<std::string>(j, "source", w);
+  r.steps = get<std::uint64_t>(j, "steps", w);
+  const auto& per = field(j, "per_step", w);
+  r.step_ns = get<double>(per, "step_ns", w + " per_step");
+  r.syncs = get<double>(per, "syncs", w + " per_step");
+  r.blocked_ns = get<double>(per, "blocked_ns", w + " per_step");
+  r.bubble_ns = get<double>(per, "bubble_ns", w + " per_step");
+  r.busy_ns = get<double>(per, "busy_ns", w + " per_step");
+  r.compute_ns = get<double>(per, "compute_ns", w + " per_step");
+  r.comm_ns = get<double>(per, "communication_ns", w + " per_step");
+  const auto& t = field(j, "trace", w);
+  r.span_ns = get<Ns>(t, "span_ns", w + " trace");
+  r.sync_points = get<std::uint64_t>(t, "sync_points", w + " trace");
+  r.gpu_busy_ns = get<Ns>(t, "gpu_busy_ns", w + " trace");
+  r.compute_kernel_ns = get<Ns>(t, "compute_kernel_ns", w + " trace");
+  const auto& c = field(t, "communication", w + " trace");
+  r.comm_kernel_ns = get<Ns>(c, "kernel_ns", w + " trace.communication");
+  r.comm_kernels = get<std::uint64_t>(c, "kernels", w + " trace.communication");
+  r.comm_overlapped_ns = get<Ns>(c, "overlapped_ns", w + " trace.communication");
+  r.comm_overlap_fraction = get<double>(c, "overlap_fraction", w + " trace.communication");
+  r.devices = get<std::uint64_t>(t, "devices", w + " trace");
+  r.top_cause = get<std::string>(j, "top_cause", w);
+  r.warnings = get<std::vector<std::string>>(j, "warnings", w);
+  return r;
+}
+
+std::string rank_analysis_to_json(const RankAnalysis& a, int indent) {
+  ordered_json j;
+  j["schema_version"] = a.schema_version;
+  j["kind"] = "syncscope.rank_analysis";
+  j["source"] = a.source;
+  j["options"] = ordered_json{{"step_range", a.step_glob}, {"layer_range", a.layer_glob}};
+  j["ranks"] = ordered_json::array();
+  for (const auto& r : a.ranks) j["ranks"].push_back(rank_row_json(r));
+  ordered_json across = ordered_json::object();
+  for (const auto& s : a.spreads)
+    across[std::string(metric_key(s.metric))] = ordered_json{
+        {"min", s.min}, {"median", s.median}, {"max", s.max}, {"min_rank", s.min_rank}, {"max_rank", s.max_rank}};
+  j["across_ranks"] = std::move(across);
+  if (a.standout)
+    j["standout"] = ordered_json{{"rank", a.standout->rank},
+                                 {"metric", std::string(metric_key(a.standout->metric))},
+                                 {"value", a.standout->value},
+                                 {"median", a.standout->median},
+                                 {"deviation", a.standout->deviation}};
+  else
+    j["standout"] = nullptr;
+  j["warnings"] = a.warnings;
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+std::string rank_analysis_to_csv(const RankAnalysis& a) {
+  CsvWriter csv;
+  const std::string version = std::to_string(a.schema_version);
+  csv.row({"kind", "rank", "metric", "value", "schema_version"});
+  for (const auto& r : a.ranks) {
+    const std::string rank = std::to_string(r.rank);
+    auto row = [&](const std::string& metric, const std::string& value) {
+      csv.row({"rank", rank, metric, value, version});
+    };
+    for (RankMetric m : kRankMetrics) row(std::string(metric_key(m)), number(metric_value(r, m)));
+    row("steps", std::to_string(r.steps));
+    row("trace.span_ns", std::to_string(r.span_ns));
+    row("trace.sync_points", std::to_string(r.sync_points));
+    row("trace.gpu_busy_ns", std::to_string(r.gpu_busy_ns));
+    row("trace.compute_kernel_ns", std::to_string(r.compute_kernel_ns));
+    row("trace.communication.kernel_ns", std::to_string(r.comm_kernel_ns));
+    row("trace.communication.kernels", std::to_string(r.comm_kernels));
+    row("trace.communication.overlapped_ns", std::to_string(r.comm_overlapped_ns));
+    row("trace.communication.overlap_fraction", number(r.comm_overlap_fraction));
+  }
+  for (const auto& s : a.spreads) {
+    const std::string metric(metric_key(s.metric));
+    csv.row({"min", "", metric, number(s.min), version});
+    csv.row({"median", "", metric, number(s.median), version});
+    csv.row({"max", "", metric, number(s.max), version});
+    csv.row({"min_rank", "", metric, std::to_string(s.min_rank), version});
+    csv.row({"max_rank", "", metric, std::to_string(s.max_rank), version});
+  }
+  if (a.standout)
+    csv.row({"standout", std::to_string(a.standout->rank), std::string(metric_key(a.standout->metric)) + ".deviation",
+             number(a.standout->deviation), version});
+  return csv.str();
+}
+
+void print_rank_table(const RankAnalysis& a, std::ostream& out) {
+  out << fmt::format("syncscope analysis of {} ranks: {}\n", a.ranks.size(), a.source);
+  out << fmt::format("  per step: median over each rank's '{}' ranges\n\n", a.step_glob);
+  out << fmt::format("{:>6} {:>6} {:>11} {:>7} {:>11} {:>11} {:>11} {:>11} {:>11} {:>8}  {}\n", "rank", "steps",
+                     "step", "syncs", "blocked", "bubble", "GPU busy", "compute", "comm", "overlap", "trace");
+  for (const auto& r : a.ranks) {
+    out << fmt::format("{:>6} {:>6} {:>11} {:>7} {:>11} {:>11} {:>11} {:>11} {:>11} {:>8}  {}\n", r.rank, r.steps,
+                       show(RankMetric::StepTime, r.step_ns), show(RankMetric::Syncs, r.syncs),
+                       show(RankMetric::Blocked, r.blocked_ns), show(RankMetric::Bubble, r.bubble_ns),
+                       show(RankMetric::Busy, r.busy_ns), show(RankMetric::Compute, r.compute_ns),
+                       show(RankMetric::Communication, r.comm_ns),
+                       r.comm_kernels > 0 ? percent(r.comm_overlap_fraction) : std::string("-"),
+                       shorten_left(r.source, 40));
+  }
+  if (!a.spreads.empty()) {
+    out << fmt::format("\nacross ranks (per step){:>6}{:>22}{:>14}{:>22}\n", "", "min (rank)", "median", "max (rank)");
+    for (const auto& s : a.spreads) {
+      out << fmt::format("  {:<26}{:>22}{:>14}{:>22}\n", metric_label(s.metric),
+                         fmt::format("{} ({})", show(s.metric, s.min), s.min_rank), show(s.metric, s.median),
+                         fmt::format("{} ({})", show(s.metric, s.max), s.max_rank));
+    }
+  }
+  out << "\n";
+  if (a.standout) {
+    const auto& s = *a.standout;
+    out << fmt::format("stands out: rank {}, {} {} per step against a median of {} ({:+.0f}% of a step)\n", s.rank,
+                       metric_label(s.metric), show(s.metric, s.value), show(s.metric, s.median), 100.0 * s.deviation);
+  } else if (a.ranks.size() >= 3) {
+    out << fmt::format("no rank stands out (every metric within {:.0f}% of a step of its median)\n",
+                       100.0 * kStandoutThreshold);
+  } else {
+    out << "no rank stands out (it takes at least 3 ranks to tell)\n";
+  }
+  std::size_t rank_warnings = 0;
+  for (const auto& r : a.ranks) rank_warnings += r.warnings.size();
+  if (!a.warnings.empty() || rank_warnings > 0) {
+    out << "\nwarnings\n";
+    for (const auto& w : a.warnings) out << "  ! " << w << "\n";
+    std::size_t shown = 0;
+    for (const auto& r : a.ranks)
+      for (const auto& w : r.warnings)
+        if (shown++ < 6) out << fmt::format("  ! rank {}: {}\n", r.rank, w);
+    if (shown > 6) out << fmt::format("  ... and {} more (--format json lists all)\n", shown - 6);
+  }
+}
+
+}  // namespace syncscope
