@@ -54,6 +54,17 @@ std::string provenance_section(const std::vector<ReportRun>& runs) {
         esc(r.env.libtorch), esc(r.env.host), esc(r.env.date_utc), esc(r.env.commit), r.schema_version);
   }
   h += "</tbody></table>\n";
+  // A GPU profile fitted from traces (calibrate --from-trace) says where it came from: run
+  // copies its provenance into env.extra as gpu_profile_<key>.
+  for (const auto& run : runs) {
+    std::string fitted;
+    for (const auto& [k, v] : run.results.env.extra)
+      if (k.rfind("gpu_profile_", 0) == 0 && k != "gpu_profile_description" && k != "gpu_profile_measured")
+        fitted += fmt::format("{}{}: {}", fitted.empty() ? "" : "; ", esc(k.substr(12)), esc(v));
+    if (!fitted.empty())
+      h += "<p class=\"note profile-provenance\">" + esc(run.source) + ": GPU profile " +
+           esc(run.results.env.gpu_profile) + " fitted from traces (" + fitted + ")</p>\n";
+  }
   for (const auto& run : runs)
     for (const auto& n : run.results.notes) h += "<p class=\"note\">" + esc(run.source) + ": " + esc(n) + "</p>\n";
   return h;
