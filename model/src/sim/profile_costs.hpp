@@ -3,6 +3,7 @@
 // Profiles without these fields (datasheet ones) leave the simulator as it was.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "syncscope/kernels/program.hpp"
@@ -31,5 +32,12 @@ OpHostCost op_host_cost(const program::Op& op, const GpuProfile& profile);
 // The fitted kernel whose name contains `name` as a whole identifier (the most launched one
 // when several do); nullptr when none does or `name` is empty.
 const FittedKernel* fitted_kernel(const GpuProfile& profile, std::string_view name);
+
+// op_duration.cpp: "GPU profile H200 (model/profiles/H200.yaml)" for messages.
+std::string profile_label(const GpuProfile& p);
+// A simulated time as integer ns; beyond bounds::kMaxTimeNs an InputError naming `field`.
+Ns round_ns(double t, const GpuProfile& p, const char* field);
+// An InputError naming `field` unless v > 0.
+void require_positive(const GpuProfile& p, double v, const char* field);
 
 }  // namespace syncscope::sim::detail
