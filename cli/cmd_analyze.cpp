@@ -4,12 +4,14 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <sstream>
 
 #include "commands.hpp"
 #include "syncscope/analysis/analysis.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
+#include "syncscope/core/output_policy.hpp"
 #include "syncscope/io/trace_io.hpp"
 #include "syncscope/reports/analysis_printers.hpp"
 
@@ -61,13 +63,21 @@ void add_analyze_command(CLI::App& app, Context& ctx) {
       cmd->add_option("--pid", o->pid, "Only count host threads of this process id (default: all processes)");
 
   cmd->callback([o, pid_opt, &ctx] {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    // Refuse before spending minutes on a 1 GB trace.
-    SYNCSCOPE_INPUT_ERROR_IF(!o->output.empty() && !o->force && fs::exists(o->output, ec),
-                             o->output + ": already exists; choose another name or pass --force to replace it");
+    // Refuse before spending minutes on a 1 GB trace (core/output_policy.hpp).
+    if (!o->output.empty()) (void)plan_output_file(o->output, o->force);
 
     const Trace trace = read_trace(o->trace);
+    if (pid_opt->count() > 0) {
+      // A pid the trace never mentions is a wrong --pid, not a trace without CUDA calls.
+      std::set<std::int64_t> pids;
+      for (const auto& c : trace.api_calls) pids.insert(c.pid);
+      for (const auto& r : trace.ranges) pids.insert(r.pid);
+      std::string list;
+      for (auto p : pids) list += (list.empty() ? "" : ", ") + std::to_string(p);
+      SYNCSCOPE_INPUT_ERROR_IF(!pids.count(o->pid), "--pid " + std::to_string(o->pid) + ": " + o->trace +
+                                                        " has no host records of that process; its processes: " +
+                                                        (list.empty() ? "none" : list));
+    }
     AnalysisOptions opts;
     opts.step_glob = o->step_range;
     opts.layer_glob = o->layer_range;

@@ -1,26 +1,32 @@
 // syncscope calibrate: CUDA microbenchmarks (sync round trip, launch overhead and latency,
 // pinned/pageable H2D/D2H, device memory bandwidth, bf16 GEMM rate, FP32 rate, copy/compute
-// interference) written as a GPU profile YAML that predict and the simulator read. Compiles
-// without CUDA, and then says so when run.
+// interference) written as a GPU profile YAML that predict and the simulator read. The
+// benchmarks live in the measured backend (libsyncscope_backend.so), loaded only here; when
+// it is absent, cannot load or was built without CUDA, the message says which file and why.
+// With --from-trace it fits the profile from torch.profiler traces instead (CPU only, every
+// build, no backend: model/src/calibrate).
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "commands.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
 #include "syncscope/core/version.hpp"
 
-#if defined(SYNCSCOPE_CALIBRATE_AVAILABLE) && defined(SYNCSCOPE_MODEL_AVAILABLE)
 #include <fmt/format.h>
 
+#include "syncscope/io/trace_io.hpp"
 #include "syncscope/model/calibration.hpp"
 #include "syncscope/model/calibration_profile.hpp"
 #include "syncscope/model/gpu_profile.hpp"
-#endif
+#include "syncscope/model/trace_calibration.hpp"
+#include "syncscope/pipeline/backend.hpp"
 
 namespace syncscope::cli {
 
@@ -31,20 +37,72 @@ struct CalibrateOptions {
   bool quick = false;
   bool force = false;
   int device = 0;
+  // --from-trace
+  std::vector<std::string> traces;
+  std::string base;
+  std::string step_range = "ProfilerStep#*";
+  int steps = 0;
+  double warmup_factor = 1.5;
+  std::string format = "text";
 };
 
-#if defined(SYNCSCOPE_CALIBRATE_AVAILABLE) && defined(SYNCSCOPE_MODEL_AVAILABLE)
-// "NVIDIA H200" -> "nvidia-h200": a file-name-safe profile name.
-std::string slug(const std::string& s) {
-  std::string o;
-  for (unsigned char c : s) {
-    if (std::isalnum(c)) o += static_cast<char>(std::tolower(c));
-    else if (!o.empty() && o.back() != '-') o += '-';
+// calibrate --from-trace: no GPU, no CUDA; exit 2 (InputError) when a required field can be
+// neither estimated nor taken from --base.
+void calibrate_from_trace(const CalibrateOptions& o) {
+  SYNCSCOPE_INPUT_ERROR_IF(o.format != "text" && o.format != "json",
+                           "--format: expected text or json, got '" + o.format + "'");
+  SYNCSCOPE_INPUT_ERROR_IF(o.steps < 0, "--steps: expected 0 (all) or a positive count");
+  SYNCSCOPE_INPUT_ERROR_IF(!(o.warmup_factor == 0 || o.warmup_factor >= 1),
+                           "--warmup-factor: expected 0 (keep every step) or a factor >= 1");
+  std::error_code ec;
+  if (!o.output.empty())
+    SYNCSCOPE_INPUT_ERROR_IF(!o.force && std::filesystem::exists(o.output, ec),
+                             o.output + ": already exists; choose another name or pass --force to replace it");
+  model::TraceCalibrationOptions co;
+  co.step_glob = o.step_range;
+  co.max_steps = o.steps;
+  co.warmup_factor = o.warmup_factor;
+  co.name = o.name;
+  co.date_utc = utc_now_iso8601();
+  if (!o.base.empty()) {
+    co.base = load_gpu_profile(o.base);
+    co.base_label = o.base;
   }
-  while (!o.empty() && o.back() == '-') o.pop_back();
-  return o.empty() ? "gpu" : o;
+  std::vector<Trace> traces;
+  traces.reserve(o.traces.size());
+  std::vector<model::TraceInput> inputs;
+  for (const auto& path : o.traces) {
+    traces.push_back(read_trace(path));
+    inputs.push_back({path, model::sha256_file(path), &traces.back()});
+  }
+  const model::TraceCalibration cal = model::calibrate_from_traces(inputs, co);
+  const std::string out = o.output.empty() ? cal.profile.name + ".yaml" : o.output;
+  SYNCSCOPE_INPUT_ERROR_IF(!o.force && std::filesystem::exists(out, ec),
+                           out + ": already exists; choose another name (--output, --name) or pass --force");
+  write_file_atomic(out, gpu_profile_to_yaml(cal.profile), o.force);
+  if (o.format == "json") {
+    for (const auto& w : cal.warnings) std::fprintf(stderr, "syncscope: warning: %s\n", w.c_str());
+    std::cout << model::calibration_to_json(cal);
+  } else {
+    std::cout << model::calibration_to_text(cal) << "wrote " << out << "\n";
+  }
 }
-#endif
+
+// The calibration microbenchmarks, from the measured backend.
+CalibrationMeasurements calibrate_with_backend(const CalibrationOptions& co) {
+  const pipeline::BackendLoad load = pipeline::load_measured_backend();
+  if (!load.backend)
+    throw Error("syncscope calibrate needs the measured backend: " + load.error +
+                ". It is built with -DSYNCSCOPE_ENABLE_CUDA=ON (nvcc and the CUDA toolkit with cuBLAS); run it on a "
+                "machine with an NVIDIA GPU. Without one, fit a profile from a torch.profiler trace of your run: "
+                "syncscope calibrate --from-trace TRACE --base H200. The shipped profiles (model/profiles: H100, H200, B200, RTX5090, GB10) "
+                "hold datasheet values meanwhile.");
+  if (!load.backend->can_calibrate())
+    throw Error("syncscope calibrate: the measured backend " + load.backend->file().string() +
+                " was built without CUDA (" + load.backend->description() +
+                "); configure with -DSYNCSCOPE_ENABLE_CUDA=ON (nvcc and the CUDA toolkit with cuBLAS)");
+  return load.backend->calibrate(co);
+}
 }  // namespace
 
 void add_calibrate_command(CLI::App& app, Context& ctx) {
@@ -54,14 +112,36 @@ void add_calibrate_command(CLI::App& app, Context& ctx) {
       "Measure this machine's GPU with CUDA microbenchmarks (sync round trip, launch overhead and latency, pinned "
       "and pageable copy rates, device memory bandwidth, bf16 GEMM rate, copy/compute interference) and write a "
       "GPU profile (measured: true) for predict, run and the simulator. Takes under a minute; needs a CUDA build "
-      "and a GPU.");
+      "and a GPU. With --from-trace, fit the profile from torch.profiler traces of your own run instead (no GPU "
+      "needed): host cost per op, launch, round trip, copy rates, kernel times, each with a 90% interval; what "
+      "the traces cannot show comes from --base.");
   cmd->add_option("--output", o->output, "Profile file to write (default: <name>.yaml in the current directory)");
   cmd->add_option("--name", o->name, "Profile name (default: from the GPU's name, e.g. nvidia-h200)");
   cmd->add_flag("--quick", o->quick, "Fewer repeats and smaller sizes: a smoke check, not a profile to trust");
   cmd->add_option("--device", o->device, "CUDA device index")->capture_default_str();
   cmd->add_flag("--force", o->force, "Replace --output when it already exists");
+  cmd->add_option("--from-trace", o->traces,
+                  "Fit from these traces (torch.profiler .json/.json.gz, or syncscope's) instead of microbenchmarks: "
+                  "CPU only");
+  cmd->add_option("--base", o->base,
+                  "With --from-trace: profile (shipped name such as H200, or a file) for what the traces cannot show "
+                  "(FLOP rates, and copy rates without large copies); each such field is marked in the profile");
+  cmd->add_option("--step-range", o->step_range, "With --from-trace: glob over the range names that delimit steps")
+      ->capture_default_str();
+  cmd->add_option("--steps", o->steps, "With --from-trace: fit from the first N steps only (0: all)")
+      ->capture_default_str();
+  cmd->add_option("--warmup-factor", o->warmup_factor,
+                  "With --from-trace: skip steps longer than this times the median step (warm-up); 0 keeps all")
+      ->capture_default_str();
+  cmd->add_option("--format", o->format, "With --from-trace: the summary on stdout, text or json")
+      ->capture_default_str();
   cmd->callback([o, &ctx] {
-#if defined(SYNCSCOPE_CALIBRATE_AVAILABLE) && defined(SYNCSCOPE_MODEL_AVAILABLE)
+    if (!o->traces.empty()) {
+      calibrate_from_trace(*o);
+      ctx.exit_code = 0;
+      return;
+    }
+    SYNCSCOPE_INPUT_ERROR_IF(!o->base.empty(), "--base is for --from-trace (give the traces to fit from)");
     std::error_code ec;
     if (!o->output.empty())
       SYNCSCOPE_INPUT_ERROR_IF(!o->force && std::filesystem::exists(o->output, ec),
@@ -69,8 +149,8 @@ void add_calibrate_command(CLI::App& app, Context& ctx) {
     CalibrationOptions co;
     co.device = o->device;
     co.quick = o->quick;
-    CalibrationMeasurements m = run_calibration(co);
-    std::string name = o->name.empty() ? slug(m.gpu_name) : o->name;
+    CalibrationMeasurements m = calibrate_with_backend(co);
+    std::string name = o->name.empty() ? profile_slug(m.gpu_name) : o->name;
     std::string out = o->output.empty() ? name + ".yaml" : o->output;
     SYNCSCOPE_INPUT_ERROR_IF(!o->force && std::filesystem::exists(out, ec),
                              out + ": already exists; choose another name (--output, --name) or pass --force");
@@ -91,13 +171,6 @@ void add_calibrate_command(CLI::App& app, Context& ctx) {
         m.d2h_pageable_bytes_per_s / 1e9, m.dram_bytes_per_s / 1e9, m.bf16_flops_per_s / 1e12,
         m.fp32_flops_per_s / 1e12, m.copy_compute_slowdown, out);
     ctx.exit_code = 0;
-#else
-    (void)ctx;
-    (void)o;
-    throw Error("syncscope calibrate needs a CUDA build: configure with -DSYNCSCOPE_ENABLE_CUDA=ON (nvcc and the "
-                "CUDA toolkit with cuBLAS) and run it on a machine with an NVIDIA GPU. The shipped profiles "
-                "(model/profiles: H100, H200, B200, RTX5090, GB10) hold datasheet values meanwhile.");
-#endif
   });
 }
 

@@ -5,6 +5,7 @@
 
 #include "commands.hpp"
 #include "syncscope/core/error.hpp"
+#include "syncscope/core/output_policy.hpp"
 #include "syncscope/io/trace_io.hpp"
 
 namespace syncscope::cli {
@@ -18,18 +19,13 @@ struct ConvertOptions {
 };
 
 void run_convert(const ConvertOptions& o) {
-  namespace fs = std::filesystem;
-  const TraceFormat format = o.format == "chrome" ? TraceFormat::ChromeJson
-                             : o.format == "binary" ? TraceFormat::Binary
-                                                    : TraceFormat::Auto;
-  std::error_code ec;
-  // Fail before the (possibly long) read when the output would be refused anyway.
-  if (!o.force && fs::exists(o.output, ec))
-    throw InputError(o.output + ": already exists; choose another name or pass --force to replace it");
-  if (format == TraceFormat::Binary)
-    throw InputError(o.output + ": --format binary is not supported by this build; use --format chrome");
+  const TraceFormat format = o.format == "chrome" ? TraceFormat::ChromeJson : TraceFormat::Auto;
+  // Fail before the (possibly long) read when the output would be refused anyway (an
+  // existing file without --force, a directory, a socket; core/output_policy.hpp).
+  (void)plan_output_file(o.output, o.force);
 
   Trace trace = read_trace(o.input);  // input format: decided by content
+  for (const auto& w : trace.meta.warnings) std::fprintf(stderr, "syncscope: warning: %s\n", w.c_str());
   WriteOptions w;
   w.format = format;
   w.overwrite = o.force;
@@ -47,16 +43,21 @@ void add_convert_command(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand(
       "convert",
       "Convert a trace between forms: Chrome trace JSON <-> gzip-compressed JSON, or a torch.profiler "
-      "(Kineto) trace -> syncscope's normalized Chrome JSON (one Perfetto track per GPU stream, launch->kernel "
+      "(Kineto) trace or an Nsight Systems SQLite export -> syncscope's normalized Chrome JSON (one Perfetto track per GPU stream, launch->kernel "
       "flow arrows, every model field kept). The input's format is recognized by content; the output is gzip "
       "when OUT ends in .gz.");
-  cmd->add_option("IN", opts->input, "Input trace: .json or .json.gz (torch.profiler or syncscope)")
+  cmd->add_option("IN", opts->input,
+                  "Input trace: .json or .json.gz (torch.profiler or syncscope), or an Nsight Systems SQLite export")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("OUT", opts->output, "Output trace (.json, or .json.gz for gzip)")->required();
-  cmd->add_flag("--force", opts->force, "Replace OUT if it exists")->capture_default_str();
-  cmd->add_option("--format", opts->format, "Output format: auto (from OUT's name), chrome, or binary")
-      ->check(CLI::IsMember({"auto", "chrome", "binary"}))
+  cmd->add_option("OUT", opts->output,
+                  "Output trace (.json, or .json.gz for gzip); '-', /dev/stdout, a FIFO or a device is written "
+                  "straight through")
+      ->required();
+  cmd->add_flag("--force", opts->force, "Replace OUT if it is an existing regular file (never a directory)")
+      ->capture_default_str();
+  cmd->add_option("--format", opts->format, "Output format: auto (from OUT's name) or chrome")
+      ->check(CLI::IsMember({"auto", "chrome"}))
       ->capture_default_str();
   cmd->callback([opts, &ctx] {
     run_convert(*opts);

@@ -10,8 +10,11 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "option_bounds.hpp"
+#include "syncscope/core/bounds.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
+#include "syncscope/core/output_policy.hpp"
 
 #ifdef SYNCSCOPE_MODEL_AVAILABLE
 #include <fmt/format.h>
@@ -32,6 +35,14 @@ namespace syncscope::cli {
 namespace {
 
 using model::Interval;
+
+// Option bounds beyond core/bounds.hpp's shared ones (reasons given in the messages).
+constexpr bounds::Range kSyncsPerLayer{1, 1000, "a layer's metadata rebuild syncs a handful of times"};
+constexpr bounds::Range kReloadBytes{1, 1e13, "one layer's checkpoint cannot exceed the largest GPU's memory"};
+constexpr bounds::Range kPredictPrefetchDepth{2, 1024, "the prefetch variant looks k >= 2 layers ahead; 1 is double "
+                                                       "buffering; more than the layers a model has buys nothing"};
+constexpr bounds::Range kExpertsOption{1, 1024, "the largest published mixture-of-experts layers have 512 experts"};
+constexpr bounds::Range kPasses{1, 16, "a step routes once forward, once more per recompute"};
 
 struct PredictOptions {
   std::vector<std::string> fixes;
@@ -56,8 +67,10 @@ struct PredictOptions {
   std::uint64_t seed = 0x5eed'5c09eULL;
 };
 
-// "V", "V:LO:HI" or "V+-D" (also "V±D"), in the option's unit; returned in ns (x scale).
-Interval parse_interval(const std::string& text, const std::string& option, double scale) {
+// "V", "V:LO:HI" or "V+-D" (also "V±D"), in the option's unit; returned in ns (x scale),
+// each bound within [0, max] after scaling (a time: up to an hour, core/bounds.hpp).
+Interval parse_interval(const std::string& text, const std::string& option, double scale,
+                        double max = bounds::kOptionTimeNs.hi) {
   auto num = [&](const std::string& s) {
     try {
       std::size_t pos = 0;
@@ -89,6 +102,9 @@ Interval parse_interval(const std::string& text, const std::string& option, doub
   Interval x = parse();
   model::check_interval(x, option);
   SYNCSCOPE_INPUT_ERROR_IF(x.lo < 0, fmt::format("{} '{}': must not be negative", option, text));
+  SYNCSCOPE_INPUT_ERROR_IF(!(x.hi * scale <= max),
+                           fmt::format("{} '{}': at most {:g} in the option's unit ({})", option, text, max / scale,
+                                       max == bounds::kOptionTimeNs.hi ? bounds::kOptionTimeNs.why : bounds::kSlowdown.why));
   return {x.value * scale, x.lo * scale, x.hi * scale};
 }
 
@@ -115,16 +131,17 @@ void add_predict_command(CLI::App& app, Context& ctx) {
       "VALUE+-DELTA. model/README.md gives the formulas.");
   cmd->add_option("--fix", o->fixes, "Fix to predict: packing, offload, moe or all (repeatable); default: every fix "
                                      "whose inputs are given");
-  cmd->add_option("--gpu", o->gpu, "GPU profile: a shipped name (H100, H200, B200, RTX5090, GB10) or a profile file "
-                                   "(from syncscope calibrate); gives the round trip, copy rate, overlap slowdown "
-                                   "and unified memory");
+  cmd->add_option("--gpu,--gpu-profile", o->gpu,
+                  "GPU profile: a shipped name (H100, H200, B200, RTX5090, GB10) or a profile file (from syncscope "
+                  "calibrate, or calibrate --from-trace); gives the round trip, copy rate, overlap slowdown and "
+                  "unified memory");
   cmd->add_option("--scenario", o->scenario, "Scenario YAML: layer count, experts, prefetch depth, batch shape");
   cmd->add_option("--trace", o->trace, "Trace of a run without the fixes: estimate every parameter from it");
   cmd->add_option("--step-range", o->step_range, "With --trace: glob over range names that delimit steps")
       ->capture_default_str();
   cmd->add_option("--layer-range", o->layer_range,
                   "With --trace: glob over range names that delimit layers (default: try layer_*, *DecoderLayer*, ...)");
-  cmd->add_option("--layers", o->layers, "L: transformer layers (packing, offload)");
+  cmd->add_option("--layers", o->layers, "L: transformer layers (packing, offload)")->check(int_in(bounds::kLayers));
   cmd->add_option("--per-layer-ms", o->per_layer_ms, "packing: s, the per-layer cost the cache removes (ms)");
   cmd->add_option("--host-ms", o->host_ms, "packing segment model: host time per layer, rebuild included (ms)");
   cmd->add_option("--gpu-ms", o->gpu_ms, "packing segment model: GPU time per layer, rebuild kernels included (ms)");
@@ -133,23 +150,29 @@ void add_predict_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--round-trip-us", o->round_trip_us,
                   "packing segment model: sync round trip r (us; default: the GPU profile's)");
   cmd->add_option("--syncs-per-layer", o->syncs_per_layer, "packing segment model: syncs per layer rebuild")
+      ->check(int_in(kSyncsPerLayer))
       ->capture_default_str();
   cmd->add_option("--copy-ms", o->copy_ms, "offload: c, one layer's checkpoint reload copy (ms)");
   cmd->add_option("--reload-bytes", o->reload_bytes,
-                  "offload: bytes reloaded per layer; c = bytes / the profile's pinned H2D rate (instead of --copy-ms)");
+                  "offload: bytes reloaded per layer; c = bytes / the profile's pinned H2D rate (instead of --copy-ms)")
+      ->check(number_in(kReloadBytes, "bytes"));
   cmd->add_option("--compute-ms", o->compute_ms, "offload: g, backward (recompute + gradient) time per layer (ms)");
   cmd->add_option("--slowdown", o->slowdown,
                   "offload: sigma, fractional slowdown of kernels beside a copy (default: the profile's, else 0)");
-  cmd->add_option("--prefetch-depth", o->prefetch_depth, "offload prefetch variant: look-ahead k (ring of k+1)")
+  cmd->add_option("--prefetch-depth", o->prefetch_depth,
+                  "offload prefetch variant: look-ahead k (ring of k+1); k >= 2 (k = 1 is double buffering)")
+      ->check(int_in(kPredictPrefetchDepth))
       ->capture_default_str();
-  cmd->add_option("--experts", o->experts, "moe: E, experts per MoE layer");
-  cmd->add_option("--moe-layers", o->moe_layers, "moe: N, MoE layers");
+  cmd->add_option("--experts", o->experts, "moe: E, experts per MoE layer")->check(int_in(kExpertsOption));
+  cmd->add_option("--moe-layers", o->moe_layers, "moe: N, MoE layers")->check(int_in(bounds::kLayers));
   cmd->add_option("--top-k", o->top_k,
                   "moe with --trace: k, experts per token; charges the device variant's capacity padding "
                   "(E/k times the expert GEMMs), for where it pads (no at::_grouped_mm: LibTorch < 2.8 or "
-                  "below sm90)");
+                  "below sm90)")
+      ->check(int_in(kExpertsOption));
   cmd->add_option("--per-expert-us", o->per_expert_us, "moe: q, per-expert dynamic-query cost (us)");
   cmd->add_option("--passes", o->passes, "moe: routing passes per step (2 with checkpoint recompute)")
+      ->check(int_in(kPasses))
       ->capture_default_str();
   cmd->add_option("--kernel-delta-ms", o->kernel_delta_ms,
                   "moe: measured kernel-time difference per step, baseline minus fix (ms)");
@@ -159,14 +182,13 @@ void add_predict_command(CLI::App& app, Context& ctx) {
       ->capture_default_str();
   cmd->add_option("--output", o->output, "Write to this file (atomically) instead of stdout");
   cmd->add_flag("--force", o->force, "Replace --output when it already exists");
-  cmd->add_option("--samples", o->samples, "Monte Carlo draws for interval propagation")->capture_default_str();
+  cmd->add_option("--samples", o->samples, "Monte Carlo draws for interval propagation")
+      ->check(int_in(bounds::kSamples))
+      ->capture_default_str();
   cmd->add_option("--seed", o->seed, "Seed for the Monte Carlo draws and bootstraps")->capture_default_str();
 
   cmd->callback([o, &ctx] {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    SYNCSCOPE_INPUT_ERROR_IF(!o->output.empty() && !o->force && fs::exists(o->output, ec),
-                             o->output + ": already exists; choose another name or pass --force to replace it");
+    if (!o->output.empty()) (void)plan_output_file(o->output, o->force);  // refuse before the work
     model::PropagationOptions prop;
     prop.samples = o->samples;
     prop.seed = o->seed;
@@ -273,10 +295,16 @@ void add_predict_command(CLI::App& app, Context& ctx) {
                                           reload_bytes, profile->h2d_pinned_bytes_per_s / 1e9, profile->name,
                                           p.copy_ns.value / 1e6));
         }
-        if (!o->slowdown.empty()) p.slowdown = parse_interval(o->slowdown, "--slowdown", 1.0);
+        if (!o->slowdown.empty()) p.slowdown = parse_interval(o->slowdown, "--slowdown", 1.0, bounds::kSlowdown.hi);
         else if (profile) p.slowdown = Interval::exact(profile->copy_compute_slowdown);
         p.unified_memory = profile && profile->unified_memory;
+        // The prefetch variant looks k >= 2 layers ahead; a scenario's depth 1 (double
+        // buffering) is predicted as k = 2, and the report says so.
         p.prefetch_depth = std::max(2, depth);
+        if (depth < 2)
+          rep.notes.push_back(fmt::format("offload: the scenario's prefetch_depth {} is double buffering; the prefetch "
+                                          "variant is predicted with k = 2",
+                                          depth));
         rep.fixes.push_back(model::predict_offload(p, "double", step, prop));
         rep.fixes.push_back(model::predict_offload(p, "prefetch", step, prop));
       }

@@ -9,6 +9,7 @@
 #include "commands.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
+#include "syncscope/core/output_policy.hpp"
 #include "syncscope/core/version.hpp"
 
 #if defined(SYNCSCOPE_MODEL_AVAILABLE)
@@ -52,8 +53,7 @@ void add_report_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--title", args->title, "Title of the report")->capture_default_str();
   cmd->add_flag("--force", args->force, "Replace an existing output file");
   cmd->callback([args, &ctx] {
-    if (std::filesystem::exists(args->output) && !args->force)
-      throw InputError(args->output + " exists: choose another -o or pass --force to replace it");
+    (void)plan_output_file(args->output, args->force);  // refused before the work (core/output_policy.hpp)
     std::vector<ReportRun> runs;
     for (const auto& d : args->dirs) runs.push_back(load_report_run(d));
     HtmlReportOptions opt;

@@ -1,8 +1,11 @@
 // syncscope trace: runs a program under the CUPTI tracer (like `nsys profile`) by loading
 // libsyncscope_inject.so into it through CUDA_INJECTION64_PATH, and prints where the trace
-// is. The program's exit status is ours, unchanged; a program killed by a signal makes
-// syncscope die of the same signal.
+// is. The program's exit status is ours, unchanged, with one exception: a program that
+// exits 0 while no trace could be written makes it 1. A program killed by a signal makes
+// syncscope die of the same signal; one that cannot be started gets no trace (127 or 126).
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,7 +18,10 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "option_bounds.hpp"
+#include "syncscope/core/bounds.hpp"
 #include "syncscope/core/error.hpp"
+#include "syncscope/core/output_policy.hpp"
 #include "syncscope/io/trace_io.hpp"
 #if defined(SYNCSCOPE_TRACER_AVAILABLE) && SYNCSCOPE_TRACER_AVAILABLE
 #include "syncscope/tracer/tracer.hpp"
@@ -23,6 +29,11 @@
 
 namespace syncscope::cli {
 namespace {
+
+// CUPTI buffer memory is host memory held while the program runs: 64 GiB is more than the
+// program itself can spare on most machines.
+constexpr bounds::Range kBufferCapMb{1, 65536, "64 GiB of activity buffers is more host memory than a traced program "
+                                              "can spare"};
 
 struct TraceArgs {
   std::string output = "syncscope-trace.json.gz";
@@ -77,7 +88,9 @@ fs::path find_inject_library() {
               "\nset SYNCSCOPE_INJECT_LIBRARY to its path");
 }
 
-[[noreturn]] void exec_child(const TraceArgs& a, const fs::path& inject, const fs::path& output) {
+// `status_fd` is the write end of a close-on-exec pipe: a successful exec closes it, a
+// failed one writes errno there first, so the parent knows the program never started.
+[[noreturn]] void exec_child(const TraceArgs& a, const fs::path& inject, const fs::path& output, int status_fd) {
   setenv("CUDA_INJECTION64_PATH", inject.c_str(), 1);
   // NVTX reports to the injection library, which hands NVTX to the CUPTI instance it uses:
   // for NVTX ranges in the trace, and for --start-on-range/--steps (NVTX callbacks).
@@ -98,8 +111,10 @@ fs::path find_inject_library() {
   for (const auto& s : a.command) argv.push_back(const_cast<char*>(s.c_str()));
   argv.push_back(nullptr);
   execvp(argv[0], argv.data());
-  std::fprintf(stderr, "syncscope trace: cannot run '%s': %s\n", argv[0], std::strerror(errno));
-  _exit(errno == ENOENT ? 127 : 126);
+  const int err = errno;
+  std::fprintf(stderr, "syncscope trace: cannot run '%s': %s\n", argv[0], std::strerror(err));
+  (void)!write(status_fd, &err, sizeof err);
+  _exit(err == ENOENT ? 127 : 126);
 }
 
 void print_summary(const fs::path& output, bool wrote_empty) {
@@ -126,13 +141,19 @@ void run_trace(const TraceArgs& a, Context& ctx) {
   SYNCSCOPE_INPUT_ERROR_IF(a.buffer_cap_mb <= 0, "--buffer-cap-mb must be positive (got " + std::to_string(a.buffer_cap_mb) + ")");
   SYNCSCOPE_INPUT_ERROR_IF(a.steps < 0, "--steps must be positive (got " + std::to_string(a.steps) + ")");
   std::error_code ec;
-  const fs::path output = fs::absolute(a.output, ec);
+  const fs::path output = a.output == "-" ? fs::path("-") : fs::absolute(a.output, ec);
   SYNCSCOPE_INPUT_ERROR_IF(ec, "--output: cannot resolve '" + a.output + "': " + ec.message());
-  SYNCSCOPE_INPUT_ERROR_IF(fs::exists(output, ec) && !a.force,
-                           "--output: " + output.string() + " exists; pass --force to replace it or choose another name");
-  const fs::path dir = output.parent_path();
-  SYNCSCOPE_INPUT_ERROR_IF(!fs::is_directory(dir, ec), "--output: directory " + dir.string() + " does not exist");
-  if (a.force && fs::exists(output, ec)) fs::remove(output, ec);
+  // What may be written there (core/output_policy.hpp): nothing is removed beforehand; the
+  // tracer replaces a regular file only with --force, never a directory.
+  OutputFile plan;
+  try {
+    plan = plan_output_file(output, a.force);
+  } catch (const InputError& e) {
+    throw InputError(std::string("--output: ") + e.what());
+  }
+  // Which file is there now: a trace is written when a new one replaces it (a rename).
+  struct stat before {};
+  const bool existed = !plan.stream && ::stat(plan.target.c_str(), &before) == 0;
   const fs::path inject = find_inject_library();
 
   struct sigaction sa {};
@@ -142,14 +163,25 @@ void run_trace(const TraceArgs& a, Context& ctx) {
   struct sigaction old[std::size(kForwarded)];
   for (std::size_t i = 0; i < std::size(kForwarded); ++i) sigaction(kForwarded[i], &sa, &old[i]);
 
+  int exec_status[2] = {-1, -1};
+  if (pipe2(exec_status, O_CLOEXEC) != 0)
+    throw Error(std::string("syncscope trace: pipe failed: ") + std::strerror(errno));
   std::fflush(nullptr);
   const pid_t pid = fork();
   if (pid < 0) throw Error(std::string("syncscope trace: fork failed: ") + std::strerror(errno));
   if (pid == 0) {
     for (std::size_t i = 0; i < std::size(kForwarded); ++i) sigaction(kForwarded[i], &old[i], nullptr);
-    exec_child(a, inject, output);
+    close(exec_status[0]);
+    exec_child(a, inject, output, exec_status[1]);
   }
+  close(exec_status[1]);
   g_child = pid;
+  int exec_errno = 0;
+  ssize_t got = 0;
+  while ((got = read(exec_status[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR) {
+  }
+  close(exec_status[0]);
+  const bool started = got != static_cast<ssize_t>(sizeof exec_errno);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) throw Error(std::string("syncscope trace: waitpid failed: ") + std::strerror(errno));
@@ -157,8 +189,21 @@ void run_trace(const TraceArgs& a, Context& ctx) {
   g_child = 0;
   for (std::size_t i = 0; i < std::size(kForwarded); ++i) sigaction(kForwarded[i], &old[i], nullptr);
 
+  // Was a trace written? A stream (stdout, a FIFO, a device) cannot say; a file was when
+  // one is there now that was not before (the tracer renames a new file into place).
+  auto trace_written = [&] {
+    if (plan.stream) return true;
+    struct stat now {};
+    if (::stat(plan.target.c_str(), &now) != 0 || !S_ISREG(now.st_mode)) return false;
+    return !existed || now.st_ino != before.st_ino || now.st_dev != before.st_dev;
+  };
   bool wrote_empty = false;
-  if (!fs::exists(output, ec)) {
+  bool written = trace_written();
+  if (!started) {
+    // The program never ran: there is nothing to trace, and no trace says otherwise.
+    std::fprintf(stderr, "syncscope trace: the program could not be started (%s); no trace written\n",
+                 std::strerror(exec_errno));
+  } else if (!written) {
     // The program never initialized CUDA (or died before exit handlers ran): say so in an
     // empty, valid trace rather than leaving nothing behind.
     Trace t;
@@ -173,17 +218,25 @@ void run_trace(const TraceArgs& a, Context& ctx) {
     try {
       WriteOptions o;
       o.format = TraceFormat::Auto;
+      o.overwrite = a.force;
       write_trace(t, output, o);
       wrote_empty = true;
+      written = true;
       std::fprintf(stderr, "syncscope trace: %s; wrote an empty trace\n", t.meta.extra["note"].c_str());
     } catch (const std::exception& e) {
       std::fprintf(stderr, "syncscope trace: no trace written: %s\n", e.what());
     }
   }
-  if (fs::exists(output, ec)) print_summary(output, wrote_empty);
+  if (written && !plan.stream) print_summary(output, wrote_empty);
 
   if (WIFEXITED(status)) {
     ctx.exit_code = WEXITSTATUS(status);
+    // The program's own non-zero status wins; a clean exit without a trace is a failure.
+    if (ctx.exit_code == 0 && !written) {
+      std::fprintf(stderr, "syncscope trace: the program exited 0 but no trace was written to %s\n",
+                   output.c_str());
+      ctx.exit_code = 1;
+    }
   } else if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
     std::fflush(nullptr);
@@ -224,6 +277,7 @@ void add_trace_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--buffer-cap-mb", args->buffer_cap_mb,
                   "Most CUPTI activity buffer memory at once, MiB (4 MiB buffers; past it records are counted as "
                   "dropped)")
+      ->check(int_in(kBufferCapMb))
       ->capture_default_str();
   cmd->add_flag("-f,--force", args->force, "Replace the output file if it exists");
   cmd->add_option("command", args->command, "The program and its arguments, after --")->expected(-1);

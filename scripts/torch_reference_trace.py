@@ -4,11 +4,12 @@ over packed sequences, with random weights, for use as a test fixture that our o
 code did not write.
 
 The attention rebuilds the packed-sequence metadata in every layer, as Unsloth's
-packing code did before its fix (unsloth/utils/packing.py, PR 4243): lengths ->
-cu_seqlens, `max_seqlen = lengths.max().item()` (one GPU->CPU sync) and the dense
-block-diagonal causal mask for SDPA built from `lengths.tolist()` (a second sync).
-So a trace of L layers holds 2*L metadata syncs per forward; syncscope's `analyze`
-must find them.
+packing code does when its caches miss (unsloth/utils/packing.py, the baseline of PR
+4243), operation for operation: int32 lengths -> cu_seqlens by cumsum into [1:],
+`max_seqlen = lengths.max().item()` (sync 1), then the SDPA mask: `seq_lengths.sum().item()`
+(sync 2), an all -inf [T, T] in the attention dtype, and per sequence of
+`seq_lengths.tolist()` (sync 3) a causal block copied onto the diagonal. So a trace of L
+layers holds 3*L metadata syncs per forward; syncscope's `analyze` must find them.
 
 Runs on a CUDA machine with PyTorch; uses transformers' Qwen3ForCausalLM when it is
 importable (the attention is plugged in through AttentionInterface), otherwise an
@@ -49,19 +50,37 @@ def packed_lengths(total, seed, lo=64, hi=1024):
     return out
 
 
-def rebuild_metadata(seq_lengths):
-    """The pre-fix per-layer rebuild: two host reads (syncs) and a dense [1,1,T,T] mask."""
+def rebuild_metadata(seq_lengths, dtype, device, sliding_window=None):
+    """One layer's uncached rebuild, operation for operation as Unsloth's packing code runs
+    it when its caches miss (unsloth/utils/packing.py: get_packed_info_from_kwargs, then
+    build_sdpa_packed_attention_mask): three host reads (syncs) and a dense [1,1,T,T]
+    additive mask in the attention dtype, built block by block from the lengths list."""
     with torch.profiler.record_function("packed_metadata_rebuild"):
-        lengths = seq_lengths.to(torch.int32)
-        cu_seqlens = F.pad(torch.cumsum(lengths, 0, dtype=torch.int32), (1, 0))
-        max_seqlen = int(lengths.max().item())            # sync 1
-        lens = lengths.tolist()                            # sync 2
-        seg = torch.repeat_interleave(torch.arange(len(lens), device=seq_lengths.device),
-                                      torch.tensor(lens, device=seq_lengths.device))
-        T = seg.numel()
-        pos = torch.arange(T, device=seq_lengths.device)
-        mask = (seg[:, None] == seg[None, :]) & (pos[:, None] >= pos[None, :])
-        return cu_seqlens, max_seqlen, mask.view(1, 1, T, T)
+        # Metadata: int32 lengths on the device (a no-op copy when already there), their
+        # prefix sums written into cu_seqlens[1:], and the longest length read back.
+        lens_dev = seq_lengths.to(device=device, dtype=torch.int32, non_blocking=True)
+        cu_seqlens = torch.zeros(lens_dev.numel() + 1, dtype=torch.int32, device=device)
+        torch.cumsum(lens_dev, dim=0, dtype=torch.int32, out=cu_seqlens[1:])
+        max_seqlen = int(lens_dev.max().item())                 # sync 1
+        # The SDPA mask: total tokens read back, an all -inf [T, T], then per sequence a
+        # causal block (and the sliding window where one applies) copied onto the diagonal.
+        n_tokens = int(seq_lengths.sum().item())                # sync 2
+        neg = float("-inf")
+        mask = torch.full((n_tokens, n_tokens), neg, dtype=dtype, device=device)
+        start = 0
+        for n in seq_lengths.tolist():                         # sync 3
+            n = int(n)
+            if n <= 0:
+                continue
+            blk = torch.zeros((n, n), dtype=dtype, device=device)
+            above = torch.triu(torch.ones((n, n), device=device), diagonal=1).bool()
+            blk = blk.masked_fill(above, neg)
+            if sliding_window is not None and sliding_window > 0 and n > sliding_window:
+                i = torch.arange(n, device=device)
+                blk = blk.masked_fill((i.unsqueeze(1) - i.unsqueeze(0)) >= sliding_window, neg)
+            mask[start:start + n, start:start + n] = blk
+            start += n
+        return (lens_dev, cu_seqlens, max_seqlen), mask.unsqueeze(0).unsqueeze(0)
 
 
 def packed_position_ids(lens, device):
@@ -109,7 +128,7 @@ class Layer(nn.Module):
         k = self.kn(self.k(y).view(B, T, self.kv, self.hd)).transpose(1, 2)
         v = self.v(y).view(B, T, self.kv, self.hd).transpose(1, 2)
         q, k = rope(q, pos, self.theta), rope(k, pos, self.theta)
-        _, _, mask = rebuild_metadata(BATCH["seq_lengths"])
+        _, mask = rebuild_metadata(BATCH["seq_lengths"], q.dtype, q.device)
         a = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True)
         x = x + self.o(a.transpose(1, 2).reshape(B, T, -1))
         y = self.ln2(x)
@@ -137,7 +156,7 @@ def build_hf(c):
     from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
     def packed_rebuild_attention(module, query, key, value, attention_mask, **kw):
-        _, _, mask = rebuild_metadata(BATCH["seq_lengths"])
+        _, mask = rebuild_metadata(BATCH["seq_lengths"], query.dtype, query.device)
         kw.pop("is_causal", None)
         return sdpa_attention_forward(module, query, key, value, mask, is_causal=False, **kw)
 
@@ -232,7 +251,7 @@ def main():
     print(f"impl: {impl}")
     print(f"trace: {raw}.gz events={n} layers={a.layers} tokens={a.tokens} seqs={len(lens)} "
           f"loss={float(loss):.4f} profiled_in={time.time() - t0:.1f}s "
-          f"expected_metadata_syncs_per_forward={2 * a.layers}")
+          f"expected_metadata_syncs_per_forward={3 * a.layers}")
 
 
 if __name__ == "__main__":

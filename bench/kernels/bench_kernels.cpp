@@ -11,10 +11,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <random>
 
 #include "cuda/cuda_api.h"
 #include "syncscope/core/version.hpp"
+#include "syncscope/kernels/reference.hpp"
 #include "syncscope/kernels/step.hpp"
 #include "torch/internal.hpp"
 
@@ -115,6 +117,54 @@ struct Dev {
     ctx.ranges = &ranges;
   }
 };
+
+// NF4 dequantization (qlora): each numbered variant is first checked against the CPU
+// reference (fp32, bit for bit), then timed with CUDA events on a Qwen3-14B MLP weight
+// (17408 x 5120 values), bf16 out. Bandwidth counts codes + absmax read and bf16 written.
+void bench_nf4(const Config& cfg, std::uint64_t seed) {
+  const std::int64_t n = cfg.quick ? 5120LL * 1024 : 17408LL * 5120;
+  fmt::print("\n== NF4 dequantization, {} values (bf16 out) ==\n", n);
+  fmt::print("{:<8} {:>10} {:>12} {:>10}\n", "variant", "checked", "ms", "GB/s");
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 0.02f);
+  std::vector<float> w(static_cast<std::size_t>(n));
+  for (auto& x : w) x = normal(rng);
+  const sk::Nf4Tensor q = sk::nf4_quantize(w, false);
+  const std::vector<float> ref = sk::nf4_dequantize(q);
+  void *codes = nullptr, *absmax = nullptr, *out = nullptr;
+  check(ss_cuda_malloc(&codes, q.codes.size()), "cudaMalloc");
+  check(ss_cuda_malloc(&absmax, q.absmax.size() * 4), "cudaMalloc");
+  check(ss_cuda_malloc(&out, static_cast<std::size_t>(n) * 4), "cudaMalloc");
+  check(ss_cuda_memcpy(codes, q.codes.data(), q.codes.size(), 1), "cudaMemcpy");
+  check(ss_cuda_memcpy(absmax, q.absmax.data(), q.absmax.size() * 4, 1), "cudaMemcpy");
+  const double bytes = static_cast<double>(q.codes.size()) + 4.0 * static_cast<double>(q.absmax.size()) + 2.0 * n;
+  GpuTimer timer;
+  for (int v = 1; v <= SS_NF4_VARIANTS; ++v) {
+    const auto* c = static_cast<const std::uint8_t*>(codes);
+    const auto* a = static_cast<const float*>(absmax);
+    check(ss_cuda_memset(out, 0xFF, static_cast<std::size_t>(n) * 4), "cudaMemset");
+    check(ss_nf4_dequantize(c, a, n, out, SS_DTYPE_F32, v, nullptr), "ss_nf4_dequantize");
+    check(ss_cuda_device_synchronize(), "cudaDeviceSynchronize");
+    std::vector<float> got(static_cast<std::size_t>(n));
+    check(ss_cuda_memcpy(got.data(), out, got.size() * 4, 2), "cudaMemcpy");
+    std::int64_t bad = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) bad += std::memcmp(&got[i], &ref[i], 4) != 0;
+    if (bad != 0) {
+      fmt::print("{:<8} {:>10} (not timed: {} values differ from the CPU reference)\n", v, "FAILED", bad);
+      continue;
+    }
+    std::vector<double> t;
+    for (int r = 0; r < cfg.warmup + cfg.repeats; ++r) {
+      const double ms = timer.ms([&] { check(ss_nf4_dequantize(c, a, n, out, SS_DTYPE_BF16, v, nullptr), "ss_nf4_dequantize"); });
+      if (r >= cfg.warmup) t.push_back(ms);
+    }
+    const double m = median(t);
+    fmt::print("{:<8} {:>10} {:>12.4f} {:>10.1f}\n", v, "ok", m, bytes / (m * 1e-3) / 1e9);
+  }
+  ss_cuda_free(codes);
+  ss_cuda_free(absmax);
+  ss_cuda_free(out);
+}
 
 // Packing: L mask() calls on one fresh batch per repeat; per-layer cost s of the baseline
 // is (t_rebuild - t_cached) / (L - 1).
@@ -323,6 +373,7 @@ int main(int argc, char** argv) {
                cfg.quick ? ", --quick" : "");
     const double s = bench_packing(cfg, seed);
     bench_moe(cfg, seed);
+    bench_nf4(cfg, seed);
     const CopyCompute cc = bench_offload_parts(cfg, seed);
     sweep(cfg, s, cc, seed);
   } catch (const std::exception& e) {

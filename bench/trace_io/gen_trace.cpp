@@ -4,7 +4,11 @@
 // host<->device copies, .item() syncs with cuda_sync records, user and GPU annotations,
 // profiler overhead), formatted the way libkineto prints it. Synthetic data: not a
 // measurement of anything.
-//   syncscope_gen_trace OUT [--bytes N] [--seed S]     (gzip when OUT ends in .gz)
+//   syncscope_gen_trace OUT [--bytes N] [--seed S] [--dense]     (gzip when OUT ends in .gz)
+// --dense: the same events as a profile recorded without record_shapes (no "Input Dims" /
+// "Input type" on CPU ops), with no whitespace outside strings (as json.dumps(...,
+// separators=(",", ":")) re-saves a trace): the most records per byte a real trace of this
+// mix has, for the memory bound (peak RSS <= 0.5x the file).
 #include <zlib.h>
 
 #include <array>
@@ -20,7 +24,8 @@ namespace {
 
 class Out {
  public:
-  explicit Out(const std::string& path) : gz_(path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0) {
+  Out(const std::string& path, bool dense)
+      : gz_(path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0), dense_(dense) {
     if (gz_) gzf_ = gzopen(path.c_str(), "wb6");
     else f_ = std::fopen(path.c_str(), "wb");
     if (gz_ ? gzf_ == nullptr : f_ == nullptr) {
@@ -41,7 +46,25 @@ class Out {
   std::uint64_t written() const { return written_ + buf_.size(); }
 
  private:
+  // Drops whitespace outside strings; the state carries across flushes.
+  void minify() {
+    std::size_t w = 0;
+    for (const char c : buf_) {
+      if (in_string_) {
+        if (escaped_) escaped_ = false;
+        else if (c == '\\') escaped_ = true;
+        else if (c == '"') in_string_ = false;
+      } else if (c == '"') {
+        in_string_ = true;
+      } else if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
+        continue;
+      }
+      buf_[w++] = c;
+    }
+    buf_.resize(w);
+  }
   void flush() {
+    if (dense_) minify();
     if (buf_.empty()) return;
     const bool ok = gz_ ? gzwrite(gzf_, buf_.data(), static_cast<unsigned>(buf_.size())) == static_cast<int>(buf_.size())
                         : std::fwrite(buf_.data(), 1, buf_.size(), f_) == buf_.size();
@@ -53,6 +76,9 @@ class Out {
     buf_.clear();
   }
   bool gz_;
+  bool dense_;
+  bool in_string_ = false;
+  bool escaped_ = false;
   gzFile gzf_ = nullptr;
   std::FILE* f_ = nullptr;
   std::string buf_;
@@ -78,7 +104,7 @@ const std::array<const char*, 6> kOps = {"aten::linear", "aten::mul", "aten::lay
 
 class Gen {
  public:
-  Gen(Out& out, std::uint64_t seed) : o_(out), rng_(seed) {}
+  Gen(Out& out, std::uint64_t seed, bool dense) : o_(out), rng_(seed), dense_(dense) {}
 
   void header() {
     o_.buf() += R"({
@@ -206,8 +232,10 @@ class Gen {
   }
   std::string cpu_args() {
     std::uniform_int_distribution<int> dim(1, 8192);
-    return "\"Record function id\": 0, \"Sequence number\": " + std::to_string(seq_++) +
-           ", \"Fwd thread id\": 0, \"Ev Idx\": " + std::to_string(ev_++) + ", \"Input Dims\": [[" +
+    const std::string ids = "\"Record function id\": 0, \"Sequence number\": " + std::to_string(seq_++) +
+                            ", \"Fwd thread id\": 0, \"Ev Idx\": " + std::to_string(ev_++);
+    if (dense_) return ids;  // record_shapes=False
+    return ids + ", \"Input Dims\": [[" +
            std::to_string(dim(rng_)) + ", " + std::to_string(dim(rng_)) + "], [" + std::to_string(dim(rng_)) +
            "]], \"Input type\": [\"c10::BFloat16\", \"c10::BFloat16\"]";
   }
@@ -289,6 +317,7 @@ class Gen {
 
   Out& o_;
   std::mt19937_64 rng_;
+  bool dense_;
   bool first_ = true;
   const std::int64_t pid_ = 915;
   const std::int64_t tid_ = 915;
@@ -306,14 +335,17 @@ int main(int argc, char** argv) {
   std::string out_path;
   std::uint64_t bytes = 1'000'000'000;
   std::uint64_t seed = 1;
+  bool dense = false;
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
-    if (a == "--bytes" && i + 1 < argc) bytes = std::stoull(argv[++i]);
+    if (a == "--dense") dense = true;
+    else if (a == "--bytes" && i + 1 < argc) bytes = std::stoull(argv[++i]);
     else if (a == "--seed" && i + 1 < argc) seed = std::stoull(argv[++i]);
     else if (a == "-h" || a == "--help") {
-      std::printf("usage: syncscope_gen_trace OUT [--bytes N (default 1000000000)] [--seed S (default 1)]\n"
+      std::printf("usage: syncscope_gen_trace OUT [--bytes N (default 1000000000)] [--seed S (default 1)] [--dense]\n"
                   "Writes a synthetic torch.profiler-style trace of about N bytes (uncompressed);\n"
-                  "gzip-compressed when OUT ends in .gz.\n");
+                  "gzip-compressed when OUT ends in .gz. --dense: no input shapes, no whitespace\n"
+                  "(the most records per byte: for the memory bound).\n");
       return 0;
     } else if (out_path.empty() && !a.empty() && a[0] != '-') out_path = std::string(a);
     else {
@@ -325,8 +357,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "syncscope_gen_trace: missing OUT (see --help)\n");
     return 2;
   }
-  Out out(out_path);
-  Gen gen(out, seed);
+  Out out(out_path, dense);
+  Gen gen(out, seed, dense);
   gen.header();
   std::uint64_t steps = 0;
   while (out.written() < bytes) gen.step(steps++);

@@ -4,33 +4,96 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "checks.hpp"
+#include "syncscope/core/bounds.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
+#include "syncscope/core/text.hpp"
 #include "syncscope/scenario/scenario.hpp"
 
 namespace syncscope {
 
 namespace {
 
-// "file:line:column" of the first `"key":` in the text; config.json files have each key once
-// at the top level in practice (nested configs such as text_config are read separately).
-std::string locate(const std::string& file, const std::string& text, const std::string& key) {
-  const std::string needle = "\"" + key + "\"";
-  auto pos = text.find(needle);
-  if (pos == std::string::npos) return file;
-  int line = 1, col = 1;
-  for (std::size_t i = 0; i < pos; ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      col = 1;
+struct Position {
+  int line = 1, column = 1;
+};
+
+// Where each key of the config sits ("num_hidden_layers", "text_config.hidden_size"), found
+// by one pass over text that already parsed as JSON. A key given twice in one object is an
+// InputError naming both places: nlohmann::json keeps the last silently, YAML refuses, and
+// a config that says two things is not one we can trust either way.
+std::map<std::string, Position> key_positions(const std::string& file, const std::string& text) {
+  struct Frame {
+    bool object = false;
+    bool expect_key = false;
+    std::string path;  // dotted path of this container ("" at the top)
+    std::string last_key;
+    std::map<std::string, Position> keys;
+  };
+  std::map<std::string, Position> out;
+  std::vector<Frame> stack;
+  Position pos;
+  auto advance = [&](char c) {
+    if (c == '\n') {
+      ++pos.line;
+      pos.column = 1;
     } else {
-      ++col;
+      ++pos.column;
     }
+  };
+  auto child_path = [&]() {
+    if (stack.empty()) return std::string();
+    const Frame& f = stack.back();
+    if (!f.object) return f.path;  // array elements are not named here
+    return f.path.empty() ? f.last_key : f.path + "." + f.last_key;
+  };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '"') {
+      const Position start = pos;
+      std::size_t j = i + 1;
+      while (j < text.size() && text[j] != '"') j += text[j] == '\\' ? 2 : 1;
+      const std::string raw = text.substr(i, j + 1 - i);
+      for (std::size_t k = i; k <= j && k < text.size(); ++k) advance(text[k]);
+      i = j;
+      if (!stack.empty() && stack.back().object && stack.back().expect_key) {
+        Frame& f = stack.back();
+        std::string key;
+        try {
+          key = nlohmann::json::parse(raw).get<std::string>();  // decodes escapes: "\u0061" is "a"
+        } catch (const std::exception&) {
+          key = raw;
+        }
+        const std::string full = f.path.empty() ? key : f.path + "." + key;
+        if (auto it = f.keys.find(key); it != f.keys.end())
+          throw InputError(fmt::format("{}:{}:{}: {}: duplicate key (first at line {}, column {}); give it once",
+                                       file, start.line, start.column, full, it->second.line, it->second.column));
+        f.keys.emplace(key, start);
+        out.emplace(full, start);
+        f.last_key = key;
+        f.expect_key = false;
+      }
+      continue;
+    }
+    if (c == '{' || c == '[') {
+      Frame f;
+      f.object = c == '{';
+      f.expect_key = f.object;
+      f.path = child_path();
+      stack.push_back(std::move(f));
+    } else if ((c == '}' || c == ']') && !stack.empty()) {
+      stack.pop_back();
+    } else if (c == ',' && !stack.empty() && stack.back().object) {
+      stack.back().expect_key = true;
+    }
+    advance(c);
   }
-  return fmt::format("{}:{}:{}", file, line, col);
+  return out;
 }
 
 std::string line_col(const std::string& text, std::size_t byte) {
@@ -46,23 +109,60 @@ std::string line_col(const std::string& text, std::size_t byte) {
   return fmt::format("{}:{}", line, col);
 }
 
+// The model's name from the config: a printed name, so one that is not printable (or too
+// long, as a cache path can be) is replaced by its last path component, then by
+// model_type, then by the file's directory name. The name is not a shape field: a config is
+// never refused for it.
+std::string model_name(const nlohmann::json& j, const std::filesystem::path& path) {
+  std::vector<std::string> candidates;
+  if (j.contains("_name_or_path") && j["_name_or_path"].is_string()) {
+    const std::string n = j["_name_or_path"].get<std::string>();
+    candidates.push_back(n);
+    while (!n.empty() && candidates.back().size() > 1 && candidates.back().back() == '/') candidates.back().pop_back();
+    const auto slash = candidates.back().rfind('/');
+    if (slash != std::string::npos) candidates.push_back(candidates.back().substr(slash + 1));
+  }
+  if (path.has_parent_path() && path.filename() == "config.json" && !path.parent_path().filename().empty())
+    candidates.push_back(path.parent_path().filename().string());
+  if (j.contains("model_type") && j["model_type"].is_string()) candidates.push_back(j["model_type"].get<std::string>());
+  candidates.push_back(path.stem().string());
+  for (const auto& c : candidates)
+    if (!name_problem(c, bounds::kMaxNameChars)) return c;
+  return "model";
+}
+
 }  // namespace
 
 ModelShape load_hf_config(const std::filesystem::path& path) {
+  return parse_hf_config(read_file(path, bounds::kMaxConfigBytes), path);
+}
+
+ModelShape parse_hf_config(const std::string& text, const std::filesystem::path& path) {
   const std::string file = path.string();
-  const std::string text = read_file(path);
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(fmt::format("{}:{}: not valid JSON (byte {}): {}", file, line_col(text, e.byte > 0 ? e.byte - 1 : 0), e.byte, e.what()));
+  } catch (const nlohmann::json::exception& e) {
+    // e.g. out_of_range 406, a number beyond a double ("1e400"): bad input, not a crash.
+    throw InputError(fmt::format("{}: not valid JSON: {}", file, e.what()));
   }
   if (!j.is_object()) throw InputError(fmt::format("{}: expected a JSON object (a Hugging Face config.json)", file));
+  const std::map<std::string, Position> positions = key_positions(file, text);
+  std::string prefix;
   // Multimodal configs nest the language model's shape (e.g. Llama 4, Gemma 3).
-  if (!j.contains("num_hidden_layers") && j.contains("text_config") && j["text_config"].is_object())
-    j = j["text_config"];
+  if (!j.contains("num_hidden_layers") && j.contains("text_config") && j["text_config"].is_object()) {
+    nlohmann::json inner = j["text_config"];
+    j = std::move(inner);
+    prefix = "text_config.";
+  }
 
-  auto where = [&](const std::string& field) { return locate(file, text, field); };
+  auto where = [&](const std::string& field) {
+    auto it = positions.find(prefix + field);
+    if (it == positions.end()) return file;
+    return fmt::format("{}:{}:{}", file, it->second.line, it->second.column);
+  };
   auto int_field = [&](const char* key, bool required, int fallback) -> int {
     if (!j.contains(key) || j[key].is_null()) {
       if (required)
@@ -74,25 +174,18 @@ ModelShape load_hf_config(const std::filesystem::path& path) {
     const auto& v = j[key];
     if (!v.is_number_integer() || v.get<long long>() > std::numeric_limits<int>::max() ||
         v.get<long long>() < std::numeric_limits<int>::min())
-      scenario_detail::fail(where, key, "an integer", v.dump());
+      scenario_detail::fail(where, key, "an integer", v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     return v.get<int>();
   };
   auto num_field = [&](const char* key, double fallback) -> double {
     if (!j.contains(key) || j[key].is_null()) return fallback;
     const auto& v = j[key];
-    if (!v.is_number()) scenario_detail::fail(where, key, "a number", v.dump());
+    if (!v.is_number()) scenario_detail::fail(where, key, "a number", v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     return v.get<double>();
   };
 
   ModelShape m;
-  if (j.contains("_name_or_path") && j["_name_or_path"].is_string() && !j["_name_or_path"].get<std::string>().empty())
-    m.name = j["_name_or_path"].get<std::string>();
-  else if (path.has_parent_path() && path.filename() == "config.json" && !path.parent_path().filename().empty())
-    m.name = path.parent_path().filename().string();
-  else if (j.contains("model_type") && j["model_type"].is_string())
-    m.name = j["model_type"].get<std::string>();
-  else
-    m.name = path.stem().string();
+  m.name = model_name(j, path);
 
   m.num_hidden_layers = int_field("num_hidden_layers", true, 0);
   m.hidden_size = int_field("hidden_size", true, 0);
@@ -115,6 +208,14 @@ ModelShape load_hf_config(const std::filesystem::path& path) {
   // Qwen2/Qwen3 state a window but switch it off with use_sliding_window: false.
   if (j.contains("use_sliding_window") && j["use_sliding_window"].is_boolean() && !j["use_sliding_window"].get<bool>())
     m.sliding_window = 0;
+  // Issue 14: tied LM head, the architecture name and gpt-oss's SwiGLU clamp.
+  if (j.contains("tie_word_embeddings") && !j["tie_word_embeddings"].is_null()) {
+    if (!j["tie_word_embeddings"].is_boolean())
+      scenario_detail::fail(where, "tie_word_embeddings", "true or false", j["tie_word_embeddings"].dump());
+    m.tie_word_embeddings = j["tie_word_embeddings"].get<bool>();
+  }
+  if (j.contains("model_type") && j["model_type"].is_string()) m.model_type = j["model_type"].get<std::string>();
+  m.swiglu_limit = num_field("swiglu_limit", 0.0);
   scenario_detail::check_model(m, where, "");
   return m;
 }

@@ -12,8 +12,10 @@
 #include <utility>
 
 #include "checks.hpp"
+#include "syncscope/core/bounds.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
+#include "syncscope/core/text.hpp"
 
 namespace syncscope {
 
@@ -53,7 +55,8 @@ const char* baseline_variant(Fix fix) {
 namespace scenario_detail {
 
 void fail(const Locator& where, const std::string& field, const std::string& expected, const std::string& got) {
-  throw InputError(fmt::format("{}: {}: expected {}, got {}", where(field), field, expected, got));
+  throw InputError(fmt::format("{}: {}: expected {}, got {}", printable(where(field)), printable(field), expected,
+                               printable(got)));
 }
 
 namespace {
@@ -71,15 +74,35 @@ void positive(const Locator& where, const std::string& field, long long v) {
   if (v <= 0) fail(where, field, "a positive integer", std::to_string(v));
 }
 
+// An integer within physical sense (core/bounds.hpp says why each bound is what it is).
+// Below the range, the plain form ("a positive integer"); above it, the bound and its reason.
+void in_range(const Locator& where, const std::string& field, long long v, const bounds::Range& r) {
+  if (r.contains(static_cast<double>(v))) return;
+  const bool below = static_cast<double>(v) < r.lo;
+  fail(where, field,
+       below && r.lo == 1   ? "a positive integer"
+       : below && r.lo == 0 ? "a non-negative integer"
+                            : bounds::describe_int(r),
+       std::to_string(v));
+}
+
+// A name that is printed (tables, CSV, JSON, HTML): UTF-8, printable, <= 128 characters.
+void printable_name(const Locator& where, const std::string& field, const std::string& name) {
+  if (auto problem = name_problem(name, bounds::kMaxNameChars))
+    throw InputError(fmt::format("{}: {}: the name {}; use a printable UTF-8 name of at most {} characters",
+                                 where(field), field, *problem, bounds::kMaxNameChars));
+}
+
 }  // namespace
 
 void check_model(ModelShape& m, const Locator& where, const std::string& p) {
-  positive(where, p + "num_hidden_layers", m.num_hidden_layers);
-  positive(where, p + "hidden_size", m.hidden_size);
-  positive(where, p + "num_attention_heads", m.num_attention_heads);
+  if (!m.name.empty()) printable_name(where, p + "name", m.name);
+  in_range(where, p + "num_hidden_layers", m.num_hidden_layers, bounds::kLayers);
+  in_range(where, p + "hidden_size", m.hidden_size, bounds::kHiddenSize);
+  in_range(where, p + "num_attention_heads", m.num_attention_heads, bounds::kHeads);
   // Hugging Face's convention: no num_key_value_heads means multi-head attention.
   if (m.num_key_value_heads == 0) m.num_key_value_heads = m.num_attention_heads;
-  positive(where, p + "num_key_value_heads", m.num_key_value_heads);
+  in_range(where, p + "num_key_value_heads", m.num_key_value_heads, bounds::kHeads);
   if (m.num_attention_heads % m.num_key_value_heads != 0)
     fail(where, p + "num_key_value_heads",
          fmt::format("a divisor of num_attention_heads ({}) (grouped-query attention)", m.num_attention_heads),
@@ -92,11 +115,12 @@ void check_model(ModelShape& m, const Locator& where, const std::string& p) {
           where(p + "head_dim"), p, m.num_attention_heads, m.hidden_size));
     m.head_dim = m.hidden_size / m.num_attention_heads;
   }
-  positive(where, p + "head_dim", m.head_dim);
-  positive(where, p + "intermediate_size", m.intermediate_size);
-  positive(where, p + "vocab_size", m.vocab_size);
+  in_range(where, p + "head_dim", m.head_dim, bounds::kHeadDim);
+  in_range(where, p + "intermediate_size", m.intermediate_size, bounds::kIntermediateSize);
+  in_range(where, p + "vocab_size", m.vocab_size, bounds::kVocabSize);
   if (m.num_local_experts < 0)
     fail(where, p + "num_local_experts", "a non-negative integer (0: dense)", std::to_string(m.num_local_experts));
+  in_range(where, p + "num_local_experts", m.num_local_experts, bounds::kExperts);
   if (m.num_local_experts > 0) {
     if (m.num_experts_per_tok < 1 || m.num_experts_per_tok > m.num_local_experts)
       fail(where, p + "num_experts_per_tok",
@@ -108,26 +132,70 @@ void check_model(ModelShape& m, const Locator& where, const std::string& p) {
   }
   if (!(m.rms_norm_eps > 0 && m.rms_norm_eps < 1))
     fail(where, p + "rms_norm_eps", "a number in (0, 1)", fmt::format("{}", m.rms_norm_eps));
-  if (!(m.rope_theta > 0)) fail(where, p + "rope_theta", "a positive number", fmt::format("{}", m.rope_theta));
+  if (!bounds::kRopeTheta.contains(m.rope_theta))
+    fail(where, p + "rope_theta", bounds::describe_number(bounds::kRopeTheta), fmt::format("{}", m.rope_theta));
   if (m.sliding_window < 0)
     fail(where, p + "sliding_window", "a non-negative integer (0: none)", std::to_string(m.sliding_window));
+  in_range(where, p + "sliding_window", m.sliding_window, bounds::kSlidingWindow);
+  check_model_training_keys(m, where, p);
+}
+
+void check_model_training_keys(const ModelShape& m, const Locator& where, const std::string& p) {
+  // gpt-oss says 7.0; a clamp above 1e4 could not change a bf16 activation's fate.
+  if (!(m.swiglu_limit >= 0 && m.swiglu_limit <= 1e4))
+    fail(where, p + "swiglu_limit", "a number in [0, 10000] (0: no clamp)", fmt::format("{}", m.swiglu_limit));
+}
+
+void check_training(Scenario& s, const Locator& where) {
+  auto& t = s.training;
+  if (std::find(std::begin(kTrainingModes), std::end(kTrainingModes), t.mode) == std::end(kTrainingModes))
+    fail(where, "training", "one of full, lora, qlora", "\"" + t.mode + "\"");
+  const auto& m = s.model;
+  const int max_rank = std::min(m.hidden_size, std::min(m.intermediate_size, m.num_key_value_heads * m.head_dim));
+  if (t.lora_rank < 1 || t.lora_rank > max_rank)
+    fail(where, "lora.r",
+         fmt::format("an integer in 1..{} (an adapter's rank cannot exceed the smallest projection width)", max_rank),
+         std::to_string(t.lora_rank));
+  if (!(t.lora_alpha > 0 && t.lora_alpha <= 1e6))
+    fail(where, "lora.alpha", "a number in (0, 1e6] (scaling = alpha / r)", fmt::format("{}", t.lora_alpha));
+  if (t.target_modules.empty()) fail(where, "lora.target_modules", "a non-empty list of module names", "an empty list");
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < t.target_modules.size(); ++i) {
+    const auto& n = t.target_modules[i];
+    const std::string f = fmt::format("lora.target_modules[{}]", i);
+    if (std::find(std::begin(kLoraModules), std::end(kLoraModules), n) == std::end(kLoraModules))
+      fail(where, f, "one of q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj", "\"" + n + "\"");
+    if (!seen.insert(n).second) fail(where, f, "each module once", "\"" + n + "\" again");
+  }
+  if (t.double_quant && t.mode != "qlora")
+    fail(where, "lora.double_quant", "false unless training is qlora (it quantizes the NF4 absmax values)", "true");
+  if (t.mode == "qlora" && (m.hidden_size % 2 != 0 || m.intermediate_size % 2 != 0))
+    fail(where, "model.hidden_size",
+         "even hidden and intermediate sizes for qlora (two 4-bit codes per byte, as bitsandbytes packs them)",
+         fmt::format("{} and {}", m.hidden_size, m.intermediate_size));
+  for (const auto& f : s.fixes)
+    if (f.prefetch_budget_bytes && !(*f.prefetch_budget_bytes >= 0 && *f.prefetch_budget_bytes <= 65536.0 * (1ull << 30)))
+      fail(where, "fixes.offload.prefetch_budget_gib", "a number of GiB in [0, 65536] (device memory)",
+           fmt::format("{}", *f.prefetch_budget_bytes / (1ull << 30)));
 }
 
 void check_scenario(Scenario& s, const Locator& where) {
   if (s.name.empty()) fail(where, "name", "a non-empty name", "\"\"");
+  printable_name(where, "name", s.name);
   if (s.model.name.empty()) s.model.name = s.name;
   check_model(s.model, where, "model.");
 
   auto& b = s.batch;
-  positive(where, "batch.packed_tokens", b.packed_tokens);
+  in_range(where, "batch.packed_tokens", b.packed_tokens, bounds::kTokens);
   if (b.distribution == "uniform") {
-    positive(where, "batch.min_len", b.min_len);
+    in_range(where, "batch.min_len", b.min_len, bounds::kTokens);
+    in_range(where, "batch.max_len", b.max_len, bounds::kTokens);
     if (b.max_len < b.min_len)
       fail(where, "batch.max_len", fmt::format("an integer >= batch.min_len ({})", b.min_len), std::to_string(b.max_len));
     if (!b.lengths.empty())
       fail(where, "batch.lengths", "no lengths unless distribution is \"list\"", "a list");
   } else if (b.distribution == "fixed") {
-    positive(where, "batch.max_len", b.max_len);
+    in_range(where, "batch.max_len", b.max_len, bounds::kTokens);
     if (b.packed_tokens % b.max_len != 0)
       fail(where, "batch.max_len",
            fmt::format("a divisor of batch.packed_tokens ({}) for distribution \"fixed\"", b.packed_tokens),
@@ -172,7 +240,7 @@ void check_scenario(Scenario& s, const Locator& where) {
            "[" + join(f.variants) + "]");
     if (!(f.tolerance > 0 && f.tolerance <= 10))
       fail(where, fp + ".tolerance", "a relative error in (0, 10], e.g. 0.15", fmt::format("{}", f.tolerance));
-    if (f.prefetch_depth < 1) fail(where, fp + ".prefetch_depth", "a positive integer", std::to_string(f.prefetch_depth));
+    in_range(where, fp + ".prefetch_depth", f.prefetch_depth, bounds::kPrefetchDepth);
     if (f.fix == Fix::Offload && !s.offload)
       fail(where, "offload", "true when fixes.offload is selected (the fix changes how offloaded activations reload)",
            "false");
@@ -181,8 +249,8 @@ void check_scenario(Scenario& s, const Locator& where) {
   }
 
   auto& m = s.measure;
-  if (m.warmup_steps < 0) fail(where, "measure.warmup_steps", "a non-negative integer", std::to_string(m.warmup_steps));
-  positive(where, "measure.repeat_steps", m.repeat_steps);
+  in_range(where, "measure.warmup_steps", m.warmup_steps, bounds::kWarmupSteps);
+  in_range(where, "measure.repeat_steps", m.repeat_steps, bounds::kSteps);
   if (m.layers_override && (*m.layers_override < 1 || *m.layers_override > s.model.num_hidden_layers))
     fail(where, "measure.layers", fmt::format("an integer in 1..model.num_hidden_layers ({})", s.model.num_hidden_layers),
          std::to_string(*m.layers_override));
@@ -196,6 +264,7 @@ void check_scenario(Scenario& s, const Locator& where) {
       fail(where, lp, fmt::format("a value above the previous one ({}): the sweep is increasing", m.layer_sweep[i - 1]),
            std::to_string(l));
   }
+  check_training(s, where);
 }
 
 }  // namespace scenario_detail
@@ -257,7 +326,7 @@ class Reader {
       const std::string key = k.Scalar();
       const std::string full = path.empty() ? key : path + "." + key;
       if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
-        throw InputError(fmt::format("{}: {}: unknown key; expected one of: {}", mark_text(file_, k.Mark()), full,
+        throw InputError(fmt::format("{}: {}: unknown key; expected one of: {}", mark_text(file_, k.Mark()), printable(full),
                                      keys(allowed)));
       if (!seen.insert(key).second)
         throw InputError(fmt::format("{}: {}: duplicate key; give it once", mark_text(file_, k.Mark()), full));
@@ -343,11 +412,32 @@ class Reader {
   std::map<std::string, YAML::Mark> marks_;
 };
 
+// Issue 14's model keys (kept apart from the original ones).
+void read_model_training_keys(Reader& r, const std::string& key, const YAML::Node& v, const std::string& f,
+                              ModelShape& m) {
+  if (key == "tie_word_embeddings") m.tie_word_embeddings = r.boolean(v, f);
+  else if (key == "model_type") m.model_type = r.string(v, f, "a Hugging Face model_type such as llama, qwen3, gpt_oss");
+  else if (key == "swiglu_limit") m.swiglu_limit = r.number(v, f, "a non-negative number (0: no clamp)");
+}
+
+// `training: full | lora | qlora` and `lora: {r, alpha, target_modules, double_quant}`.
+void read_lora(Reader& r, const YAML::Node& node, TrainingSpec& t) {
+  static const std::vector<std::string> allowed = {"r", "alpha", "target_modules", "double_quant"};
+  for (auto& [key, v] : r.entries(node, "lora", allowed)) {
+    const std::string f = "lora." + key;
+    if (key == "r") t.lora_rank = r.int32(v, f, "a positive integer (the adapter rank)");
+    else if (key == "alpha") t.lora_alpha = r.number(v, f, "a positive number (scaling = alpha / r)");
+    else if (key == "target_modules")
+      t.target_modules = r.string_list(v, f, "a list of: q_proj k_proj v_proj o_proj gate_proj up_proj down_proj");
+    else if (key == "double_quant") t.double_quant = r.boolean(v, f);
+  }
+}
+
 void read_model(Reader& r, const YAML::Node& node, ModelShape& m) {
   static const std::vector<std::string> allowed = {
       "name", "num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim",
       "intermediate_size", "vocab_size", "num_local_experts", "num_experts_per_tok", "rms_norm_eps", "rope_theta",
-      "sliding_window"};
+      "sliding_window", "tie_word_embeddings", "model_type", "swiglu_limit"};
   std::set<std::string> given;
   for (auto& [key, v] : r.entries(node, "model", allowed)) {
     const std::string f = "model." + key;
@@ -365,6 +455,7 @@ void read_model(Reader& r, const YAML::Node& node, ModelShape& m) {
     else if (key == "rms_norm_eps") m.rms_norm_eps = r.number(v, f, "a number in (0, 1)");
     else if (key == "rope_theta") m.rope_theta = r.number(v, f, "a positive number");
     else if (key == "sliding_window") m.sliding_window = r.int32(v, f, "a non-negative integer");
+    else read_model_training_keys(r, key, v, f, m);
   }
   for (const char* req : {"num_hidden_layers", "hidden_size", "num_attention_heads", "intermediate_size", "vocab_size"})
     if (!given.count(req))
@@ -402,7 +493,7 @@ void read_fixes(Reader& r, const YAML::Node& node, std::vector<FixSelection>& fi
     sel.fix = *parse_fix(key);
     const std::string fp = "fixes." + key;
     std::vector<std::string> keys = {"variants", "tolerance"};
-    if (sel.fix == Fix::Offload) keys.push_back("prefetch_depth");
+    if (sel.fix == Fix::Offload) keys.insert(keys.end(), {"prefetch_depth", "prefetch_budget_gib"});
     bool variants_given = false;
     for (auto& [k, fv] : r.entries(v, fp, keys)) {
       const std::string f = fp + "." + k;
@@ -415,6 +506,8 @@ void read_fixes(Reader& r, const YAML::Node& node, std::vector<FixSelection>& fi
         sel.tolerance = r.number(fv, f, "a relative error in (0, 10], e.g. 0.15");
       } else if (k == "prefetch_depth") {
         sel.prefetch_depth = r.int32(fv, f, "a positive integer");
+      } else if (k == "prefetch_budget_gib") {
+        sel.prefetch_budget_bytes = r.number(fv, f, "a non-negative number of GiB") * 1024.0 * 1024.0 * 1024.0;
       }
     }
     if (!variants_given) sel.variants = fix_variants(sel.fix);  // all of them
@@ -436,8 +529,11 @@ void read_measure(Reader& r, const YAML::Node& node, MeasureSpec& m) {
 }  // namespace
 
 Scenario load_scenario(const std::filesystem::path& path) {
+  return parse_scenario(read_file(path, bounds::kMaxConfigBytes), path);
+}
+
+Scenario parse_scenario(const std::string& text, const std::filesystem::path& path) {
   const std::string file = path.string();
-  const std::string text = read_file(path);
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -449,7 +545,7 @@ Scenario load_scenario(const std::filesystem::path& path) {
   s.source = path;
   s.name = path.stem().string();
   static const std::vector<std::string> allowed = {"name", "description", "model", "batch", "dtype", "offload",
-                                                   "fixes", "measure"};
+                                                   "fixes", "measure", "training", "lora"};
   bool have_model = false, have_fixes = false;
   if (!root.IsDefined() || root.IsNull())
     throw InputError(fmt::format("{}: empty scenario; expected a mapping with keys model, batch, fixes, ...", file));
@@ -466,6 +562,8 @@ Scenario load_scenario(const std::filesystem::path& path) {
       read_fixes(r, v, s.fixes);
       have_fixes = true;
     } else if (key == "measure") read_measure(r, v, s.measure);
+    else if (key == "training") s.training.mode = r.string(v, key, "one of full, lora, qlora");
+    else if (key == "lora") read_lora(r, v, s.training);
   }
   if (!have_model)
     throw InputError(fmt::format("{}: missing required key model (the model shape, Hugging Face config names)", file));

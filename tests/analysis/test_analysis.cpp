@@ -16,6 +16,11 @@ using test::windows_trace;
 
 const SyncStats& totals(const AnalysisResult& r) { return r.totals.syncs; }
 
+bool has_warning(const AnalysisResult& r, std::string_view needle) {
+  return std::any_of(r.warnings.begin(), r.warnings.end(),
+                     [&](const std::string& w) { return w.find(needle) != std::string::npos; });
+}
+
 TEST(UnionLength, NestedPartialTouchingAndEmpty) {
   // [0,10) contains [2,5); [8,15) overlaps it -> [0,15) = 15; [20,25) = 5; total 20.
   EXPECT_EQ(union_length({{8, 15}, {0, 10}, {20, 25}, {2, 5}}), 20);
@@ -271,6 +276,99 @@ TEST(SyncPoints, SynchronousMemcpyInvolvingTheHost) {
   EXPECT_EQ(sp[1].blocked_ns, 5);
 }
 
+// One rule for copies whose blocking the trace does not give (README "Definitions"): a copy
+// call counts as a sync point only when the trace says it blocks the host: a synchronous copy
+// with a host<->device direction (from its GPU copy record, its "kind" argument or its name),
+// an async device-to-host copy into pageable memory. A synchronous copy of unknown direction
+// and an async device-to-host copy into host memory of unknown kind (no record, or ROCm's
+// "Host") not followed by a sync of its stream are not counted, and one warning counts both.
+// Such an async copy followed by a sync of its stream is one sync point with the sync (the
+// host blocked once either way).
+TEST(SyncPoints, CopiesOfUnknownDirectionOrMemoryFollowOneRule) {
+  TraceBuilder b;
+  // [0,10) cudaMemcpy, no record, name gives no direction -> not counted (sync, unknown);
+  // [20,30) cudaMemcpyAsync, no record, then cudaLaunchKernel -> not counted (async, unknown);
+  // [40,45) cudaMemcpyAsync, no record, then cudaStreamSynchronize [46,60) -> one merged
+  //   point, blocked 60 - 40 = 20;
+  // [70,75) cudaMemcpyAsync, record DtoH into Unknown host memory, then [80,90) launch ->
+  //   not counted; [100,110) cudaMemcpy with a record HtoD -> 1 (blocked 10).
+  // Total 2 points; warning: 3 calls (1 synchronous, 2 async).
+  b.api("cudaMemcpy", 0, 10, 1);
+  b.api("cudaMemcpyAsync", 20, 30, 2);
+  b.api("cudaLaunchKernel", 31, 32, 3);
+  b.api("cudaMemcpyAsync", 40, 45, 4);
+  b.api("cudaStreamSynchronize", 46, 60, 5);
+  b.api("cudaMemcpyAsync", 70, 75, 6);
+  b.copy(CopyKind::DtoH, 0, 7, 71, 72, 6, MemoryKind::Unknown);
+  b.api("cudaLaunchKernel", 80, 90, 7);
+  b.api("cudaMemcpy", 100, 110, 8);
+  b.copy(CopyKind::HtoD, 0, 7, 101, 109, 8, MemoryKind::Pageable);
+  b.kernel(0, 7, 200, 210);
+  auto r = analyze(b.done());
+  ASSERT_EQ(r.sync_points.size(), 2u);
+  EXPECT_TRUE(r.sync_points[0].merged_copy);
+  EXPECT_EQ(r.sync_points[0].blocked_ns, 20);
+  EXPECT_EQ(r.sync_points[0].api, "cudaStreamSynchronize");
+  EXPECT_EQ(r.sync_points[1].api, "cudaMemcpy");
+  EXPECT_EQ(r.sync_points[1].blocked_ns, 10);
+  EXPECT_TRUE(has_warning(r, "3 memcpy calls were not counted as sync points"));
+  EXPECT_TRUE(has_warning(r, "(1 synchronous without a direction, 2 async device-to-host"));
+}
+
+// HIP runtime calls (ROCm builds of PyTorch write them under "cuda_runtime"), from HIP's
+// documented semantics: hipMemcpyWithStream is synchronous (direction from its "kind"
+// argument when no record says it), hipDeviceSynchronize/hipStreamSynchronize/
+// hipEventSynchronize block, hipStreamWaitEvent is a stream wait, queries never are, the
+// _spt (per-thread stream) forms are the same calls, hipMemcpyDtoD does not block the host.
+TEST(SyncPoints, HipRuntimeCalls) {
+  TraceBuilder b;
+  // [0,10) hipMemcpyWithStream kind DtoH, no record -> 1; [20,30) hipMemcpyWithStream kind
+  // DtoD -> 0; [40,50) hipMemcpyHtoD (direction from the name) -> 1; [60,65) hipMemcpyDtoD
+  // -> 0; [70,71) hipStreamWaitEvent -> wait; [72,73) hipEventQuery, [74,75) hipStreamQuery
+  // -> 0; [80,90) hipStreamSynchronize_spt -> 1; [100,110) hipEventSynchronize -> 1;
+  // [120,130) hipDeviceSynchronize -> 1; [140,150) hipMemcpyDtoHAsync with a record DtoH
+  // pageable, then [151,160) hipStreamSynchronize -> 1 merged. Total 6.
+  b.api("hipMemcpyWithStream", 0, 10, 1).copy_kind = CopyKind::DtoH;
+  b.api("hipMemcpyWithStream", 20, 30, 2).copy_kind = CopyKind::DtoD;
+  b.api("hipMemcpyHtoD", 40, 50, 3);
+  b.api("hipMemcpyDtoD", 60, 65, 4);
+  b.api("hipStreamWaitEvent", 70, 71, 5);
+  b.api("hipEventQuery", 72, 73, 6);
+  b.api("hipStreamQuery", 74, 75, 7);
+  b.api("hipStreamSynchronize_spt", 80, 90, 8);
+  b.api("hipEventSynchronize", 100, 110, 9);
+  b.api("hipDeviceSynchronize", 120, 130, 10);
+  b.api("hipMemcpyDtoHAsync", 140, 150, 11);
+  b.copy(CopyKind::DtoH, 0, 7, 141, 142, 11, MemoryKind::Pageable);
+  b.api("hipStreamSynchronize", 151, 160, 12);
+  b.kernel(0, 7, 300, 310);
+  auto r = analyze(b.done());
+  EXPECT_EQ(totals(r).total, 6u);
+  EXPECT_EQ(totals(r).by_api.at("hipMemcpyWithStream"), 1u);
+  EXPECT_EQ(totals(r).by_api.at("hipMemcpyHtoD"), 1u);
+  EXPECT_EQ(totals(r).by_api.at("hipStreamSynchronize_spt"), 1u);
+  EXPECT_EQ(totals(r).by_api.at("hipEventSynchronize"), 1u);
+  EXPECT_EQ(totals(r).by_api.at("hipDeviceSynchronize"), 1u);
+  EXPECT_EQ(totals(r).by_api.at("hipStreamSynchronize"), 1u);
+  EXPECT_EQ(totals(r).stream_wait_events, 1u);
+  EXPECT_EQ(r.sync_points.back().blocked_ns, 20);  // the merged copy + sync
+  EXPECT_TRUE(r.sync_points.back().merged_copy);
+  EXPECT_FALSE(has_warning(r, "memcpy calls were not counted"));
+}
+
+// A cudaGraphLaunch enqueues the graph's kernels (they carry its correlation id): no sync.
+TEST(SyncPoints, GraphLaunchIsNotASync) {
+  TraceBuilder b;
+  b.api("cudaGraphLaunch", 0, 5, 1);
+  b.kernel(0, 7, 10, 20, 1);
+  b.kernel(0, 7, 20, 30, 1);
+  b.api("cuGraphLaunch", 40, 45, 2);
+  b.kernel(0, 7, 50, 60, 2);
+  auto r = analyze(b.done());
+  EXPECT_EQ(totals(r).total, 0u);
+  EXPECT_EQ(r.totals.kernels, 3u);
+}
+
 TEST(SyncPoints, StreamWaitEventAndQueriesAreNotSyncs) {
   TraceBuilder b;
   b.api("cudaStreamWaitEvent", 0, 5, 1);
@@ -460,11 +558,6 @@ TEST(Windows, CopiesClippedToTheWindow) {
   EXPECT_EQ(r.steps[1].memcpys, 0u);
 }
 
-bool has_warning(const AnalysisResult& r, std::string_view needle) {
-  return std::any_of(r.warnings.begin(), r.warnings.end(),
-                     [&](const std::string& w) { return w.find(needle) != std::string::npos; });
-}
-
 TEST(Warnings, DroppedRecordsNoGpuNoApiAndUnmatchedStepGlob) {
   {
     TraceBuilder b;
@@ -499,13 +592,32 @@ TEST(Warnings, DroppedRecordsNoGpuNoApiAndUnmatchedStepGlob) {
     EXPECT_TRUE(has_warning(r, "no CUDA runtime/driver API calls"));
   }
   {
-    // an async copy with no GPU record cannot be classified: say so
+    // an async copy with no GPU record, not followed by a sync, cannot be classified: say so
     TraceBuilder b;
     b.kernel(0, 7, 0, 10);
     b.api("cudaMemcpyAsync", 0, 10, 1);
     auto r = analyze(b.done());
-    EXPECT_TRUE(has_warning(r, "1 async memcpy calls have no GPU copy record"));
+    EXPECT_TRUE(has_warning(r, "1 memcpy calls were not counted as sync points"));
+    EXPECT_TRUE(has_warning(r, "1 async device-to-host"));
   }
+}
+
+// What the reader tolerated (read_warnings) is reported with the analysis, one line each.
+TEST(Warnings, ReadWarningsAreReported) {
+  TraceBuilder b;
+  b.kernel(0, 7, 0, 10);
+  ReadWarning w;
+  w.kind = ReadWarning::Kind::SkippedEvent;
+  w.category = "kernel";
+  w.field = "args.stream";
+  w.expected = "an integer";
+  w.example = "[7]";
+  w.first_event = 12;
+  w.count = 4;
+  b.t.meta.read_warnings.push_back(w);
+  auto r = analyze(b.done());
+  EXPECT_TRUE(has_warning(r, "4 \"kernel\" events were skipped: their \"args.stream\" is not an integer "
+                             "(first: traceEvents[12]: [7]) and the analyses need it"));
 }
 
 TEST(Analyze, EmptyTraceIsNotAnError) {

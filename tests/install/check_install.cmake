@@ -1,5 +1,6 @@
 # ctest: install the build tree into a fresh prefix, build tests/install/consumer against it
-# with find_package(syncscope), and run it on the torch.profiler fixture.
+# with find_package(syncscope), and run it on the torch.profiler fixture; with CUDA, link the
+# tracer; load the installed measured backend through syncscope::pipeline when there is one.
 # -DBUILD_DIR=... -DSOURCE_DIR=... -DWORK_DIR=... -DGENERATOR=...
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")
@@ -17,5 +18,13 @@ run("${WORK_DIR}/build/consumer" "${SOURCE_DIR}/tests/fixtures/torch/item_loop_l
 if(EXISTS "${WORK_DIR}/build/tracer_consumer")
   run("${WORK_DIR}/build/tracer_consumer")
   message(STATUS "syncscope::tracer from an install: links and runs")
+endif()
+if(EXISTS "${WORK_DIR}/build/backend_path.txt")
+  file(READ "${WORK_DIR}/build/backend_path.txt" backend)
+  if(NOT backend MATCHES "^${WORK_DIR}/prefix/")
+    message(FATAL_ERROR "syncscope::backend points outside the install: ${backend}")
+  endif()
+  run("${WORK_DIR}/build/pipeline_consumer" "${backend}")
+  message(STATUS "syncscope::backend from an install: loads (${backend})")
 endif()
 message(STATUS "find_package(syncscope) from an install: ok")

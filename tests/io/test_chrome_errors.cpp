@@ -46,16 +46,7 @@ TEST(ChromeErrors, WrongTypesNameTheFieldAndTheEvent) {
 
   m = expect_error(event(R"({"ph":"X","cat":"kernel","name":7,"pid":0,"tid":7,"ts":1,"dur":1})"));
   EXPECT_NE(m.find("field \"name\": expected a string, got a number"), std::string::npos) << m;
-  m = expect_error(event(R"({"ph":"X","cat":"cpu_op","name":"a","pid":true,"tid":7,"ts":1,"dur":1})"));
-  EXPECT_NE(m.find("field \"pid\""), std::string::npos) << m;
-  m = expect_error(event(R"({"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":7,"ts":1,"dur":1,"args":[1]})"));
-  EXPECT_NE(m.find("field \"args\""), std::string::npos) << m;
-  m = expect_error(event(R"({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1,"dur":1,"args":{"grid":[1,2]}})"));
-  EXPECT_NE(m.find("args.grid"), std::string::npos) << m;
-  m = expect_error(event(R"({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1,"dur":1,"args":{"correlation":-3}})"));
-  EXPECT_NE(m.find("args.correlation"), std::string::npos) << m;
-  m = expect_error(event(R"({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1,"dur":1,"args":{"device":4294967296}})"));
-  EXPECT_NE(m.find("out of range"), std::string::npos) << m;
+  // (pid, tid, args and argument values of other types are counted warnings: test_generous.cpp.)
   m = expect_error(event(R"({"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":7,"ts":1e400,"dur":1})"));
   EXPECT_NE(m.find("field \"ts\""), std::string::npos) << m;
   m = expect_error(event(R"([1,2])"));
@@ -136,10 +127,10 @@ TEST(ChromeErrors, MalformedJson) {
   EXPECT_NE(m.find("expected a quoted key"), std::string::npos) << m;
   m = expect_error(R"({"traceEvents": {}})");
   EXPECT_NE(m.find("must be an array"), std::string::npos) << m;
-  m = expect_error(R"({"schemaVersion": "1", "traceEvents": []})");
+  m = expect_error(R"({"schemaVersion": 1.5e400, "traceEvents": []})");
   EXPECT_NE(m.find("top-level key \"schemaVersion\""), std::string::npos) << m;
-  m = expect_error(R"({"deviceProperties": [{"id": "x"}], "traceEvents": []})");
-  EXPECT_NE(m.find("field \"id\""), std::string::npos) << m;
+  m = expect_error(R"({"deviceProperties": [{"id": 1e400}], "traceEvents": []})");
+  EXPECT_NE(m.find("top-level key \"deviceProperties\""), std::string::npos) << m;
   m = expect_error(R"({"traceEvents": [], "traceEvents": []})");
   EXPECT_NE(m.find("appears twice"), std::string::npos) << m;
   m = expect_error(R"({"syncscope": {"schema_version": 99}, "traceEvents": []})");

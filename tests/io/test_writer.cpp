@@ -29,7 +29,7 @@ struct Slice {
 std::vector<Slice> x_slices(const std::string& text) {
   // The writer's layout: {"ph":"X",["cat":..,]"name":..,"pid":..,"tid":..,"ts":..,"dur":..
   static const std::regex re(
-      R"re(\{"ph":"X",(?:"cat":"(?:[^"\\]|\\.)*",)?"name":"((?:[^"\\]|\\.)*)","pid":(-?\d+|"(?:[^"\\]|\\.)*"),"tid":(-?\d+|"(?:[^"\\]|\\.)*"),"ts":(-?\d+\.\d{3}),"dur":(\d+\.\d{3})[,}])re");
+      R"re(\{"ph":"X",(?:"cat":"(?:[^"\\]|\\.)*",)?"name":"((?:[^"\\]|\\.)*)","pid":(-?\d+|"(?:[^"\\]|\\.)*"),"tid":(-?\d+|"(?:[^"\\]|\\.)*"),"ts":(-?\d+(?:\.\d{3})?),"dur":(\d+(?:\.\d{3})?)[,}])re");
   std::vector<Slice> out;
   for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator(); ++it) {
     const auto& m = *it;
@@ -95,13 +95,76 @@ TEST(ChromeWriter, KinetoTopLevelFields) {
                                      t.syncs.size() + t.cuda_events.size() + t.ranges.size() + t.overheads.size() + 3);
 }
 
-TEST(ChromeWriter, TimestampsHaveExactlyThreeDecimals) {
+// Whole microseconds are integers (Holistic Trace Analysis keeps "ts" an integer column only
+// then, and warns about rounding otherwise); other times have exactly three decimals (ns).
+TEST(ChromeWriter, TimestampsAreWholeMicrosecondsOrThreeDecimals) {
   const std::string text = chrome_json_string(test::make_full_trace());
   const std::regex ts(R"re("(ts|dur)":(-?[0-9.]+))re");
-  std::size_t n = 0;
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), ts); it != std::sregex_iterator(); ++it, ++n)
-    EXPECT_TRUE(std::regex_match(std::string((*it)[2]), std::regex(R"(-?\d+\.\d{3})"))) << (*it)[0];
+  std::size_t n = 0, whole = 0;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), ts); it != std::sregex_iterator(); ++it, ++n) {
+    const std::string v = (*it)[2];
+    EXPECT_TRUE(std::regex_match(v, std::regex(R"j(-?\d+(\.\d{3})?)j"))) << (*it)[0];
+    EXPECT_EQ(v.find(".000"), std::string::npos) << (*it)[0];
+    if (v.find('.') == std::string::npos) ++whole;
+  }
   EXPECT_GT(n, 40u);
+  EXPECT_GT(whole, 0u);
+  EXPECT_LT(whole, n);
+}
+
+// Holistic Trace Analysis finds the rank with a regular expression that wants a space after
+// the colon, and refuses traces without one: every trace we write has it (0 when unknown),
+// and our block says whether it was known so reading back gives the same model.
+TEST(ChromeWriter, DistributedInfoRankForHolisticTraceAnalysis) {
+  const std::regex hta(R"re("distributedInfo": \{"rank": (\d+))re");
+  Trace t;
+  t.finalize();
+  std::string text = chrome_json_string(t);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(text, m, hta)) << text.substr(0, 400);
+  EXPECT_EQ(m[1], "0");
+  EXPECT_FALSE(parse_chrome_json(text, "w.json").meta.rank.has_value());  // unknown stays unknown
+
+  t.meta.rank = 5;
+  t.meta.extra["distributedInfo"] = R"j({"backend": "nccl", "rank": 2, "world_size": 8})j";
+  text = chrome_json_string(t);
+  ASSERT_TRUE(std::regex_search(text, m, hta));
+  EXPECT_EQ(m[1], "5");  // the model's rank wins over the text kept from the source
+  const json doc = json::parse(text);
+  EXPECT_EQ(doc["distributedInfo"]["world_size"], 8);
+  EXPECT_EQ(doc["distributedInfo"]["backend"], "nccl");
+  const Trace back = parse_chrome_json(text, "w.json");
+  ASSERT_TRUE(back.meta.rank.has_value());
+  EXPECT_EQ(*back.meta.rank, 5);
+  EXPECT_EQ(back.meta.extra.at("distributedInfo"), t.meta.extra.at("distributedInfo"));
+
+  // A Kineto trace's rank is read from distributedInfo.
+  const Trace kineto = parse_chrome_json(
+      R"j({"distributedInfo": {"backend": "nccl", "rank": 3, "world_size": 4}, "traceEvents": []})j", "k.json");
+  ASSERT_TRUE(kineto.meta.rank.has_value());
+  EXPECT_EQ(*kineto.meta.rank, 3);
+}
+
+TEST(ChromeWriter, CopyCallsKeepTheirKindArgument) {
+  Trace t;
+  ApiCall a;
+  a.name = t.intern("hipMemcpyWithStream");
+  a.copy_kind = CopyKind::DtoH;
+  a.start = 1000;
+  a.end = 2000;
+  t.api_calls.push_back(a);
+  t.finalize();
+  const json doc = json::parse(chrome_json_string(t));
+  bool found = false;
+  for (const auto& e : doc["traceEvents"])
+    if (e["ph"] == "X" && e["name"] == "hipMemcpyWithStream") {
+      found = true;
+      EXPECT_EQ(e["args"]["kind"], 2);  // cudaMemcpyKind/hipMemcpyKind DeviceToHost
+      EXPECT_EQ(e["ts"], 1);            // whole microseconds: an integer
+      EXPECT_TRUE(e["ts"].is_number_integer());
+    }
+  EXPECT_TRUE(found);
+  EXPECT_EQ(parse_chrome_json(doc.dump(), "w.json").api_calls.at(0).copy_kind, CopyKind::DtoH);
 }
 
 TEST(ChromeWriter, GpuEventsCarryKinetoArgs) {
@@ -204,7 +267,7 @@ TEST(ChromeWriter, LaunchToGpuFlowArrows) {
   // ts: at the launch's start and at the kernel's start (relative to baseTimeNanoseconds).
   const Ns base = doc["baseTimeNanoseconds"].get<std::int64_t>();
   const std::string text = chrome_json_string(t);
-  const std::string s_text = R"("ph":"s","id":11,"pid":4242,"tid":4243,"ts":)";
+  const std::string s_text = R"j("ph":"s","id":11,"pid":4242,"tid":4243,"ts":)j";
   const auto at = text.find(s_text);
   ASSERT_NE(at, std::string::npos);
   const auto ts = io_detail::parse_us_as_ns(text.substr(at + s_text.size(), text.find(',', at + s_text.size()) - at - s_text.size()));

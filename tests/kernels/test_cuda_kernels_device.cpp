@@ -127,5 +127,89 @@ TEST(MoeHistogramKernel, MatchesCpuReference) {
     }
 }
 
+// bf16 of an fp32 value, round to nearest even (as __float2bfloat16).
+std::uint16_t bf16_bits(float f) {
+  std::uint32_t u;
+  std::memcpy(&u, &f, 4);
+  const std::uint32_t rounding = 0x7FFFu + ((u >> 16) & 1u);
+  return static_cast<std::uint16_t>((u + rounding) >> 16);
+}
+
+// Every numbered NF4 variant against the CPU reference before anything times it (llm.c
+// dev/cuda style): odd sizes and partial blocks, fp32 bit for bit (one fp32 multiply each
+// side) and bf16 as the reference's value rounded; double quantization through ss_nf4_absmax.
+TEST(Nf4DequantKernel, EveryVariantMatchesCpuReference) {
+  if (!have_device()) GTEST_SKIP() << "skipped: no CUDA device";
+  std::mt19937_64 rng(fresh_seed());
+  std::normal_distribution<float> normal(0.0f, 0.02f);
+  for (bool dq : {false, true})
+    for (std::int64_t n : {std::int64_t{2}, std::int64_t{64}, std::int64_t{130}, std::int64_t{64 * 300 + 18},
+                           std::int64_t{5120 * 1024}}) {
+      std::vector<float> w(static_cast<std::size_t>(n));
+      for (auto& x : w) x = normal(rng);
+      const Nf4Tensor q = nf4_quantize(w, dq);
+      const std::vector<float> ref = nf4_dequantize(q);
+      const std::vector<float> absmax = nf4_block_absmax(q);
+      void *d_codes = nullptr, *d_absmax = nullptr, *d_out = nullptr;
+      SS_CHECK(ss_cuda_malloc(&d_codes, q.codes.size()));
+      SS_CHECK(ss_cuda_malloc(&d_absmax, absmax.size() * 4));
+      SS_CHECK(ss_cuda_malloc(&d_out, static_cast<std::size_t>(n) * 4));
+      SS_CHECK(ss_cuda_memcpy(d_codes, q.codes.data(), q.codes.size(), 1));
+      if (dq) {
+        // The absmax the kernels read comes from the 8-bit codes on the device.
+        const std::vector<float> map = dynamic_map_signed();
+        void *d_q = nullptr, *d_map = nullptr, *d_a2 = nullptr;
+        SS_CHECK(ss_cuda_malloc(&d_q, q.absmax_codes.size()));
+        SS_CHECK(ss_cuda_malloc(&d_map, map.size() * 4));
+        SS_CHECK(ss_cuda_malloc(&d_a2, q.absmax2.size() * 4));
+        SS_CHECK(ss_cuda_memcpy(d_q, q.absmax_codes.data(), q.absmax_codes.size(), 1));
+        SS_CHECK(ss_cuda_memcpy(d_map, map.data(), map.size() * 4, 1));
+        SS_CHECK(ss_cuda_memcpy(d_a2, q.absmax2.data(), q.absmax2.size() * 4, 1));
+        SS_CHECK(ss_nf4_absmax(static_cast<const std::uint8_t*>(d_q), static_cast<const float*>(d_map),
+                               static_cast<const float*>(d_a2), q.offset, static_cast<std::int64_t>(absmax.size()),
+                               static_cast<float*>(d_absmax), nullptr));
+        SS_CHECK(ss_cuda_device_synchronize());
+        std::vector<float> got(absmax.size());
+        SS_CHECK(ss_cuda_memcpy(got.data(), d_absmax, got.size() * 4, 2));
+        for (std::size_t b = 0; b < got.size(); ++b) EXPECT_NEAR(got[b], absmax[b], 1e-6f * std::fabs(absmax[b])) << b;
+        SS_CHECK(ss_cuda_memcpy(d_absmax, absmax.data(), absmax.size() * 4, 1));  // compare the 4-bit step exactly
+        ss_cuda_free(d_q);
+        ss_cuda_free(d_map);
+        ss_cuda_free(d_a2);
+      } else {
+        SS_CHECK(ss_cuda_memcpy(d_absmax, absmax.data(), absmax.size() * 4, 1));
+      }
+      for (int variant = 1; variant <= SS_NF4_VARIANTS; ++variant) {
+        SCOPED_TRACE(testing::Message() << "variant " << variant << " n=" << n << " dq=" << dq);
+        SS_CHECK(ss_cuda_memset(d_out, 0xFF, static_cast<std::size_t>(n) * 4));  // poison
+        SS_CHECK(ss_nf4_dequantize(static_cast<const std::uint8_t*>(d_codes), static_cast<const float*>(d_absmax), n,
+                                   d_out, SS_DTYPE_F32, variant, nullptr));
+        SS_CHECK(ss_cuda_device_synchronize());
+        std::vector<float> got(static_cast<std::size_t>(n));
+        SS_CHECK(ss_cuda_memcpy(got.data(), d_out, got.size() * 4, 2));
+        std::int64_t bad = 0;
+        for (std::size_t i = 0; i < got.size(); ++i) bad += std::memcmp(&got[i], &ref[i], 4) != 0;
+        EXPECT_EQ(bad, 0);
+        SS_CHECK(ss_nf4_dequantize(static_cast<const std::uint8_t*>(d_codes), static_cast<const float*>(d_absmax), n,
+                                   d_out, SS_DTYPE_BF16, variant, nullptr));
+        SS_CHECK(ss_cuda_device_synchronize());
+        std::vector<std::uint16_t> half(static_cast<std::size_t>(n));
+        SS_CHECK(ss_cuda_memcpy(half.data(), d_out, half.size() * 2, 2));
+        bad = 0;
+        for (std::size_t i = 0; i < half.size(); ++i) bad += half[i] != bf16_bits(ref[i]);
+        EXPECT_EQ(bad, 0);
+      }
+      ss_cuda_free(d_codes);
+      ss_cuda_free(d_absmax);
+      ss_cuda_free(d_out);
+    }
+}
+
+TEST(Nf4DequantKernel, RejectsBadArguments) {
+  if (!have_device()) GTEST_SKIP() << "skipped: no CUDA device";
+  EXPECT_NE(ss_nf4_dequantize(nullptr, nullptr, 4, nullptr, SS_DTYPE_F32, 1, nullptr), 0);
+  EXPECT_NE(ss_nf4_dequantize(nullptr, nullptr, 0, nullptr, SS_DTYPE_F32, SS_NF4_VARIANTS + 1, nullptr), 0);
+}
+
 }  // namespace
 }  // namespace syncscope::kernels

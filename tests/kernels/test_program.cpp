@@ -19,15 +19,34 @@ using test::tiny_dense;
 using test::tiny_moe;
 using test::tiny_options;
 
-TEST(PlanOffload, SingleAndDoubleOffloadEveryLayer) {
-  const OffloadPlan s = plan_offload("single", 8, 100, 1e12, 2);
-  EXPECT_EQ(s.first_resident, 8);
+TEST(PlanOffload, SingleAndDoubleKeepTheLastLayerAsUnslothDoes) {
+  // unsloth_zoo gradient_checkpointing.py: the first pass offloads every layer (and counts
+  // them); from the second step the last layer's input stays on the device.
+  const OffloadPlan s = plan_offload("single", 8, 100, 1e12, 2, false, 0);
+  EXPECT_EQ(s.first_resident, 7);
+  EXPECT_TRUE(s.is_offloaded(6));
+  EXPECT_FALSE(s.is_offloaded(7));
   EXPECT_EQ(s.ring_buffers, 1);
   EXPECT_EQ(s.depth, 0);
-  const OffloadPlan d = plan_offload("double", 8, 100, 1e12, 2);
-  EXPECT_EQ(d.first_resident, 8);
+  const OffloadPlan d = plan_offload("double", 8, 100, 1e12, 2, false, 0);
+  EXPECT_EQ(d.first_resident, 7);
   EXPECT_EQ(d.ring_buffers, 2);
-  EXPECT_EQ(plan_offload("double", 1, 100, 0, 2).ring_buffers, 1);
+  EXPECT_EQ(plan_offload("double", 8, 100, 0, 2, /*first_pass=*/true, 0).first_resident, 8);
+  EXPECT_EQ(plan_offload("double", 2, 100, 0, 2, false, 0).ring_buffers, 1);
+  // One layer: nothing left to offload once the last is kept.
+  EXPECT_EQ(plan_offload("double", 1, 100, 0, 2, false, 0).ring_buffers, 0);
+  EXPECT_EQ(plan_offload("double", 1, 100, 0, 2, false, 0).first_resident, 0);
+}
+
+TEST(PlanOffload, SmallLayerInputsStayOnTheDevice) {
+  // MINIMUM_SIZE = 2 MiB / element size, compared with the element count: an input of
+  // exactly 2 MiB stays, one byte more is offloaded (default threshold).
+  const double mib2 = 2.0 * 1024 * 1024;
+  EXPECT_EQ(plan_offload("single", 8, mib2, 0, 2).first_resident, 0);
+  EXPECT_EQ(plan_offload("single", 8, mib2, 0, 2).ring_buffers, 0);
+  EXPECT_EQ(plan_offload("double", 8, mib2 + 2, 0, 2).first_resident, 7);
+  // Qwen3-0.6B at T = 2048 in bf16: 2048 * 1024 * 2 = 4 MiB, offloaded.
+  EXPECT_EQ(plan_offload("double", 28, 2048.0 * 1024 * 2, 0, 2).first_resident, 27);
 }
 
 TEST(PlanOffload, PrefetchKeepsLastLayersResidentWithinBudget) {
@@ -108,19 +127,20 @@ TEST(Choreography, EveryVariantReloadsEachOffloadedLayerOnce) {
       for (int k : {1, 2, 3})
         for (double budget : {0.0, 300.0, 1e9}) {
           SCOPED_TRACE(testing::Message() << v << " L=" << L << " k=" << k << " budget=" << budget);
-          check_choreography(build_choreography(plan_offload(v, L, 100, budget, k)));
+          check_choreography(build_choreography(plan_offload(v, L, 100, budget, k, false, 0)));
+          check_choreography(build_choreography(plan_offload(v, L, 100, budget, k, true, 0)));
         }
 }
 
 TEST(Choreography, PrefetchIssuesTheFirstReloadsBeforeTheHead) {
-  const Choreography c = build_choreography(plan_offload("prefetch", 6, 100, 0, 3));
+  const Choreography c = build_choreography(plan_offload("prefetch", 6, 100, 0, 3, false, 0));
   int before_head = 0;
   for (const ChoreoStep& s : c.steps) {
     if (s.kind == ChoreoKind::Head) break;
     if (s.kind == ChoreoKind::ReloadCopy) ++before_head;
   }
   EXPECT_EQ(before_head, 3);
-  const Choreography d = build_choreography(plan_offload("double", 6, 100, 0, 3));
+  const Choreography d = build_choreography(plan_offload("double", 6, 100, 0, 3, false, 0));
   for (const ChoreoStep& s : d.steps) {
     if (s.kind == ChoreoKind::Head) break;
     EXPECT_NE(s.kind, ChoreoKind::ReloadCopy);  // Unsloth's: no explicit prefetch
@@ -275,8 +295,8 @@ TEST(StepProgram, OffloadCopiesUseThePinnedCopyStream) {
       EXPECT_DOUBLE_EQ(op.bytes, 96.0 * 64 * 4);
       (op.copy == CopyKind::DtoH ? d2h : h2d)++;
     }
-  EXPECT_EQ(d2h, 3);
-  EXPECT_EQ(h2d, 3);
+  EXPECT_EQ(d2h, 2);  // L = 3: the last layer's input stays on the device
+  EXPECT_EQ(h2d, 2);
   EXPECT_EQ(build_step_program(tiny_options()).streams.size(), 1u);
 }
 
@@ -322,6 +342,7 @@ bool has(const std::vector<program::BufferViolation>& v, program::BufferViolatio
 TEST(ScheduleChecker, CatchesBrokenOffloadSchedules) {
   using K = program::BufferViolation::Kind;
   StepOptions o = tiny_options();
+  o.model.num_hidden_layers = 4;  // 3 offloaded layers: the third reload waits for ring 0's reader
   o.offload = "double";
   // No host reads: with the baseline's .item() calls in every recompute the host would
   // drain the main stream before each reload, which hides these hazards.

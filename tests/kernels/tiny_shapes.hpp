@@ -51,6 +51,7 @@ inline StepOptions tiny_options(ModelShape m = tiny_dense()) {
   o.seed = 7;
   o.nvtx = false;
   o.offload_budget_bytes = 0;
+  o.offload_min_bytes = 0;  // tiny layer inputs would stay under Unsloth's 2 MiB threshold
   return o;
 }
 

@@ -3,6 +3,7 @@
 #include "syncscope/core/csv.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
+#include "syncscope/model/forward_time.hpp"
 #include "syncscope/model/results.hpp"
 #include "test_paths.hpp"
 
@@ -125,4 +126,93 @@ TEST(Results, ReadFromRunDirectory) {
   EXPECT_EQ(read_results(dir.path()).variants.size(), 2u);
   test::TempDir empty;
   EXPECT_THROW(read_results(empty.path()), InputError);
+}
+
+// Issue 14: the forward pass and the network as built, in JSON and CSV from one field list.
+TEST(Results, ForwardTimesAndNetworkRoundTripInJsonAndCsv) {
+  RunResults r = sample();
+  auto& v = r.variants[0];
+  v.forward_time_ns = {6.0e8, 5.9e8, 6.1e8, 5};
+  v.forward_speedup = {1.43, 1.41, 1.45, 5};
+  v.network = NetworkInfo{"Qwen3-0.6B", 596049920 + 10092544, 10092544, true, "qlora"};
+  const std::string j = results_to_json(r);
+  const RunResults q = results_from_json(j, "results.json");
+  EXPECT_DOUBLE_EQ(q.variants[0].forward_time_ns.value, 6.0e8);
+  EXPECT_DOUBLE_EQ(q.variants[0].forward_speedup.hi, 1.45);
+  ASSERT_TRUE(q.variants[0].network);
+  EXPECT_EQ(q.variants[0].network->parameters, 596049920 + 10092544);
+  EXPECT_EQ(q.variants[0].network->trainable_parameters, 10092544);
+  EXPECT_TRUE(q.variants[0].network->tied_embeddings);
+  EXPECT_EQ(q.variants[0].network->training, "qlora");
+  EXPECT_FALSE(q.variants[1].network);  // absent stays absent
+  EXPECT_EQ(q.variants[1].forward_time_ns.n, 0);
+  EXPECT_EQ(results_to_json(q), j);
+  // Older results (no forward, no network) still read: the sample's JSON has neither field.
+  EXPECT_EQ(results_to_json(sample()).find("forward_time_ns"), std::string::npos);
+  // CSV: the forward pass with its interval, the network as metric rows.
+  const auto rows = csv_parse(results_to_csv(r));
+  bool fwd = false, fsp = false, params = false, training = false;
+  for (const auto& row : rows) {
+    if (row[2] != "qwen3-0.6b" || row[4] != "cached") continue;
+    if (row[7] == "forward_time_ns") fwd = row[8] == "600000000" && row[9] == "590000000" && row[11] == "5";
+    if (row[7] == "forward_speedup") fsp = row[8] == "1.43";
+    if (row[7] == "network.parameters") params = row[8] == "606142464";
+    if (row[7] == "network.training") training = row[8] == "qlora";
+  }
+  EXPECT_TRUE(fwd);
+  EXPECT_TRUE(fsp);
+  EXPECT_TRUE(params);
+  EXPECT_TRUE(training);
+  // The network block is checked like every other field.
+  std::string bad = j;
+  bad.replace(bad.find("\"qlora\""), 7, "\"int4\"");
+  EXPECT_THROW(results_from_json(bad, "results.json"), InputError);
+  bad = j;
+  bad.replace(bad.find("\"trainable_parameters\": 10092544"), 32, "\"trainable_parameters\": 999999999999");
+  EXPECT_THROW(results_from_json(bad, "results.json"), InputError);
+}
+
+TEST(ForwardTime, FromTheForwardRangeToTheEndOfTheGpuWorkItLaunched) {
+  Trace t;
+  auto range = [&](const char* name, Ns start, Ns end) {
+    Range r;
+    r.kind = RangeKind::NvtxPushPop;
+    r.name = t.strings.intern(name);
+    r.pid = 1;
+    r.tid = 1;
+    r.start = start;
+    r.end = end;
+    t.ranges.push_back(r);
+  };
+  auto launch = [&](Ns at, std::uint64_t corr, Ns gpu_end) {
+    ApiCall a;
+    a.name = t.strings.intern("cudaLaunchKernel");
+    a.pid = 1;
+    a.tid = 1;
+    a.start = at;
+    a.end = at + 5;
+    a.correlation = corr;
+    t.api_calls.push_back(a);
+    Kernel k;
+    k.name = t.strings.intern("k");
+    k.start = gpu_end - 50;
+    k.end = gpu_end;
+    k.correlation = corr;
+    t.kernels.push_back(k);
+  };
+  // Step 0: the host issues the forward in 100 ns; its last kernel ends at 400.
+  range("forward", 0, 100);
+  launch(10, 1, 300);
+  launch(90, 2, 400);
+  launch(150, 3, 900);  // backward's: not the forward's
+  // Step 1: a sync inside the forward: the host range already covers the GPU work.
+  range("forward", 1000, 1600);
+  launch(1010, 4, 1500);
+  range("backward", 1600, 1700);
+  const Estimate e = model::forward_time_estimate(t);
+  EXPECT_EQ(e.n, 2);
+  EXPECT_DOUBLE_EQ(e.lo, 400);
+  EXPECT_DOUBLE_EQ(e.hi, 600);
+  EXPECT_DOUBLE_EQ(e.value, 500);
+  EXPECT_EQ(model::forward_time_estimate(Trace{}).n, 0);
 }

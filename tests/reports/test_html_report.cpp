@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <regex>
+#include <tuple>
 
 #include "report_fixture.hpp"
 #include "syncscope/core/error.hpp"
@@ -41,7 +42,10 @@ TEST(HtmlReport, SelfContainedWithChartsTablesAndPrintStyles) {
   EXPECT_EQ(count(html, "class=\"timeline-strip\""), 2u);
   // Two non-baseline variants: one predicted and one measured bar each.
   EXPECT_EQ(count(html, "class=\"bar predicted\""), 2u);
-  EXPECT_EQ(count(html, "class=\"bar measured\""), 2u);
+  EXPECT_EQ(count(html, "class=\"bar simulated\""), 2u);  // the run's mode names its bars
+  EXPECT_EQ(count(html, "class=\"chart step-chart\""), 1u);
+  EXPECT_EQ(count(html, "class=\"variant step-bar\""), 2u);
+  EXPECT_EQ(count(html, "<details class=\"parameters\">"), 1u);
   EXPECT_EQ(count(html, "class=\"bar syncs\""), 3u);
   EXPECT_EQ(count(html, "class=\"seg kind-bubble\""), 1u);
   EXPECT_EQ(count(html, "class=\"seg kind-sync\""), 1u);
@@ -87,6 +91,32 @@ TEST(HtmlReport, TimelinesRoundTripThroughJson) {
   }
   EXPECT_EQ(back[0].bubble_ns, 50'000);
   EXPECT_EQ(back[1].variant, "cached");
+  // The step breakdown (schema 2) comes back field for field.
+  ASSERT_TRUE(back[0].step.has_value());
+  const StepBreakdown &a = *strips[0].step, &b = *back[0].step;
+  EXPECT_EQ(std::tie(a.step, a.steps, a.device, a.duration_ns, a.compute_ns, a.copy_ns, a.sync_bubble_ns,
+                     a.other_idle_ns, a.host_blocked_ns, a.syncs),
+            std::tie(b.step, b.steps, b.device, b.duration_ns, b.compute_ns, b.copy_ns, b.sync_bubble_ns,
+                     b.other_idle_ns, b.host_blocked_ns, b.syncs));
+  // Schema 1 files (before the breakdown) still read, without it.
+  auto v1 = timelines_from_json(
+      R"({"schema_version": 1, "strips": [{"scenario": "s", "fix": "packing", "variant": "cached", "window": "w",
+          "duration_ns": 10, "syncs": 0, "bubble_ns": 0, "lanes": ["host"], "segments": [[0, "api", 0, 5, "x"]]}]})",
+      "old.json");
+  ASSERT_EQ(v1.size(), 1u);
+  EXPECT_FALSE(v1[0].step.has_value());
+  try {
+    timelines_from_json(R"({"schema_version": 2, "strips": [{"scenario": "s", "fix": "f", "variant": "v", "window":
+        "w", "duration_ns": 10, "syncs": 0, "bubble_ns": 0, "lanes": [], "segments": [], "step": {"step": "p",
+        "steps": 1, "device": 0, "duration_ns": 10, "compute_ns": -4, "copy_ns": 0, "sync_bubble_ns": 0,
+        "other_idle_ns": 0, "host_blocked_ns": 0, "syncs": 0}}]})",
+                        "t.json");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("t.json: /strips/0/step/compute_ns: expected a non-negative integer"),
+              std::string::npos)
+        << e.what();
+  }
   try {
     timelines_from_json(R"({"schema_version": 1, "strips": [{"scenario": 3}]})", "t.json");
     FAIL();

@@ -63,8 +63,15 @@ TEST_F(ReportInChromium, DomHoldsChartsAndTables) {
        {"<svg class=\"chart speedup-chart\" id=\"speedup-", "<svg class=\"chart syncs-chart\" id=\"syncs-",
         "<svg class=\"timeline-strip\" id=\"timeline-", "<table class=\"verdicts\"", "<table class=\"provenance\"",
         "<table class=\"variants\"", "<table class=\"parameters\"", "class=\"banner mode-simulated\"",
-        "class=\"bar predicted\"", "class=\"bar measured\"", "class=\"seg kind-bubble\""})
+        "class=\"bar predicted\"", "class=\"bar simulated\"", "class=\"seg kind-bubble\"",
+        // Issue 19: the step bars with the predicted saving on them, the strips on one axis,
+        // the parameters folded, labels naming the run's mode.
+        "<svg class=\"chart step-chart\" id=\"steps-", "class=\"part compute\"", "class=\"part sync-bubble\"",
+        "class=\"host-blocked\"", "class=\"predicted-saving\"", "class=\"baseline-ghost\"", "data-ns-per-px=\"",
+        "<details class=\"parameters\"><summary>", "<th>simulated speedup</th>",
+        "<i class=\"k-simulated\"></i>simulated</span>"})
     EXPECT_NE(text.find(needle), std::string::npos) << needle;
+  EXPECT_EQ(text.find("<details class=\"parameters\" open"), std::string::npos);  // folded by default
   EXPECT_NE(text.find("tiny&lt;&amp;&gt;"), std::string::npos);  // still escaped after parsing
 }
 
@@ -79,6 +86,22 @@ TEST_F(ReportInChromium, ScreenshotIsANonEmptyPng) {
   char sig[8] = {};
   in.read(sig, 8);
   EXPECT_EQ(std::string(sig, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+}
+
+// Printing (what a reader does to share it): Chromium lays the report out for paper and
+// writes a PDF of several pages.
+TEST_F(ReportInChromium, PrintsToPdf) {
+  const auto pdf = dir_ / "report.pdf";
+  const std::string cmd = chromium_command(chromium_, dir_) + " --no-pdf-header-footer --print-to-pdf=" + pdf.string() +
+                          " file://" + html_.string() + " > " + (dir_ / "pdf.txt").string() + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  ASSERT_TRUE(std::filesystem::exists(pdf));
+  const std::string text = read_file(pdf);
+  EXPECT_EQ(text.rfind("%PDF-", 0), 0u);
+  std::size_t pages = 0;
+  for (auto p = text.find("/Type /Page"); p != std::string::npos; p = text.find("/Type /Page", p + 1))
+    pages += text.compare(p, 12, "/Type /Pages") != 0;
+  EXPECT_GE(pages, 2u) << "the report fits on one page?";
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "syncscope/core/csv.hpp"
@@ -99,6 +100,23 @@ TEST_F(RunCli, SimulatedRunWritesLabelledResultsAndRefusesOverwrite) {
   EXPECT_NE(html.find("class=\"banner mode-simulated\""), std::string::npos);
   EXPECT_NE(html.find("class=\"timeline-strip\""), std::string::npos);
   EXPECT_TRUE(fs::exists(dir_ / "res/timelines.json"));
+  // Issue 19 on a real run: a step bar per variant, the strips of the scenario on one
+  // time axis, the speedup headers saying what the numbers are.
+  EXPECT_NE(html.find("class=\"chart step-chart\""), std::string::npos);
+  std::size_t bars = 0;
+  for (auto p = html.find("class=\"variant step-bar\""); p != std::string::npos; p = html.find("class=\"variant step-bar\"", p + 1))
+    ++bars;
+  EXPECT_EQ(bars, 4u);
+  std::set<std::string> scales;
+  for (auto p = html.find("<svg class=\"timeline-strip\""); p != std::string::npos;
+       p = html.find("<svg class=\"timeline-strip\"", p + 1)) {
+    const auto a = html.find("data-ns-per-px=\"", p) + 16;
+    scales.insert(html.substr(a, html.find('"', a) - a));
+  }
+  EXPECT_EQ(scales.size(), 1u);  // one scenario, one axis
+  EXPECT_NE(html.find("<th>simulated speedup</th>"), std::string::npos);
+  EXPECT_EQ(html.find("<th>measured speedup</th>"), std::string::npos);
+  EXPECT_NE(read_file(dir_ / "res/timelines.json").find("\"sync_bubble_ns\""), std::string::npos);
   // No partial directory is left after success.
   for (const auto& e : fs::directory_iterator(dir_.path()))
     EXPECT_EQ(e.path().filename().string().find(".partial-"), std::string::npos) << e.path();
@@ -156,6 +174,39 @@ TEST_F(RunCli, ReportMergesRuns) {
   for (const auto& k : check["checks"]) EXPECT_FALSE(k["comparison"]["metrics"].empty());
   EXPECT_NE(read_file(dir_ / "c/report.html").find("class=\"sim-check\""), std::string::npos);
   EXPECT_NE(read_file(dir_ / "c/results.json").find("compares two simulations"), std::string::npos);
+}
+
+// `report` reads only files inside the run directories it is given (issue 17 item 9): a
+// trace_file that is absolute, climbs out with "..", or is a link out is exit 2 naming the
+// path, and no report is written. The file pointed at is a real trace, so reading it would
+// have worked and put another run's timeline into this report.
+TEST_F(RunCli, ReportRefusesTraceFilesOutsideTheRunDirectory) {
+  ASSERT_LE(run(dir_.path(), "run tiny.yaml --device sim --gpu-profile H200 --out a --repeats 1").code, 1);
+  fs::remove(dir_ / "a/timelines.json");  // so the report reads the traces
+  auto results = nlohmann::json::parse(read_file(dir_ / "a/results.json"));
+  const std::string kept = results["variants"][0]["trace_file"].get<std::string>();
+  fs::create_directories(dir_ / "elsewhere");
+  fs::copy_file(dir_ / "a" / kept, dir_ / "elsewhere/other.json.gz");
+  fs::create_symlink(dir_ / "elsewhere/other.json.gz", dir_ / "a/traces/link.json.gz");
+  const std::string absolute = (dir_ / "elsewhere/other.json.gz").string();
+  for (const auto& [path, why] : std::vector<std::pair<std::string, std::string>>{
+           {absolute, "is an absolute path"},
+           {"../elsewhere/other.json.gz", "leads outside the run directory"},
+           {"traces/link.json.gz", "resolves through a symbolic link to " + absolute}}) {
+    SCOPED_TRACE(path);
+    results["variants"][0]["trace_file"] = path;
+    write_file_atomic(dir_ / "a/results.json", results.dump(), /*overwrite=*/true);
+    Result r = run(dir_.path(), "report a -o out.html");
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find("a/results.json: /variants/0/trace_file \"" + path + "\" " + why), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir_ / "out.html"));
+  }
+  // Put back, the same directory reports.
+  results["variants"][0]["trace_file"] = kept;
+  write_file_atomic(dir_ / "a/results.json", results.dump(), /*overwrite=*/true);
+  Result ok = run(dir_.path(), "report a -o out.html");
+  EXPECT_EQ(ok.code, 0) << ok.err;
+  EXPECT_NE(read_file(dir_ / "out.html").find("class=\"timeline-strip\""), std::string::npos);
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "syncscope/reports/html_report.hpp"
-#include "syncscope/sim/simulator.hpp"
+#include "sim_fixture.hpp"
 
 namespace syncscope {
 namespace {
@@ -10,44 +10,20 @@ namespace {
 using program::Op;
 using program::OpKind;
 
-GpuProfile profile() {
-  GpuProfile p;
-  p.name = "test";
-  p.launch_overhead_ns = 5'000;
-  p.launch_latency_ns = 10'000;
-  p.sync_round_trip_ns = 20'000;
-  p.bf16_flops_per_s = 1e12;
-  p.fp32_flops_per_s = 1e12;
-  p.dram_bytes_per_s = 1e12;
-  p.h2d_pinned_bytes_per_s = p.d2h_pinned_bytes_per_s = 1e9;
-  p.h2d_pageable_bytes_per_s = p.d2h_pageable_bytes_per_s = 1e9;
-  return p;
-}
+using simtest::op;
+using simtest::profile;
+using simtest::synced_layers;
 
-Op op(OpKind k, const std::string& name = "", double us = 0, int stream = 0) {
-  Op o;
-  o.kind = k;
-  o.name = name;
-  o.stream = stream;
-  o.flops = us * 1e6;
-  return o;
+// The strip of `t` with layers named layer_*.
+TimelineStrip layer_strip(const Trace& t, const TimelineOptions& to = {}) {
+  AnalysisOptions ao;
+  ao.layer_glob = "layer_*";
+  return extract_timeline(t, analyze(t, ao), to);
 }
 
 TEST(Timeline, LayerWithSyncShowsBubbleAndBlockedHost) {
-  program::Program p;
-  p.name = "t";
-  for (int l = 0; l < 3; ++l) {
-    p.ops.push_back(op(OpKind::RangePush, "layer_0" + std::to_string(l)));
-    p.ops.push_back(op(OpKind::Kernel, "gemm", 100));
-    p.ops.push_back(op(OpKind::StreamSync));
-    p.ops.push_back(op(OpKind::RangePop));
-  }
-  sim::SimOptions so;
-  so.steps = 3;
-  Trace t = sim::simulate(p, profile(), so);
-  AnalysisOptions ao;
-  ao.layer_glob = "layer_*";
-  TimelineStrip s = extract_timeline(t, analyze(t, ao));
+  Trace t = synced_layers(3, /*sync_inside=*/true);
+  TimelineStrip s = layer_strip(t);
   // Middle step, middle layer with a sync: layer_01. Host window: launch [0,5], sync
   // [5,130] relative to the layer start; the kernel runs [10,110]. GPU idle [0,10] and
   // [110,130] inside the window.
@@ -85,11 +61,9 @@ TEST(Timeline, PrefersLayerWithCopiesForOffloadAndExtendsToLaunchedWork) {
   p.ops.push_back(op(OpKind::RangePop));
   p.ops.push_back(op(OpKind::DeviceSync));
   Trace t = sim::simulate(p, profile());
-  AnalysisOptions ao;
-  ao.layer_glob = "layer_*";
   TimelineOptions to;
   to.prefer_copies = true;
-  TimelineStrip s = extract_timeline(t, analyze(t, ao), to);
+  TimelineStrip s = layer_strip(t, to);
   // The second layer_00 range (host [5,15]) launched a copy running [15,215] and a kernel
   // queued behind fwd on main: fwd [10,60], bwd [60,160]. Window [5,215].
   EXPECT_EQ(s.duration_ns, 210'000);
@@ -117,6 +91,93 @@ TEST(Timeline, PrefersLayerWithCopiesForOffloadAndExtendsToLaunchedWork) {
   EXPECT_EQ(other, 1);
   EXPECT_EQ(ranges, 1);
   EXPECT_EQ(s.lanes.size(), 3u);
+}
+
+// A layer with no sync of its own, followed by a stream sync outside it (as a step's final
+// loss read): the window reaches the kernel the sync waits for, so the wait is drawn, but
+// as the step's, not the layer's (issue 19: a fix's strip showed a step-end wait as the
+// layer's own).
+TEST(Timeline, WaitOutsideTheLayerIsAttributedToTheRangeItStartsIn) {
+  Trace t = synced_layers(1, /*sync_inside=*/false);
+  TimelineStrip s = layer_strip(t);
+  // Layer host range [0,5] (the launch), kernel [10,110]: window [0,110]; the sync runs
+  // [5,130] and is cut at the window's end.
+  EXPECT_EQ(s.window, "layer_00 in ProfilerStep#1");
+  EXPECT_EQ(s.duration_ns, 110'000);
+  EXPECT_EQ(s.syncs, 0u);
+  int inside = 0, elsewhere = 0;
+  for (const auto& g : s.segments) {
+    inside += g.kind == "sync";
+    if (g.kind == "sync-elsewhere") {
+      ++elsewhere;
+      EXPECT_EQ(g.lane, "host");
+      EXPECT_EQ(g.start, 5'000);
+      EXPECT_EQ(g.end, 110'000);
+      EXPECT_EQ(g.label, "cudaStreamSynchronize in ProfilerStep#1, not in layer_00");
+    }
+  }
+  EXPECT_EQ(inside, 0);
+  EXPECT_EQ(elsewhere, 1);
+}
+
+// The step breakdown, worked out by hand. Each step: launch [0,5], kernel [10,110], sync
+// [5,130] (returns a round trip after the kernel); the next step starts at 130.
+TEST(StepBreakdown, SyncBubblesIncludeTheGapFromThePreviousStep) {
+  Trace t = synced_layers(1, /*sync_inside=*/true);
+  const StepBreakdown b = break_down_step(t, analyze(t));
+  EXPECT_EQ(b.step, "ProfilerStep#1");
+  EXPECT_EQ(b.steps, 3u);
+  EXPECT_EQ(b.duration_ns, 130'000);
+  EXPECT_EQ(b.compute_ns, 100'000);
+  EXPECT_EQ(b.copy_ns, 0);
+  // [0,10]: the tail of the gap the previous step's sync returned into (at 0); [110,130]:
+  // the head of the gap this step's sync returns into (at 130), up to the step's end.
+  EXPECT_EQ(b.sync_bubble_ns, 30'000);
+  EXPECT_EQ(b.other_idle_ns, 0);
+  EXPECT_EQ(b.host_blocked_ns, 125'000);
+  EXPECT_EQ(b.syncs, 1u);
+  // extract_timeline carries the same breakdown.
+  const TimelineStrip s = layer_strip(t);
+  ASSERT_TRUE(s.step.has_value());
+  EXPECT_EQ(s.step->sync_bubble_ns, 30'000);
+}
+
+// Copies and compute overlap; idle time before the first and after the last activity is
+// no sync's bubble (nothing on one side), as in the analysis.
+TEST(StepBreakdown, CopiesOnlyWhereNoKernelRunsAndEdgeIdleIsOther) {
+  program::Program p;
+  p.name = "t";
+  p.streams = {{"main", false}, {"copy", true}};
+  p.ops.push_back(op(OpKind::Kernel, "fwd", 50));
+  Op c = op(OpKind::Copy, "", 0, 1);
+  c.copy = CopyKind::HtoD;
+  c.host_memory = MemoryKind::Pinned;
+  c.bytes = 200e3;  // 200 us at 1 GB/s
+  p.ops.push_back(c);
+  p.ops.push_back(op(OpKind::Kernel, "bwd", 100));
+  p.ops.push_back(op(OpKind::DeviceSync));
+  Trace t = sim::simulate(p, profile());
+  const StepBreakdown b = break_down_step(t, analyze(t));
+  // fwd [10,60], copy [15,215], bwd [60,160]; the device sync [15,235]; the step [0,235].
+  EXPECT_EQ(b.duration_ns, 235'000);
+  EXPECT_EQ(b.compute_ns, 150'000);   // [10,160]
+  EXPECT_EQ(b.copy_ns, 55'000);       // [160,215]
+  EXPECT_EQ(b.sync_bubble_ns, 0);
+  EXPECT_EQ(b.other_idle_ns, 30'000);  // [0,10] and [215,235]
+  EXPECT_EQ(b.host_blocked_ns, 220'000);
+  EXPECT_EQ(b.compute_ns + b.copy_ns + b.sync_bubble_ns + b.other_idle_ns, b.duration_ns);
+}
+
+// No GPU activity: the step is all idle, none of it a bubble.
+TEST(StepBreakdown, NoGpuWorkIsAllOtherIdle) {
+  program::Program p;
+  p.name = "t";
+  p.ops.push_back(op(OpKind::StreamSync));
+  Trace t = sim::simulate(p, profile());
+  const StepBreakdown b = break_down_step(t, analyze(t));
+  EXPECT_GT(b.duration_ns, 0);
+  EXPECT_EQ(b.other_idle_ns, b.duration_ns);
+  EXPECT_EQ(b.compute_ns + b.copy_ns + b.sync_bubble_ns, 0);
 }
 
 }  // namespace

@@ -2,8 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include <cstdio>
-
+#include "item_loop_program.hpp"
 #include "sim_test_util.hpp"
 #include "syncscope/io/trace_io.hpp"
 #include "syncscope/sim/compare.hpp"
@@ -79,28 +78,7 @@ TEST(SimCompare, WholeTraceWhenOneSideHasNoSteps) {
 // kernels and copies per step. Times are compared and printed, not asserted: the profile
 // has datasheet values, and eager PyTorch's host cost per op is not in it.
 TEST(SimCompare, ItemLoopAgainstTheMeasuredH200Trace) {
-  const double M = 64, K = 1024, N = 1024, f32 = 4;
-  Program p;
-  p.name = "item_loop";
-  for (int l = 0; l < 8; ++l) {
-    char name[16];
-    std::snprintf(name, sizeof name, "layer_%02d", l);
-    p.ops.push_back(simple(OpKind::RangePush, 0, -1, name));
-    Op mm = kernel("cutlass_80_simt_sgemm_64x64_8x5_nn_align1", 0, 0);
-    mm.flops = 2 * M * K * N;
-    mm.bytes = (M * K + K * N + 2 * M * N) * f32;
-    mm.bf16 = false;
-    p.ops.push_back(mm);
-    for (const char* k : {"splitKreduce_kernel", "tanh_kernel_cuda", "AbsFunctor", "reduce_kernel MaxNanFunctor"}) {
-      Op e = kernel(k, 0, 0);
-      e.bytes = 2 * M * N * f32;
-      p.ops.push_back(e);
-    }
-    p.ops.push_back(copy(CopyKind::DtoH, 0, 0));
-    p.ops.back().bytes = 4;
-    p.ops.push_back(simple(OpKind::StreamSync, 0));
-    p.ops.push_back(simple(OpKind::RangePop));
-  }
+  const Program p = item_loop_program();
   sim::SimOptions so;
   so.steps = 3;
   so.step_range_prefix = "train_step#";

@@ -1,5 +1,5 @@
 /* The CUDA side of the fixes as a plain C interface: streams, events, copies, NVTX and our
- * two kernels. The LibTorch step (C++20) and the device tests call these; the
+ * kernels. The LibTorch step (C++20) and the device tests call these; the
  * implementations (cuda_runtime.cpp, *.cu) are the only files that include CUDA headers.
  * Every function returns a cudaError_t value (0 = cudaSuccess); ss_cuda_error_string names
  * it. A NULL stream means the legacy default stream (cudaStreamLegacy), the one LibTorch
@@ -56,6 +56,17 @@ int ss_packed_mask(const int32_t* lengths, int num_seqs, int total_tokens, int s
  * [0, num_experts) are not counted. num_experts <= 8192. No host synchronization. */
 int ss_moe_histogram(const int64_t* expert_ids, int64_t n, int num_experts, int64_t* counts, int64_t* offsets,
                      void* stream);
+
+/* NF4 dequantization (qlora): codes[ceil(n/2)] (first value in the high nibble) and one
+ * fp32 absmax per 64 values -> out[n] in out_dtype. variant 1..SS_NF4_VARIANTS picks the
+ * kernel (nf4_dequant.cu); SS_NF4_DEFAULT_VARIANT is the one the training step uses. */
+#define SS_NF4_VARIANTS 3
+#define SS_NF4_DEFAULT_VARIANT 3
+int ss_nf4_dequantize(const uint8_t* codes, const float* absmax, int64_t numel, void* out, int out_dtype, int variant,
+                      void* stream);
+/* Double quantization undone: absmax[b] = code_map[absmax_codes[b]] * absmax2[b/256] + offset. */
+int ss_nf4_absmax(const uint8_t* absmax_codes, const float* code_map, const float* absmax2, float offset,
+                  int64_t nblocks, float* absmax, void* stream);
 
 #ifdef __cplusplus
 }

@@ -10,7 +10,7 @@
 namespace syncscope::kernels {
 
 OffloadPlan plan_offload(const std::string& variant, int layers, double activation_bytes, double budget_bytes,
-                         int prefetch_depth) {
+                         int prefetch_depth, bool first_pass, double min_offload_bytes) {
   SYNCSCOPE_INPUT_ERROR_IF(layers <= 0, fmt::format("offload plan: layers must be positive, got {}", layers));
   SYNCSCOPE_INPUT_ERROR_IF(!(activation_bytes > 0),
                            fmt::format("offload plan: activation bytes must be positive, got {}", activation_bytes));
@@ -18,8 +18,10 @@ OffloadPlan plan_offload(const std::string& variant, int layers, double activati
   plan.variant = variant;
   plan.layers = layers;
   if (variant == "single" || variant == "double") {
-    plan.first_resident = layers;
-    plan.ring_buffers = std::min(variant == "single" ? 1 : 2, layers);
+    // Unsloth: offload only inputs above MINIMUM_SIZE; keep the last layer's after the first pass.
+    const int offloaded = activation_bytes <= min_offload_bytes ? 0 : first_pass ? layers : layers - 1;
+    plan.first_resident = offloaded;
+    plan.ring_buffers = std::min(variant == "single" ? 1 : 2, offloaded);
     return plan;
   }
   SYNCSCOPE_INPUT_ERROR_IF(variant != "prefetch",

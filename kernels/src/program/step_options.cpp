@@ -44,6 +44,30 @@ bool uses_qk_norm(const ModelShape& model) {
   return n.find("qwen3") != std::string::npos;
 }
 
+bool is_gpt_oss(const ModelShape& model) {
+  if (model.model_type == "gpt_oss") return true;
+  std::string n = model.name;
+  std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return n.find("gpt-oss") != std::string::npos;
+}
+
+namespace {
+bool dense_mlp_module(const std::string& m) { return m == "gate_proj" || m == "up_proj" || m == "down_proj"; }
+}  // namespace
+
+bool lora_adapted(const StepOptions& o, const std::string& module) {
+  if (!o.training.adapters()) return false;
+  if (o.model.is_moe() && dense_mlp_module(module)) return false;
+  const auto& t = o.training.target_modules;
+  return std::find(t.begin(), t.end(), module) != t.end();
+}
+
+bool nf4_quantized(const StepOptions& o, const std::string& module) {
+  if (o.training.mode != "qlora") return false;
+  if (o.model.is_moe() && dense_mlp_module(module)) return false;
+  return std::find(std::begin(kLoraModules), std::end(kLoraModules), module) != std::end(kLoraModules);
+}
+
 int layer_sliding_window(const ModelShape& model, int layer) {
   return (model.sliding_window > 0 && layer % 2 == 0) ? model.sliding_window : 0;
 }
@@ -82,6 +106,17 @@ void validate(const StepOptions& o) {
     bad("moe_expert_gemm", list(kMoeExpertGemms), "\"" + o.moe_expert_gemm + "\"");
   if (o.prefetch_depth < 1) bad("prefetch_depth", "a positive integer", std::to_string(o.prefetch_depth));
   if (!(o.learning_rate > 0)) bad("learning_rate", "a positive number", fmt::format("{}", o.learning_rate));
+  if (!(o.offload_min_bytes >= 0)) bad("offload_min_bytes", "a non-negative number of bytes", fmt::format("{}", o.offload_min_bytes));
+  if (!one_of(o.training.mode, kTrainingModes)) bad("training.mode", list(kTrainingModes), "\"" + o.training.mode + "\"");
+  if (o.training.adapters()) {
+    if (o.training.lora_rank < 1) bad("training.lora_rank", "a positive integer", std::to_string(o.training.lora_rank));
+    if (!(o.training.lora_alpha > 0)) bad("training.lora_alpha", "a positive number", fmt::format("{}", o.training.lora_alpha));
+    for (const auto& t : o.training.target_modules)
+      if (!one_of(t, kLoraModules)) bad("training.target_modules", list(kLoraModules), "\"" + t + "\"");
+  }
+  if (o.training.mode == "qlora" && (m.hidden_size % 2 != 0 || m.intermediate_size % 2 != 0 || m.head_dim % 2 != 0))
+    bad("model.hidden_size", "even hidden, intermediate and head sizes for qlora (two 4-bit codes per byte)",
+        fmt::format("{}, {}, {}", m.hidden_size, m.intermediate_size, m.head_dim));
   const auto lengths = batch_lengths(o, 0);
   long long sum = 0;
   for (std::size_t i = 0; i < lengths.size(); ++i) {

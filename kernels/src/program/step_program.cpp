@@ -10,7 +10,9 @@
 #include <map>
 
 #include "syncscope/core/error.hpp"
+#include "syncscope/kernels/network.hpp"
 #include "syncscope/kernels/offload_schedule.hpp"
+#include "syncscope/kernels/reference.hpp"
 
 namespace syncscope::kernels {
 
@@ -31,6 +33,9 @@ struct FwdKernel {
   std::string name;
   double flops = 0;
   double bytes = 0;
+  bool frozen = false;         // Gemm of a frozen weight: backward computes the input gradient only
+  double dequant_elems = 0;    // NF4 weight: dequantized again before the input-gradient GEMM
+  bool fp32 = false;           // runs at the fp32 rate (gpt-oss down-projection as Unsloth runs it)
 };
 
 class StepBuilder {
@@ -52,12 +57,15 @@ class StepBuilder {
     E_ = m.num_local_experts;
     k_ = m.num_experts_per_tok;
     offload_ = !o_.offload.empty();
+    adapters_ = o_.training.adapters();
+    lora_scale_rank_ = o_.training.lora_rank;
+    oss_ = is_gpt_oss(m) && o_.gpt_oss_unsloth_form;
     const double act = static_cast<double>(T_) * H_ * b_;
     choreo_ = offload_ ? build_choreography(plan_offload(o_.offload, L_, act, std::max(0.0, o_.offload_budget_bytes),
-                                                         o_.prefetch_depth))
+                                                         o_.prefetch_depth, o_.offload_first_pass, o_.offload_min_bytes))
                        : build_plain_choreography(L_);
-    p_.name = fmt::format("{}/L={}/packing={}/offload={}{}", m.name, L_, o_.packing, offload_ ? o_.offload : "off",
-                          m.is_moe() ? "/moe=" + o_.moe : "");
+    p_.name = fmt::format("{}/L={}/{}/packing={}/offload={}{}", m.name, L_, o_.training.mode, o_.packing,
+                          offload_ ? o_.offload : "off", m.is_moe() ? "/moe=" + o_.moe : "");
     p_.streams = {{"main", false}};
     if (offload_) p_.streams.push_back({"copy", true});
     p_.num_events = choreo_.events.num_events;
@@ -141,8 +149,44 @@ class StepBuilder {
     if (recording_) fwd_kernels_.push_back({kind, name, flops, bytes});
     return kernel(name, flops, bytes, kind != FwdKernel::Kind::Elementwise);
   }
+  // A GEMM against a weight: trainable in full fine-tuning, frozen under lora/qlora.
   Op& gemm(const std::string& name, double m, double n, double k) {
+    Op& op = fwd(FwdKernel::Kind::Gemm, name, 2.0 * m * n * k, (m * k + k * n + m * n) * b_);
+    if (adapters_ && recording_) fwd_kernels_.back().frozen = true;
+    return op;
+  }
+  // A GEMM whose weight trains whatever the mode (LoRA adapters).
+  Op& trainable_gemm(const std::string& name, double m, double n, double k) {
     return fwd(FwdKernel::Kind::Gemm, name, 2.0 * m * n * k, (m * k + k * n + m * n) * b_);
+  }
+  // bitsandbytes' dequantize_4bit of a [out, in] NF4 weight into the compute dtype (our
+  // kernel, kernels/src/cuda/nf4_dequant.cu); with double quantization the absmax first.
+  void dequantize(const std::string& name, double elems) {
+    const auto n = static_cast<std::int64_t>(elems);
+    if (o_.training.double_quant) {
+      const double blocks = std::ceil(elems / kNf4BlockSize);
+      nograd("syncscope::nf4_absmax " + name, blocks, blocks * 9);
+    }
+    nograd("syncscope::nf4_dequantize " + name, elems, nf4_storage_bytes(n, o_.training.double_quant) + elems * b_);
+  }
+  // A projection `module` of [out, in] over T rows: the base (NF4-dequantized under qlora),
+  // plus the LoRA path x A^T B^T * alpha/r where adapted (as the LibTorch step computes it).
+  void linear(const std::string& module, const std::string& name, double T, double out, double in) {
+    if (!adapters_) {
+      gemm(name, T, out, in);
+      return;
+    }
+    const bool nf4 = nf4_quantized(o_, module);
+    if (nf4) dequantize(name, out * in);
+    gemm(name, T, out, in);
+    if (nf4 && recording_) fwd_kernels_.back().dequant_elems = out * in;
+    if (lora_adapted(o_, module)) {
+      const double r = lora_scale_rank_;
+      trainable_gemm(name + ".lora_A", T, r, in);
+      trainable_gemm(name + ".lora_B", T, out, r);
+      ew(name + ".lora_scale", T * out);
+      ew(name + ".lora_add", T * out);
+    }
   }
   // Elementwise over `elems` elements of `bytes_per` bytes, one input and one output.
   Op& ew(const std::string& name, double elems, double bytes_per = -1) {
@@ -273,11 +317,13 @@ class StepBuilder {
         host_read("aten::item lengths.max()", 4);
         meta_cached_ = true;
       }
-      const bool mask_hit = o_.packing == "cached" && masks_cached_.count(window) != 0;
+      // Unsloth's _SDPA_MASK_CACHE: one entry per device keyed by (dtype, sliding window), so
+      // alternating windows (gpt-oss) rebuild the mask in every layer.
+      const bool mask_hit = o_.packing == "cached" && cached_mask_window_ == window;
       if (!mask_hit) {
         nograd("seq_lengths.sum", N, N * 4);
         unsloth_mask(window);
-        masks_cached_[window] = true;
+        cached_mask_window_ = window;
       }
     } else {
       // Ours: lengths (and max_seqlen) known on the host from the packer; one kernel builds
@@ -295,9 +341,14 @@ class StepBuilder {
     const double T = T_;
     const double q = static_cast<double>(nh_) * d_, kv = static_cast<double>(nkv_) * d_;
     rmsnorm("input_layernorm", T, H_);
-    gemm("q_proj", T, q, H_);
-    gemm("k_proj", T, kv, H_);
-    gemm("v_proj", T, kv, H_);
+    linear("q_proj", "q_proj", T, q, H_);
+    linear("k_proj", "k_proj", T, kv, H_);
+    linear("v_proj", "v_proj", T, kv, H_);
+    if (oss_) {
+      ew("q_proj.bias_add", T * q);
+      ew("k_proj.bias_add", T * kv);
+      ew("v_proj.bias_add", T * kv);
+    }
     if (uses_qk_norm(o_.model)) {
       rmsnorm("q_norm", T * nh_, d_);
       rmsnorm("k_norm", T * nkv_, d_);
@@ -309,31 +360,75 @@ class StepBuilder {
       ew("v.expand_gqa", T * q);
     }
     packing_metadata(layer);
-    // SDPA with a dense additive mask computes every (i, j) block: QK^T and PV.
-    fwd(FwdKernel::Kind::Attention, "scaled_dot_product_attention", 4.0 * nh_ * T * T * d_,
-        (4.0 * T * q + T * T) * b_);
+    if (oss_) {
+      // gpt-oss's eager attention with sinks (HF eager_attention_forward): a learned logit
+      // per head joins the softmax denominator, so SDPA's fused kernel cannot run it.
+      const double s = static_cast<double>(nh_) * T * T;
+      fwd(FwdKernel::Kind::Attention, "attention.qk_matmul", 2.0 * s * d_, (2.0 * T * q + s) * b_);
+      ew("attention.mask_add", s);
+      ew("attention.sinks_cat", s + nh_ * T);
+      ew("attention.softmax_fp32", s + nh_ * T, 4);
+      ew("attention.drop_sink", s);
+      fwd(FwdKernel::Kind::Attention, "attention.pv_matmul", 2.0 * s * d_, (s + 2.0 * T * q) * b_);
+    } else {
+      // SDPA with a dense additive mask computes every (i, j) block: QK^T and PV.
+      fwd(FwdKernel::Kind::Attention, "scaled_dot_product_attention", 4.0 * nh_ * T * T * d_,
+          (4.0 * T * q + T * T) * b_);
+    }
     ew("attn_output.contiguous", T * q);
-    gemm("o_proj", T, H_, q);
+    linear("o_proj", "o_proj", T, H_, q);
+    if (oss_) ew("o_proj.bias_add", T * H_);
     ew("residual_add", T * H_);
   }
 
   void mlp() {
     const double T = T_;
     rmsnorm("post_attention_layernorm", T, H_);
-    gemm("gate_proj", T, I_, H_);
-    gemm("up_proj", T, I_, H_);
+    linear("gate_proj", "gate_proj", T, I_, H_);
+    linear("up_proj", "up_proj", T, I_, H_);
     ew("silu", T * I_);
     ew("mul", T * I_);
-    gemm("down_proj", T, H_, I_);
+    linear("down_proj", "down_proj", T, H_, I_);
     ew("residual_add", T * H_);
   }
 
   void expert(const std::string& p, double rows) {
+    if (oss_) {
+      oss_expert(p, rows);
+      return;
+    }
     gemm(p + ".gate", rows, I_, H_);
     gemm(p + ".up", rows, I_, H_);
     ew(p + ".silu", rows * I_);
     ew(p + ".mul", rows * I_);
     gemm(p + ".down", rows, H_, I_);
+  }
+
+  // gpt-oss's experts as Unsloth runs them (unsloth_zoo temporary_patches/gpt_oss.py, HF
+  // GptOssExperts): gate_up with bias, gate clamped above at the limit, up clamped to
+  // [-limit, limit], glu = gate * sigmoid(1.702 gate), (up + 1) * glu, then the down
+  // projection with bias in fp32 with autocast off (the weighting follows in fp32).
+  void oss_expert(const std::string& p, double rows) {
+    gemm(p + ".gate_up", rows, 2.0 * I_, H_);
+    ew(p + ".gate_up.bias_add", rows * 2.0 * I_);
+    if (o_.model.swiglu_limit > 0) {
+      ew(p + ".gate.clamp", rows * I_);
+      ew(p + ".up.clamp", rows * I_);
+    }
+    ew(p + ".gate.mul_alpha", rows * I_);
+    ew(p + ".sigmoid", rows * I_);
+    ew(p + ".glu.mul", rows * I_);
+    ew(p + ".up.add_1", rows * I_);
+    ew(p + ".mul", rows * I_);
+    ew(p + ".to_fp32", rows * I_, (b_ + 4) / 2.0);
+    const double r = rows, h = H_, i = I_;
+    Op& op = fwd(FwdKernel::Kind::Gemm, p + ".down_fp32", 2.0 * r * h * i, (r * i + i * h + r * h) * 4.0);
+    op.bf16 = false;
+    if (recording_) {
+      fwd_kernels_.back().fp32 = true;
+      fwd_kernels_.back().frozen = adapters_;
+    }
+    ew(p + ".down.bias_add", rows * H_, 4);
   }
 
   // moe.cpp's accumulate(): weights gathered, rows to fp32, weighted, index_add_ into fp32.
@@ -461,8 +556,9 @@ class StepBuilder {
     for (auto it = ks.rbegin(); it != ks.rend(); ++it) {
       switch (it->kind) {
         case FwdKernel::Kind::Gemm:
-          kernel(it->name + ".backward_dgrad", it->flops, it->bytes, true);
-          kernel(it->name + ".backward_wgrad", it->flops, it->bytes, true);
+          if (it->dequant_elems > 0) dequantize(it->name, it->dequant_elems);  // MatMul4Bit.backward
+          kernel(it->name + ".backward_dgrad", it->flops, it->bytes, !it->fp32);
+          if (!it->frozen) kernel(it->name + ".backward_wgrad", it->flops, it->bytes, !it->fp32);
           break;
         case FwdKernel::Kind::Attention:
           kernel(it->name + ".backward", 2 * it->flops, 2 * it->bytes, true);
@@ -553,7 +649,7 @@ class StepBuilder {
     const std::size_t first = p_.ops.size();
     rmsnorm("norm", T, H_);
     mark_first_kernel(first, act_[static_cast<std::size_t>(L_)], Access::Read);
-    gemm("lm_head", T, V_, H_);
+    gemm("lm_head", T, V_, H_);  // the embedding matrix itself when tied: its gradient adds into it
     ew("cross_entropy.log_softmax", T * V_);
     ew("cross_entropy.nll_loss", T, 8 + b_);
     recording_ = false;
@@ -565,6 +661,7 @@ class StepBuilder {
   }
 
   void embedding_backward() {
+    if (adapters_) return;  // frozen embedding: autograd stops at the first layer's input
     const double T = T_;
     kernel("embedding_backward.zeros", 0, static_cast<double>(V_) * H_ * b_);
     kernel("embedding_backward.sort_indices", T, T * 32);
@@ -573,21 +670,11 @@ class StepBuilder {
 
   void optimizer() {
     push("optimizer");
+    // What trains (network.hpp: everything in full fine-tuning, the adapters under lora/qlora;
+    // a tied LM head is the embedding, updated once).
     std::vector<double> params;
-    const double H = H_, q = static_cast<double>(nh_) * d_, kv = static_cast<double>(nkv_) * d_;
-    params.push_back(static_cast<double>(V_) * H);  // embed_tokens
-    for (int l = 0; l < L_; ++l) {
-      params.insert(params.end(), {H, q * H, kv * H, kv * H, H * q, H});
-      if (uses_qk_norm(o_.model)) params.insert(params.end(), {static_cast<double>(d_), static_cast<double>(d_)});
-      if (o_.model.is_moe()) {
-        const double E = E_;
-        params.insert(params.end(), {E * H, E * H * I_, E * H * I_, E * I_ * H});
-      } else {
-        params.insert(params.end(), {I_ * H, I_ * H, H * I_});
-      }
-    }
-    params.push_back(H);                             // final norm
-    params.push_back(static_cast<double>(V_) * H);  // lm_head
+    for (const auto& p : network_parameters(o_))
+      if (p.trainable) params.push_back(static_cast<double>(p.numel));
     // LibTorch's AdamW (torch/csrc/api/src/optim/adamw.cpp), per parameter: exp_avg
     // mul_/add_, exp_avg_sq mul_/addcmul_, sqrt, div, add_ eps, addcdiv_ (+ mul_ decay).
     static constexpr const char* names[] = {"exp_avg.mul_", "exp_avg.add_", "exp_avg_sq.mul_", "exp_avg_sq.addcmul_",
@@ -613,7 +700,10 @@ class StepBuilder {
   std::vector<FwdKernel> fwd_kernels_;
   std::map<int, std::vector<FwdKernel>> layer_fwd_;
   bool meta_cached_ = false;
-  std::map<int, bool> masks_cached_;
+  int cached_mask_window_ = -1;       // "cached": the one (dtype, window) entry Unsloth keeps
+  std::map<int, bool> masks_cached_;  // "device": ours keeps one mask per window
+  bool adapters_ = false, oss_ = false;
+  int lora_scale_rank_ = 16;
 };
 
 }  // namespace

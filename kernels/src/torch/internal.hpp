@@ -83,8 +83,10 @@ struct PackedBatch {
 };
 
 // Packing metadata per variant: "rebuild" (Unsloth's baseline, every call), "cached"
-// (once per batch, keyed on the batch's identity like Unsloth's `is` check; an entry per
-// sliding window), "device" (no host read: our kernel on CUDA, the CPU reference on CPU).
+// (keyed like Unsloth's caches: the metadata once per batch, on the batch's identity like
+// its `is` check; the mask in one entry per (dtype, window), so alternating windows rebuild
+// it), "device" (no host read: our kernel on CUDA, the CPU reference on CPU; one mask per
+// window per batch).
 class PackingMetadata {
  public:
   explicit PackingMetadata(std::string variant) : variant_(std::move(variant)) {}
@@ -104,7 +106,9 @@ class PackingMetadata {
   std::uint64_t generation_ = 0;  // batch the cache holds; 0: none
   torch::Tensor cu_seqlens_;
   std::int64_t max_seqlen_ = 0;
-  std::map<int, torch::Tensor> masks_;  // by sliding window
+  std::map<int, torch::Tensor> masks_;  // "device": by sliding window
+  torch::Tensor cached_mask_;            // "cached": Unsloth's single (dtype, window) entry
+  int cached_window_ = -1;
 };
 
 // Expert weights of one MoE layer: gate/up [E, H, I], down [E, I, H].
@@ -149,19 +153,54 @@ class OffloadEngine {
   std::vector<torch::Tensor> ring_;
 };
 
+// A frozen base weight in NF4 as bitsandbytes stores it (reference.hpp Nf4Tensor), on the
+// device: codes [ceil(n/2)] uint8 and the per-64 absmax fp32 (resolved), or with double
+// quantization the 8-bit absmax codes, their per-256 fp32 scales, the offset and the map.
+struct Nf4Weight {
+  std::int64_t rows = 0, cols = 0;
+  torch::Tensor codes, absmax;              // absmax: fp32 [blocks] (undefined with double quant)
+  torch::Tensor absmax_codes, absmax2, map;  // double quantization
+  double offset = 0;
+  bool defined() const { return codes.defined(); }
+};
+
+// A projection [out, in]: dense `w` (trainable in full fine-tuning, frozen otherwise) or an
+// NF4 base, plus the LoRA adapter A [r, in], B [out, r] with scale alpha / r when targeted.
+struct LinearWeight {
+  torch::Tensor w;
+  Nf4Weight nf4;
+  torch::Tensor lora_a, lora_b;
+  double scale = 0;
+};
+
 // Model weights and the layer / head computations.
 struct LayerWeights {
-  torch::Tensor input_norm, q, k, v, o, q_norm, k_norm, post_norm;
-  torch::Tensor gate, up, down;  // dense MLP: [I, H], [I, H], [H, I]
+  torch::Tensor input_norm, q_norm, k_norm, post_norm;
+  LinearWeight q, k, v, o;
+  LinearWeight gate, up, down;  // dense MLP: [I, H], [I, H], [H, I]
   torch::Tensor router;          // MoE: [E, H]
   ExpertWeights experts;
 };
 
 struct ModelWeights {
-  torch::Tensor embed, final_norm, lm_head;
+  torch::Tensor embed, final_norm, lm_head;  // lm_head is embed itself when tied
   std::vector<LayerWeights> layers;
-  std::vector<std::pair<std::string, torch::Tensor>> named;  // every parameter, in a fixed order
+  // What trains (AdamW's parameters; gradients() and parameters() report these), in
+  // network_parameters() order: everything in full fine-tuning, the adapters otherwise.
+  std::vector<std::pair<std::string, torch::Tensor>> named;
+  std::int64_t frozen_elements = 0;  // elements of the frozen base (dense or NF4)
 };
+
+// NF4 on the device: quantize like bitsandbytes' quantize_4bit (blocks of 64, nearest code by
+// the midpoints) with torch ops, and dequantize into ctx.dtype (our CUDA kernel on CUDA, the
+// CPU reference's arithmetic with torch ops on CPU).
+Nf4Weight quantize_nf4(const torch::Tensor& w, bool double_quant);
+torch::Tensor dequantize_nf4(const Nf4Weight& w, const Ctx& ctx);
+// y = x W^T for an NF4 W that is dequantized in forward and again in backward (as
+// bitsandbytes' MatMul4Bit does), never kept; the weight gets no gradient.
+torch::Tensor nf4_linear(const torch::Tensor& x, const Nf4Weight& w, const Ctx& ctx);
+// The projection with its adapter: base(x) + (x A^T) B^T * scale.
+torch::Tensor apply_linear(const LinearWeight& l, const torch::Tensor& x, const Ctx& ctx);
 
 ModelWeights make_weights(const StepOptions& options, int layers, const Ctx& ctx);
 

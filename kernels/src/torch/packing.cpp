@@ -96,16 +96,27 @@ torch::Tensor PackingMetadata::mask(const PackedBatch& batch, int window, Ctx& c
   if (generation_ != batch.generation) {  // a new batch: drop everything cached
     generation_ = batch.generation;
     masks_.clear();
+    cached_mask_ = torch::Tensor();
     cu_seqlens_ = torch::Tensor();
     if (variant_ == "cached") {
       ++*ctx.metadata_builds;
       unsloth_metadata(batch, ctx);
     }
   }
+  if (variant_ == "cached") {
+    // Unsloth's _SDPA_MASK_CACHE: one entry per device, hit only for the same batch object
+    // and the same (dtype, sliding window); another window replaces it. With gpt-oss's
+    // alternating windows every layer rebuilds (2 host reads each).
+    if (cached_mask_.defined() && cached_window_ == window) return cached_mask_;
+    ++*ctx.metadata_builds;
+    cached_mask_ = unsloth_mask(batch, window, ctx);
+    cached_window_ = window;
+    return cached_mask_;
+  }
   auto it = masks_.find(window);
   if (it != masks_.end()) return it->second;
   ++*ctx.metadata_builds;
-  torch::Tensor m = variant_ == "cached" ? unsloth_mask(batch, window, ctx) : device_mask(batch, window, ctx);
+  torch::Tensor m = device_mask(batch, window, ctx);  // ours: one mask per window, built once per batch
   masks_.emplace(window, m);
   return m;
 }

@@ -30,6 +30,10 @@ struct ReferenceStep::Impl {
   std::unique_ptr<torch::optim::AdamW> adam;
   Choreography choreo;
   std::unique_ptr<OffloadEngine> engine;
+  // Unsloth's first pass offloads every layer (offload_first_pass); later steps keep the last.
+  Choreography first_choreo;
+  std::unique_ptr<OffloadEngine> first_engine;
+  int steps_run = 0;
   PackingMetadata packing;
   int batch = 0;
   std::vector<int> lengths;
@@ -74,8 +78,22 @@ struct ReferenceStep::Impl {
 #endif
       }
       opt.offload_budget_bytes = budget;  // resolved: build_step_program(options()) plans the same
-      choreo = build_choreography(plan_offload(opt.offload, layers, act, budget, opt.prefetch_depth));
+#ifdef SYNCSCOPE_KERNELS_CUDA
+      if (ctx.cuda && opt.offload == "double") {
+        // Unsloth double-buffers only with memory for the second buffer (facts.md: > 512 MB
+        // free) and falls back to one buffer otherwise; options() then says "single".
+        size_t free_bytes = 0, total_bytes = 0;
+        check_cuda(ss_cuda_mem_get_info(&free_bytes, &total_bytes), "cudaMemGetInfo");
+        if (static_cast<double>(free_bytes) < act + kUnslothDoubleBufferFreeBytes) opt.offload = "single";
+      }
+#endif
+      choreo = build_choreography(plan_offload(opt.offload, layers, act, budget, opt.prefetch_depth, opt.offload_first_pass,
+                                           opt.offload_min_bytes));
       engine = std::make_unique<OffloadEngine>(choreo, T, H, ctx);
+      if (!opt.offload_first_pass && opt.offload != "prefetch") {
+        first_choreo = build_choreography(plan_offload(opt.offload, layers, act, budget, opt.prefetch_depth, true, opt.offload_min_bytes));
+        first_engine = std::make_unique<OffloadEngine>(first_choreo, T, H, ctx);
+      }
     }
     load_batch(0);
   }
@@ -92,6 +110,12 @@ struct ReferenceStep::Impl {
   }
 
   StepResult run() {
+    // The first step runs Unsloth's first pass (every layer offloaded), later ones the plan.
+    const bool first = steps_run++ == 0 && first_engine != nullptr;
+    return run_with(first ? first_choreo : choreo, first ? first_engine.get() : engine.get());
+  }
+
+  StepResult run_with(const Choreography& choreo, OffloadEngine* engine) {
     syncs = {};
     builds = 0;
     for (auto& [name, p] : w.named) p.mutable_grad().reset();  // set_to_none: no zeroing kernels
@@ -167,7 +191,7 @@ struct ReferenceStep::Impl {
         }
       }
       if (in_choreo_range) ranges.pop();
-      emb.backward(grad);
+      if (emb.requires_grad()) emb.backward(grad);  // a frozen embedding (lora/qlora) gets none
       ranges.pop();  // backward
       {
         RangeGuard r(ranges, "optimizer");

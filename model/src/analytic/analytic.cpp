@@ -179,10 +179,12 @@ double offload_ring_ns(const std::vector<double>& c, const std::vector<double>& 
   return offload_ring(c, g, depth, sigma).total_ns;
 }
 
-double moe_saving_sorted_ns(int experts, int moe_layers, int passes, double q, double kernel_delta) {
+double moe_saving_sorted_ns(int experts, int moe_layers, int passes, double q, double kernel_delta, int syncs_left) {
   SYNCSCOPE_INPUT_ERROR_IF(experts < 1 || moe_layers < 0 || passes < 1,
                            "moe: need experts >= 1, moe layers >= 0, passes >= 1");
-  return static_cast<double>(moe_layers) * passes * (experts - 1) * q + kernel_delta;
+  SYNCSCOPE_INPUT_ERROR_IF(syncs_left < 0 || syncs_left > experts,
+                           fmt::format("moe: syncs left per MoE call must be in 0..E ({}), got {}", experts, syncs_left));
+  return static_cast<double>(moe_layers) * passes * (experts - syncs_left) * q + kernel_delta;
 }
 
 double moe_saving_device_ns(int experts, int moe_layers, int passes, double q, double kernel_delta) {

@@ -1,5 +1,6 @@
 #include "syncscope/model/calibration_profile.hpp"
 
+#include <cctype>
 #include <regex>
 
 #include <fmt/format.h>
@@ -68,6 +69,16 @@ GpuProfile profile_from_calibration(const CalibrationMeasurements& m, const std:
   src("unified_memory", "cudaDeviceProp::integrated");
   src("copy_compute_slowdown", "bandwidth-bound kernel with vs without a concurrent pinned H2D copy, median");
   return p;
+}
+
+std::string profile_slug(const std::string& s) {
+  std::string o;
+  for (unsigned char c : s) {
+    if (std::isalnum(c)) o += static_cast<char>(std::tolower(c));
+    else if (!o.empty() && o.back() != '-') o += '-';
+  }
+  while (!o.empty() && o.back() == '-') o.pop_back();
+  return o.empty() ? "gpu" : o;
 }
 
 std::string parse_nvidia_driver_version(const std::string& text) {

@@ -9,8 +9,12 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "syncscope/core/bounds.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
+#include "syncscope/core/output_policy.hpp"
+#include "syncscope/core/text.hpp"
+#include "gpu_profile_fitted.hpp"
 
 namespace syncscope {
 
@@ -25,6 +29,10 @@ struct Field {
   FieldType type;
   bool required;  // required fields must be present; required numbers must be > 0
 };
+
+// Descriptions and sources are sentences with a URL: 2048 characters is ten times the
+// longest shipped one.
+constexpr std::size_t kMaxTextChars = 2048;
 
 // The YAML spelling of every GpuProfile member. Optional numbers may be 0 (unknown).
 constexpr Field kFields[] = {
@@ -47,6 +55,18 @@ constexpr Field kFields[] = {
     {"memory_bytes", FieldType::Number, true},
     {"unified_memory", FieldType::Bool, false},
     {"copy_compute_slowdown", FieldType::Number, false},
+    // Fitted from a trace (calibrate --from-trace); optional.
+    {"host_op_ns", FieldType::Number, false},
+    {"host_launch_op_ns", FieldType::Number, false},
+    {"host_after_launch_ns", FieldType::Number, false},
+    {"host_range_ns", FieldType::Number, false},
+    {"launches_per_op", FieldType::Number, false},
+    {"plain_ops_per_launch_op", FieldType::Number, false},
+    {"copy_latency_ns", FieldType::Number, false},
+    {"kernel_floor_ns", FieldType::Number, false},
+    {"copy_floor_ns", FieldType::Number, false},
+    {"kernels", FieldType::String, false},     // a list; gpu_profile_fitted.cpp
+    {"provenance", FieldType::String, false},  // a map; gpu_profile_fitted.cpp
     {"sources", FieldType::String, true},  // a map; checked separately
 };
 
@@ -69,6 +89,15 @@ double* number_member(GpuProfile& p, std::string_view key) {
   if (key == "fp32_flops_per_s") return &p.fp32_flops_per_s;
   if (key == "memory_bytes") return &p.memory_bytes;
   if (key == "copy_compute_slowdown") return &p.copy_compute_slowdown;
+  if (key == "host_op_ns") return &p.host_op_ns;
+  if (key == "host_launch_op_ns") return &p.host_launch_op_ns;
+  if (key == "host_after_launch_ns") return &p.host_after_launch_ns;
+  if (key == "host_range_ns") return &p.host_range_ns;
+  if (key == "launches_per_op") return &p.launches_per_op;
+  if (key == "plain_ops_per_launch_op") return &p.plain_ops_per_launch_op;
+  if (key == "copy_latency_ns") return &p.copy_latency_ns;
+  if (key == "kernel_floor_ns") return &p.kernel_floor_ns;
+  if (key == "copy_floor_ns") return &p.copy_floor_ns;
   return nullptr;
 }
 
@@ -79,7 +108,7 @@ std::string where(const std::string& file, const YAML::Node& node) {
 }
 
 [[noreturn]] void fail(const std::string& file, const YAML::Node& node, const std::string& field, const std::string& what) {
-  throw InputError(fmt::format("{}: GPU profile field '{}': {}", where(file, node), field, what));
+  throw InputError(fmt::format("{}: GPU profile field '{}': {}", where(file, node), printable(field), what));
 }
 
 template <typename T>
@@ -88,7 +117,7 @@ T scalar_as(const std::string& file, const YAML::Node& node, const std::string& 
   try {
     return node.as<T>();
   } catch (const YAML::Exception&) {
-    fail(file, node, field, fmt::format("expected {}, got '{}'", expected, node.Scalar()));
+    fail(file, node, field, fmt::format("expected {}, got '{}'", expected, printable(node.Scalar())));
   }
 }
 
@@ -97,11 +126,35 @@ std::string lower(std::string s) {
   return s;
 }
 
+// Physical sense of each number (core/bounds.hpp gives the reasons); optional fields may
+// also be 0 (unknown).
+const bounds::Range* number_bounds(std::string_view key, const char** unit) {
+  *unit = "";
+  if (key == "sync_round_trip_ns" || key == "launch_overhead_ns" || key == "launch_latency_ns") {
+    *unit = "ns";
+    return &bounds::kLatencyNs;
+  }
+  if (key.size() > 12 && key.substr(key.size() - 12) == "_bytes_per_s") {
+    *unit = "bytes/s";
+    return &bounds::kBytesPerS;
+  }
+  if (key == "bf16_flops_per_s" || key == "fp32_flops_per_s") {
+    *unit = "FLOP/s";
+    return &bounds::kFlopsPerS;
+  }
+  if (key == "memory_bytes") {
+    *unit = "bytes";
+    return &bounds::kMemoryBytes;
+  }
+  if (key == "copy_compute_slowdown") return &bounds::kSlowdown;
+  return nullptr;
+}
+
 GpuProfile parse_profile(const std::string& text, const std::string& file) {
   YAML::Node root;
   try {
     root = YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
+  } catch (const YAML::Exception& e) {
     throw InputError(fmt::format("{}:{}:{}: GPU profile is not valid YAML/JSON: {}", file, e.mark.line + 1,
                                  e.mark.column + 1, e.msg));
   }
@@ -109,8 +162,11 @@ GpuProfile parse_profile(const std::string& text, const std::string& file) {
 
   std::set<std::string> known;
   for (const auto& f : kFields) known.insert(f.key);
+  std::set<std::string> seen;
   for (const auto& kv : root) {
-    std::string key = kv.first.as<std::string>();
+    if (!kv.first.IsScalar()) fail(file, kv.first, "(key)", "expected a field name");
+    std::string key = kv.first.Scalar();
+    if (!seen.insert(key).second) fail(file, kv.first, key, "given twice; give it once");
     if (!known.count(key)) {
       std::string list;
       for (const auto& f : kFields) list += std::string(list.empty() ? "" : ", ") + f.key;
@@ -128,13 +184,22 @@ GpuProfile parse_profile(const std::string& text, const std::string& file) {
     }
     if (key == "sources") {
       if (!node.IsMap()) fail(file, node, key, "expected a mapping of field name -> source text");
+      std::set<std::string> seen_sources;
       for (const auto& kv : node) {
-        std::string k = kv.first.as<std::string>();
+        if (!kv.first.IsScalar()) fail(file, kv.first, "sources", "expected field names as keys");
+        std::string k = kv.first.Scalar();
+        if (!seen_sources.insert(k).second) fail(file, kv.first, "sources." + k, "given twice; give it once");
         if (!known.count(k) || k == "sources")
           fail(file, kv.first, "sources." + k, "names no profile field");
         p.sources[k] = scalar_as<std::string>(file, kv.second, "sources." + k, "a string");
         if (p.sources[k].empty()) fail(file, kv.second, "sources." + k, "empty source");
+        if (auto problem = name_problem(p.sources[k], kMaxTextChars))
+          fail(file, kv.second, "sources." + k, "the text " + *problem);
       }
+      continue;
+    }
+    if (key == "kernels" || key == "provenance") {
+      parse_fitted_section(file, key, node, p);
       continue;
     }
     switch (f.type) {
@@ -144,6 +209,10 @@ GpuProfile parse_profile(const std::string& text, const std::string& file) {
         else if (key == "description") p.description = v;
         else if (key == "measured_on") p.measured_on = v;
         if (f.required && v.empty()) fail(file, node, key, "must not be empty");
+        // Printed in tables, traces and the report: printable UTF-8, a name at most 128
+        // characters, other text at most kMaxTextChars.
+        if (auto problem = name_problem(v, key == "name" ? bounds::kMaxNameChars : kMaxTextChars); problem && !v.empty())
+          fail(file, node, key, "the text " + *problem);
         break;
       }
       case FieldType::Bool: {
@@ -159,7 +228,8 @@ GpuProfile parse_profile(const std::string& text, const std::string& file) {
           if (v != kGpuProfileSchemaVersion)
             fail(file, node, key, fmt::format("this build reads schema_version {}", kGpuProfileSchemaVersion));
         } else if (key == "sm_count") {
-          if (v <= 0) fail(file, node, key, "must be > 0");
+          if (!bounds::kSmCount.contains(v))
+            fail(file, node, key, fmt::format("expected {}, got {}", bounds::describe_int(bounds::kSmCount), node.Scalar()));
           p.sm_count = static_cast<int>(v);
         }
         break;
@@ -168,7 +238,11 @@ GpuProfile parse_profile(const std::string& text, const std::string& file) {
         double v = scalar_as<double>(file, node, key, "a number");
         if (!std::isfinite(v) || v < 0) fail(file, node, key, "must be a finite number >= 0");
         if (f.required && v <= 0) fail(file, node, key, "must be > 0");
-        if (key == "copy_compute_slowdown" && v > 10) fail(file, node, key, "is a fraction (0 = free overlap); got > 10");
+        const char* unit = "";
+        if (const bounds::Range* r = number_bounds(key, &unit); r != nullptr && !r->contains(v) && (f.required || v != 0))
+          fail(file, node, key,
+               fmt::format("expected {}{}, got {}", bounds::describe_number(*r, unit), f.required ? "" : " or 0 (unknown)",
+                           node.Scalar()));
         *number_member(p, key) = v;
         break;
       }
@@ -235,15 +309,27 @@ std::vector<std::string> shipped_gpu_profiles() {
   return names;
 }
 
+GpuProfile parse_gpu_profile(const std::string& text, const std::string& source) {
+  GpuProfile p = parse_profile(text, source);
+  p.source = source;
+  return p;
+}
+
 GpuProfile load_gpu_profile(const std::string& name_or_path) {
   std::error_code ec;
   fs::path p(name_or_path);
-  if (fs::is_regular_file(p, ec)) return parse_profile(read_file(p), p.string());
+  const PathKind kind = name_or_path.empty() ? PathKind::Missing : path_kind(p);
+  if (kind == PathKind::Directory)
+    throw InputError(fmt::format("GPU profile '{}': is a directory; give a profile file (YAML, e.g. from syncscope "
+                                 "calibrate) or a shipped name",
+                                 name_or_path));
+  // A regular file, or a pipe or FIFO (read once: <(...) works too).
+  if (kind != PathKind::Missing) return parse_gpu_profile(read_file(p, bounds::kMaxConfigBytes), p.string());
   fs::path dir = shipped_dir();
   if (!dir.empty()) {
     for (const auto& e : fs::directory_iterator(dir)) {
       if (e.path().extension() == ".yaml" && lower(e.path().stem().string()) == lower(name_or_path))
-        return parse_profile(read_file(e.path()), e.path().string());
+        return parse_gpu_profile(read_file(e.path(), bounds::kMaxConfigBytes), e.path().string());
     }
   }
   std::string list;
@@ -274,6 +360,7 @@ std::string gpu_profile_to_yaml(const GpuProfile& p) {
     if (k == "unified_memory" && (p.unified_memory || p.sources.count(f.key)))
       out += fmt::format("unified_memory: {}\n", p.unified_memory ? "true" : "false");
   }
+  out += fitted_sections_to_yaml(p);
   out += "sources:\n";
   for (const auto& [k, v] : p.sources) out += fmt::format("  {}: {}\n", k, yaml_quote(v));
   return out;

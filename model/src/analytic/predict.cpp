@@ -215,11 +215,13 @@ FixPrediction predict_moe(const MoeParams& p, const std::string& variant, const 
   f.parameters["passes"] = Interval::exact(p.passes);
   f.parameters["q_ns"] = p.per_expert_ns;
   f.parameters["kernel_delta_ns"] = p.kernel_delta_ns;
-  const int E = p.experts, N = p.moe_layers, P = p.passes;
+  const int E = p.experts, N = p.moe_layers, P = p.passes, K = p.sorted_syncs_left;
+  SYNCSCOPE_INPUT_ERROR_IF(K < 0 || K > E, fmt::format("moe: sorted syncs per call must be in 0..E ({}), got {}", E, K));
   if (variant == "sorted") {
-    f.formula = "N * passes * (E-1) * q + kernel delta";
+    f.formula = fmt::format("N * passes * (E-{}) * q + kernel delta", p.sorted_syncs_left);
+    f.parameters["sorted_syncs_per_call"] = Interval::exact(p.sorted_syncs_left);
     f.saving_ns = propagate({p.per_expert_ns, p.kernel_delta_ns}, [=](std::span<const double> x) {
-      return moe_saving_sorted_ns(E, N, P, x[0], x[1]);
+      return moe_saving_sorted_ns(E, N, P, x[0], x[1], K);
     }, prop);
   } else {
     f.formula = "N * passes * E * q + kernel delta";

@@ -26,17 +26,21 @@ constexpr PackingFact kPacking[] = {{"Llama-3.2-1B", 16, 199.0, 0.115}, {"Qwen3-
 
 // facts.md, "Double-buffered checkpoint reload (B200)": steps/s before -> after, extra GB,
 // one reload ms; layer counts from the model-shape table (Qwen3-8B/14B/32B: 36/40/64).
+// `gain_pct` is the speedup as the blog prints it (+8.40%, +6.70%, +4.61%): its own
+// rounding of throughputs it measured to more digits. after/before of the printed steps/s
+// gives +8.40%, +6.68% and +4.60%; the printed gain is the figure we compare with.
 struct OffloadFact {
   const char* model;
   int layers;
   double before, after;  // steps/s
+  double gain_pct;       // printed
   double extra_gb;
   double reload_ms;
 };
 constexpr OffloadFact kOffload[] = {
-    {"Qwen3-8B", 36, 0.3739, 0.4053, 0.37, 6.6},
-    {"Qwen3-14B", 40, 0.2245, 0.2395, 0.47, 8.4},
-    {"Qwen3-32B", 64, 0.1979, 0.2070, 0.23, 4.1},
+    {"Qwen3-8B", 36, 0.3739, 0.4053, 8.40, 0.37, 6.6},
+    {"Qwen3-14B", 40, 0.2245, 0.2395, 6.70, 0.47, 8.4},
+    {"Qwen3-32B", 64, 0.1979, 0.2070, 4.61, 0.23, 4.1},
 };
 constexpr double kPinnedH2dGBs = 55.7;  // facts.md: pinned H2D ~55.7 GB/s (PCIe Gen5 x16, 64 GB/s ceiling)
 
@@ -81,7 +85,7 @@ PublishedReport reproduce_published_figures() {
     c.step_before_ms = 1000.0 / f.before;
     c.step_after_ms = 1000.0 / f.after;
     c.measured_saving_ms = c.step_before_ms - c.step_after_ms;
-    c.measured_speedup = f.after / f.before;
+    c.measured_speedup = 1.0 + f.gain_pct / 100.0;  // as the blog prints it
     c.extra_buffer_gb = f.extra_gb;
     c.reload_ms = f.reload_ms;
     c.reload_ms_from_bandwidth = f.extra_gb / kPinnedH2dGBs * 1000.0;
@@ -136,6 +140,53 @@ PublishedReport reproduce_published_figures() {
                       "they are used as published");
   rep.notes.push_back("sigma is fitted on 3 points: the leave-one-out errors are the out-of-sample measure");
   return rep;
+}
+
+const std::vector<PublishedSpeedup>& published_speedups() {
+  static const std::vector<PublishedSpeedup> figures = [] {
+    std::vector<PublishedSpeedup> f;
+    // Packing cache on Qwen3-14B QLoRA SFT: forward +43.3%, backward +5.8%, batch +14.3%.
+    f.push_back({"Qwen3-14B", "packing", "cached", "qlora", 1.433, 1.143,
+                 "Unsloth blog nvidia-collab: Qwen3-14B QLoRA SFT, forward +43.3%, whole batch +14.3%"});
+    // Packing checks: saving as a share of step time (11.5%, 14.8%): speedup 1 / (1 - share).
+    for (const auto& p : kPacking)
+      f.push_back({p.model, "packing", "cached", "", 0, 1.0 / (1.0 - p.fraction),
+                   fmt::format("Unsloth blog nvidia-collab: {} saving {:.1f}% of step time", p.model, 100 * p.fraction)});
+    for (const auto& o : kOffload)
+      f.push_back({o.model, "offload", "double", "", 0, 1.0 + o.gain_pct / 100.0,
+                   fmt::format("Unsloth blog nvidia-collab: {} double-buffered reload +{:.2f}% (B200)", o.model, o.gain_pct)});
+    return f;
+  }();
+  return figures;
+}
+
+std::vector<PublishedCheck> published_checks(const RunResults& results) {
+  std::vector<PublishedCheck> out;
+  for (const auto& v : results.variants) {
+    if (!v.network || v.baseline) continue;
+    for (const auto& p : published_speedups()) {
+      if (p.model != v.network->model || p.fix != v.fix || p.variant != v.variant) continue;
+      auto add = [&](const char* what, double published, const Estimate& measured) {
+        if (published <= 0 || measured.value <= 0) return;
+        PublishedCheck c;
+        c.scenario = v.scenario;
+        c.fix = v.fix;
+        c.variant = v.variant;
+        c.model = p.model;
+        c.what = what;
+        c.published = published;
+        c.measured = measured.value;
+        c.difference = (measured.value - published) / published;
+        c.training_published = p.training;
+        c.training_run = v.network->training;
+        c.source = p.source;
+        out.push_back(std::move(c));
+      };
+      add("forward", p.forward_speedup, v.forward_speedup);
+      add("step", p.step_speedup, v.measured_speedup);
+    }
+  }
+  return out;
 }
 
 std::string published_report_to_markdown(const PublishedReport& r) {

@@ -2,6 +2,9 @@
 
 #include <cmath>
 #include <set>
+#include <string_view>
+#include <type_traits>
+#include <variant>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -60,6 +63,12 @@ class Reader {
     if (!v) return def;
     if (!v->is_number_integer()) fail(at(key), fmt::format("expected an integer, got {}", v->type_name()));
     return v->get<int>();
+  }
+  std::int64_t int64(const std::string& key, bool required, std::int64_t def = 0) {
+    const json* v = get(key, required);
+    if (!v) return def;
+    if (!v->is_number_integer()) fail(at(key), fmt::format("expected an integer, got {}", v->type_name()));
+    return v->get<std::int64_t>();
   }
   bool boolean(const std::string& key, bool required, bool def = false) {
     const json* v = get(key, required);
@@ -122,6 +131,57 @@ std::map<std::string, double> read_number_map(Reader& parent, const std::string&
 
 std::string num_text(double v) { return fmt::format("{}", v); }
 
+// ---- the per-variant fields, listed once -----------------------------------------------
+// JSON writes and reads them in this order; the CSV writes every number and estimate as a
+// metric row (identity columns: scenario, fix, variant, baseline, layers). `optional`
+// fields are left out of JSON and CSV while unset (an Estimate with n = 0 and value 0), so
+// results written before they existed still read and compare equal.
+using Member = std::variant<std::string VariantResult::*, bool VariantResult::*, int VariantResult::*,
+                            double VariantResult::*, Estimate VariantResult::*>;
+enum class Column { Identity, Metric, None };
+struct Field {
+  const char* name;
+  Member member;
+  bool required;
+  Column csv;
+  bool optional = false;  // written only when set
+};
+
+const std::vector<Field>& variant_fields() {
+  using V = VariantResult;
+  static const std::vector<Field> fields = {
+      {"scenario", &V::scenario, true, Column::Identity},
+      {"fix", &V::fix, true, Column::Identity},
+      {"variant", &V::variant, true, Column::Identity},
+      {"baseline", &V::baseline, false, Column::Identity},
+      {"layers", &V::layers, false, Column::Identity},
+      {"step_time_ns", &V::step_time_ns, true, Column::Metric},
+      {"syncs_per_step", &V::syncs_per_step, false, Column::Metric},
+      {"sync_bubble_ns_per_step", &V::sync_bubble_ns_per_step, false, Column::Metric},
+      {"sync_blocked_ns_per_step", &V::sync_blocked_ns_per_step, false, Column::Metric},
+      {"h2d_overlap_fraction", &V::h2d_overlap_fraction, false, Column::Metric},
+      {"d2h_overlap_fraction", &V::d2h_overlap_fraction, false, Column::Metric},
+      {"measured_speedup", &V::measured_speedup, true, Column::Metric},
+      {"predicted_speedup", &V::predicted_speedup, false, Column::Metric},
+      {"predicted_saving_ns", &V::predicted_saving_ns, false, Column::Metric},
+      {"tolerance", &V::tolerance, false, Column::Metric},
+      {"trace_file", &V::trace_file, false, Column::None},
+      {"forward_time_ns", &V::forward_time_ns, false, Column::Metric, true},
+      {"forward_speedup", &V::forward_speedup, false, Column::Metric, true},
+  };
+  return fields;
+}
+
+bool is_set(const Estimate& e) { return e.n != 0 || e.value != 0 || e.lo != 0 || e.hi != 0; }
+
+json network_json(const NetworkInfo& n) {
+  return json{{"model", n.model},
+              {"parameters", n.parameters},
+              {"trainable_parameters", n.trainable_parameters},
+              {"tied_embeddings", n.tied_embeddings},
+              {"training", n.training}};
+}
+
 }  // namespace
 
 std::string results_to_json(const RunResults& r) {
@@ -143,28 +203,30 @@ std::string results_to_json(const RunResults& r) {
   j["variants"] = json::array();
   for (const auto& v : r.variants) {
     json o;
-    o["scenario"] = v.scenario;
-    o["fix"] = v.fix;
-    o["variant"] = v.variant;
-    o["baseline"] = v.baseline;
-    o["layers"] = v.layers;
-    o["step_time_ns"] = estimate_json(v.step_time_ns);
-    o["syncs_per_step"] = v.syncs_per_step;
-    o["sync_bubble_ns_per_step"] = v.sync_bubble_ns_per_step;
-    o["sync_blocked_ns_per_step"] = v.sync_blocked_ns_per_step;
-    o["h2d_overlap_fraction"] = v.h2d_overlap_fraction;
-    o["d2h_overlap_fraction"] = v.d2h_overlap_fraction;
-    o["measured_speedup"] = estimate_json(v.measured_speedup);
-    o["predicted_speedup"] = estimate_json(v.predicted_speedup);
-    o["predicted_saving_ns"] = v.predicted_saving_ns;
-    o["tolerance"] = v.tolerance;
-    o["trace_file"] = v.trace_file;
-    o["model_parameters"] = json::object();
-    for (const auto& [k, p] : v.model_parameters) o["model_parameters"][k] = p;
+    for (const Field& f : variant_fields()) {
+      std::visit(
+          [&](auto m) {
+            using T = std::decay_t<decltype(v.*m)>;
+            if constexpr (std::is_same_v<T, Estimate>) {
+              if (!f.optional || is_set(v.*m)) o[f.name] = estimate_json(v.*m);
+            } else {
+              o[f.name] = v.*m;
+            }
+          },
+          f.member);
+      if (std::string_view(f.name) == "trace_file") {
+        // model_parameters keeps its place after trace_file.
+        o["model_parameters"] = json::object();
+        for (const auto& [k, p] : v.model_parameters) o["model_parameters"][k] = p;
+      }
+    }
+    if (v.network) o["network"] = network_json(*v.network);
     j["variants"].push_back(o);
   }
   j["notes"] = r.notes;
-  return j.dump(2) + "\n";
+  // Notes quote paths and messages, which may hold invalid UTF-8: replaced (U+FFFD), never a
+  // type_error after a whole run.
+  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 std::string results_to_csv(const RunResults& r) {
@@ -173,22 +235,30 @@ std::string results_to_csv(const RunResults& r) {
          "n"});
   const std::string sv = std::to_string(r.schema_version);
   for (const auto& v : r.variants) {
-    auto row = [&](const std::string& metric, double value, std::optional<Estimate> e = std::nullopt) {
+    auto row = [&](const std::string& metric, const std::string& value, std::optional<Estimate> e = std::nullopt) {
       w.row({sv, r.mode, v.scenario, v.fix, v.variant, v.baseline ? "true" : "false", std::to_string(v.layers), metric,
-             num_text(e ? e->value : value), e ? num_text(e->lo) : "", e ? num_text(e->hi) : "",
-             e ? std::to_string(e->n) : ""});
+             value, e ? num_text(e->lo) : "", e ? num_text(e->hi) : "", e ? std::to_string(e->n) : ""});
     };
-    row("step_time_ns", 0, v.step_time_ns);
-    row("measured_speedup", 0, v.measured_speedup);
-    row("predicted_speedup", 0, v.predicted_speedup);
-    row("predicted_saving_ns", v.predicted_saving_ns);
-    row("syncs_per_step", v.syncs_per_step);
-    row("sync_bubble_ns_per_step", v.sync_bubble_ns_per_step);
-    row("sync_blocked_ns_per_step", v.sync_blocked_ns_per_step);
-    row("h2d_overlap_fraction", v.h2d_overlap_fraction);
-    row("d2h_overlap_fraction", v.d2h_overlap_fraction);
-    row("tolerance", v.tolerance);
-    for (const auto& [k, p] : v.model_parameters) row("param:" + k, p);
+    for (const Field& f : variant_fields()) {
+      if (f.csv != Column::Metric) continue;
+      std::visit(
+          [&](auto m) {
+            using T = std::decay_t<decltype(v.*m)>;
+            if constexpr (std::is_same_v<T, Estimate>) {
+              if (!f.optional || is_set(v.*m)) row(f.name, num_text((v.*m).value), v.*m);
+            } else if constexpr (std::is_same_v<T, double> || std::is_same_v<T, int>) {
+              row(f.name, num_text(static_cast<double>(v.*m)));
+            }
+          },
+          f.member);
+    }
+    for (const auto& [k, p] : v.model_parameters) row("param:" + k, num_text(p));
+    if (v.network) {
+      row("network.parameters", std::to_string(v.network->parameters));
+      row("network.trainable_parameters", std::to_string(v.network->trainable_parameters));
+      row("network.tied_embeddings", v.network->tied_embeddings ? "true" : "false");
+      row("network.training", v.network->training);
+    }
   }
   return w.str();
 }
@@ -199,6 +269,8 @@ RunResults results_from_json(std::string_view text, std::string_view source_name
     j = json::parse(text);
   } catch (const json::parse_error& e) {
     throw InputError(fmt::format("{}: not valid JSON at byte {}: {}", source_name, e.byte, e.what()));
+  } catch (const json::exception& e) {  // e.g. a number beyond a double ("1e400")
+    throw InputError(fmt::format("{}: not valid JSON: {}", source_name, e.what()));
   }
   Reader root(j, "$", source_name);
   RunResults r;
@@ -228,26 +300,37 @@ RunResults results_from_json(std::string_view text, std::string_view source_name
   for (std::size_t i = 0; i < vs->size(); ++i) {
     Reader v((*vs)[i], fmt::format("$.variants[{}]", i), source_name);
     VariantResult x;
-    x.scenario = v.str("scenario", true);
-    x.fix = v.str("fix", true);
+    for (const Field& f : variant_fields()) {
+      std::visit(
+          [&](auto m) {
+            using T = std::decay_t<decltype(x.*m)>;
+            if constexpr (std::is_same_v<T, std::string>) x.*m = v.str(f.name, f.required);
+            else if constexpr (std::is_same_v<T, bool>) x.*m = v.boolean(f.name, f.required);
+            else if constexpr (std::is_same_v<T, int>) x.*m = v.integer(f.name, f.required);
+            else if constexpr (std::is_same_v<T, double>) x.*m = v.num(f.name, f.required, x.*m);
+            else x.*m = read_estimate(v, f.name, f.required);
+          },
+          f.member);
+    }
     if (x.fix != "packing" && x.fix != "offload" && x.fix != "moe_routing")
       v.fail(v.at("fix"), fmt::format("expected \"packing\", \"offload\" or \"moe_routing\", got \"{}\"", x.fix));
-    x.variant = v.str("variant", true);
-    x.baseline = v.boolean("baseline", false);
-    x.layers = v.integer("layers", false);
-    x.step_time_ns = read_estimate(v, "step_time_ns", true);
-    x.syncs_per_step = v.num("syncs_per_step", false);
-    x.sync_bubble_ns_per_step = v.num("sync_bubble_ns_per_step", false);
-    x.sync_blocked_ns_per_step = v.num("sync_blocked_ns_per_step", false);
-    x.h2d_overlap_fraction = v.num("h2d_overlap_fraction", false);
-    x.d2h_overlap_fraction = v.num("d2h_overlap_fraction", false);
-    x.measured_speedup = read_estimate(v, "measured_speedup", true);
-    x.predicted_speedup = read_estimate(v, "predicted_speedup", false);
-    x.predicted_saving_ns = v.num("predicted_saving_ns", false);
-    x.tolerance = v.num("tolerance", false, 0.10);
     if (!(x.tolerance > 0)) v.fail(v.at("tolerance"), "must be > 0 (a fraction, e.g. 0.10)");
-    x.trace_file = v.str("trace_file", false);
     x.model_parameters = read_number_map(v, "model_parameters");
+    if (const json* n = v.get("network", false)) {
+      Reader nr(*n, v.at("network"), source_name);
+      NetworkInfo ni;
+      ni.model = nr.str("model", false);
+      ni.parameters = nr.int64("parameters", true);
+      ni.trainable_parameters = nr.int64("trainable_parameters", true);
+      ni.tied_embeddings = nr.boolean("tied_embeddings", false);
+      ni.training = nr.str("training", true);
+      nr.finish();
+      if (ni.parameters < 0 || ni.trainable_parameters < 0 || ni.trainable_parameters > ni.parameters)
+        nr.fail(v.at("network"), "expected 0 <= trainable_parameters <= parameters");
+      if (ni.training != "full" && ni.training != "lora" && ni.training != "qlora")
+        nr.fail(v.at("network") + ".training", fmt::format("expected full, lora or qlora, got \"{}\"", ni.training));
+      x.network = ni;
+    }
     v.finish();
     r.variants.push_back(std::move(x));
   }

@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "syncscope/core/text.hpp"
 
 namespace syncscope::model {
 
@@ -25,6 +28,66 @@ bool measured_faster(const VariantCheck& a, const VariantCheck& b) {
   const Estimate& x = a.measured;
   const Estimate& y = b.measured;
   return x.lo > y.hi && x.value > y.value * (1.0 + kTieFraction);
+}
+
+// Groups up to this size list every discordant pair (at most 4096 comparisons); larger
+// ones use discordant_partners() below, O(n log n), and list the first kDiscordantListed.
+constexpr std::size_t kPairwiseMax = 64;
+constexpr std::size_t kDiscordantListed = 20;
+
+// For each variant B of the group (indices into `v`), the position in `idx` of a variant A
+// that is measured faster than B (measured_faster) but not predicted faster, or -1. A sweep
+// over the measured intervals: variants A enter in decreasing `lo`, each B is asked once
+// every A with A.lo > B.hi has entered; among those, the A with A.value above B's tie
+// threshold and the lowest prediction is found in a Fenwick tree of prefix minima over
+// value ranks (reversed, so a prefix is "value above the threshold"). O(n log n).
+std::vector<long> discordant_partners(const std::vector<VariantCheck>& v, const std::vector<std::size_t>& idx) {
+  const std::size_t n = idx.size();
+  std::vector<double> values;
+  values.reserve(n);
+  for (auto i : idx) values.push_back(v[i].measured.value);
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+  const std::size_t m = values.size();
+  struct Best {
+    double pred;
+    long pos;
+  };
+  const Best none{std::numeric_limits<double>::infinity(), -1};
+  std::vector<Best> tree(m + 1, none);  // 1-based Fenwick tree over reversed ranks
+  auto better = [](const Best& a, const Best& b) { return a.pred < b.pred || (a.pred == b.pred && a.pos >= 0 && (b.pos < 0 || a.pos < b.pos)); };
+  auto insert = [&](std::size_t reversed_rank, Best b) {
+    for (std::size_t k = reversed_rank + 1; k <= m; k += k & (~k + 1))
+      if (better(b, tree[k])) tree[k] = b;
+  };
+  auto prefix_min = [&](std::size_t count) {  // over reversed ranks [0, count)
+    Best out = none;
+    for (std::size_t k = count; k > 0; k -= k & (~k + 1))
+      if (better(tree[k], out)) out = tree[k];
+    return out;
+  };
+  std::vector<std::size_t> by_lo(n), by_hi(n);
+  for (std::size_t k = 0; k < n; ++k) by_lo[k] = by_hi[k] = k;
+  std::sort(by_lo.begin(), by_lo.end(), [&](auto a, auto b) { return v[idx[a]].measured.lo > v[idx[b]].measured.lo; });
+  std::sort(by_hi.begin(), by_hi.end(), [&](auto a, auto b) { return v[idx[a]].measured.hi > v[idx[b]].measured.hi; });
+  std::vector<long> out(n, -1);
+  std::size_t next = 0;
+  for (std::size_t b : by_hi) {
+    const VariantCheck& B = v[idx[b]];
+    while (next < n && v[idx[by_lo[next]]].measured.lo > B.measured.hi) {
+      const std::size_t a = by_lo[next++];
+      const VariantCheck& A = v[idx[a]];
+      const auto rank = static_cast<std::size_t>(std::lower_bound(values.begin(), values.end(), A.measured.value) -
+                                                 values.begin());
+      insert(m - 1 - rank, Best{A.predicted.value, static_cast<long>(a)});
+    }
+    // Values strictly above B's tie threshold: ranks [r0, m), reversed ranks [0, m - r0).
+    const double threshold = B.measured.value * (1.0 + kTieFraction);
+    const auto r0 = static_cast<std::size_t>(std::upper_bound(values.begin(), values.end(), threshold) - values.begin());
+    const Best best = prefix_min(m - r0);
+    if (best.pos >= 0 && !(best.pred > B.predicted.value)) out[b] = best.pos;
+  }
+  return out;
 }
 
 }  // namespace
@@ -80,19 +143,41 @@ ValidationReport validate_results(const RunResults& results, const std::string& 
     };
     rk.measured_order = by([](const VariantCheck& c) { return c.measured.value; });
     rk.predicted_order = by([](const VariantCheck& c) { return c.predicted.value; });
-    for (std::size_t a = 0; a < with_pred.size(); ++a)
+    if (with_pred.size() <= kPairwiseMax) {
+      for (std::size_t a = 0; a < with_pred.size(); ++a)
+        for (std::size_t b = 0; b < with_pred.size(); ++b) {
+          const auto& A = rep.variants[with_pred[a]];
+          const auto& B = rep.variants[with_pred[b]];
+          if (measured_faster(A, B) && !(A.predicted.value > B.predicted.value)) {
+            rk.matches = false;
+            rk.discordant.push_back(fmt::format("{} measured faster than {}, predicted not", A.variant, B.variant));
+          }
+        }
+    } else {
+      const auto found = discordant_partners(rep.variants, with_pred);
+      std::size_t listed = 0, more = 0;
       for (std::size_t b = 0; b < with_pred.size(); ++b) {
-        const auto& A = rep.variants[with_pred[a]];
-        const auto& B = rep.variants[with_pred[b]];
-        if (measured_faster(A, B) && !(A.predicted.value > B.predicted.value)) {
-          rk.matches = false;
-          rk.discordant.push_back(fmt::format("{} measured faster than {}, predicted not", A.variant, B.variant));
+        if (found[b] < 0) continue;
+        rk.matches = false;
+        if (listed < kDiscordantListed) {
+          ++listed;
+          rk.discordant.push_back(fmt::format("{} measured faster than {}, predicted not",
+                                              rep.variants[with_pred[static_cast<std::size_t>(found[b])]].variant,
+                                              rep.variants[with_pred[b]].variant));
+        } else {
+          ++more;
         }
       }
+      if (more > 0)
+        rk.discordant.push_back(fmt::format("... and {} more variants the model does not place below one measured "
+                                            "faster",
+                                            more));
+    }
     rep.ranking_matches = rep.ranking_matches && rk.matches;
     rep.rankings.push_back(std::move(rk));
   }
   if (rep.compared == 0) rep.notes.push_back("no non-baseline variant carries a prediction: nothing to compare");
+  rep.published = published_checks(results);  // issue 14: forward and step beside the blog's
   return rep;
 }
 
@@ -129,32 +214,44 @@ std::string validation_to_json(const ValidationReport& r) {
                   {"max_abs_error", r.max_abs_error},
                   {"ranking_matches", r.ranking_matches},
                   {"failures", r.failures}};
+  j["published"] = json::array();
+  for (const auto& p : r.published)
+    j["published"].push_back({{"scenario", p.scenario}, {"fix", p.fix}, {"variant", p.variant}, {"model", p.model},
+                              {"what", p.what}, {"published_speedup", p.published}, {"speedup", p.measured},
+                              {"difference", p.difference}, {"training_published", p.training_published},
+                              {"training_run", p.training_run}, {"source", p.source}});
   j["notes"] = r.notes;
-  return j.dump(2) + "\n";
+  // Names from a results file we did not check may hold invalid UTF-8: replaced, not fatal.
+  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 std::string validation_to_table(const ValidationReport& r) {
-  std::string out = fmt::format("syncscope validate: {} ({} results)\n", r.source, r.mode);
+  std::string out = fmt::format("syncscope validate: {} ({} results)\n", printable(r.source), printable(r.mode));
   out += fmt::format("{:<24} {:<12} {:<10} {:>26} {:>26} {:>8} {:>6}  {}\n", "scenario", "fix", "variant",
                      "predicted speedup", "measured speedup", "error", "tol", "verdict");
   auto e = [](const Estimate& x) { return fmt::format("{:.4f} [{:.4f},{:.4f}]", x.value, x.lo, x.hi); };
   for (const auto& v : r.variants) {
     std::string verdict = v.baseline ? "baseline" : !v.has_prediction ? "no prediction" : v.within ? "ok" : "FAIL";
-    out += fmt::format("{:<24} {:<12} {:<10} {:>26} {:>26} {:>+7.2f}% {:>5.0f}%  {}\n", v.scenario, v.fix, v.variant,
+    out += fmt::format("{:<24} {:<12} {:<10} {:>26} {:>26} {:>+7.2f}% {:>5.0f}%  {}\n", printable(v.scenario),
+                       printable(v.fix), printable(v.variant),
                        v.has_prediction ? e(v.predicted) : "-", e(v.measured), 100 * v.error, 100 * v.tolerance, verdict);
   }
   for (const auto& k : r.rankings) {
     std::string m, p;
     for (const auto& s : k.measured_order) m += (m.empty() ? "" : " > ") + s;
     for (const auto& s : k.predicted_order) p += (p.empty() ? "" : " > ") + s;
-    out += fmt::format("ranking {}/{}: measured {} | predicted {} | {}\n", k.scenario, k.fix, m, p,
-                       k.matches ? "same order" : "DIFFERENT ORDER");
-    for (const auto& d : k.discordant) out += fmt::format("  {}\n", d);
+    out += fmt::format("ranking {}/{}: measured {} | predicted {} | {}\n", printable(k.scenario), printable(k.fix),
+                       printable(m), printable(p), k.matches ? "same order" : "DIFFERENT ORDER");
+    for (const auto& d : k.discordant) out += fmt::format("  {}\n", printable(d));
   }
   out += fmt::format("MAPE {:.2f}% over {} variants, max |error| {:.2f}%, ranking {}, {} outside tolerance\n",
                      100 * r.mape, r.compared, 100 * r.max_abs_error, r.ranking_matches ? "matches" : "differs",
                      r.failures);
-  for (const auto& n : r.notes) out += fmt::format("note: {}\n", n);
+  for (const auto& p : r.published)
+    out += fmt::format("published {}/{}/{} {}: {:.4f} here vs {:.4f} published ({:+.1f}%; {} here, {} there)\n",
+                       p.scenario, p.fix, p.variant, p.what, p.measured, p.published, 100 * p.difference,
+                       p.training_run, p.training_published.empty() ? "mode not stated" : p.training_published);
+  for (const auto& n : r.notes) out += fmt::format("note: {}\n", printable(n));
   return out;
 }
 

@@ -7,7 +7,10 @@
 #include <functional>
 #include <limits>
 #include <optional>
+#include <utility>
 
+#include "profile_costs.hpp"
+#include "syncscope/core/bounds.hpp"
 #include "syncscope/core/error.hpp"
 
 namespace syncscope::sim {
@@ -254,7 +257,19 @@ class Gpu {
   double now_ = 0;
 };
 
-Ns round_ns(double t) { return static_cast<Ns>(std::llround(t)); }
+// "GPU profile H200 (model/profiles/H200.yaml)"
+std::string profile_label(const GpuProfile& p) {
+  return "GPU profile " + p.name + (p.source.empty() ? std::string() : " (" + p.source + ")");
+}
+
+// A simulated time as integer ns. Times are bounded (bounds::kMaxTimeNs, 146 years): a
+// profile value that makes one larger is an error naming it, never a wrapped or 0 ns time.
+Ns round_ns(double t, const GpuProfile& p, const char* field) {
+  if (auto ns = bounds::ns_checked(t)) return *ns;
+  throw InputError(fmt::format("simulator: {}: {} makes a simulated time of {:g} ns, beyond the simulator's range "
+                               "(2^62 ns, 146 years); the value is not physical: check {}",
+                               profile_label(p), field, t, field));
+}
 
 void require_positive(const GpuProfile& p, double v, const char* field) {
   if (!(v > 0))
@@ -283,31 +298,55 @@ double copy_rate(const Op& op, const GpuProfile& p) {
 
 bool is_legacy_default(const Program& prog, int stream) { return stream == 0 && !prog.streams[0].non_blocking; }
 
+Ns kernel_floor(const GpuProfile& p, const SimOptions& o) {
+  return p.kernel_floor_ns > 0 ? round_ns(p.kernel_floor_ns, p, "kernel_floor_ns") : o.min_kernel_ns;
+}
+
 }  // namespace
 
 Ns op_duration_ns(const Op& op, const GpuProfile& p, const SimOptions& options) {
   switch (op.kind) {
     case OpKind::Kernel: {
-      double t = 0;
+      Ns t = 0;
       if (op.flops > 0) {
         const double r = op.bf16 ? p.bf16_flops_per_s : p.fp32_flops_per_s;
-        require_positive(p, r, op.bf16 ? "bf16_flops_per_s" : "fp32_flops_per_s");
-        t = std::max(t, op.flops / r * 1e9);
+        const char* field = op.bf16 ? "bf16_flops_per_s" : "fp32_flops_per_s";
+        require_positive(p, r, field);
+        t = std::max(t, round_ns(op.flops / r * 1e9, p, field));
       }
       if (op.bytes > 0) {
         require_positive(p, p.dram_bytes_per_s, "dram_bytes_per_s");
-        t = std::max(t, op.bytes / p.dram_bytes_per_s * 1e9);
+        t = std::max(t, round_ns(op.bytes / p.dram_bytes_per_s * 1e9, p, "dram_bytes_per_s"));
       }
-      return std::max(round_ns(t), options.min_kernel_ns);
+      // A fitted profile knows this kernel's time at the traced shapes, and the shortest
+      // kernels' time on that GPU (the floor below which no launch finishes).
+      if (const FittedKernel* k = detail::fitted_kernel(p, op.name)) t = std::max(t, k->median_ns);
+      return std::max(round_ns(t, p, "a fitted kernel time"), kernel_floor(p, options));
     }
     case OpKind::Memset:
       require_positive(p, p.dram_bytes_per_s, "dram_bytes_per_s");
-      return std::max(round_ns(op.bytes / p.dram_bytes_per_s * 1e9), options.min_kernel_ns);
-    case OpKind::Copy:
-      return std::max(round_ns(op.bytes / copy_rate(op, p) * 1e9), options.min_copy_ns);
+      return std::max(round_ns(op.bytes / p.dram_bytes_per_s * 1e9, p, "dram_bytes_per_s"), kernel_floor(p, options));
+    case OpKind::Copy: {
+      const double rate = copy_rate(op, p);
+      const char* field = op.copy == CopyKind::HtoD   ? "h2d_pinned_bytes_per_s (or h2d_pageable_bytes_per_s)"
+                          : op.copy == CopyKind::DtoH ? "d2h_pinned_bytes_per_s (or d2h_pageable_bytes_per_s)"
+                                                      : "dram_bytes_per_s";
+      return std::max(round_ns(op.bytes / rate * 1e9, p, field),
+                      p.copy_floor_ns > 0 ? round_ns(p.copy_floor_ns, p, "copy_floor_ns") : options.min_copy_ns);
+    }
     default:
       return 0;
   }
+}
+
+double simulation_bytes(std::uint64_t ops_per_step, int steps) {
+  // Per op and step: its GPU work item (with a dependency or two), the emitted-item index,
+  // one API call, one GPU or sync record, a share of host ranges; the trace's vectors grow
+  // by doubling (up to 2x); analyze() then holds about as much again.
+  const double per_event = 2.0 * (sizeof(Item) + 2 * sizeof(std::size_t) + 2 * sizeof(std::size_t) + sizeof(ApiCall) +
+                                  std::max({sizeof(Kernel), sizeof(Memcpy), sizeof(SyncRecord)}) + sizeof(Range) / 2) +
+                           sizeof(ApiCall) + sizeof(Kernel);
+  return static_cast<double>(ops_per_step) * std::max(1, steps) * per_event;
 }
 
 std::int64_t trace_stream_id(const Program& prog, int index) {
@@ -349,6 +388,10 @@ Trace simulate(const Program& prog, const GpuProfile& p, const SimOptions& opt) 
   }
   require_positive(p, p.launch_overhead_ns, "launch_overhead_ns");
   require_positive(p, p.sync_round_trip_ns, "sync_round_trip_ns");
+  // Before allocating: what this simulation will hold, against what the machine has.
+  bounds::check_memory(simulation_bytes(prog.ops.size(), opt.steps),
+                       fmt::format("simulating program {} ({} ops) for {} step(s)", prog.name, prog.ops.size(), opt.steps),
+                       "simulate fewer steps (measure.repeat_steps, --repeats) or a smaller shape");
 
   bool own_steps = false;
   for (const Op& op : prog.ops)
@@ -361,6 +404,7 @@ Trace simulate(const Program& prog, const GpuProfile& p, const SimOptions& opt) 
   trace.meta.clock = ClockBase::Simulated;
   trace.meta.extra["gpu_profile"] = p.name;
   trace.meta.extra["gpu_profile_measured"] = p.measured ? "true" : "false";
+  for (const auto& [k, v] : p.provenance) trace.meta.extra["gpu_profile_" + k] = v;
   trace.meta.extra["mode"] = "simulated";
   if (p.h2d_pageable_bytes_per_s <= 0 || p.d2h_pageable_bytes_per_s <= 0)
     trace.meta.extra["pageable_copy_rate"] = "profile has none: pinned rate used";
@@ -376,6 +420,16 @@ Trace simulate(const Program& prog, const GpuProfile& p, const SimOptions& opt) 
   }
   trace.track_names.push_back({std::to_string(opt.pid), "", "host (simulated)"});
 
+  // Per op, once: the host time a fitted profile charges before it, and its GPU duration
+  // (the program repeats every step).
+  std::vector<detail::OpHostCost> host_cost(prog.ops.size());
+  std::vector<double> duration(prog.ops.size());
+  double pending_after = 0;  // the host time of the last op after its launch call, still to run
+  for (std::size_t i = 0; i < prog.ops.size(); ++i) {
+    host_cost[i] = detail::op_host_cost(prog.ops[i], p);
+    duration[i] = static_cast<double>(op_duration_ns(prog.ops[i], p, opt));
+  }
+
   Gpu gpu(p, prog.streams.size());
   std::vector<std::optional<std::size_t>> last_record(static_cast<std::size_t>(prog.num_events));
   std::uint64_t next_corr = 1;
@@ -384,6 +438,16 @@ Trace simulate(const Program& prog, const GpuProfile& p, const SimOptions& opt) 
   const double latency = std::max(0.0, p.launch_latency_ns);
   const double round_trip = p.sync_round_trip_ns;
   const std::int64_t tid = opt.tid, pid = opt.pid;
+  // The profile fields host and GPU times are sums of, named when a time overflows.
+  const char* host_fields = "launch_overhead_ns, sync_round_trip_ns or the rates";
+  const char* gpu_fields = "launch_latency_ns or the rates";
+  // A host time the profile value `field` just moved past the simulator's range.
+  auto check_host = [&](double t, const char* field) {
+    if (!(t < bounds::kMaxTimeNs)) (void)round_ns(t, p, field);
+  };
+  check_host(overhead, "launch_overhead_ns");
+  check_host(latency, "launch_latency_ns");
+  check_host(round_trip, "sync_round_trip_ns");
 
   auto api = [&](const char* name, std::int32_t cbid, double start, double end, std::uint64_t corr) {
     ApiCall c;
@@ -392,8 +456,8 @@ Trace simulate(const Program& prog, const GpuProfile& p, const SimOptions& opt) 
     c.cbid = cbid;
     c.pid = pid;
     c.tid = tid;
-    c.start = round_ns(start);
-    c.end = std::max(c.start, round_ns(end));
+    c.start = round_ns(start, p, host_fields);
+    c.end = std::max(c.start, round_ns(end, p, host_fields));
     c.correlation = corr;
     c.device = opt.device;
     trace.api_calls.push_back(c);
@@ -404,8 +468,8 @@ Trace simulate(const Program& prog, const GpuProfile& p, const SimOptions& opt) 
     r.name = trace.intern(name);
     r.pid = pid;
     r.tid = tid;
-    r.start = round_ns(start);
-    r.end = std::max(r.start, round_ns(end));
+    r.start = round_ns(start, p, host_fields);
+    r.end = std::max(r.start, round_ns(end, p, host_fields));
     trace.ranges.push_back(r);
   };
   auto sync_record = [&](SyncType type, int stream, double start, double end, std::uint64_t corr, int event) {
@@ -414,8 +478,8 @@ Trace simulate(const Program& prog, const GpuProfile& p, const SimOptions& opt) 
     r.device = opt.device;
     r.stream = stream >= 0 ? trace_stream_id(prog, stream) : -1;
     r.event_id = event >= 0 ? static_cast<std::uint64_t>(event + 1) : 0;
-    r.start = round_ns(start);
-    r.end = std::max(r.start, round_ns(end));
+    r.start = round_ns(start, p, host_fields);
+    r.end = std::max(r.start, round_ns(end, p, host_fields));
     r.correlation = corr;
     trace.syncs.push_back(r);
   };
@@ -435,7 +499,7 @@ Trace simulate(const Program& prog, const GpuProfile& p, const SimOptions& opt) 
   auto enqueue = [&](Item it, double call_start) {
     auto deps = implicit_deps(it.stream);
     it.deps.insert(it.deps.end(), deps.begin(), deps.end());
-    it.ready = call_start + latency;
+    it.ready = call_start + (it.kind == ItemKind::Copy && p.copy_latency_ns > 0 ? p.copy_latency_ns : latency);
     return gpu.submit(std::move(it));
   };
 
@@ -459,6 +523,11 @@ Trace simulate(const Program& prog, const GpuProfile& p, const SimOptions& opt) 
     if (!own_steps) open_ranges.emplace_back(opt.step_range_prefix + std::to_string(opt.first_step + step), h);
     for (std::size_t i = 0; i < prog.ops.size(); ++i) {
       const Op& op = prog.ops[i];
+      // A fitted profile's host time per framework op: what is left of the previous op, then
+      // this one's time up to its launch call.
+      if (host_cost[i].starts_op || host_cost[i].boundary) h += std::exchange(pending_after, 0.0);
+      h += host_cost[i].before;
+      if (host_cost[i].starts_op) pending_after = host_cost[i].after;
       const double op_start = h;
       h += static_cast<double>(op.host_ns);
       if (op.kind != OpKind::HostWork) gpu.advance_to(h);
@@ -496,7 +565,7 @@ Trace simulate(const Program& prog, const GpuProfile& p, const SimOptions& opt) 
           it.stream = op.stream;
           it.op = i;
           it.correlation = corr;
-          it.work = static_cast<double>(op_duration_ns(op, p, opt));
+          it.work = duration[i];
           it.demand = it.work > 0 ? op.bytes / it.work : 0;
           emitted.push_back({enqueue(std::move(it), h), i});
           api(op.kind == OpKind::Kernel ? "cudaLaunchKernel" : "cudaMemsetAsync",
@@ -511,7 +580,7 @@ Trace simulate(const Program& prog, const GpuProfile& p, const SimOptions& opt) 
           it.stream = op.stream;
           it.op = i;
           it.correlation = corr;
-          it.work = static_cast<double>(op_duration_ns(op, p, opt));
+          it.work = duration[i];
           it.engine = op.copy == CopyKind::HtoD ? Engine::H2D : op.copy == CopyKind::DtoH ? Engine::D2H : Engine::Compute;
           it.is_copy_like = op.copy != CopyKind::DtoD;
           // Device-memory traffic: a device-to-device copy reads and writes it; a host copy
@@ -574,6 +643,7 @@ Trace simulate(const Program& prog, const GpuProfile& p, const SimOptions& opt) 
             drained = gpu.run_until([&] { return gpu.item(*rec).done; });
           }
           const double end = std::max(call, drained) + round_trip;
+          check_host(end, "sync_round_trip_ns");
           if (op.kind == OpKind::StreamSync) {
             api("cudaStreamSynchronize", kCbidStreamSynchronize, call, end, corr);
             sync_record(SyncType::StreamSync, op.stream, call, end, corr, -1);
@@ -593,6 +663,7 @@ Trace simulate(const Program& prog, const GpuProfile& p, const SimOptions& opt) 
     }
     flush_cpu_op();
     if (!own_steps) {
+      h += std::exchange(pending_after, 0.0) + p.host_range_ns;  // the step range's pop
       auto [name, start] = open_ranges.back();
       open_ranges.pop_back();
       range(RangeKind::NvtxPushPop, name, start, h);
@@ -610,8 +681,8 @@ Trace simulate(const Program& prog, const GpuProfile& p, const SimOptions& opt) 
         k.name = trace.intern(op.name.empty() ? "kernel" : op.name);
         k.device = opt.device;
         k.stream = stream;
-        k.start = round_ns(it.start);
-        k.end = std::max(k.start, round_ns(it.end));
+        k.start = round_ns(it.start, p, gpu_fields);
+        k.end = std::max(k.start, round_ns(it.end, p, gpu_fields));
         k.correlation = it.correlation;
         trace.kernels.push_back(k);
         break;
@@ -623,8 +694,8 @@ Trace simulate(const Program& prog, const GpuProfile& p, const SimOptions& opt) 
         m.async = true;
         m.device = opt.device;
         m.stream = stream;
-        m.start = round_ns(it.start);
-        m.end = std::max(m.start, round_ns(it.end));
+        m.start = round_ns(it.start, p, gpu_fields);
+        m.end = std::max(m.start, round_ns(it.end, p, gpu_fields));
         m.correlation = it.correlation;
         trace.memsets.push_back(m);
         break;
@@ -639,8 +710,8 @@ Trace simulate(const Program& prog, const GpuProfile& p, const SimOptions& opt) 
         m.bytes = static_cast<std::uint64_t>(op.bytes);
         m.device = opt.device;
         m.stream = stream;
-        m.start = round_ns(it.start);
-        m.end = std::max(m.start, round_ns(it.end));
+        m.start = round_ns(it.start, p, gpu_fields);
+        m.end = std::max(m.start, round_ns(it.end, p, gpu_fields));
         m.correlation = it.correlation;
         trace.memcpys.push_back(m);
         break;
@@ -652,7 +723,7 @@ Trace simulate(const Program& prog, const GpuProfile& p, const SimOptions& opt) 
         r.stream = stream;
         r.event_id = static_cast<std::uint64_t>(it.record_event + 1);
         r.event_sync_id = it.correlation;
-        r.timestamp = round_ns(it.end);
+        r.timestamp = round_ns(it.end, p, gpu_fields);
         r.correlation = it.correlation;
         trace.cuda_events.push_back(r);
         break;

@@ -409,6 +409,7 @@ AnalysisResult analyze(const Trace& trace, const AnalysisOptions& options) {
   }
 
   auto& w = r.warnings;
+  w.insert(w.end(), trace.meta.warnings.begin(), trace.meta.warnings.end());  // the reader's, first
   if (trace.meta.dropped_records > 0)
     w.push_back(std::to_string(trace.meta.dropped_records) + " records were dropped by the tracer: counts are lower bounds");
   const bool no_gpu = trace.kernels.empty() && trace.memcpys.empty() && trace.memsets.empty();
@@ -436,10 +437,13 @@ AnalysisResult analyze(const Trace& trace, const AnalysisOptions& options) {
     w.push_back("no host range matches --layer-range '" + options.layer_glob + "'" +
                 (hint.empty() ? std::string() : "; ranges that look like layers: " + hint));
   }
-  if (scan.unresolved_async_copies > 0)
-    w.push_back(std::to_string(scan.unresolved_async_copies) +
-                " async memcpy calls have no GPU copy record with a direction and host memory kind: they were not "
-                "counted as sync points although a device-to-pageable copy would be one");
+  if (const std::uint64_t n = scan.unresolved_sync_copies + scan.unresolved_async_copies; n > 0)
+    w.push_back(std::to_string(n) + " memcpy calls were not counted as sync points because the trace does not say whether "
+                "they block the host (" + std::to_string(scan.unresolved_sync_copies) +
+                " synchronous without a direction, " + std::to_string(scan.unresolved_async_copies) +
+                " async device-to-host into host memory of unknown kind, not followed by a sync of their stream); "
+                "record with CUDA activities so each call has its GPU copy record");
+  for (const auto& rw : trace.meta.read_warnings) w.push_back(describe(rw));
   if (scan.unknown_device_points > 0)
     w.push_back(std::to_string(scan.unknown_device_points) +
                 " sync points have no device in a multi-device trace: their bubble is the largest over devices");

@@ -196,29 +196,46 @@ const char* cbid_name(ApiKind kind, std::int32_t cbid) {
   return kind == ApiKind::Driver ? find(kDriverCbids) : find(kRuntimeCbids);
 }
 
+// CUDA runtime and driver names, and HIP's (ROCm builds of PyTorch write HIP runtime calls
+// under "cuda_runtime"). HIP semantics from the HIP runtime API reference:
+// hipDeviceSynchronize, hipStreamSynchronize ("host-synchronous: the host will block until
+// all operations on the specified stream ... are completed") and hipEventSynchronize block the
+// host; hipMemcpyWithStream is "akin to hipMemcpyAsync + hipStreamSynchronize ... a sync API";
+// hipMemcpyAsync from or to memory that is not pinned "will be performed synchronously";
+// hipStreamWaitEvent makes a stream wait, not the host; queries never block.
 ApiClass classify_base(std::string_view b) {
-  if (b == "cudaStreamSynchronize" || b == "cuStreamSynchronize") return ApiClass::StreamSync;
-  if (b == "cudaDeviceSynchronize" || b == "cudaThreadSynchronize" || b == "cuCtxSynchronize")
-    return ApiClass::DeviceSync;
-  if (b == "cudaEventSynchronize" || b == "cuEventSynchronize") return ApiClass::EventSync;
-  if (b == "cudaStreamQuery" || b == "cudaEventQuery" || b == "cuStreamQuery" || b == "cuEventQuery")
-    return ApiClass::Query;
-  if (b == "cudaStreamWaitEvent" || b == "cuStreamWaitEvent") return ApiClass::StreamWaitEvent;
-  if (starts_with(b, "cudaMemcpy") || starts_with(b, "cuMemcpy")) {
+  static constexpr std::array<std::string_view, 3> kStreamSync = {"cudaStreamSynchronize", "cuStreamSynchronize",
+                                                                  "hipStreamSynchronize"};
+  static constexpr std::array<std::string_view, 5> kDeviceSync = {
+      "cudaDeviceSynchronize", "cudaThreadSynchronize", "cuCtxSynchronize", "hipDeviceSynchronize", "hipCtxSynchronize"};
+  static constexpr std::array<std::string_view, 3> kEventSync = {"cudaEventSynchronize", "cuEventSynchronize",
+                                                                 "hipEventSynchronize"};
+  static constexpr std::array<std::string_view, 6> kQuery = {"cudaStreamQuery", "cudaEventQuery", "cuStreamQuery",
+                                                             "cuEventQuery",    "hipStreamQuery", "hipEventQuery"};
+  static constexpr std::array<std::string_view, 3> kWait = {"cudaStreamWaitEvent", "cuStreamWaitEvent",
+                                                            "hipStreamWaitEvent"};
+  // CUDA docs, "API synchronization behavior": "For transfers from device memory to device
+  // memory, no host-side synchronization is performed"; the peer forms are documented as
+  // asynchronous with respect to the host. Array<->device and array<->array copies are
+  // device-to-device transfers. HIP's DtoD/peer/array forms likewise.
+  static constexpr std::array<std::string_view, 16> kDeviceOnly = {
+      "cudaMemcpyArrayToArray", "cudaMemcpy2DArrayToArray", "cudaMemcpyPeer", "cudaMemcpy3DPeer",
+      "cuMemcpyDtoD",           "cuMemcpyDtoA",             "cuMemcpyAtoD",   "cuMemcpyAtoA",
+      "cuMemcpyPeer",           "cuMemcpy3DPeer",           "hipMemcpyDtoD",  "hipMemcpyPeer",
+      "hipMemcpyAtoA",          "hipMemcpyAtoD",            "hipMemcpyDtoA",  "hipMemcpy3DPeer"};
+  auto in = [b](const auto& names) { return std::find(names.begin(), names.end(), b) != names.end(); };
+  if (in(kStreamSync)) return ApiClass::StreamSync;
+  if (in(kDeviceSync)) return ApiClass::DeviceSync;
+  if (in(kEventSync)) return ApiClass::EventSync;
+  if (in(kQuery)) return ApiClass::Query;
+  if (in(kWait)) return ApiClass::StreamWaitEvent;
+  if (starts_with(b, "cudaMemcpy") || starts_with(b, "cuMemcpy") || starts_with(b, "hipMemcpy")) {
     if (ends_with(b, "Async")) return ApiClass::AsyncCopy;
-    // CUDA runtime/driver docs, "API synchronization behavior": "For transfers from device
-    // memory to device memory, no host-side synchronization is performed"; the peer forms
-    // are documented as asynchronous with respect to the host. Array<->device and
-    // array<->array copies are device-to-device transfers.
-    static constexpr std::array<std::string_view, 10> kDeviceOnly = {
-        "cudaMemcpyArrayToArray", "cudaMemcpy2DArrayToArray", "cudaMemcpyPeer", "cudaMemcpy3DPeer",
-        "cuMemcpyDtoD",           "cuMemcpyDtoA",             "cuMemcpyAtoD",   "cuMemcpyAtoA",
-        "cuMemcpyPeer",           "cuMemcpy3DPeer"};
-    if (std::find(kDeviceOnly.begin(), kDeviceOnly.end(), b) != kDeviceOnly.end()) return ApiClass::DeviceCopy;
-    return ApiClass::SyncCopy;
+    if (in(kDeviceOnly)) return ApiClass::DeviceCopy;
+    return ApiClass::SyncCopy;  // hipMemcpyWithStream too
   }
-  if (b.find("Launch") != std::string_view::npos) return ApiClass::Enqueue;
-  if (starts_with(b, "cudaMemset") || starts_with(b, "cuMemset")) return ApiClass::Enqueue;
+  if (b.find("Launch") != std::string_view::npos) return ApiClass::Enqueue;  // also cudaGraphLaunch, hip*LaunchKernel
+  if (starts_with(b, "cudaMemset") || starts_with(b, "cuMemset") || starts_with(b, "hipMemset")) return ApiClass::Enqueue;
   return ApiClass::Other;
 }
 
@@ -226,8 +243,12 @@ ApiClass classify_base(std::string_view b) {
 
 std::string_view api_base_name(std::string_view name) {
   for (;;) {
-    if (ends_with(name, "_ptsz") || ends_with(name, "_ptds")) {
+    if (ends_with(name, "_ptsz") || ends_with(name, "_ptds")) {  // CUDA per-thread default stream
       name.remove_suffix(5);
+      continue;
+    }
+    if (ends_with(name, "_spt")) {  // HIP's per-thread default stream forms
+      name.remove_suffix(4);
       continue;
     }
     // _v<digits>

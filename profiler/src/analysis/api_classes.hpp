@@ -1,6 +1,6 @@
-// How the sync-point analysis sees one host API call: by its name (runtime or driver, with
-// the _ptsz/_ptds per-thread-stream and _vN version suffixes removed), or by its CUPTI
-// callback id when the trace carries no name.
+// How the sync-point analysis sees one host API call: by its name (CUDA runtime or driver, or
+// HIP runtime, with the _ptsz/_ptds/_spt per-thread-stream and _vN version suffixes removed),
+// or by its CUPTI callback id when the trace carries no name.
 #pragma once
 
 #include <cstdint>
@@ -14,11 +14,11 @@ namespace syncscope::analysis_detail {
 enum class ApiClass : std::uint8_t {
   Other,            // not relevant to synchronization (attribute queries, event records, ...)
   Query,            // cudaStreamQuery/cudaEventQuery: never a sync point
-  StreamSync,       // cudaStreamSynchronize, cuStreamSynchronize
-  DeviceSync,       // cudaDeviceSynchronize, cudaThreadSynchronize, cuCtxSynchronize
-  EventSync,        // cudaEventSynchronize, cuEventSynchronize
-  StreamWaitEvent,  // cudaStreamWaitEvent, cuStreamWaitEvent: GPU-side wait, not a host sync
-  SyncCopy,         // synchronous memcpy that may involve the host (direction decides)
+  StreamSync,       // cudaStreamSynchronize, cuStreamSynchronize, hipStreamSynchronize
+  DeviceSync,       // cudaDeviceSynchronize, cudaThreadSynchronize, cuCtxSynchronize, hipDeviceSynchronize
+  EventSync,        // cudaEventSynchronize, cuEventSynchronize, hipEventSynchronize
+  StreamWaitEvent,  // cudaStreamWaitEvent, cuStreamWaitEvent, hipStreamWaitEvent: GPU-side wait, not a host sync
+  SyncCopy,         // synchronous memcpy that may involve the host (direction decides); hipMemcpyWithStream
   DeviceCopy,       // synchronous memcpy between device memories: no host-side sync
   AsyncCopy,        // *Async memcpy: a host sync only when device -> pageable host
   Enqueue,          // launches and memsets: queue GPU work, never block by definition
@@ -31,7 +31,7 @@ ApiClass classify_api(ApiKind kind, std::string_view name, std::int32_t cbid);
 // for, else "cbid:<n>".
 std::string api_display_name(ApiKind kind, std::string_view name, std::int32_t cbid);
 
-// Removes trailing _ptsz, _ptds and _v<digits> suffixes ("cuMemcpyDtoHAsync_v2_ptsz" ->
+// Removes trailing _ptsz, _ptds, _spt and _v<digits> suffixes ("cuMemcpyDtoHAsync_v2_ptsz" ->
 // "cuMemcpyDtoHAsync").
 std::string_view api_base_name(std::string_view name);
 

@@ -35,12 +35,14 @@ std::pair<CorrIndex::const_iterator, CorrIndex::const_iterator> lookup(const Cor
   return {lo, hi};
 }
 
-// A device-to-pageable async copy waiting to see whether the next call syncs its stream.
+// An async device-to-host copy into pageable memory, or into host memory of unknown kind,
+// waiting to see whether the next call syncs its stream.
 struct PendingCopy {
   std::uint32_t call = 0;
   std::int32_t device = -1;
   std::int64_t stream = -1;
   std::uint64_t correlation = 0;
+  bool known_pageable = true;  // false: blocking is not known (no record, or "Host" memory as ROCm writes)
 };
 
 bool same_or_unknown(std::int64_t a, std::int64_t b) { return a < 0 || b < 0 || a == b; }
@@ -144,10 +146,13 @@ SyncScan scan_sync_points(const Trace& trace, const AnalysisOptions& options, co
     std::optional<PendingCopy> pending;
     bool have_outer = false;
     Ns outer_end = 0;
+    // A pending copy not followed by a sync of its stream: a sync point on its own when it
+    // went into pageable memory; when that is not known, not counted (one warning).
     auto flush = [&] {
       if (!pending) return;
       const ApiCall& c = calls[pending->call];
-      emit(c, c, pending->device, pending->stream, false, false);
+      if (pending->known_pageable) emit(c, c, pending->device, pending->stream, false, false);
+      else ++scan.unresolved_async_copies;
       pending.reset();
     };
     for (; i < order.size() && calls[order[i]].pid == pid && calls[order[i]].tid == tid; ++i) {
@@ -196,8 +201,11 @@ SyncScan scan_sync_points(const Trace& trace, const AnalysisOptions& options, co
           scan.stream_wait_starts.push_back(c.start);
           break;
         case ApiClass::SyncCopy: {
+          // Direction: the GPU copy record, else the call's own "kind" argument, else its name.
           auto [lo, hi] = lookup(copy_idx, c.correlation);
-          CopyKind kind = copy_kind_from_name(api_base_name(api_display_name(c.kind, trace.str(c.name), c.cbid)));
+          CopyKind kind = c.copy_kind;
+          if (kind == CopyKind::Unknown)
+            kind = copy_kind_from_name(api_base_name(api_display_name(c.kind, trace.str(c.name), c.cbid)));
           std::int32_t dev = device;
           std::int64_t str = -1;
           if (lo != hi) {
@@ -207,31 +215,37 @@ SyncScan scan_sync_points(const Trace& trace, const AnalysisOptions& options, co
             str = m.stream;
           }
           // Device-to-device, peer and host-to-host copies do not involve the host waiting
-          // for the device (CUDA docs, "API synchronization behavior").
+          // for the device (CUDA docs, "API synchronization behavior"). A copy whose direction
+          // the trace does not give is not counted (the same rule as async copies; a warning).
           if (kind == CopyKind::DtoD || kind == CopyKind::PtoP || kind == CopyKind::HtoH) break;
+          if (kind == CopyKind::Unknown) {
+            ++scan.unresolved_sync_copies;
+            break;
+          }
           emit(c, c, dev, str, false, false);
           break;
         }
         case ApiClass::AsyncCopy: {
+          // Blocks the host when device-to-host into pageable memory (the GPU copy record says
+          // so). Device-to-host into host memory of unknown kind, or with no record at all:
+          // pending like a pageable one; merged when the next call syncs its stream (the host
+          // blocked once either way), else not counted and warned about.
           auto [lo, hi] = lookup(copy_idx, c.correlation);
-          bool d2h_pageable = false, undecided = (lo == hi);
+          CopyKind called = c.copy_kind;
+          if (called == CopyKind::Unknown)
+            called = copy_kind_from_name(api_base_name(api_display_name(c.kind, trace.str(c.name), c.cbid)));
+          const auto to_host = [](CopyKind k) { return k == CopyKind::DtoH || k == CopyKind::Unknown; };
+          std::optional<PendingCopy> found;
+          if (lo == hi && to_host(called)) found = PendingCopy{order[i], device, -1, c.correlation, false};
           for (auto it = lo; it != hi; ++it) {
             const Memcpy& m = trace.memcpys[it->second];
-            if (m.kind == CopyKind::DtoH && m.dst_kind == MemoryKind::Pageable) {
-              d2h_pageable = true;
-              pending = PendingCopy{order[i], m.device >= 0 ? m.device : device, m.stream, c.correlation};
-              break;
-            }
-            if ((m.kind == CopyKind::DtoH || m.kind == CopyKind::Unknown) && m.dst_kind == MemoryKind::Unknown)
-              undecided = true;
+            if (!to_host(m.kind != CopyKind::Unknown ? m.kind : called)) continue;
+            const bool pageable = m.dst_kind == MemoryKind::Pageable;
+            if (!pageable && m.dst_kind != MemoryKind::Unknown) continue;
+            if (!found || (pageable && !found->known_pageable))
+              found = PendingCopy{order[i], m.device >= 0 ? m.device : device, m.stream, c.correlation, pageable};
           }
-          if (!d2h_pageable && undecided) {
-            // Without a GPU copy record saying "device -> pageable" we cannot tell; count it
-            // for a warning unless the name rules out device-to-host.
-            const CopyKind named =
-                copy_kind_from_name(api_base_name(api_display_name(c.kind, trace.str(c.name), c.cbid)));
-            if (named == CopyKind::DtoH || named == CopyKind::Unknown) ++scan.unresolved_async_copies;
-          }
+          pending = found;
           break;
         }
         case ApiClass::DeviceCopy:

@@ -83,6 +83,12 @@ bool is_query_call(ApiKind kind, std::int32_t cbid) {
 
 std::int64_t stream_id(std::uint32_t s) { return s == kInvalid32 ? -1 : static_cast<std::int64_t>(s); }
 
+// The fields every GPU activity has, from a CUPTI kernel, memcpy or memset record.
+template <class Record>
+GpuActivity activity_of(const Record& r) {
+  return {static_cast<std::int32_t>(r.deviceId), r.contextId, r.streamId, ns(r.start), ns(r.end), r.correlationId};
+}
+
 }  // namespace
 
 std::uint64_t now_unix_ns() {
@@ -180,12 +186,7 @@ void TraceBuilder::add_kernel(const KernelRecord& r) {
   }
   k.name = it->second;
   k.mangled_name = it->second == raw ? kNoString : raw;
-  k.device = static_cast<std::int32_t>(r.deviceId);
-  k.context = r.contextId;
-  k.stream = r.streamId;
-  k.start = ns(r.start);
-  k.end = ns(r.end);
-  k.correlation = r.correlationId;
+  static_cast<GpuActivity&>(k) = activity_of(r);
   k.grid[0] = r.gridX;
   k.grid[1] = r.gridY;
   k.grid[2] = r.gridZ;
@@ -210,12 +211,8 @@ void TraceBuilder::add_memcpy(const MemcpyRecord& r) {
   m.dst_kind = memory_kind(r.dstKind);
   m.async = (r.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0;
   m.bytes = r.bytes;
-  m.device = static_cast<std::int32_t>(r.deviceId);
-  m.context = r.contextId;
-  m.stream = r.streamId;
-  m.start = ns(r.start);
-  m.end = ns(r.end);
-  m.correlation = r.runtimeCorrelationId != 0 ? r.runtimeCorrelationId : r.correlationId;
+  static_cast<GpuActivity&>(m) = activity_of(r);
+  if (r.runtimeCorrelationId != 0) m.correlation = r.runtimeCorrelationId;
   trace_.memcpys.push_back(m);
 }
 
@@ -235,13 +232,8 @@ void TraceBuilder::add_peer_copy(const PeerCopyRecord& r) {
   m.dst_kind = memory_kind(r.dstKind);
   m.async = (r.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0;
   m.bytes = r.bytes;
-  m.device = static_cast<std::int32_t>(r.deviceId);
+  static_cast<GpuActivity&>(m) = activity_of(r);
   m.peer_device = static_cast<std::int32_t>(r.srcDeviceId == r.deviceId ? r.dstDeviceId : r.srcDeviceId);
-  m.context = r.contextId;
-  m.stream = r.streamId;
-  m.start = ns(r.start);
-  m.end = ns(r.end);
-  m.correlation = r.correlationId;
   trace_.memcpys.push_back(m);
 }
 
@@ -257,12 +249,7 @@ void TraceBuilder::add_memset(const MemsetRecord& r) {
   m.value = r.value;
   m.memory_kind = memory_kind(r.memoryKind);
   m.async = (r.flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC) != 0;
-  m.device = static_cast<std::int32_t>(r.deviceId);
-  m.context = r.contextId;
-  m.stream = r.streamId;
-  m.start = ns(r.start);
-  m.end = ns(r.end);
-  m.correlation = r.correlationId;
+  static_cast<GpuActivity&>(m) = activity_of(r);
   trace_.memsets.push_back(m);
 }
 

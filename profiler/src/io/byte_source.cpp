@@ -7,8 +7,11 @@
 #include <climits>
 #include <cstring>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "syncscope/core/error.hpp"
-#include "syncscope/core/file_io.hpp"
 
 namespace syncscope::io_detail {
 namespace fs = std::filesystem;
@@ -20,19 +23,46 @@ std::size_t MemorySource::read(char* dst, std::size_t max) {
   return n;
 }
 
-FileSource::FileSource(const fs::path& path) : name_(path.string()) {
-  f_ = std::fopen(path.c_str(), "rb");
-  if (f_ == nullptr) throw InputError(name_ + ": cannot open for reading: " + std::strerror(errno));
+FdSource::FdSource(int fd, std::string name, bool owned) : fd_(fd), name_(std::move(name)), owned_(owned) {}
+
+FdSource::~FdSource() {
+  if (owned_) ::close(fd_);
 }
 
-FileSource::~FileSource() {
-  if (f_ != nullptr) std::fclose(f_);
+std::size_t FdSource::read(char* dst, std::size_t max) {
+  for (;;) {
+    const ssize_t n = ::read(fd_, dst, std::min<std::size_t>(max, SSIZE_MAX));
+    if (n >= 0) return static_cast<std::size_t>(n);
+    if (errno == EINTR) continue;
+    if (errno == EISDIR) throw InputError(name_ + ": is a directory, expected a trace file");
+    throw InputError(name_ + ": read error: " + std::strerror(errno));
+  }
 }
 
-std::size_t FileSource::read(char* dst, std::size_t max) {
-  const std::size_t n = std::fread(dst, 1, max, f_);
-  if (n < max && std::ferror(f_)) throw InputError(name_ + ": read error: " + std::strerror(errno));
-  return n;
+std::string_view HeadSource::head(std::size_t n) {
+  while (head_.size() < n) {
+    const std::size_t before = head_.size();
+    head_.resize(n);
+    const std::size_t got = in_->read(head_.data() + before, n - before);
+    head_.resize(before + got);
+    if (got == 0) break;
+  }
+  return std::string_view(head_).substr(0, n);
+}
+
+std::size_t HeadSource::read(char* dst, std::size_t max) {
+  if (pos_ < head_.size()) {
+    const std::size_t n = std::min(max, head_.size() - pos_);
+    std::memcpy(dst, head_.data() + pos_, n);
+    pos_ += n;
+    if (pos_ == head_.size()) {  // handed out: free it
+      head_.clear();
+      head_.shrink_to_fit();
+      pos_ = 0;
+    }
+    return n;
+  }
+  return in_->read(dst, max);
 }
 
 struct GzipSource::State {
@@ -95,13 +125,45 @@ std::size_t GzipSource::read(char* dst, std::size_t max) {
   return want - zs.avail_out;
 }
 
-std::unique_ptr<ByteSource> open_file_source(const fs::path& path, std::size_t chunk_bytes) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) throw InputError(path.string() + ": no such file");
-  if (fs::is_directory(path, ec)) throw InputError(path.string() + ": is a directory, expected a trace file");
-  auto file = std::make_unique<FileSource>(path);
-  if (is_gzip_file(path)) return std::make_unique<GzipSource>(std::move(file), path.string(), chunk_bytes);
-  return file;
+InputKind sniff_input(std::string_view head) {
+  if (head.size() >= 2 && static_cast<unsigned char>(head[0]) == 0x1f && static_cast<unsigned char>(head[1]) == 0x8b)
+    return InputKind::Gzip;
+  constexpr std::string_view kSqlite("SQLite format 3\0", 16);
+  if (head.substr(0, kSqlite.size()) == kSqlite) return InputKind::Sqlite;
+  return InputKind::Json;
+}
+
+OpenedInput open_input(const fs::path& path, std::size_t chunk_bytes) {
+  OpenedInput in;
+  int fd = 0;
+  const bool stdin_input = path == "-";
+  if (stdin_input) {
+    in.name = "<stdin>";
+  } else {
+    in.name = path.string();
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      if (errno == ENOENT) throw InputError(in.name + ": no such file");
+      throw InputError(in.name + ": cannot open for reading: " + std::strerror(errno));
+    }
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+      ::close(fd);
+      throw InputError(in.name + ": is a directory, expected a trace file");
+    }
+  }
+  auto raw = std::make_unique<HeadSource>(std::make_unique<FdSource>(fd, in.name, !stdin_input));
+  in.kind = sniff_input(raw->head(16));
+  if (in.kind != InputKind::Gzip) {
+    in.source = std::move(raw);
+    return in;
+  }
+  // The inflated bytes say what they are in turn.
+  auto inflated = std::make_unique<HeadSource>(std::make_unique<GzipSource>(std::move(raw), in.name, chunk_bytes));
+  in.kind = sniff_input(inflated->head(16));
+  if (in.kind == InputKind::Gzip) in.kind = InputKind::Json;  // gzip inside gzip: not a trace; the reader says so
+  in.source = std::move(inflated);
+  return in;
 }
 
 }  // namespace syncscope::io_detail

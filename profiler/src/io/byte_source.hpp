@@ -5,7 +5,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -33,17 +32,36 @@ class MemorySource final : public ByteSource {
   std::string_view data_;
 };
 
-class FileSource final : public ByteSource {
+// A file descriptor read to its end: a regular file, standard input, a FIFO, a pipe from
+// process substitution (/dev/fd/N) or a character device. Never seeks or re-opens.
+class FdSource final : public ByteSource {
  public:
-  explicit FileSource(const std::filesystem::path& path);
-  ~FileSource() override;
-  FileSource(const FileSource&) = delete;
-  FileSource& operator=(const FileSource&) = delete;
+  FdSource(int fd, std::string name, bool owned);
+  ~FdSource() override;
+  FdSource(const FdSource&) = delete;
+  FdSource& operator=(const FdSource&) = delete;
   std::size_t read(char* dst, std::size_t max) override;
 
  private:
+  int fd_;
   std::string name_;
-  std::FILE* f_ = nullptr;
+  bool owned_;
+};
+
+// Lets a reader look at the first bytes of a source and then read them again: how a
+// format is recognized from the one handle that was opened (a pipe cannot be re-read).
+class HeadSource final : public ByteSource {
+ public:
+  explicit HeadSource(std::unique_ptr<ByteSource> in) : in_(std::move(in)) {}
+  // Up to n bytes from the start (fewer only at the end of the input); not consumed.
+  std::string_view head(std::size_t n);
+  std::size_t read(char* dst, std::size_t max) override;
+  std::string_view offset_unit() const override { return in_->offset_unit(); }
+
+ private:
+  std::unique_ptr<ByteSource> in_;
+  std::string head_;
+  std::size_t pos_ = 0;  // bytes of head_ already handed out
 };
 
 // Inflates gzip (all members of a multi-member file) from another source.
@@ -67,7 +85,25 @@ class GzipSource final : public ByteSource {
   bool done_ = false;
 };
 
-// Opens a file for streaming: gzip is recognized by its magic bytes, not by the name.
-std::unique_ptr<ByteSource> open_file_source(const std::filesystem::path& path, std::size_t chunk_bytes);
+// What the first bytes of an input say it is.
+enum class InputKind {
+  Json,    // anything else: the JSON reader says what is wrong with it
+  Gzip,    // 1f 8b (RFC 1952)
+  Sqlite,  // "SQLite format 3\0" (e.g. an Nsight Systems export)
+};
+InputKind sniff_input(std::string_view head);
+
+// An input opened once: `source` yields its bytes (gzip already inflated), `kind` what
+// they are, `name` how messages name it.
+struct OpenedInput {
+  std::unique_ptr<ByteSource> source;
+  InputKind kind = InputKind::Json;
+  std::string name;
+};
+
+// Opens `path` once for streaming ("-" is standard input) and recognizes its format from the
+// first bytes of that handle: no second open, no re-read, so pipes, FIFOs and process
+// substitution work, gzip or not.
+OpenedInput open_input(const std::filesystem::path& path, std::size_t chunk_bytes);
 
 }  // namespace syncscope::io_detail

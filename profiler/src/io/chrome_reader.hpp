@@ -12,8 +12,4 @@ namespace syncscope::io_detail {
 // finalized Trace. `source_name` names the input in error messages.
 Trace read_chrome_json(ByteSource& source, const std::string& source_name, std::size_t chunk_bytes);
 
-// Names of the per-event and top-level blocks our writer adds for what Kineto has no field
-// for; the reader gives them precedence over what it would infer.
-inline constexpr const char* kSyncscopeKey = "syncscope";
-
 }  // namespace syncscope::io_detail

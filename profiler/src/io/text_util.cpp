@@ -101,6 +101,51 @@ std::optional<std::int64_t> parse_int64(std::string_view s) {
   return v;
 }
 
+std::optional<std::uint64_t> parse_integer_text(std::string_view s) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+    std::uint64_t v = 0;
+    auto [p, ec] = std::from_chars(s.data() + 2, s.data() + s.size(), v, 16);
+    if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+    return v;
+  }
+  if (auto v = parse_int64(s)) return static_cast<std::uint64_t>(*v);
+  std::uint64_t u = 0;  // non-negative decimals above INT64_MAX
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), u);
+  if (s.empty() || ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+  return u;
+}
+
+std::optional<CopyKind> copy_kind_from_number(std::int64_t v) {
+  switch (v) {
+    case 0: return CopyKind::HtoH;
+    case 1: return CopyKind::HtoD;
+    case 2: return CopyKind::DtoH;
+    case 3: return CopyKind::DtoD;
+    case 4: return CopyKind::Unknown;  // cudaMemcpyDefault: inferred from the pointers
+    default: return std::nullopt;
+  }
+}
+
+int memcpy_kind_number(CopyKind k) {
+  switch (k) {
+    case CopyKind::HtoH: return 0;
+    case CopyKind::HtoD: return 1;
+    case CopyKind::DtoH: return 2;
+    case CopyKind::DtoD: return 3;
+    case CopyKind::PtoP:
+    case CopyKind::Unknown: break;
+  }
+  return -1;
+}
+
+std::optional<std::int64_t> stream_from_track_name(std::string_view tid) {
+  constexpr std::string_view prefix = "stream ";
+  if (tid.substr(0, prefix.size()) != prefix) return std::nullopt;
+  return parse_int64(tid.substr(prefix.size()));
+}
+
 std::optional<std::int64_t> canonical_int(std::string_view s) {
   auto v = parse_int64(s);
   if (!v) return std::nullopt;
@@ -190,6 +235,13 @@ CopyKind copy_kind_from(std::string_view s) {
 }
 
 }  // namespace
+
+std::optional<CopyKind> copy_kind_from_text(std::string_view text) {
+  if (auto v = parse_int64(text)) return copy_kind_from_number(*v);
+  const CopyKind k = copy_kind_from(text);
+  if (k == CopyKind::Unknown) return std::nullopt;
+  return k;
+}
 
 void parse_memcpy_name(std::string_view name, CopyKind& kind, MemoryKind& src, MemoryKind& dst) {
   kind = CopyKind::Unknown;

@@ -21,6 +21,22 @@ std::optional<std::int64_t> parse_us_as_ns(std::string_view text);
 // A whole decimal integer ("-12", "7"); nullopt for anything else or overflow.
 std::optional<std::int64_t> parse_int64(std::string_view text);
 
+// An integer written as text, as traces write ids, streams and pointers: decimal ("31",
+// "-1") or hexadecimal ("0x1f", "0X1F"), surrounding spaces allowed. The value as two's
+// complement in 64 bits (hex up to 0xffffffffffffffff); nullopt for anything else.
+std::optional<std::uint64_t> parse_integer_text(std::string_view text);
+
+// A copy direction written by a trace: cudaMemcpyKind/hipMemcpyKind numbers (0 HtoH, 1 HtoD,
+// 2 DtoH, 3 DtoD; 4, "default", is Unknown) or Kineto's spellings ("HtoD", ...). nullopt when
+// the value is neither.
+std::optional<CopyKind> copy_kind_from_number(std::int64_t v);
+std::optional<CopyKind> copy_kind_from_text(std::string_view text);
+// The cudaMemcpyKind number we write for a direction; -1 when it has none (PtoP, Unknown).
+int memcpy_kind_number(CopyKind k);
+
+// The stream in a tid written "stream 7" (Kineto of 2021 names GPU tracks so).
+std::optional<std::int64_t> stream_from_track_name(std::string_view tid);
+
 // The integer when `text` is exactly its canonical spelling ("7" yes, "07" and "+7" no),
 // so that writing it as a JSON number and reading it back gives the same text.
 std::optional<std::int64_t> canonical_int(std::string_view text);

@@ -126,6 +126,24 @@ std::optional<E> parse_of(const std::array<std::string_view, N>& names, std::str
 }
 }  // namespace
 
+std::string describe(const ReadWarning& w) {
+  const std::string cat = w.category.empty() ? "uncategorized" : "\"" + w.category + "\"";
+  const std::string first = "first: traceEvents[" + std::to_string(w.first_event) + "]";
+  const std::string n = std::to_string(w.count);
+  switch (w.kind) {
+    case ReadWarning::Kind::ArgumentType:
+      return n + " " + cat + " events have \"" + w.field + "\" that is not " + w.expected + " (" + first + ": " +
+             w.example + "); kept as text, not used";
+    case ReadWarning::Kind::SkippedEvent:
+      return n + " " + cat + " events were skipped: their \"" + w.field + "\" is not " + w.expected + " (" + first +
+             ": " + w.example + ") and the analyses need it";
+    case ReadWarning::Kind::DuplicateKey:
+      return n + " " + cat + " events give the key \"" + w.field + "\" more than once (" + first +
+             "); the last value was used";
+  }
+  return n + " events: " + w.field;
+}
+
 std::string_view kind_name(ApiKind e) { return name_of(kApi, e); }
 std::string_view kind_name(CopyKind e) { return name_of(kCopy, e); }
 std::string_view kind_name(MemoryKind e) { return name_of(kMem, e); }

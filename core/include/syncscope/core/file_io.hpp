@@ -12,14 +12,21 @@ namespace syncscope {
 // True when the file starts with the gzip magic bytes (the name does not matter).
 bool is_gzip_file(const std::filesystem::path& path);
 
-// Reads a whole file, transparently gunzipping .gz content. Throws InputError naming the
-// file when it cannot be read or the gzip stream is corrupt or truncated.
-std::string read_file(const std::filesystem::path& path);
+// Reads a whole file, transparently gunzipping content that starts with the gzip magic
+// bytes. The file is opened once and read front to back, so pipes, FIFOs, process
+// substitution (/dev/fd/N) and "-" (standard input) work, gzip or not. Throws InputError
+// naming the file when it cannot be read, the gzip stream is corrupt or truncated, or the
+// content (after gunzip) exceeds `max_bytes` (a bound before we allocate for it).
+inline constexpr std::uint64_t kDefaultMaxReadBytes = 1ull << 30;
+std::string read_file(const std::filesystem::path& path, std::uint64_t max_bytes = kDefaultMaxReadBytes);
 
-// Writes through a temporary file in the same directory, then renames it over `path`, so
-// readers never see a partial file and a failure leaves nothing behind. Compresses with
-// gzip when `path` ends in ".gz". Refuses to replace an existing file unless `overwrite`.
-// `write` receives a sink; everything it appends becomes the file's content.
+// Writes `path` by the rules of core/output_policy.hpp: a regular file (or nothing) there
+// is written through a temporary file in the same directory and renamed over it, so
+// readers never see a partial file and a failure leaves nothing behind; a symlink's target
+// is the file replaced; a character device, FIFO, "-" or /dev/stdout is written straight
+// through. Refuses to replace an existing regular file unless `overwrite`, and never
+// replaces a directory or another special file. Compresses with gzip when `path` ends in
+// ".gz". `write` receives a sink; everything it appends becomes the file's content.
 using Sink = std::function<void(std::string_view)>;
 void write_file_atomic(const std::filesystem::path& path, const std::function<void(const Sink&)>& write,
                        bool overwrite = false);

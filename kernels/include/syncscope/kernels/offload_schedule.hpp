@@ -6,7 +6,8 @@
 //
 // Variants (facts.md, "Double-buffered checkpoint reload"; unsloth-zoo PR 534):
 //   single   one device buffer; before each reload the copy stream waits for everything
-//            queued on the main stream so far: T ~ L*(c+g).
+//            queued on the main stream so far: T ~ L*(c+g) (L-1 offloaded layers, as
+//            Unsloth keeps the last one).
 //   double   two device buffers with one "free" event each; a reload waits only for its
 //            own buffer's last use: T ~ c + (L-1)*max(c,g) + g.
 //   prefetch ours: a ring of k+1 buffers with an explicit look-ahead of k layers, the
@@ -36,13 +37,17 @@ struct OffloadPlan {
 
 // The memory-aware choice. `activation_bytes` is one layer's checkpoint (its input,
 // T*hidden*dtype bytes); `budget_bytes` the device bytes the checkpoints may use, ring
-// included. single/double offload every layer (as Unsloth does). prefetch keeps every
-// layer resident when budget >= L*a; otherwise a ring of k+1 buffers (k clamped to
-// [1, offloaded layers]) and as many of the LAST layers resident as the rest of the budget
-// holds: backward needs the last layers first, when no reload could have been hidden yet.
-// Deterministic; throws InputError for an unknown variant or non-positive sizes.
+// included. single/double follow Unsloth's checkpointer (unsloth_zoo gradient_checkpointing.py,
+// UnslothCheckpointFunction): a layer input of at most 2 MiB is never offloaded
+// (`min_offload_bytes`, Unsloth's 2 MiB by default), and the last layer's input stays on the device from the second
+// step on (`first_pass` false; its FIRST_PASS offloads every layer once to count them).
+// prefetch (ours) keeps every layer resident when budget >= L*a; otherwise a ring of k+1
+// buffers (k clamped to [1, offloaded layers]) and as many of the LAST layers resident as the
+// rest of the budget holds: backward needs the last layers first, when no reload could have
+// been hidden yet. Deterministic; throws InputError for an unknown variant or non-positive sizes.
 OffloadPlan plan_offload(const std::string& variant, int layers, double activation_bytes,
-                         double budget_bytes, int prefetch_depth);
+                         double budget_bytes, int prefetch_depth, bool first_pass = false,
+                         double min_offload_bytes = 2.0 * 1024 * 1024);
 
 enum class ChoreoKind {
   RecordMain,     // record `event` on the main stream

@@ -50,6 +50,9 @@ struct Op {
   int buffer = -1;        // device buffer touched (schedule checker); -1 none
   Access access = Access::None;
   int layer = -1;         // layer index, for attribution
+  // Issued by the same framework op as the launch before it (a GEMM's split-K reduce after
+  // its main kernel): the simulator charges a fitted profile's host cost per op once per op.
+  bool continues_op = false;
   // Further buffers touched beyond `buffer`/`access` (e.g. a copy's source and target).
   // A HostWork op with a Write access marks a buffer handed back to the caching allocator
   // of `stream`: work queued on `stream` afterwards may overwrite it.

@@ -43,4 +43,38 @@ MoeRouting moe_routing(const std::vector<std::int64_t>& expert_ids, int num_expe
 std::vector<std::int64_t> moe_capacity_rows(const std::vector<std::int64_t>& expert_ids, int num_experts,
                                             std::int64_t capacity);
 
+// ---- NF4 (QLoRA's 4-bit NormalFloat, bitsandbytes' storage) ---------------------------
+// The 16 code values (bitsandbytes functional.py / csrc dDequantizeNF4; the QLoRA paper).
+inline constexpr float kNf4Values[16] = {
+    -1.0f, -0.6961928009986877f, -0.5250730514526367f, -0.39491748809814453f, -0.28444138169288635f,
+    -0.18477343022823334f, -0.09105003625154495f, 0.0f, 0.07958029955625534f, 0.16093020141124725f,
+    0.24611230194568634f, 0.33791524171829224f, 0.44070982933044434f, 0.5626170039176941f,
+    0.7229568362236023f, 1.0f};
+inline constexpr int kNf4BlockSize = 64;       // values per absmax (bitsandbytes' QLoRA default)
+inline constexpr int kNf4AbsmaxBlockSize = 256;  // absmax values per second-level absmax (double quant)
+
+// A weight as bitsandbytes stores it for QLoRA (quantize_4bit, quant_type "nf4", blocksize
+// 64): two codes per byte, the first value in the high nibble; per block of 64 values an
+// fp32 absmax. With double quantization (compress_statistics) the absmax values, minus their
+// mean (`offset`), are 8-bit quantized with the signed dynamic map in blocks of 256
+// (`absmax_codes`, `absmax2`).
+struct Nf4Tensor {
+  std::int64_t numel = 0;
+  std::vector<std::uint8_t> codes;  // ceil(numel/2)
+  bool double_quant = false;
+  std::vector<float> absmax;              // ceil(numel/64) (empty with double_quant)
+  std::vector<std::uint8_t> absmax_codes;  // ceil(numel/64) (double_quant)
+  std::vector<float> absmax2;              // ceil(blocks/256) (double_quant)
+  float offset = 0;                        // mean absmax (double_quant)
+};
+
+// bitsandbytes' create_dynamic_map(signed=True, max_exponent_bits=7, total_bits=8): 256
+// sorted values in [-1, 1].
+std::vector<float> dynamic_map_signed();
+// Nearest-value quantization (bitsandbytes' decision tree compares with the midpoints).
+Nf4Tensor nf4_quantize(const std::vector<float>& values, bool double_quant);
+// Per-block absmax as the dequantization uses it (after undoing the double quantization).
+std::vector<float> nf4_block_absmax(const Nf4Tensor& t);
+std::vector<float> nf4_dequantize(const Nf4Tensor& t);
+
 }  // namespace syncscope::kernels

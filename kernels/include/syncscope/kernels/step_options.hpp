@@ -40,7 +40,45 @@ struct StepOptions {
   bool nvtx = true;               // emit NVTX ranges (CUDA builds)
   double learning_rate = 1e-4;    // AdamW
   double weight_decay = 0.0;      // AdamW; 0 keeps cross-variant parameter checks simple
+  // Issue 14. full | lora | qlora, LoRA rank/alpha/targets, NF4 double quantization
+  // (scenario.hpp TrainingSpec). AdamW updates only what trains (adapters under lora/qlora).
+  TrainingSpec training;
+  // Offload: the first step of a run, when Unsloth's checkpointer still offloads the last
+  // layer too (its FIRST_PASS counts the layers; from the second step the last layer's input
+  // stays on the device). ReferenceStep sets it for its own first run().
+  bool offload_first_pass = false;
+  // Offload single/double: a layer input of at most this many bytes stays on the device
+  // (Unsloth's MINIMUM_SIZE, kUnslothMinOffloadBytes below). Tests with tiny shapes set 0.
+  double offload_min_bytes = 2.0 * 1024 * 1024;
+  // Step programs only: model gpt-oss's experts and attention as Unsloth runs them (biases,
+  // clamped SwiGLU with model.swiglu_limit, fp32 down-projection and weighting, attention
+  // sinks in an eager softmax) instead of the reference step's bf16 Llama-style form. The
+  // LibTorch step does not implement them; the simulator measures what the difference costs
+  // (model/README.md, "Where we differ from Unsloth").
+  bool gpt_oss_unsloth_form = false;
 };
+
+// Unsloth's default reload schedule for runs whose fix under test is not offload (its
+// gradient checkpointer double-buffers since unsloth-zoo PR 534).
+inline constexpr const char* kUnslothDefaultReload = "double";
+
+// Unsloth's checkpointer offloads a layer input only when it is larger than 2 MiB
+// (unsloth_zoo/gradient_checkpointing.py: MINIMUM_SIZE = 2 MiB / element size, compared
+// with the element count), and double-buffers only with memory for the second buffer
+// (facts.md: enabled with > 512 MB free; it falls back to one buffer on out-of-memory).
+inline constexpr double kUnslothMinOffloadBytes = 2.0 * 1024 * 1024;
+inline constexpr double kUnslothDoubleBufferFreeBytes = 512.0 * 1024 * 1024;
+
+// gpt-oss (model_type "gpt_oss", or a name containing "gpt-oss"): attention biases, sinks,
+// router and expert biases, the clamped SwiGLU.
+bool is_gpt_oss(const ModelShape& model);
+// True when `module` ("q_proj", ..., "down_proj") carries a LoRA adapter in these options.
+// MoE experts and the router never do (Unsloth's gate/up/down targets name dense MLPs).
+bool lora_adapted(const StepOptions& options, const std::string& module);
+// True when the base weight of `module` is stored in NF4 (qlora: attention and dense MLP
+// projections, as bitsandbytes converts nn.Linear layers; not the LM head, embeddings,
+// router or 3-D expert tensors).
+bool nf4_quantized(const StepOptions& options, const std::string& module);
 
 // Layers actually run (options.layers or the model's).
 int effective_layers(const StepOptions& options);

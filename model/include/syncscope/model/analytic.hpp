@@ -110,9 +110,13 @@ double offload_ring_ns(const std::vector<double>& c_ns, const std::vector<double
 
 // ---- MoE routing -----------------------------------------------------------------------
 // Saving per step: N MoE layers x passes (forward, plus the recompute under checkpointing)
-// x (E-1) q for "sorted" (one sync per layer left) or E q for "device" (none left), plus the
-// measured kernel-time difference (positive: the fix's kernels are faster).
-double moe_saving_sorted_ns(int experts, int moe_layers, int passes, double q_ns, double kernel_delta_ns = 0);
+// x (E - k) q for "sorted", where k is the syncs each of its MoE calls still issues (3 on
+// CUDA: torch.bincount reads min and max back, then .tolist() reads the counts;
+// kMoeSortedSyncsPerCall), or E q for "device" (none left), plus the measured kernel-time
+// difference (positive: the fix's kernels are faster).
+inline constexpr int kMoeSortedSyncsPerCall = 3;
+double moe_saving_sorted_ns(int experts, int moe_layers, int passes, double q_ns, double kernel_delta_ns = 0,
+                            int syncs_left = kMoeSortedSyncsPerCall);
 double moe_saving_device_ns(int experts, int moe_layers, int passes, double q_ns, double kernel_delta_ns = 0);
 
 // ---- step level ------------------------------------------------------------------------

@@ -14,6 +14,10 @@ namespace syncscope {
 GpuProfile profile_from_calibration(const CalibrationMeasurements& m, const std::string& name,
                                     const std::string& date_utc);
 
+// A file-name-safe profile name from a GPU's name: "NVIDIA H200" -> "nvidia-h200"; "gpu"
+// when nothing is left.
+std::string profile_slug(const std::string& gpu_name);
+
 // Reads the NVIDIA kernel driver version from a /proc/driver/nvidia/version-style text
 // ("... Kernel Module  580.159.04  ..."); "" when absent.
 std::string parse_nvidia_driver_version(const std::string& proc_text);

@@ -63,6 +63,8 @@ struct MoeParams {
   int experts = 0;
   int moe_layers = 0;
   int passes = 1;  // forward (+1 for the recompute under gradient checkpointing)
+  // Syncs each "sorted" MoE call still issues (bincount's min and max reads, .tolist()).
+  int sorted_syncs_left = kMoeSortedSyncsPerCall;
   Interval per_expert_ns;                      // q
   Interval kernel_delta_ns = Interval::exact(0);  // measured kernel-time difference per step
   // Segment form of "device" (all routing syncs gone: host and GPU overlap across the MoE

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "syncscope/model/results.hpp"
+
 namespace syncscope::model {
 
 struct PackingPublishedCase {
@@ -56,6 +58,28 @@ struct PublishedReport {
 };
 
 PublishedReport reproduce_published_figures();
+
+// Speedups the blog prints (facts.md), as printed, with the model, fix, variant and training
+// mode they were measured with ("" where the blog does not say). forward/step 0: not published.
+struct PublishedSpeedup {
+  std::string model, fix, variant, training;
+  double forward_speedup = 0;  // e.g. 1.433 for "+43.3% forward"
+  double step_speedup = 0;     // whole step (batch)
+  std::string source;
+};
+const std::vector<PublishedSpeedup>& published_speedups();
+
+// A run's speedup beside the published one for the same model, fix and variant (the model
+// name from results.json's network block). Informational: another GPU and another
+// framework, so no tolerance applies.
+struct PublishedCheck {
+  std::string scenario, fix, variant, model;
+  std::string what;  // "forward" | "step"
+  double published = 0, measured = 0;
+  double difference = 0;  // (measured - published) / published
+  std::string training_published, training_run, source;
+};
+std::vector<PublishedCheck> published_checks(const RunResults& results);
 std::string published_report_to_markdown(const PublishedReport& report);
 
 }  // namespace syncscope::model

@@ -1,7 +1,8 @@
 // results.json: what `syncscope run` writes and `validate` / `report` read. One schema for
 // measured and simulated runs (`mode` says which). The JSON spelling of every field is the
 // snake_case name below; results.csv is the same data, one row per scenario x variant x
-// metric.
+// metric. The per-variant fields are listed once (results.cpp's field table) for the JSON
+// writer, the JSON reader and the CSV writer.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +36,15 @@ struct Environment {
   std::map<std::string, std::string> extra;  // clocks as read, CUPTI version, ...
 };
 
+// The network a variant trained (issue 14): kernels/network.hpp's summary.
+struct NetworkInfo {
+  std::string model;                      // model name from the scenario
+  std::int64_t parameters = 0;            // every element, adapters included
+  std::int64_t trainable_parameters = 0;  // what AdamW updates
+  bool tied_embeddings = false;
+  std::string training;                   // "full" | "lora" | "qlora"
+};
+
 // One scenario x fix x variant.
 struct VariantResult {
   std::string scenario;
@@ -54,6 +64,12 @@ struct VariantResult {
   double tolerance = 0.10;      // from the scenario
   std::string trace_file;       // relative to the results directory ("" when none kept)
   std::map<std::string, double> model_parameters;  // e.g. s_ns, c_ns, g_ns, q_ns
+  // Issue 14: the forward pass alone (the "forward" range: from its start on the host to the
+  // end of the last GPU work it launched), and baseline forward / this forward. n = 0: not
+  // measured (older results).
+  Estimate forward_time_ns;
+  Estimate forward_speedup;
+  std::optional<NetworkInfo> network;
 };
 
 struct RunResults {

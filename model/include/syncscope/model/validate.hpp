@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "syncscope/model/published.hpp"
 #include "syncscope/model/results.hpp"
 
 namespace syncscope::model {
@@ -46,6 +47,9 @@ struct ValidationReport {
   bool ranking_matches = true;
   int failures = 0;  // variants outside their tolerance
   std::vector<std::string> notes;
+  // Speedups beside the blog's published ones (forward and step) for the same model, fix and
+  // variant: informational, not part of the verdict (published.hpp).
+  std::vector<PublishedCheck> published;
 };
 
 ValidationReport validate_results(const RunResults& results, const std::string& source);

@@ -6,14 +6,23 @@
 // - Host: each enqueueing call (cudaLaunchKernel, cudaMemcpyAsync, cudaMemsetAsync,
 //   cudaEventRecord, cudaStreamWaitEvent) costs launch_overhead_ns of host time, after the
 //   op's own host_ns (framework dispatch). Work becomes runnable launch_latency_ns after
-//   the call starts.
+//   the call starts (a fitted profile's copy_latency_ns for copies). A profile fitted from
+//   a trace (calibrate --from-trace) adds the framework's host time per op: before a launch
+//   that starts an op (Op::continues_op false) its time up to the call (host_launch_op_ns,
+//   or the fitted kernel's own figure, + plain_ops_per_launch_op * host_op_ns), and its
+//   time after the call when the next op starts or a range opens or closes; host_range_ns
+//   at each range push and pop and at each step's end. So an eager-Python profile runs the
+//   host as slowly as the traced Python loop did and a C++ one as fast as LibTorch did.
 // - Kernels: a roofline, max(flops / rate, bytes / dram_bytes_per_s), never below
-//   SimOptions::min_kernel_ns. Kernels on different streams run concurrently at full rate
-//   (no SM sharing: programs here have one compute stream and copy streams).
+//   SimOptions::min_kernel_ns (a fitted profile's kernel_floor_ns instead, and for a
+//   kernel named like one the trace showed, never below that kernel's traced median).
+//   Kernels on different streams run concurrently at full rate (no SM sharing: programs
+//   here have one compute stream and copy streams).
 // - Copies: H2D and D2H each have one copy engine (FIFO in host issue order); duration
 //   bytes / bandwidth of the host memory kind (pinned or pageable), never below
-//   SimOptions::min_copy_ns (the pinned rate stands in for a pageable rate the profile
-//   lacks). A pageable copy blocks the host until it completes, as
+//   SimOptions::min_copy_ns (a fitted profile's copy_floor_ns instead; the pinned rate
+//   stands in for a pageable rate the profile lacks). A pageable copy blocks the host
+//   until it completes, as
 //   cudaMemcpyAsync with pageable host memory does. Device-to-device copies run like a
 //   memory-bound kernel (2 x bytes over dram bandwidth: read and write).
 // - Device memory is shared: each running item wants bytes / duration of DRAM bandwidth
@@ -75,8 +84,16 @@ Ns op_duration_ns(const program::Op& op, const GpuProfile& profile, const SimOpt
 // shows as 7 in CUPTI and Kineto traces; other streams 13, 14, ...).
 std::int64_t trace_stream_id(const program::Program& program, int index);
 
+// Bytes simulate() holds for a program of `ops_per_step` ops issued `steps` times: its
+// work items and the trace it writes, and what analyze() adds to it. simulate() refuses
+// (InputError with this estimate) a simulation that needs more than the machine has
+// available (MemAvailable), before allocating.
+double simulation_bytes(std::uint64_t ops_per_step, int steps);
+
 // Runs the program; throws InputError for an inconsistent program (a stream or event index
-// out of range, RangePop without RangePush, a copy without a direction).
+// out of range, RangePop without RangePush, a copy without a direction), for a profile
+// value that makes a time overflow (naming the field), and for a simulation too large for
+// the memory available.
 Trace simulate(const program::Program& program, const GpuProfile& profile, const SimOptions& options = {});
 
 }  // namespace syncscope::sim

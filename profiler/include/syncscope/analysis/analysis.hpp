@@ -15,8 +15,16 @@
 //   the device is ONE sync point (merged_copy; PyTorch's .item()/.tolist()/nonzero() into
 //   pageable memory). A pinned copy followed by a stream sync is one sync point: the sync.
 //   cudaStreamWaitEvent is not a host sync (SyncStats::stream_wait_events). Query calls
-//   (cudaStreamQuery, cudaEventQuery) never are. A sync call made inside another API call
-//   of the same thread (the driver call under a runtime call) is part of that call.
+//   (cudaStreamQuery, cudaEventQuery) never are; neither is cudaGraphLaunch. A sync call made
+//   inside another API call of the same thread (the driver call under a runtime call) is part
+//   of that call. HIP's calls by HIP's documented semantics (hipDeviceSynchronize,
+//   hipStreamSynchronize, hipEventSynchronize, synchronous hipMemcpy* and
+//   hipMemcpyWithStream between host and device; hipStreamWaitEvent a stream wait; queries
+//   never). A copy's direction: its GPU copy record, else its "kind" argument, else its name.
+//   One rule for copies the trace does not decide: a synchronous copy of unknown direction,
+//   and an async device-to-host copy into host memory of unknown kind not followed by a sync
+//   of its stream, are not counted (a warning counts them); such an async copy followed by a
+//   sync of its stream is one sync point with it.
 //   CUPTI/Kineto sync records are evidence (they give a call's stream and device by
 //   correlation id), never counted themselves.
 // - Each sync point has a cause: the outermost enclosing `aten::` CPU op on its thread

@@ -25,7 +25,10 @@ struct ReadOptions {
 };
 
 // Reads .json or .json.gz by streaming: memory stays proportional to the records kept, not
-// to the file. gzip is recognized by its magic bytes, not the name. Bad input throws
+// to the file. The input is opened once and its format recognized from its first bytes (gzip
+// by its magic bytes, not the name), so "-" (standard input), pipes, FIFOs and process
+// substitution work. Generous with values it does not need (counted in meta.read_warnings),
+// exact with those it does. Bad input throws
 // InputError whose message names the file and the byte offset or event index, and what was
 // expected. Input: Kineto's conventions (cat -> record type, baseTimeNanoseconds, "us.nnn"
 // strings, absolute microseconds of older traces, the JSON Array Format) and everything our

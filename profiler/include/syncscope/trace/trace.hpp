@@ -54,8 +54,15 @@ class StringTable {
 // ---- host API calls -------------------------------------------------------------------
 enum class ApiKind : std::uint8_t { Runtime = 0, Driver = 1 };
 
+// Values match CUPTI's CUpti_ActivityMemcpyKind where both have them, except PtoP/HtoH.
+enum class CopyKind : std::uint8_t { Unknown = 0, HtoD = 1, DtoH = 2, DtoD = 3, PtoP = 4, HtoH = 5 };
+
+
 struct ApiCall {
   ApiKind kind = ApiKind::Runtime;
+  // A copy call's direction from its own arguments (HIP traces give hipMemcpyKind as "kind");
+  // Unknown when the trace does not say. GPU copy records, joined by correlation, say it too.
+  CopyKind copy_kind = CopyKind::Unknown;
   StringId name = kNoString;  // e.g. "cudaStreamSynchronize", "cuLaunchKernel"
   std::int32_t cbid = -1;     // CUPTI callback id when known
   std::int64_t pid = -1;
@@ -69,15 +76,21 @@ struct ApiCall {
 };
 
 // ---- GPU activity ---------------------------------------------------------------------
-struct Kernel {
-  StringId name = kNoString;  // for display: demangled when the source gave a mangled name
-  StringId mangled_name = kNoString;  // as the source gave it when it differs from `name`
+// The fields every GPU activity record has (kernel, copy, memset), as CUPTI's activity
+// records and Kineto's "kernel"/"gpu_memcpy"/"gpu_memset" events give them. One struct so
+// readers, writers and the CUPTI decoder fill and print them in one place.
+struct GpuActivity {
   std::int32_t device = -1;
   std::uint32_t context = 0;
   std::int64_t stream = -1;
   Ns start = 0;
   Ns end = 0;
-  std::uint64_t correlation = 0;
+  std::uint64_t correlation = 0;  // links to the API call that launched it (0: none)
+};
+
+struct Kernel : GpuActivity {
+  StringId name = kNoString;  // for display: demangled when the source gave a mangled name
+  StringId mangled_name = kNoString;  // as the source gave it when it differs from `name`
   std::uint64_t external_id = 0;
   std::int32_t grid[3] = {0, 0, 0};
   std::int32_t block[3] = {0, 0, 0};
@@ -85,40 +98,25 @@ struct Kernel {
   std::int32_t shared_memory_bytes = 0;  // static + dynamic
 };
 
-// Values match CUPTI's CUpti_ActivityMemcpyKind where both have them, except PtoP/HtoH.
-enum class CopyKind : std::uint8_t { Unknown = 0, HtoD = 1, DtoH = 2, DtoD = 3, PtoP = 4, HtoH = 5 };
-
 // Values match CUPTI's CUpti_ActivityMemoryKind for pageable(1)/pinned(2)/device(3);
 // managed is 4 here (CUPTI numbers it differently).
 enum class MemoryKind : std::uint8_t { Unknown = 0, Pageable = 1, Pinned = 2, Device = 3, Managed = 4 };
 
-struct Memcpy {
+struct Memcpy : GpuActivity {
   CopyKind kind = CopyKind::Unknown;
   MemoryKind src_kind = MemoryKind::Unknown;
   MemoryKind dst_kind = MemoryKind::Unknown;
   bool async = false;
+  std::int32_t peer_device = -1;  // the other device for PtoP (`device` executes the copy)
   std::uint64_t bytes = 0;
-  std::int32_t device = -1;       // the device that executes the copy
-  std::int32_t peer_device = -1;  // the other device for PtoP
-  std::uint32_t context = 0;
-  std::int64_t stream = -1;
-  Ns start = 0;
-  Ns end = 0;
-  std::uint64_t correlation = 0;
   std::uint64_t external_id = 0;
 };
 
-struct Memset {
-  std::uint64_t bytes = 0;
-  std::uint32_t value = 0;
+struct Memset : GpuActivity {
   MemoryKind memory_kind = MemoryKind::Unknown;
   bool async = false;
-  std::int32_t device = -1;
-  std::uint32_t context = 0;
-  std::int64_t stream = -1;
-  Ns start = 0;
-  Ns end = 0;
-  std::uint64_t correlation = 0;
+  std::uint32_t value = 0;
+  std::uint64_t bytes = 0;
   std::uint64_t external_id = 0;
 };
 
@@ -233,6 +231,24 @@ enum class ClockBase : std::uint8_t {
   Simulated = 3,   // the simulator's own clock, starting at 0
 };
 
+// Something a reader tolerated instead of rejecting the trace, counted once per (kind,
+// category, field): an argument of a type it does not read (kept as text, not used), an
+// event it skipped because a field the analyses need could not be read, a key given twice
+// in one event (the last value is used).
+struct ReadWarning {
+  enum class Kind : std::uint8_t { ArgumentType = 0, SkippedEvent = 1, DuplicateKey = 2 };
+  Kind kind = Kind::ArgumentType;
+  std::string category;           // the events' "cat" as written ("" when none)
+  std::string field;              // "args.grid", "pid", ...
+  std::string expected;           // what the reader reads there, e.g. "an integer"
+  std::string example;            // the first value seen, as JSON text (at most 40 bytes)
+  std::uint64_t first_event = 0;  // traceEvents index of the first occurrence
+  std::uint64_t count = 0;
+};
+
+// One line for people: what, how often, where first, and what was done about it.
+std::string describe(const ReadWarning& w);
+
 struct TraceMetadata {
   std::string source_tool;      // "syncscope-tracer", "torch.profiler", "syncscope-sim", ...
   std::string source_version;   // e.g. CUPTI version, torch version
@@ -244,6 +260,11 @@ struct TraceMetadata {
   Ns base_time_ns = 0;  // Kineto baseTimeNanoseconds (ts in files are relative to it)
   std::map<std::string, std::uint64_t> unknown_categories;  // category -> events seen
   std::map<std::string, std::string> extra;                 // free-form provenance
+  std::optional<std::int64_t> rank;  // distributedInfo.rank: the process's rank in a distributed job
+  std::vector<ReadWarning> read_warnings;  // about the file read; not written back
+  // What the reader counted but did not reject (rows with impossible times, no CUDA data);
+  // shown with the analysis's warnings. Not written to files: a reading's notes, not data.
+  std::vector<std::string> warnings;
 };
 
 // Names given to host processes/threads and GPU streams by "M" metadata events.

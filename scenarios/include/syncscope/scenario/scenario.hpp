@@ -28,7 +28,29 @@ struct ModelShape {
   double rms_norm_eps = 1e-6;          // rms_norm_eps
   double rope_theta = 10000.0;         // rope_theta
   int sliding_window = 0;              // sliding_window (gpt-oss alternates; 0: none)
+  // Added for issue 14 (training as Unsloth does it); optional in scenarios and config.json.
+  bool tie_word_embeddings = false;    // tie_word_embeddings: the LM head is the embedding matrix
+  std::string model_type;              // model_type ("llama", "qwen3", "gpt_oss"); "" when not given
+  double swiglu_limit = 0;             // swiglu_limit (gpt-oss: 7.0, clamps the expert SwiGLU); 0: none
   bool is_moe() const { return num_local_experts > 0; }
+};
+
+// How the network trains (issue 14). "full": every parameter trains (AdamW on all).
+// "lora": the base frozen in the compute dtype, rank-r adapters on `target_modules` train.
+// "qlora": the base frozen in 4-bit NF4 as bitsandbytes stores it (blocks of 64 values with
+// an fp32 absmax each; with double_quant the absmax values are themselves 8-bit quantized in
+// blocks of 256), dequantized before each use; adapters as in lora. Defaults are those of
+// Unsloth's examples (r = 16, alpha = 16, q/k/v/o/gate/up/down).
+inline constexpr const char* kTrainingModes[] = {"full", "lora", "qlora"};
+inline constexpr const char* kLoraModules[] = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
+                                               "down_proj"};
+struct TrainingSpec {
+  std::string mode = "full";
+  int lora_rank = 16;
+  double lora_alpha = 16;
+  std::vector<std::string> target_modules{std::begin(kLoraModules), std::end(kLoraModules)};
+  bool double_quant = false;  // qlora only
+  bool adapters() const { return mode == "lora" || mode == "qlora"; }
 };
 
 // The three fixes and their variants, by the names scenarios use.
@@ -54,6 +76,10 @@ struct FixSelection {
   std::vector<std::string> variants;  // names from the lists above; baseline included
   double tolerance = 0.10;            // validation: max |predicted-measured|/measured speedup error
   int prefetch_depth = 2;             // offload "prefetch": look-ahead k (ring of k+1 buffers)
+  // offload "prefetch": device bytes its memory-aware plan may use (ring and resident layer
+  // inputs), pinned by the scenario so the plan is the same on every GPU; unset: 0 (every
+  // layer offloaded, the ring only).
+  std::optional<double> prefetch_budget_bytes;
 };
 
 struct MeasureSpec {
@@ -70,6 +96,7 @@ struct Scenario {
   BatchSpec batch;
   std::string dtype = "bf16";  // bf16 | fp16 | fp32
   bool offload = false;        // checkpoint-activation offload on
+  TrainingSpec training;       // full | lora | qlora (issue 14)
   std::vector<FixSelection> fixes;
   MeasureSpec measure;
   int layers() const { return measure.layers_override.value_or(model.num_hidden_layers); }
@@ -78,8 +105,13 @@ struct Scenario {
 // Loads a scenario YAML strictly: an unknown key, a wrong type or an impossible value is an
 // InputError naming file, line and column and the expected form.
 Scenario load_scenario(const std::filesystem::path& path);
-// Reads a model's own Hugging Face config.json into a ModelShape (same strictness).
+// Reads a model's own Hugging Face config.json into a ModelShape (same strictness; a key
+// given twice in one object is an error naming its line and column, as in YAML).
 ModelShape load_hf_config(const std::filesystem::path& path);
+// The same from text already read; `source` names it in errors (and gives the scenario's
+// default name, its stem). For fuzzing and for callers that hold the text.
+Scenario parse_scenario(const std::string& text, const std::filesystem::path& source);
+ModelShape parse_hf_config(const std::string& text, const std::filesystem::path& source);
 
 // Sequence lengths for a batch spec (deterministic in seed); they sum to packed_tokens.
 std::vector<int> sequence_lengths(const BatchSpec& batch);

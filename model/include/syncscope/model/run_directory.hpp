@@ -1,0 +1,40 @@
+// What a `syncscope run` results directory holds besides results.json, and how `report`
+// loads one: timelines.json (the strips the report draws, so it needs no trace) and
+// sim_check.json (the simulator checked against a measurement).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "syncscope/analysis/timeline.hpp"
+#include "syncscope/model/results.hpp"
+
+namespace syncscope {
+
+// 2: each strip may carry "step", the breakdown of its step (schema 1 files still read).
+inline constexpr int kTimelineSchemaVersion = 2;
+
+std::string timelines_to_json(const std::vector<TimelineStrip>& strips);
+// Strict: InputError naming the source and the JSON path of a bad field.
+std::vector<TimelineStrip> timelines_from_json(std::string_view json, std::string_view source_name);
+
+// One results directory's content.
+struct ReportRun {
+  RunResults results;
+  std::string source;  // directory or file it came from
+  std::vector<TimelineStrip> timelines;
+  // Simulator-vs-measurement checks kept with the run (sim_check.json), as plain rows.
+  struct SimCheckRow {
+    std::string scenario, fix, variant, metric;
+    double simulated = 0, measured = 0, relative = 0;
+  };
+  std::vector<SimCheckRow> sim_checks;
+};
+
+// Reads DIR/results.json (read_results), DIR/timelines.json when present (else strips
+// extracted from DIR/traces/* named by the results), and DIR/sim_check.json when present.
+ReportRun load_report_run(const std::filesystem::path& dir);
+
+}  // namespace syncscope

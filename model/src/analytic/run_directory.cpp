@@ -1,0 +1,273 @@
+// timelines.json and sim_check.json of a results directory, and loading a whole directory
+// for `report`.
+#include "syncscope/model/run_directory.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <type_traits>
+#include <nlohmann/json.hpp>
+
+#include "syncscope/core/error.hpp"
+#include "syncscope/core/file_io.hpp"
+#include "syncscope/io/trace_io.hpp"
+
+namespace syncscope {
+
+// ---- timelines.json -------------------------------------------------------------------
+
+std::string timelines_to_json(const std::vector<TimelineStrip>& strips) {
+  nlohmann::json j;
+  j["schema_version"] = kTimelineSchemaVersion;
+  j["strips"] = nlohmann::json::array();
+  for (const auto& s : strips) {
+    nlohmann::json o = {{"scenario", s.scenario}, {"fix", s.fix},           {"variant", s.variant},
+                        {"window", s.window},     {"range", s.range},       {"duration_ns", s.duration_ns},
+                        {"lanes", s.lanes},       {"syncs", s.syncs},       {"bubble_ns", s.bubble_ns}};
+    // Compact rows: [lane index (-1: all GPU lanes), kind, start, end, label].
+    nlohmann::json segs = nlohmann::json::array();
+    for (const auto& g : s.segments) {
+      auto it = std::find(s.lanes.begin(), s.lanes.end(), g.lane);
+      const long lane = it == s.lanes.end() ? -1 : static_cast<long>(it - s.lanes.begin());
+      segs.push_back({lane, g.kind, g.start, g.end, g.label});
+    }
+    o["segments"] = std::move(segs);
+    if (s.step) {
+      const StepBreakdown& b = *s.step;
+      o["step"] = {{"step", b.step},
+                   {"steps", b.steps},
+                   {"device", b.device},
+                   {"duration_ns", b.duration_ns},
+                   {"compute_ns", b.compute_ns},
+                   {"copy_ns", b.copy_ns},
+                   {"sync_bubble_ns", b.sync_bubble_ns},
+                   {"other_idle_ns", b.other_idle_ns},
+                   {"host_blocked_ns", b.host_blocked_ns},
+                   {"syncs", b.syncs}};
+    }
+    j["strips"].push_back(std::move(o));
+  }
+  return j.dump();
+}
+
+std::vector<TimelineStrip> timelines_from_json(std::string_view text, std::string_view source) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(fmt::format("{}: not valid JSON at byte {}: {}", source, e.byte, e.what()));
+  }
+  auto need = [&](const nlohmann::json& o, const char* key, const std::string& path) -> const nlohmann::json& {
+    if (!o.is_object() || !o.contains(key))
+      throw InputError(fmt::format("{}: {}: missing field \"{}\"", source, path.empty() ? "/" : path, key));
+    return o[key];
+  };
+  auto typed = [&](bool ok, const std::string& path, const char* what) {
+    if (!ok) throw InputError(fmt::format("{}: {}: expected {}", source, path, what));
+  };
+  const auto& version = need(j, "schema_version", "");
+  typed(version.is_number_integer(), "/schema_version", "an integer");
+  if (version.get<int>() > kTimelineSchemaVersion)
+    throw InputError(fmt::format("{}: schema_version {} is newer than this syncscope reads ({}): update syncscope",
+                                 source, version.get<int>(), kTimelineSchemaVersion));
+  const auto& arr = need(j, "strips", "");
+  typed(arr.is_array(), "/strips", "an array");
+  std::vector<TimelineStrip> out;
+  for (std::size_t i = 0; i < arr.size(); ++i) {
+    const std::string p = fmt::format("/strips/{}", i);
+    const auto& o = arr[i];
+    TimelineStrip s;
+    auto str_in = [&](const nlohmann::json& obj, const char* key, const std::string& path) {
+      const auto& v = need(obj, key, path);
+      typed(v.is_string(), path + "/" + key, "a string");
+      return v.get<std::string>();
+    };
+    auto int_in = [&](const nlohmann::json& obj, const char* key, const std::string& path) {
+      const auto& v = need(obj, key, path);
+      typed(v.is_number_integer(), path + "/" + key, "an integer");
+      return v.get<std::int64_t>();
+    };
+    auto str = [&](const char* key) { return str_in(o, key, p); };
+    auto integer = [&](const char* key) { return int_in(o, key, p); };
+    s.scenario = str("scenario");
+    s.fix = str("fix");
+    s.variant = str("variant");
+    s.window = str("window");
+    if (o.contains("range")) s.range = str("range");
+    s.duration_ns = integer("duration_ns");
+    s.syncs = static_cast<std::uint64_t>(integer("syncs"));
+    s.bubble_ns = integer("bubble_ns");
+    const auto& lanes = need(o, "lanes", p);
+    typed(lanes.is_array(), p + "/lanes", "an array of strings");
+    for (std::size_t l = 0; l < lanes.size(); ++l) {
+      typed(lanes[l].is_string(), fmt::format("{}/lanes/{}", p, l), "a string");
+      s.lanes.push_back(lanes[l].get<std::string>());
+    }
+    const auto& segs = need(o, "segments", p);
+    typed(segs.is_array(), p + "/segments", "an array");
+    for (std::size_t g = 0; g < segs.size(); ++g) {
+      const auto& r = segs[g];
+      const std::string gp = fmt::format("{}/segments/{}", p, g);
+      typed(r.is_array() && r.size() == 5 && r[0].is_number_integer() && r[1].is_string() &&
+                r[2].is_number_integer() && r[3].is_number_integer() && r[4].is_string(),
+            gp, "[lane, kind, start_ns, end_ns, label]");
+      const auto lane = r[0].get<long>();
+      typed(lane >= -1 && lane < static_cast<long>(s.lanes.size()), gp + "/0", "a lane index or -1");
+      s.segments.push_back({lane < 0 ? "gpu" : s.lanes[static_cast<std::size_t>(lane)], r[1].get<std::string>(),
+                            r[2].get<Ns>(), r[3].get<Ns>(), r[4].get<std::string>()});
+    }
+    if (o.contains("step")) {  // schema 2
+      const auto& st = o["step"];
+      const std::string sp = p + "/step";
+      typed(st.is_object(), sp, "an object");
+      auto count = [&](const char* key) {
+        const std::int64_t v = int_in(st, key, sp);
+        typed(v >= 0, sp + "/" + key, "a non-negative integer");
+        return v;
+      };
+      StepBreakdown b;
+      b.step = str_in(st, "step", sp);
+      b.steps = static_cast<std::uint64_t>(count("steps"));
+      const std::int64_t device = int_in(st, "device", sp);
+      typed(device >= -1 && device <= 1'000'000, sp + "/device", "a device id (-1: none)");
+      b.device = static_cast<std::int32_t>(device);
+      b.duration_ns = count("duration_ns");
+      b.compute_ns = count("compute_ns");
+      b.copy_ns = count("copy_ns");
+      b.sync_bubble_ns = count("sync_bubble_ns");
+      b.other_idle_ns = count("other_idle_ns");
+      b.host_blocked_ns = count("host_blocked_ns");
+      b.syncs = static_cast<std::uint64_t>(count("syncs"));
+      s.step = b;
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+// ---- loading a results directory ----------------------------------------------------------
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The file `name` of run directory `dir` (a name from results.json, or one of our own file
+// names): refused unless it stays inside `dir`, by its spelling and after following
+// symbolic links, so `report` never reads (and embeds) a file the run does not hold.
+// `what` says where the name came from, for the message.
+fs::path inside_run(const fs::path& dir, const std::string& name, const std::string& what) {
+  const fs::path rel(name);
+  const std::string why =
+      fmt::format(": report reads only files inside the run directories it is given ({})", dir.string());
+  if (rel.has_root_path())
+    throw InputError(fmt::format("{} \"{}\" is an absolute path{}", what, name, why));
+  const fs::path norm = rel.lexically_normal();
+  if (norm.empty() || *norm.begin() == "..")
+    throw InputError(fmt::format("{} \"{}\" leads outside the run directory{}", what, name, why));
+  std::error_code ec;
+  const fs::path root = fs::canonical(dir, ec);
+  if (ec) throw InputError(fmt::format("{}: cannot resolve the run directory: {}", dir.string(), ec.message()));
+  const fs::path full = fs::weakly_canonical(root / norm, ec);
+  if (ec) throw InputError(fmt::format("{} \"{}\": cannot resolve: {}", what, name, ec.message()));
+  if (std::mismatch(root.begin(), root.end(), full.begin(), full.end()).first != root.end())
+    throw InputError(fmt::format("{} \"{}\" resolves through a symbolic link to {}, outside the run directory{}", what,
+                                 name, full.string(), why));
+  if (fs::exists(full, ec) && !fs::is_regular_file(full, ec))
+    throw InputError(fmt::format("{} \"{}\" is not a regular file{}", what, name, why));
+  return dir / norm;
+}
+
+// A field of a sim_check.json entry: absent is the default, present must have the type.
+template <typename T>
+T field(const nlohmann::json& o, const char* key, T fallback, const std::string& path) {
+  if (!o.contains(key)) return fallback;
+  const auto& v = o[key];
+  const bool ok = std::is_same_v<T, std::string> ? v.is_string() : v.is_number();
+  if (!ok)
+    throw InputError(fmt::format("{}/{}: expected {}", path, key, std::is_same_v<T, std::string> ? "a string" : "a number"));
+  return v.get<T>();
+}
+
+std::vector<ReportRun::SimCheckRow> read_sim_checks(const fs::path& sc) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(read_file(sc));
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(fmt::format("{}: not valid JSON at byte {}: {}", sc.string(), e.byte, e.what()));
+  }
+  if (!j.is_object() || !j.contains("checks") || !j["checks"].is_array())
+    throw InputError(sc.string() + ": expected an object with a \"checks\" array");
+  std::vector<ReportRun::SimCheckRow> rows;
+  const auto& checks = j["checks"];
+  for (std::size_t i = 0; i < checks.size(); ++i) {
+    const auto& c = checks[i];
+    if (!c.is_object() || !c.contains("comparison") || !c["comparison"].is_object() ||
+        !c["comparison"].contains("metrics") || !c["comparison"]["metrics"].is_array())
+      continue;
+    const std::string cp = fmt::format("{}: /checks/{}", sc.string(), i);
+    const auto& metrics = c["comparison"]["metrics"];
+    for (std::size_t k = 0; k < metrics.size(); ++k) {
+      const auto& m = metrics[k];
+      const std::string mp = fmt::format("{}/comparison/metrics/{}", cp, k);
+      if (!m.is_object()) throw InputError(mp + ": expected an object");
+      ReportRun::SimCheckRow row;
+      row.scenario = field<std::string>(c, "scenario", "", cp);
+      row.fix = field<std::string>(c, "fix", "", cp);
+      row.variant = field<std::string>(c, "variant", "", cp);
+      row.metric = field<std::string>(m, "metric", "", mp);
+      row.simulated = field<double>(m, "simulated", 0.0, mp);
+      row.measured = field<double>(m, "measured", 0.0, mp);
+      row.relative = field<double>(m, "relative", 0.0, mp);
+      rows.push_back(row);
+    }
+  }
+  return rows;
+}
+
+}  // namespace
+
+ReportRun load_report_run(const fs::path& dir) {
+  ReportRun run;
+  run.source = dir.string();
+  const fs::path results_file = inside_run(dir, "results.json", dir.string() + ":");
+  run.results = read_results(dir);
+  // Every trace named is checked, read or not: a results.json naming a file elsewhere is
+  // not a run directory `report` accepts.
+  std::vector<fs::path> traces(run.results.variants.size());
+  for (std::size_t i = 0; i < traces.size(); ++i) {
+    const auto& v = run.results.variants[i];
+    if (v.trace_file.empty()) continue;
+    traces[i] = inside_run(dir, v.trace_file,
+                           fmt::format("{}: /variants/{}/trace_file", results_file.string(), i));
+  }
+  const auto tl = inside_run(dir, "timelines.json", dir.string() + ":");
+  if (fs::exists(tl)) {
+    run.timelines = timelines_from_json(read_file(tl), tl.string());
+  } else {
+    // Older or partial runs: rebuild the strips from the kept traces.
+    std::map<std::string, bool> seen;
+    for (std::size_t i = 0; i < traces.size(); ++i) {
+      const auto& v = run.results.variants[i];
+      if (traces[i].empty()) continue;
+      const std::string key = v.scenario + "/" + v.fix + "/" + v.variant;
+      if (seen[key]) continue;
+      seen[key] = true;
+      if (!fs::exists(traces[i])) continue;
+      Trace t = read_trace(traces[i]);
+      AnalysisOptions ao;
+      TimelineOptions to;
+      to.prefer_copies = v.fix == "offload";
+      TimelineStrip s = extract_timeline(t, analyze(t, ao), to);
+      s.scenario = v.scenario;
+      s.fix = v.fix;
+      s.variant = v.variant;
+      run.timelines.push_back(std::move(s));
+    }
+  }
+  const auto sc = inside_run(dir, "sim_check.json", dir.string() + ":");
+  if (fs::exists(sc)) run.sim_checks = read_sim_checks(sc);
+  return run;
+}
+
+}  // namespace syncscope

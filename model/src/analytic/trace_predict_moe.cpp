@@ -1,0 +1,173 @@
+#include "trace_predict_facts.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace syncscope::model::detail {
+
+// MoE routing: runs of nonzero/where-style syncs in a layer; E = the median run length,
+// q = their mean bubble; the device variant's segment form from per-step GPU busy and
+// host time.
+void detect_moe(const TraceFacts& facts, PredictionReport& rep) {
+  std::vector<double> counts, bubbles;
+  std::size_t moe_layer_occ = 0;
+  std::set<std::string> moe_layer_names;
+  std::map<std::string, int> causes;
+  double expert_gpu_ns = 0;  // GPU time launched from each layer's first routing sync on
+  double expert_row_ns = 0;  // the GEMM and activation part of it (what padding multiplies)
+  std::vector<bool> has(facts.ls.size());
+  for (std::size_t i = 0; i < facts.ls.size(); ++i) {
+    const auto& l = facts.ls[i];
+    if (l.routing.size() < 2 || !facts.in_scope(i)) continue;
+    has[i] = true;
+    ++moe_layer_occ;
+    moe_layer_names.insert(facts.layers[i].name);
+    counts.push_back(static_cast<double>(l.routing.size()));
+    for (const auto* s : l.routing) {
+      bubbles.push_back(static_cast<double>(s->bubble_ns));
+      causes[s->cause]++;
+    }
+    const Window& w = facts.layers[i];
+    expert_gpu_ns += facts.launched_ns(facts.gpu_by_corr, l.routing.front()->start, w.end, w.tid);
+    expert_row_ns += facts.launched_ns(facts.row_work_by_corr, l.routing.front()->start, w.end, w.tid);
+  }
+  FixPrediction base;
+  base.fix = "moe_routing";
+  if (facts.layers.empty()) {
+    base.applicable = false;
+    base.reason = "needs layer ranges (--layer-range GLOB) to find per-expert routing syncs";
+  } else if (moe_layer_occ == 0) {
+    base.applicable = false;
+    base.reason = fmt::format("no run of nonzero/where-style syncs inside any of the {} layer ranges{}",
+                              facts.layers.size(), facts.have_iterations() ? " within whole iterations" : "");
+  } else if (!facts.have_iterations() && moe_layer_names.size() < 2) {
+    base.applicable = false;
+    base.reason = fmt::format("the routing layers share one name and there are no step ranges ('{}') or repeated "
+                              "forward, backward or optimizer ranges: MoE layers per step cannot be counted (pass "
+                              "--step-range GLOB)",
+                              facts.opt.step_glob);
+  } else if (std::string r = facts.repeat_check(has, "the routing-sync pattern"); !r.empty()) {
+    base.applicable = false;
+    base.reason = r;
+  }
+  if (!base.applicable) {
+    add_not_applicable(rep, base, {"sorted", "device"});
+  } else {
+    MoeParams p;
+    p.experts = static_cast<int>(std::lround(median(counts)));
+    // Per step: occurrences over whole iterations; without iterations, each distinct layer
+    // name once (one routing pass per step assumed, said in a note).
+    const double occ = static_cast<double>(moe_layer_occ);
+    p.moe_layers = facts.have_iterations() ? static_cast<int>(std::lround(occ / static_cast<double>(facts.n_steps)))
+                                           : static_cast<int>(moe_layer_names.size());
+    p.passes = 1;
+    p.per_expert_ns = mean_ci(bubbles, facts.opt.bootstrap, facts.opt.seed + 6, facts.level);
+    std::string cs;
+    for (const auto& [c, n] : causes) cs += fmt::format("{}{} x{}", cs.empty() ? "" : ", ", c, n);
+    // Occurrences per step: over whole iterations, else each name's occurrences (one pass).
+    const double steps_seen = facts.have_iterations() ? static_cast<double>(facts.n_steps)
+                                                      : static_cast<double>(moe_layer_occ) /
+                                                            static_cast<double>(moe_layer_names.size());
+    const double per_step_expert_ns = expert_gpu_ns / steps_seen;
+    const double per_step_row_ns = expert_row_ns / steps_seen;
+    // Padding multiplies only the work that scales with an expert's rows: its GEMMs and
+    // activation. The per-expert gathers, weights and accumulation keep their total size,
+    // and the small per-expert launches of the loop mostly go away. When no kernel in the
+    // routing region looks like a GEMM (names unknown to is_row_scaled_kernel), all of its
+    // work is taken as row work: an upper bound on the padding's cost, said so in a note.
+    const bool row_work_known = per_step_row_ns > 0;
+    const double scaled_ns = row_work_known ? per_step_row_ns : per_step_expert_ns;
+    // The segment form's inputs, per step: GPU busy, the bubbles of the syncs that stay,
+    // and the host time left once the routing syncs and the per-expert launches go.
+    if (!facts.an.steps.empty()) {
+      std::set<const SyncPoint*> routing;
+      for (const auto& l : facts.ls)
+        if (l.routing.size() >= 2) routing.insert(l.routing.begin(), l.routing.end());
+      const std::size_t S = facts.an.steps.size();
+      std::vector<double> busy(S, 0), other_bubbles(S, 0), routing_blocked(S, 0), launches(S, 0);
+      auto step_of = [&](Ns t) -> std::optional<std::size_t> {
+        for (std::size_t i = 0; i < S; ++i)
+          if (facts.an.steps[i].start <= t && t < facts.an.steps[i].end) return i;
+        return std::nullopt;
+      };
+      for (std::size_t i = 0; i < S; ++i) busy[i] = static_cast<double>(facts.an.steps[i].gpu_busy_ns);
+      for (const auto& sp : facts.an.sync_points) {
+        auto i = step_of(sp.start);
+        if (!i) continue;
+        if (routing.count(&sp)) routing_blocked[*i] += static_cast<double>(sp.blocked_ns);
+        else other_bubbles[*i] += static_cast<double>(sp.bubble_ns);
+      }
+      for (std::size_t i = 0; i < facts.ls.size(); ++i) {
+        const auto& l = facts.ls[i];
+        if (l.routing.size() < 2 || facts.layers[i].step < 0) continue;
+        double api = 0, blocked = 0;
+        facts.for_api_in(l.routing.front()->start, facts.layers[i].end, facts.layers[i].tid,
+                   [&](const ApiCall& c) { api += static_cast<double>(c.end - c.start); });
+        for (const auto* sp : l.routing) blocked += static_cast<double>(sp->blocked_ns);
+        // What remains of the region's host calls once its syncs are taken out: the
+        // per-expert launches; the device variant keeps about one expert's worth.
+        launches[static_cast<std::size_t>(facts.layers[i].step)] +=
+            std::max(0.0, api - blocked) * (1.0 - 1.0 / std::max(1, p.experts));
+      }
+      std::vector<double> host_after(S);
+      for (std::size_t i = 0; i < S; ++i)
+        host_after[i] =
+            std::max(0.0, static_cast<double>(facts.an.steps[i].duration_ns) - routing_blocked[i] - launches[i]);
+      p.gpu_busy_ns = mean_ci(busy, facts.opt.bootstrap, facts.opt.seed + 8, facts.level);
+      p.other_bubble_ns = mean_ci(other_bubbles, facts.opt.bootstrap, facts.opt.seed + 9, facts.level);
+      p.host_after_ns = mean_ci(host_after, facts.opt.bootstrap, facts.opt.seed + 10, facts.level);
+    }
+    for (const char* v : {"sorted", "device"}) {
+      MoeParams pv = p;
+      const bool padded = std::string(v) == "device" && facts.opt.moe_top_k && *facts.opt.moe_top_k > 0;
+      const double ratio = padded ? static_cast<double>(p.experts) / static_cast<double>(*facts.opt.moe_top_k) : 1.0;
+      // Backward runs two GEMMs of the same size per forward GEMM. The measured row work
+      // covers every pass that routes (forward, and a checkpoint recompute when a layer name
+      // routes more than once per step); backward adds two forward passes' worth: in all
+      // (E/k - 1) * measured * (1 + 2 / passes), 3x the forward work without recompute.
+      const double passes =
+          moe_layer_names.size() >= 2 && facts.have_iterations()
+              ? std::max(1.0, static_cast<double>(moe_layer_occ) / static_cast<double>(facts.n_steps) /
+                                  static_cast<double>(moe_layer_names.size()))
+              : 1.0;
+      const double extra_ns = padded ? (ratio - 1.0) * scaled_ns * (1.0 + 2.0 / passes) : 0.0;
+      if (padded) pv.kernel_delta_ns = Interval::exact(-extra_ns);
+      FixPrediction f = predict_moe(pv, v, facts.step_ns, facts.opt.propagation);
+      if (padded) {
+        f.evidence.push_back(fmt::format(
+            "expert row work (GEMM and activation kernels launched from each layer's first routing sync to its "
+            "end): {} per step in forward, of {} GPU time launched there; the device variant pads every expert "
+            "to T rows, E/k = {:.2f} times that row work, over {:.0f} routing pass(es) per layer and backward "
+            "(x{:.2f} the measured work): {} more per step",
+            ms(per_step_row_ns), ms(per_step_expert_ns), ratio, passes, 1.0 + 2.0 / passes, ms(extra_ns)));
+        if (!row_work_known)
+          f.notes.push_back("no GEMM- or activation-like kernel names in the routing region: all of its GPU time "
+                            "taken as row work, so the padding's cost is an upper bound");
+      }
+      f.evidence.push_back(fmt::format("{} of {} layer ranges hold a run of routing syncs; median {} per layer "
+                                       "(taken as E): {}",
+                                       moe_layer_occ, facts.layers.size(), p.experts, cs));
+      f.evidence.push_back(fmt::format("q = mean bubble of those syncs = {} (bootstrap {:.0f}% interval)",
+                                       us(p.per_expert_ns.value), 100 * facts.level));
+      if (facts.have_iterations())
+        f.notes.push_back(fmt::format("moe_layers counts layer occurrences per step with routing syncs over {} (a "
+                                      "recompute pass counts again), so passes = 1",
+                                      facts.iteration_source));
+      else
+        f.notes.push_back("no step ranges or iteration markers: moe_layers counts each layer name with routing syncs "
+                          "once (one routing pass per step assumed)");
+      if (std::string(v) == "device" && p.gpu_busy_ns)
+        f.evidence.push_back(fmt::format(
+            "per step: GPU busy {}, bubbles of the other syncs {}, host time without the routing syncs and the "
+            "per-expert launches {} (the device variant runs at the longer of the two sides)",
+            ms(p.gpu_busy_ns->value), ms(p.other_bubble_ns->value), ms(p.host_after_ns->value)));
+      rep.fixes.push_back(std::move(f));
+    }
+  }
+}
+
+}  // namespace syncscope::model::detail

@@ -1,0 +1,22 @@
+// The measured backend's parts behind the table of backend_entry.cpp: measuring with the
+// LibTorch reference steps under the CUPTI tracer (backend_measure.cpp) and calibrating
+// (backend_calibrate.cpp). They throw syncscope errors; the entry turns them into statuses.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "syncscope/pipeline/backend_abi.hpp"
+
+namespace syncscope::pipeline::backend {
+
+std::uint32_t capabilities();
+std::string description();  // what this build holds, e.g. "LibTorch 2.11.0, CUPTI tracer, calibration"
+
+bool device_available(std::string* why);
+Trace measure(const MeasureRequest& request);
+std::string moe_expert_gemm(const kernels::StepOptions& options, std::string* why);
+RuntimeVersions runtime_versions();
+CalibrationMeasurements calibrate(const CalibrationOptions& options);
+
+}  // namespace syncscope::pipeline::backend

@@ -1,0 +1,114 @@
+// Loading the scenarios of a run and planning its jobs (plan.hpp).
+#include "syncscope/pipeline/plan.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "syncscope/core/error.hpp"
+
+namespace syncscope::pipeline {
+
+std::vector<Scenario> load_run_scenarios(const RunRequest& request) {
+  std::vector<Scenario> scenarios;
+  for (const auto& f : request.scenarios) scenarios.push_back(load_scenario(f));
+  if (!request.hf_config.empty()) {
+    ModelShape m = load_hf_config(request.hf_config);
+    for (auto& s : scenarios) replace_model(s, m, request.hf_config);
+  }
+  for (auto& s : scenarios) {
+    if (request.layers) {
+      s.measure.layers_override = *request.layers;
+      s.measure.layer_sweep.clear();
+    }
+    if (request.repeats) s.measure.repeat_steps = *request.repeats;
+    if (request.warmup) s.measure.warmup_steps = *request.warmup;
+    validate_scenario(s);
+  }
+  std::set<std::string> names;
+  for (const auto& s : scenarios)
+    if (!names.insert(s.name).second)
+      throw InputError(fmt::format("scenario name {} given twice ({}): results would collide", s.name, s.source.string()));
+  return scenarios;
+}
+
+std::string variant_option_key(const kernels::StepOptions& o) {
+  return fmt::format("L{}/packing={}/offload={}/moe={}", o.layers, o.packing, o.offload.empty() ? "off" : o.offload,
+                     o.moe);
+}
+
+std::string file_stem(const std::string& scenario, const Job& j, bool sweep) {
+  std::string s = fmt::format("{}__{}-{}", scenario, fix_name(j.fix), j.variant);
+  if (sweep) s += fmt::format("__L{}", j.layers);
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+  return s;
+}
+
+std::string job_label(const Scenario& s, const Job& j) {
+  const bool sweep = !s.measure.layer_sweep.empty();
+  return fmt::format("{} {}={}{}", s.name, fix_name(j.fix), j.variant, sweep ? fmt::format(" L={}", j.layers) : "");
+}
+
+kernels::StepOptions step_options(const Scenario& s, Fix fix, const std::string& variant, int layers, int depth) {
+  kernels::StepOptions o;
+  o.model = s.model;
+  o.batch = s.batch;
+  o.dtype = s.dtype;
+  o.layers = layers;
+  o.seed = s.batch.seed;
+  // The fix under test takes the variant; every other fix stays at its baseline.
+  o.packing = fix == Fix::Packing ? variant : baseline_variant(Fix::Packing);
+  // Runs of the other fixes reload as Unsloth does by default (double buffering).
+  o.offload = s.offload ? (fix == Fix::Offload ? variant : std::string(kernels::kUnslothDefaultReload)) : "";
+  o.training = s.training;
+  o.moe = fix == Fix::MoeRouting ? variant : baseline_variant(Fix::MoeRouting);
+  o.prefetch_depth = depth;
+  // Reload schedules are compared with every layer offloaded, measured and simulated alike:
+  // left to the device (-1), the memory-aware plan keeps every layer resident on a large GPU
+  // and `prefetch` would then measure "no offload" rather than a schedule.
+  o.offload_budget_bytes = 0;
+  for (const auto& f : s.fixes)
+    if (f.fix == Fix::Offload && f.prefetch_budget_bytes) o.offload_budget_bytes = *f.prefetch_budget_bytes;
+  return o;
+}
+
+RunPlan plan_jobs(const std::vector<Scenario>& scenarios) {
+  RunPlan plan;
+  auto& jobs = plan.jobs;
+  for (std::size_t si = 0; si < scenarios.size(); ++si) {
+    const Scenario& s = scenarios[si];
+    std::vector<int> depths = s.measure.layer_sweep.empty() ? std::vector<int>{s.layers()} : s.measure.layer_sweep;
+    for (int L : depths) {
+      for (const auto& f : s.fixes) {
+        const std::string base = baseline_variant(f.fix);
+        for (const auto& v : f.variants) {
+          Job j;
+          j.scenario = si;
+          j.fix = f.fix;
+          j.variant = v;
+          j.baseline = v == base;
+          j.layers = L;
+          j.tolerance = f.tolerance;
+          j.opts = step_options(s, f.fix, v, L, f.prefetch_depth);
+          j.key = s.name + "/" + variant_option_key(j.opts);
+          j.base_key = s.name + "/" + variant_option_key(step_options(s, f.fix, base, L, f.prefetch_depth));
+          jobs.push_back(std::move(j));
+        }
+      }
+    }
+  }
+  for (std::size_t i = 0; i < jobs.size(); ++i) plan.first_job_of_key.emplace(jobs[i].key, i);
+  for (const auto& j : jobs) plan.baseline_keys.insert(j.base_key);
+  // Baselines first: predictions and the layer the strips show come from them.
+  std::vector<std::size_t> order(jobs.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_partition(order.begin(), order.end(),
+                        [&](std::size_t i) { return plan.baseline_keys.count(jobs[i].key) > 0; });
+  for (std::size_t ji : order)
+    if (plan.first_job_of_key.at(jobs[ji].key) == ji) plan.produce_order.push_back(ji);
+  return plan;
+}
+
+}  // namespace syncscope::pipeline

@@ -1,0 +1,39 @@
+// The baseline's prediction from its own trace (summary.hpp, predict_baseline).
+#include "syncscope/core/error.hpp"
+#include "syncscope/pipeline/summary.hpp"
+
+namespace syncscope::pipeline {
+
+model::PredictionReport predict_baseline(const Trace& t, const std::string& trace_file, const Job& job,
+                                         const Scenario& s, const std::string& mode,
+                                         const std::optional<GpuProfile>& profile, const MeasuredBackend* backend,
+                                         Environment& env) {
+  // Predict from the baseline's own trace, as `syncscope predict --trace` would.
+  model::TracePredictOptions po;
+  po.layer_glob = run_analysis_options().layer_glob;
+  po.profile = profile;
+  for (const auto& f : s.fixes)
+    if (f.fix == Fix::Offload) po.prefetch_depth = f.prefetch_depth;
+  // The padding price applies only where MoE "device" pads (capacity-padded bmm): the
+  // simulator models the grouped GEMM (options "auto"), a measured run asks LibTorch.
+  if (s.model.is_moe()) {
+    bool padded = job.opts.moe_expert_gemm == "padded";
+    if (mode == "measured") {
+      if (backend == nullptr) throw Error("a measured run without its measured backend");
+      kernels::StepOptions dev = job.opts;
+      dev.moe = "device";
+      dev.device = "cuda";
+      std::string why;
+      padded = backend->moe_expert_gemm(dev, &why) == "padded";
+      if (padded) env.extra["moe_device_expert_gemm"] = "padded: " + why;
+      else env.extra["moe_device_expert_gemm"] = "grouped (at::_grouped_mm)";
+    }
+    if (mode == "simulated")
+      env.extra["moe_device_expert_gemm"] =
+          padded ? "padded (modelled)" : "grouped (modelled: at::_grouped_mm, LibTorch >= 2.8 on sm90+)";
+    if (padded) po.moe_top_k = s.model.num_experts_per_tok;
+  }
+  return model::predict_from_trace(t, po, trace_file);
+}
+
+}  // namespace syncscope::pipeline

@@ -1,0 +1,45 @@
+// The results directory written atomically (results_dir.hpp), by core's output policy.
+#include "syncscope/pipeline/results_dir.hpp"
+
+#include <cstdio>
+#include <string>
+
+#include "syncscope/model/results.hpp"
+
+namespace syncscope::pipeline {
+
+namespace fs = std::filesystem;
+
+OwnedDirRules run_dir_rules() {
+  OwnedDirRules r;
+  r.marker = "results.json";
+  r.marker_is_ours = [](const fs::path& p) { return (void)read_results(p), true; };
+  r.allowed = {"results.json", "results.csv", "timelines.json", "sim_check.json", "report.html", "traces",
+               "traces/*.json.gz"};
+  return r;
+}
+
+OutputDir plan_results_dir(const fs::path& dir, bool force) { return plan_output_dir(dir, force, run_dir_rules()); }
+
+fs::path make_partial_dir(const OutputDir& out) {
+  remove_stale_partial_dirs(out.target,
+                            [](const std::string& line) { std::fprintf(stderr, "syncscope run: %s\n", line.c_str()); });
+  const fs::path partial = syncscope::make_partial_dir(out.target);
+  fs::create_directories(partial / "traces");
+  return partial;
+}
+
+void publish(const fs::path& partial, const OutputDir& out, bool force) {
+  publish_partial_dir(partial, out, force, run_dir_rules());
+}
+
+PartialDirGuard::~PartialDirGuard() {
+  if (published || dir.empty()) return;
+  if (abandon_partial_dir(dir))
+    std::fprintf(stderr,
+                 "syncscope run: stopped; the complete files written so far are in %s (the next run into the same "
+                 "place removes it)\n",
+                 dir.c_str());
+}
+
+}  // namespace syncscope::pipeline

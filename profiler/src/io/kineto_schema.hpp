@@ -1,0 +1,327 @@
+// The names of the Chrome trace format in Kineto's (torch.profiler's) conventions, in one
+// place for the reader and the writer: event categories, event keys, argument keys, flow
+// arrows, top-level keys, device properties, and the keys of the "syncscope" blocks our
+// writer adds for what Kineto has no field for.
+//
+// Sources: libkineto's ActivityType.cpp (category names), output_json.cpp, CuptiActivity.cpp
+// and RoctracerActivity_inl.h (argument names; ROCm builds write HIP calls as "cuda_runtime"
+// with "kind" and "stream" as text), the TensorBoard profiler plugin's trace.py EventTypeMap and
+// test traces (2021's categories "Kernel", "Runtime", "Memcpy", "Memset", "Operator", the
+// lower-case "external id", GPU tids written "stream 7").
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+namespace syncscope::io_detail::schema {
+
+// ---- lookup of a name in a small table ---------------------------------------------------
+// Table entries grouped by length at compile time; a lookup compares only the few entries of
+// the key's length, word by word, inlined (keys are looked up millions of times per file).
+inline bool same_bytes(const char* a, const char* b, std::size_t n) {
+  for (; n >= 8; a += 8, b += 8, n -= 8) {
+    std::uint64_t x, y;
+    std::memcpy(&x, a, 8);
+    std::memcpy(&y, b, 8);
+    if (x != y) return false;
+  }
+  for (; n > 0; ++a, ++b, --n)
+    if (*a != *b) return false;
+  return true;
+}
+
+inline constexpr std::size_t kMaxNameLength = 40;
+
+template <std::size_t N>
+struct NameIndex {
+  std::array<std::uint8_t, kMaxNameLength + 2> first{};  // entries of length L: order[first[L] .. first[L+1])
+  std::array<std::uint8_t, N> order{};
+};
+
+template <class Entry, std::size_t N>
+constexpr NameIndex<N> make_index(const Entry (&table)[N]) {
+  NameIndex<N> idx;
+  std::size_t k = 0;
+  for (std::size_t len = 0; len <= kMaxNameLength; ++len) {
+    idx.first[len] = static_cast<std::uint8_t>(k);
+    for (std::size_t i = 0; i < N; ++i)
+      if (table[i].name.size() == len) idx.order[k++] = static_cast<std::uint8_t>(i);
+  }
+  idx.first[kMaxNameLength + 1] = static_cast<std::uint8_t>(k);
+  return idx;
+}
+
+// Index of `key` in `table`, or -1.
+template <class Entry, std::size_t N>
+inline int find_name(const Entry (&table)[N], const NameIndex<N>& idx, std::string_view key) {
+  if (key.size() > kMaxNameLength) return -1;
+  for (std::size_t k = idx.first[key.size()]; k < idx.first[key.size() + 1]; ++k) {
+    const auto i = idx.order[k];
+    if (same_bytes(table[i].name.data(), key.data(), key.size())) return i;
+  }
+  return -1;
+}
+
+// An entry of a name table: the spelling and what it stands for.
+template <class V>
+struct Named {
+  std::string_view name;
+  V value;
+};
+
+// What `key` stands for in `table`, or `missing`.
+template <class Entry, std::size_t N, class V>
+inline V value_of(const Entry (&table)[N], const NameIndex<N>& idx, std::string_view key, V missing) {
+  const int i = find_name(table, idx, key);
+  return i < 0 ? missing : table[i].value;
+}
+
+// The first spelling of `v` in `table` (the one we write).
+template <class Entry, std::size_t N, class V>
+constexpr std::string_view name_of(const Entry (&table)[N], V v) {
+  for (const auto& e : table)
+    if (e.value == v) return e.name;
+  return "";
+}
+
+// ---- event categories ("cat") ---------------------------------------------------------------
+enum class Cat : std::uint8_t {
+  Other, Kernel, Memcpy, Memset, Runtime, Driver, Sync, CudaEvent, UserAnnotation, GpuUserAnnotation, CpuOp,
+  PythonFunction, Overhead,
+};
+
+inline constexpr Named<Cat> kCategories[] = {
+    {"kernel", Cat::Kernel},
+    {"gpu_memcpy", Cat::Memcpy},
+    {"gpu_memset", Cat::Memset},
+    {"cuda_runtime", Cat::Runtime},  // also HIP runtime calls in ROCm builds of PyTorch
+    {"cuda_driver", Cat::Driver},
+    {"cuda_sync", Cat::Sync},
+    {"cuda_event", Cat::CudaEvent},
+    {"user_annotation", Cat::UserAnnotation},
+    {"gpu_user_annotation", Cat::GpuUserAnnotation},
+    {"cpu_op", Cat::CpuOp},
+    {"python_function", Cat::PythonFunction},
+    {"overhead", Cat::Overhead},
+    // Kineto of 2021 (PyTorch 1.8-1.9), read and written as today's names.
+    {"Kernel", Cat::Kernel},
+    {"Memcpy", Cat::Memcpy},
+    {"Memset", Cat::Memset},
+    {"Runtime", Cat::Runtime},
+    {"Operator", Cat::CpuOp},
+};
+inline constexpr auto kCategoryIndex = make_index(kCategories);
+
+inline Cat category_of(std::string_view c) { return value_of(kCategories, kCategoryIndex, c, Cat::Other); }
+// The spelling we write: today's Kineto name (the first in the table).
+constexpr std::string_view category_name(Cat c) { return name_of(kCategories, c); }
+
+// ---- event keys --------------------------------------------------------------------------
+enum class Key : std::uint8_t { Unknown, Ph, Cat, Name, Pid, Tid, Ts, Dur, Args };
+inline constexpr Named<Key> kEventKeys[] = {
+    {"ph", Key::Ph},     {"cat", Key::Cat}, {"name", Key::Name}, {"pid", Key::Pid}, {"tid", Key::Tid},
+    {"ts", Key::Ts},     {"dur", Key::Dur}, {"args", Key::Args},
+};
+inline constexpr auto kEventKeyIndex = make_index(kEventKeys);
+inline Key event_key(std::string_view k) { return value_of(kEventKeys, kEventKeyIndex, k, Key::Unknown); }
+constexpr std::string_view key_name(Key k) { return name_of(kEventKeys, k); }
+
+// ---- argument keys ("args") ----------------------------------------------------------------
+enum class Arg : std::uint8_t {
+  Unknown, Device, Context, Stream, Correlation, ExternalId, Grid, Block, Registers, SharedMemory, Bytes,
+  Bandwidth, Cbid, SyncKind, WaitOnStream, WaitOnCorr, WaitOnEventId, EventId, InDevice, FromDevice,
+  ToDevice, InContext, Name, Kind, Syncscope,
+};
+inline constexpr std::size_t kArgCount = static_cast<std::size_t>(Arg::Syncscope) + 1;
+constexpr std::uint32_t bit(Arg a) { return std::uint32_t{1} << static_cast<unsigned>(a); }
+constexpr std::uint32_t bit(Cat c) { return std::uint32_t{1} << static_cast<unsigned>(c); }
+
+// How an argument is read.
+// How an argument is read. Integers may be written as text: ids, streams and pointers as
+// "0x1f" or "31" (ROCm writes streams so).
+enum class ArgType : std::uint8_t {
+  Int32,     // device numbers, counts: fits in 32 bits
+  UInt32,    // contexts
+  Int64,     // streams, signed ids
+  UInt64,    // correlation and external ids, byte counts
+  Triple,    // an array of 3 integers (grid, block)
+  String,
+  CopyKind,  // cudaMemcpyKind/hipMemcpyKind number (0 HtoH, 1 HtoD, 2 DtoH, 3 DtoD, 4 default) or "DtoH"
+  Object,    // our own args.syncscope block
+  Ignored,   // presentation only (bandwidth): written, never read
+};
+constexpr const char* expected_text(ArgType t) {
+  switch (t) {
+    case ArgType::Int32: return "a 32-bit integer";
+    case ArgType::UInt32: return "a non-negative 32-bit integer";
+    case ArgType::Int64: return "an integer";
+    case ArgType::UInt64: return "a non-negative integer";
+    case ArgType::Triple: return "an array of 3 integers";
+    case ArgType::String: return "a string";
+    case ArgType::CopyKind: return "a copy kind (0-4 or \"HtoD\", \"DtoH\", ...)";
+    case ArgType::Object: return "an object";
+    case ArgType::Ignored: break;
+  }
+  return "anything";
+}
+
+inline constexpr std::uint32_t kGpuActivity = bit(Cat::Kernel) | bit(Cat::Memcpy) | bit(Cat::Memset);
+inline constexpr std::uint32_t kApiCalls = bit(Cat::Runtime) | bit(Cat::Driver);
+inline constexpr std::uint32_t kRanges =
+    bit(Cat::UserAnnotation) | bit(Cat::GpuUserAnnotation) | bit(Cat::CpuOp) | bit(Cat::PythonFunction);
+inline constexpr std::uint32_t kSyncRecords = bit(Cat::Sync) | bit(Cat::CudaEvent);
+
+struct ArgSpec {
+  std::string_view name;
+  Arg value;
+  ArgType type;
+  std::uint32_t read_by;    // categories whose records take the value: a bad one there is a warning
+  std::uint32_t needed_by;  // categories that cannot place the event without it: skipped when bad
+};
+inline constexpr ArgSpec kArgs[] = {
+    {"device", Arg::Device, ArgType::Int32, kGpuActivity | kApiCalls | kSyncRecords | bit(Cat::GpuUserAnnotation),
+     kGpuActivity},
+    {"context", Arg::Context, ArgType::UInt32, kGpuActivity | kSyncRecords, 0},
+    {"stream", Arg::Stream, ArgType::Int64, kGpuActivity | kSyncRecords | bit(Cat::GpuUserAnnotation), kGpuActivity},
+    {"correlation", Arg::Correlation, ArgType::UInt64, kGpuActivity | kApiCalls | kSyncRecords | kRanges, 0},
+    {"External id", Arg::ExternalId, ArgType::UInt64, kGpuActivity | kApiCalls | bit(Cat::Sync) | kRanges, 0},
+    {"external id", Arg::ExternalId, ArgType::UInt64, kGpuActivity | kApiCalls | bit(Cat::Sync) | kRanges, 0},
+    {"grid", Arg::Grid, ArgType::Triple, bit(Cat::Kernel), 0},
+    {"block", Arg::Block, ArgType::Triple, bit(Cat::Kernel), 0},
+    {"registers per thread", Arg::Registers, ArgType::Int32, bit(Cat::Kernel), 0},
+    {"shared memory", Arg::SharedMemory, ArgType::Int32, bit(Cat::Kernel), 0},
+    {"bytes", Arg::Bytes, ArgType::UInt64, bit(Cat::Memcpy) | bit(Cat::Memset), 0},
+    {"memory bandwidth (GB/s)", Arg::Bandwidth, ArgType::Ignored, 0, 0},
+    {"cbid", Arg::Cbid, ArgType::Int32, kApiCalls, 0},
+    {"cuda_sync_kind", Arg::SyncKind, ArgType::String, bit(Cat::Sync), 0},
+    {"wait_on_stream", Arg::WaitOnStream, ArgType::Int64, bit(Cat::Sync), 0},
+    {"wait_on_cuda_event_record_corr_id", Arg::WaitOnCorr, ArgType::Int64, bit(Cat::Sync), 0},
+    {"wait_on_cuda_event_id", Arg::WaitOnEventId, ArgType::UInt64, bit(Cat::Sync), 0},
+    {"event_id", Arg::EventId, ArgType::UInt64, bit(Cat::CudaEvent), 0},
+    {"inDevice", Arg::InDevice, ArgType::Int32, bit(Cat::Memcpy), 0},
+    {"fromDevice", Arg::FromDevice, ArgType::Int32, bit(Cat::Memcpy), 0},
+    {"toDevice", Arg::ToDevice, ArgType::Int32, bit(Cat::Memcpy), 0},
+    {"inContext", Arg::InContext, ArgType::UInt32, bit(Cat::Memcpy), 0},
+    {"name", Arg::Name, ArgType::String, 0, 0},  // the payload of process_name/thread_name metadata
+    {"kind", Arg::Kind, ArgType::CopyKind, kApiCalls | bit(Cat::Memcpy), 0},
+    {"syncscope", Arg::Syncscope, ArgType::Object, ~std::uint32_t{0}, 0},
+};
+// Per category, the arguments its records read and those it cannot do without.
+struct ArgMasks {
+  std::array<std::uint32_t, 16> read{}, needed{};
+};
+constexpr ArgMasks make_arg_masks() {
+  ArgMasks m;
+  for (std::size_t c = 0; c < m.read.size(); ++c)
+    for (const auto& a : kArgs) {
+      if (a.read_by & (std::uint32_t{1} << c)) m.read[c] |= bit(a.value);
+      if (a.needed_by & (std::uint32_t{1} << c)) m.needed[c] |= bit(a.value);
+    }
+  return m;
+}
+inline constexpr ArgMasks kArgMasks = make_arg_masks();
+inline constexpr auto kArgIndex = make_index(kArgs);
+inline const ArgSpec* arg_spec(std::string_view key) {
+  const int i = find_name(kArgs, kArgIndex, key);
+  return i < 0 ? nullptr : &kArgs[i];
+}
+constexpr std::string_view arg_name(Arg a) { return name_of(kArgs, a); }
+
+// ---- flows, metadata and instant events ------------------------------------------------------
+// Launch -> GPU activity arrows: ph "s" on the API call, ph "f" with binding point "e" on the
+// GPU activity, id = correlation id.
+struct FlowNames {
+  std::string_view category;        // also the name
+  std::string_view id_key;
+  std::string_view bind_point_key;
+  std::string_view bind_enclosing;  // the arrow ends on the slice enclosing its timestamp
+};
+inline constexpr FlowNames kLaunchFlow{"ac2g", "id", "bp", "e"};
+// "M" events naming tracks, and the scope key of instant ("i") events ("g" global, "t" thread).
+inline constexpr std::string_view kProcessName = "process_name";
+inline constexpr std::string_view kThreadName = "thread_name";
+inline constexpr std::string_view kInstantScopeKey = "s";
+
+// ---- top-level keys --------------------------------------------------------------------------
+enum class TopKey : std::uint8_t {
+  Other,
+  TraceEvents,
+  SchemaVersion,
+  DeviceProperties,
+  DisplayTimeUnit,
+  BaseTimeNanoseconds,
+  TraceName,
+  DistributedInfo,  // {"rank": N, ...}: Holistic Trace Analysis needs it (its rank regex wants `"rank": N`)
+  Syncscope,  // our own block for what Kineto has no field for (also the per-event args key)
+};
+inline constexpr Named<TopKey> kTopKeys[] = {
+    {"traceEvents", TopKey::TraceEvents}, {"schemaVersion", TopKey::SchemaVersion},
+    {"deviceProperties", TopKey::DeviceProperties}, {"displayTimeUnit", TopKey::DisplayTimeUnit},
+    {"baseTimeNanoseconds", TopKey::BaseTimeNanoseconds}, {"traceName", TopKey::TraceName},
+    {"distributedInfo", TopKey::DistributedInfo}, {"syncscope", TopKey::Syncscope},
+};
+// Every TopKey but Other has a spelling.
+static_assert(name_of(kTopKeys, TopKey::DistributedInfo) == "distributedInfo" &&
+              name_of(kTopKeys, TopKey::Syncscope) == "syncscope");
+inline constexpr auto kTopKeyIndex = make_index(kTopKeys);
+inline TopKey top_key(std::string_view k) { return value_of(kTopKeys, kTopKeyIndex, k, TopKey::Other); }
+constexpr std::string_view top_key_name(TopKey k) { return name_of(kTopKeys, k); }
+inline constexpr std::string_view kSyncscope = top_key_name(TopKey::Syncscope);
+inline constexpr std::string_view kRank = "rank";
+// Top-level provenance Kineto writes (cupti_version, ...) shown as the source version.
+inline constexpr std::string_view kVersionKeys[][2] = {
+    {"cupti_version", "CUPTI "}, {"cuda_driver_version", "CUDA driver "}, {"cuda_runtime_version", "CUDA runtime "}};
+
+// ---- deviceProperties entries --------------------------------------------------------------
+enum class DeviceKey : std::uint8_t {
+  Unknown, Id, Name, TotalGlobalMem, ComputeMajor, ComputeMinor, MaxThreadsPerBlock, MaxThreadsPerSm,
+  RegsPerBlock, WarpSize, SharedMemPerBlock, NumSms, RegsPerSm, SharedMemPerBlockOptin, SharedMemPerSm,
+};
+// In the order libkineto writes them.
+inline constexpr Named<DeviceKey> kDeviceKeys[] = {
+    {"id", DeviceKey::Id}, {"name", DeviceKey::Name}, {"totalGlobalMem", DeviceKey::TotalGlobalMem},
+    {"computeMajor", DeviceKey::ComputeMajor}, {"computeMinor", DeviceKey::ComputeMinor},
+    {"maxThreadsPerBlock", DeviceKey::MaxThreadsPerBlock},
+    {"maxThreadsPerMultiprocessor", DeviceKey::MaxThreadsPerSm}, {"regsPerBlock", DeviceKey::RegsPerBlock},
+    {"warpSize", DeviceKey::WarpSize}, {"sharedMemPerBlock", DeviceKey::SharedMemPerBlock},
+    {"numSms", DeviceKey::NumSms}, {"regsPerMultiprocessor", DeviceKey::RegsPerSm},
+    {"sharedMemPerBlockOptin", DeviceKey::SharedMemPerBlockOptin},
+    {"sharedMemPerMultiprocessor", DeviceKey::SharedMemPerSm},
+};
+inline constexpr auto kDeviceKeyIndex = make_index(kDeviceKeys);
+
+// ---- args.syncscope (per event) ------------------------------------------------------------
+enum class SsArg : std::uint8_t {
+  Unknown, TrackTid, ReturnCode, Device, Stream, Pid, Tid, PeerDevice, Value, EventSyncId, Async, IsQuery,
+  Generated, RangeKind, Domain,
+};
+inline constexpr Named<SsArg> kSsArgs[] = {
+    {"track_tid", SsArg::TrackTid},     {"return_code", SsArg::ReturnCode}, {"device", SsArg::Device},
+    {"stream", SsArg::Stream},          {"pid", SsArg::Pid},                {"tid", SsArg::Tid},
+    {"peer_device", SsArg::PeerDevice}, {"value", SsArg::Value},            {"event_sync_id", SsArg::EventSyncId},
+    {"async", SsArg::Async},            {"is_query", SsArg::IsQuery},       {"generated", SsArg::Generated},
+    {"range_kind", SsArg::RangeKind},   {"domain", SsArg::Domain},
+};
+inline constexpr auto kSsArgIndex = make_index(kSsArgs);
+constexpr std::string_view ss_arg_name(SsArg a) { return name_of(kSsArgs, a); }
+
+// ---- the top-level "syncscope" block ---------------------------------------------------------
+enum class BlockKey : std::uint8_t {
+  Unknown, SchemaVersion, SourceTool, SourceVersion, TraceName, SourceSchemaVersion, DroppedRecords, Clock,
+  BaseTimeNs, UnknownCategories, Extra, Rank,
+};
+// In the order we write them.
+inline constexpr Named<BlockKey> kBlockKeys[] = {
+    {"schema_version", BlockKey::SchemaVersion}, {"source_tool", BlockKey::SourceTool},
+    {"source_version", BlockKey::SourceVersion}, {"trace_name", BlockKey::TraceName},
+    {"source_schema_version", BlockKey::SourceSchemaVersion}, {"dropped_records", BlockKey::DroppedRecords},
+    {"clock", BlockKey::Clock}, {"base_time_ns", BlockKey::BaseTimeNs},
+    {"unknown_categories", BlockKey::UnknownCategories}, {"extra", BlockKey::Extra},
+    {"rank", BlockKey::Rank},  // written only when known: distributedInfo always has one (0 when unknown)
+};
+inline constexpr auto kBlockKeyIndex = make_index(kBlockKeys);
+
+}  // namespace syncscope::io_detail::schema

@@ -1,0 +1,49 @@
+// The pieces the HTML report is assembled from (html_report.cpp): charts, timelines and
+// tables. Each returns an HTML fragment; `outcome` is the run's word for its own numbers,
+// "simulated" or "measured" (html_format.hpp), used in every label that names them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "syncscope/model/run_directory.hpp"
+
+namespace syncscope::html {
+
+// The validate command's rule (model/validate.hpp): error = (predicted - measured) /
+// measured speedup; a non-baseline variant with a prediction fails beyond its tolerance.
+struct Verdict {
+  bool applicable = false;
+  bool within = true;
+  double error = 0;
+};
+Verdict verdict(const VariantResult& v);
+std::string verdict_html(const Verdict& v);
+std::string variant_label(const VariantResult& v, bool show_layers);
+
+// html_charts.cpp
+std::string speedup_chart(const std::string& id, const std::vector<const VariantResult*>& vs, bool show_layers,
+                          const std::string& outcome);
+std::string syncs_chart(const std::string& id, const std::vector<const VariantResult*>& vs, bool show_layers,
+                        const std::string& outcome);
+// One stacked bar per variant with a step breakdown: where one step's time goes, the host's
+// blocked time beside it, and on each fix's bar the saving the model predicted.
+std::string step_chart(const std::string& id, const std::vector<const TimelineStrip*>& strips,
+                       const std::vector<const VariantResult*>& vs, const std::string& outcome);
+
+// html_timeline.cpp: the strips of one scenario on one time axis, with their legend.
+std::string timeline_strips(const std::string& id_prefix, const std::vector<const TimelineStrip*>& strips,
+                            const std::string& outcome);
+
+// html_tables.cpp
+std::string provenance_section(const std::vector<ReportRun>& runs);
+std::string validation_section(const std::vector<ReportRun>& runs);
+std::string cross_run_tables(const std::vector<ReportRun>& runs);
+std::string variants_table(const std::vector<const VariantResult*>& vs, const std::string& outcome);
+// Per fix, a table of the model's parameters with units and intervals, folded (<details>).
+std::string parameters_details(const std::vector<const VariantResult*>& vs);
+std::string sim_check_table(const std::vector<const ReportRun::SimCheckRow*>& checks);
+
+std::string provenance_line(const RunResults& r);
+
+}  // namespace syncscope::html

@@ -1,0 +1,108 @@
+// Planning a run: scenarios with overrides, jobs, shared traces, produce order.
+#include <gtest/gtest.h>
+
+#include "pipeline_test_util.hpp"
+#include "syncscope/core/error.hpp"
+#include "syncscope/pipeline/plan.hpp"
+#include "test_paths.hpp"
+
+namespace syncscope::pipeline {
+namespace {
+
+TEST(PipelinePlan, OverridesApplyAndNamesMustDiffer) {
+  test::TempDir dir;
+  RunRequest r;
+  r.scenarios = {test::write_scenario(dir.path(), "a.yaml").string()};
+  r.layers = 2;
+  r.repeats = 7;
+  r.warmup = 3;
+  std::vector<Scenario> s = load_run_scenarios(r);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].layers(), 2);
+  EXPECT_EQ(s[0].measure.repeat_steps, 7);
+  EXPECT_EQ(s[0].measure.warmup_steps, 3);
+
+  r.scenarios.push_back(test::write_scenario(dir.path(), "b.yaml").string());  // same name "tiny"
+  try {
+    load_run_scenarios(r);
+    FAIL() << "two scenarios named tiny were accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("scenario name tiny given twice"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("b.yaml"), std::string::npos) << e.what();
+  }
+}
+
+TEST(PipelinePlan, LayersOverrideClearsTheSweep) {
+  test::TempDir dir;
+  std::string text = test::tiny_scenario();
+  text += "  layer_sweep: [2, 4]\n";
+  RunRequest r;
+  r.scenarios = {test::write_scenario(dir.path(), "s.yaml", text).string()};
+  EXPECT_EQ(load_run_scenarios(r)[0].measure.layer_sweep.size(), 2u);
+  r.layers = 3;
+  const Scenario s = load_run_scenarios(r)[0];
+  EXPECT_TRUE(s.measure.layer_sweep.empty());
+  EXPECT_EQ(s.layers(), 3);
+}
+
+TEST(PipelinePlan, JobsShareTracesOfIdenticalStepsAndBaselinesComeFirst) {
+  test::TempDir dir;
+  RunRequest r;
+  r.scenarios = {test::write_scenario(dir.path(), "a.yaml").string()};
+  const std::vector<Scenario> scenarios = load_run_scenarios(r);
+  const RunPlan plan = plan_jobs(scenarios);
+  ASSERT_EQ(plan.jobs.size(), 4u);  // packing x2, offload x2
+  // packing=rebuild runs offload at its baseline (single), and offload=single runs packing
+  // at its baseline (rebuild): one step, one trace.
+  const Job& rebuild = plan.jobs[0];
+  const Job& single = plan.jobs[2];
+  EXPECT_EQ(rebuild.variant, "rebuild");
+  EXPECT_TRUE(rebuild.baseline);
+  EXPECT_EQ(single.variant, "single");
+  EXPECT_EQ(rebuild.key, single.key);
+  EXPECT_EQ(plan.first_job_of_key.size(), 3u);
+  ASSERT_EQ(plan.produce_order.size(), 3u);
+  EXPECT_EQ(plan.produce_order[0], 0u);  // the shared baseline
+  EXPECT_TRUE(plan.baseline_keys.count(plan.jobs[plan.produce_order[0]].key));
+  for (std::size_t i = 1; i < plan.produce_order.size(); ++i)
+    EXPECT_FALSE(plan.baseline_keys.count(plan.jobs[plan.produce_order[i]].key));
+  for (const Job& j : plan.jobs) {
+    EXPECT_EQ(j.layers, 4);
+    EXPECT_EQ(j.base_key, rebuild.key);
+  }
+}
+
+TEST(PipelinePlan, StepOptionsKeepOtherFixesAtBaselineAndOffloadEveryLayer) {
+  test::TempDir dir;
+  RunRequest r;
+  r.scenarios = {test::write_scenario(dir.path(), "a.yaml").string()};
+  const Scenario s = load_run_scenarios(r)[0];
+  const kernels::StepOptions o = step_options(s, Fix::Offload, "double", 3, 2);
+  EXPECT_EQ(o.layers, 3);
+  EXPECT_EQ(o.offload, "double");
+  EXPECT_EQ(o.packing, "rebuild");
+  EXPECT_EQ(o.moe, "loop");
+  EXPECT_EQ(o.offload_budget_bytes, 0);
+  EXPECT_EQ(o.prefetch_depth, 2);
+  EXPECT_EQ(variant_option_key(o), "L3/packing=rebuild/offload=double/moe=loop");
+  Scenario no_offload = s;
+  no_offload.offload = false;
+  EXPECT_EQ(step_options(no_offload, Fix::Packing, "cached", 3, 2).offload, "");
+}
+
+TEST(PipelinePlan, FileStemsAreSafeAndLabelsNameTheDepthInSweeps) {
+  Job j;
+  j.fix = Fix::MoeRouting;
+  j.variant = "device";
+  j.layers = 8;
+  EXPECT_EQ(file_stem("my scen/x", j, false), "my_scen_x__moe_routing-device");
+  EXPECT_EQ(file_stem("s", j, true), "s__moe_routing-device__L8");
+  Scenario s;
+  s.name = "s";
+  EXPECT_EQ(job_label(s, j), "s moe_routing=device");
+  s.measure.layer_sweep = {4, 8};
+  EXPECT_EQ(job_label(s, j), "s moe_routing=device L=8");
+}
+
+}  // namespace
+}  // namespace syncscope::pipeline

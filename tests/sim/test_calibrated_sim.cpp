@@ -1,0 +1,100 @@
+// Issue 15's accuracy test: a GPU profile fitted (calibrate --from-trace) from the first step
+// of the committed H200 trace alone, and the same program simulated with it, against the
+// trace's other steps. model/README.md's table is this test's printout.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+
+#include "item_loop_program.hpp"
+#include "syncscope/io/trace_io.hpp"
+#include "syncscope/model/gpu_profile.hpp"
+#include "syncscope/model/trace_calibration.hpp"
+#include "syncscope/sim/compare.hpp"
+#include "test_paths.hpp"
+
+namespace syncscope {
+namespace {
+
+using namespace simtest;
+
+const char* kTrace = "torch/item_loop_l8_h200.json.gz";
+
+model::TraceCalibration fit_first_step(const Trace& measured, double warmup_factor) {
+  model::TraceCalibrationOptions o;
+  o.step_glob = "train_step#*";
+  o.max_steps = 1;
+  o.warmup_factor = warmup_factor;
+  o.base = load_gpu_profile("H200");
+  o.base_label = "H200";
+  o.date_utc = "test";
+  const std::string path = test::fixture(kTrace).string();
+  return model::calibrate_from_traces({{path, model::sha256_file(path), &measured}}, o);
+}
+
+sim::TraceComparison simulate_against(const GpuProfile& profile, const Trace& measured, const char* steps) {
+  sim::SimOptions so;
+  so.steps = 3;
+  so.step_range_prefix = "train_step#";
+  const Trace simulated = sim::simulate(item_loop_program(), profile, so);
+  AnalysisOptions ao;
+  ao.step_glob = steps;
+  ao.layer_glob = "layer_*";
+  return sim::compare_traces(simulated, measured, ao);
+}
+
+bool mentions(const std::vector<std::string>& v, const std::string& what) {
+  for (const auto& s : v)
+    if (s.find(what) != std::string::npos) return true;
+  return false;
+}
+
+// The trace's first step, train_step#0, is its warm-up: 5.79 ms against 1.75 and 1.67 ms,
+// with the profiler's start-up inside it (an "Activity Buffer Request" overhead record of
+// 2.9 ms, the first cuBLASLt call's 3.1 ms). calibrate skips a step longer than 1.5x the
+// median step, so "its first step" is train_step#1; the step compared is the one left,
+// train_step#2.
+TEST(SimCalibrated, ItemLoopFittedFromItsFirstStepReproducesTheOthers) {
+  const Trace measured = read_trace(test::fixture(kTrace));
+  const model::TraceCalibration cal = fit_first_step(measured, 1.5);
+  std::printf("%s", model::calibration_to_text(cal).c_str());
+  EXPECT_TRUE(mentions(cal.notes, "1 of 3 'train_step#*' step ranges (train_step#0 skipped")) << cal.notes[0];
+  const GpuProfile& fitted = cal.profile;
+  // Fitted from the trace, not taken from the base.
+  for (const char* f : {"sync_round_trip_ns", "launch_overhead_ns", "launch_latency_ns", "copy_latency_ns",
+                        "host_launch_op_ns", "host_after_launch_ns", "host_range_ns", "kernel_floor_ns",
+                        "copy_floor_ns"})
+    EXPECT_NE(cal.find(f), nullptr) << f;
+  EXPECT_EQ(fitted.kernels.size(), 5u);  // sgemm, split-K reduce, two elementwise, the max reduction
+  EXPECT_NE(fitted.provenance.at("host_costs").find("eager Python"), std::string::npos);
+
+  const sim::TraceComparison c = simulate_against(fitted, measured, "train_step#2");
+  std::printf("fitted from train_step#1, against train_step#2:\n%s", sim::comparison_to_text(c).c_str());
+  ASSERT_EQ(c.measured_steps, 1u);
+  EXPECT_EQ(c.find("syncs_per_step")->simulated, 8.0);
+  EXPECT_LE(std::abs(c.find("step_time_ns")->relative), 0.10);
+  EXPECT_LE(std::abs(c.find("sync_blocked_ns_per_step")->relative), 0.25);
+  EXPECT_LE(std::abs(c.find("sync_bubble_ns_per_step")->relative), 0.25);
+  EXPECT_LE(std::abs(c.find("gpu_busy_ns_per_step")->relative), 0.25);
+
+  // The shipped datasheet profile on the same step, for the README's before/after table.
+  const sim::TraceComparison d = simulate_against(load_gpu_profile("H200"), measured, "train_step#2");
+  std::printf("shipped H200 profile, against train_step#2:\n%s", sim::comparison_to_text(d).c_str());
+  EXPECT_GT(std::abs(d.find("step_time_ns")->relative), 0.5);
+}
+
+// Fitting from the warm-up step itself (no skipping): every host cost comes out inflated, so
+// the simulated steady steps run long. This is why calibrate skips such steps by default.
+TEST(SimCalibrated, FittingFromTheWarmUpStepOverestimatesTheHost) {
+  const Trace measured = read_trace(test::fixture(kTrace));
+  const model::TraceCalibration cal = fit_first_step(measured, 0);
+  EXPECT_TRUE(mentions(cal.notes, "1 of 3 'train_step#*' step ranges")) << cal.notes[0];
+  const sim::TraceComparison c = simulate_against(cal.profile, measured, "train_step#[12]");
+  std::printf("fitted from train_step#0 (warm-up kept), against train_step#1 and #2:\n%s",
+              sim::comparison_to_text(c).c_str());
+  EXPECT_GT(c.find("step_time_ns")->relative, 0.10);
+  EXPECT_LE(std::abs(c.find("gpu_busy_ns_per_step")->relative), 0.25);  // kernels do not warm up
+}
+
+}  // namespace
+}  // namespace syncscope
