@@ -320,8 +320,9 @@ Ns op_duration_ns(const Op& op, const GpuProfile& p, const SimOptions& options) 
       }
       // A fitted profile knows this kernel's time at the traced shapes, and the shortest
       // kernels' time on that GPU (the floor below which no launch finishes).
-      if (const FittedKernel* k = detail::fitted_kernel(p, op.name)) t = std::max(t, k->median_ns);
-      return std::max(round_ns(t, p, "a fitted kernel time"), kernel_floor(p, options));
+      if (const FittedKernel* k = detail::fitted_kernel(p, op.name))
+        t = std::max(t, round_ns(k->median_ns, p, "a fitted kernel time"));
+      return std::max(t, kernel_floor(p, options));
     }
     case OpKind::Memset:
       require_positive(p, p.dram_bytes_per_s, "dram_bytes_per_s");
