@@ -126,7 +126,7 @@ VariantResult row(const std::string& variant, int layers, double step_ns) {
 TEST(PipelineAssemble, LayerSweepFitsThePerLayerSaving) {
   Scenario s;
   s.name = "s";
-  s.fixes.push_back(FixSelection{Fix::Packing, {"rebuild", "cached"}, 0.1, 2});
+  s.fixes.push_back(FixSelection{Fix::Packing, {"rebuild", "cached"}, 0.1, 2, std::nullopt});
   s.measure.layer_sweep = {2, 4, 8};
   RunResults r;
   for (int L : {2, 4, 8}) {
@@ -148,7 +148,7 @@ TEST(PipelineAssemble, LayerSweepFitsThePerLayerSaving) {
 TEST(PipelineAssemble, LayerSweepFitFailureIsANote) {
   Scenario s;
   s.name = "s";
-  s.fixes.push_back(FixSelection{Fix::Packing, {"rebuild", "cached"}, 0.1, 2});
+  s.fixes.push_back(FixSelection{Fix::Packing, {"rebuild", "cached"}, 0.1, 2, std::nullopt});
   s.measure.layer_sweep = {2, 4};
   RunResults r;
   r.variants = {row("rebuild", 2, 1200), row("cached", 2, 1100)};  // one depth: nothing to fit
