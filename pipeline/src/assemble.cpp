@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <set>
 
-#include "syncscope/kernels/network.hpp"
 #include "syncscope/pipeline/assemble.hpp"
 
 namespace syncscope::pipeline {
@@ -80,10 +79,7 @@ void assemble_variants(const std::vector<Scenario>& scenarios, const std::vector
       r.forward_time_ns = v.forward;
       r.forward_speedup = job.baseline ? Estimate{1, 1, 1, v.forward.n} : speedup_estimate(b.forward, v.forward);
     }
-    {
-      const kernels::NetworkSummary ns = kernels::network_summary(job.opts);
-      r.network = NetworkInfo{s.model.name, ns.parameters, ns.trainable_parameters, ns.tied_embeddings, ns.training};
-    }
+    r.network = job.network;
     if (job.baseline) {
       r.predicted_speedup = Estimate{1, 1, 1, 0};
     } else if (b.prediction) {

@@ -1,4 +1,5 @@
 // Loading the scenarios of a run and planning its jobs (plan.hpp).
+#include "syncscope/kernels/network.hpp"
 #include "syncscope/pipeline/plan.hpp"
 
 #include <fmt/format.h>
@@ -94,6 +95,8 @@ RunPlan plan_jobs(const std::vector<Scenario>& scenarios) {
           j.opts = step_options(s, f.fix, v, L, f.prefetch_depth);
           j.key = s.name + "/" + variant_option_key(j.opts);
           j.base_key = s.name + "/" + variant_option_key(step_options(s, f.fix, base, L, f.prefetch_depth));
+          const kernels::NetworkSummary ns = kernels::network_summary(j.opts);
+          j.network = NetworkInfo{s.model.name, ns.parameters, ns.trainable_parameters, ns.tied_embeddings, ns.training};
           jobs.push_back(std::move(j));
         }
       }

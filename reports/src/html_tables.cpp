@@ -142,11 +142,11 @@ std::string cross_run_tables(const std::vector<ReportRun>& runs) {
 std::string variants_table(const std::vector<const VariantResult*>& vs, const std::string& outcome) {
   // The columns from the traces are grouped under the run's mode; the model's apart.
   std::string h = fmt::format(
-      "<table class=\"variants\" data-outcome=\"{0}\"><thead><tr><th colspan=\"3\"></th><th colspan=\"7\" "
+      "<table class=\"variants\" data-outcome=\"{0}\"><thead><tr><th colspan=\"3\"></th><th colspan=\"8\" "
       "class=\"group mode-{0}\">{0} (from the traces)</th><th class=\"group\">model</th><th colspan=\"2\"></th></tr>"
       "<tr><th class=\"l\">fix</th><th class=\"l\">variant</th><th>L</th><th>{0} step time (ms)</th><th>syncs / "
       "step</th><th>bubble (ms/step)</th><th>host blocked (ms/step)</th><th>H2D overlap</th><th>D2H overlap</th>"
-      "<th>{0} speedup</th><th>predicted speedup</th><th class=\"l\">verdict</th><th class=\"l\">trace</th></tr>"
+      "<th>{0} speedup</th><th>{0} forward speedup</th><th>predicted speedup</th><th class=\"l\">verdict</th><th class=\"l\">trace</th></tr>"
       "</thead><tbody>\n",
       outcome);
   for (auto* v : vs) {
@@ -156,11 +156,13 @@ std::string variants_table(const std::vector<const VariantResult*>& vs, const st
     st.hi /= 1e6;
     h += fmt::format(
         "<tr><td class=\"l\">{}</td><td class=\"l\">{}{}</td><td>{}</td><td>{}</td><td>{:g}</td><td>{:.2f}</td>"
-        "<td>{:.2f}</td><td>{:.2f}</td><td>{:.2f}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td "
+        "<td>{:.2f}</td><td>{:.2f}</td><td>{:.2f}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td "
         "class=\"l\">{}</td></tr>\n",
         esc(v->fix), esc(v->variant), v->baseline ? " (baseline)" : "", v->layers, estimate_text(st, 2),
         v->syncs_per_step, v->sync_bubble_ns_per_step / 1e6, v->sync_blocked_ns_per_step / 1e6, v->h2d_overlap_fraction,
-        v->d2h_overlap_fraction, estimate_text(v->measured_speedup), estimate_text(v->predicted_speedup),
+        v->d2h_overlap_fraction, estimate_text(v->measured_speedup),
+        // The forward pass alone (Unsloth's headline is a forward figure); a dash without one.
+        estimate_text(v->forward_speedup), estimate_text(v->predicted_speedup),
         verdict_html(verdict(*v)), esc(v->trace_file));
   }
   return h + "</tbody></table>\n";

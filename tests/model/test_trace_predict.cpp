@@ -27,14 +27,23 @@ struct PackingTrace {
   double step_ns = 0;
 };
 
-PackingTrace packing_trace(bool with_mask_ranges) {
+// passes: how often each layer runs per step under its name (2: forward and a checkpoint
+// recompute); later passes rebuild too when `later_passes_rebuild`, else they run the body only.
+PackingTrace packing_trace(bool with_mask_ranges, int passes = 1, bool later_passes_rebuild = true) {
   Program p;
   PackingTrace out;
   std::vector<double> step_durations;
   for (int step = 0; step < out.steps; ++step) {
     Ns step_start = p.now;
+    for (int pass = 0; pass < passes; ++pass)
     for (int l = 0; l < out.layers; ++l) {
       Ns ls = p.now;
+      if (pass > 0 && !later_passes_rebuild) {
+        p.launch(3000 * us);  // body only
+        p.now += 100 * us;
+        p.range(RangeKind::UserAnnotation, "layer_" + std::to_string(l), ls, p.now);
+        continue;
+      }
       p.launch(1000 * us);  // body part 1
       Ns mask_start = p.now;
       auto mk = p.launch(500 * us, 7, "build_mask_kernel");
@@ -100,6 +109,28 @@ TEST(TracePredict, PackingFromMaskRangesAndSyncs) {
   auto j = nlohmann::json::parse(m::prediction_to_json(rep));
   EXPECT_EQ(j["fixes"].size(), 6u);  // packing cached/device, offload double/prefetch, moe sorted/device
   EXPECT_TRUE(fix(rep, "packing", "device").applicable);
+}
+
+// Under gradient checkpointing the uncached path rebuilds in the forward and again in the
+// recompute, under the same layer names: the cache saves every rebuild of a step but the
+// first, so L counts rebuilding occurrences per step (8), not names (4).
+TEST(TracePredict, PackingCountsRebuildsPerStepNotLayerNames) {
+  auto pt = packing_trace(true, 2, true);
+  m::TracePredictOptions o;
+  o.layer_glob = "layer_*";
+  auto rep = m::predict_from_trace(pt.trace, o, "hand-built");
+  const auto& f = fix(rep, "packing", "cached");
+  ASSERT_TRUE(f.applicable) << f.reason;
+  EXPECT_EQ(f.parameters.at("L").value, 2 * pt.layers);
+  EXPECT_TRUE(std::any_of(f.notes.begin(), f.notes.end(), [](const std::string& n) {
+    return n.find("rebuilds per step but 4 distinct layer names") != std::string::npos;
+  }));
+  // A second pass that does not rebuild (a plain backward) adds nothing to L.
+  auto once = packing_trace(true, 2, false);
+  auto rep1 = m::predict_from_trace(once.trace, o, "hand-built");
+  const auto& f1 = fix(rep1, "packing", "cached");
+  ASSERT_TRUE(f1.applicable) << f1.reason;
+  EXPECT_EQ(f1.parameters.at("L").value, once.layers);
 }
 
 TEST(TracePredict, PackingFromRepeatedSyncCauseAlone) {

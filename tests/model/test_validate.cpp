@@ -46,6 +46,35 @@ TEST(Validate, ErrorsMapeAndRanking) {
   EXPECT_EQ(rep.rankings[0].predicted_order.front(), "device");
 }
 
+// A layer sweep: each depth is ranked on its own. Across depths the shallow run's larger
+// speedup is no ranking error (it was "DIFFERENT ORDER" when depths were pooled).
+TEST(Validate, LayerSweepRanksEachDepthApart) {
+  RunResults r;
+  r.mode = "simulated";
+  const double measured[] = {1.45, 1.38, 1.34};
+  const double predicted[] = {1.40, 1.36, 1.35};
+  const int depths[] = {4, 8, 16};
+  for (int i = 0; i < 3; ++i) {
+    VariantResult b = variant("rebuild", true, {1, 1, 1, 2}, {1, 1, 1, 0});
+    VariantResult c = variant("cached", false, {measured[i], measured[i], measured[i], 2},
+                              {predicted[i], predicted[i], predicted[i], 0});
+    b.layers = c.layers = depths[i];
+    r.variants.push_back(b);
+    r.variants.push_back(c);
+  }
+  auto rep = m::validate_results(r, "test");
+  ASSERT_EQ(rep.rankings.size(), 3u);
+  EXPECT_TRUE(rep.ranking_matches);
+  EXPECT_EQ(rep.rankings[0].layers, 4);
+  const std::string table = m::validation_to_table(rep);
+  EXPECT_NE(table.find("ranking qwen3-0.6b/packing (L=8): measured cached > rebuild"), std::string::npos) << table;
+  EXPECT_EQ(table.find("DIFFERENT ORDER"), std::string::npos) << table;
+  // Pooled, the shallow cached (1.45) would have been "faster" than the deep one predicted
+  // at 1.35 < 1.40: now a mismatch inside one depth is still caught.
+  r.variants[3].predicted_speedup = {0.9, 0.9, 0.9, 0};
+  EXPECT_FALSE(m::validate_results(r, "test").ranking_matches);
+}
+
 TEST(Validate, OverlappingMeasurementsAreTies) {
   RunResults r;
   r.mode = "measured";

@@ -52,23 +52,30 @@ TEST(PipelinePlan, JobsShareTracesOfIdenticalStepsAndBaselinesComeFirst) {
   const std::vector<Scenario> scenarios = load_run_scenarios(r);
   const RunPlan plan = plan_jobs(scenarios);
   ASSERT_EQ(plan.jobs.size(), 4u);  // packing x2, offload x2
-  // packing=rebuild runs offload at its baseline (single), and offload=single runs packing
-  // at its baseline (rebuild): one step, one trace.
+  // packing=rebuild reloads as Unsloth does by default (double buffering), and
+  // offload=double runs packing at its baseline (rebuild): one step, one trace.
   const Job& rebuild = plan.jobs[0];
   const Job& single = plan.jobs[2];
+  const Job& dbl = plan.jobs[3];
   EXPECT_EQ(rebuild.variant, "rebuild");
   EXPECT_TRUE(rebuild.baseline);
   EXPECT_EQ(single.variant, "single");
-  EXPECT_EQ(rebuild.key, single.key);
+  EXPECT_TRUE(single.baseline);
+  EXPECT_EQ(dbl.variant, "double");
+  EXPECT_EQ(rebuild.key, dbl.key);
+  EXPECT_NE(rebuild.key, single.key);
   EXPECT_EQ(plan.first_job_of_key.size(), 3u);
   ASSERT_EQ(plan.produce_order.size(), 3u);
-  EXPECT_EQ(plan.produce_order[0], 0u);  // the shared baseline
+  EXPECT_EQ(plan.produce_order[0], 0u);  // baselines first: packing's (shared with double), offload's
+  EXPECT_EQ(plan.produce_order[1], 2u);
   EXPECT_TRUE(plan.baseline_keys.count(plan.jobs[plan.produce_order[0]].key));
-  for (std::size_t i = 1; i < plan.produce_order.size(); ++i)
-    EXPECT_FALSE(plan.baseline_keys.count(plan.jobs[plan.produce_order[i]].key));
+  EXPECT_TRUE(plan.baseline_keys.count(plan.jobs[plan.produce_order[1]].key));
+  EXPECT_FALSE(plan.baseline_keys.count(plan.jobs[plan.produce_order[2]].key));
   for (const Job& j : plan.jobs) {
     EXPECT_EQ(j.layers, 4);
-    EXPECT_EQ(j.base_key, rebuild.key);
+    EXPECT_EQ(j.base_key, j.fix == Fix::Packing ? rebuild.key : single.key);
+    ASSERT_TRUE(j.network.has_value());  // the network each step builds
+    EXPECT_GT(j.network->parameters, 0);
   }
 }
 

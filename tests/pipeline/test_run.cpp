@@ -41,7 +41,7 @@ TEST_F(PipelineRun, SimulatedRunPublishesLabelledResults) {
   r.gpu_profile = "H200";
   const RunOutcome o = run(r);
   EXPECT_EQ(o.out, dir_ / "res");
-  EXPECT_EQ(o.traces, 3u);  // packing=rebuild and offload=single are one step
+  EXPECT_EQ(o.traces, 3u);  // packing=rebuild and offload=double are one step
   EXPECT_EQ(o.results.mode, "simulated");
   EXPECT_EQ(o.results.env.gpu, "H200");
   EXPECT_EQ(o.results.env.gpu_profile, "H200");
@@ -52,7 +52,8 @@ TEST_F(PipelineRun, SimulatedRunPublishesLabelledResults) {
     EXPECT_EQ(v.step_time_ns.n, 2);
     EXPECT_TRUE(fs::exists(o.out / v.trace_file)) << v.trace_file;
   }
-  EXPECT_EQ(o.results.variants[0].trace_file, o.results.variants[2].trace_file);
+  EXPECT_EQ(o.results.variants[0].trace_file, o.results.variants[3].trace_file);
+  for (const auto& v : o.results.variants) EXPECT_TRUE(v.network.has_value()) << v.fix << "=" << v.variant;
   // packing=cached is predicted from the baseline's trace; the tiny model's reloads are too
   // small for the offload evidence (>= 1 MiB copies), which the notes say.
   EXPECT_GT(o.results.variants[1].predicted_speedup.value, 1);

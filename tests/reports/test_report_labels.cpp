@@ -66,6 +66,19 @@ TEST(ReportLabels, SimulatedRunSaysSimulatedEverywhere) {
   }
 }
 
+// Issue 14: the forward pass's speedup beside the step's, under the run's mode; a dash where
+// a variant has none.
+TEST(ReportLabels, ForwardSpeedupColumn) {
+  ReportRun run = run_of("simulated", "H200");
+  ASSERT_GE(run.results.variants.size(), 2u);
+  for (auto& v : run.results.variants) v.forward_speedup = Estimate{};
+  run.results.variants[1].forward_speedup = Estimate{1.433, 1.40, 1.45, 3};
+  const std::string html = render_html_report({run});
+  EXPECT_EQ(labels_with(html, "simulated forward speedup"), 1u);
+  EXPECT_NE(html.find("<td>1.433 <span class=\"ci\">[1.400, 1.450]</span></td>"), std::string::npos);
+  EXPECT_NE(html.find("<td>&ndash;</td>"), std::string::npos);
+}
+
 TEST(ReportLabels, MeasuredRunSaysMeasuredEverywhere) {
   const std::string html = render_html_report({run_of("measured", "H200")});
   EXPECT_EQ(labels_with(html, "simulated"), 0u);

@@ -126,6 +126,10 @@ std::string lower(std::string s) {
   return s;
 }
 
+// Launches per op and plain ops per launching op, as fitted from a trace: an eager op launches
+// a handful of kernels, and thousands of host-only ops per launch would be no GPU workload.
+constexpr bounds::Range kOpsRatio{0, 10000, "an op launches a handful of kernels; 10000 per op is no eager op"};
+
 // Physical sense of each number (core/bounds.hpp gives the reasons); optional fields may
 // also be 0 (unknown).
 const bounds::Range* number_bounds(std::string_view key, const char** unit) {
@@ -147,6 +151,12 @@ const bounds::Range* number_bounds(std::string_view key, const char** unit) {
     return &bounds::kMemoryBytes;
   }
   if (key == "copy_compute_slowdown") return &bounds::kSlowdown;
+  // Fitted host costs, latencies and floors (calibrate --from-trace): latencies like the rest.
+  if (key.size() > 3 && key.substr(key.size() - 3) == "_ns") {
+    *unit = "ns";
+    return &bounds::kLatencyNs;
+  }
+  if (key == "launches_per_op" || key == "plain_ops_per_launch_op") return &kOpsRatio;
   return nullptr;
 }
 

@@ -17,11 +17,12 @@ void detect_packing(const TraceFacts& facts, PredictionReport& rep) {
   f.variant = "cached";
   PackingParams packing_params;
   // A layer usually runs more than once per step (forward, then backward or a checkpoint
-  // recompute) under the same range name, and only the forward pass rebuilds metadata. So
-  // the pattern is judged per distinct layer name (a name has it when any occurrence
-  // does), L counts those names, and the per-layer parameters come from the occurrences
-  // that hold the pattern. Traces that give every layer the same name fall back to
-  // counting occurrences.
+  // recompute) under the same range name. Whether the pattern is there is judged per
+  // distinct layer name (a name has it when any occurrence does); what the cache saves is
+  // counted in rebuilds: every occurrence per step that rebuilds (the forward's and, under
+  // gradient checkpointing, the recompute's: 2L for Unsloth's uncached path) but the first,
+  // so L is the rebuilding occurrences per step when steps are known, else the names.
+  // Traces that give every layer the same name are judged by occurrence.
   auto has_pattern = [&](std::size_t i) {
     return facts.in_scope(i) && (!facts.ls[i].packing.empty() || !facts.ls[i].rebuilds.empty());
   };
@@ -94,8 +95,9 @@ void detect_packing(const TraceFacts& facts, PredictionReport& rep) {
       k_v.push_back(static_cast<double>(facts.ls[i].packing.size()));
     }
     PackingParams p;
-    p.layers = by_name ? static_cast<int>(with_pattern)
-                       : static_cast<int>(std::lround(static_cast<double>(used) / static_cast<double>(facts.n_steps)));
+    p.layers = by_name && !facts.have_iterations()
+                   ? static_cast<int>(with_pattern)
+                   : static_cast<int>(std::lround(static_cast<double>(used) / static_cast<double>(facts.n_steps)));
     p.s_ns = mean_ci(s_v, facts.opt.bootstrap, facts.opt.seed, facts.level);
     p.syncs_per_layer = static_cast<int>(std::lround(median(k_v)));
     if (facts.round_trip_ns > 0) {
@@ -143,8 +145,8 @@ void detect_packing(const TraceFacts& facts, PredictionReport& rep) {
       std::set<std::string> distinct;
       for (const auto& l : facts.layers) distinct.insert(l.name);
       if (distinct.size() > 1 && static_cast<int>(distinct.size()) < p.layers)
-        f.notes.push_back(fmt::format("{} layer occurrences per step but {} distinct names: layers run more "
-                                      "than once per step (recompute?); the cache serves them all",
+        f.notes.push_back(fmt::format("{} rebuilds per step but {} distinct layer names: layers rebuild more "
+                                      "than once per step (a checkpoint recompute); the cache serves them all",
                                       p.layers, distinct.size()));
     }
   }

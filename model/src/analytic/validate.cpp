@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -97,12 +98,13 @@ ValidationReport validate_results(const RunResults& results, const std::string& 
   rep.source = source;
   rep.mode = results.mode;
   double sum = 0;
-  std::map<std::pair<std::string, std::string>, std::vector<std::size_t>> groups;
+  std::map<std::tuple<std::string, std::string, int>, std::vector<std::size_t>> groups;
   for (const auto& v : results.variants) {
     VariantCheck c;
     c.scenario = v.scenario;
     c.fix = v.fix;
     c.variant = v.variant;
+    c.layers = v.layers;
     c.baseline = v.baseline;
     c.predicted = v.predicted_speedup;
     c.measured = v.measured_speedup;
@@ -121,15 +123,16 @@ ValidationReport validate_results(const RunResults& results, const std::string& 
       rep.notes.push_back(fmt::format("{}/{}/{}: no prediction in the results; not compared", c.scenario, c.fix,
                                       c.variant));
     }
-    groups[{c.scenario, c.fix}].push_back(rep.variants.size());
+    groups[{c.scenario, c.fix, c.layers}].push_back(rep.variants.size());
     rep.variants.push_back(c);
   }
   rep.mape = rep.compared ? sum / rep.compared : 0;
 
   for (const auto& [key, idx] : groups) {
     RankingCheck rk;
-    rk.scenario = key.first;
-    rk.fix = key.second;
+    rk.scenario = std::get<0>(key);
+    rk.fix = std::get<1>(key);
+    rk.layers = std::get<2>(key);
     std::vector<std::size_t> with_pred;
     for (auto i : idx)
       if (rep.variants[i].has_prediction) with_pred.push_back(i);
@@ -205,6 +208,7 @@ std::string validation_to_json(const ValidationReport& r) {
   for (const auto& k : r.rankings)
     j["rankings"].push_back({{"scenario", k.scenario},
                              {"fix", k.fix},
+                             {"layers", k.layers},
                              {"measured_order", k.measured_order},
                              {"predicted_order", k.predicted_order},
                              {"matches", k.matches},
@@ -236,12 +240,16 @@ std::string validation_to_table(const ValidationReport& r) {
                        printable(v.fix), printable(v.variant),
                        v.has_prediction ? e(v.predicted) : "-", e(v.measured), 100 * v.error, 100 * v.tolerance, verdict);
   }
+  std::map<std::pair<std::string, std::string>, int> depths;  // rankings per scenario and fix
+  for (const auto& k : r.rankings) ++depths[{k.scenario, k.fix}];
   for (const auto& k : r.rankings) {
     std::string m, p;
     for (const auto& s : k.measured_order) m += (m.empty() ? "" : " > ") + s;
     for (const auto& s : k.predicted_order) p += (p.empty() ? "" : " > ") + s;
-    out += fmt::format("ranking {}/{}: measured {} | predicted {} | {}\n", printable(k.scenario), printable(k.fix),
-                       printable(m), printable(p), k.matches ? "same order" : "DIFFERENT ORDER");
+    const bool sweep = depths[{k.scenario, k.fix}] > 1;
+    out += fmt::format("ranking {}/{}{}: measured {} | predicted {} | {}\n", printable(k.scenario), printable(k.fix),
+                       sweep ? fmt::format(" (L={})", k.layers) : "", printable(m), printable(p),
+                       k.matches ? "same order" : "DIFFERENT ORDER");
     for (const auto& d : k.discordant) out += fmt::format("  {}\n", printable(d));
   }
   out += fmt::format("MAPE {:.2f}% over {} variants, max |error| {:.2f}%, ranking {}, {} outside tolerance\n",

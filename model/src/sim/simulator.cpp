@@ -321,7 +321,7 @@ Ns op_duration_ns(const Op& op, const GpuProfile& p, const SimOptions& options) 
       // A fitted profile knows this kernel's time at the traced shapes, and the shortest
       // kernels' time on that GPU (the floor below which no launch finishes).
       if (const FittedKernel* k = detail::fitted_kernel(p, op.name))
-        t = std::max(t, round_ns(k->median_ns, p, "a fitted kernel time"));
+        t = std::max(t, round_ns(k->median_ns, p, "a fitted kernel's median_ns"));
       return std::max(t, kernel_floor(p, options));
     }
     case OpKind::Memset:

@@ -19,6 +19,7 @@ inline constexpr int kValidationSchemaVersion = 1;
 
 struct VariantCheck {
   std::string scenario, fix, variant;
+  int layers = 0;
   bool baseline = false;
   bool has_prediction = false;  // predicted_speedup.value > 0
   Estimate predicted, measured;
@@ -27,8 +28,11 @@ struct VariantCheck {
   bool within = true;
 };
 
+// Variants are ranked within one scenario, fix and depth (a layer sweep ranks each depth
+// on its own: a variant at 4 layers is not faster or slower than one at 28).
 struct RankingCheck {
   std::string scenario, fix;
+  int layers = 0;
   std::vector<std::string> measured_order;   // fastest first
   std::vector<std::string> predicted_order;
   bool matches = true;

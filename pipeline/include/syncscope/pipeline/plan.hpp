@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "syncscope/kernels/step_options.hpp"
+#include "syncscope/model/results.hpp"
 #include "syncscope/scenario/scenario.hpp"
 
 namespace syncscope::pipeline {
@@ -46,6 +47,7 @@ struct Job {
   kernels::StepOptions opts;
   std::string key;       // identical step options share one trace
   std::string base_key;  // the baseline run of this fix at this depth
+  std::optional<NetworkInfo> network;  // the network the step builds (results.json's `network`)
 };
 
 struct RunPlan {

@@ -24,6 +24,21 @@ std::uint64_t id64(const Stmt& s, int col) {
 
 }  // namespace
 
+bool Reader::read_activity(const Stmt& s, const char* table, GpuActivity& a, std::int32_t& pid) {
+  if (s.is_null(0) || s.is_null(1) || !plausible_interval(s.i64(0), s.i64(1))) {
+    skip(table, "start or end missing or impossible");
+    return false;
+  }
+  pid = s.is_null(6) ? -1 : static_cast<std::int32_t>(pid_of(s.i64(6)));
+  a.start = at(s.i64(0));
+  a.end = at(s.i64(1));
+  a.device = s.is_null(2) ? -1 : device_of(pid, s.i64(2));
+  a.context = id32(s.i64(3));
+  a.stream = s.is_null(4) ? -1 : stream_id(s.i64(4));
+  a.correlation = id32(s.i64(5));
+  return true;
+}
+
 void Reader::read_kernels() {
   const Columns cols(db_, kKernelTable);
   if (!cols.present()) return;
@@ -34,18 +49,9 @@ void Reader::read_kernels() {
                                     "dynamicSharedMemory"}),
                        "reading CUPTI_ACTIVITY_KIND_KERNEL");
   while (s.step()) {
-    if (s.is_null(0) || s.is_null(1) || !plausible_interval(s.i64(0), s.i64(1))) {
-      skip(kKernelTable, "start or end missing or impossible");
-      continue;
-    }
-    const std::int32_t pid = s.is_null(6) ? -1 : static_cast<std::int32_t>(pid_of(s.i64(6)));
     Kernel k;
-    k.start = at(s.i64(0));
-    k.end = at(s.i64(1));
-    k.device = s.is_null(2) ? -1 : device_of(pid, s.i64(2));
-    k.context = id32(s.i64(3));
-    k.stream = s.is_null(4) ? -1 : stream_id(s.i64(4));
-    k.correlation = id32(s.i64(5));
+    std::int32_t pid = -1;
+    if (!read_activity(s, kKernelTable, k, pid)) continue;
     // demangledName is the full name with templates (what Kineto shows); shortName the
     // base name, for exports that lack the former.
     k.name = strings_.get(s.i64(7));
@@ -72,18 +78,9 @@ void Reader::read_memcpys() {
                        "reading CUPTI_ACTIVITY_KIND_MEMCPY");
   std::uint64_t unified = 0;
   while (s.step()) {
-    if (s.is_null(0) || s.is_null(1) || !plausible_interval(s.i64(0), s.i64(1))) {
-      skip(kMemcpyTable, "start or end missing or impossible");
-      continue;
-    }
-    const std::int32_t pid = s.is_null(6) ? -1 : static_cast<std::int32_t>(pid_of(s.i64(6)));
     Memcpy m;
-    m.start = at(s.i64(0));
-    m.end = at(s.i64(1));
-    m.device = s.is_null(2) ? -1 : device_of(pid, s.i64(2));
-    m.context = id32(s.i64(3));
-    m.stream = s.is_null(4) ? -1 : stream_id(s.i64(4));
-    m.correlation = id32(s.i64(5));
+    std::int32_t pid = -1;
+    if (!read_activity(s, kMemcpyTable, m, pid)) continue;
     m.bytes = bytes_of(s.i64(7));
     const CopyKindInfo kind = s.is_null(8) ? CopyKindInfo{} : enums_.copy_kind(s.i64(8));
     m.kind = kind.kind;
@@ -115,18 +112,9 @@ void Reader::read_memsets() {
                                     "bytes", "value", "memKind"}),
                        "reading CUPTI_ACTIVITY_KIND_MEMSET");
   while (s.step()) {
-    if (s.is_null(0) || s.is_null(1) || !plausible_interval(s.i64(0), s.i64(1))) {
-      skip(kMemsetTable, "start or end missing or impossible");
-      continue;
-    }
-    const std::int32_t pid = s.is_null(6) ? -1 : static_cast<std::int32_t>(pid_of(s.i64(6)));
     Memset m;
-    m.start = at(s.i64(0));
-    m.end = at(s.i64(1));
-    m.device = s.is_null(2) ? -1 : device_of(pid, s.i64(2));
-    m.context = id32(s.i64(3));
-    m.stream = s.is_null(4) ? -1 : stream_id(s.i64(4));
-    m.correlation = id32(s.i64(5));
+    std::int32_t pid = -1;
+    if (!read_activity(s, kMemsetTable, m, pid)) continue;
     m.bytes = bytes_of(s.i64(7));
     m.value = static_cast<std::uint32_t>(s.i64(8) & 0xffffffff);
     m.memory_kind = s.is_null(9) ? MemoryKind::Unknown : enums_.memory_kind(s.i64(9));

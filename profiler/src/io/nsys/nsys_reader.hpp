@@ -41,6 +41,10 @@ class Reader {
   void read_cuda_events();
   void make_correlations_unique();
   void link_to_api_calls();
+  // The columns every GPU activity table is selected with first (start, end, deviceId,
+  // contextId, streamId, correlationId, globalPid, in that order) into `a` and `pid`;
+  // false, the row counted as skipped, when its times are missing or impossible.
+  bool read_activity(const Stmt& s, const char* table, GpuActivity& a, std::int32_t& pid);
 
   // nsys_nvtx.cpp
   void read_nvtx();

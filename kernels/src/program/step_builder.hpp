@@ -1,0 +1,142 @@
+// The step program's builder (step_program.cpp: buffers, ranges, primitives, the step's
+// skeleton, backward and optimizer; step_layers.cpp: packing metadata and masks, attention,
+// MLP and MoE layers). Private to syncscope_program.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "syncscope/kernels/offload_schedule.hpp"
+#include "syncscope/kernels/step_options.hpp"
+#include "syncscope/kernels/step_program.hpp"
+
+namespace syncscope::kernels::detail {
+
+using program::Access;
+using program::BufferUse;
+using program::Op;
+using program::OpKind;
+using program::Program;
+
+inline constexpr int kMain = 0;
+inline constexpr int kCopy = 1;
+
+// One kernel of a forward pass, remembered so backward can be modelled from it.
+struct FwdKernel {
+  enum class Kind { Gemm, Attention, Elementwise } kind;
+  std::string name;
+  double flops = 0;
+  double bytes = 0;
+  bool frozen = false;         // Gemm of a frozen weight: backward computes the input gradient only
+  double dequant_elems = 0;    // NF4 weight: dequantized again before the input-gradient GEMM
+  bool fp32 = false;           // runs at the fp32 rate (gpt-oss down-projection as Unsloth runs it)
+};
+
+// Builds one step's Program operator by operator, as the LibTorch reference step issues it.
+class StepBuilder {
+ public:
+  explicit StepBuilder(const StepOptions& o);
+
+  Program build();
+
+ private:
+  int new_buffer(std::string name);
+
+  Op& emit(Op op);
+  void push(const std::string& name);
+  void pop();
+
+  Op& kernel(const std::string& name, double flops, double bytes, bool tensor_core = false);
+  // A kernel that autograd differentiates: remembered for the backward model.
+  Op& fwd(FwdKernel::Kind kind, const std::string& name, double flops, double bytes);
+  // A GEMM against a weight: trainable in full fine-tuning, frozen under lora/qlora.
+  Op& gemm(const std::string& name, double m, double n, double k);
+  // A GEMM whose weight trains whatever the mode (LoRA adapters).
+  Op& trainable_gemm(const std::string& name, double m, double n, double k);
+  // bitsandbytes' dequantize_4bit of a [out, in] NF4 weight into the compute dtype (our
+  // kernel, kernels/src/cuda/nf4_dequant.cu); with double quantization the absmax first.
+  void dequantize(const std::string& name, double elems);
+  // A projection `module` of [out, in] over T rows: the base (NF4-dequantized under qlora),
+  // plus the LoRA path x A^T B^T * alpha/r where adapted (as the LibTorch step computes it).
+  void linear(const std::string& module, const std::string& name, double T, double out, double in);
+  // Elementwise over `elems` elements of `bytes_per` bytes, one input and one output.
+  Op& ew(const std::string& name, double elems, double bytes_per = -1);
+  // Bookkeeping kernels autograd does not differentiate (metadata, routing indices).
+  Op& nograd(const std::string& name, double elems, double bytes);
+
+  Op& copy(const std::string& name, int stream, CopyKind kind, MemoryKind host, double bytes);
+  // A host read the way ATen does it on CUDA: D2H into pageable memory, then
+  // cudaStreamSynchronize (aten::item -> _local_scalar_dense; .tolist()/.cpu() -> _to_copy).
+  void host_read(const std::string& aten_op, double bytes);
+  void event(OpKind kind, int stream, int ev, const std::string& name);
+
+  void rmsnorm(const std::string& what, double rows, double cols);
+
+  void rope(const std::string& what, double elems);
+
+  void upload_batch();
+
+  void embedding_forward();
+  void rope_tables();
+
+  // Unsloth's build_sdpa_packed_attention_mask, kernel by kernel (one window).
+  void unsloth_mask(int window);
+
+  void packing_metadata(int layer);
+
+  void attention(int layer);
+
+  void mlp();
+
+  void expert(const std::string& p, double rows);
+
+  // gpt-oss's experts as Unsloth runs them (unsloth_zoo temporary_patches/gpt_oss.py, HF
+  // GptOssExperts): gate_up with bias, gate clamped above at the limit, up clamped to
+  // [-limit, limit], glu = gate * sigmoid(1.702 gate), (up + 1) * glu, then the down
+  // projection with bias in fp32 with autocast off (the weighting follows in fp32).
+  void oss_expert(const std::string& p, double rows);
+
+  // moe.cpp's accumulate(): weights gathered, rows to fp32, weighted, index_add_ into fp32.
+  void accumulate(double rows);
+
+  void moe();
+
+  // One layer's forward kernels; the first reads `input`, the last writes `output`.
+  void layer_forward(int layer, int input, int output);
+
+  void mark_first_kernel(std::size_t from, int buffer, Access access);
+  void mark_last_kernel(int buffer, Access access);
+
+  // Backward of the kernels recorded for one forward, in reverse order.
+  void backward_of(const std::vector<FwdKernel>& ks);
+
+  void step(const ChoreoStep& s);
+
+  void head();
+
+  void embedding_backward();
+
+  void optimizer();
+
+  void loss_item();
+
+  StepOptions o_;
+  Program p_;
+  Choreography choreo_;
+  int L_ = 0, b_ = 4, T_ = 0, H_ = 0, nh_ = 0, nkv_ = 0, d_ = 0, I_ = 0, V_ = 0, E_ = 0, k_ = 0;
+  bool low_precision_ = false, offload_ = false, forward_open_ = false;
+  std::vector<int> lengths_;
+  std::vector<int> act_, host_, ring_;
+  int layer_ = -1;
+  bool recording_ = false;
+  std::vector<FwdKernel> fwd_kernels_;
+  std::map<int, std::vector<FwdKernel>> layer_fwd_;
+  bool meta_cached_ = false;
+  int cached_mask_window_ = -1;       // "cached": the one (dtype, window) entry Unsloth keeps
+  std::map<int, bool> masks_cached_;  // "device": ours keeps one mask per window
+  bool adapters_ = false, oss_ = false;
+  int lora_scale_rank_ = 16;
+};
+
+}  // namespace syncscope::kernels::detail
