@@ -314,6 +314,28 @@ TEST(CuptiDecoder, Memset) {
   EXPECT_EQ(s.correlation, 31u);
 }
 
+TEST(CuptiDecoder, MemsetNamesTheRuntimeCallThroughItsTracedDriverCall) {
+  // A memset record carries the driver call's correlation id only (cupti_activity.h,
+  // CUpti_ActivityMemset4). cudaMemsetAsync [100, 200] runs cuMemsetD8Async [120, 180]
+  // inside it; with the driver call traced, the memset ends up naming the runtime call.
+  Buffer b;
+  b.add(api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020, 40, 100, 200, 7));
+  b.add(api(CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async, 41, 120, 180, 7));
+  auto m = record<MemsetRecord>(CUPTI_ACTIVITY_KIND_MEMSET);
+  m.bytes = 64;
+  m.start = 300;
+  m.end = 310;
+  m.contextId = 1;
+  m.streamId = 7;
+  m.correlationId = 41;
+  b.add(m);
+  Trace t = decode(b);
+  ASSERT_EQ(t.api_calls.size(), 1u);
+  EXPECT_EQ(t.str(t.api_calls[0].name), "cudaMemsetAsync");
+  ASSERT_EQ(t.memsets.size(), 1u);
+  EXPECT_EQ(t.memsets[0].correlation, 40u);
+}
+
 TEST(CuptiDecoder, ApiCallsAreNamedAndLinkedToTheirKernels) {
   Buffer b;
   // Kernel records usually arrive before the launch's API record (written at API exit).
@@ -416,6 +438,19 @@ TEST(CuptiDecoder, EverySynchronizationType) {
   EXPECT_EQ(t.syncs[3].device, 0);
   EXPECT_EQ(t.syncs[4].type, SyncType::Unknown);
   EXPECT_EQ(t.syncs[4].device, -1);
+}
+
+TEST(CuptiDecoder, SyncRecordsWithoutTimestampsAreCountedNotKept) {
+  // start = end = 0: "timestamps could not be collected" (cupti_activity.h). Kept, such a
+  // record would sit at the epoch and stretch the trace's span over 56 years.
+  Buffer b;
+  b.add(sync(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, 50, 0, 0));
+  b.add(sync(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, 51, 1'000, 2'000));
+  Trace t = decode(b);
+  ASSERT_EQ(t.syncs.size(), 1u);
+  EXPECT_EQ(t.syncs[0].correlation, 51u);
+  EXPECT_EQ(t.meta.extra.at("records_without_timestamps"), "1");
+  EXPECT_EQ(t.time_span().first, 1'000);
 }
 
 TEST(CuptiDecoder, QuerySyncRecordsAreMarkedFromTheirApiCall) {

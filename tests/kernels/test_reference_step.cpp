@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include "syncscope/core/error.hpp"
@@ -46,7 +47,10 @@ double max_rel_diff(const std::vector<NamedValues>& a, const std::vector<NamedVa
     double scale = 0, diff = 0;
     for (std::size_t j = 0; j < std::min(a[i].values.size(), b[i].values.size()); ++j) {
       scale = std::max(scale, static_cast<double>(std::abs(a[i].values[j])));
-      diff = std::max(diff, static_cast<double>(std::abs(a[i].values[j] - b[i].values[j])));
+      const double d = std::abs(static_cast<double>(a[i].values[j]) - static_cast<double>(b[i].values[j]));
+      // A NaN on either side is a failure: std::max(diff, NaN) would keep diff and hide it.
+      if (std::isnan(d)) return std::numeric_limits<double>::infinity();
+      diff = std::max(diff, d);
     }
     if (scale > 0) worst = std::max(worst, diff / scale);
     else worst = std::max(worst, diff);
@@ -59,6 +63,15 @@ bool bitwise_equal(const std::vector<NamedValues>& a, const std::vector<NamedVal
   for (std::size_t i = 0; i < a.size(); ++i)
     if (a[i].values != b[i].values) return false;
   return true;
+}
+
+TEST(ReferenceStepHelpers, MaxRelDiffFailsOnNaN) {
+  const std::vector<NamedValues> ok = {{"w", {1.f, 2.f}}};
+  const std::vector<NamedValues> nan = {{"w", {1.f, std::nanf("")}}};
+  EXPECT_EQ(max_rel_diff(ok, ok), 0.0);
+  EXPECT_GT(max_rel_diff(nan, ok), 1.0);
+  EXPECT_GT(max_rel_diff(ok, nan), 1.0);
+  EXPECT_GT(max_rel_diff(nan, nan), 1.0);
 }
 
 std::vector<std::string> program_ranges(const program::Program& p) {

@@ -7,6 +7,7 @@
 
 #include "syncscope/core/error.hpp"
 #include "torch/internal.hpp"
+#include "torch/grouped_gemm.hpp"
 
 #ifdef SYNCSCOPE_KERNELS_CUDA
 #include "cuda/cuda_api.h"
@@ -110,8 +111,9 @@ torch::Tensor moe_experts(const std::string& variant, const torch::Tensor& x, co
     // host read and no padding: the expert FLOPs are the baseline's.
     try {
       const torch::Tensor offs = offsets.narrow(0, 1, E).to(torch::kInt32);
-      const torch::Tensor h = torch::silu(at::_grouped_mm(rows, w.gate, offs)) * at::_grouped_mm(rows, w.up, offs);
-      const torch::Tensor y = at::_grouped_mm(h, w.down, offs);
+      // grouped_mm (grouped_gemm.cpp): at::_grouped_mm with a backward fallback; C = T.
+      const torch::Tensor h = torch::silu(grouped_mm(rows, w.gate, offs, T)) * grouped_mm(rows, w.up, offs, T);
+      const torch::Tensor y = grouped_mm(h, w.down, offs, T);
       torch::Tensor out = torch::zeros({T, H}, fopts);
       accumulate(out, tokens, y, weights, order);
       return out;

@@ -270,6 +270,11 @@ void TraceBuilder::add_api(const ApiRecord& r, ApiKind kind) {
 
 void TraceBuilder::add_sync(const SyncRecordT& r) {
   count("sync");
+  if (r.start == 0 && r.end == 0) {
+    // "Timestamps could not be collected" (cupti_activity.h): counted, not placed at 0.
+    ++stats_.no_timestamp;
+    return;
+  }
   SyncRecord s;
   s.type = sync_type(r.type);
   s.context = r.contextId == kInvalid32 ? 0 : r.contextId;

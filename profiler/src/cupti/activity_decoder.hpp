@@ -18,6 +18,8 @@
 // - A driver call that runs inside a runtime call on the same thread (the runtime's own
 //   implementation) is dropped, so one user call never appears twice; GPU records that
 //   pointed at the dropped call's correlation id are re-pointed to the runtime call's.
+// - Synchronization records with start = end = 0 ("timestamps could not be collected") are
+//   counted in records_without_timestamps and not kept, like GPU records without times.
 // - Synchronization records: device from the context; is_query when the API call with the
 //   same correlation id is cudaStreamQuery/cudaEventQuery (or cuStreamQuery/cuEventQuery);
 //   event syncs and stream-wait-events joined to their CUDA event record by cudaEventSyncId
@@ -87,7 +89,7 @@ struct DecodeStats {
   std::map<std::string, std::uint64_t> by_kind;    // "kernel", "memcpy", ... -> records
   std::uint64_t unknown = 0;                       // kinds not modelled
   std::uint64_t malformed_buffers = 0;             // iteration stopped by an error
-  std::uint64_t no_timestamp = 0;                  // GPU records with start = end = 0
+  std::uint64_t no_timestamp = 0;                  // GPU and sync records with start = end = 0
   std::uint64_t instant_markers = 0;
   std::uint64_t unpaired_markers = 0;              // set by finish()
   std::uint64_t nested_driver_calls = 0;           // set by finish()
