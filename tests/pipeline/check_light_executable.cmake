@@ -18,7 +18,9 @@ list(LENGTH needed n)
 if(n EQUAL 0)
   message(FATAL_ERROR "no NEEDED entries read from ${EXE}:\n${dyn}")
 endif()
-set(heavy "torch|c10|cudart|cublas|cupti|libcuda\\.so")
+# Library names only: a bare "c10" also matches load addresses in ldd's output
+# (0x00007f...c10...), which made this check fail at random.
+set(heavy "libtorch[a-z_]*\\.so|libc10[a-z_]*\\.so|libcudart\\.so|libcublas[a-z]*\\.so|libcupti\\.so|libcuda\\.so")
 foreach(line IN LISTS needed)
   string(TOLOWER "${line}" low)
   if(low MATCHES "${heavy}")
@@ -31,6 +33,7 @@ if(LDD)
   execute_process(COMMAND ${LDD} ${EXE} OUTPUT_VARIABLE closure RESULT_VARIABLE rc)
   if(rc EQUAL 0)
     string(TOLOWER "${closure}" low)
+    string(REGEX REPLACE "\\(0x[0-9a-f]+\\)" "" low "${low}")  # load addresses out
     if(low MATCHES "(${heavy})")
       message(FATAL_ERROR "${EXE} loads a heavy library through its dependencies (${CMAKE_MATCH_1}):\n${closure}")
     endif()
