@@ -57,13 +57,13 @@ torch::Tensor PackingMetadata::unsloth_mask(const PackedBatch& batch, int window
 }
 
 torch::Tensor PackingMetadata::device_mask(const PackedBatch& batch, int window, Ctx& ctx) {
-  const auto n = static_cast<std::int64_t>(batch.host_lengths.size());
   const std::int64_t total = batch.total;
   // max_seqlen is known on the host from the packer: no read back.
   max_seqlen_ = 0;
   for (std::int32_t len : batch.host_lengths) max_seqlen_ = std::max<std::int64_t>(max_seqlen_, len);
   if (ctx.cuda) {
 #ifdef SYNCSCOPE_KERNELS_CUDA
+    const auto n = static_cast<std::int64_t>(batch.host_lengths.size());
     torch::Tensor cu = torch::empty({n + 1}, torch::TensorOptions().device(ctx.device).dtype(torch::kInt32));
     torch::Tensor mask = torch::empty({total, total}, ctx.opts());
     const int code = ctx.dtype == torch::kFloat32 ? SS_DTYPE_F32 : ctx.dtype == torch::kBFloat16 ? SS_DTYPE_BF16 : SS_DTYPE_F16;
