@@ -308,7 +308,7 @@ TEST(ValidateScaling, LargeGroupsAgreeWithThePairwiseRule) {
   }
 }
 
-TEST(ValidateScaling, EightyThousandVariantsWellUnderASecond) {
+TEST(ValidateScaling, EightyThousandVariantsTakeTheFenwickPath) {
   RunResults r;
   r.mode = "simulated";
   for (int i = 0; i < 80000; ++i) r.variants.push_back(variant("v" + std::to_string(i), 1 + i * 1e-5, 0, 1 + i * 1e-5));
@@ -317,9 +317,15 @@ TEST(ValidateScaling, EightyThousandVariantsWellUnderASecond) {
   const auto rep = model::validate_results(r, "t");
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("validate_results over %zu variants: %.3f s\n", r.variants.size(), s);
-  EXPECT_LT(s, 2.0);  // 50 s before (quadratic); ~0.1 s measured here, loaded machines vary
+  // Printed, not asserted (tests assert no times): 50 s before (quadratic), ~0.1 s on a quiet
+  // machine here. What is asserted is the result of the O(n log n) path over 80001 variants.
+  (void)s;
   EXPECT_FALSE(rep.ranking_matches);
   EXPECT_EQ(rep.compared, 80001);
+  // Every variant is discordant with "odd": listed up to a cap, the rest counted.
+  ASSERT_EQ(rep.rankings.size(), 1u);
+  ASSERT_FALSE(rep.rankings[0].discordant.empty());
+  EXPECT_EQ(rep.rankings[0].discordant.back().rfind("... and ", 0), 0u) << rep.rankings[0].discordant.back();
 }
 
 TEST(ResultsReader, NumberBeyondADoubleIsAnInputError) {
