@@ -16,6 +16,7 @@
 
 #include "commands.hpp"
 #include "syncscope/core/error.hpp"
+#include "syncscope/core/output_policy.hpp"
 #include "syncscope/core/file_io.hpp"
 #include "syncscope/core/version.hpp"
 
@@ -46,6 +47,28 @@ struct CalibrateOptions {
   std::string format = "text";
 };
 
+// Where the profile may go, by core/output_policy's rule like every other output: a regular
+// file only with --force; /dev/null, a FIFO, /dev/stdout are written through.
+void check_output(const std::string& out, bool force) { (void)plan_output_file(out, force); }
+
+// The profile as YAML, once its own loader accepts it: calibrate never writes a profile that
+// `run --gpu-profile` would refuse (issue 24: a trace gave 1e27 B/s). From a trace the trace
+// is the bad input (exit 2); from the microbenchmarks the measurement failed (exit 1).
+std::string checked_yaml(const GpuProfile& p, const std::string& out, bool from_trace) {
+  const std::string yaml = gpu_profile_to_yaml(p);
+  try {
+    (void)parse_gpu_profile(yaml, out);
+  } catch (const InputError& e) {
+    const std::string msg = std::string("the fitted profile was not written: ") + e.what() +
+                            (from_trace ? "; the trace does not hold a plausible measurement of that value (give "
+                                          "--base to take it from a known profile)"
+                                        : "; the measurement is implausible: run calibrate again on an idle GPU");
+    if (from_trace) throw InputError(msg);
+    throw Error(msg);
+  }
+  return yaml;
+}
+
 // calibrate --from-trace: no GPU, no CUDA; exit 2 (InputError) when a required field can be
 // neither estimated nor taken from --base.
 void calibrate_from_trace(const CalibrateOptions& o) {
@@ -54,10 +77,7 @@ void calibrate_from_trace(const CalibrateOptions& o) {
   SYNCSCOPE_INPUT_ERROR_IF(o.steps < 0, "--steps: expected 0 (all) or a positive count");
   SYNCSCOPE_INPUT_ERROR_IF(!(o.warmup_factor == 0 || o.warmup_factor >= 1),
                            "--warmup-factor: expected 0 (keep every step) or a factor >= 1");
-  std::error_code ec;
-  if (!o.output.empty())
-    SYNCSCOPE_INPUT_ERROR_IF(!o.force && std::filesystem::exists(o.output, ec),
-                             o.output + ": already exists; choose another name or pass --force to replace it");
+  if (!o.output.empty()) check_output(o.output, o.force);
   model::TraceCalibrationOptions co;
   co.step_glob = o.step_range;
   co.max_steps = o.steps;
@@ -77,9 +97,8 @@ void calibrate_from_trace(const CalibrateOptions& o) {
   }
   const model::TraceCalibration cal = model::calibrate_from_traces(inputs, co);
   const std::string out = o.output.empty() ? cal.profile.name + ".yaml" : o.output;
-  SYNCSCOPE_INPUT_ERROR_IF(!o.force && std::filesystem::exists(out, ec),
-                           out + ": already exists; choose another name (--output, --name) or pass --force");
-  write_file_atomic(out, gpu_profile_to_yaml(cal.profile), o.force);
+  check_output(out, o.force);
+  write_file_atomic(out, checked_yaml(cal.profile, out, true), o.force);
   if (o.format == "json") {
     for (const auto& w : cal.warnings) std::fprintf(stderr, "syncscope: warning: %s\n", w.c_str());
     std::cout << model::calibration_to_json(cal);
@@ -142,21 +161,17 @@ void add_calibrate_command(CLI::App& app, Context& ctx) {
       return;
     }
     SYNCSCOPE_INPUT_ERROR_IF(!o->base.empty(), "--base is for --from-trace (give the traces to fit from)");
-    std::error_code ec;
-    if (!o->output.empty())
-      SYNCSCOPE_INPUT_ERROR_IF(!o->force && std::filesystem::exists(o->output, ec),
-                               o->output + ": already exists; choose another name or pass --force to replace it");
+    if (!o->output.empty()) check_output(o->output, o->force);
     CalibrationOptions co;
     co.device = o->device;
     co.quick = o->quick;
     CalibrationMeasurements m = calibrate_with_backend(co);
     std::string name = o->name.empty() ? profile_slug(m.gpu_name) : o->name;
     std::string out = o->output.empty() ? name + ".yaml" : o->output;
-    SYNCSCOPE_INPUT_ERROR_IF(!o->force && std::filesystem::exists(out, ec),
-                             out + ": already exists; choose another name (--output, --name) or pass --force");
+    check_output(out, o->force);
     GpuProfile p = profile_from_calibration(m, name, utc_now_iso8601());
     if (o->quick) p.description += " (--quick: smoke check, fewer repeats)";
-    write_file_atomic(out, gpu_profile_to_yaml(p), o->force);
+    write_file_atomic(out, checked_yaml(p, out, false), o->force);
     std::cout << fmt::format(
         "{} ({} SMs, {:.1f} GB{}), driver {}, CUDA runtime {}, {:.1f} s\n"
         "  sync round trip   {:9.1f} us\n  launch overhead   {:9.2f} us\n  launch latency    {:9.2f} us\n"

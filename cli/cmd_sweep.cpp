@@ -111,7 +111,10 @@ void add_job_command(CLI::App& app, Context& ctx) {
   auto* task = job->add_subcommand("sweep-task", "Run one task of a sweep");
   task->add_option("dir", *dir)->required();
   task->add_option("index", *index)->required();
-  task->callback([dir, index, &ctx] { ctx.exit_code = cluster::run_sweep_task(*dir, *index, std::cout); });
+  task->callback([dir, index, &ctx] {
+    // The task runs this very executable's `run`, never a program named in sweep.json.
+    ctx.exit_code = cluster::run_sweep_task(*dir, *index, self_executable(), std::cout);
+  });
   auto* report = job->add_subcommand("sweep-report", "Write a sweep's merged report");
   report->add_option("dir", *dir)->required();
   report->callback([dir, &ctx] {

@@ -14,16 +14,19 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "commands.hpp"
 #include "option_bounds.hpp"
+#include "syncscope/cluster/process.hpp"
 #include "syncscope/core/bounds.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/output_policy.hpp"
 #include "syncscope/io/trace_io.hpp"
 #if defined(SYNCSCOPE_TRACER_AVAILABLE) && SYNCSCOPE_TRACER_AVAILABLE
+#include "syncscope/tracer/trace_env.hpp"
 #include "syncscope/tracer/tracer.hpp"
 #endif
 
@@ -49,17 +52,6 @@ struct TraceArgs {
 #if defined(SYNCSCOPE_TRACER_AVAILABLE) && SYNCSCOPE_TRACER_AVAILABLE
 
 namespace fs = std::filesystem;
-
-volatile sig_atomic_t g_child = 0;
-
-// Forwards signals sent to syncscope by another process (kill, a job scheduler) to the
-// program. Terminal-generated ones (Ctrl-C) already reach the whole foreground process
-// group, the program included, so forwarding them would deliver them twice.
-void forward_signal(int sig, siginfo_t* info, void*) {
-  if (g_child > 0 && info != nullptr && (info->si_code == SI_USER || info->si_code == SI_QUEUE)) kill(g_child, sig);
-}
-
-constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 
 // The injection library: $SYNCSCOPE_INJECT_LIBRARY, then next to the syncscope binary
 // (build tree: cli/../profiler/src/cupti; install tree: bin/../lib), then the paths
@@ -88,33 +80,26 @@ fs::path find_inject_library() {
               "\nset SYNCSCOPE_INJECT_LIBRARY to its path");
 }
 
-// `status_fd` is the write end of a close-on-exec pipe: a successful exec closes it, a
-// failed one writes errno there first, so the parent knows the program never started.
-[[noreturn]] void exec_child(const TraceArgs& a, const fs::path& inject, const fs::path& output, int status_fd) {
-  setenv("CUDA_INJECTION64_PATH", inject.c_str(), 1);
+// What the traced program's environment gets: where the injection library is and its
+// configuration (trace_env.hpp names them; inject.cpp reads them).
+cluster::EnvChanges trace_environment(const TraceArgs& a, const fs::path& inject, const fs::path& output) {
+  cluster::EnvChanges env;
+  env.emplace_back("CUDA_INJECTION64_PATH", inject.string());
   // NVTX reports to the injection library, which hands NVTX to the CUPTI instance it uses:
   // for NVTX ranges in the trace, and for --start-on-range/--steps (NVTX callbacks).
   if ((parse_activities(a.activities) & kActivityNvtx) || !a.start_on_range.empty() || a.steps > 0)
-    setenv("NVTX_INJECTION64_PATH", inject.c_str(), 1);
-  setenv("SYNCSCOPE_TRACE_OUTPUT", output.c_str(), 1);
-  setenv("SYNCSCOPE_TRACE_ACTIVITIES", a.activities.c_str(), 1);
-  setenv("SYNCSCOPE_TRACE_BUFFER_CAP_MB", std::to_string(a.buffer_cap_mb).c_str(), 1);
-  setenv("SYNCSCOPE_TRACE_ROOT_PID", std::to_string(static_cast<long>(getpid())).c_str(), 1);
-  setenv("SYNCSCOPE_TRACE_QUIET", "1", 1);
-  setenv("SYNCSCOPE_TRACE_OVERWRITE", a.force ? "1" : "0", 1);
-  if (!a.start_on_range.empty()) setenv("SYNCSCOPE_TRACE_START_RANGE", a.start_on_range.c_str(), 1);
-  else unsetenv("SYNCSCOPE_TRACE_START_RANGE");
-  if (a.steps > 0) setenv("SYNCSCOPE_TRACE_STOP_AFTER_STEPS", std::to_string(a.steps).c_str(), 1);
-  else unsetenv("SYNCSCOPE_TRACE_STOP_AFTER_STEPS");
-  setenv("SYNCSCOPE_TRACE_STEP_RANGE", a.step_range.c_str(), 1);
-  std::vector<char*> argv;
-  for (const auto& s : a.command) argv.push_back(const_cast<char*>(s.c_str()));
-  argv.push_back(nullptr);
-  execvp(argv[0], argv.data());
-  const int err = errno;
-  std::fprintf(stderr, "syncscope trace: cannot run '%s': %s\n", argv[0], std::strerror(err));
-  (void)!write(status_fd, &err, sizeof err);
-  _exit(err == ENOENT ? 127 : 126);
+    env.emplace_back("NVTX_INJECTION64_PATH", inject.string());
+  env.emplace_back(trace_env::kOutput, output.string());
+  env.emplace_back(trace_env::kActivities, a.activities);
+  env.emplace_back(trace_env::kBufferCapMb, std::to_string(a.buffer_cap_mb));
+  env.emplace_back(trace_env::kQuiet, "1");
+  env.emplace_back(trace_env::kOverwrite, a.force ? "1" : "0");
+  env.emplace_back(trace_env::kStartRange,
+                   a.start_on_range.empty() ? std::nullopt : std::optional<std::string>(a.start_on_range));
+  env.emplace_back(trace_env::kStopAfterSteps,
+                   a.steps > 0 ? std::optional<std::string>(std::to_string(a.steps)) : std::nullopt);
+  env.emplace_back(trace_env::kStepRange, a.step_range);
+  return env;
 }
 
 void print_summary(const fs::path& output, bool wrote_empty) {
@@ -156,38 +141,15 @@ void run_trace(const TraceArgs& a, Context& ctx) {
   const bool existed = !plan.stream && ::stat(plan.target.c_str(), &before) == 0;
   const fs::path inject = find_inject_library();
 
-  struct sigaction sa {};
-  sa.sa_sigaction = &forward_signal;
-  sa.sa_flags = SA_SIGINFO | SA_RESTART;
-  sigemptyset(&sa.sa_mask);
-  struct sigaction old[std::size(kForwarded)];
-  for (std::size_t i = 0; i < std::size(kForwarded); ++i) sigaction(kForwarded[i], &sa, &old[i]);
-
-  int exec_status[2] = {-1, -1};
-  if (pipe2(exec_status, O_CLOEXEC) != 0)
-    throw Error(std::string("syncscope trace: pipe failed: ") + std::strerror(errno));
-  std::fflush(nullptr);
-  const pid_t pid = fork();
-  if (pid < 0) throw Error(std::string("syncscope trace: fork failed: ") + std::strerror(errno));
-  if (pid == 0) {
-    for (std::size_t i = 0; i < std::size(kForwarded); ++i) sigaction(kForwarded[i], &old[i], nullptr);
-    close(exec_status[0]);
-    exec_child(a, inject, output, exec_status[1]);
-  }
-  close(exec_status[1]);
-  g_child = pid;
-  int exec_errno = 0;
-  ssize_t got = 0;
-  while ((got = read(exec_status[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR) {
-  }
-  close(exec_status[0]);
-  const bool started = got != static_cast<ssize_t>(sizeof exec_errno);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) throw Error(std::string("syncscope trace: waitpid failed: ") + std::strerror(errno));
-  }
-  g_child = 0;
-  for (std::size_t i = 0; i < std::size(kForwarded); ++i) sigaction(kForwarded[i], &old[i], nullptr);
+  // The program runs in a process group of its own; SIGTERM, SIGINT and the like sent to us
+  // reach the whole group (its workers too), and it gets the terminal when we have it
+  // (cluster/process.hpp: the same fork, exec and signal code as every child we run).
+  const cluster::GroupRun run =
+      cluster::run_in_process_group(a.command, trace_environment(a, inject, output), trace_env::kRootPid);
+  if (!run.result.started && run.exec_errno == 0) throw Error("syncscope trace: " + run.result.error);
+  const bool started = run.result.started;
+  const int exec_errno = run.exec_errno;
+  const bool exited = run.result.signal == 0;
 
   // Was a trace written? A stream (stdout, a FIFO, a device) cannot say; a file was when
   // one is there now that was not before (the tracer renames a new file into place).
@@ -201,15 +163,14 @@ void run_trace(const TraceArgs& a, Context& ctx) {
   bool written = trace_written();
   if (!started) {
     // The program never ran: there is nothing to trace, and no trace says otherwise.
-    std::fprintf(stderr, "syncscope trace: the program could not be started (%s); no trace written\n",
-                 std::strerror(exec_errno));
+    std::fprintf(stderr, "syncscope trace: the program could not be started (%s: %s); no trace written\n",
+                 a.command.front().c_str(), std::strerror(exec_errno));
   } else if (!written) {
     // The program never initialized CUDA (or died before exit handlers ran): say so in an
     // empty, valid trace rather than leaving nothing behind.
     Trace t;
     t.meta.source_tool = "syncscope-tracer";
     t.meta.clock = ClockBase::UnixEpoch;
-    const bool exited = WIFEXITED(status);
     t.meta.extra["note"] = exited ? "the program never initialized CUDA, so there was nothing to trace"
                                   : "the program was killed before it could write its trace";
     std::string cmdline;
@@ -229,16 +190,16 @@ void run_trace(const TraceArgs& a, Context& ctx) {
   }
   if (written && !plan.stream) print_summary(output, wrote_empty);
 
-  if (WIFEXITED(status)) {
-    ctx.exit_code = WEXITSTATUS(status);
+  if (exited) {
+    ctx.exit_code = run.result.exit_code;
     // The program's own non-zero status wins; a clean exit without a trace is a failure.
     if (ctx.exit_code == 0 && !written) {
       std::fprintf(stderr, "syncscope trace: the program exited 0 but no trace was written to %s\n",
                    output.c_str());
       ctx.exit_code = 1;
     }
-  } else if (WIFSIGNALED(status)) {
-    const int sig = WTERMSIG(status);
+  } else {
+    const int sig = run.result.signal;
     std::fflush(nullptr);
     signal(sig, SIG_DFL);
     raise(sig);

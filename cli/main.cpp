@@ -1,3 +1,4 @@
+#include <csignal>
 #include <cstdio>
 #include <exception>
 
@@ -7,6 +8,9 @@
 
 int main(int argc, char** argv) {
   using namespace syncscope;
+  // A file size limit (ulimit -f) makes write(2) fail with EFBIG, said as a write failure
+  // (exit 1), instead of a silent death by SIGXFSZ (issue 24).
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{
       "syncscope: find and fix hidden host-device serialization in LLM training.\n"
       "Traces GPU programs with CUPTI, counts sync points and copy/compute overlap, and\n"

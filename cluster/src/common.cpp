@@ -5,11 +5,14 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 
 #include "syncscope/cluster/process.hpp"
+#include "syncscope/core/dir_handle.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/glob.hpp"
 #include "syncscope/core/file_io.hpp"
+#include "syncscope/core/text.hpp"
 #include "syncscope/core/version.hpp"
 
 namespace syncscope::cluster::detail {
@@ -42,24 +45,54 @@ std::string current_job_id() {
   return "local";
 }
 
-nlohmann::json read_json(const fs::path& path) {
-  const std::string text = read_file(path);
+namespace {
+constexpr std::uint64_t kMaxOwnFileBytes = std::uint64_t{256} << 20;  // far above what we write there
+}  // namespace
+
+std::string read_text(const fs::path& dir, const fs::path& rel) {
+  return DirHandle::open(dir).read(rel, kMaxOwnFileBytes);
+}
+
+nlohmann::json read_json(const fs::path& dir, const fs::path& rel) {
+  const std::string text = read_text(dir, rel);
   auto j = nlohmann::json::parse(text, nullptr, false);
-  SYNCSCOPE_INPUT_ERROR_IF(j.is_discarded(), path.string() + ": not valid JSON (damaged? it is written atomically, so "
-                                                             "something else wrote it)");
+  SYNCSCOPE_INPUT_ERROR_IF(j.is_discarded(), (dir / rel).string() +
+                                                 ": not valid JSON (damaged? it is written atomically, so "
+                                                 "something else wrote it)");
   return j;
 }
 
-void write_json(const fs::path& path, const nlohmann::ordered_json& j) {
-  write_file_atomic(path, j.dump(2) + "\n", true);
+void write_json(const fs::path& dir, const fs::path& rel, const nlohmann::ordered_json& j) {
+  write_text(dir, rel, j.dump(2) + "\n");
+}
+
+void write_text(const fs::path& dir, const fs::path& rel, std::string_view text, unsigned mode) {
+  DirHandle::open(dir, true).write(rel, text, true, mode);
+}
+
+bool has_entry(const fs::path& dir, const fs::path& rel) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return false;
+  return DirHandle::open(dir).exists(rel);
+}
+
+bool has_directory(const fs::path& dir, const fs::path& rel) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return false;
+  return DirHandle::open(dir).is_directory(rel);
+}
+
+void remove_entry(const fs::path& dir, const fs::path& rel) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return;
+  DirHandle::open(dir).remove(rel);
 }
 
 std::vector<Submission> read_submissions(const fs::path& dir) {
   std::vector<Submission> out;
   const fs::path p = dir / "slurm" / "jobs.json";
-  std::error_code ec;
-  if (!fs::exists(p, ec)) return out;
-  const auto j = read_json(p);
+  if (!has_entry(dir, "slurm/jobs.json")) return out;
+  const auto j = read_json(dir, "slurm/jobs.json");
   const std::string where = p.string();
   SYNCSCOPE_INPUT_ERROR_IF(!j.is_object() || !j.contains("submissions") || !j["submissions"].is_array(),
                            where + ": expected {\"submissions\": [...]}");
@@ -97,25 +130,60 @@ void append_submission(const fs::path& dir, const Submission& s) {
     e["utc"] = x.utc;
     j["submissions"].push_back(std::move(e));
   }
-  fs::create_directories(dir / "slurm");
-  write_json(dir / "slurm" / "jobs.json", j);
+  write_json(dir, "slurm/jobs.json", j);
 }
 
-void write_batch_script(const fs::path& path, const std::string& job_name, const fs::path& log_dir,
+// A value for an #SBATCH line. sbatch reads those lines itself (not bash), splitting words at
+// blanks outside double quotes; bash sees a comment that a newline would end. So: no control
+// character (that newline), no '"' or '\\' (sbatch's quoting), and a path with blanks in
+// double quotes. '%' is sbatch's filename pattern character, doubled to stay itself.
+std::string sbatch_path(const fs::path& p) {
+  const std::string s = p.string();
+  for (unsigned char c : s)
+    SYNCSCOPE_INPUT_ERROR_IF(c < 0x20 || c == 0x7f || c == '"' || c == '\\',
+                             "the output directory '" + printable(s) +
+                                 "' holds a control character, '\"' or '\\', which a batch script cannot hold "
+                                 "safely: choose another --out");
+  std::string out;
+  for (char c : s) out += c == '%' ? std::string("%%") : std::string(1, c);
+  return out.find_first_of(" \t") == std::string::npos ? out : "\"" + out + "\"";
+}
+
+namespace {
+
+// The only words left unquoted for bash to expand: exactly $SLURM_ARRAY_TASK_ID and the like.
+bool slurm_variable(const std::string& a) {
+  if (a.size() < 8 || a.compare(0, 7, "$SLURM_") != 0) return false;
+  for (std::size_t i = 7; i < a.size(); ++i)
+    if (!((a[i] >= 'A' && a[i] <= 'Z') || a[i] == '_')) return false;
+  return true;
+}
+
+}  // namespace
+
+void write_batch_script(const fs::path& dir, const fs::path& rel, const std::string& job_name, const fs::path& log_dir,
                         const SlurmOptions& o, bool with_gres, bool array, const std::vector<std::string>& command) {
+  validate_slurm_options(o);  // callers check earlier, with the option's name; this is the last gate
+  SYNCSCOPE_THROW_IF(job_name.empty() || job_name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") !=
+                                             std::string::npos,
+                     "internal: job name '" + printable(job_name) + "'");
   std::string s = "#!/bin/bash\n";
   s += "#SBATCH --job-name=" + job_name + "\n";
-  // sbatch's filename patterns: %x job name, %A array job id, %a task id, %j job id.
-  s += "#SBATCH --output=" + (log_dir / (array ? "%x-%A_%a.out" : "%x-%j.out")).string() + "\n";
+  {
+    // sbatch's filename patterns: %x job name, %A array job id, %a task id, %j job id.
+    const std::string logs = sbatch_path(log_dir);
+    const std::string pattern = array ? "/%x-%A_%a.out" : "/%x-%j.out";
+    s += "#SBATCH --output=" + (logs.front() == '"' ? logs.substr(0, logs.size() - 1) + pattern + "\"" : logs + pattern) +
+         "\n";
+  }
   if (!o.partition.empty()) s += "#SBATCH --partition=" + o.partition + "\n";
   if (with_gres && !o.gres.empty()) s += "#SBATCH --gres=" + o.gres + "\n";
   if (!o.time.empty()) s += "#SBATCH --time=" + o.time + "\n";
   s += "# Written by syncscope; the command runs in the job and writes its own status.\n";
   s += "exec";
-  for (const auto& a : command) s += " " + (a.rfind("$SLURM", 0) == 0 ? "\"" + a + "\"" : shell_quote(a));
+  for (const auto& a : command) s += " " + (slurm_variable(a) ? "\"" + a + "\"" : shell_quote(a));
   s += "\n";
-  write_file_atomic(path, s, true);
-  ::chmod(path.c_str(), 0755);
+  write_text(dir, rel, s, 0755);
 }
 
 DirKind classify_dir(const fs::path& dir, std::string_view manifest) {
@@ -130,9 +198,12 @@ DirKind classify_dir(const fs::path& dir, std::string_view manifest) {
 void check_only_ours(const fs::path& dir, const std::vector<std::string>& roots,
                      const std::vector<std::string>& allowed, const std::string& what) {
   std::vector<std::string> foreign;
+  const DirHandle h = DirHandle::open(dir);
   for (const auto& root : roots) {
     std::error_code ec;
     const fs::path top = dir / root;
+    struct stat lst {};
+    if (!h.stat(root, lst)) continue;  // InputError when a directory on the way is a link
     const auto st = fs::symlink_status(top, ec);
     if (ec || !fs::exists(st)) continue;
     if (!fs::is_directory(st)) {
@@ -163,13 +234,15 @@ void check_only_ours(const fs::path& dir, const std::vector<std::string>& roots,
                    list + "): move them away, or choose another --out");
 }
 
-std::pair<std::uint64_t, std::uint64_t> tree_size(const fs::path& dir) {
+std::pair<std::uint64_t, std::uint64_t> tree_size(const fs::path& dir, const fs::path& rel) {
   std::uint64_t files = 0, bytes = 0;
+  if (!has_directory(dir, rel)) return {0, 0};
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return {0, 0};
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+  // recursive_directory_iterator does not follow links below its start, which is checked above.
+  for (auto it = fs::recursive_directory_iterator(dir / rel, ec); !ec && it != fs::recursive_directory_iterator();
        it.increment(ec)) {
     std::error_code fec;
+    if (it->is_symlink(fec)) continue;
     if (it->is_regular_file(fec)) {
       ++files;
       bytes += it->file_size(fec);
@@ -178,9 +251,14 @@ std::pair<std::uint64_t, std::uint64_t> tree_size(const fs::path& dir) {
   return {files, bytes};
 }
 
-std::string last_error_line(const fs::path& log) {
-  std::ifstream in(log);
-  if (!in) return "";
+std::string last_error_line(const fs::path& dir, const fs::path& rel) {
+  std::string text;
+  try {
+    text = read_text(dir, rel);
+  } catch (const Error&) {
+    return "";
+  }
+  std::istringstream in(text);
   std::string line, last, error;
   while (std::getline(in, line)) {
     while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
@@ -190,7 +268,7 @@ std::string last_error_line(const fs::path& log) {
   }
   std::string s = error.empty() ? last : error;
   if (s.size() > 300) s = s.substr(0, 297) + "...";
-  return s;
+  return printable(s);
 }
 
 }  // namespace syncscope::cluster::detail

@@ -24,9 +24,21 @@ std::string host_name();
 // job, "local" outside Slurm.
 std::string current_job_id();
 
-// Reads a JSON file we wrote; InputError naming it when unreadable or not JSON.
-nlohmann::json read_json(const std::filesystem::path& path);
-void write_json(const std::filesystem::path& path, const nlohmann::ordered_json& j);  // atomic, replaces
+// Files we write into a sweep's or rank analysis's directory DIR, named relative to it: read,
+// written and tested through core/dir_handle.hpp, so a link planted under DIR is never
+// followed and a FIFO or device there is InputError, never a hang (issue 24).
+// read_json: InputError naming it when unreadable, not a regular file or not JSON.
+nlohmann::json read_json(const std::filesystem::path& dir, const std::filesystem::path& rel);
+void write_json(const std::filesystem::path& dir, const std::filesystem::path& rel,
+                const nlohmann::ordered_json& j);  // atomic, replaces
+void write_text(const std::filesystem::path& dir, const std::filesystem::path& rel, std::string_view text,
+                unsigned mode = 0644);
+std::string read_text(const std::filesystem::path& dir, const std::filesystem::path& rel);
+// Something (a file, a directory, a link) is at DIR/REL; false when DIR itself is missing.
+bool has_entry(const std::filesystem::path& dir, const std::filesystem::path& rel);
+// A real directory (not a link to one) at DIR/REL.
+bool has_directory(const std::filesystem::path& dir, const std::filesystem::path& rel);
+void remove_entry(const std::filesystem::path& dir, const std::filesystem::path& rel);  // links not followed
 
 // What was submitted: DIR/slurm/jobs.json.
 struct Submission {
@@ -40,10 +52,14 @@ struct Submission {
 std::vector<Submission> read_submissions(const std::filesystem::path& dir);
 void append_submission(const std::filesystem::path& dir, const Submission& s);
 
+// `p` as the value of an #SBATCH --output line; InputError when it holds what a batch script
+// cannot hold safely (a control character, '"', '\\').
+std::string sbatch_path(const std::filesystem::path& p);
+
 // A batch script: #SBATCH lines for the job name, the log file pattern (per array task when
 // `array`) and the options, then `exec COMMAND` (words starting with $SLURM stay variables).
 // Written atomically, mode 0755.
-void write_batch_script(const std::filesystem::path& path, const std::string& job_name,
+void write_batch_script(const std::filesystem::path& dir, const std::filesystem::path& rel, const std::string& job_name,
                         const std::filesystem::path& log_dir, const SlurmOptions& options, bool with_gres, bool array,
                         const std::vector<std::string>& command);
 
@@ -59,11 +75,11 @@ DirKind classify_dir(const std::filesystem::path& dir, std::string_view manifest
 void check_only_ours(const std::filesystem::path& dir, const std::vector<std::string>& roots,
                      const std::vector<std::string>& allowed, const std::string& what);
 
-// Files and bytes under `dir` (0 when absent).
-std::pair<std::uint64_t, std::uint64_t> tree_size(const std::filesystem::path& dir);
+// Files and bytes under DIR/REL (0 when absent or not a real directory).
+std::pair<std::uint64_t, std::uint64_t> tree_size(const std::filesystem::path& dir, const std::filesystem::path& rel);
 
 // The last line of a log that reports an error ("syncscope: error: ..."), else its last
 // non-empty line; "" when the log is empty or unreadable. At most 300 characters.
-std::string last_error_line(const std::filesystem::path& log);
+std::string last_error_line(const std::filesystem::path& dir, const std::filesystem::path& rel);
 
 }  // namespace syncscope::cluster::detail

@@ -11,8 +11,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 
 extern char** environ;
 
@@ -182,6 +184,18 @@ ProcessResult run_capture(const std::vector<std::string>& argv, std::size_t max_
 }
 
 LoggedRun run_logged(const std::vector<std::string>& argv, const std::filesystem::path& log) {
+  const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    LoggedRun lr;
+    lr.result.error = log.string() + ": " + std::strerror(errno);
+    return lr;
+  }
+  LoggedRun lr = run_logged(argv, fd);
+  ::close(fd);
+  return lr;
+}
+
+LoggedRun run_logged(const std::vector<std::string>& argv, int fd) {
   LoggedRun lr;
   ProcessResult& r = lr.result;
   if (argv.empty()) {
@@ -191,11 +205,6 @@ LoggedRun run_logged(const std::vector<std::string>& argv, const std::filesystem
   const auto prog = find_program(argv[0]);
   if (!prog) {
     r.error = argv[0] + " not found";
-    return lr;
-  }
-  const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    r.error = log.string() + ": " + std::strerror(errno);
     return lr;
   }
   FileActions fa;
@@ -215,7 +224,6 @@ LoggedRun run_logged(const std::vector<std::string>& argv, const std::filesystem
   ::sigaction(SIGHUP, &sa, &old_hup);
   pid_t pid = 0;
   const int rc = ::posix_spawn(&pid, prog->c_str(), &fa.fa, &attr.attr, args.data(), environ);
-  ::close(fd);
   int status = 0;
   if (rc == 0) {
     g_child = pid;
@@ -239,6 +247,132 @@ LoggedRun run_logged(const std::vector<std::string>& argv, const std::filesystem
   }
   finish(r, status);
   return lr;
+}
+
+namespace {
+
+// run_in_process_group's forwarding: the handler only reads these and calls kill(2).
+std::atomic<pid_t> g_group{0};
+std::atomic<int> g_group_signal{0};
+constexpr int kGroupForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
+void forward_to_group(int sig) {
+  int expected = 0;
+  g_group_signal.compare_exchange_strong(expected, sig);
+  const pid_t g = g_group.load();
+  if (g > 0) ::kill(-g, sig);
+}
+
+// Gives the terminal on fd 0 to process group `pgid`. SIGTTOU is ignored meanwhile: a
+// background process taking the terminal back would otherwise be stopped by it.
+void give_terminal(pid_t pgid) {
+  struct sigaction ign {}, old {};
+  ign.sa_handler = SIG_IGN;
+  sigemptyset(&ign.sa_mask);
+  ::sigaction(SIGTTOU, &ign, &old);
+  (void)::tcsetpgrp(STDIN_FILENO, pgid);
+  ::sigaction(SIGTTOU, &old, nullptr);
+}
+
+}  // namespace
+
+GroupRun run_in_process_group(const std::vector<std::string>& argv, const EnvChanges& env, const char* pid_env) {
+  GroupRun g;
+  ProcessResult& r = g.result;
+  if (argv.empty()) {
+    r.error = "no program";
+    return g;
+  }
+  // Ours only when we are in the terminal's foreground: not under nohup, in a pipeline's
+  // background, or in a batch job.
+  const bool terminal = ::isatty(STDIN_FILENO) && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
+  int status_pipe[2];
+  if (::pipe2(status_pipe, O_CLOEXEC) != 0) {
+    r.error = std::string("pipe: ") + std::strerror(errno);
+    return g;
+  }
+  struct sigaction sa {};
+  sa.sa_handler = forward_to_group;
+  sa.sa_flags = SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  struct sigaction old[std::size(kGroupForwarded)];
+  g_group = 0;
+  g_group_signal = 0;
+  for (std::size_t i = 0; i < std::size(kGroupForwarded); ++i) ::sigaction(kGroupForwarded[i], &sa, &old[i]);
+  auto args = c_argv(argv);
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    // The child: its own group (also set by the parent: whichever runs first), the terminal
+    // when we had it, default signal handling, the environment, then exec.
+    ::setpgid(0, 0);
+    if (terminal) give_terminal(::getpid());
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    for (int sig : kGroupForwarded) ::sigaction(sig, &dfl, nullptr);
+    for (int sig : {SIGTSTP, SIGTTIN, SIGTTOU, SIGPIPE}) ::sigaction(sig, &dfl, nullptr);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    for (const auto& [name, value] : env) {
+      if (value) ::setenv(name.c_str(), value->c_str(), 1);
+      else ::unsetenv(name.c_str());
+    }
+    if (pid_env) ::setenv(pid_env, std::to_string(static_cast<long>(::getpid())).c_str(), 1);
+    ::execvp(args[0], args.data());
+    const int err = errno;
+    (void)!::write(status_pipe[1], &err, sizeof err);
+    ::_exit(err == ENOENT ? 127 : 126);
+  }
+  ::close(status_pipe[1]);
+  if (pid < 0) {
+    const int err = errno;
+    ::close(status_pipe[0]);
+    for (std::size_t i = 0; i < std::size(kGroupForwarded); ++i) ::sigaction(kGroupForwarded[i], &old[i], nullptr);
+    r.error = std::string("fork: ") + std::strerror(err);
+    return g;
+  }
+  ::setpgid(pid, pid);
+  if (terminal) give_terminal(pid);
+  g_group = pid;
+  if (const int s = g_group_signal.load(); s != 0) ::kill(-pid, s);  // arrived before the group existed
+  ssize_t got;
+  while ((got = ::read(status_pipe[0], &g.exec_errno, sizeof g.exec_errno)) < 0 && errno == EINTR) {
+  }
+  ::close(status_pipe[0]);
+  const bool exec_failed = got == static_cast<ssize_t>(sizeof g.exec_errno);
+  int status = 0;
+  for (;;) {
+    const pid_t w = ::waitpid(pid, &status, WUNTRACED);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      status = -1;
+      break;
+    }
+    if (!WIFSTOPPED(status)) break;
+    // Stopped (Ctrl-Z): stop with it, so the shell sees the job stopped; on `fg`, hand the
+    // terminal back and continue the program.
+    if (terminal) give_terminal(::getpgrp());
+    ::kill(::getpid(), SIGSTOP);
+    if (terminal) give_terminal(pid);
+    ::kill(-pid, SIGCONT);
+  }
+  g_group = 0;
+  if (terminal) give_terminal(::getpgrp());
+  for (std::size_t i = 0; i < std::size(kGroupForwarded); ++i) ::sigaction(kGroupForwarded[i], &old[i], nullptr);
+  g.forwarded = g_group_signal.load();
+  if (status < 0) {
+    r.error = std::string("waitpid: ") + std::strerror(errno);
+    return g;
+  }
+  finish(r, status);
+  if (exec_failed) {
+    r.error = argv[0] + ": " + std::strerror(g.exec_errno);
+    return g;  // started stays false
+  }
+  r.started = true;
+  return g;
 }
 
 std::string shell_quote(std::string_view s) {

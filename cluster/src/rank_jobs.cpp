@@ -7,8 +7,10 @@
 #include "common.hpp"
 #include "syncscope/cluster/process.hpp"
 #include "syncscope/cluster/rank_traces.hpp"
+#include "syncscope/core/dir_handle.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
+#include "syncscope/core/text.hpp"
 #include "syncscope/core/version.hpp"
 #include "syncscope/reports/rank_printers.hpp"
 
@@ -33,15 +35,14 @@ struct RankJob {
   std::string job_name() const { return "syncscope-ranks-" + id.substr(0, 8); }
 };
 
-fs::path part_path(const fs::path& out, std::size_t i, const char* ext) {
-  return out / "parts" / fmt::format("part-{:05}.{}", i, ext);
-}
+// Relative to OUT: every file under OUT is read and written beneath its descriptor.
+fs::path part_path(std::size_t i, const char* ext) { return fs::path("parts") / fmt::format("part-{:05}.{}", i, ext); }
 
 RankJob read_job(const fs::path& out) {
   const fs::path path = out / kManifest;
-  std::error_code ec;
-  SYNCSCOPE_INPUT_ERROR_IF(!fs::exists(path, ec), out.string() + " holds no rank analysis job (no " + kManifest + ")");
-  const auto j = detail::read_json(path);
+  SYNCSCOPE_INPUT_ERROR_IF(!detail::has_entry(out, kManifest),
+                           out.string() + " holds no rank analysis job (no " + kManifest + ")");
+  const auto j = detail::read_json(out, kManifest);
   RankJob job;
   try {
     SYNCSCOPE_INPUT_ERROR_IF(j.at("kind").get<std::string>() != "syncscope.rank_job",
@@ -87,6 +88,8 @@ int start_rank_job(const RankJobRequest& r, std::ostream& out) {
     SYNCSCOPE_INPUT_ERROR_IF(r.tools.sbatch.empty(),
                              "analyze --slurm: sbatch is not on PATH: run on a Slurm login node (Debian: "
                              "slurm-client), add --dry-run to only write the batch scripts, or leave out --slurm");
+  validate_slurm_options(r.slurm_options);
+  if (r.slurm) (void)detail::sbatch_path(fs::absolute(r.out).lexically_normal() / "slurm" / "logs");
   RankJob job;
   job.files = find_rank_traces(r.inputs);
   job.source = rank_source_label(r.inputs);
@@ -111,17 +114,15 @@ int start_rank_job(const RankJobRequest& r, std::ostream& out) {
                               {"parts/part-*.json", "parts/part-*.error", "slurm/*.sh", "slurm/jobs.json",
                                "slurm/logs", "slurm/logs/*.out"},
                               "an earlier rank analysis");
-      std::error_code ec;
-      fs::remove_all(dir / "parts", ec);
-      fs::remove_all(dir / "slurm", ec);
-      for (const char* f : {"summary.json", "summary.csv", "summary.txt", "summary.error", kManifest}) fs::remove(dir / f, ec);
+      for (const char* f : {"parts", "slurm", "summary.json", "summary.csv", "summary.txt", "summary.error", kManifest})
+        detail::remove_entry(dir, f);  // links removed themselves, never followed
       break;
     }
     case detail::DirKind::Absent:
     case detail::DirKind::Empty:
       break;
   }
-  fs::create_directories(dir / "parts");
+  (void)DirHandle::open(dir, true).sub("parts", true);
   ordered_json m;
   m["schema_version"] = kRankJobSchemaVersion;
   m["kind"] = "syncscope.rank_job";
@@ -135,7 +136,7 @@ int start_rank_job(const RankJobRequest& r, std::ostream& out) {
   m["created_utc"] = utc_now_iso8601();
   m["files"] = ordered_json::array();
   for (const auto& f : job.files) m["files"].push_back(ordered_json{{"path", f.path}, {"absolute", f.absolute.string()}});
-  detail::write_json(dir / kManifest, m);
+  detail::write_json(dir, kManifest, m);
   out << fmt::format("rank analysis {}: {} trace(s), {} per task: {} task(s) in {}\n", job.id, job.files.size(),
                      job.ranks_per_task, job.tasks, dir.string());
 
@@ -159,10 +160,10 @@ int start_rank_job(const RankJobRequest& r, std::ostream& out) {
 
   const fs::path abs = fs::absolute(dir).lexically_normal();
   const fs::path logs = abs / "slurm" / "logs";
-  fs::create_directories(logs);
-  detail::write_batch_script(abs / "slurm" / "part.sh", job.job_name(), logs, r.slurm_options, false, true,
+  (void)DirHandle::open(abs).sub("slurm/logs", true);
+  detail::write_batch_script(abs, "slurm/part.sh", job.job_name(), logs, r.slurm_options, false, true,
                              {job.syncscope, "job", "rank-part", abs.string(), "$SLURM_ARRAY_TASK_ID"});
-  detail::write_batch_script(abs / "slurm" / "merge.sh", job.job_name() + "-merge", logs, r.slurm_options, false,
+  detail::write_batch_script(abs, "slurm/merge.sh", job.job_name() + "-merge", logs, r.slurm_options, false,
                              false, {job.syncscope, "job", "rank-merge", abs.string()});
   const std::vector<std::string> opts = {fmt::format("--array=0-{}", job.tasks - 1)};
   if (r.dry_run) {
@@ -189,9 +190,8 @@ void run_rank_part(const fs::path& out, std::size_t index) {
   SYNCSCOPE_INPUT_ERROR_IF(index >= job.tasks, fmt::format("{}: the job has {} task(s); no task {}", out.string(),
                                                             job.tasks, index));
   const auto files = slice(job, index);
-  std::error_code ec;
-  fs::create_directories(out / "parts");
-  fs::remove(part_path(out, index, "error"), ec);
+  (void)DirHandle::open(out).sub("parts", true);
+  detail::remove_entry(out, part_path(index, "error"));
   try {
     AnalysisOptions o;
     o.step_glob = job.step_glob;
@@ -205,9 +205,9 @@ void run_rank_part(const fs::path& out, std::size_t index) {
     for (const auto& f : files) j["files"].push_back(f.path);
     j["rows"] = ordered_json::array();
     for (const auto& row : rows) j["rows"].push_back(rank_row_json(row));
-    detail::write_json(part_path(out, index, "json"), j);
+    detail::write_json(out, part_path(index, "json"), j);
   } catch (const std::exception& e) {
-    write_file_atomic(part_path(out, index, "error"), std::string(e.what()) + "\n", true);
+    detail::write_text(out, part_path(index, "error"), std::string(e.what()) + "\n");
     throw;
   }
 }
@@ -216,14 +216,14 @@ RankAnalysis merge_rank_parts(const fs::path& out) {
   const RankJob job = read_job(out);
   std::vector<RankRow> rows;
   std::vector<std::string> problems;
-  std::error_code ec;
   for (std::size_t i = 0; i < job.tasks; ++i) {
     const auto files = slice(job, i);
-    const fs::path part = part_path(out, i, "json"), err = part_path(out, i, "error");
+    const fs::path part = part_path(i, "json"), err = part_path(i, "error");
     const std::string what = fmt::format("part {} ({})", i, file_list(files));
-    if (fs::exists(part, ec)) {
-      const auto j = detail::read_json(part);
-      const std::string where = part.string();
+    // A FIFO, device or link planted at a part is InputError naming it, never a hang.
+    if (detail::has_entry(out, part)) {
+      const auto j = detail::read_json(out, part);
+      const std::string where = (out / part).string();
       std::vector<std::string> names;
       for (const auto& f : files) names.push_back(f.path);
       SYNCSCOPE_INPUT_ERROR_IF(!j.is_object() || j.value("files", std::vector<std::string>{}) != names,
@@ -231,8 +231,8 @@ RankAnalysis merge_rank_parts(const fs::path& out) {
                                    " (left from another job?)");
       SYNCSCOPE_INPUT_ERROR_IF(!j.contains("rows") || !j["rows"].is_array(), where + ": no rows[]");
       for (const auto& row : j["rows"]) rows.push_back(rank_row_from_json(row, where));
-    } else if (fs::exists(err, ec)) {
-      std::string msg = read_file(err);
+    } else if (detail::has_entry(out, err)) {
+      std::string msg = printable(detail::read_text(out, err));
       while (!msg.empty() && msg.back() == '\n') msg.pop_back();
       problems.push_back(what + " failed: " + msg);
     } else {
@@ -249,20 +249,19 @@ RankAnalysis merge_rank_parts(const fs::path& out) {
 }
 
 void write_rank_summary(const fs::path& out, std::ostream& log) {
-  std::error_code ec;
   RankAnalysis a;
   try {
     a = merge_rank_parts(out);
   } catch (const Error& e) {
-    write_file_atomic(out / "summary.error", std::string(e.what()) + "\n", true);
+    detail::write_text(out, "summary.error", std::string(e.what()) + "\n");
     throw;
   }
-  fs::remove(out / "summary.error", ec);
+  detail::remove_entry(out, "summary.error");
   std::ostringstream table;
   print_rank_table(a, table);
-  write_file_atomic(out / "summary.json", rank_analysis_to_json(a), true);
-  write_file_atomic(out / "summary.csv", rank_analysis_to_csv(a), true);
-  write_file_atomic(out / "summary.txt", table.str(), true);
+  detail::write_text(out, "summary.json", rank_analysis_to_json(a));
+  detail::write_text(out, "summary.csv", rank_analysis_to_csv(a));
+  detail::write_text(out, "summary.txt", table.str());
   log << table.str();
   log << fmt::format("wrote {}/summary.json, summary.csv and summary.txt\n", out.string());
 }

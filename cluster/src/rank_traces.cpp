@@ -4,10 +4,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <exception>
 #include <thread>
 
 #include "syncscope/core/error.hpp"
+#include "syncscope/core/output_policy.hpp"
+#include "syncscope/core/text.hpp"
 #include "syncscope/io/trace_io.hpp"
 
 namespace syncscope::cluster {
@@ -28,8 +31,9 @@ bool looks_like_trace(const std::string& name) {
 
 }  // namespace
 
-std::vector<RankTraceFile> find_rank_traces(const std::vector<std::string>& inputs) {
+std::vector<RankTraceFile> find_rank_traces(const std::vector<std::string>& inputs, std::vector<std::string>* skipped) {
   std::vector<RankTraceFile> out;
+  std::vector<std::string> skip;
   for (const auto& in : inputs) {
     std::error_code ec;
     const auto st = fs::status(in, ec);
@@ -42,13 +46,30 @@ std::vector<RankTraceFile> find_rank_traces(const std::vector<std::string>& inpu
     for (const auto& e : fs::directory_iterator(in, ec)) {
       const std::string name = e.path().filename().string();
       std::error_code fec;
-      if (looks_like_trace(name) && e.is_regular_file(fec)) names.push_back(name);
+      if (!looks_like_trace(name)) continue;
+      if (e.is_regular_file(fec)) {
+        names.push_back(name);
+        continue;
+      }
+      const PathKind k = path_kind(e.path());
+      skip.push_back((fs::path(in) / name).string() + " (" +
+                     (k == PathKind::Missing ? std::string("a dangling link") : std::string(describe(k))) + ")");
     }
     SYNCSCOPE_INPUT_ERROR_IF(ec, in + ": cannot list the directory: " + ec.message());
     SYNCSCOPE_INPUT_ERROR_IF(names.empty(), in + ": the directory holds no trace (*.json or *.json.gz files, one per "
                                                  "rank, as torch.profiler writes them)");
     std::sort(names.begin(), names.end());
     for (const auto& n : names) out.push_back({(fs::path(in) / n).string(), fs::absolute(fs::path(in) / n)});
+  }
+  std::sort(skip.begin(), skip.end());
+  if (skipped) {
+    *skipped = skip;
+  } else if (!skip.empty()) {
+    std::string list;
+    for (std::size_t i = 0; i < skip.size() && i < 10; ++i) list += (i ? ", " : "") + printable(skip[i]);
+    if (skip.size() > 10) list += ", and " + std::to_string(skip.size() - 10) + " more";
+    std::fprintf(stderr, "syncscope: warning: skipped %zu entr%s named like a trace that %s not a regular file: %s\n",
+                 skip.size(), skip.size() == 1 ? "y" : "ies", skip.size() == 1 ? "is" : "are", list.c_str());
   }
   return out;
 }
@@ -63,13 +84,22 @@ std::size_t usable_cores() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
+namespace {
+std::atomic<void (*)(std::size_t)> g_start_hook{nullptr};
+}  // namespace
+
+std::size_t max_rank_workers() { return 4 * usable_cores(); }
+
+void set_rank_worker_start_hook(void (*hook)(std::size_t)) { g_start_hook = hook; }
+
 std::vector<RankRow> analyze_rank_files(const std::vector<RankTraceFile>& files, const AnalysisOptions& options,
                                         std::size_t workers) {
   std::vector<RankRow> rows(files.size());
   std::vector<std::exception_ptr> errors(files.size());
   std::atomic<std::size_t> next{0};
+  std::atomic<bool> stop{false};
   auto work = [&] {
-    for (std::size_t i = next++; i < files.size(); i = next++) {
+    for (std::size_t i = next++; i < files.size() && !stop.load(); i = next++) {
       try {
         const Trace trace = read_trace(files[i].absolute);
         std::int64_t rank = -1;
@@ -93,14 +123,28 @@ std::vector<RankRow> analyze_rank_files(const std::vector<RankTraceFile>& files,
     }
   };
   if (workers == 0) workers = usable_cores();
-  workers = std::min(workers, files.size());
+  workers = std::min({workers, files.size(), max_rank_workers()});
   if (workers <= 1) {
     work();
   } else {
     std::vector<std::thread> pool;
-    pool.reserve(workers);
-    for (std::size_t w = 0; w < workers; ++w) pool.emplace_back(work);
+    std::string failure;
+    try {
+      pool.reserve(workers);
+      for (std::size_t w = 0; w < workers; ++w) {
+        if (auto hook = g_start_hook.load()) hook(w);
+        pool.emplace_back(work);
+      }
+    } catch (const std::exception& e) {
+      // Out of memory or threads (RLIMIT_NPROC, an address-space limit): the threads that
+      // did start stop after their current file and are joined; a joinable std::thread
+      // destroyed would abort the process.
+      failure = "cannot start reader thread " + std::to_string(pool.size() + 1) + " of " + std::to_string(workers) +
+                " (" + e.what() + "); try a smaller --jobs";
+      stop = true;
+    }
     for (auto& t : pool) t.join();
+    if (!failure.empty()) throw Error(failure);
   }
   for (const auto& e : errors)
     if (e) std::rethrow_exception(e);

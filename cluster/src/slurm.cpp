@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <charconv>
+#include <regex>
 #include <sstream>
 
 #include "syncscope/cluster/process.hpp"
 #include "syncscope/core/error.hpp"
+#include "syncscope/core/text.hpp"
 
 namespace syncscope::cluster {
 
@@ -24,6 +26,33 @@ std::string first_line(const std::string& s) {
 }
 
 }  // namespace
+
+void validate_slurm_options(const SlurmOptions& o) {
+  // sbatch(1): --partition=<partition_names>, --gres=<list> (name[[:type]:count], comma
+  // separated), --time=<time> in the forms below. Anything else is not Slurm's syntax.
+  static const std::regex name_list("[A-Za-z0-9_.-]+(,[A-Za-z0-9_.-]+)*");
+  static const std::regex gres("[A-Za-z0-9_.-]+(:[A-Za-z0-9_.-]+)*(,[A-Za-z0-9_.-]+(:[A-Za-z0-9_.-]+)*)*");
+  static const std::regex time(
+      "[0-9]{1,9}(:[0-9]{1,2}){0,2}|[0-9]{1,6}-[0-9]{1,2}(:[0-9]{1,2}){0,2}|UNLIMITED|INFINITE|unlimited|infinite");
+  auto check = [](const std::string& v, const std::regex& re, const char* option, const char* expected) {
+    if (v.empty()) return;
+    SYNCSCOPE_INPUT_ERROR_IF(v.size() > 256 || !std::regex_match(v, re),
+                             std::string(option) + " '" + printable(v.substr(0, 80)) + "': expected " + expected +
+                                 " (Slurm's syntax, sbatch(1)); nothing else is written into a batch script");
+  };
+  check(o.partition, name_list, "--partition", "partition names: letters, digits, '_', '.', '-', joined by ','");
+  check(o.gres, gres, "--gres", "name[:type][:count], joined by ',' (e.g. gpu:1 or gpu:h100:2)");
+  check(o.time, time, "--time", "MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS or UNLIMITED (e.g. 01:00:00)");
+}
+
+void validate_constraint(const std::string& c) {
+  // sbatch(1) --constraint: features joined by & | , with [] () * counts.
+  static const std::regex re("[A-Za-z0-9_.:&|,*\\[\\]()-]+");
+  SYNCSCOPE_INPUT_ERROR_IF(c.empty() || c.size() > 256 || !std::regex_match(c, re),
+                           "--constraint '" + printable(c.substr(0, 80)) +
+                               "': expected node features (letters, digits, '_', '.', '-', joined by & | , with "
+                               "[] () * as sbatch(1) allows)");
+}
 
 SlurmTools SlurmTools::from_path(const char* path_list) {
   SlurmTools t;

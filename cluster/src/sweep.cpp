@@ -1,6 +1,7 @@
 // The sweep's plan, its directory, and running or submitting its tasks.
 #include "syncscope/cluster/sweep.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +12,8 @@
 
 #include "common.hpp"
 #include "syncscope/cluster/process.hpp"
+#include "syncscope/core/dir_handle.hpp"
+#include "syncscope/core/dir_manifest.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
 #include "syncscope/core/output_policy.hpp"
@@ -71,20 +74,17 @@ void write_status(const fs::path& dir, const SweepTask& t, const std::string& st
   j["started_utc"] = started;
   j["ended_utc"] = ended;
   if (exit && exit->started) j["exit"] = ordered_json{{"code", exit->exit_code}, {"signal", exit->signal}};
-  fs::create_directories(dir / "status");
-  detail::write_json(dir / "status" / (t.name + ".json"), j);
+  detail::write_json(dir, fs::path("status") / (t.name + ".json"), j);
 }
 
 // Removes NAME.partial-* directories a cut-short run left in DIR/tasks (ours: run names
 // its temporary directory so, next to the one it publishes).
-void remove_partials(const fs::path& tasks_dir, const std::string& name) {
-  std::error_code ec;
-  if (!fs::is_directory(tasks_dir, ec)) return;
+void remove_partials(const fs::path& dir, const std::string& name) {
+  if (!detail::has_directory(dir, "tasks")) return;
+  const DirHandle tasks = DirHandle::open(dir).sub("tasks", false);
   const std::string prefix = name + ".partial-";
-  std::vector<fs::path> stale;
-  for (const auto& e : fs::directory_iterator(tasks_dir, ec))
-    if (e.path().filename().string().rfind(prefix, 0) == 0) stale.push_back(e.path());
-  for (const auto& p : stale) fs::remove_all(p, ec);
+  for (const auto& n : tasks.list())
+    if (n.rfind(prefix, 0) == 0) tasks.remove(n);
 }
 
 }  // namespace
@@ -98,6 +98,7 @@ SweepPlan plan_sweep(const SweepRequest& r) {
                                        r.gpu_profiles.size(), r.constraints.size()));
   SYNCSCOPE_INPUT_ERROR_IF(r.device != "auto" && r.device != "cuda" && r.device != "sim",
                            "sweep: --device " + r.device + ": expected auto, cuda or sim");
+  for (const auto& c : r.constraints) validate_constraint(c);
   SweepPlan plan;
   plan.device = r.device;
   plan.syncscope = r.syncscope.string();
@@ -160,9 +161,8 @@ std::string plan_to_json(const SweepPlan& p) {
 
 SweepPlan read_plan(const fs::path& dir) {
   const fs::path path = dir / kManifest;
-  std::error_code ec;
-  SYNCSCOPE_INPUT_ERROR_IF(!fs::exists(path, ec), dir.string() + " holds no sweep (no " + kManifest + ")");
-  const auto j = detail::read_json(path);
+  SYNCSCOPE_INPUT_ERROR_IF(!detail::has_entry(dir, kManifest), dir.string() + " holds no sweep (no " + kManifest + ")");
+  const auto j = detail::read_json(dir, kManifest);
   SweepPlan p;
   try {
     SYNCSCOPE_INPUT_ERROR_IF(j.at("kind").get<std::string>() != "syncscope.sweep", path.string() + ": not a sweep");
@@ -187,6 +187,12 @@ SweepPlan read_plan(const fs::path& dir) {
       SYNCSCOPE_INPUT_ERROR_IF(x.index != p.tasks.size(), path.string() + ": task indices are not 0..N-1");
       SYNCSCOPE_INPUT_ERROR_IF(x.name != safe_label(x.name) || x.name.find("..") != std::string::npos,
                                path.string() + ": task name '" + x.name + "' is not a plain directory name");
+      // What becomes an argument of `syncscope run` is a path or a name, never an option.
+      SYNCSCOPE_INPUT_ERROR_IF(x.scenario.empty() || x.scenario.front() != '/',
+                               path.string() + ": task " + x.name + ": scenario is not an absolute path");
+      SYNCSCOPE_INPUT_ERROR_IF(!x.target.gpu_profile.empty() && x.target.gpu_profile.front() == '-',
+                               path.string() + ": task " + x.name + ": gpu_profile starts with '-'");
+      if (!x.target.constraint.empty()) validate_constraint(x.target.constraint);
       p.tasks.push_back(std::move(x));
     }
   } catch (const nlohmann::json::exception& e) {
@@ -195,19 +201,21 @@ SweepPlan read_plan(const fs::path& dir) {
   return p;
 }
 
-int run_sweep_task(const fs::path& dir, std::size_t index, std::ostream& out) {
+int run_sweep_task(const fs::path& dir, std::size_t index, const fs::path& syncscope, std::ostream& out) {
   const SweepPlan plan = read_plan(dir);
   SYNCSCOPE_INPUT_ERROR_IF(index >= plan.tasks.size(), fmt::format("{}: the sweep has {} tasks (0..{}); no task {}",
                                                                      dir.string(), plan.tasks.size(),
                                                                      plan.tasks.size() - 1, index));
   const SweepTask& t = plan.tasks[index];
   const fs::path tasks = dir / "tasks", result = tasks / t.name;
-  fs::create_directories(tasks);
-  fs::create_directories(dir / "logs");
+  // Real directories, not links (InputError naming a link): `run --out` below follows links.
+  const DirHandle root = DirHandle::open(dir);
+  (void)root.sub("tasks", true);
+  (void)root.sub("logs", true);
   const std::string started = utc_now_iso8601();
-  std::error_code ec;
-  if (fs::exists(result, ec)) {
-    if (fs::exists(result / "results.json", ec)) {
+  struct stat lst {};
+  if (root.stat(fs::path("tasks") / t.name, lst)) {
+    if (S_ISDIR(lst.st_mode) && root.exists(fs::path("tasks") / t.name / "results.json")) {
       const auto st = sweep_status(dir, {});
       if (st[index].state == TaskState::Done) {
         out << t.name << ": already done\n";
@@ -226,20 +234,29 @@ int run_sweep_task(const fs::path& dir, std::size_t index, std::ostream& out) {
   remove_stale_partial_dirs(result, [&out, &t](const std::string& line) { out << t.name << ": " << line << "\n"; });
   write_status(dir, t, "running", "", started, "", nullptr);
 
-  std::vector<std::string> argv = {plan.syncscope, "run", t.scenario, "--device", plan.device, "--out", result.string()};
+  // The program is the one running now (or the caller's), never sweep.json's "syncscope":
+  // a sweep directory on a shared file system must not choose what runs (issue 24).
+  std::vector<std::string> argv = {syncscope.string(), "run", t.scenario, "--device", plan.device, "--out", result.string()};
   if (!t.target.gpu_profile.empty()) argv.insert(argv.end(), {"--gpu-profile", t.target.gpu_profile});
-  const fs::path log = dir / "logs" / (t.name + ".log");
+  const fs::path log_rel = fs::path("logs") / (t.name + ".log");
   {
     std::string cmd;
     for (const auto& a : argv) cmd += (cmd.empty() ? "" : " ") + shell_quote(a);
-    write_file_atomic(log, "$ " + cmd + "\n", true);  // a fresh log per attempt
+    root.write(log_rel, "$ " + cmd + "\n");  // a fresh log per attempt
   }
-  const LoggedRun lr = run_logged(argv, log);
+  LoggedRun lr;
+  {
+    const int fd = root.open_append(log_rel);
+    lr = run_logged(argv, fd);
+    ::close(fd);
+  }
   const ProcessResult& r = lr.result;
   const std::string ended = utc_now_iso8601();
   // `run` exits 1 when a prediction misses its tolerance, after publishing its results: the
   // task is done and its verdict failed. Anything else without results is a failed task.
-  const bool published = fs::exists(result / "results.json", ec);
+  struct stat rst {};
+  const bool published = root.stat(fs::path("tasks") / t.name, rst) && S_ISDIR(rst.st_mode) &&
+                         root.exists(fs::path("tasks") / t.name / "results.json");
   if (published && r.started && r.signal == 0 && (r.exit_code == 0 || r.exit_code == 1)) {
     const std::string verdict =
         r.exit_code == 0 ? "verdicts pass" : "verdict: a prediction misses its tolerance (run exit status 1)";
@@ -254,7 +271,7 @@ int run_sweep_task(const fs::path& dir, std::size_t index, std::ostream& out) {
     why = fmt::format("received SIG{} (scancel, the time limit, or an interrupt) while running; syncscope run {}",
                       ::sigabbrev_np(lr.interrupted_by) ? ::sigabbrev_np(lr.interrupted_by) : "?", r.describe());
   } else {
-    const std::string line = detail::last_error_line(log);
+    const std::string line = detail::last_error_line(dir, log_rel);
     why = "syncscope run " + r.describe() + (line.empty() ? std::string() : ": " + line);
     if (published) why += " (its results.json is not taken: the run did not finish cleanly)";
   }
@@ -269,6 +286,8 @@ int start_sweep(const SweepRequest& r, std::ostream& out) {
     SYNCSCOPE_INPUT_ERROR_IF(r.tools.sbatch.empty(),
                              "sweep --slurm: sbatch is not on PATH: run on a Slurm login node (Debian: slurm-client), "
                              "add --dry-run to only write the batch scripts, or leave out --slurm to run here");
+  validate_slurm_options(r.slurm_options);
+  if (r.slurm) (void)detail::sbatch_path(fs::absolute(r.out).lexically_normal() / "slurm" / "logs");
   const SweepPlan plan = plan_sweep(r);
   const fs::path dir = r.out;
 
@@ -295,36 +314,46 @@ int start_sweep(const SweepRequest& r, std::ostream& out) {
       std::vector<std::string> roots = {"slurm"};
       std::vector<std::string> allowed = {"slurm/*.sh", "slurm/jobs.json", "slurm/logs", "slurm/logs/*.out"};
       const auto run_files = pipeline::run_dir_rules().allowed;
-      std::error_code lec;
+      const std::vector<std::string> task_entries =
+          detail::has_directory(dir, "tasks") ? DirHandle::open(dir).list("tasks") : std::vector<std::string>{};
       for (const auto& t : old.tasks) {
         roots.push_back("tasks/" + t.name);
         for (const auto& f : run_files) allowed.push_back("tasks/" + t.name + "/" + f);
         // A cut-short run's partial directories: what run writes, and its owner marker.
-        if (fs::is_directory(dir / "tasks", lec))
-          for (const auto& e : fs::directory_iterator(dir / "tasks", lec))
-            if (e.path().filename().string().rfind(t.name + ".partial-", 0) == 0)
-              roots.push_back("tasks/" + e.path().filename().string());
+        for (const auto& e : task_entries)
+          if (e.rfind(t.name + ".partial-", 0) == 0) roots.push_back("tasks/" + e);
         const std::string partial = "tasks/" + t.name + ".partial-*/";
         allowed.push_back(partial + kPartialMarker);
         for (const auto& f : run_files) allowed.push_back(partial + f);
       }
       detail::check_only_ours(dir, roots, allowed, "an earlier sweep");
-      std::error_code ec;
+      // Each task's results directory: its own manifest (core/dir_manifest.hpp) names what run
+      // wrote there, by size and content.
       for (const auto& t : old.tasks) {
-        fs::remove_all(dir / "tasks" / t.name, ec);
-        remove_partials(dir / "tasks", t.name);
-        fs::remove(dir / "status" / (t.name + ".json"), ec);
-        fs::remove(dir / "logs" / (t.name + ".log"), ec);
+        const fs::path rel = fs::path("tasks") / t.name;
+        if (!detail::has_directory(dir, rel) || !detail::has_entry(dir, rel / kRunManifest)) continue;
+        const auto bad = dir_manifest_mismatches(dir / rel, kRunManifest, 5);
+        std::string list;
+        for (const auto& b : bad) list += (list.empty() ? "" : ", ") + b;
+        SYNCSCOPE_INPUT_ERROR_IF(!bad.empty(), (dir / rel).string() + " holds files its run did not write (" + list +
+                                                   "): --force would delete them; move them away, or choose another --out");
       }
-      for (const char* f : {"report.html", "results.csv", kManifest}) fs::remove(dir / f, ec);
-      fs::remove_all(dir / "slurm", ec);
+      // Removed beneath DIR's descriptor: a link planted there is removed itself, never followed.
+      const DirHandle h = DirHandle::open(dir);
+      for (const auto& t : old.tasks) {
+        h.remove(fs::path("tasks") / t.name);
+        remove_partials(dir, t.name);
+        h.remove(fs::path("status") / (t.name + ".json"));
+        h.remove(fs::path("logs") / (t.name + ".log"));
+      }
+      for (const char* f : {"report.html", "results.csv", kManifest}) h.remove(f);
+      h.remove("slurm");
       out << "replaced the earlier sweep in " << dir.string() << " (--force)\n";
       [[fallthrough]];
     }
     case detail::DirKind::Absent:
     case detail::DirKind::Empty:
-      fs::create_directories(dir);
-      write_file_atomic(dir / kManifest, plan_to_json(plan), true);
+      detail::write_text(dir, kManifest, plan_to_json(plan));
       break;
   }
 
@@ -342,8 +371,7 @@ int start_sweep(const SweepRequest& r, std::ostream& out) {
                      plan.id, plan.tasks.size(), r.scenarios.size(), n_targets, dir.string(), done, busy, todo.size(),
                      r.slurm ? "submit" : "run");
   if (todo.empty()) {
-    std::error_code ec;
-    if (busy == 0 && !fs::exists(dir / "report.html", ec)) write_sweep_report(dir, r.tools, out);
+    if (busy == 0 && !detail::has_entry(dir, "report.html")) write_sweep_report(dir, r.tools, out);
     out << "nothing to " << (r.slurm ? "submit" : "run") << ": every task is done"
         << (busy ? " or in progress (sweep --status " + dir.string() + ")" : std::string()) << "\n";
     return 0;
@@ -352,14 +380,14 @@ int start_sweep(const SweepRequest& r, std::ostream& out) {
   if (!r.slurm) {
     if (r.dry_run) {
       for (auto i : todo)
-        out << shell_quote(plan.syncscope) << " job sweep-task " << shell_quote(fs::absolute(dir).string()) << " " << i
+        out << shell_quote(r.syncscope.string()) << " job sweep-task " << shell_quote(fs::absolute(dir).string()) << " " << i
             << "\n";
       return 0;
     }
     int rc = 0;
     for (std::size_t k = 0; k < todo.size(); ++k) {
       out << fmt::format("[{}/{}] ", k + 1, todo.size()) << std::flush;
-      rc |= run_sweep_task(dir, todo[k], out);
+      rc |= run_sweep_task(dir, todo[k], r.syncscope, out);
     }
     write_sweep_report(dir, r.tools, out);
     return rc == 0 ? 0 : 1;
@@ -368,11 +396,11 @@ int start_sweep(const SweepRequest& r, std::ostream& out) {
   // Slurm: one array per constraint, then the report job after all of them.
   const fs::path abs = fs::absolute(dir).lexically_normal();
   const fs::path logs = abs / "slurm" / "logs";
-  fs::create_directories(logs);
-  detail::write_batch_script(abs / "slurm" / "task.sh", plan.job_name(), logs, r.slurm_options, true, true,
-                             {plan.syncscope, "job", "sweep-task", abs.string(), "$SLURM_ARRAY_TASK_ID"});
-  detail::write_batch_script(abs / "slurm" / "report.sh", plan.job_name() + "-report", logs, r.slurm_options, false,
-                             false, {plan.syncscope, "job", "sweep-report", abs.string()});
+  (void)DirHandle::open(abs).sub("slurm/logs", true);
+  detail::write_batch_script(abs, "slurm/task.sh", plan.job_name(), logs, r.slurm_options, true, true,
+                             {r.syncscope.string(), "job", "sweep-task", abs.string(), "$SLURM_ARRAY_TASK_ID"});
+  detail::write_batch_script(abs, "slurm/report.sh", plan.job_name() + "-report", logs, r.slurm_options, false,
+                             false, {r.syncscope.string(), "job", "sweep-report", abs.string()});
   std::map<std::string, std::vector<std::size_t>> by_constraint;
   for (auto i : todo) by_constraint[plan.tasks[i].target.constraint].push_back(i);
   std::vector<std::string> jobs;

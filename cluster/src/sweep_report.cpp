@@ -9,6 +9,7 @@
 #include "syncscope/core/csv.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
+#include "syncscope/core/text.hpp"
 #include "syncscope/core/version.hpp"
 #include "syncscope/reports/html_report.hpp"
 
@@ -60,8 +61,8 @@ std::string merged_csv(const fs::path& dir, const SweepPlan& plan, const std::ve
   for (const auto& s : st) {
     Block b{s.index, {}};
     if (s.state == TaskState::Done) {
-      const fs::path csv = dir / "tasks" / plan.tasks[s.index].name / "results.csv";
-      b.rows = csv_parse(read_file(csv), csv.string());
+      const fs::path rel = fs::path("tasks") / plan.tasks[s.index].name / "results.csv";
+      b.rows = csv_parse(detail::read_text(dir, rel), (dir / rel).string());
       if (!b.rows.empty())
         for (const auto& c : b.rows.front())
           if (column_index.emplace(c, columns.size()).second) columns.push_back(c);
@@ -121,13 +122,13 @@ void write_sweep_report(const fs::path& dir, const SlurmTools& tools, std::ostre
   if (header_end != std::string::npos) html.insert(header_end + 10, section);
   else if (const auto body_end = html.rfind("</body>"); body_end != std::string::npos) html.insert(body_end, section);
   else html += section;
-  write_file_atomic(dir / "report.html", html, true);
-  write_file_atomic(dir / "results.csv", merged_csv(dir, plan, st), true);
+  detail::write_text(dir, "report.html", html);
+  detail::write_text(dir, "results.csv", merged_csv(dir, plan, st));
   out << fmt::format("wrote {} and {} ({} of {} tasks done)\n", (dir / "report.html").string(),
                      (dir / "results.csv").string(), done, plan.tasks.size());
   for (const auto& s : st)
     if (s.state != TaskState::Done)
-      out << fmt::format("  {} {}{}\n", s.name, state_name(s.state), s.reason.empty() ? "" : ": " + s.reason);
+      out << fmt::format("  {} {}{}\n", s.name, state_name(s.state), s.reason.empty() ? "" : ": " + printable(s.reason));
 }
 
 }  // namespace syncscope::cluster

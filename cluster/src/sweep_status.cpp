@@ -10,7 +10,9 @@
 
 #include "common.hpp"
 #include "syncscope/cluster/sweep.hpp"
+#include "syncscope/core/dir_handle.hpp"
 #include "syncscope/core/error.hpp"
+#include "syncscope/core/text.hpp"
 
 namespace syncscope::cluster {
 
@@ -89,6 +91,8 @@ std::vector<TaskStatus> sweep_status(const fs::path& dir, const SlurmTools& tool
   std::optional<std::vector<QueuedTask>> queue;
   if (!tools.squeue.empty()) queue = squeue_by_name(tools, plan.job_name());
   const std::string here = detail::host_name();
+  const std::vector<std::string> task_entries =
+      detail::has_directory(dir, "tasks") ? DirHandle::open(dir).list("tasks") : std::vector<std::string>{};
 
   std::vector<TaskStatus> out;
   for (const auto& t : plan.tasks) {
@@ -96,13 +100,12 @@ std::vector<TaskStatus> sweep_status(const fs::path& dir, const SlurmTools& tool
     s.index = t.index;
     s.name = t.name;
     const fs::path result = dir / "tasks" / t.name;
-    std::tie(s.files, s.bytes) = detail::tree_size(result);
+    const fs::path result_rel = fs::path("tasks") / t.name;
+    std::tie(s.files, s.bytes) = detail::tree_size(dir, result_rel);
     {
-      std::error_code ec;
       const std::string prefix = t.name + ".partial-";
-      if (fs::is_directory(dir / "tasks", ec))
-        for (const auto& e : fs::directory_iterator(dir / "tasks", ec))
-          if (e.path().filename().string().rfind(prefix, 0) == 0) s.partial = true;
+      for (const auto& e : task_entries)
+        if (e.rfind(prefix, 0) == 0) s.partial = true;
     }
     if (queue) {
       bool found = false;
@@ -120,20 +123,27 @@ std::vector<TaskStatus> sweep_status(const fs::path& dir, const SlurmTools& tool
       }
     }
 
-    const fs::path status_file = dir / "status" / (t.name + ".json");
-    std::error_code ec;
+    const fs::path status_rel = fs::path("status") / (t.name + ".json");
     std::string file_state;
     std::int64_t pid = -1;
-    if (fs::exists(status_file, ec)) {
-      const auto j = detail::read_json(status_file);
-      file_state = j.value("state", std::string());
-      s.reason = j.value("reason", std::string());
-      s.job = j.value("job", std::string());
-      s.host = j.value("host", std::string());
-      s.started_utc = j.value("started_utc", std::string());
-      s.ended_utc = j.value("ended_utc", std::string());
-      pid = j.value("pid", std::int64_t{-1});
+    if (detail::has_entry(dir, status_rel)) {
+      // A FIFO, device or link here is InputError naming it (never a hang); a field of the
+      // wrong type is one too, not an exception from the JSON library.
+      const auto j = detail::read_json(dir, status_rel);
+      try {
+        SYNCSCOPE_INPUT_ERROR_IF(!j.is_object(), (dir / status_rel).string() + ": expected a JSON object");
+        file_state = j.value("state", std::string());
+        s.reason = j.value("reason", std::string());
+        s.job = j.value("job", std::string());
+        s.host = j.value("host", std::string());
+        s.started_utc = j.value("started_utc", std::string());
+        s.ended_utc = j.value("ended_utc", std::string());
+        pid = j.value("pid", std::int64_t{-1});
+      } catch (const nlohmann::json::exception& e) {
+        throw InputError((dir / status_rel).string() + ": malformed: " + e.what());
+      }
     }
+    const bool have_results = detail::has_directory(dir, result_rel) && detail::has_entry(dir, result_rel / "results.json");
     const auto it = latest.find(t.index);
     // A submission newer than the attempt the status file describes has not written a status
     // (yet): Slurm's job ids grow, so compare them; an attempt outside Slurm by its time.
@@ -144,7 +154,7 @@ std::vector<TaskStatus> sweep_status(const fs::path& dir, const SlurmTools& tool
     }
 
     if (file_state == "done" && !newer) {
-      if (fs::exists(result / "results.json", ec)) {
+      if (have_results) {
         s.state = TaskState::Done;
       } else {
         s.state = TaskState::Failed;
@@ -200,8 +210,9 @@ std::string status_table(const SweepPlan& plan, const std::vector<TaskStatus>& s
     std::string written = s.files ? fmt::format("{} files, {:.1f} MB", s.files, static_cast<double>(s.bytes) / 1e6) : "-";
     std::string why = s.reason;
     if (s.partial) why += std::string(why.empty() ? "" : "; ") + "an unfinished run left a .partial directory";
-    out += fmt::format("{:<{}}  {:<9}  {:<12}  {:>14}  {}\n", s.name, w, state_name(s.state), s.job.empty() ? "-" : s.job,
-                       written, why);
+    // Status files are data anyone with write access to DIR may have written: printed escaped.
+    out += fmt::format("{:<{}}  {:<9}  {:<12}  {:>14}  {}\n", s.name, w, state_name(s.state),
+                       s.job.empty() ? "-" : printable(s.job), written, printable(why));
   }
   std::string summary;
   for (const auto& [st, n] : counts) summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", n, state_name(st));

@@ -4,9 +4,40 @@
 
 namespace syncscope {
 
+namespace {
+
+// A cell a spreadsheet would take as a formula: it starts with '=', '+', '-', '@', a tab or a
+// carriage return (OWASP, "CSV Injection") and is not a plain number such as -1.5 or +3e9.
+bool formula_like(std::string_view f) {
+  if (f.empty() || std::string_view("=+-@\t\r").find(f.front()) == std::string_view::npos) return false;
+  if (f == "-" || f == "+") return false;  // a placeholder, not a formula
+  std::size_t i = (f.front() == '+' || f.front() == '-') ? 1 : 0;
+  if (i == 1 && (f.substr(1) == "inf" || f.substr(1) == "nan")) return false;  // as fmt prints them
+  bool digit = false, dot = false, exp = false;
+  for (; i < f.size(); ++i) {
+    const char c = f[i];
+    if (c >= '0' && c <= '9') {
+      digit = true;
+    } else if (c == '.' && !dot && !exp) {
+      dot = true;
+    } else if ((c == 'e' || c == 'E') && digit && !exp) {
+      exp = true;
+      digit = false;
+      if (i + 1 < f.size() && (f[i + 1] == '+' || f[i + 1] == '-')) ++i;
+    } else {
+      return true;
+    }
+  }
+  return !digit;
+}
+
+}  // namespace
+
 std::string csv_escape(std::string_view f) {
-  if (f.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(f);
-  std::string out = "\"";
+  // A formula-like cell is prefixed with an apostrophe (spreadsheets show it as text) and quoted.
+  const bool formula = formula_like(f);
+  if (!formula && f.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(f);
+  std::string out = formula ? "\"'" : "\"";
   for (char c : f) {
     if (c == '"') out += '"';
     out += c;

@@ -17,6 +17,7 @@
 #include "syncscope/core/bounds.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/output_policy.hpp"
+#include "syncscope/core/temp_files.hpp"
 
 namespace syncscope {
 namespace fs = std::filesystem;
@@ -232,7 +233,8 @@ void write_stream(const OutputFile& plan, const std::function<void(const Sink&)>
     err = errno;
     ok = false;
   }
-  SYNCSCOPE_INPUT_ERROR_IF(!ok, name + ": write failed: " + std::strerror(err));
+  // EPIPE from a closed pipe (`| head`) and ENOSPC alike: the output is incomplete, exit 1.
+  SYNCSCOPE_THROW_IF(!ok, name + ": write failed: " + std::strerror(err));
 }
 
 }  // namespace
@@ -270,8 +272,11 @@ void write_file_atomic(const fs::path& path, const std::function<void(const Sink
   const fs::path& target = plan.target;
   fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
   std::random_device rd;
-  fs::path tmp = dir / ("." + target.filename().string() + ".tmp" + std::to_string(::getpid()) + "-" +
-                        std::to_string(rd()));
+  const std::string tmp_prefix = "." + target.filename().string() + ".tmp";
+  // Those of a process killed before it could remove them (SIGKILL): its pid is in the name.
+  remove_stale_temp_files(dir, tmp_prefix);
+  fs::path tmp = dir / (tmp_prefix + std::to_string(::getpid()) + "-" + std::to_string(rd()));
+  TempFileGuard guard(tmp);  // removed on SIGINT, SIGTERM and SIGHUP too
   std::error_code ec;
   try {
     if (gz) {
@@ -293,7 +298,8 @@ void write_file_atomic(const fs::path& path, const std::function<void(const Sink
         throw;
       }
       ok = (gzclose(f) == Z_OK) && ok;
-      SYNCSCOPE_INPUT_ERROR_IF(!ok, path.string() + ": write failed (disk full?)");
+      // A write that fails (disk full, a file size limit) is not bad input: exit 1.
+      SYNCSCOPE_THROW_IF(!ok, path.string() + ": write failed (disk full or a file size limit?)");
     } else {
       std::FILE* f = std::fopen(tmp.c_str(), "wb");
       SYNCSCOPE_INPUT_ERROR_IF(f == nullptr, path.string() + ": cannot open " + tmp.string() +
@@ -324,7 +330,7 @@ void write_file_atomic(const fs::path& path, const std::function<void(const Sink
         ok = false;
         err = errno;
       }
-      SYNCSCOPE_INPUT_ERROR_IF(!ok, path.string() + ": write failed: " + std::strerror(err));
+      SYNCSCOPE_THROW_IF(!ok, path.string() + ": write failed: " + std::strerror(err));
     }
     if (!overwrite) {
       // RENAME_NOREPLACE: a file created meanwhile by another process is not replaced.
@@ -350,6 +356,7 @@ void write_file_atomic(const fs::path& path, const std::function<void(const Sink
     fs::remove(tmp, ec);
     throw;
   }
+  guard.release();
 }
 
 void write_file_atomic(const fs::path& path, std::string_view content, bool overwrite) {

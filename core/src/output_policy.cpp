@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "syncscope/core/dir_manifest.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/glob.hpp"
 
@@ -199,7 +200,8 @@ void check_ours(const fs::path& requested, const fs::path& target, bool via_syml
   if (!ours)
     throw InputError(shown(requested, target, via_symlink) + " is not a syncscope results directory (it holds no " + rules.marker +
                      " of ours): --force replaces only a directory `syncscope run` wrote; choose another --out");
-  const auto foreign = foreign_entries(target, rules.allowed, 5);
+  auto foreign = foreign_entries(target, rules.allowed, 5);
+  if (foreign.empty() && !rules.manifest.empty()) foreign = dir_manifest_mismatches(target, rules.manifest, 5);
   if (!foreign.empty()) {
     std::string list;
     for (const auto& f : foreign) list += (list.empty() ? "" : ", ") + f;
@@ -357,6 +359,7 @@ void publish_partial_dir(const fs::path& partial, const OutputDir& out, bool for
     ss << in.rdbuf();
     marker_text = ss.str();
   }
+  if (!rules.manifest.empty()) write_dir_manifest(partial, rules.manifest, {kPartialMarker});
   fs::remove(marker, ec);
   auto fail = [&](const std::string& msg) {
     if (!marker_text.empty() && path_kind(partial) == PathKind::Directory) std::ofstream(marker) << marker_text;

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "syncscope/core/dir_manifest.hpp"
 #include "syncscope/model/results.hpp"
 
 namespace syncscope::pipeline {
@@ -15,7 +16,10 @@ OwnedDirRules run_dir_rules() {
   r.marker = "results.json";
   r.marker_is_ours = [](const fs::path& p) { return (void)read_results(p), true; };
   r.allowed = {"results.json", "results.csv", "timelines.json", "sim_check.json", "report.html", "traces",
-               "traces/*.json.gz"};
+               "traces/*.json.gz", kRunManifest};
+  // Names alone let a user's own traces/x.json.gz be deleted by --force (issue 24): the run's
+  // manifest of names, sizes and contents decides.
+  r.manifest = kRunManifest;
   return r;
 }
 

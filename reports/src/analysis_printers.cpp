@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "syncscope/core/csv.hpp"
+#include "syncscope/core/text.hpp"
 #include "syncscope/core/units.hpp"
 
 namespace syncscope {
@@ -137,7 +138,7 @@ std::string number(I v) requires std::is_integral_v<I> { return std::to_string(v
 void window_rows(CsvWriter& csv, std::string_view kind, const WindowStats& w, const std::string& version) {
   const std::string index = std::to_string(w.index);
   auto row = [&](const std::string& metric, const std::string& value) {
-    csv.row({std::string(kind), w.name, index, metric, value, version});
+    csv.row({std::string(kind), printable(w.name), index, metric, value, version});
   };
   row("start_ns", number(w.start));
   row("end_ns", number(w.end));
@@ -254,9 +255,10 @@ std::string analysis_to_csv(const AnalysisResult& r) {
 void print_analysis_table(const AnalysisResult& r, std::ostream& out) {
   const WindowStats& t = r.totals;
   const std::string source = r.source.empty() ? r.meta.trace_name : r.source;
-  out << "syncscope analysis: " << (source.empty() ? std::string("(unnamed trace)") : source) << "\n";
-  std::string producer = r.meta.source_tool.empty() ? "unknown producer" : r.meta.source_tool;
-  if (!r.meta.source_version.empty()) producer += " " + r.meta.source_version;
+  // Names come from the trace: escaped (core/text.hpp), so no escape sequence reaches the terminal.
+  out << "syncscope analysis: " << (source.empty() ? std::string("(unnamed trace)") : printable(source)) << "\n";
+  std::string producer = r.meta.source_tool.empty() ? "unknown producer" : printable(r.meta.source_tool);
+  if (!r.meta.source_version.empty()) producer += " " + printable(r.meta.source_version);
   out << fmt::format("  recorded by {}, {} device(s), span {}\n", producer, t.gpu_busy_by_device.size(),
                      format_duration(t.duration_ns));
   const std::string per = device_count(t) > 1 ? fmt::format("of span x {} devices", device_count(t)) : "of span";
@@ -271,7 +273,7 @@ void print_analysis_table(const AnalysisResult& r, std::ostream& out) {
                      t.syncs.total, format_duration(t.syncs.blocked_ns), format_duration(t.syncs.bubble_ns),
                      t.syncs.stream_wait_events);
   auto summary_block = [&](const char* what, const std::string& glob, const StepSummary& s) {
-    out << fmt::format("  per {} ({} x '{}'): median [p10, p90]\n", what, s.duration_ns.n, glob);
+    out << fmt::format("  per {} ({} x '{}'): median [p10, p90]\n", what, s.duration_ns.n, printable(glob));
     out << fmt::format("    {:<18}{}\n", "duration", dist_line(s.duration_ns, true));
     out << fmt::format("    {:<18}{}\n", "sync points", dist_line(s.syncs, false));
     out << fmt::format("    {:<18}{}\n", "blocked", dist_line(s.sync_blocked_ns, true));
@@ -281,7 +283,7 @@ void print_analysis_table(const AnalysisResult& r, std::ostream& out) {
   if (r.step_summary.duration_ns.n > 0) summary_block("step", r.options.step_glob, r.step_summary);
   if (r.layer_summary.duration_ns.n > 0) {
     const auto& l = r.layer_summary;
-    out << fmt::format("  per layer ({} x '{}'): sync points {}, blocked {}\n", l.duration_ns.n, r.options.layer_glob,
+    out << fmt::format("  per layer ({} x '{}'): sync points {}, blocked {}\n", l.duration_ns.n, printable(r.options.layer_glob),
                        dist_line(l.syncs, false), dist_line(l.sync_blocked_ns, true));
   }
   out << fmt::format("{:<22}H2D {:>6} of {:<12} D2H {:>6} of {}\n", "copy/compute overlap", percent(t.h2d.fraction),
@@ -295,7 +297,7 @@ void print_analysis_table(const AnalysisResult& r, std::ostream& out) {
     const std::size_t shown = std::min<std::size_t>(r.worst.size(), 6);
     for (std::size_t i = 0; i < shown; ++i) {
       const auto& o = r.worst[i];
-      out << fmt::format("  {:<32}{:>8}{:>13}{:>13}{:>8}\n", shorten(o.cause, 31), o.count,
+      out << fmt::format("  {:<32}{:>8}{:>13}{:>13}{:>8}\n", shorten(printable(o.cause), 31), o.count,
                          format_duration(o.blocked_ns), format_duration(o.bubble_ns),
                          percent(fraction(o.blocked_ns + o.bubble_ns, all)));
     }
@@ -304,7 +306,7 @@ void print_analysis_table(const AnalysisResult& r, std::ostream& out) {
   if (!r.warnings.empty()) {
     out << "\nwarnings\n";
     const std::size_t shown = std::min<std::size_t>(r.warnings.size(), 6);
-    for (std::size_t i = 0; i < shown; ++i) out << "  ! " << r.warnings[i] << "\n";
+    for (std::size_t i = 0; i < shown; ++i) out << "  ! " << printable(r.warnings[i]) << "\n";
     if (r.warnings.size() > shown) out << fmt::format("  ... and {} more (--format json lists all)\n", r.warnings.size() - shown);
   }
 }

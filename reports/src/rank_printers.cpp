@@ -7,6 +7,7 @@
 
 #include "syncscope/core/csv.hpp"
 #include "syncscope/core/error.hpp"
+#include "syncscope/core/text.hpp"
 #include "syncscope/core/units.hpp"
 #include "syncscope/reports/analysis_printers.hpp"
 
@@ -165,8 +166,8 @@ std::string rank_analysis_to_csv(const RankAnalysis& a) {
 }
 
 void print_rank_table(const RankAnalysis& a, std::ostream& out) {
-  out << fmt::format("syncscope analysis of {} ranks: {}\n", a.ranks.size(), a.source);
-  out << fmt::format("  per step: median over each rank's '{}' ranges\n\n", a.step_glob);
+  out << fmt::format("syncscope analysis of {} ranks: {}\n", a.ranks.size(), printable(a.source));
+  out << fmt::format("  per step: median over each rank's '{}' ranges\n\n", printable(a.step_glob));
   out << fmt::format("{:>6} {:>6} {:>11} {:>7} {:>11} {:>11} {:>11} {:>11} {:>11} {:>8}  {}\n", "rank", "steps",
                      "step", "syncs", "blocked", "bubble", "GPU busy", "compute", "comm", "overlap", "trace");
   for (const auto& r : a.ranks) {
@@ -176,7 +177,7 @@ void print_rank_table(const RankAnalysis& a, std::ostream& out) {
                        show(RankMetric::Busy, r.busy_ns), show(RankMetric::Compute, r.compute_ns),
                        show(RankMetric::Communication, r.comm_ns),
                        r.comm_kernels > 0 ? percent(r.comm_overlap_fraction) : std::string("-"),
-                       shorten_left(r.source, 40));
+                       shorten_left(printable(r.source), 40));
   }
   if (!a.spreads.empty()) {
     out << fmt::format("\nacross ranks (per step){:>6}{:>22}{:>14}{:>22}\n", "", "min (rank)", "median", "max (rank)");
@@ -201,11 +202,11 @@ void print_rank_table(const RankAnalysis& a, std::ostream& out) {
   for (const auto& r : a.ranks) rank_warnings += r.warnings.size();
   if (!a.warnings.empty() || rank_warnings > 0) {
     out << "\nwarnings\n";
-    for (const auto& w : a.warnings) out << "  ! " << w << "\n";
+    for (const auto& w : a.warnings) out << "  ! " << printable(w) << "\n";
     std::size_t shown = 0;
     for (const auto& r : a.ranks)
       for (const auto& w : r.warnings)
-        if (shown++ < 6) out << fmt::format("  ! rank {}: {}\n", r.rank, w);
+        if (shown++ < 6) out << fmt::format("  ! rank {}: {}\n", r.rank, printable(w));
     if (shown > 6) out << fmt::format("  ... and {} more (--format json lists all)\n", shown - 6);
   }
 }

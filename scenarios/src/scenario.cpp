@@ -182,6 +182,11 @@ void check_training(Scenario& s, const Locator& where) {
 void check_scenario(Scenario& s, const Locator& where) {
   if (s.name.empty()) fail(where, "name", "a non-empty name", "\"\"");
   printable_name(where, "name", s.name);
+  // The name picks run's default output directory (out/<name>...): a name, never a path (issue 24).
+  if (s.name.find_first_of("/\\") != std::string::npos || s.name == "." || s.name == "..")
+    throw InputError(fmt::format("{}: name: '{}' is a path, not a name: a scenario name holds no '/' or '\\' and is "
+                                 "not '.' or '..' (it names the default output directory out/<name>...); rename it",
+                                 where("name"), s.name));
   if (s.model.name.empty()) s.model.name = s.name;
   check_model(s.model, where, "model.");
 

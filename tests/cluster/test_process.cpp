@@ -1,5 +1,10 @@
 // cluster/process: running Slurm's clients and `syncscope run` as child processes.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
 
 #include "syncscope/cluster/process.hpp"
 #include "syncscope/core/file_io.hpp"
@@ -57,6 +62,46 @@ TEST(Process, ShellQuoteKeepsPlainWordsAndQuotesTheRest) {
   EXPECT_EQ(shell_quote("it's"), "'it'\\''s'");
   EXPECT_EQ(shell_quote(""), "''");
   EXPECT_EQ(shell_quote("$HOME"), "'$HOME'");
+}
+
+// Issue 24: `trace` signalled only its direct child. A SIGTERM sent to us reaches the whole
+// process group of the program: here a shell's background `sleep` (a launcher's worker).
+TEST(Process, ASignalToUsReachesTheProgramsWholeGroup) {
+  test::TempDir d;
+  const std::string pidfile = (d / "worker.pid").string();
+  std::thread killer([&] {
+    for (int i = 0; i < 200 && !std::filesystem::exists(pidfile); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ::kill(::getpid(), SIGTERM);
+  });
+  const GroupRun g = run_in_process_group({"sh", "-c", "sleep 60 & echo $! > " + pidfile + "; wait"}, {});
+  killer.join();
+  EXPECT_EQ(g.forwarded, SIGTERM);
+  EXPECT_TRUE(g.result.started);
+  EXPECT_EQ(g.result.signal, SIGTERM) << g.result.describe();
+  const pid_t worker = static_cast<pid_t>(std::stol(read_file(pidfile)));
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {  // the orphaned worker is reaped by init
+    gone = ::kill(worker, 0) != 0;
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(gone) << "the program's worker " << worker << " survived";
+}
+
+TEST(Process, GroupRunSetsTheEnvironmentAndSaysWhenExecFails) {
+  test::TempDir d;
+  const GroupRun g = run_in_process_group(
+      {"sh", "-c", "echo \"$A|${B-unset}|$MYPID\" > " + (d / "env").string()}, {{"A", "1"}, {"B", std::nullopt}},
+      "MYPID");
+  EXPECT_TRUE(g.result.ok()) << g.result.describe();
+  const std::string env = read_file(d / "env");
+  EXPECT_EQ(env.substr(0, 8), "1|unset|");
+  EXPECT_GT(std::stol(env.substr(8)), 0);
+  const GroupRun missing = run_in_process_group({"syncscope-no-such-program"}, {});
+  EXPECT_FALSE(missing.result.started);
+  EXPECT_EQ(missing.result.exit_code, 127);
+  EXPECT_NE(missing.exec_errno, 0);
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 // hand; and the bad inputs: no traces, two files claiming one rank, a trace without a rank.
 #include <gtest/gtest.h>
 
+#include <system_error>
+
 #include "syncscope/cluster/rank_traces.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
@@ -107,6 +109,37 @@ TEST(RankTraces, OneWorkerAndManyGiveTheSameRows) {
     EXPECT_EQ(one[i].busy_ns, many[i].busy_ns);
     EXPECT_EQ(one[i].source, many[i].source);
   }
+}
+
+// Issue 24: `--jobs 1000` under a memory limit aborted ("terminate called without an active
+// exception"): a thread that cannot start is an Error after the started ones are joined.
+TEST(RankTraces, AThreadThatCannotStartIsAnErrorNotAnAbort) {
+  const auto files = cluster::find_rank_traces({test::fixture("ranks/nccl4").string()});
+  cluster::set_rank_worker_start_hook([](std::size_t w) {
+    if (w == 2) throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again));
+  });
+  std::string msg;
+  try {
+    (void)cluster::analyze_rank_files(files, {}, 4);
+  } catch (const InputError&) {
+    msg = "InputError";
+  } catch (const Error& e) {
+    msg = e.what();
+  }
+  cluster::set_rank_worker_start_hook(nullptr);
+  EXPECT_NE(msg.find("cannot start reader thread 3 of 4"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("try a smaller --jobs"), std::string::npos) << msg;
+}
+
+TEST(RankTraces, WorkersAreBoundedByTheMachine) {
+  const auto files = cluster::find_rank_traces({test::fixture("ranks/nccl4").string()});
+  static std::size_t started;
+  started = 0;
+  cluster::set_rank_worker_start_hook([](std::size_t) { ++started; });
+  (void)cluster::analyze_rank_files(files, {}, 100000);
+  cluster::set_rank_worker_start_hook(nullptr);
+  EXPECT_LE(started, std::min<std::size_t>(files.size(), cluster::max_rank_workers()));
+  EXPECT_EQ(cluster::max_rank_workers(), 4 * cluster::usable_cores());
 }
 
 TEST(RankTraces, FilesAsGivenAndDirectoriesInNameOrder) {

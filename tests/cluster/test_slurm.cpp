@@ -11,6 +11,28 @@
 namespace syncscope::cluster {
 namespace {
 
+// Issue 24: what goes into a batch script is Slurm's syntax and nothing else.
+TEST(Slurm, OptionsAreSlurmsSyntaxOnly) {
+  auto bad = [](SlurmOptions o) {
+    try {
+      validate_slurm_options(o);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(bad({"gpu,debug", "gpu:h100:2,shard:1", "1-00:30:00"}), "");
+  for (const char* t : {"30", "30:00", "01:00:00", "2-12", "2-12:30", "UNLIMITED"}) EXPECT_EQ(bad({"", "", t}), "") << t;
+  EXPECT_NE(bad({"gpu\ntouch x", "", ""}).find("--partition"), std::string::npos);
+  EXPECT_NE(bad({"gpu x", "", ""}).find("--partition"), std::string::npos);
+  EXPECT_NE(bad({"", "gpu:1;id", ""}).find("--gres"), std::string::npos);
+  EXPECT_NE(bad({"", "", "1:00:00\n"}).find("--time"), std::string::npos);
+  EXPECT_NE(bad({"", "", "$(id)"}).find("--time"), std::string::npos);
+  EXPECT_NO_THROW(validate_constraint("h100|h200&[ib*2]"));
+  EXPECT_THROW(validate_constraint("a`b`"), InputError);
+  EXPECT_THROW(validate_constraint(std::string(300, 'a')), InputError);
+}
+
 TEST(Slurm, ArraySpecCompressesRuns) {
   EXPECT_EQ(array_spec({0, 1, 2, 3}), "0-3");
   EXPECT_EQ(array_spec({5, 0, 2, 3, 7, 8, 2}), "0,2-3,5,7-8");

@@ -329,10 +329,10 @@ TEST(SlurmSweep, ResubmitsOnlyTasksThatAreMissingFailedOrLost) {
   // task 3 left the queue without a status (Slurm: cancelled).
   ::setenv("SLURM_ARRAY_JOB_ID", "100", 1);
   ::setenv("SLURM_ARRAY_TASK_ID", "0", 1);
-  cluster::run_sweep_task(e.d / "sweep", 0, out);
+  cluster::run_sweep_task(e.d / "sweep", 0, e.run.exe(), out);
   e.run.set("fail", "a--B200", "boom");
   ::setenv("SLURM_ARRAY_TASK_ID", "1", 1);
-  cluster::run_sweep_task(e.d / "sweep", 1, out);
+  cluster::run_sweep_task(e.d / "sweep", 1, e.run.exe(), out);
   ::unsetenv("SLURM_ARRAY_JOB_ID");
   ::unsetenv("SLURM_ARRAY_TASK_ID");
   EXPECT_EQ(cluster::sweep_status(e.d / "sweep", {})[0].job, "100_0");

@@ -99,7 +99,7 @@ TEST(SweepStatus, SigtermDuringRunCancelsTheTaskAndLeavesNoResult) {
     std::this_thread::sleep_for(std::chrono::milliseconds(700));
     ::kill(::getpid(), SIGTERM);
   });
-  const int rc = cluster::run_sweep_task(e.d / "sweep", 0, out);
+  const int rc = cluster::run_sweep_task(e.d / "sweep", 0, e.run.exe(), out);
   killer.join();
   EXPECT_EQ(rc, 1);
   const auto st = cluster::sweep_status(e.d / "sweep", {});

@@ -51,6 +51,15 @@ std::string timelines_to_json(const std::vector<TimelineStrip>& strips) {
   return j.dump();
 }
 
+namespace {
+// Bounds like every other reader's (issue 24: a 3M-segment file made a 299 MB report). We
+// write at most TimelineOptions::max_segments (1500) per strip plus the API rows, one strip
+// per scenario, fix and variant: these are far above that and far below what exhausts memory.
+constexpr std::size_t kMaxStrips = 4096;
+constexpr std::size_t kMaxSegmentsPerStrip = 20000;
+constexpr std::uint64_t kMaxTimelinesBytes = std::uint64_t{64} << 20;
+}  // namespace
+
 std::vector<TimelineStrip> timelines_from_json(std::string_view text, std::string_view source) {
   nlohmann::json j;
   try {
@@ -73,6 +82,10 @@ std::vector<TimelineStrip> timelines_from_json(std::string_view text, std::strin
                                  source, version.get<int>(), kTimelineSchemaVersion));
   const auto& arr = need(j, "strips", "");
   typed(arr.is_array(), "/strips", "an array");
+  if (arr.size() > kMaxStrips)
+    throw InputError(fmt::format("{}: /strips: {} strips, more than the {} syncscope writes at most; is it the file a "
+                                 "run wrote?",
+                                 source, arr.size(), kMaxStrips));
   std::vector<TimelineStrip> out;
   for (std::size_t i = 0; i < arr.size(); ++i) {
     const std::string p = fmt::format("/strips/{}", i);
@@ -106,6 +119,10 @@ std::vector<TimelineStrip> timelines_from_json(std::string_view text, std::strin
     }
     const auto& segs = need(o, "segments", p);
     typed(segs.is_array(), p + "/segments", "an array");
+    if (segs.size() > kMaxSegmentsPerStrip)
+      throw InputError(fmt::format("{}: {}/segments: {} segments, more than the {} a strip may hold (a run writes "
+                                   "about 1500); is it the file a run wrote?",
+                                   source, p, segs.size(), kMaxSegmentsPerStrip));
     for (std::size_t g = 0; g < segs.size(); ++g) {
       const auto& r = segs[g];
       const std::string gp = fmt::format("{}/segments/{}", p, g);
@@ -243,7 +260,7 @@ ReportRun load_report_run(const fs::path& dir) {
   }
   const auto tl = inside_run(dir, "timelines.json", dir.string() + ":");
   if (fs::exists(tl)) {
-    run.timelines = timelines_from_json(read_file(tl), tl.string());
+    run.timelines = timelines_from_json(read_file(tl, kMaxTimelinesBytes), tl.string());
   } else {
     // Older or partial runs: rebuild the strips from the kept traces.
     std::map<std::string, bool> seen;

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "syncscope/core/error.hpp"
 #include "syncscope/core/text.hpp"
 
 namespace syncscope::model {
@@ -93,13 +94,24 @@ std::vector<long> discordant_partners(const std::vector<VariantCheck>& v, const 
 
 }  // namespace
 
+namespace {
+constexpr double kMaxTolerance = 10.0;
+}  // namespace
+
 ValidationReport validate_results(const RunResults& results, const std::string& source) {
   ValidationReport rep;
   rep.source = source;
   rep.mode = results.mode;
   double sum = 0;
   std::map<std::tuple<std::string, std::string, int>, std::vector<std::size_t>> groups;
-  for (const auto& v : results.variants) {
+  for (std::size_t i = 0; i < results.variants.size(); ++i) {
+    const auto& v = results.variants[i];
+    // A tolerance is a fraction of the measured speedup: above 10 (1000%) every prediction
+    // passes, and the verdict means nothing (issue 24: 1e300 was accepted).
+    if (!(v.tolerance > 0 && v.tolerance <= kMaxTolerance))
+      throw InputError(fmt::format("{}: $.variants[{}].tolerance: {} is outside (0, {}] (a fraction of the measured "
+                                   "speedup, e.g. 0.10)",
+                                   source, i, v.tolerance, kMaxTolerance));
     VariantCheck c;
     c.scenario = v.scenario;
     c.fix = v.fix;

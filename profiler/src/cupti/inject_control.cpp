@@ -8,6 +8,7 @@
 
 #include "syncscope/core/glob.hpp"
 #include "syncscope/io/trace_io.hpp"
+#include "syncscope/tracer/trace_env.hpp"
 
 namespace syncscope::cupti_detail {
 namespace {
@@ -56,31 +57,31 @@ void Injection::log_once(const std::string& key, const std::string& message) noe
 
 InjectConfig Injection::config_from_environment() {
   InjectConfig c;
-  c.output = env("SYNCSCOPE_TRACE_OUTPUT", c.output.c_str());
-  if (auto a = env("SYNCSCOPE_TRACE_ACTIVITIES"); !a.empty()) {
+  c.output = env(trace_env::kOutput, c.output.c_str());
+  if (auto a = env(trace_env::kActivities); !a.empty()) {
     try {
       c.activities = parse_activities(a);
     } catch (const std::exception& e) {
       log_once("activities", std::string("SYNCSCOPE_TRACE_ACTIVITIES: ") + e.what() + "; tracing all activities");
     }
   }
-  if (auto cap = env("SYNCSCOPE_TRACE_BUFFER_CAP_MB"); !cap.empty()) {
+  if (auto cap = env(trace_env::kBufferCapMb); !cap.empty()) {
     char* end = nullptr;
     const unsigned long long mb = std::strtoull(cap.c_str(), &end, 10);
     if (end != nullptr && *end == '\0' && mb > 0) c.cap_bytes = static_cast<std::size_t>(mb) << 20;
     else log_once("cap", "SYNCSCOPE_TRACE_BUFFER_CAP_MB='" + cap + "' is not a positive integer; using 256");
   }
-  c.start_range = env("SYNCSCOPE_TRACE_START_RANGE");
-  if (auto n = env("SYNCSCOPE_TRACE_STOP_AFTER_STEPS"); !n.empty()) {
+  c.start_range = env(trace_env::kStartRange);
+  if (auto n = env(trace_env::kStopAfterSteps); !n.empty()) {
     char* end = nullptr;
     const long v = std::strtol(n.c_str(), &end, 10);
     if (end != nullptr && *end == '\0' && v > 0) c.stop_after_steps = v;
     else log_once("steps", "SYNCSCOPE_TRACE_STOP_AFTER_STEPS='" + n + "' is not a positive integer; ignored");
   }
-  if (auto g = env("SYNCSCOPE_TRACE_STEP_RANGE"); !g.empty()) c.step_glob = g;
-  c.overwrite = env("SYNCSCOPE_TRACE_OVERWRITE") == "1";
-  c.quiet = env("SYNCSCOPE_TRACE_QUIET") == "1";
-  c.root_pid = std::strtol(env("SYNCSCOPE_TRACE_ROOT_PID", "0").c_str(), nullptr, 10);
+  if (auto g = env(trace_env::kStepRange); !g.empty()) c.step_glob = g;
+  c.overwrite = env(trace_env::kOverwrite) == "1";
+  c.quiet = env(trace_env::kQuiet) == "1";
+  c.root_pid = std::strtol(env(trace_env::kRootPid, "0").c_str(), nullptr, 10);
   return c;
 }
 

@@ -7,9 +7,11 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "syncscope/core/error.hpp"
+#include "syncscope/core/temp_files.hpp"
 #include "syncscope/io/nsys_sqlite.hpp"
 
 namespace syncscope {
@@ -35,8 +37,11 @@ class SpooledCopy {
     std::error_code ec;
     std::filesystem::path dir = std::filesystem::temp_directory_path(ec);
     if (ec) dir = "/tmp";
-    path_ = (dir / "syncscope-input-XXXXXX").string();
+    // Spools of processes killed outright (SIGKILL) carry their pid: removed here once gone.
+    remove_stale_temp_files(dir, "syncscope-input-");
+    path_ = (dir / ("syncscope-input-" + std::to_string(::getpid()) + "-XXXXXX")).string();
     const int fd = ::mkstemp(path_.data());
+    if (fd >= 0) guard_.emplace(path_);  // removed on SIGINT, SIGTERM and SIGHUP too
     if (fd < 0)
       throw InputError(name + ": cannot create a temporary copy in " + dir.string() +
                        " (SQLite needs to seek): " + std::strerror(errno) + "; write the input to a file first");
@@ -72,13 +77,14 @@ class SpooledCopy {
                        "; write the input to a file first");
     }
   }
-  ~SpooledCopy() { ::unlink(path_.c_str()); }
+  ~SpooledCopy() { ::unlink(path_.c_str()); }  // guard_ unregisters it
   SpooledCopy(const SpooledCopy&) = delete;
   SpooledCopy& operator=(const SpooledCopy&) = delete;
   const std::string& path() const { return path_; }
 
  private:
   std::string path_;
+  std::optional<TempFileGuard> guard_;
 };
 
 // What an opened input is decides its reader (its first bytes, not its name). A reader for

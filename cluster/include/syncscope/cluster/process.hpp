@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace syncscope::cluster {
@@ -39,6 +40,27 @@ struct LoggedRun {
   int interrupted_by = 0;  // the first signal passed on, 0 when none
 };
 LoggedRun run_logged(const std::vector<std::string>& argv, const std::filesystem::path& log);
+// The same with the log already open for appending (the caller keeps and closes `log_fd`).
+LoggedRun run_logged(const std::vector<std::string>& argv, int log_fd);
+
+// Runs argv (looked up on $PATH like execvp) in a process group of its own, with standard
+// input, output and error inherited and `env` applied over ours (nullopt: unset). While it
+// runs, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to this process are passed
+// on to the whole group, so the program's own children (a launcher's workers, data loader
+// processes) get them too. When our standard input is the terminal and we are in its
+// foreground, the group gets the terminal (Ctrl-C reaches it directly, as a shell does for
+// a job) and gives it back at the end; a program stopped by Ctrl-Z stops us too, and `fg`
+// continues both. `exec_errno` is set when the program could not be started (result.started
+// false, exit_code 127 for ENOENT, else 126).
+struct GroupRun {
+  ProcessResult result;
+  int exec_errno = 0;
+  int forwarded = 0;  // the first signal passed on, 0 when none
+};
+using EnvChanges = std::vector<std::pair<std::string, std::optional<std::string>>>;
+// `pid_env`, when given, is set in the program's environment to its own pid.
+GroupRun run_in_process_group(const std::vector<std::string>& argv, const EnvChanges& env,
+                              const char* pid_env = nullptr);
 
 // A string as one shell word: 'it'\''s'.
 std::string shell_quote(std::string_view s);

@@ -20,15 +20,28 @@ struct RankTraceFile {
 // The traces named by `inputs`: files as given, directories expanded to their *.json and
 // *.json.gz files (not recursively; hidden files skipped), in name order. Throws InputError
 // naming the directory when one holds no trace, and naming the path when it does not exist.
-std::vector<RankTraceFile> find_rank_traces(const std::vector<std::string>& inputs);
+// Entries named like traces that are not regular files (FIFOs, devices, dangling links,
+// directories) are skipped, counted and named in `skipped` ("DIR/x.json (a FIFO)"); when
+// `skipped` is null they are named on stderr as a warning.
+std::vector<RankTraceFile> find_rank_traces(const std::vector<std::string>& inputs,
+                                            std::vector<std::string>* skipped = nullptr);
 
 // Cores this process may run on (sched_getaffinity), at least 1.
 std::size_t usable_cores();
 
+// At most this many reader threads (4 per usable core): each holds a whole trace, so more
+// would only multiply memory (issue 24: --jobs 1000 under a memory limit).
+std::size_t max_rank_workers();
+
+// For tests: called before each worker thread starts with its number; a throw there is
+// taken as that thread failing to start.
+void set_rank_worker_start_hook(void (*hook)(std::size_t worker));
+
 // Reads and analyzes each file with `workers` threads (0: usable_cores(); never more than
-// the files), and gives each its rank: distributedInfo.rank, else the file name ("rank3"),
+// the files or max_rank_workers()), and gives each its rank: distributedInfo.rank, else the file name ("rank3"),
 // else InputError naming the file. A failure in any file is rethrown after every worker has
-// stopped (the first failing file in `files` order).
+// stopped (the first failing file in `files` order). A thread that cannot start is Error
+// (exit 1) saying so, after the threads already started have been stopped and joined.
 std::vector<RankRow> analyze_rank_files(const std::vector<RankTraceFile>& files, const AnalysisOptions& options,
                                         std::size_t workers = 0);
 

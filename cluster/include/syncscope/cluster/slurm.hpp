@@ -27,6 +27,16 @@ struct SlurmOptions {
   std::string time;  // e.g. "01:00:00"
 };
 
+// Checks every value that goes into a batch script or onto sbatch's command line against
+// Slurm's own syntax (sbatch(1)): partition names and gres are letters, digits and "._-",
+// joined by ',' (and ':' in gres); time is one of sbatch's forms ("MM", "MM:SS",
+// "HH:MM:SS", "D-HH", "D-HH:MM", "D-HH:MM:SS", "UNLIMITED"). Nothing else, so no newline
+// ends an #SBATCH line and no byte reaches a shell (issue 24). InputError naming the option
+// and the fix.
+void validate_slurm_options(const SlurmOptions& options);
+// A node feature expression for --constraint: features, digits, "&|,*[]()_.-:", bounded.
+void validate_constraint(const std::string& constraint);
+
 // "0-3,5,7-8" for sbatch --array.
 std::string array_spec(const std::vector<std::size_t>& indices);
 

@@ -73,7 +73,7 @@ struct SweepPlan {
   int schema_version = kSweepSchemaVersion;
   std::string id;  // 16 hex digits over what identifies the sweep (tasks, scenarios' content, device)
   std::string device;
-  std::string syncscope;
+  std::string syncscope;  // who wrote the plan, for people; never executed
   std::string created_utc;
   std::vector<SweepTask> tasks;
   std::string job_name() const { return "syncscope-sweep-" + id.substr(0, 8); }
@@ -110,8 +110,11 @@ std::string status_table(const SweepPlan& plan, const std::vector<TaskStatus>& s
 // local task failed.
 int start_sweep(const SweepRequest& request, std::ostream& out);
 
-// One task, as the job array (or the local loop) runs it. Returns 0 when done.
-int run_sweep_task(const std::filesystem::path& dir, std::size_t index, std::ostream& out);
+// One task, as the job array (or the local loop) runs it: `syncscope run` is `syncscope`
+// (the executable running now, or one the caller names), never the path sweep.json
+// records. Returns 0 when done.
+int run_sweep_task(const std::filesystem::path& dir, std::size_t index, const std::filesystem::path& syncscope,
+                   std::ostream& out);
 
 // DIR/report.html and DIR/results.csv over the finished tasks, naming the others and why.
 void write_sweep_report(const std::filesystem::path& dir, const SlurmTools& tools, std::ostream& out);

@@ -47,6 +47,10 @@ struct OwnedDirRules {
   // we write ("results.json", "traces", "traces/*.json.gz"). Anything else there makes the
   // directory not ours to replace.
   std::vector<std::string> allowed;
+  // When set: the manifest file (core/dir_manifest.hpp) publish writes, and the only
+  // authority --force takes: every file must be listed with its size and content, and a
+  // directory without one is not replaced. `allowed` then only names what may be there.
+  std::string manifest;
 };
 
 struct OutputDir {

@@ -25,6 +25,10 @@ std::uint64_t id64(const Stmt& s, int col) {
 }  // namespace
 
 bool Reader::read_activity(const Stmt& s, const char* table, GpuActivity& a, std::int32_t& pid) {
+  if (!s.integer_row()) {
+    skip(table, "text or a blob where an integer belongs");
+    return false;
+  }
   if (s.is_null(0) || s.is_null(1) || !plausible_interval(s.i64(0), s.i64(1))) {
     skip(table, "start or end missing or impossible");
     return false;
@@ -134,6 +138,10 @@ void Reader::read_syncs() {
                                     "eventId", "eventSyncId"}),
                        "reading CUPTI_ACTIVITY_KIND_SYNCHRONIZATION");
   while (s.step()) {
+    if (!s.integer_row()) {
+      skip(kSyncTable, "text or a blob where an integer belongs");
+      continue;
+    }
     if (s.is_null(0) || s.is_null(1) || !plausible_interval(s.i64(0), s.i64(1))) {
       skip(kSyncTable, "start or end missing or impossible");
       continue;
@@ -161,6 +169,10 @@ void Reader::read_cuda_events() {
                                     "eventId", "eventSyncId"}),
                        "reading CUPTI_ACTIVITY_KIND_CUDA_EVENT");
   while (s.step()) {
+    if (!s.integer_row()) {
+      skip(kCudaEventTable, "text or a blob where an integer belongs");
+      continue;
+    }
     const std::int32_t pid = s.is_null(5) ? -1 : static_cast<std::int32_t>(pid_of(s.i64(5)));
     CudaEventRecord e;
     // The device timestamp is 0 unless collected; the record call's time is filled in when

@@ -33,13 +33,20 @@ void Reader::read_nvtx() {
   std::vector<std::pair<std::size_t, std::int64_t>> in_domain;  // (range, domainId) when not the default
   reserve_rows(kNvtxTable, t_.ranges);
   while (s.step()) {
+    if (!s.integer_row({3})) {
+      skip(kNvtxTable, "text or a blob where an integer belongs");
+      continue;
+    }
     const std::int64_t type = s.i64(2);
     const bool push_pop = type == enums_.nvtx_push_pop, start_end = type == enums_.nvtx_start_end;
     if (!push_pop && !start_end && type != enums_.nvtx_domain_create) continue;  // marks, categories...
     // A registered string (nvtxDomainRegisterString) is in textId, any other in text.
     const StringId registered = s.is_null(3) ? strings_.get(s.i64(4)) : kNoString;
     std::string_view text = s.is_null(3) ? t_.str(registered) : s.text(3);
-    if (text.size() > (std::size_t{1} << 20)) text = text.substr(0, std::size_t{1} << 20);
+    if (text.size() > (std::size_t{1} << 20)) {
+      text = text.substr(0, std::size_t{1} << 20);
+      notes_.add("NVTX_EVENTS texts longer than 1 MiB cut to 1 MiB");
+    }
     const std::int64_t domain = s.is_null(6) ? 0 : s.i64(6);
     if (type == enums_.nvtx_domain_create) {
       if (domain != 0 && domains.size() < 65536) domains[domain] = t_.intern(text);

@@ -186,6 +186,10 @@ void Reader::read_api_calls(const char* table) {
   std::map<std::int64_t, Named> named;
   std::uint64_t backtraces = 0;
   while (s.step()) {
+    if (!s.integer_row()) {
+      skip(table, "text or a blob where an integer belongs");
+      continue;
+    }
     if (s.is_null(0) || s.is_null(1) || !plausible_interval(s.i64(0), s.i64(1))) {
       skip(table, "start or end missing or impossible");
       continue;
@@ -301,6 +305,7 @@ void Reader::run() {
   if (!cuda)
     notes_.note(db_.name() + ": the export has no CUDA data (no CUPTI_ACTIVITY_KIND_* table): profile with "
                 "`nsys profile --trace=cuda` (on by default) to record CUDA API calls and GPU work");
+  if (strings_.cut() > 0) notes_.add("StringIds names longer than 1 MiB cut to 1 MiB", strings_.cut());
   if (strings_.missing() > 0)
     notes_.add("StringIds ids referenced by rows but missing from StringIds (names left empty)", strings_.missing());
   for (const auto& w : db_.open_warnings()) t_.meta.warnings.push_back(w);

@@ -158,7 +158,10 @@ StringId StringIds::get(std::int64_t id) {
     std::string_view v = lookup_->text(0);
     // No real name is this long (the longest C++ template kernel names are ~10 kB); a
     // longer one is damage, kept short so one row cannot exhaust memory through copies.
-    if (v.size() > (std::size_t{1} << 20)) v = v.substr(0, std::size_t{1} << 20);
+    if (v.size() > (std::size_t{1} << 20)) {
+      v = v.substr(0, std::size_t{1} << 20);
+      ++cut_;  // said in the trace's warnings (nsys_reader.cpp), not silently
+    }
     sid = trace_.intern(v);
   } else {
     ++missing_;

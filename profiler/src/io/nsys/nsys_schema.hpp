@@ -91,12 +91,14 @@ class StringIds {
   // kNoString for NULL, 0 or an id the table does not have.
   StringId get(std::int64_t id);
   std::size_t missing() const { return missing_; }
+  std::size_t cut() const { return cut_; }  // names longer than 1 MiB, cut to it
 
  private:
   Trace& trace_;
   std::optional<Stmt> lookup_;
   std::map<std::int64_t, StringId> cache_;
   std::size_t missing_ = 0;
+  std::size_t cut_ = 0;
 };
 
 // Counted warnings: each distinct sentence once, with how often it happened.

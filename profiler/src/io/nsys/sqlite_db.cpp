@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -244,6 +245,16 @@ bool Stmt::step() {
 }
 
 void Stmt::reset() { sqlite3_reset(stmt_); }
+
+bool Stmt::integer_row(std::initializer_list<int> text_cols) const {
+  const int n = sqlite3_column_count(stmt_);
+  for (int c = 0; c < n; ++c) {
+    const int t = sqlite3_column_type(stmt_, c);
+    if (t != SQLITE_TEXT && t != SQLITE_BLOB) continue;
+    if (std::find(text_cols.begin(), text_cols.end(), c) == text_cols.end()) return false;
+  }
+  return true;
+}
 
 void Stmt::bind(int index, std::int64_t value) {
   const int rc = sqlite3_bind_int64(stmt_, index, value);

@@ -75,6 +75,9 @@ class Stmt {
   void bind(int index, std::int64_t value);
 
   bool is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+  // False when a column other than `text_cols` holds text or a blob: i64() would read it as
+  // 0 (or a prefix's number), and a row of wrong numbers is worse than a skipped one.
+  bool integer_row(std::initializer_list<int> text_cols = {}) const;
   std::int64_t i64(int col) const { return sqlite3_column_int64(stmt_, col); }
   // Text of a column (empty for NULL); valid until the next step().
   std::string_view text(int col) const;
