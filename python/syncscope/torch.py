@@ -77,8 +77,25 @@ class TraceHandler:
         self.paths = []
         self.errors = []
         self.timings = []
+        self._told_no_kineto = False
+
+    def _check_kineto(self):
+        # Without Kineto (Debian 12's python3-torch 1.13 is built without it) torch.profiler
+        # falls back to the legacy profiler, whose export_chrome_trace writes CPU ops only,
+        # without categories, ProfilerStep ranges or CUDA records: nothing the analysis reads.
+        if self._told_no_kineto:
+            return
+        self._told_no_kineto = True
+        import torch.autograd
+
+        if not torch.autograd.kineto_available():
+            warnings.warn(f"this torch ({_torch_version()}) is built without Kineto "
+                          "(torch.autograd.kineto_available() is False): its traces hold CPU ops without categories, "
+                          "no ProfilerStep ranges and no CUDA records, so syncscope finds no steps or sync points in "
+                          "them; use a torch with Kineto (the PyTorch wheels have it)", SyncscopeWarning, stacklevel=3)
 
     def __call__(self, prof):
+        self._check_kineto()
         capture = _ExportCapture(prof)
         t0 = time.perf_counter()
         self._write(capture)
