@@ -14,8 +14,10 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "syncscope/analysis/analysis.hpp"
+#include "syncscope/cluster/rank_traces.hpp"
 #include "syncscope/core/bounds.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/version.hpp"
@@ -24,6 +26,7 @@
 #include "syncscope/model/predict.hpp"
 #include "syncscope/model/trace_predict.hpp"
 #include "syncscope/reports/analysis_printers.hpp"
+#include "syncscope/reports/rank_printers.hpp"
 
 namespace py = pybind11;
 
@@ -235,6 +238,22 @@ PYBIND11_MODULE(_core, m) {
       },
       py::arg("text"), py::arg("source"), py::arg("step_range"), py::arg("layer_range"), py::arg("pid"),
       py::arg("max_sync_points"), "analysis_to_json of Chrome trace JSON text and its record counts");
+
+  m.def(
+      "analyze_ranks",
+      [](const std::vector<std::string>& inputs, const std::string& step_range, const std::string& layer_range,
+         std::size_t jobs) {
+        return guarded([&] {
+          // cli/cmd_analyze.cpp's analyze_ranks_here: one trace per rank, read in parallel.
+          syncscope::AnalysisOptions opts;
+          opts.step_glob = step_range;
+          opts.layer_glob = layer_range;
+          SYNCSCOPE_INPUT_ERROR_IF(jobs > 4096, "jobs " + std::to_string(jobs) + ": expected 1..4096 (0: one per core)");
+          return syncscope::rank_analysis_to_json(syncscope::cluster::analyze_ranks(inputs, opts, jobs));
+        });
+      },
+      py::arg("inputs"), py::arg("step_range"), py::arg("layer_range"), py::arg("jobs"),
+      "rank_analysis_to_json over several traces or directories of them (one trace per rank)");
 
   auto predict_binding = [](bool from_path) {
     return [from_path](const std::string& path_or_text, const std::string& source, const std::string& step_range,

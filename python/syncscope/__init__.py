@@ -20,7 +20,7 @@ import builtins as _builtins
 import json as _json
 import os as _os
 
-from ._results import AnalysisResult, PredictionResult
+from ._results import AnalysisResult, PredictionResult, RankAnalysisResult
 
 
 class Error(Exception):
@@ -55,9 +55,11 @@ _PREDICT_SEED = 0x5EED5C09E
 
 __all__ = [
     "analyze",
+    "analyze_ranks",
     "predict",
     "AnalysisResult",
     "PredictionResult",
+    "RankAnalysisResult",
     "Error",
     "InputError",
     "RuntimeError",
@@ -88,6 +90,20 @@ def _trace_source(trace, what):
     raise TypeError(f"{what}: expected a path, a dict (a parsed trace) or bytes, not {type(trace).__name__}")
 
 
+def _rank_inputs(trace):
+    """The paths when `trace` names several traces (a list of paths, or a directory), as the
+    CLI's `analyze TRACE... | DIR` decides: more than one, or a directory; else None."""
+    if isinstance(trace, (list, tuple)) and trace and all(isinstance(t, (str, _os.PathLike)) for t in trace):
+        paths = [_os.fsdecode(_os.fspath(t)) for t in trace]
+    elif isinstance(trace, (str, _os.PathLike)):
+        paths = [_os.fsdecode(_os.fspath(trace))]
+    else:
+        return None
+    if len(paths) > 1 or _os.path.isdir(paths[0]):
+        return paths
+    return None
+
+
 def _int_or_none(value, name):
     if value is None:
         return None
@@ -97,7 +113,7 @@ def _int_or_none(value, name):
 
 
 def analyze(trace, step_range=DEFAULT_STEP_RANGE, layer_range="", *, pid=None,
-            max_sync_points=DEFAULT_MAX_SYNC_POINTS):
+            max_sync_points=DEFAULT_MAX_SYNC_POINTS, jobs=0):
     """Sync points, bubbles, copy/compute overlap and GPU busy time of one trace.
 
     ``trace``: a path (Kineto/torch.profiler or syncscope Chrome JSON, ``.json`` or ``.json.gz``,
@@ -108,7 +124,18 @@ def analyze(trace, step_range=DEFAULT_STEP_RANGE, layer_range="", *, pid=None,
     points listed (``--max-sync-points``).
 
     Returns an :class:`AnalysisResult` holding exactly the CLI's JSON (``result.json``).
+    Several traces (a list of paths) or a directory of them: one trace per rank, as the CLI's
+    ``analyze TRACE... | DIR``; returns a :class:`RankAnalysisResult` (``jobs``: traces read at
+    once, 0 one per core).
     """
+    ranks = _rank_inputs(trace)
+    if ranks is not None:
+        if pid is not None:
+            raise InputError("analyze: --pid picks one process of one trace; ranks are different processes: leave it "
+                             "out with several traces")
+        return analyze_ranks(ranks, step_range=step_range, layer_range=layer_range, jobs=jobs)
+    if isinstance(trace, (list, tuple)) and len(trace) == 1 and isinstance(trace[0], (str, _os.PathLike)):
+        trace = trace[0]
     kind, value, name = _trace_source(trace, "analyze")
     if not isinstance(step_range, str) or not isinstance(layer_range, str):
         raise TypeError("analyze: step_range and layer_range are globs (str); '' for none")
@@ -124,6 +151,24 @@ def analyze(trace, step_range=DEFAULT_STEP_RANGE, layer_range="", *, pid=None,
     else:
         text, counts = _core.analyze_text(value, name, step_range, layer_range, pid, max_sync_points)
     return AnalysisResult(_json.loads(text), counts)
+
+
+def analyze_ranks(traces, step_range=DEFAULT_STEP_RANGE, layer_range="", *, jobs=0):
+    """One trace per rank of a distributed job (paths, or directories of *.json/*.json.gz):
+    the CLI's per-rank table and cross-rank summary (``syncscope analyze DIR --format json``).
+    The rank of each trace: distributedInfo.rank, else 'rank<N>' in its file name."""
+    if isinstance(traces, (str, _os.PathLike)):
+        traces = [traces]
+    if not isinstance(traces, (list, tuple)) or not traces or \
+            not all(isinstance(t, (str, _os.PathLike)) for t in traces):
+        raise TypeError("analyze_ranks: expected a path or a non-empty list of paths")
+    if not isinstance(step_range, str) or not isinstance(layer_range, str):
+        raise TypeError("analyze_ranks: step_range and layer_range are globs (str); '' for none")
+    jobs = _int_or_none(jobs, "jobs")
+    if jobs is None or not 0 <= jobs <= 4096:
+        raise InputError(f"jobs {jobs}: expected 1..4096 (0: one per core)")
+    paths = [_os.fsdecode(_os.fspath(t)) for t in traces]
+    return RankAnalysisResult(_json.loads(_core.analyze_ranks(paths, step_range, layer_range, jobs)))
 
 
 def predict(trace, step_range=DEFAULT_STEP_RANGE, layer_range="", *, gpu="", prefetch_depth=2, top_k=None,

@@ -207,3 +207,54 @@ class PredictionResult:
             rows.append([f["fix"], f["variant"], saving, sp])
         return (f"<h4>syncscope prediction (model, not measured): {html.escape(str(self.source))}</h4>"
                 + _html_table(["fix", "variant", "saving per step (90% interval)", "speedup"], rows))
+
+
+class RankAnalysisResult:
+    """``syncscope analyze DIR --format json`` (one trace per rank), parsed (``json``):
+    ``ranks`` one row per rank (the JSON row flattened: ``per_step.syncs``,
+    ``trace.sync_points``, ...), ``across_ranks`` min/median/max per metric, ``standout`` the
+    rank that stands out (or None)."""
+
+    def __init__(self, document):
+        self.json = document
+
+    def __getitem__(self, key):
+        return self.json[key]
+
+    @property
+    def source(self):
+        return self.json["source"]
+
+    @property
+    def warnings(self):
+        return list(self.json["warnings"])
+
+    @property
+    def ranks(self):
+        rows = []
+        for r in self.json["ranks"]:
+            row = _flatten({k: v for k, v in r.items() if k != "warnings"})
+            row["warnings"] = list(r.get("warnings", []))
+            rows.append(row)
+        return _table(rows)
+
+    @property
+    def across_ranks(self):
+        return self.json["across_ranks"]
+
+    @property
+    def standout(self):
+        return self.json["standout"]
+
+    def __repr__(self):
+        return f"<syncscope.RankAnalysisResult {self.source!r}: {len(self.json['ranks'])} ranks>"
+
+    def _repr_html_(self):
+        head = ["rank", "steps", "sync points", "top cause"]
+        rows = [[r["rank"], r["steps"], r["trace"]["sync_points"], r["top_cause"]] for r in self.json["ranks"]]
+        parts = [f"<h4>syncscope rank analysis: {html.escape(str(self.source))}</h4>", _html_table(head, rows)]
+        s = self.json["standout"]
+        if s:
+            parts.append(f"<p>stands out: rank {html.escape(str(s['rank']))} ({html.escape(str(s['metric']))})</p>")
+        parts += [f"<p>warning: {html.escape(w)}</p>" for w in self.json["warnings"]]
+        return "\n".join(parts)

@@ -132,6 +132,27 @@ class H200Fixture(unittest.TestCase):
         self.assertEqual([s["syncs.total"] for s in got["steps"]], [s["syncs"]["total"] for s in self.cli["steps"]])
 
 
+class Ranks(unittest.TestCase):
+    def test_directory_and_list_are_the_clis(self):
+        d = os.path.join(os.path.dirname(H200_ITEM_LOOP), "..", "ranks", "nccl4")
+        d = os.path.normpath(d)
+        cli = cli_json("analyze", d, "--format", "json")
+        r = syncscope.analyze(d)
+        self.assertIsInstance(r, syncscope.RankAnalysisResult)
+        self.assertEqual(r.json, cli)
+        self.assertEqual(cli["kind"], "syncscope.rank_analysis")
+        files = sorted(os.path.join(d, f) for f in os.listdir(d))
+        cli_files = cli_json("analyze", *files, "--format", "json", "--jobs", "1")
+        self.assertEqual(syncscope.analyze_ranks(files, jobs=1).json, cli_files)
+        ranks = r.ranks
+        rows = ranks.to_dict("records") if _results.have_pandas() else ranks
+        self.assertEqual([x["rank"] for x in rows], [x["rank"] for x in cli["ranks"]])
+        self.assertEqual([x["trace.sync_points"] for x in rows], [x["trace"]["sync_points"] for x in cli["ranks"]])
+        self.assertIn("rank", r._repr_html_())
+        with self.assertRaisesRegex(syncscope.InputError, "--pid picks one process"):
+            syncscope.analyze(d, pid=1)
+
+
 class Predict(unittest.TestCase):
     def test_predict_is_the_clis(self):
         for extra in ([], ["--gpu", "H200", "--step-ms", "12.5"]):
