@@ -3,7 +3,8 @@
 Builds the extension syncscope._core with the repository's CMake build (the C++ libraries
 it links are the project's) and installs the package with it. Which build:
 - SYNCSCOPE_BUILD_DIR=<an already configured build directory> (e.g. build/ci): builds the
-  target syncscope_python there (nothing when it is up to date) and takes its _core;
+  target syncscope_python there (nothing when it is up to date) and takes its _core; with
+  SYNCSCOPE_SKIP_BUILD=1 too, takes the _core already built there as it is;
 - otherwise configures <repo>/build/python-pip for this interpreter (Release, no tests,
   benchmarks, CUDA or LibTorch: the module needs none of them) and builds it there.
 --no-build-isolation: pip then uses the installed setuptools and wheel (Debian's
@@ -33,8 +34,9 @@ class CMakeBuild(build_ext):
                                    "-DSYNCSCOPE_ENABLE_PYTHON=ON", f"-DPython3_EXECUTABLE={sys.executable}",
                                    "-DSYNCSCOPE_ENABLE_TESTS=OFF", "-DSYNCSCOPE_ENABLE_BENCH=OFF",
                                    "-DSYNCSCOPE_ENABLE_CUDA=OFF", "-DSYNCSCOPE_ENABLE_TORCH=OFF"])
-        jobs = os.environ.get("SYNCSCOPE_JOBS", str(os.cpu_count() or 1))
-        subprocess.check_call([cmake, "--build", build_dir, "--target", "syncscope_python", "-j", jobs])
+        if not (os.environ.get("SYNCSCOPE_BUILD_DIR") and os.environ.get("SYNCSCOPE_SKIP_BUILD") == "1"):
+            jobs = os.environ.get("SYNCSCOPE_JOBS", str(os.cpu_count() or 1))
+            subprocess.check_call([cmake, "--build", build_dir, "--target", "syncscope_python", "-j", jobs])
         built = glob.glob(os.path.join(build_dir, "python", "syncscope", "_core*.so"))
         if len(built) != 1:
             raise RuntimeError(f"expected one syncscope/_core*.so under {build_dir}/python, found {built}; "

@@ -79,23 +79,24 @@ class TraceHandler:
         self.timings = []
         self._told_no_kineto = False
 
-    def _check_kineto(self):
+    def _check_kineto(self, result):
         # Without Kineto (Debian 12's python3-torch 1.13 is built without it) torch.profiler
         # falls back to the legacy profiler, whose export_chrome_trace writes CPU ops only,
         # without categories, ProfilerStep ranges or CUDA records: nothing the analysis reads.
-        if self._told_no_kineto:
+        # Said once, for a trace in which the analysis found nothing.
+        n = result.record_counts
+        if self._told_no_kineto or n.get("ranges", 0) + n.get("api_calls", 0) > 0:
             return
-        self._told_no_kineto = True
         import torch.autograd
 
         if not torch.autograd.kineto_available():
+            self._told_no_kineto = True
             warnings.warn(f"this torch ({_torch_version()}) is built without Kineto "
                           "(torch.autograd.kineto_available() is False): its traces hold CPU ops without categories, "
                           "no ProfilerStep ranges and no CUDA records, so syncscope finds no steps or sync points in "
                           "them; use a torch with Kineto (the PyTorch wheels have it)", SyncscopeWarning, stacklevel=3)
 
     def __call__(self, prof):
-        self._check_kineto()
         capture = _ExportCapture(prof)
         t0 = time.perf_counter()
         self._write(capture)
@@ -114,6 +115,7 @@ class TraceHandler:
         self.timings.append({"write_s": t1 - t0, "analyze_s": time.perf_counter() - t1})
         self.results.append(result)
         self.errors.append(None)
+        self._check_kineto(result)
         if result.record_counts.get("sync_records", 0) == 0:
             hint = ("torch >= 2.x: torch.profiler.profile(experimental_config=syncscope.torch.sync_events_config()), "
                     "i.e. _ExperimentalConfig(enable_cuda_sync_events=True)" if sync_events_config() is not None else

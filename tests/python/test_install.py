@@ -1,7 +1,8 @@
 """The two documented installs work here: `cmake --install BUILD --component python` (staged
 with DESTDIR, then imported from there) and `pip install --no-build-isolation ./python` into
 a virtual environment made with --system-site-packages (so Debian's pandas and torch stay
-visible), with SYNCSCOPE_BUILD_DIR pointing at this build; in both the installed package,
+visible), with SYNCSCOPE_BUILD_DIR pointing at this build (and SYNCSCOPE_SKIP_BUILD=1: a test
+does not rebuild the tree the other tests use); in both the installed package,
 not the build tree's, analyzes the H200 fixture."""
 
 import os
@@ -75,7 +76,7 @@ class Install(unittest.TestCase):
                         ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
         p = subprocess.run([py, "-m", "pip", "install", "--no-build-isolation", "--no-index", "--no-deps",
                             src], capture_output=True, text=True,
-                           env=clean_env(SYNCSCOPE_BUILD_DIR=BUILD_DIR, PIP_DISABLE_PIP_VERSION_CHECK="1",
+                           env=clean_env(SYNCSCOPE_BUILD_DIR=BUILD_DIR, SYNCSCOPE_SKIP_BUILD="1", PIP_DISABLE_PIP_VERSION_CHECK="1",
                                          CMAKE=os.environ.get("SYNCSCOPE_CMAKE", "cmake")),
                            cwd=self.tmp.name, timeout=600)
         self.assertEqual(p.returncode, 0, p.stdout[-3000:] + p.stderr[-3000:])

@@ -113,6 +113,7 @@ class Handler(unittest.TestCase):
         self.assertEqual(r.json, cli)
         self.assertNotIn("no GPU in this trace", text)
         self.assertFalse(any("no cuda_sync records" in str(w.message) for w in caught))
+        self.assertFalse(any("without Kineto" in str(w.message) for w in caught))  # the trace has what it needs
         for s in cli["steps"]:
             line = [x for x in text.splitlines() if x.strip().startswith(s["name"] + " ")]
             self.assertEqual(len(line), 1, text)
