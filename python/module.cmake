@@ -28,8 +28,8 @@ if(Python3_FOUND)
   find_package(pybind11 2.6 CONFIG ${_required})
 endif()
 if(NOT Python3_FOUND OR NOT pybind11_FOUND)
-  set(SYNCSCOPE_PYTHON_SKIP_REASON "no Python module in this build: python3 with its headers and pybind11 were not "
-                                   "found (apt-get install python3-dev python3-pybind11)")
+  string(CONCAT SYNCSCOPE_PYTHON_SKIP_REASON "no Python module in this build: python3 with its headers and "
+               "pybind11 were not found (apt-get install python3-dev python3-pybind11)")
   message(STATUS "syncscope: ${SYNCSCOPE_PYTHON_SKIP_REASON}")
   return()
 endif()
