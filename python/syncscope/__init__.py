@@ -1,0 +1,203 @@
+"""syncscope in Python: host-device sync points in a trace, as the ``syncscope`` CLI finds them.
+
+Every figure comes from the C++ libraries the CLI uses (the extension ``syncscope._core``):
+``analyze`` returns what ``syncscope analyze --format json`` prints, ``predict`` what
+``syncscope predict --trace T --format json`` prints, parsed into Python objects, with
+pandas DataFrames over the tables when pandas is installed. Nothing is recomputed here.
+
+    import syncscope
+    r = syncscope.analyze("trace.json.gz", step_range="train_step#*")
+    r.steps          # one row per step (a DataFrame, or a list of dicts without pandas)
+    r.sync_points    # one row per sync point
+    r.worst          # causes ranked by blocked + bubble time
+
+Errors: what the CLI refuses with exit status 2 raises ``syncscope.InputError``; what it
+reports with exit status 1 raises ``syncscope.RuntimeError``; the message is the CLI's.
+``syncscope.torch.trace_handler`` analyzes torch.profiler traces as they are written.
+"""
+
+import builtins as _builtins
+import json as _json
+import os as _os
+
+from ._results import AnalysisResult, PredictionResult, RankAnalysisResult
+
+
+class Error(Exception):
+    """A refusal of syncscope's; ``exit_code`` is the CLI's exit status for it."""
+
+    exit_code = 1
+
+
+class InputError(Error, ValueError):
+    """Bad input (a malformed trace, an option out of range): the CLI exits 2 with this message."""
+
+    exit_code = 2
+
+
+class RuntimeError(Error, _builtins.RuntimeError):  # noqa: A001 (the CLI's exit-1 class, by name)
+    """A failure that is not the input's fault: the CLI exits 1 with this message."""
+
+    exit_code = 1
+
+
+from . import _core  # noqa: E402 (the exception classes above are handed to it)
+
+_core._set_exception_types(InputError, RuntimeError)
+
+__version__ = _core.version()
+build_commit = _core.build_commit()
+
+# The CLI's defaults (cli/cmd_analyze.cpp, cli/cmd_predict.cpp).
+DEFAULT_STEP_RANGE = "ProfilerStep#*"
+DEFAULT_MAX_SYNC_POINTS = 10000
+_PREDICT_SEED = 0x5EED5C09E
+
+__all__ = [
+    "analyze",
+    "analyze_ranks",
+    "predict",
+    "AnalysisResult",
+    "PredictionResult",
+    "RankAnalysisResult",
+    "Error",
+    "InputError",
+    "RuntimeError",
+    "DEFAULT_STEP_RANGE",
+]
+
+
+def _trace_source(trace, what):
+    """(kind, value, name): a path to read, or Chrome trace JSON text from a dict/str/bytes."""
+    if isinstance(trace, dict) or isinstance(trace, list):
+        # A trace already in memory (e.g. json.load of a torch.profiler file): the C++ reader
+        # parses its JSON text, so the same rules and messages apply as for a file.
+        try:
+            text = _json.dumps(trace, allow_nan=False)
+        except (TypeError, ValueError) as e:
+            raise InputError(f"{what}: the trace object is not JSON ({e}); pass a path or a dict from json.load") from None
+        return "text", text, "<dict>"
+    if isinstance(trace, (bytes, bytearray)):
+        try:
+            return "text", bytes(trace).decode("utf-8"), "<bytes>"
+        except UnicodeDecodeError as e:
+            raise InputError(f"<bytes>: not UTF-8 text at byte {e.start}; pass a path for a .json.gz file") from None
+    if isinstance(trace, _os.PathLike) or isinstance(trace, str):
+        path = _os.fspath(trace)
+        if isinstance(path, bytes):
+            path = _os.fsdecode(path)
+        return "path", path, path
+    raise TypeError(f"{what}: expected a path, a dict (a parsed trace) or bytes, not {type(trace).__name__}")
+
+
+def _rank_inputs(trace):
+    """The paths when `trace` names several traces (a list of paths, or a directory), as the
+    CLI's `analyze TRACE... | DIR` decides: more than one, or a directory; else None."""
+    if isinstance(trace, (list, tuple)) and trace and all(isinstance(t, (str, _os.PathLike)) for t in trace):
+        paths = [_os.fsdecode(_os.fspath(t)) for t in trace]
+    elif isinstance(trace, (str, _os.PathLike)):
+        paths = [_os.fsdecode(_os.fspath(trace))]
+    else:
+        return None
+    if len(paths) > 1 or _os.path.isdir(paths[0]):
+        return paths
+    return None
+
+
+def _int_or_none(value, name):
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name}: expected an int or None, not {type(value).__name__}")
+    return value
+
+
+def analyze(trace, step_range=DEFAULT_STEP_RANGE, layer_range="", *, pid=None,
+            max_sync_points=DEFAULT_MAX_SYNC_POINTS, jobs=0):
+    """Sync points, bubbles, copy/compute overlap and GPU busy time of one trace.
+
+    ``trace``: a path (Kineto/torch.profiler or syncscope Chrome JSON, ``.json`` or ``.json.gz``,
+    or an Nsight Systems SQLite export), a dict (a parsed trace), or JSON bytes.
+    ``step_range`` / ``layer_range``: globs over host range names that delimit steps and layers
+    ('' for none), as the CLI's ``--step-range`` / ``--layer-range``. ``pid``: only this
+    process's host threads (``--pid``). ``max_sync_points``: at most this many individual sync
+    points listed (``--max-sync-points``).
+
+    Returns an :class:`AnalysisResult` holding exactly the CLI's JSON (``result.json``).
+    Several traces (a list of paths) or a directory of them: one trace per rank, as the CLI's
+    ``analyze TRACE... | DIR``; returns a :class:`RankAnalysisResult` (``jobs``: traces read at
+    once, 0 one per core).
+    """
+    ranks = _rank_inputs(trace)
+    if ranks is not None:
+        if pid is not None:
+            raise InputError("analyze: --pid picks one process of one trace; ranks are different processes: leave it "
+                             "out with several traces")
+        return analyze_ranks(ranks, step_range=step_range, layer_range=layer_range, jobs=jobs)
+    if isinstance(trace, (list, tuple)) and len(trace) == 1 and isinstance(trace[0], (str, _os.PathLike)):
+        trace = trace[0]
+    kind, value, name = _trace_source(trace, "analyze")
+    if not isinstance(step_range, str) or not isinstance(layer_range, str):
+        raise TypeError("analyze: step_range and layer_range are globs (str); '' for none")
+    pid = _int_or_none(pid, "pid")
+    max_sync_points = _int_or_none(max_sync_points, "max_sync_points")
+    if max_sync_points is None or max_sync_points < 0:
+        raise InputError(f"max_sync_points {max_sync_points}: expected 0 or more (0 lists none)")
+    if pid is not None and not -(2**63) <= pid < 2**63:
+        raise InputError(f"--pid {pid}: not a process id (outside 64-bit integers)")
+    max_sync_points = min(max_sync_points, 2**63 - 1)
+    if kind == "path":
+        text, counts = _core.analyze_path(value, step_range, layer_range, pid, max_sync_points)
+    else:
+        text, counts = _core.analyze_text(value, name, step_range, layer_range, pid, max_sync_points)
+    return AnalysisResult(_json.loads(text), counts)
+
+
+def analyze_ranks(traces, step_range=DEFAULT_STEP_RANGE, layer_range="", *, jobs=0):
+    """One trace per rank of a distributed job (paths, or directories of *.json/*.json.gz):
+    the CLI's per-rank table and cross-rank summary (``syncscope analyze DIR --format json``).
+    The rank of each trace: distributedInfo.rank, else 'rank<N>' in its file name."""
+    if isinstance(traces, (str, _os.PathLike)):
+        traces = [traces]
+    if not isinstance(traces, (list, tuple)) or not traces or \
+            not all(isinstance(t, (str, _os.PathLike)) for t in traces):
+        raise TypeError("analyze_ranks: expected a path or a non-empty list of paths")
+    if not isinstance(step_range, str) or not isinstance(layer_range, str):
+        raise TypeError("analyze_ranks: step_range and layer_range are globs (str); '' for none")
+    jobs = _int_or_none(jobs, "jobs")
+    if jobs is None or not 0 <= jobs <= 4096:
+        raise InputError(f"jobs {jobs}: expected 1..4096 (0: one per core)")
+    paths = [_os.fsdecode(_os.fspath(t)) for t in traces]
+    return RankAnalysisResult(_json.loads(_core.analyze_ranks(paths, step_range, layer_range, jobs)))
+
+
+def predict(trace, step_range=DEFAULT_STEP_RANGE, layer_range="", *, gpu="", prefetch_depth=2, top_k=None,
+            step_ms=None, samples=4000, seed=_PREDICT_SEED):
+    """What each fix would save in the run a trace recorded (``syncscope predict --trace``).
+
+    Arguments as the CLI's options of the same names: ``gpu`` a shipped profile name (H100,
+    H200, B200, RTX5090, GB10) or a profile file; ``prefetch_depth`` k >= 2; ``top_k`` experts
+    per token; ``step_ms`` replaces the trace's step time. Returns a :class:`PredictionResult`
+    holding exactly the CLI's JSON. These are model predictions, not measurements.
+    """
+    kind, value, name = _trace_source(trace, "predict")
+    if not all(isinstance(s, str) for s in (step_range, layer_range, gpu)):
+        raise TypeError("predict: step_range, layer_range and gpu are str")
+    prefetch_depth = _int_or_none(prefetch_depth, "prefetch_depth")
+    top_k = _int_or_none(top_k, "top_k")
+    samples = _int_or_none(samples, "samples")
+    seed = _int_or_none(seed, "seed")
+    for n, v in (("prefetch_depth", prefetch_depth), ("top_k", top_k), ("samples", samples)):
+        if v is not None and not -(2**31) <= v < 2**31:
+            raise InputError(f"{n} {v}: out of range")
+    if seed is None or not 0 <= seed < 2**64:
+        raise InputError(f"seed {seed}: expected 0 .. 2**64-1")
+    if step_ms is not None:
+        step_ms = float(step_ms)
+    if kind == "path":
+        text = _core.predict_path(value, name, step_range, layer_range, gpu, prefetch_depth, top_k, step_ms,
+                                  samples, seed)
+    else:
+        text = _core.predict_text(value, name, step_range, layer_range, gpu, prefetch_depth, top_k, step_ms,
+                                  samples, seed)
+    return PredictionResult(_json.loads(text))

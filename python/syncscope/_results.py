@@ -1,0 +1,260 @@
+"""Result objects over the CLI's JSON: tables as pandas DataFrames (lists of dicts without
+pandas) and an HTML view for notebooks. They reshape what the C++ serializer produced and
+compute nothing of their own."""
+
+import html
+
+try:  # pandas is optional: without it the tables are lists of dicts with the same columns.
+    import pandas as _pd
+except ImportError:  # pragma: no cover - exercised by the no-pandas test
+    _pd = None
+
+
+def have_pandas():
+    return _pd is not None
+
+
+def _table(rows, columns=None):
+    if _pd is None:
+        return rows
+    return _pd.DataFrame(rows, columns=columns)
+
+
+def _flatten(obj, prefix=""):
+    """{"syncs": {"total": 3}} -> {"syncs.total": 3}: the CLI's CSV metric names (JSON paths
+    joined with '.', reports/include/syncscope/reports/analysis_printers.hpp)."""
+    out = {}
+    for key, value in obj.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out.update(_flatten(value, name + "."))
+        else:
+            out[name] = value
+    return out
+
+
+# Maps keyed by cause, API or device: a key one window lacks is a count (or time) of 0 there.
+_SPARSE_PREFIXES = ("syncs.by_cause.", "syncs.by_api.", "gpu_busy_by_device.")
+
+
+def window_rows(windows):
+    """One flat dict per window (step or layer), every row with the same keys."""
+    rows = [_flatten(w) for w in windows]
+    sparse = sorted({k for r in rows for k in r if k.startswith(_SPARSE_PREFIXES)})
+    for r in rows:
+        for k in sparse:
+            r.setdefault(k, 0)
+    return rows
+
+
+def format_ns(ns):
+    """A duration in the unit people read: "890 ns", "56.7 us", "1.234 ms", "2.50 s"."""
+    ns = float(ns)
+    a = abs(ns)
+    if a < 1e3:
+        return f"{ns:.0f} ns"
+    if a < 1e6:
+        return f"{ns / 1e3:.1f} us"
+    if a < 1e9:
+        return f"{ns / 1e6:.3f} ms"
+    return f"{ns / 1e9:.2f} s"
+
+
+def _html_table(header, rows):
+    h = "".join(f"<th>{html.escape(str(c))}</th>" for c in header)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in r) + "</tr>" for r in rows)
+    return f"<table><thead><tr>{h}</tr></thead><tbody>{body}</tbody></table>"
+
+
+class AnalysisResult:
+    """``syncscope analyze --format json``, parsed. ``json`` is the whole document (the same
+    keys as the CLI's: schema_version, kind, source, options, meta, totals, steps, layers,
+    step_summary, layer_summary, worst, warnings, sync_points, sync_points_total,
+    sync_points_truncated); ``record_counts`` says what the trace held (api_calls, kernels,
+    memcpys, memsets, sync_records, ranges, rank, source_tool, source_version)."""
+
+    def __init__(self, document, record_counts):
+        self.json = document
+        self.record_counts = dict(record_counts)
+
+    def __getitem__(self, key):
+        return self.json[key]
+
+    @property
+    def source(self):
+        return self.json["source"]
+
+    @property
+    def totals(self):
+        """The whole-trace window (a dict, as in the JSON)."""
+        return self.json["totals"]
+
+    @property
+    def warnings(self):
+        return list(self.json["warnings"])
+
+    @property
+    def steps(self):
+        """One row per step: the window's JSON flattened to CSV metric names
+        (``syncs.total``, ``syncs.by_cause.aten::item``, ``overlap.d2h.fraction``, ...)."""
+        return _table(window_rows(self.json["steps"]))
+
+    @property
+    def layers(self):
+        return _table(window_rows(self.json["layers"]))
+
+    @property
+    def sync_points(self):
+        """One row per listed sync point, in time order (at most max_sync_points of
+        ``sync_points_total``; ``sync_points_truncated`` says when some were left out)."""
+        cols = ["start_ns", "end_ns", "blocked_ns", "bubble_ns", "api", "cause", "merged_copy", "pid", "tid",
+                "device", "stream", "correlation"]
+        return _table([dict(p) for p in self.json["sync_points"]], cols)
+
+    @property
+    def worst(self):
+        """Causes ranked by blocked + bubble time (cost_ns), largest first."""
+        return _table([dict(w) for w in self.json["worst"]], ["cause", "count", "blocked_ns", "bubble_ns", "cost_ns"])
+
+    @property
+    def has_gpu_activity(self):
+        n = self.record_counts
+        return n.get("kernels", 0) + n.get("memcpys", 0) + n.get("memsets", 0) > 0
+
+    def report(self, top=3):
+        """The short per-step text the torch handler prints."""
+        from ._report import format_report
+
+        return format_report(self, top=top)
+
+    def __repr__(self):
+        t = self.totals
+        return (f"<syncscope.AnalysisResult {self.source!r}: {t['syncs']['total']} sync points, "
+                f"{len(self.json['steps'])} steps, blocked {format_ns(t['sync_blocked_ns'])}, "
+                f"bubble {format_ns(t['sync_bubble_ns'])}>")
+
+    def _repr_html_(self):
+        t = self.totals
+        parts = [f"<h4>syncscope analysis: {html.escape(str(self.source))}</h4>",
+                 _html_table(["", "sync points", "blocked", "bubble", "GPU busy", "duration"],
+                             [["whole trace", t["syncs"]["total"], format_ns(t["sync_blocked_ns"]),
+                               format_ns(t["sync_bubble_ns"]), format_ns(t["gpu_busy_ns"]),
+                               format_ns(t["duration_ns"])]])]
+        steps = self.json["steps"]
+        if steps:
+            rows = [[s["name"], s["syncs"]["total"], format_ns(s["sync_blocked_ns"]), format_ns(s["sync_bubble_ns"]),
+                     format_ns(s["gpu_busy_ns"]), format_ns(s["duration_ns"])] for s in steps[:50]]
+            parts.append(_html_table(["step", "sync points", "blocked", "bubble", "GPU busy", "duration"], rows))
+            if len(steps) > 50:
+                parts.append(f"<p>... {len(steps) - 50} more steps (result.steps has them all)</p>")
+        worst = self.json["worst"][:10]
+        if worst:
+            parts.append(_html_table(["cause", "count", "blocked", "bubble", "blocked + bubble"],
+                                     [[w["cause"], w["count"], format_ns(w["blocked_ns"]), format_ns(w["bubble_ns"]),
+                                       format_ns(w["cost_ns"])] for w in worst]))
+        if self.json["warnings"]:
+            parts.append("<ul>" + "".join(f"<li>warning: {html.escape(w)}</li>" for w in self.json["warnings"])
+                         + "</ul>")
+        return "\n".join(parts)
+
+
+class PredictionResult:
+    """``syncscope predict --trace T --format json``, parsed (``json``). Model predictions
+    with 90% intervals, not measurements."""
+
+    def __init__(self, document):
+        self.json = document
+
+    def __getitem__(self, key):
+        return self.json[key]
+
+    @property
+    def source(self):
+        return self.json["source"]
+
+    @property
+    def notes(self):
+        return list(self.json["notes"])
+
+    @property
+    def fixes(self):
+        """One row per fix and variant: saving (ns) with its interval, speedup when a step
+        time is known, applicability and reason; evidence and notes as lists."""
+        rows = []
+        for f in self.json["fixes"]:
+            lo, hi = f["predicted_saving_interval_ns"]
+            sp = f["predicted_speedup_interval"] or [None, None]
+            rows.append({"fix": f["fix"], "variant": f["variant"], "applicable": f["applicable"],
+                         "predicted_saving_ns": f["predicted_saving_ns"], "saving_lo_ns": lo, "saving_hi_ns": hi,
+                         "predicted_speedup": f["predicted_speedup"], "speedup_lo": sp[0], "speedup_hi": sp[1],
+                         "regime": f["regime"], "formula": f["formula"], "reason": f["reason"],
+                         "evidence": list(f["evidence"]), "notes": list(f["notes"])})
+        return _table(rows)
+
+    def __repr__(self):
+        n = sum(1 for f in self.json["fixes"] if f["applicable"])
+        return f"<syncscope.PredictionResult {self.source!r}: {n} of {len(self.json['fixes'])} fix variants applicable>"
+
+    def _repr_html_(self):
+        rows = []
+        for f in self.json["fixes"]:
+            if f["applicable"]:
+                lo, hi = f["predicted_saving_interval_ns"]
+                saving = f"{format_ns(f['predicted_saving_ns'])} ({format_ns(lo)} .. {format_ns(hi)})"
+                sp = "" if f["predicted_speedup"] is None else f"{f['predicted_speedup']:.4f}x"
+            else:
+                saving, sp = "not applicable: " + f["reason"], ""
+            rows.append([f["fix"], f["variant"], saving, sp])
+        return (f"<h4>syncscope prediction (model, not measured): {html.escape(str(self.source))}</h4>"
+                + _html_table(["fix", "variant", "saving per step (90% interval)", "speedup"], rows))
+
+
+class RankAnalysisResult:
+    """``syncscope analyze DIR --format json`` (one trace per rank), parsed (``json``):
+    ``ranks`` one row per rank (the JSON row flattened: ``per_step.syncs``,
+    ``trace.sync_points``, ...), ``across_ranks`` min/median/max per metric, ``standout`` the
+    rank that stands out (or None)."""
+
+    def __init__(self, document):
+        self.json = document
+
+    def __getitem__(self, key):
+        return self.json[key]
+
+    @property
+    def source(self):
+        return self.json["source"]
+
+    @property
+    def warnings(self):
+        return list(self.json["warnings"])
+
+    @property
+    def ranks(self):
+        rows = []
+        for r in self.json["ranks"]:
+            row = _flatten({k: v for k, v in r.items() if k != "warnings"})
+            row["warnings"] = list(r.get("warnings", []))
+            rows.append(row)
+        return _table(rows)
+
+    @property
+    def across_ranks(self):
+        return self.json["across_ranks"]
+
+    @property
+    def standout(self):
+        return self.json["standout"]
+
+    def __repr__(self):
+        return f"<syncscope.RankAnalysisResult {self.source!r}: {len(self.json['ranks'])} ranks>"
+
+    def _repr_html_(self):
+        head = ["rank", "steps", "sync points", "top cause"]
+        rows = [[r["rank"], r["steps"], r["trace"]["sync_points"], r["top_cause"]] for r in self.json["ranks"]]
+        parts = [f"<h4>syncscope rank analysis: {html.escape(str(self.source))}</h4>", _html_table(head, rows)]
+        s = self.json["standout"]
+        if s:
+            parts.append(f"<p>stands out: rank {html.escape(str(s['rank']))} ({html.escape(str(s['metric']))})</p>")
+        parts += [f"<p>warning: {html.escape(w)}</p>" for w in self.json["warnings"]]
+        return "\n".join(parts)

@@ -1,0 +1,176 @@
+"""syncscope.analyze and syncscope.predict on the H200 torch.profiler fixture, checked against
+the CLI run on the same file: the whole JSON, and the DataFrames against the CLI's JSON and
+its CSV (the same metric names)."""
+
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+import syncscope
+from syncscope import _results
+from support import CLI, H200_ITEM_LOOP, run_cli
+
+STEPS = "train_step#*"
+LAYERS = "layer_*"
+
+
+def cli_json(*args):
+    rc, out, err = run_cli(*args)
+    if rc != 0:
+        raise AssertionError(f"CLI exit {rc}: {err}")
+    return json.loads(out)
+
+
+class H200Fixture(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.cli = cli_json("analyze", H200_ITEM_LOOP, "--step-range", STEPS, "--layer-range", LAYERS, "--format", "json")
+        cls.result = syncscope.analyze(H200_ITEM_LOOP, step_range=STEPS, layer_range=LAYERS)
+
+    def test_json_is_the_clis(self):
+        self.assertEqual(self.result.json, self.cli)
+        self.assertEqual(self.result.json["kind"], "syncscope.analysis")
+
+    def test_fixture_content(self):
+        # tests/fixtures/torch/README.md: 3 steps, 8 layers each, one .item() per layer and a
+        # cudaDeviceSynchronize per step. Not a model check: the fixture's recorded shape.
+        self.assertEqual(len(self.cli["steps"]), 3)
+        self.assertEqual(len(self.cli["layers"]), 24)
+        self.assertGreater(self.cli["totals"]["syncs"]["total"], 0)
+        self.assertEqual(self.result.record_counts["kernels"] > 0, True)
+        self.assertGreater(self.result.record_counts["sync_records"], 0)  # enable_cuda_sync_events=True
+
+    def test_steps_dataframe_matches_json_and_csv(self):
+        steps = self.result.steps
+        if _results.have_pandas():
+            records = steps.to_dict("records")
+            self.assertEqual(list(steps["name"]), [s["name"] for s in self.cli["steps"]])
+        else:
+            records = steps
+        self.assertEqual(len(records), len(self.cli["steps"]))
+        for row, s in zip(records, self.cli["steps"]):
+            self.assertEqual(row["syncs.total"], s["syncs"]["total"])
+            self.assertEqual(row["sync_blocked_ns"], s["sync_blocked_ns"])
+            self.assertEqual(row["sync_bubble_ns"], s["sync_bubble_ns"])
+            self.assertEqual(row["overlap.d2h.fraction"], s["overlap"]["d2h"]["fraction"])
+            for cause, n in s["syncs"]["by_cause"].items():
+                self.assertEqual(row["syncs.by_cause." + cause], n)
+        # The CLI's CSV: one row per (step, metric); the DataFrame's columns are those metric names.
+        rc, out, err = run_cli("analyze", H200_ITEM_LOOP, "--step-range", STEPS, "--layer-range", LAYERS,
+                               "--format", "csv")
+        self.assertEqual(rc, 0, err)
+        checked = 0
+        for r in csv.DictReader(io.StringIO(out)):
+            if r["window_kind"] != "step":
+                continue
+            (row,) = [x for x in records if x["index"] == int(r["window_index"])]
+            self.assertEqual(row["name"], r["window_name"])
+            self.assertIn(r["metric"], row, f"CSV metric {r['metric']} has no DataFrame column")
+            self.assertAlmostEqual(float(row[r["metric"]]), float(r["value"]), delta=abs(float(r["value"])) * 1e-9,
+                                   msg=f"step {r['window_index']} {r['metric']}")
+            checked += 1
+        self.assertGreater(checked, 3 * 20)
+
+    def test_sync_points_and_worst(self):
+        sp, worst = self.result.sync_points, self.result.worst
+        if _results.have_pandas():
+            sp, worst = sp.to_dict("records"), worst.to_dict("records")
+        self.assertEqual(sp, self.cli["sync_points"])
+        self.assertEqual(len(sp), self.cli["sync_points_total"])
+        self.assertEqual(worst, self.cli["worst"])
+        self.assertEqual(worst[0]["cost_ns"], worst[0]["blocked_ns"] + worst[0]["bubble_ns"])
+
+    def test_layers_and_max_sync_points(self):
+        r = syncscope.analyze(H200_ITEM_LOOP, step_range=STEPS, layer_range=LAYERS, max_sync_points=2)
+        cli = cli_json("analyze", H200_ITEM_LOOP, "--step-range", STEPS, "--layer-range", LAYERS, "--format", "json",
+                       "--max-sync-points", "2")
+        self.assertEqual(r.json, cli)
+        self.assertTrue(r.json["sync_points_truncated"])
+        self.assertEqual(len(r.sync_points), 2)
+        self.assertEqual(len(r.layers), 24)
+
+    def test_dict_and_bytes_input(self):
+        import gzip
+
+        with gzip.open(H200_ITEM_LOOP, "rt") as f:
+            doc = json.load(f)
+        from_dict = syncscope.analyze(doc, step_range=STEPS, layer_range=LAYERS)
+        from_bytes = syncscope.analyze(json.dumps(doc).encode(), step_range=STEPS, layer_range=LAYERS)
+        expected = dict(self.cli)
+        for r, name in ((from_dict, "<dict>"), (from_bytes, "<bytes>")):
+            got = dict(r.json)
+            self.assertEqual(got.pop("source"), name)
+            self.assertEqual(got, {k: v for k, v in expected.items() if k != "source"})
+
+    def test_repr_and_html(self):
+        text = repr(self.result)
+        self.assertIn(f"{self.cli['totals']['syncs']['total']} sync points", text)
+        page = self.result._repr_html_()
+        for s in self.cli["steps"]:
+            self.assertIn(s["name"], page)
+        self.assertIn(self.cli["worst"][0]["cause"], page)
+        report = self.result.report()
+        self.assertIn("train_step#0", report)
+        self.assertNotIn("no GPU in this trace", report)
+
+    def test_without_pandas_tables_are_lists(self):
+        # A fresh interpreter where `import pandas` fails: the same rows as plain dicts.
+        code = ("import sys, json; sys.modules['pandas'] = None\n"
+                "import syncscope\n"
+                f"r = syncscope.analyze({H200_ITEM_LOOP!r}, step_range={STEPS!r}, layer_range={LAYERS!r})\n"
+                "assert isinstance(r.steps, list) and isinstance(r.sync_points, list) and isinstance(r.worst, list)\n"
+                "print(json.dumps({'steps': r.steps, 'worst': r.worst, 'n': len(r.sync_points)}))\n")
+        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        got = json.loads(p.stdout)
+        self.assertEqual(got["worst"], self.cli["worst"])
+        self.assertEqual(got["n"], len(self.cli["sync_points"]))
+        self.assertEqual([s["syncs.total"] for s in got["steps"]], [s["syncs"]["total"] for s in self.cli["steps"]])
+
+
+class Ranks(unittest.TestCase):
+    def test_directory_and_list_are_the_clis(self):
+        d = os.path.join(os.path.dirname(H200_ITEM_LOOP), "..", "ranks", "nccl4")
+        d = os.path.normpath(d)
+        cli = cli_json("analyze", d, "--format", "json")
+        r = syncscope.analyze(d)
+        self.assertIsInstance(r, syncscope.RankAnalysisResult)
+        self.assertEqual(r.json, cli)
+        self.assertEqual(cli["kind"], "syncscope.rank_analysis")
+        files = sorted(os.path.join(d, f) for f in os.listdir(d))
+        cli_files = cli_json("analyze", *files, "--format", "json", "--jobs", "1")
+        self.assertEqual(syncscope.analyze_ranks(files, jobs=1).json, cli_files)
+        ranks = r.ranks
+        rows = ranks.to_dict("records") if _results.have_pandas() else ranks
+        self.assertEqual([x["rank"] for x in rows], [x["rank"] for x in cli["ranks"]])
+        self.assertEqual([x["trace.sync_points"] for x in rows], [x["trace"]["sync_points"] for x in cli["ranks"]])
+        self.assertIn("rank", r._repr_html_())
+        with self.assertRaisesRegex(syncscope.InputError, "--pid picks one process"):
+            syncscope.analyze(d, pid=1)
+
+
+class Predict(unittest.TestCase):
+    def test_predict_is_the_clis(self):
+        for extra in ([], ["--gpu", "H200", "--step-ms", "12.5"]):
+            cli = cli_json("predict", "--trace", H200_ITEM_LOOP, "--step-range", STEPS, "--layer-range", LAYERS,
+                           "--format", "json", *extra)
+            kw = {"gpu": "H200", "step_ms": 12.5} if extra else {}
+            r = syncscope.predict(H200_ITEM_LOOP, step_range=STEPS, layer_range=LAYERS, **kw)
+            self.assertEqual(r.json, cli)
+            self.assertEqual(r.json["kind"], "syncscope.prediction")
+            fixes = r.fixes
+            n = len(fixes)
+            self.assertEqual(n, len(cli["fixes"]))
+            rows = fixes.to_dict("records") if _results.have_pandas() else fixes
+            for row, f in zip(rows, cli["fixes"]):
+                self.assertEqual((row["fix"], row["variant"], row["applicable"]), (f["fix"], f["variant"], f["applicable"]))
+                self.assertEqual(row["predicted_saving_ns"], f["predicted_saving_ns"])
+            self.assertIn("prediction", r._repr_html_())
+
+
+if __name__ == "__main__":
+    unittest.main()
