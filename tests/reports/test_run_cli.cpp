@@ -65,7 +65,7 @@ Result run(const fs::path& cwd, const std::string& args) {
 int expected_status(const nlohmann::json& results) {
   for (const auto& v : results["variants"]) {
     if (v["baseline"].get<bool>()) continue;
-    const double p = v["predicted_speedup"]["value"].get<double>(), m = v["measured_speedup"]["value"].get<double>();
+    const double p = v["predicted_speedup"]["value"].get<double>(), m = v["observed_speedup"]["value"].get<double>();
     if (p > 0 && std::fabs((p - m) / m) > v["tolerance"].get<double>()) return 1;
   }
   return 0;

@@ -139,7 +139,7 @@ std::vector<CriticalSegment> critical_path(const Trace& trace, const ReplayGraph
 // Sync points whose wait sets the time of the step's critical path (indices into graph.syncs).
 std::vector<std::size_t> critical_syncs(const ReplayGraph& graph, const ReplayTimes& times, std::size_t step);
 
-// ---- edits (replay_edits.cpp) ----
+// ---- edits (src/replay/edits.cpp) ----
 // Spellings (model/README.md, "Replay"):
 //   remove-syncs:cause=GLOB | remove-syncs:api=GLOB | remove-syncs:range=GLOB | remove-syncs:all
 //   packing-cache | double-buffer | moe-sorted | moe-device
@@ -161,7 +161,7 @@ struct EditResult {
 EditResult apply_what_if(const Trace& trace, ReplayGraph& graph, const WhatIfEdit& edit,
                          const TracePredictOptions& predict_options);
 
-// ---- the report (replay_report.cpp) ----
+// ---- the report (src/replay/report.cpp) ----
 struct WhatIfOutcome {
   std::string edit;
   bool applicable = true;
@@ -193,7 +193,19 @@ ReplayReport replay_what_if(const Trace& trace, const std::vector<std::string>& 
 
 std::string replay_to_text(const ReplayReport& report);
 // The prediction's JSON with "replay" and "what_if" added (names in the header comment of
-// replay_report.cpp; errors as fractions, times in ns).
+// src/replay/report.cpp; errors as fractions, times in ns).
 std::string prediction_with_replay_to_json(const PredictionReport& prediction, const ReplayReport& replay);
+
+// ---- what each cause costs (src/replay/causes.cpp): analyze's worst offenders ----
+struct CauseCost {
+  std::string cause;
+  double syncs_per_step = 0;
+  std::optional<Ns> saving_ns;  // median over fully built steps of the step time saved
+                                // by replaying without that cause's syncs; none when no
+                                // step was fully built
+};
+// The `max_causes` causes with the most sync points, each replayed away on its own.
+std::vector<CauseCost> replay_cost_by_cause(const Trace& trace, const ReplayOptions& options,
+                                            std::size_t max_causes = 10);
 
 }  // namespace syncscope::model
