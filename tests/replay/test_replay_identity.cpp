@@ -4,6 +4,7 @@
 // copies, so this can fail: it measures how well the graph explains the run.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>

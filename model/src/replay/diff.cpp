@@ -8,6 +8,7 @@
 // "kernel_ns_by_name"}. Per-step values are medians over steps (counts and by-name maps:
 // means); fractions 0..1; times ns.
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include <fmt/format.h>

@@ -13,6 +13,7 @@
 //   reads min and max back, then .tolist() the counts; kMoeSortedSyncsPerCall) / none.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -228,7 +229,7 @@ EditResult apply_what_if(const Trace& trace, ReplayGraph& g, const WhatIfEdit& e
     return r;
   }
   // MoE
-  const std::size_t keep = edit.kind == WhatIfEdit::Kind::MoeSorted ? kMoeSortedSyncsPerCall : 0;
+  const std::size_t keep = edit.kind == WhatIfEdit::Kind::MoeSorted ? static_cast<std::size_t>(kMoeSortedSyncsPerCall) : 0;
   for (std::size_t i = 0; i < facts.layers.size(); ++i) {
     const auto& routing = facts.ls[i].routing;
     if (routing.size() < 2) continue;  // predict --trace: a run of at least two per layer

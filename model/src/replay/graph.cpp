@@ -2,6 +2,7 @@
 // activities are sorted once; every join is a binary search or a hash lookup.
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <map>
 #include <tuple>
 #include <unordered_map>
