@@ -19,11 +19,12 @@ namespace {
 
 using analysis_detail::ApiClass;
 
+// The median (the mean of the two middle values for an even count).
 Ns median_of(std::vector<Ns> v, Ns fallback) {
   if (v.empty()) return fallback;
-  auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  return *mid;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
 }
 
 // The work a stream has been given up to a moment: per lane, nodes in stream order with
@@ -307,8 +308,12 @@ ReplayGraph build_replay_graph(const Trace& trace, const ReplayOptions& options)
             if (x.kind != ReplayNode::Kind::Copy) continue;
             const Memcpy& m = trace.memcpys[x.record];
             const bool host = m.kind == CopyKind::HtoD || m.kind == CopyKind::DtoH;
-            const bool blocks = cls == ApiClass::SyncCopy ? host
-                                                           : m.kind == CopyKind::DtoH && m.dst_kind == MemoryKind::Pageable;
+            // An async copy into pageable memory blocks (CUDA docs, "API synchronization
+            // behavior"), unless the trace shows the call returning before its copy started:
+            // then the wait fell to the sync after it (the analysis's merged copy+sync).
+            const bool blocks = cls == ApiClass::SyncCopy
+                                    ? host
+                                    : m.kind == CopyKind::DtoH && m.dst_kind == MemoryKind::Pageable && n.rec_end > x.rec_start;
             if (blocks) {
               n.sync = true;
               n.waits.push_back(a);
