@@ -73,6 +73,17 @@ void remove_launched(ReplayGraph& g, const std::set<std::uint32_t>& gone) {
     if (n.kind != ReplayNode::Kind::Call && n.launch != kNoNode && gone.count(n.launch)) n.removed = true;
 }
 
+// The outermost CPU-op range on the sync's thread named like its cause and holding its start.
+const Range* enclosing_op(const Trace& trace, const ReplaySync& s) {
+  const Range* best = nullptr;
+  for (const Range& r : trace.ranges) {
+    if (r.kind != RangeKind::CpuOp || r.tid != s.tid || r.start > s.rec_start) continue;
+    if (s.rec_start >= r.end || trace.str(r.name) != s.cause) continue;
+    if (!best || r.start < best->start) best = &r;
+  }
+  return best;
+}
+
 std::string holdings(const ReplayGraph& g, bool by_cause) {
   std::map<std::string, std::size_t> m;
   for (const auto& s : g.syncs) ++m[by_cause ? s.cause : s.api];
@@ -228,21 +239,31 @@ EditResult apply_what_if(const Trace& trace, ReplayGraph& g, const WhatIfEdit& e
                                        holdings(g, true));
     return r;
   }
-  // MoE
+  // MoE: a removed per-expert query goes whole: its sync, and the host time and GPU work of
+  // the op that issued it (the CPU-op range named like its cause around it: nonzero's own
+  // dispatch, count kernel and device-to-host copy), as the sorted and device variants no
+  // longer issue it. The expert GEMMs stay: what replaces them is not in this trace.
   const std::size_t keep = edit.kind == WhatIfEdit::Kind::MoeSorted ? static_cast<std::size_t>(kMoeSortedSyncsPerCall) : 0;
+  std::set<std::uint32_t> gone;
   for (std::size_t i = 0; i < facts.layers.size(); ++i) {
     const auto& routing = facts.ls[i].routing;
     if (routing.size() < 2) continue;  // predict --trace: a run of at least two per layer
     for (std::size_t k = keep; k < routing.size(); ++k)
       if (auto j = find_sync(g, by_start, *routing[k])) {
-        remove_sync(g, g.syncs[*j]);
+        const ReplaySync& s = g.syncs[*j];
+        remove_sync(g, s);
+        if (const Range* op = enclosing_op(trace, s)) remove_host_window(g, thread_of(g, s.pid, s.tid), op->start, op->end, gone);
         ++r.selected;
       }
   }
+  remove_launched(g, gone);
   if (r.selected == 0)
-    r.nothing_selected = fmt::format("--what-if {}: no layer range has more than {} per-expert routing sync(s) "
-                                     "(nonzero/where-style causes; {} layer range(s)); {}",
-                                     edit.text, std::max<std::size_t>(1, keep), facts.layers.size(), holdings(g, true));
+    r.nothing_selected = fmt::format("--what-if {}: no layer range holds a run of at least two per-expert routing "
+                                     "syncs (nonzero/where-style causes){} ({} layer range(s){}); {}",
+                                     edit.text, keep ? fmt::format(", more than the {} sorted keeps", keep) : "",
+                                     facts.layers.size(),
+                                     facts.layer_glob.empty() ? "" : fmt::format(" matching '{}'", facts.layer_glob),
+                                     holdings(g, true));
   return r;
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -21,19 +22,25 @@ void for_each_pred(const ReplayNode& n, const Fn& fn) {
   for (std::uint32_t w : n.waits) fn(w);
 }
 
+// A host call has two events: its start (after its thread's previous call and the gap) and
+// its end (its own time, or the work it waits for + the round trip). The GPU work a call
+// launches needs only its start: a blocking copy waits for the copy it launched itself.
+void time_call_start(const ReplayGraph& g, std::uint32_t i, ReplayTimes& t) {
+  const ReplayNode& n = g.nodes[i];
+  t.start[i] = n.prev != kNoNode ? t.end[n.prev] + n.gap_ns : n.rec_start;
+}
+
 void time_node(const ReplayGraph& g, std::uint32_t i, ReplayTimes& t) {
   const ReplayNode& n = g.nodes[i];
   std::uint32_t bind = kNoNode;
   if (n.kind == ReplayNode::Kind::Call) {
-    const Ns s = n.prev != kNoNode ? t.end[n.prev] + n.gap_ns : n.rec_start;
-    Ns e = s + n.own_ns;
+    Ns e = t.start[i] + n.own_ns;
     if (n.sync && !n.removed)
       for (std::uint32_t w : n.waits)
         if (t.end[w] + g.round_trip_ns > e) {
           e = t.end[w] + g.round_trip_ns;
           bind = w;
         }
-    t.start[i] = s;
     t.end[i] = e;
     t.binding[i] = bind;
     return;
@@ -123,42 +130,74 @@ ReplayTimes run_replay(const ReplayGraph& g) {
     t.start[i] = g.nodes[i].rec_start;
     t.end[i] = g.nodes[i].rec_end;
   }
-  std::vector<std::uint32_t> indeg(n, 0), offs(n + 1, 0), succ;
-  for (std::size_t i = 0; i < n; ++i)
-    for_each_pred(g.nodes[i], [&](std::uint32_t p) {
-      ++indeg[i];
+  // Events: 2i = node i's start (calls only; a GPU node's is a no-op), 2i+1 = its end.
+  const std::size_t ne = 2 * n;
+  auto for_each_dep = [&](std::size_t ev, const auto& fn) {
+    const std::size_t i = ev / 2;
+    const ReplayNode& x = g.nodes[i];
+    if (x.kind == ReplayNode::Kind::Call) {
+      if (ev % 2 == 0) {
+        if (x.prev != kNoNode) fn(2 * std::size_t{x.prev} + 1);
+      } else {
+        fn(2 * i);
+        for (std::uint32_t w : x.waits) fn(2 * std::size_t{w} + 1);
+      }
+      return;
+    }
+    if (ev % 2 == 0) return;
+    if (x.launch != kNoNode) fn(2 * std::size_t{x.launch});
+    if (x.prev != kNoNode) fn(2 * std::size_t{x.prev} + 1);
+    if (x.engine_prev != kNoNode) fn(2 * std::size_t{x.engine_prev} + 1);
+    for (std::uint32_t w : x.waits) fn(2 * std::size_t{w} + 1);
+  };
+  std::vector<std::uint32_t> indeg(ne, 0), offs(ne + 1, 0), succ;
+  for (std::size_t e = 0; e < ne; ++e)
+    for_each_dep(e, [&](std::size_t p) {
+      ++indeg[e];
       ++offs[p + 1];
     });
-  for (std::size_t i = 0; i < n; ++i) offs[i + 1] += offs[i];
-  succ.resize(offs[n]);
+  for (std::size_t e = 0; e < ne; ++e) offs[e + 1] += offs[e];
+  succ.resize(offs[ne]);
   {
     std::vector<std::uint32_t> fill(offs.begin(), offs.end() - 1);
-    for (std::size_t i = 0; i < n; ++i)
-      for_each_pred(g.nodes[i], [&](std::uint32_t p) { succ[fill[p]++] = static_cast<std::uint32_t>(i); });
+    for (std::size_t e = 0; e < ne; ++e)
+      for_each_dep(e, [&](std::size_t p) { succ[fill[p]++] = static_cast<std::uint32_t>(e); });
   }
+  auto fire = [&](std::size_t e) {
+    const auto i = static_cast<std::uint32_t>(e / 2);
+    if (e % 2 == 0) {
+      if (g.nodes[i].kind == ReplayNode::Kind::Call) time_call_start(g, i, t);
+    } else {
+      time_node(g, i, t);
+    }
+  };
   std::deque<std::uint32_t> ready;
-  for (std::size_t i = 0; i < n; ++i)
-    if (indeg[i] == 0) ready.push_back(static_cast<std::uint32_t>(i));
-  std::vector<bool> done(n, false);
+  for (std::size_t e = 0; e < ne; ++e)
+    if (indeg[e] == 0) ready.push_back(static_cast<std::uint32_t>(e));
+  std::vector<bool> done(ne, false);
   std::size_t processed = 0;
   while (!ready.empty()) {
-    const std::uint32_t i = ready.front();
+    const std::uint32_t e = ready.front();
     ready.pop_front();
-    time_node(g, i, t);
-    done[i] = true;
+    fire(e);
+    done[e] = true;
     ++processed;
-    for (std::uint32_t k = offs[i]; k < offs[i + 1]; ++k)
+    for (std::uint32_t k = offs[e]; k < offs[e + 1]; ++k)
       if (--indeg[succ[k]] == 0) ready.push_back(succ[k]);
   }
-  if (processed < n) {
+  if (processed < ne) {
     // A cycle (inconsistent timestamps): the rest in recorded order, from whatever their
     // predecessors hold (a predecessor in the cycle keeps its recorded time).
     std::vector<std::uint32_t> rest;
-    for (std::size_t i = 0; i < n; ++i)
-      if (!done[i]) rest.push_back(static_cast<std::uint32_t>(i));
-    std::sort(rest.begin(), rest.end(), [&](std::uint32_t a, std::uint32_t b) { return g.nodes[a].rec_start < g.nodes[b].rec_start; });
-    for (std::uint32_t i : rest) time_node(g, i, t);
-    t.cycle_nodes = rest.size();
+    for (std::size_t e = 0; e < ne; ++e)
+      if (!done[e]) rest.push_back(static_cast<std::uint32_t>(e));
+    std::sort(rest.begin(), rest.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return std::tie(g.nodes[a / 2].rec_start, a) < std::tie(g.nodes[b / 2].rec_start, b);
+    });
+    for (std::uint32_t e : rest) fire(e);
+    std::vector<bool> counted(n, false);
+    for (std::uint32_t e : rest) counted[e / 2] = true;
+    t.cycle_nodes = static_cast<std::uint64_t>(std::count(counted.begin(), counted.end(), true));
   }
   return t;
 }
