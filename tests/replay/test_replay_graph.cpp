@@ -238,3 +238,20 @@ TEST(ReplayBadInput, AnEditThatSelectsNothingNamesTheSelectorAndWhatTheTraceHold
 
 }  // namespace
 }  // namespace syncscope
+
+namespace syncscope {
+namespace {
+
+// analyze's worst offenders by replay: what each cause costs if its syncs go.
+TEST(ReplayCauses, EachCauseCostsItsReplayedSaving) {
+  const Trace t = item_trace();
+  const auto costs = m::replay_cost_by_cause(t, {});
+  ASSERT_EQ(costs.size(), 1u);
+  EXPECT_EQ(costs[0].cause, "aten::item");
+  EXPECT_DOUBLE_EQ(costs[0].syncs_per_step, 1.0);
+  ASSERT_TRUE(costs[0].saving_ns.has_value());
+  EXPECT_EQ(*costs[0].saving_ns, 109 * us);  // as RemovingTheSyncSavesItsWaitNotTheHostTime
+}
+
+}  // namespace
+}  // namespace syncscope
