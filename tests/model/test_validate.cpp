@@ -104,7 +104,7 @@ TEST(Validate, NearlyEqualPointValuesAreTies) {
   EXPECT_FALSE(rep.ranking_matches);
   ASSERT_EQ(rep.rankings.size(), 1u);
   ASSERT_EQ(rep.rankings[0].discordant.size(), 1u);
-  EXPECT_NE(rep.rankings[0].discordant[0].find("prefetch measured faster than double"), std::string::npos);
+  EXPECT_NE(rep.rankings[0].discordant[0].find("prefetch simulated faster than double"), std::string::npos);
 }
 
 TEST(Validate, ToleranceFailuresAndMissingPredictions) {
