@@ -22,6 +22,7 @@
 #include "syncscope/io/trace_io.hpp"
 #include "syncscope/model/gpu_profile.hpp"
 #include "syncscope/model/predict.hpp"
+#include "syncscope/model/replay.hpp"
 #include "syncscope/model/trace_predict.hpp"
 #endif
 #ifdef SYNCSCOPE_SCENARIO_AVAILABLE
@@ -49,6 +50,7 @@ struct PredictOptions {
   std::string gpu;
   std::string scenario;
   std::string trace;
+  std::vector<std::string> what_if;  // with --trace: edits replayed on the trace (model/README.md, "Replay")
   std::string step_range = "ProfilerStep#*";
   std::string layer_range;
   int layers = 0;
@@ -137,6 +139,10 @@ void add_predict_command(CLI::App& app, Context& ctx) {
                   "unified memory");
   cmd->add_option("--scenario", o->scenario, "Scenario YAML: layer count, experts, prefetch depth, batch shape");
   cmd->add_option("--trace", o->trace, "Trace of a run without the fixes: estimate every parameter from it");
+  cmd->add_option("--what-if", o->what_if,
+                  "With --trace: replay the trace with this edit (repeatable): remove-syncs:cause=GLOB, "
+                  "remove-syncs:api=GLOB, remove-syncs:range=GLOB, remove-syncs:all, packing-cache, double-buffer, "
+                  "moe-sorted, moe-device; default: the three fixes' edits beside their closed forms");
   cmd->add_option("--step-range", o->step_range, "With --trace: glob over range names that delimit steps")
       ->capture_default_str();
   cmd->add_option("--layer-range", o->layer_range,
@@ -197,6 +203,8 @@ void add_predict_command(CLI::App& app, Context& ctx) {
     std::optional<Interval> step = opt_interval(o->step_ms, "--step-ms", 1e6);
 
     model::PredictionReport rep;
+    std::optional<model::ReplayReport> replay;
+    SYNCSCOPE_INPUT_ERROR_IF(!o->what_if.empty() && o->trace.empty(), "--what-if needs --trace: it edits a trace");
     if (!o->trace.empty()) {
       model::TracePredictOptions to;
       to.step_glob = o->step_range;
@@ -206,7 +214,9 @@ void add_predict_command(CLI::App& app, Context& ctx) {
       if (o->top_k > 0) to.moe_top_k = o->top_k;
       to.seed = o->seed;
       to.propagation = prop;
-      rep = model::predict_from_trace(read_trace(o->trace), to, o->trace);
+      const Trace trace = read_trace(o->trace);
+      rep = model::predict_from_trace(trace, to, o->trace);
+      replay = model::replay_what_if(trace, o->what_if, to, rep);
       if (step) {
         for (auto& f : rep.fixes) model::attach_speedup(f, step, prop);
         rep.notes.push_back("--step-ms replaces the trace's step time");
@@ -322,7 +332,9 @@ void add_predict_command(CLI::App& app, Context& ctx) {
       }
       if (!step) rep.notes.push_back("no --step-ms: savings only; a speedup needs the baseline step time");
     }
-    std::string text = o->format == "json" ? model::prediction_to_json(rep) : model::prediction_to_text(rep);
+    std::string text = o->format == "json"
+                           ? (replay ? model::prediction_with_replay_to_json(rep, *replay) : model::prediction_to_json(rep))
+                           : model::prediction_to_text(rep) + (replay ? model::replay_to_text(*replay) : "");
     if (o->output.empty()) {
       std::cout << text << std::flush;
     } else {

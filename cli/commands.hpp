@@ -18,6 +18,7 @@ void add_convert_command(CLI::App& app, Context& ctx);
 void add_trace_command(CLI::App& app, Context& ctx);
 void add_calibrate_command(CLI::App& app, Context& ctx);
 void add_predict_command(CLI::App& app, Context& ctx);
+void add_diff_command(CLI::App& app, Context& ctx);
 void add_validate_command(CLI::App& app, Context& ctx);
 void add_run_command(CLI::App& app, Context& ctx);
 void add_report_command(CLI::App& app, Context& ctx);

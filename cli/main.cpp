@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   cli::add_run_command(app, ctx);
   cli::add_analyze_command(app, ctx);
   cli::add_predict_command(app, ctx);
+  cli::add_diff_command(app, ctx);
   cli::add_validate_command(app, ctx);
   cli::add_report_command(app, ctx);
   cli::add_trace_command(app, ctx);

@@ -110,7 +110,7 @@ TEST(Results, StrictReaderNamesTheJsonPath) {
   e = error_of(replace("\"lo\": 1700000000.0", "\"lo\": 1900000001.0"));
   EXPECT_NE(e.find("must contain the value"), std::string::npos) << e;
 
-  e = error_of(replace("\"schema_version\": 1", "\"schema_version\": 2"));
+  e = error_of(replace("\"schema_version\": 2", "\"schema_version\": 3"));
   EXPECT_NE(e.find("$.schema_version"), std::string::npos) << e;
 
   e = error_of("{\"schema_version\": 1, \"mode\": ");
@@ -118,6 +118,23 @@ TEST(Results, StrictReaderNamesTheJsonPath) {
 
   e = error_of("{\"schema_version\": 1, \"mode\": \"measured\", \"env\": {}}");
   EXPECT_NE(e.find("$.variants"), std::string::npos) << e;
+}
+
+// Schema 2 names the speedup by the mode ("observed_speedup"); schema 1 files, which called
+// it "measured_speedup" in every mode, are still read (issue 23).
+TEST(Results, SchemaOneMeasuredSpeedupIsReadAsObserved) {
+  const std::string v2 = results_to_json(sample());
+  EXPECT_NE(v2.find("\"observed_speedup\""), std::string::npos);
+  EXPECT_EQ(v2.find("measured_speedup"), std::string::npos);
+  std::string v1 = v2;
+  v1.replace(v1.find("\"schema_version\": 2"), 19, "\"schema_version\": 1");
+  for (auto p = v1.find("\"observed_speedup\""); p != std::string::npos; p = v1.find("\"observed_speedup\""))
+    v1.replace(p, 18, "\"measured_speedup\"");
+  const RunResults a = results_from_json(v2, "v2.json"), b = results_from_json(v1, "v1.json");
+  ASSERT_EQ(a.variants.size(), b.variants.size());
+  for (std::size_t i = 0; i < a.variants.size(); ++i)
+    EXPECT_EQ(a.variants[i].measured_speedup.value, b.variants[i].measured_speedup.value);
+  EXPECT_EQ(b.schema_version, kResultsSchemaVersion);
 }
 
 TEST(Results, ReadFromRunDirectory) {

@@ -65,7 +65,7 @@ Result run(const fs::path& cwd, const std::string& args) {
 int expected_status(const nlohmann::json& results) {
   for (const auto& v : results["variants"]) {
     if (v["baseline"].get<bool>()) continue;
-    const double p = v["predicted_speedup"]["value"].get<double>(), m = v["measured_speedup"]["value"].get<double>();
+    const double p = v["predicted_speedup"]["value"].get<double>(), m = v["observed_speedup"]["value"].get<double>();
     if (p > 0 && std::fabs((p - m) / m) > v["tolerance"].get<double>()) return 1;
   }
   return 0;
@@ -83,7 +83,7 @@ TEST_F(RunCli, SimulatedRunWritesLabelledResultsAndRefusesOverwrite) {
   auto results = nlohmann::json::parse(read_file(dir_ / "res/results.json"));
   EXPECT_EQ(r.code, expected_status(results)) << r.out << r.err;
   EXPECT_EQ(results["mode"], "simulated");
-  EXPECT_EQ(results["schema_version"], 1);
+  EXPECT_EQ(results["schema_version"], 2);  // 2: "observed_speedup" (issue 23)
   EXPECT_EQ(results["env"]["gpu_profile"], "H200");
   ASSERT_EQ(results["variants"].size(), 4u);  // packing x2, offload x2
   for (const auto& v : results["variants"]) {

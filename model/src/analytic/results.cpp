@@ -161,7 +161,7 @@ const std::vector<Field>& variant_fields() {
       {"sync_blocked_ns_per_step", &V::sync_blocked_ns_per_step, false, Column::Metric},
       {"h2d_overlap_fraction", &V::h2d_overlap_fraction, false, Column::Metric},
       {"d2h_overlap_fraction", &V::d2h_overlap_fraction, false, Column::Metric},
-      {"measured_speedup", &V::measured_speedup, true, Column::Metric},
+      {"observed_speedup", &V::measured_speedup, true, Column::Metric},  // by `mode` (schema 2)
       {"predicted_speedup", &V::predicted_speedup, false, Column::Metric},
       {"predicted_saving_ns", &V::predicted_saving_ns, false, Column::Metric},
       {"tolerance", &V::tolerance, false, Column::Metric},
@@ -275,9 +275,20 @@ RunResults results_from_json(std::string_view text, std::string_view source_name
   Reader root(j, "$", source_name);
   RunResults r;
   r.schema_version = root.integer("schema_version", true);
-  if (r.schema_version != kResultsSchemaVersion)
-    root.fail("$.schema_version", fmt::format("this build reads schema_version {} (got {}): use a matching syncscope",
+  if (r.schema_version != kResultsSchemaVersion && r.schema_version != 1)
+    root.fail("$.schema_version", fmt::format("this build reads schema_version 1 and {} (got {}): use a matching syncscope",
                                               kResultsSchemaVersion, r.schema_version));
+  if (r.schema_version == 1) {
+    // Schema 1 called every mode's speedup "measured_speedup"; read as schema 2's
+    // "observed_speedup" (what observed it is `mode`).
+    if (auto* vs = j.contains("variants") ? &j["variants"] : nullptr; vs && vs->is_array())
+      for (auto& v : *vs)
+        if (v.is_object() && v.contains("measured_speedup") && !v.contains("observed_speedup")) {
+          v["observed_speedup"] = v["measured_speedup"];
+          v.erase("measured_speedup");
+        }
+    r.schema_version = kResultsSchemaVersion;
+  }
   r.mode = root.str("mode", true);
   if (r.mode != "measured" && r.mode != "simulated")
     root.fail("$.mode", fmt::format("expected \"measured\" or \"simulated\", got \"{}\"", r.mode));

@@ -14,7 +14,9 @@
 
 namespace syncscope {
 
-inline constexpr int kResultsSchemaVersion = 1;
+// 2: "measured_speedup" became "observed_speedup": `mode` says whether a GPU measured it or
+// the simulator produced it (schema 1 files are still read).
+inline constexpr int kResultsSchemaVersion = 2;
 
 // A value with a confidence interval (lo <= value <= hi); n = samples behind it.
 struct Estimate {
@@ -58,7 +60,8 @@ struct VariantResult {
   double sync_blocked_ns_per_step = 0;
   double h2d_overlap_fraction = 0;
   double d2h_overlap_fraction = 0;
-  Estimate measured_speedup;   // baseline step time / this step time (1 for the baseline)
+  Estimate measured_speedup;   // JSON/CSV "observed_speedup": baseline step time / this step time (1 for the
+                               // baseline), measured or simulated as `mode` says
   Estimate predicted_speedup;  // the analytical model's prediction
   double predicted_saving_ns = 0;
   double tolerance = 0.10;      // from the scenario

@@ -15,7 +15,9 @@
 
 namespace syncscope::model {
 
-inline constexpr int kValidationSchemaVersion = 1;
+// 2: "measured_speedup"/"measured_order" became "observed_speedup"/"observed_order" with
+// "observed_by" (a simulated run's speedups are the simulator's, not measurements).
+inline constexpr int kValidationSchemaVersion = 2;
 
 struct VariantCheck {
   std::string scenario, fix, variant;

@@ -1,0 +1,77 @@
+// Identity replay of traces (model/replay.hpp): per trace, the median and max |step-time
+// error| of the replay against the recorded steps, the graph's size, its round trip and
+// what it could not build; plus the wall time of building and replaying the graph.
+//
+//   syncscope_bench_replay [--step-range GLOB] TRACE[@GLOB]...
+//
+// TRACE@GLOB gives one trace its own step glob (default: --step-range, else ProfilerStep#*).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "syncscope/core/error.hpp"
+#include "syncscope/core/version.hpp"
+#include "syncscope/io/trace_io.hpp"
+#include "syncscope/model/replay.hpp"
+
+int main(int argc, char** argv) {
+  using namespace syncscope;
+  std::string glob = "ProfilerStep#*";
+  std::vector<std::string> inputs;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--step-range" && i + 1 < argc) glob = argv[++i];
+    else inputs.push_back(a);
+  }
+  if (inputs.empty()) {
+    std::fprintf(stderr, "usage: syncscope_bench_replay [--step-range GLOB] TRACE[@GLOB]...\n");
+    return 2;
+  }
+  std::printf("syncscope_bench_replay, commit %s\n", build_commit());
+  std::printf("| trace | steps | median step | median abs error | max abs error | nodes | round trip | unbuilt | "
+              "build+replay |\n|---|---|---|---|---|---|---|---|---|\n");
+  int rc = 0;
+  for (const std::string& in : inputs) {
+    std::string path = in, g = glob;
+    if (auto at = in.rfind('@'); at != std::string::npos && at > 0) {
+      path = in.substr(0, at);
+      g = in.substr(at + 1);
+    }
+    try {
+      const Trace t = read_trace(path);
+      const auto t0 = std::chrono::steady_clock::now();
+      model::ReplayOptions o;
+      o.step_glob = g;
+      const model::ReplayGraph graph = model::build_replay_graph(t, o);
+      const model::ReplayTimes times = model::run_replay(graph);
+      const auto steps = model::replay_steps(graph, times);
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::vector<double> err, dur;
+      std::uint64_t unbuilt = 0;
+      for (const auto& s : steps) {
+        if (s.measured_ns > 0) err.push_back(std::fabs(s.error()));
+        dur.push_back(static_cast<double>(s.measured_ns));
+        unbuilt += s.unbuilt;
+      }
+      std::sort(err.begin(), err.end());
+      std::sort(dur.begin(), dur.end());
+      const double med = err.empty() ? 0 : err[err.size() / 2];
+      const double mx = err.empty() ? 0 : err.back();
+      const std::string name = path.substr(path.find_last_of('/') + 1);
+      std::printf("| %s | %zu%s | %.3f ms | %.2f%% | %.2f%% | %zu | %.1f us | %llu | %.3f s |\n", name.c_str(), steps.size(),
+                  graph.problems.no_steps ? " (whole trace)" : "", dur.empty() ? 0.0 : dur[dur.size() / 2] / 1e6,
+                  med * 100, mx * 100, graph.nodes.size(), static_cast<double>(graph.round_trip_ns) / 1e3,
+                  static_cast<unsigned long long>(unbuilt), wall);
+      for (const auto& w : graph.problems.describe(g)) std::printf("  %s: %s\n", name.c_str(), w.c_str());
+    } catch (const Error& e) {
+      std::fprintf(stderr, "%s: %s\n", in.c_str(), e.what());
+      rc = 1;
+    }
+  }
+  return rc;
+}

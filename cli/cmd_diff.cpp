@@ -1,0 +1,81 @@
+// syncscope diff BEFORE AFTER: what changed between two traces, and with --what-if the
+// replayed prediction of AFTER from BEFORE against the real AFTER (model/replay_diff.hpp).
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "syncscope/core/error.hpp"
+#include "syncscope/core/file_io.hpp"
+#include "syncscope/core/output_policy.hpp"
+
+#ifdef SYNCSCOPE_MODEL_AVAILABLE
+#include "syncscope/io/trace_io.hpp"
+#include "syncscope/model/replay_diff.hpp"
+#endif
+
+namespace syncscope::cli {
+
+#ifdef SYNCSCOPE_MODEL_AVAILABLE
+
+void add_diff_command(CLI::App& app, Context& ctx) {
+  struct Options {
+    std::string before, after;
+    std::vector<std::string> what_if;
+    std::string step_range = "ProfilerStep#*";
+    std::string layer_range;
+    std::string format = "text";
+    std::string output;
+    bool force = false;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand(
+      "diff",
+      "What changed between two traces of a run (step time, syncs per cause, bubbles, copy/compute overlap per "
+      "direction, GPU busy, kernel time by name); with --what-if, BEFORE replayed with those edits against the real "
+      "AFTER: the accuracy of a what-if (model/README.md, \"Replay\").");
+  cmd->add_option("BEFORE", o->before, "Trace before the change")->required();
+  cmd->add_option("AFTER", o->after, "Trace after the change")->required();
+  cmd->add_option("--what-if", o->what_if,
+                  "Edit replayed on BEFORE (repeatable, applied together): remove-syncs:cause=GLOB, "
+                  "remove-syncs:api=GLOB, remove-syncs:range=GLOB, remove-syncs:all, packing-cache, double-buffer, "
+                  "moe-sorted, moe-device");
+  cmd->add_option("--step-range", o->step_range, "Glob over range names that delimit steps")->capture_default_str();
+  cmd->add_option("--layer-range", o->layer_range, "Glob over range names that delimit layers (packing and MoE edits)");
+  cmd->add_option("--format", o->format, "Output format: text or json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  cmd->add_option("--output", o->output, "Write to this file (atomically) instead of stdout");
+  cmd->add_flag("--force", o->force, "Replace --output when it already exists");
+  cmd->callback([o, &ctx] {
+    if (!o->output.empty()) (void)plan_output_file(o->output, o->force);  // refuse before the work
+    model::TracePredictOptions to;
+    to.step_glob = o->step_range;
+    to.layer_glob = o->layer_range;
+    const Trace before = read_trace(o->before);
+    const Trace after = read_trace(o->after);
+    const model::DiffReport d = model::diff_traces(before, after, o->what_if, to, o->before, o->after);
+    const std::string text = o->format == "json" ? model::diff_to_json(d) : model::diff_to_text(d);
+    if (o->output.empty()) {
+      std::cout << text << std::flush;
+    } else {
+      write_file_atomic(o->output, text, o->force);
+      std::fprintf(stderr, "syncscope: wrote %s\n", o->output.c_str());
+    }
+    ctx.exit_code = 0;
+  });
+}
+
+#else
+
+void add_diff_command(CLI::App& app, Context& ctx) {
+  (void)ctx;
+  auto* cmd = app.add_subcommand("diff", "(needs the model library, syncscope_model, which this build lacks)");
+  cmd->callback([] { throw Error("syncscope diff: this build has no model library (syncscope_model)"); });
+}
+
+#endif
+
+}  // namespace syncscope::cli

@@ -1,0 +1,211 @@
+// Replay of a trace as a dependency graph (issue 23): identity replay checks the graph
+// against the run it came from; an edit (remove sync points, the three fixes) changes the
+// graph and replays it, so a what-if rests on the user's own trace, not on a closed form.
+//
+// The graph (model/README.md, "Replay"), from any trace we read (Kineto JSON, nsys SQLite,
+// our own; they all arrive as one Trace):
+// - Host: per thread its top-level API calls in order (a driver call inside a runtime call
+//   is part of it), each with its recorded duration and the recorded gap after the previous
+//   one (the framework's own host time: Python, aten dispatch).
+// - GPU: each kernel, copy and memset starts at max(its launch call's start + the launch
+//   latency of its kind, the end of the previous activity on its stream, the end of the
+//   previous copy on its device's copy engine for that direction (one engine per
+//   direction), the work an event wait makes its stream wait for); it lasts its recorded
+//   duration.
+// - Sync points (stream, device, event syncs; blocking copies): the call ends at
+//   max(start + its own time, end of the GPU work it waits for + the round trip).
+// What an edit can change is computed, never copied: only host-call durations (sync waits
+// excluded), GPU durations and host gaps come from the trace; the round trip r and the
+// launch latencies are single medians over the whole trace (so identity replay is not
+// exact by construction, and its error is a measurement of the graph).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "syncscope/core/units.hpp"
+#include "syncscope/model/predict.hpp"
+#include "syncscope/model/trace_predict.hpp"
+#include "syncscope/trace/trace.hpp"
+
+namespace syncscope::model {
+
+inline constexpr std::uint32_t kNoNode = 0xFFFF'FFFFu;
+
+struct ReplayOptions {
+  std::string step_glob = "ProfilerStep#*";   // host ranges that delimit steps
+  std::optional<std::int64_t> pid;           // restrict host threads to this process
+};
+
+struct ReplayNode {
+  enum class Kind : std::uint8_t { Call = 0, Kernel = 1, Copy = 2, Memset = 3 };
+  Kind kind = Kind::Call;
+  std::uint32_t record = 0;  // index into trace.api_calls / kernels / memcpys / memsets
+  Ns rec_start = 0, rec_end = 0;
+  Ns own_ns = 0;  // host: the call's own time (a sync's wait excluded); GPU: its duration
+  Ns gap_ns = 0;  // host: recorded gap after the previous call of its thread
+  std::uint32_t prev = kNoNode;         // host: previous call of its thread; GPU: previous on its stream
+  std::uint32_t engine_prev = kNoNode;  // copy: previous copy on its device's engine, same direction
+  std::uint32_t launch = kNoNode;       // GPU: the top-level call that launched it
+  std::vector<std::uint32_t> waits;     // sync call: GPU work it waits for; GPU: event-wait sources
+  std::int32_t thread = -1;             // host: index into ReplayGraph::threads
+  std::int32_t lane = -1;               // GPU: index into ReplayGraph::lanes
+  CopyKind direction = CopyKind::Unknown;  // copies
+  bool sync = false;      // a host call that blocks until `waits` finish
+  bool unbuilt = false;   // an edge it needs could not be built (see ReplayProblems)
+  bool removed = false;   // an edit removed it (time 0, order kept)
+};
+
+// One sync point of the analysis (analysis.hpp's definition) as graph nodes.
+struct ReplaySync {
+  std::uint32_t node = kNoNode;       // the blocking call
+  std::uint32_t copy_call = kNoNode;  // a merged copy's call (the .item() pattern), else none
+  std::vector<std::uint32_t> copies;  // device-to-host copies that only serve this sync
+  std::string cause, api;
+  std::int64_t pid = -1, tid = -1;
+  Ns rec_start = 0;
+  Ns bubble_ns = 0;  // the analysis's bubble (closed form: a removed sync saves its bubble)
+};
+
+struct ReplayStepWindow {
+  std::string name;
+  std::int32_t thread = -1;  // the host thread whose range it is (-1: none of ours)
+  Ns rec_start = 0, rec_end = 0;
+};
+
+// What the graph could not build, counted; replay goes on without those edges.
+struct ReplayProblems {
+  std::uint64_t gpu_without_launch = 0;   // GPU records whose correlation points to no call
+  std::uint64_t overlapping_calls = 0;    // calls starting inside the previous call of their thread
+  std::uint64_t syncs_without_work = 0;   // sync calls whose stream, event or copy was not found
+  std::uint64_t waits_without_record = 0; // stream waits whose event record was not found
+  std::uint64_t cycle_nodes = 0;          // nodes left in a dependency cycle (kept at recorded times)
+  bool no_gpu_records = false;
+  bool no_steps = false;
+  std::vector<std::string> describe(const std::string& step_glob) const;  // one line per problem
+};
+
+struct ReplayGraph {
+  std::vector<ReplayNode> nodes;
+  std::vector<std::pair<std::int64_t, std::int64_t>> threads;  // (pid, tid)
+  std::vector<std::pair<std::int32_t, std::int64_t>> lanes;    // (device, stream)
+  std::vector<std::vector<std::uint32_t>> thread_calls;        // per thread, its calls in order
+  std::vector<ReplaySync> syncs;
+  std::vector<ReplayStepWindow> steps;  // the step ranges, or one window over the whole trace
+  Ns round_trip_ns = 0;      // median (sync end - end of the work it waited for), syncs that waited
+  Ns sync_own_ns = 0;        // median duration of syncs that did not wait: a waited sync's own time
+  Ns launch_latency_ns[4] = {0, 0, 0, 0};  // by Kind: median (start - launch start), launch-bound activities
+  std::uint64_t round_trip_samples = 0;
+  ReplayProblems problems;
+  std::string step_glob;
+};
+
+ReplayGraph build_replay_graph(const Trace& trace, const ReplayOptions& options = {});
+
+struct ReplayTimes {
+  std::vector<Ns> start, end;
+  // The predecessor that set the node's time: for a sync call the awaited node that set its
+  // end (kNoNode: its own time did); for the others the node that set the start.
+  std::vector<std::uint32_t> binding;
+  std::uint64_t cycle_nodes = 0;  // nodes in a dependency cycle, timed in recorded order
+};
+
+ReplayTimes run_replay(const ReplayGraph& graph);
+
+struct ReplayedStep {
+  std::string name;
+  Ns measured_ns = 0;
+  Ns replayed_ns = 0;
+  std::uint64_t unbuilt = 0;  // nodes in the step with an edge that could not be built
+  double error() const;       // (replayed - measured) / measured, 0 when measured is 0
+};
+
+// Replayed host time of a recorded time `t` on `thread`: from the call it lies in, or the
+// gap it lies in (offset from the previous call's end, never past the next call's start).
+Ns replayed_time(const ReplayGraph& graph, const ReplayTimes& times, std::int32_t thread, Ns t);
+std::vector<ReplayedStep> replay_steps(const ReplayGraph& graph, const ReplayTimes& times);
+
+// One step's critical path, from its end backwards, as runs of one thread or one stream.
+struct CriticalSegment {
+  std::string where;  // "host tid 123", "GPU 0 stream 7", "sync aten::item (cudaStreamSynchronize)"
+  std::string what;   // first..last record names
+  Ns start_ns = 0;    // offset from the step's start (replayed)
+  Ns duration_ns = 0;
+};
+std::vector<CriticalSegment> critical_path(const Trace& trace, const ReplayGraph& graph, const ReplayTimes& times,
+                                           std::size_t step);
+// Sync points whose wait sets the time of the step's critical path (indices into graph.syncs).
+std::vector<std::size_t> critical_syncs(const ReplayGraph& graph, const ReplayTimes& times, std::size_t step);
+
+// ---- edits (src/replay/edits.cpp) ----
+// Spellings (model/README.md, "Replay"):
+//   remove-syncs:cause=GLOB | remove-syncs:api=GLOB | remove-syncs:range=GLOB | remove-syncs:all
+//   packing-cache | double-buffer | moe-sorted | moe-device
+struct WhatIfEdit {
+  enum class Kind : std::uint8_t { RemoveSyncs, PackingCache, DoubleBuffer, MoeSorted, MoeDevice };
+  Kind kind = Kind::RemoveSyncs;
+  std::string selector;  // "cause", "api", "range", "all" (RemoveSyncs)
+  std::string pattern;   // the glob
+  std::string text;      // as given
+};
+// Throws InputError naming the accepted forms.
+WhatIfEdit parse_what_if(const std::string& text);
+
+struct EditResult {
+  std::size_t selected = 0;      // sync points (or copies, for double-buffer) the edit changed
+  std::string nothing_selected;  // when selected == 0: the selector and what the trace holds
+  std::vector<std::string> notes;
+};
+EditResult apply_what_if(const Trace& trace, ReplayGraph& graph, const WhatIfEdit& edit,
+                         const TracePredictOptions& predict_options);
+
+// ---- the report (src/replay/report.cpp) ----
+struct WhatIfOutcome {
+  std::string edit;
+  bool applicable = true;
+  std::string reason;                 // not applicable: why
+  Ns replayed_step_ns = 0;            // median over steps, edited replay
+  std::optional<Ns> saving_ns;        // median over steps of (identity replay - edited), steps fully built
+  std::optional<double> closed_form_saving_ns;
+  std::string closed_form;            // which form
+  std::vector<std::string> off_critical_path;  // "8 x aten::item (cudaStreamSynchronize) per step"
+  std::vector<std::string> notes;
+};
+
+struct ReplayReport {
+  std::vector<ReplayedStep> steps;
+  double median_abs_error = 0, max_abs_error = 0;  // fractions
+  Ns round_trip_ns = 0;
+  std::vector<std::string> warnings;
+  std::vector<WhatIfOutcome> what_if;
+  std::vector<CriticalSegment> critical_path;  // of the median step, identity replay
+  std::string critical_step;
+  std::vector<CriticalSegment> edited_critical_path;  // of the same step, first explicit edit
+};
+
+// Identity replay, then each edit (empty: the three fixes' edits, each "not applicable"
+// when it selects nothing). An explicit edit that selects nothing throws InputError naming
+// the selector and what the trace holds. `closed_forms` is predict_from_trace's report.
+ReplayReport replay_what_if(const Trace& trace, const std::vector<std::string>& edits,
+                            const TracePredictOptions& predict_options, const PredictionReport& closed_forms);
+
+std::string replay_to_text(const ReplayReport& report);
+// The prediction's JSON with "replay" and "what_if" added (names in the header comment of
+// src/replay/report.cpp; errors as fractions, times in ns).
+std::string prediction_with_replay_to_json(const PredictionReport& prediction, const ReplayReport& replay);
+
+// ---- what each cause costs (src/replay/causes.cpp): analyze's worst offenders ----
+struct CauseCost {
+  std::string cause;
+  double syncs_per_step = 0;
+  std::optional<Ns> saving_ns;  // median over fully built steps of the step time saved
+                                // by replaying without that cause's syncs; none when no
+                                // step was fully built
+};
+// The `max_causes` causes with the most sync points, each replayed away on its own.
+std::vector<CauseCost> replay_cost_by_cause(const Trace& trace, const ReplayOptions& options,
+                                            std::size_t max_causes = 10);
+
+}  // namespace syncscope::model

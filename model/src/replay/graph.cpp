@@ -1,0 +1,445 @@
+// Builds the replay graph from a trace (replay.hpp gives the model). O(n log n): calls and
+// activities are sorted once; every join is a binary search or a hash lookup.
+#include <algorithm>
+#include <limits>
+#include <optional>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "api_classes.hpp"
+#include "syncscope/analysis/analysis.hpp"
+#include "syncscope/core/glob.hpp"
+#include "syncscope/model/replay.hpp"
+
+namespace syncscope::model {
+namespace {
+
+using analysis_detail::ApiClass;
+
+// The median (the mean of the two middle values for an even count).
+Ns median_of(std::vector<Ns> v, Ns fallback) {
+  if (v.empty()) return fallback;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
+}
+
+// The work a stream has been given up to a moment: per lane, nodes in stream order with
+// the running maximum of their issue times (a launch call's start), so "the last activity
+// issued before t" is one binary search.
+struct LaneIndex {
+  std::vector<std::vector<std::uint32_t>> nodes;
+  std::vector<std::vector<Ns>> issue_max;
+  std::uint32_t last_before(std::int32_t lane, Ns t) const {
+    if (lane < 0 || static_cast<std::size_t>(lane) >= nodes.size()) return kNoNode;
+    const auto& im = issue_max[static_cast<std::size_t>(lane)];
+    auto k = static_cast<std::size_t>(std::lower_bound(im.begin(), im.end(), t) - im.begin());
+    return k == 0 ? kNoNode : nodes[static_cast<std::size_t>(lane)][k - 1];
+  }
+  std::uint32_t first_at_or_after(std::int32_t lane, Ns t) const {
+    if (lane < 0 || static_cast<std::size_t>(lane) >= nodes.size()) return kNoNode;
+    const auto& im = issue_max[static_cast<std::size_t>(lane)];
+    auto k = static_cast<std::size_t>(std::lower_bound(im.begin(), im.end(), t) - im.begin());
+    return k == im.size() ? kNoNode : nodes[static_cast<std::size_t>(lane)][k];
+  }
+};
+
+}  // namespace
+
+std::vector<std::string> ReplayProblems::describe(const std::string& step_glob) const {
+  std::vector<std::string> out;
+  if (no_gpu_records) out.push_back("replay: the trace has no GPU records (kernels, copies, memsets): host time only");
+  if (no_steps)
+    out.push_back(fmt::format("replay: no host ranges match the step glob '{}': the whole trace is replayed as one "
+                              "window (pass --step-range GLOB)",
+                              step_glob));
+  if (gpu_without_launch)
+    out.push_back(fmt::format("replay: {} GPU record(s) have a correlation id that points to no host call: they keep "
+                              "their recorded offset on their stream, and no saving is claimed in a step holding them",
+                              gpu_without_launch));
+  if (overlapping_calls)
+    out.push_back(fmt::format("replay: {} host call(s) start inside the previous call of their thread (impossible on "
+                              "one thread): replayed from the previous call's end",
+                              overlapping_calls));
+  if (syncs_without_work)
+    out.push_back(fmt::format("replay: {} sync call(s) whose stream, event or copy is not in the trace: they keep their "
+                              "own recorded time and no saving is claimed in a step holding them",
+                              syncs_without_work));
+  if (waits_without_record)
+    out.push_back(fmt::format("replay: {} stream wait(s) whose event record is not in the trace: replayed without "
+                              "that cross-stream edge; no saving is claimed in a step holding them",
+                              waits_without_record));
+  if (cycle_nodes)
+    out.push_back(fmt::format("replay: {} node(s) in a dependency cycle (inconsistent timestamps) kept at recorded "
+                              "times",
+                              cycle_nodes));
+  return out;
+}
+
+ReplayGraph build_replay_graph(const Trace& trace, const ReplayOptions& options) {
+  ReplayGraph g;
+  g.step_glob = options.step_glob;
+  const auto& calls = trace.api_calls;
+
+  // ---- host: top-level calls per thread ----
+  std::vector<std::uint32_t> order;
+  order.reserve(calls.size());
+  for (std::size_t i = 0; i < calls.size(); ++i)
+    if (!options.pid || calls[i].pid == *options.pid) order.push_back(static_cast<std::uint32_t>(i));
+  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    const auto &x = calls[a], &y = calls[b];
+    return std::tie(x.pid, x.tid, x.start, y.end, a) < std::tie(y.pid, y.tid, y.start, x.end, b);
+  });
+  std::vector<std::uint32_t> owner(calls.size(), kNoNode);  // api call -> its top-level call's node
+  std::map<std::pair<std::int64_t, std::int64_t>, std::int32_t> thread_index;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const ApiCall& c = calls[order[i]];
+    auto [it, fresh] = thread_index.try_emplace({c.pid, c.tid}, static_cast<std::int32_t>(g.threads.size()));
+    if (fresh) {
+      g.threads.push_back({c.pid, c.tid});
+      g.thread_calls.emplace_back();
+    }
+    auto& list = g.thread_calls[static_cast<std::size_t>(it->second)];
+    if (!list.empty()) {
+      ReplayNode& outer = g.nodes[list.back()];
+      if (c.start < outer.rec_end && c.end <= outer.rec_end) {  // a call it made: part of it
+        owner[order[i]] = list.back();
+        continue;
+      }
+    }
+    ReplayNode n;
+    n.kind = ReplayNode::Kind::Call;
+    n.record = order[i];
+    n.rec_start = c.start;
+    n.rec_end = std::max(c.start, c.end);
+    n.own_ns = n.rec_end - n.rec_start;
+    n.thread = it->second;
+    if (!list.empty()) {
+      const ReplayNode& p = g.nodes[list.back()];
+      n.prev = list.back();
+      if (c.start < p.rec_end) ++g.problems.overlapping_calls;
+      n.gap_ns = std::max<Ns>(0, c.start - p.rec_end);
+    }
+    owner[order[i]] = static_cast<std::uint32_t>(g.nodes.size());
+    list.push_back(static_cast<std::uint32_t>(g.nodes.size()));
+    g.nodes.push_back(std::move(n));
+  }
+  std::unordered_map<std::uint64_t, std::uint32_t> call_by_corr;
+  for (std::size_t i = 0; i < calls.size(); ++i)
+    if (calls[i].correlation != 0 && owner[i] != kNoNode) call_by_corr.try_emplace(calls[i].correlation, owner[i]);
+
+  // ---- GPU activities ----
+  std::map<std::pair<std::int32_t, std::int64_t>, std::int32_t> lane_index;
+  auto lane_of = [&](std::int32_t device, std::int64_t stream) {
+    auto [it, fresh] = lane_index.try_emplace({device, stream}, static_cast<std::int32_t>(g.lanes.size()));
+    if (fresh) g.lanes.push_back({device, stream});
+    return it->second;
+  };
+  const std::size_t first_gpu = g.nodes.size();
+  auto add_gpu = [&](ReplayNode::Kind kind, std::size_t index, const GpuActivity& a, CopyKind dir) {
+    ReplayNode n;
+    n.kind = kind;
+    n.record = static_cast<std::uint32_t>(index);
+    n.rec_start = a.start;
+    n.rec_end = std::max(a.start, a.end);
+    n.own_ns = n.rec_end - n.rec_start;
+    n.lane = lane_of(a.device, a.stream);
+    n.direction = dir;
+    auto it = a.correlation ? call_by_corr.find(a.correlation) : call_by_corr.end();
+    if (it != call_by_corr.end()) {
+      n.launch = it->second;
+    } else {
+      n.unbuilt = true;
+      ++g.problems.gpu_without_launch;
+    }
+    g.nodes.push_back(std::move(n));
+  };
+  for (std::size_t i = 0; i < trace.kernels.size(); ++i)
+    add_gpu(ReplayNode::Kind::Kernel, i, trace.kernels[i], CopyKind::Unknown);
+  for (std::size_t i = 0; i < trace.memcpys.size(); ++i)
+    add_gpu(ReplayNode::Kind::Copy, i, trace.memcpys[i], trace.memcpys[i].kind);
+  for (std::size_t i = 0; i < trace.memsets.size(); ++i)
+    add_gpu(ReplayNode::Kind::Memset, i, trace.memsets[i], CopyKind::Unknown);
+  g.problems.no_gpu_records = g.nodes.size() == first_gpu;
+
+  auto issue_time = [&](std::uint32_t n) {
+    const ReplayNode& x = g.nodes[n];
+    return x.launch != kNoNode ? g.nodes[x.launch].rec_start : x.rec_start;
+  };
+  // Stream order and copy engines, by recorded start.
+  LaneIndex lanes;
+  lanes.nodes.resize(g.lanes.size());
+  lanes.issue_max.resize(g.lanes.size());
+  std::map<std::pair<std::int32_t, int>, std::vector<std::uint32_t>> engines;  // (device, direction)
+  for (std::size_t i = first_gpu; i < g.nodes.size(); ++i) {
+    const ReplayNode& n = g.nodes[i];
+    lanes.nodes[static_cast<std::size_t>(n.lane)].push_back(static_cast<std::uint32_t>(i));
+    if (n.kind == ReplayNode::Kind::Copy && (n.direction == CopyKind::HtoD || n.direction == CopyKind::DtoH))
+      engines[{g.lanes[static_cast<std::size_t>(n.lane)].first, static_cast<int>(n.direction)}].push_back(
+          static_cast<std::uint32_t>(i));
+  }
+  auto by_start = [&](std::uint32_t a, std::uint32_t b) {
+    return std::tie(g.nodes[a].rec_start, g.nodes[a].rec_end, a) < std::tie(g.nodes[b].rec_start, g.nodes[b].rec_end, b);
+  };
+  for (std::size_t l = 0; l < lanes.nodes.size(); ++l) {
+    auto& v = lanes.nodes[l];
+    std::sort(v.begin(), v.end(), by_start);
+    Ns running = std::numeric_limits<Ns>::min();
+    for (std::size_t k = 0; k < v.size(); ++k) {
+      if (k > 0) g.nodes[v[k]].prev = v[k - 1];
+      running = std::max(running, issue_time(v[k]));
+      lanes.issue_max[l].push_back(running);
+    }
+  }
+  for (auto& [key, v] : engines) {
+    std::sort(v.begin(), v.end(), by_start);
+    for (std::size_t k = 1; k < v.size(); ++k) g.nodes[v[k]].engine_prev = v[k - 1];
+  }
+  std::vector<std::vector<std::uint32_t>> launched(first_gpu);  // call node -> GPU nodes it launched
+  for (std::size_t i = first_gpu; i < g.nodes.size(); ++i)
+    if (g.nodes[i].launch != kNoNode) launched[g.nodes[i].launch].push_back(static_cast<std::uint32_t>(i));
+
+  // ---- events: record calls (stream, issue time) by correlation and by event id ----
+  struct RecordAt {
+    std::int32_t lane;
+    Ns issued;  // the record call's start
+  };
+  std::unordered_map<std::uint64_t, RecordAt> record_by_corr;
+  std::map<std::uint64_t, std::vector<std::pair<Ns, std::int32_t>>> records_by_event;  // id -> (issued, lane)
+  for (const auto& e : trace.cuda_events) {
+    auto it = e.correlation ? call_by_corr.find(e.correlation) : call_by_corr.end();
+    const Ns issued = it != call_by_corr.end() ? g.nodes[it->second].rec_start : e.timestamp;
+    auto li = lane_index.find({e.device, e.stream});
+    const std::int32_t lane = li != lane_index.end() ? li->second : -1;
+    if (e.correlation) record_by_corr[e.correlation] = {lane, issued};
+    if (e.event_id) records_by_event[e.event_id].push_back({issued, lane});
+  }
+  for (auto& [id, v] : records_by_event) std::sort(v.begin(), v.end());
+  // The record a wait or event sync refers to: Kineto names its record call's correlation;
+  // otherwise the event's most recent record before the call (CUDA's semantics).
+  auto find_record = [&](const SyncRecord& s, Ns before) -> std::optional<RecordAt> {
+    if (s.wait_on_event_record_correlation > 0) {
+      auto it = record_by_corr.find(static_cast<std::uint64_t>(s.wait_on_event_record_correlation));
+      if (it != record_by_corr.end()) return it->second;
+    }
+    if (s.event_id) {
+      auto it = records_by_event.find(s.event_id);
+      if (it != records_by_event.end()) {
+        auto p = std::lower_bound(it->second.begin(), it->second.end(), std::make_pair(before, std::int32_t{-1}));
+        if (p != it->second.begin()) {
+          --p;
+          return RecordAt{p->second, p->first};
+        }
+      }
+    }
+    return std::nullopt;
+  };
+  std::unordered_map<std::uint64_t, const SyncRecord*> sync_by_corr;
+  for (const auto& s : trace.syncs)
+    if (s.correlation && !s.is_query) sync_by_corr.try_emplace(s.correlation, &s);
+
+  // ---- host calls that wait: syncs, blocking copies; stream waits ----
+  std::vector<std::int32_t> last_lane_of_thread(g.threads.size(), -1);
+  for (std::size_t t = 0; t < g.thread_calls.size(); ++t) {
+    for (std::uint32_t ni : g.thread_calls[t]) {
+      ReplayNode& n = g.nodes[ni];
+      const ApiCall& c = calls[n.record];
+      const ApiClass cls = analysis_detail::classify_api(c.kind, trace.str(c.name), c.cbid);
+      const SyncRecord* rec = nullptr;
+      if (auto it = sync_by_corr.find(c.correlation); c.correlation && it != sync_by_corr.end()) rec = it->second;
+      std::int32_t device = rec && rec->device >= 0 ? rec->device : c.device;
+      switch (cls) {
+        case ApiClass::StreamSync: {
+          n.sync = true;
+          std::int32_t lane = -1;
+          if (rec && rec->stream >= 0) {
+            for (std::size_t l = 0; l < g.lanes.size(); ++l)
+              if (g.lanes[l].second == rec->stream && (device < 0 || g.lanes[l].first == device || g.lanes[l].first < 0))
+                lane = static_cast<std::int32_t>(l);
+          } else {
+            lane = last_lane_of_thread[t];  // the stream this thread last gave work to
+          }
+          if (auto w = lanes.last_before(lane, n.rec_start); w != kNoNode) n.waits.push_back(w);
+          else if (lane < 0) n.unbuilt = true;
+          break;
+        }
+        case ApiClass::DeviceSync:
+          n.sync = true;
+          for (std::size_t l = 0; l < g.lanes.size(); ++l)
+            if (device < 0 || g.lanes[l].first == device || g.lanes[l].first < 0)
+              if (auto w = lanes.last_before(static_cast<std::int32_t>(l), n.rec_start); w != kNoNode) n.waits.push_back(w);
+          break;
+        case ApiClass::EventSync: {
+          n.sync = true;
+          auto r = rec ? find_record(*rec, n.rec_start) : std::nullopt;
+          if (r && r->lane >= 0) {
+            if (auto w = lanes.last_before(r->lane, r->issued); w != kNoNode) n.waits.push_back(w);
+          } else {
+            n.unbuilt = true;
+          }
+          break;
+        }
+        case ApiClass::StreamWaitEvent: {
+          auto r = rec ? find_record(*rec, n.rec_start) : std::nullopt;
+          std::int32_t target = -1;
+          if (rec && rec->stream >= 0)
+            for (std::size_t l = 0; l < g.lanes.size(); ++l)
+              if (g.lanes[l].second == rec->stream && (device < 0 || g.lanes[l].first == device))
+                target = static_cast<std::int32_t>(l);
+          if (!r || target < 0) {
+            n.unbuilt = true;
+            ++g.problems.waits_without_record;
+            break;
+          }
+          const std::uint32_t src = lanes.last_before(r->lane, r->issued);
+          const std::uint32_t dst = lanes.first_at_or_after(target, n.rec_start);
+          if (src != kNoNode && dst != kNoNode && src != dst) g.nodes[dst].waits.push_back(src);
+          break;
+        }
+        case ApiClass::SyncCopy:
+        case ApiClass::AsyncCopy: {
+          // Blocking: a synchronous host<->device copy; an async device-to-host copy into
+          // pageable memory (analysis.hpp's rules).
+          for (std::uint32_t a : launched[ni]) {
+            const ReplayNode& x = g.nodes[a];
+            if (x.kind != ReplayNode::Kind::Copy) continue;
+            const Memcpy& m = trace.memcpys[x.record];
+            const bool host = m.kind == CopyKind::HtoD || m.kind == CopyKind::DtoH;
+            // An async copy into pageable memory blocks (CUDA docs, "API synchronization
+            // behavior"), unless the trace shows the call returning before its copy started:
+            // then the wait fell to the sync after it (the analysis's merged copy+sync).
+            const bool blocks = cls == ApiClass::SyncCopy
+                                    ? host
+                                    : m.kind == CopyKind::DtoH && m.dst_kind == MemoryKind::Pageable && n.rec_end > x.rec_start;
+            if (blocks) {
+              n.sync = true;
+              n.waits.push_back(a);
+            }
+          }
+          break;
+        }
+        default:
+          break;
+      }
+      if (n.sync && n.waits.empty() && cls != ApiClass::SyncCopy && cls != ApiClass::AsyncCopy && !g.problems.no_gpu_records &&
+          n.unbuilt)
+        ++g.problems.syncs_without_work;
+      for (std::uint32_t a : launched[ni]) last_lane_of_thread[t] = g.nodes[a].lane;
+    }
+  }
+
+  // ---- medians: round trip, a sync's own time, launch latency per kind ----
+  std::vector<Ns> rt, own;
+  for (ReplayNode& n : g.nodes) {
+    if (!n.sync) continue;
+    Ns awaited = std::numeric_limits<Ns>::min();
+    for (std::uint32_t w : n.waits) awaited = std::max(awaited, g.nodes[w].rec_end);
+    if (!n.waits.empty() && awaited > n.rec_start) {
+      if (n.rec_end >= awaited) rt.push_back(n.rec_end - awaited);
+    } else {
+      own.push_back(n.rec_end - n.rec_start);
+    }
+  }
+  g.round_trip_samples = rt.size();
+  g.round_trip_ns = median_of(rt, 0);
+  g.sync_own_ns = median_of(own, 0);
+  for (ReplayNode& n : g.nodes) {
+    if (!n.sync || n.waits.empty()) continue;
+    Ns awaited = std::numeric_limits<Ns>::min();
+    for (std::uint32_t w : n.waits) awaited = std::max(awaited, g.nodes[w].rec_end);
+    // A sync that waited: its own time is what a sync that did not wait takes, never more
+    // than it was recorded to take.
+    if (awaited > n.rec_start) n.own_ns = std::min(n.rec_end - n.rec_start, g.sync_own_ns);
+  }
+  std::vector<Ns> lat[4];
+  for (std::size_t i = first_gpu; i < g.nodes.size(); ++i) {
+    const ReplayNode& n = g.nodes[i];
+    if (n.launch == kNoNode) continue;
+    Ns ready = std::numeric_limits<Ns>::min();
+    if (n.prev != kNoNode) ready = std::max(ready, g.nodes[n.prev].rec_end);
+    if (n.engine_prev != kNoNode) ready = std::max(ready, g.nodes[n.engine_prev].rec_end);
+    for (std::uint32_t w : n.waits) ready = std::max(ready, g.nodes[w].rec_end);
+    if (n.rec_start > ready) lat[static_cast<int>(n.kind)].push_back(n.rec_start - g.nodes[n.launch].rec_start);
+  }
+  for (int k = 1; k < 4; ++k) g.launch_latency_ns[k] = median_of(lat[k], median_of(lat[1], 0));
+
+  // ---- the analysis's sync points, as nodes ----
+  {
+    AnalysisOptions ao;
+    ao.pid = options.pid;
+    auto node_at = [&](std::int32_t thread, Ns t) -> std::uint32_t {  // the last call starting at or before t
+      const auto& list = g.thread_calls[static_cast<std::size_t>(thread)];
+      auto it = std::upper_bound(list.begin(), list.end(), t,
+                                 [&](Ns x, std::uint32_t n) { return x < g.nodes[n].rec_start; });
+      return it == list.begin() ? kNoNode : *(it - 1);
+    };
+    auto d2h_copies = [&](std::uint32_t call) {
+      std::vector<std::uint32_t> out;
+      if (call == kNoNode) return out;
+      for (std::uint32_t a : launched[call])
+        if (g.nodes[a].kind == ReplayNode::Kind::Copy && g.nodes[a].direction == CopyKind::DtoH) out.push_back(a);
+      return out;
+    };
+    for (const SyncPoint& sp : find_sync_points(trace, ao)) {
+      auto ti = thread_index.find({sp.pid, sp.tid});
+      if (ti == thread_index.end()) continue;
+      ReplaySync s;
+      s.node = node_at(ti->second, std::max(sp.start, sp.end - 1));
+      if (s.node == kNoNode) continue;
+      s.cause = sp.cause;
+      s.api = sp.api;
+      s.pid = sp.pid;
+      s.tid = sp.tid;
+      s.rec_start = sp.start;
+      s.bubble_ns = sp.bubble_ns;
+      // The device-to-host copy that only serves this sync: the merged copy's own, or (the
+      // .item() pattern into pinned memory) the call right before the sync when it copies
+      // device-to-host.
+      std::uint32_t copy_call = sp.merged_copy ? node_at(ti->second, sp.start) : g.nodes[s.node].prev;
+      if (!d2h_copies(s.node).empty()) copy_call = s.node;  // a blocking copy: its own copy
+      auto copies = d2h_copies(copy_call);
+      if (!copies.empty()) {
+        s.copy_call = copy_call;
+        s.copies = std::move(copies);
+      }
+      g.syncs.push_back(std::move(s));
+    }
+  }
+
+  // ---- steps ----
+  for (const Range& r : trace.ranges) {
+    if (r.kind == RangeKind::GpuUserAnnotation || (options.pid && r.pid != *options.pid)) continue;
+    if (!glob_match(options.step_glob, trace.str(r.name))) continue;
+    ReplayStepWindow w;
+    w.name = std::string(trace.str(r.name));
+    auto it = thread_index.find({r.pid, r.tid});
+    w.thread = it != thread_index.end() ? it->second : -1;
+    if (w.thread < 0 && g.threads.size() == 1) w.thread = 0;  // a range without thread ids in a one-thread trace
+    w.rec_start = r.start;
+    w.rec_end = std::max(r.start, r.end);
+    g.steps.push_back(std::move(w));
+  }
+  std::sort(g.steps.begin(), g.steps.end(),
+            [](const ReplayStepWindow& a, const ReplayStepWindow& b) { return a.rec_start < b.rec_start; });
+  if (g.steps.empty()) {
+    g.problems.no_steps = true;
+    // One window: the busiest thread's first call to its last.
+    std::size_t best = 0;
+    for (std::size_t t = 0; t < g.thread_calls.size(); ++t)
+      if (g.thread_calls[t].size() > g.thread_calls[best].size()) best = t;
+    if (!g.thread_calls.empty() && !g.thread_calls[best].empty()) {
+      ReplayStepWindow w;
+      w.name = "whole trace";
+      w.thread = static_cast<std::int32_t>(best);
+      w.rec_start = g.nodes[g.thread_calls[best].front()].rec_start;
+      w.rec_end = g.nodes[g.thread_calls[best].back()].rec_end;
+      g.steps.push_back(std::move(w));
+    }
+  }
+  return g;
+}
+
+}  // namespace syncscope::model

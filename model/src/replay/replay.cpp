@@ -1,0 +1,298 @@
+// Runs the replay graph (replay.hpp): every node starts at the latest end of its
+// predecessors (plus its recorded gap, for host calls), in topological order. Also maps a
+// step's recorded host range onto the replay and walks a step's critical path back.
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "syncscope/model/replay.hpp"
+
+namespace syncscope::model {
+namespace {
+
+template <class Fn>
+void for_each_pred(const ReplayNode& n, const Fn& fn) {
+  if (n.prev != kNoNode) fn(n.prev);
+  if (n.engine_prev != kNoNode) fn(n.engine_prev);
+  if (n.launch != kNoNode) fn(n.launch);
+  for (std::uint32_t w : n.waits) fn(w);
+}
+
+// A host call has two events: its start (after its thread's previous call and the gap) and
+// its end (its own time, or the work it waits for + the round trip). The GPU work a call
+// launches needs only its start: a blocking copy waits for the copy it launched itself.
+void time_call_start(const ReplayGraph& g, std::uint32_t i, ReplayTimes& t) {
+  const ReplayNode& n = g.nodes[i];
+  t.start[i] = n.prev != kNoNode ? t.end[n.prev] + n.gap_ns : n.rec_start;
+}
+
+void time_node(const ReplayGraph& g, std::uint32_t i, ReplayTimes& t) {
+  const ReplayNode& n = g.nodes[i];
+  std::uint32_t bind = kNoNode;
+  if (n.kind == ReplayNode::Kind::Call) {
+    Ns e = t.start[i] + n.own_ns;
+    if (n.sync && !n.removed)
+      for (std::uint32_t w : n.waits)
+        if (t.end[w] + g.round_trip_ns > e) {
+          e = t.end[w] + g.round_trip_ns;
+          bind = w;
+        }
+    t.end[i] = e;
+    t.binding[i] = bind;
+    return;
+  }
+  Ns s;
+  if (n.removed) {
+    s = n.rec_start;  // passes its stream's order through, at no cost
+    bool any = false;
+    for (std::uint32_t p : {n.prev, n.engine_prev})
+      if (p != kNoNode && (!any || t.end[p] > s)) {
+        s = t.end[p];
+        bind = p;
+        any = true;
+      }
+    if (!any && n.launch != kNoNode) {
+      s = t.start[n.launch];
+      bind = n.launch;
+    }
+  } else {
+    if (n.launch != kNoNode) {
+      s = t.start[n.launch] + g.launch_latency_ns[static_cast<int>(n.kind)];
+      bind = n.launch;
+    } else if (n.prev != kNoNode) {  // no launch: its recorded offset after its stream's previous work
+      s = t.end[n.prev] + std::max<Ns>(0, n.rec_start - g.nodes[n.prev].rec_end);
+      bind = n.prev;
+    } else {
+      s = n.rec_start;
+    }
+    for_each_pred(n, [&](std::uint32_t p) {
+      if (p != n.launch && t.end[p] > s) {
+        s = t.end[p];
+        bind = p;
+      }
+    });
+  }
+  t.start[i] = s;
+  t.end[i] = s + (n.removed ? 0 : n.own_ns);
+  t.binding[i] = bind;
+}
+
+std::string node_name(const Trace& trace, const ReplayGraph& g, std::uint32_t i) {
+  const ReplayNode& n = g.nodes[i];
+  switch (n.kind) {
+    case ReplayNode::Kind::Call: return std::string(trace.str(trace.api_calls[n.record].name));
+    case ReplayNode::Kind::Kernel: {
+      std::string s(trace.str(trace.kernels[n.record].name));
+      return s.size() > 60 ? s.substr(0, 57) + "..." : s;
+    }
+    case ReplayNode::Kind::Copy: return fmt::format("Memcpy {}", kind_name(trace.memcpys[n.record].kind));
+    case ReplayNode::Kind::Memset: return "Memset";
+  }
+  return "";
+}
+
+// The nodes of a step's critical path, latest first.
+std::vector<std::uint32_t> path_back(const ReplayGraph& g, const ReplayTimes& t, std::size_t step) {
+  std::vector<std::uint32_t> out;
+  if (step >= g.steps.size()) return out;
+  const ReplayStepWindow& w = g.steps[step];
+  if (w.thread < 0) return out;
+  const auto& list = g.thread_calls[static_cast<std::size_t>(w.thread)];
+  auto it = std::lower_bound(list.begin(), list.end(), w.rec_end,
+                             [&](std::uint32_t n, Ns x) { return g.nodes[n].rec_start < x; });
+  if (it == list.begin()) return out;
+  const Ns from = replayed_time(g, t, w.thread, w.rec_start);
+  std::uint32_t cur = *(it - 1);
+  for (std::size_t guard = 0; cur != kNoNode && t.end[cur] > from && guard <= g.nodes.size(); ++guard) {
+    out.push_back(cur);
+    const ReplayNode& n = g.nodes[cur];
+    if (n.kind == ReplayNode::Kind::Call)
+      cur = t.binding[cur] != kNoNode ? t.binding[cur] : n.prev;
+    else
+      cur = t.binding[cur];
+  }
+  return out;
+}
+
+}  // namespace
+
+ReplayTimes run_replay(const ReplayGraph& g) {
+  const std::size_t n = g.nodes.size();
+  ReplayTimes t;
+  t.start.resize(n);
+  t.end.resize(n);
+  t.binding.assign(n, kNoNode);
+  for (std::size_t i = 0; i < n; ++i) {
+    t.start[i] = g.nodes[i].rec_start;
+    t.end[i] = g.nodes[i].rec_end;
+  }
+  // Events: 2i = node i's start (calls only; a GPU node's is a no-op), 2i+1 = its end.
+  const std::size_t ne = 2 * n;
+  auto for_each_dep = [&](std::size_t ev, const auto& fn) {
+    const std::size_t i = ev / 2;
+    const ReplayNode& x = g.nodes[i];
+    if (x.kind == ReplayNode::Kind::Call) {
+      if (ev % 2 == 0) {
+        if (x.prev != kNoNode) fn(2 * std::size_t{x.prev} + 1);
+      } else {
+        fn(2 * i);
+        for (std::uint32_t w : x.waits) fn(2 * std::size_t{w} + 1);
+      }
+      return;
+    }
+    if (ev % 2 == 0) return;
+    if (x.launch != kNoNode) fn(2 * std::size_t{x.launch});
+    if (x.prev != kNoNode) fn(2 * std::size_t{x.prev} + 1);
+    if (x.engine_prev != kNoNode) fn(2 * std::size_t{x.engine_prev} + 1);
+    for (std::uint32_t w : x.waits) fn(2 * std::size_t{w} + 1);
+  };
+  std::vector<std::uint32_t> indeg(ne, 0), offs(ne + 1, 0), succ;
+  for (std::size_t e = 0; e < ne; ++e)
+    for_each_dep(e, [&](std::size_t p) {
+      ++indeg[e];
+      ++offs[p + 1];
+    });
+  for (std::size_t e = 0; e < ne; ++e) offs[e + 1] += offs[e];
+  succ.resize(offs[ne]);
+  {
+    std::vector<std::uint32_t> fill(offs.begin(), offs.end() - 1);
+    for (std::size_t e = 0; e < ne; ++e)
+      for_each_dep(e, [&](std::size_t p) { succ[fill[p]++] = static_cast<std::uint32_t>(e); });
+  }
+  auto fire = [&](std::size_t e) {
+    const auto i = static_cast<std::uint32_t>(e / 2);
+    if (e % 2 == 0) {
+      if (g.nodes[i].kind == ReplayNode::Kind::Call) time_call_start(g, i, t);
+    } else {
+      time_node(g, i, t);
+    }
+  };
+  std::deque<std::uint32_t> ready;
+  for (std::size_t e = 0; e < ne; ++e)
+    if (indeg[e] == 0) ready.push_back(static_cast<std::uint32_t>(e));
+  std::vector<bool> done(ne, false);
+  std::size_t processed = 0;
+  while (!ready.empty()) {
+    const std::uint32_t e = ready.front();
+    ready.pop_front();
+    fire(e);
+    done[e] = true;
+    ++processed;
+    for (std::uint32_t k = offs[e]; k < offs[e + 1]; ++k)
+      if (--indeg[succ[k]] == 0) ready.push_back(succ[k]);
+  }
+  if (processed < ne) {
+    // A cycle (inconsistent timestamps): the rest in recorded order, from whatever their
+    // predecessors hold (a predecessor in the cycle keeps its recorded time).
+    std::vector<std::uint32_t> rest;
+    for (std::size_t e = 0; e < ne; ++e)
+      if (!done[e]) rest.push_back(static_cast<std::uint32_t>(e));
+    std::sort(rest.begin(), rest.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return std::tie(g.nodes[a / 2].rec_start, a) < std::tie(g.nodes[b / 2].rec_start, b);
+    });
+    for (std::uint32_t e : rest) fire(e);
+    std::vector<bool> counted(n, false);
+    for (std::uint32_t e : rest) counted[e / 2] = true;
+    t.cycle_nodes = static_cast<std::uint64_t>(std::count(counted.begin(), counted.end(), true));
+  }
+  return t;
+}
+
+double ReplayedStep::error() const {
+  return measured_ns > 0 ? static_cast<double>(replayed_ns - measured_ns) / static_cast<double>(measured_ns) : 0.0;
+}
+
+Ns replayed_time(const ReplayGraph& g, const ReplayTimes& t, std::int32_t thread, Ns x) {
+  if (thread < 0 || static_cast<std::size_t>(thread) >= g.thread_calls.size()) return x;
+  const auto& list = g.thread_calls[static_cast<std::size_t>(thread)];
+  if (list.empty()) return x;
+  auto it = std::upper_bound(list.begin(), list.end(), x, [&](Ns v, std::uint32_t n) { return v < g.nodes[n].rec_start; });
+  if (it == list.begin()) return t.start[list.front()] - (g.nodes[list.front()].rec_start - x);
+  const std::uint32_t c = *(it - 1);
+  const ReplayNode& n = g.nodes[c];
+  if (x < n.rec_end) return t.start[c] + std::min(x - n.rec_start, t.end[c] - t.start[c]);
+  Ns r = t.end[c] + (x - n.rec_end);
+  if (it != list.end()) r = std::min(r, t.start[*it]);
+  return r;
+}
+
+std::vector<ReplayedStep> replay_steps(const ReplayGraph& g, const ReplayTimes& t) {
+  std::vector<Ns> unbuilt;
+  for (const auto& n : g.nodes)
+    if (n.unbuilt) unbuilt.push_back(n.rec_start);
+  std::sort(unbuilt.begin(), unbuilt.end());
+  std::vector<ReplayedStep> out;
+  for (const auto& w : g.steps) {
+    ReplayedStep s;
+    s.name = w.name;
+    s.measured_ns = w.rec_end - w.rec_start;
+    s.replayed_ns = replayed_time(g, t, w.thread, w.rec_end) - replayed_time(g, t, w.thread, w.rec_start);
+    s.unbuilt = static_cast<std::uint64_t>(std::lower_bound(unbuilt.begin(), unbuilt.end(), w.rec_end) -
+                                           std::lower_bound(unbuilt.begin(), unbuilt.end(), w.rec_start));
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::vector<std::size_t> critical_syncs(const ReplayGraph& g, const ReplayTimes& t, std::size_t step) {
+  std::unordered_map<std::uint32_t, std::size_t> sync_of;
+  for (std::size_t i = 0; i < g.syncs.size(); ++i) sync_of[g.syncs[i].node] = i;
+  std::vector<std::size_t> out;
+  for (std::uint32_t n : path_back(g, t, step))
+    if (g.nodes[n].kind == ReplayNode::Kind::Call && t.binding[n] != kNoNode)
+      if (auto it = sync_of.find(n); it != sync_of.end()) out.push_back(it->second);
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+std::vector<CriticalSegment> critical_path(const Trace& trace, const ReplayGraph& g, const ReplayTimes& t,
+                                           std::size_t step) {
+  std::vector<CriticalSegment> out;
+  std::vector<std::uint32_t> path = path_back(g, t, step);
+  std::reverse(path.begin(), path.end());
+  if (path.empty()) return out;
+  const ReplayStepWindow& w = g.steps[step];
+  const Ns from = replayed_time(g, t, w.thread, w.rec_start);
+  std::unordered_map<std::uint32_t, std::size_t> sync_of;
+  for (std::size_t i = 0; i < g.syncs.size(); ++i) sync_of[g.syncs[i].node] = i;
+  std::string last_key;
+  std::uint32_t seg_first = kNoNode, seg_last = kNoNode;
+  auto flush = [&] {
+    if (seg_first == kNoNode) return;
+    CriticalSegment s;
+    s.where = last_key;
+    const std::string a = node_name(trace, g, seg_first), b = node_name(trace, g, seg_last);
+    s.what = seg_first == seg_last || a == b ? a : a + " .. " + b;
+    s.start_ns = std::max(t.start[seg_first], from) - from;
+    s.duration_ns = t.end[seg_last] - std::max(t.start[seg_first], from);
+    out.push_back(std::move(s));
+    seg_first = seg_last = kNoNode;
+  };
+  for (std::uint32_t i : path) {
+    const ReplayNode& n = g.nodes[i];
+    std::string key;
+    if (n.kind == ReplayNode::Kind::Call) {
+      auto it = sync_of.find(i);
+      if (t.binding[i] != kNoNode && it != sync_of.end()) {
+        key = fmt::format("sync {} ({})", g.syncs[it->second].cause, g.syncs[it->second].api);
+      } else {
+        key = fmt::format("host tid {}", g.threads[static_cast<std::size_t>(n.thread)].second);
+      }
+    } else {
+      const auto& lane = g.lanes[static_cast<std::size_t>(n.lane)];
+      key = fmt::format("GPU {} stream {}", lane.first, lane.second);
+    }
+    if (key != last_key || key.starts_with("sync ")) flush();
+    last_key = key;
+    if (seg_first == kNoNode) seg_first = i;
+    seg_last = i;
+  }
+  flush();
+  return out;
+}
+
+}  // namespace syncscope::model

@@ -1,0 +1,100 @@
+// predict --trace --what-if and diff through the built executable (issue 23): the JSON
+// names scripts read, exit 2 for an edit that selects nothing, diff's what-if block.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "test_paths.hpp"
+
+namespace syncscope {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+CliRun syncscope(const test::TempDir& dir, const std::string& args) {
+  const fs::path exe = fs::path(SYNCSCOPE_BINARY_DIR) / "cli" / "syncscope";
+  const std::string cmd =
+      "'" + exe.string() + "' " + args + " >'" + (dir / "stdout").string() + "' 2>'" + (dir / "stderr").string() + "'";
+  const int status = std::system(cmd.c_str());
+  CliRun r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(dir / "stdout");
+  r.err = slurp(dir / "stderr");
+  return r;
+}
+
+const std::string kTrace = "'" + test::fixture("torch/item_loop_l8_h200.json.gz").string() + "'";
+
+TEST(ReplayCli, PredictJsonCarriesReplayAndWhatIf) {
+  test::TempDir dir;
+  const CliRun r = syncscope(dir, "predict --trace " + kTrace +
+                                      " --step-range 'train_step#*' --format json --what-if remove-syncs:cause=aten::item");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& rp = j.at("replay");
+  ASSERT_EQ(rp.at("steps").size(), 3u);
+  for (const auto& s : rp.at("steps")) {
+    EXPECT_GT(s.at("measured_ns").get<double>(), 0);
+    EXPECT_GT(s.at("replayed_ns").get<double>(), 0);
+    EXPECT_TRUE(s.at("name").get<std::string>().starts_with("train_step#"));
+  }
+  EXPECT_LE(rp.at("median_abs_error").get<double>(), 0.01);
+  EXPECT_LE(rp.at("max_abs_error").get<double>(), 0.05);
+  ASSERT_EQ(j.at("what_if").size(), 1u);
+  const auto& w = j.at("what_if")[0];
+  EXPECT_EQ(w.at("edit"), "remove-syncs:cause=aten::item");
+  EXPECT_GT(w.at("replayed_step_ns").get<double>(), 0);
+  EXPECT_GT(w.at("saving_ns").get<double>(), 0);  // the waits were on the critical path
+  EXPECT_GT(w.at("closed_form_saving_ns").get<double>(), 0);
+  // Less than the step: the host's own time stays.
+  EXPECT_LT(w.at("saving_ns").get<double>(), w.at("replayed_step_ns").get<double>());
+}
+
+TEST(ReplayCli, AnEditThatSelectsNothingExits2NamingIt) {
+  test::TempDir dir;
+  const CliRun r =
+      syncscope(dir, "predict --trace " + kTrace + " --step-range 'train_step#*' --what-if remove-syncs:cause=aten::nonzero");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("aten::nonzero"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("24 x aten::item"), std::string::npos) << r.err;
+  const CliRun bad = syncscope(dir, "predict --trace " + kTrace + " --what-if faster");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("remove-syncs:cause=GLOB"), std::string::npos) << bad.err;
+  const CliRun no_trace = syncscope(dir, "predict --fix packing --layers 4 --per-layer-ms 1 --what-if packing-cache");
+  EXPECT_EQ(no_trace.exit_code, 2);
+}
+
+TEST(ReplayCli, DiffJsonOfATraceWithItself) {
+  test::TempDir dir;
+  const CliRun r = syncscope(dir, "diff " + kTrace + " " + kTrace +
+                                      " --step-range 'train_step#*' --format json --what-if remove-syncs:api=cudaStreamSynchronize");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("before").at("steps"), 3);
+  EXPECT_DOUBLE_EQ(j.at("before").at("step_ns").get<double>(), j.at("after").at("step_ns").get<double>());
+  EXPECT_NEAR(j.at("before").at("syncs_by_cause").at("aten::item").get<double>(), 8, 1e-9);
+  // Removing the waits predicts a faster AFTER than the (unchanged) real AFTER.
+  EXPECT_LT(j.at("what_if").at("error").get<double>(), 0);
+}
+
+}  // namespace
+}  // namespace syncscope

@@ -1,0 +1,257 @@
+// The replay graph's edges and edits on hand-built traces whose replay is worked out by
+// hand (times in us below), and bad input: no GPU records, a correlation pointing nowhere,
+// overlapping calls on one thread, an edit that selects nothing.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "syncscope/core/error.hpp"
+#include "syncscope/model/replay.hpp"
+
+namespace syncscope {
+namespace {
+
+namespace m = model;
+constexpr Ns us = 1000;
+
+ApiCall call(Trace& t, const char* name, Ns a, Ns b, std::uint64_t corr) {
+  ApiCall c;
+  c.name = t.intern(name);
+  c.pid = 1;
+  c.tid = 1;
+  c.start = a * us;
+  c.end = b * us;
+  c.correlation = corr;
+  c.device = 0;
+  t.api_calls.push_back(c);
+  return c;
+}
+
+void kernel(Trace& t, const char* name, std::int64_t stream, Ns a, Ns b, std::uint64_t corr) {
+  Kernel k;
+  k.name = t.intern(name);
+  k.device = 0;
+  k.stream = stream;
+  k.start = a * us;
+  k.end = b * us;
+  k.correlation = corr;
+  t.kernels.push_back(k);
+}
+
+void range(Trace& t, RangeKind kind, const char* name, Ns a, Ns b) {
+  Range r;
+  r.kind = kind;
+  r.name = t.intern(name);
+  r.pid = 1;
+  r.tid = 1;
+  r.start = a * us;
+  r.end = b * us;
+  t.ranges.push_back(r);
+}
+
+// One step: K1 (100 us), then .item(): a pinned D2H copy and a stream sync that waits for it
+// (8 us round trip), then K2. Step 0..160 us.
+Trace item_trace() {
+  Trace t;
+  range(t, RangeKind::UserAnnotation, "ProfilerStep#0", 0, 160);
+  range(t, RangeKind::CpuOp, "aten::item", 16, 131);
+  call(t, "cudaLaunchKernel", 10, 15, 1);
+  kernel(t, "k1", 7, 20, 120, 1);
+  call(t, "cudaMemcpyAsync", 16, 20, 2);
+  Memcpy c;
+  c.device = 0;
+  c.stream = 7;
+  c.start = 120 * us;
+  c.end = 122 * us;
+  c.correlation = 2;
+  c.kind = CopyKind::DtoH;
+  c.dst_kind = MemoryKind::Pinned;
+  c.bytes = 4;
+  t.memcpys.push_back(c);
+  call(t, "cudaStreamSynchronize", 21, 130, 3);
+  SyncRecord s;
+  s.type = SyncType::StreamSync;
+  s.device = 0;
+  s.stream = 7;
+  s.start = 21 * us;
+  s.end = 130 * us;
+  s.correlation = 3;
+  t.syncs.push_back(s);
+  call(t, "cudaLaunchKernel", 135, 140, 4);
+  kernel(t, "k2", 7, 145, 150, 4);
+  t.finalize();
+  return t;
+}
+
+m::ReplayOptions opts() { return {}; }
+
+TEST(ReplayGraph, ItemPatternReplaysByHand) {
+  const Trace t = item_trace();
+  const m::ReplayGraph g = m::build_replay_graph(t, opts());
+  EXPECT_EQ(g.round_trip_ns, 8 * us);
+  EXPECT_EQ(g.launch_latency_ns[1], 10 * us);
+  ASSERT_EQ(g.syncs.size(), 1u);
+  EXPECT_EQ(g.syncs[0].cause, "aten::item");
+  EXPECT_EQ(g.syncs[0].copies.size(), 1u);
+  const m::ReplayTimes times = m::run_replay(g);
+  const auto steps = m::replay_steps(g, times);
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0].measured_ns, 160 * us);
+  EXPECT_EQ(steps[0].replayed_ns, 160 * us);
+  // The sync is on the critical path: it waited for the copy behind k1.
+  EXPECT_EQ(m::critical_syncs(g, times, 0).size(), 1u);
+}
+
+// What edits can change is computed: a longer kernel moves the sync's end and the step by
+// exactly that much (the sync's end is not copied from the trace).
+TEST(ReplayGraph, SyncEndFollowsTheGpuWork) {
+  const Trace t = item_trace();
+  m::ReplayGraph g = m::build_replay_graph(t, opts());
+  for (auto& n : g.nodes)
+    if (n.kind == m::ReplayNode::Kind::Kernel && t.str(t.kernels[n.record].name) == "k1") n.own_ns += 1000 * us;
+  const auto steps = m::replay_steps(g, m::run_replay(g));
+  EXPECT_EQ(steps[0].replayed_ns, 1160 * us);
+}
+
+TEST(ReplayGraph, RemovingTheSyncSavesItsWaitNotTheHostTime) {
+  const Trace t = item_trace();
+  m::ReplayGraph g = m::build_replay_graph(t, opts());
+  const auto base = m::replay_steps(g, m::run_replay(g));
+  const m::EditResult r = m::apply_what_if(t, g, m::parse_what_if("remove-syncs:cause=aten::item"), {});
+  EXPECT_EQ(r.selected, 1u);
+  const m::ReplayTimes times = m::run_replay(g);
+  const auto after = m::replay_steps(g, times);
+  // The sync call (109 us, all of it waiting) goes; the gaps stay: step 160 - 109 = 51 us.
+  EXPECT_EQ(after[0].replayed_ns, 51 * us);
+  EXPECT_EQ(base[0].replayed_ns - after[0].replayed_ns, 109 * us);
+  EXPECT_TRUE(m::critical_syncs(g, times, 0).empty());
+}
+
+TEST(ReplayGraph, EventWaitOrdersStreams) {
+  Trace t;
+  range(t, RangeKind::UserAnnotation, "ProfilerStep#0", 0, 20);
+  call(t, "cudaLaunchKernel", 0, 5, 1);
+  kernel(t, "k1", 7, 10, 100, 1);
+  call(t, "cudaEventRecord", 6, 8, 2);
+  CudaEventRecord e;
+  e.device = 0;
+  e.stream = 7;
+  e.event_id = 5;
+  e.correlation = 2;
+  t.cuda_events.push_back(e);
+  call(t, "cudaStreamWaitEvent", 9, 11, 3);
+  SyncRecord w;
+  w.type = SyncType::StreamWaitEvent;
+  w.device = 0;
+  w.stream = 13;
+  w.event_id = 5;
+  w.correlation = 3;
+  t.syncs.push_back(w);
+  call(t, "cudaLaunchKernel", 12, 15, 4);
+  kernel(t, "k2", 13, 100, 110, 4);
+  t.finalize();
+  m::ReplayGraph g = m::build_replay_graph(t, opts());
+  EXPECT_EQ(g.problems.waits_without_record, 0u);
+  std::uint32_t k1 = m::kNoNode, k2 = m::kNoNode;
+  for (std::uint32_t i = 0; i < g.nodes.size(); ++i) {
+    if (g.nodes[i].kind != m::ReplayNode::Kind::Kernel) continue;
+    (t.str(t.kernels[g.nodes[i].record].name) == "k1" ? k1 : k2) = i;
+  }
+  ASSERT_NE(k2, m::kNoNode);
+  ASSERT_EQ(g.nodes[k2].waits.size(), 1u);
+  EXPECT_EQ(g.nodes[k2].waits[0], k1);
+  g.nodes[k1].own_ns += 50 * us;
+  const m::ReplayTimes times = m::run_replay(g);
+  EXPECT_EQ(times.start[k2], 150 * us);
+}
+
+TEST(ReplayBadInput, NoGpuRecordsReplaysTheHost) {
+  Trace t;
+  range(t, RangeKind::UserAnnotation, "ProfilerStep#0", 0, 50);
+  call(t, "cudaGetDevice", 5, 10, 0);
+  call(t, "cudaGetDevice", 20, 30, 0);
+  t.finalize();
+  const m::ReplayGraph g = m::build_replay_graph(t, opts());
+  EXPECT_TRUE(g.problems.no_gpu_records);
+  const auto steps = m::replay_steps(g, m::run_replay(g));
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0].replayed_ns, 50 * us);
+  EXPECT_FALSE(g.problems.describe(g.step_glob).empty());
+}
+
+TEST(ReplayBadInput, NoStepRangesReplayTheWholeTrace) {
+  Trace t = item_trace();
+  t.ranges.erase(t.ranges.begin());  // ranges are sorted: the step range starts first
+  const m::ReplayGraph g = m::build_replay_graph(t, opts());
+  EXPECT_TRUE(g.problems.no_steps);
+  ASSERT_EQ(g.steps.size(), 1u);
+  EXPECT_EQ(g.steps[0].name, "whole trace");
+  const auto lines = g.problems.describe(g.step_glob);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_NE(lines[0].find("ProfilerStep#*"), std::string::npos);
+}
+
+TEST(ReplayBadInput, OverlappingCallsAreCounted) {
+  Trace t;
+  call(t, "cudaGetDevice", 0, 10, 0);
+  call(t, "cudaSetDevice", 5, 20, 0);
+  t.finalize();
+  const m::ReplayGraph g = m::build_replay_graph(t, opts());
+  EXPECT_EQ(g.problems.overlapping_calls, 1u);
+}
+
+// A GPU record whose correlation points nowhere: counted, named, and no saving is claimed in
+// the step that holds it.
+TEST(ReplayBadInput, CorrelationPointingNowhereWithholdsTheSaving) {
+  Trace t = item_trace();
+  kernel(t, "orphan", 7, 151, 155, 99);
+  t.finalize();
+  const m::ReplayGraph g = m::build_replay_graph(t, opts());
+  EXPECT_EQ(g.problems.gpu_without_launch, 1u);
+  const auto steps = m::replay_steps(g, m::run_replay(g));
+  EXPECT_EQ(steps[0].unbuilt, 1u);
+  const m::ReplayReport r = m::replay_what_if(t, {"remove-syncs:cause=aten::item"}, {}, {});
+  ASSERT_EQ(r.what_if.size(), 1u);
+  EXPECT_FALSE(r.what_if[0].saving_ns.has_value());
+  bool named = false;
+  for (const auto& w : r.warnings) named = named || w.find("1 GPU record(s)") != std::string::npos;
+  EXPECT_TRUE(named);
+}
+
+TEST(ReplayBadInput, AnEditThatSelectsNothingNamesTheSelectorAndWhatTheTraceHolds) {
+  const Trace t = item_trace();
+  try {
+    (void)m::replay_what_if(t, {"remove-syncs:cause=aten::nonzero"}, {}, {});
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("aten::nonzero"), std::string::npos) << what;
+    EXPECT_NE(what.find("1 x aten::item"), std::string::npos) << what;
+  }
+  EXPECT_THROW((void)m::parse_what_if("remove-syncs:color=red"), InputError);
+  EXPECT_THROW((void)m::parse_what_if("faster"), InputError);
+  // Without explicit edits the fixes' edits say "not applicable" instead.
+  const m::ReplayReport r = m::replay_what_if(t, {}, {}, {});
+  ASSERT_EQ(r.what_if.size(), 4u);
+  for (const auto& w : r.what_if) EXPECT_FALSE(w.applicable) << w.edit;
+}
+
+}  // namespace
+}  // namespace syncscope
+
+namespace syncscope {
+namespace {
+
+// analyze's worst offenders by replay: what each cause costs if its syncs go.
+TEST(ReplayCauses, EachCauseCostsItsReplayedSaving) {
+  const Trace t = item_trace();
+  const auto costs = m::replay_cost_by_cause(t, {});
+  ASSERT_EQ(costs.size(), 1u);
+  EXPECT_EQ(costs[0].cause, "aten::item");
+  EXPECT_DOUBLE_EQ(costs[0].syncs_per_step, 1.0);
+  ASSERT_TRUE(costs[0].saving_ns.has_value());
+  EXPECT_EQ(*costs[0].saving_ns, 109 * us);  // as RemovingTheSyncSavesItsWaitNotTheHostTime
+}
+
+}  // namespace
+}  // namespace syncscope
