@@ -327,10 +327,12 @@ TEST(ChromeWriter, EveryEventCarriesTheFieldsHolisticTraceAnalysisReads) {
     for (const char* k : {"cat", "name", "dur"}) EXPECT_TRUE(e.contains(k)) << k << " missing: " << e.dump();
     const std::string cat = e["cat"];
     const json& args = e["args"];
-    if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset")
+    if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset") {
       for (const char* k : {"correlation", "stream", "device"}) EXPECT_TRUE(args.contains(k)) << k << ": " << e.dump();
-    if (cat == "cuda_runtime" || cat == "cuda_driver")
+    }
+    if (cat == "cuda_runtime" || cat == "cuda_driver") {
       for (const char* k : {"correlation", "cbid"}) EXPECT_TRUE(args.contains(k)) << k << ": " << e.dump();
+    }
   }
   EXPECT_GT(metadata, 0u);
 }
@@ -363,7 +365,9 @@ TEST(ChromeWriter, WholeMicrosecondTracesHaveOnlyIntegerTimestamps) {
   for (const auto& e : doc["traceEvents"]) {
     ASSERT_TRUE(e.contains("ts")) << e.dump();
     EXPECT_TRUE(e["ts"].is_number_integer()) << e.dump();
-    if (e.contains("dur")) EXPECT_TRUE(e["dur"].is_number_integer()) << e.dump();
+    if (e.contains("dur")) {
+      EXPECT_TRUE(e["dur"].is_number_integer()) << e.dump();
+    }
     ++checked;
   }
   EXPECT_GE(checked, 5u);  // 2 slices, the flow's 2 ends, track names

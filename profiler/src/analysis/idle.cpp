@@ -129,10 +129,12 @@ class SyncReturns {
   std::vector<std::pair<Ns, std::uint32_t>> unknown_;
 };
 
-// Classifies the gaps of one timeline: `order` lists its activities by start.
+// Classifies the gaps of one timeline: `order` lists its activities by start. With
+// `keep_sets`, each class as an IntervalSet (windows measure them); without (streams, only
+// ever measured whole), only each class's total, which saves the memory.
 IdleTimeline classify(const std::vector<Act>& acts, const std::vector<std::uint32_t>& order, std::size_t first,
                       std::size_t last, std::int64_t stream, const IntervalSet* device_busy, const SyncReturns& syncs,
-                      const WaitMarks& waits) {
+                      const WaitMarks& waits, bool keep_sets) {
   IdleTimeline tl;
   tl.device = acts[order[first]].device;
   tl.stream = stream;
@@ -163,10 +165,13 @@ IdleTimeline classify(const std::vector<Act>& acts, const std::vector<std::uint3
                 (device_busy && device_busy->measure(g0, g1) > 0))) {
       c = IdleClass::DependencyWait;
     }
-    cls[static_cast<int>(c)].emplace_back(g0, g1);
+    if (keep_sets) cls[static_cast<int>(c)].emplace_back(g0, g1);
+    tl.class_total[static_cast<int>(c)] += g1 - g0;
     ++tl.gaps;
   }
-  for (int c = 0; c < kIdleClasses; ++c) tl.by_class[c] = IntervalSet(std::move(cls[c]));
+  tl.has_sets = keep_sets;
+  if (keep_sets)
+    for (int c = 0; c < kIdleClasses; ++c) tl.by_class[c] = IntervalSet(std::move(cls[c]));
   return tl;
 }
 
@@ -207,7 +212,7 @@ IdleAttribution::IdleAttribution(const Trace& trace, const std::vector<SyncPoint
   for (std::size_t i = 0; i < by_device.size();) {
     std::size_t j = i;
     while (j < by_device.size() && acts[by_device[j]].device == acts[by_device[i]].device) ++j;
-    devices_.push_back(classify(acts, by_device, i, j, -1, nullptr, syncs, waits));
+    devices_.push_back(classify(acts, by_device, i, j, -1, nullptr, syncs, waits, true));
     i = j;
   }
   for (std::size_t i = 0; i < order.size();) {
@@ -217,7 +222,8 @@ IdleAttribution::IdleAttribution(const Trace& trace, const std::vector<SyncPoint
     const IntervalSet* dev = nullptr;
     for (const auto& d : devices_)
       if (d.device == a.device) dev = &d.busy;
-    streams_.push_back(classify(acts, order, i, j, a.stream, dev, syncs, waits));
+    const IdleTimeline tl = classify(acts, order, i, j, a.stream, dev, syncs, waits, false);
+    streams_.push_back(whole(tl));
     i = j;
   }
 }
@@ -228,7 +234,9 @@ void IdleAttribution::add(const IdleTimeline& tl, Ns a, Ns b, IdleBreakdown& out
   if (b <= a) return;
   out.window_ns += b - a;
   out.busy_ns += tl.busy.measure(a, b);
-  for (int c = 0; c < kIdleClasses; ++c) out.of(static_cast<IdleClass>(c)) += tl.by_class[c].measure(a, b);
+  const bool whole_window = a == tl.first && b == tl.last;
+  for (int c = 0; c < kIdleClasses; ++c)
+    out.of(static_cast<IdleClass>(c)) += whole_window || !tl.has_sets ? tl.class_total[c] : tl.by_class[c].measure(a, b);
   auto it = std::upper_bound(tl.sync_gaps.begin(), tl.sync_gaps.end(), a,
                              [](Ns t, const IdleTimeline::SyncGap& g) { return t < g.end; });
   for (; it != tl.sync_gaps.end() && it->start < b; ++it)
@@ -242,20 +250,22 @@ IdleBreakdown IdleAttribution::measure(Ns a, Ns b, bool all) const {
   return out;
 }
 
-std::vector<TimelineIdle> IdleAttribution::whole(const std::vector<IdleTimeline>& tls) const {
+TimelineIdle IdleAttribution::whole(const IdleTimeline& tl) const {
+  TimelineIdle t;
+  t.device = tl.device;
+  t.stream = tl.stream;
+  t.first_ns = tl.first;
+  t.last_ns = tl.last;
+  t.gaps = tl.gaps;
+  add(tl, tl.first, tl.last, t.idle);
+  t.verdict = verdict_of(t.idle);
+  return t;
+}
+
+std::vector<TimelineIdle> IdleAttribution::devices() const {
   std::vector<TimelineIdle> out;
-  out.reserve(tls.size());
-  for (const auto& tl : tls) {
-    TimelineIdle t;
-    t.device = tl.device;
-    t.stream = tl.stream;
-    t.first_ns = tl.first;
-    t.last_ns = tl.last;
-    t.gaps = tl.gaps;
-    add(tl, tl.first, tl.last, t.idle);
-    t.verdict = verdict_of(t.idle);
-    out.push_back(std::move(t));
-  }
+  out.reserve(devices_.size());
+  for (const auto& tl : devices_) out.push_back(whole(tl));
   return out;
 }
 

@@ -18,7 +18,9 @@ struct IdleTimeline {
   std::int64_t stream = -1;  // -1: the whole device
   Ns first = 0, last = 0;    // GPU window; first == last: no activity
   IntervalSet busy;
-  IntervalSet by_class[kIdleClasses];
+  bool has_sets = false;                 // by_class filled (device timelines)
+  IntervalSet by_class[kIdleClasses];    // the gaps of each class (IdleClass order)
+  Ns class_total[kIdleClasses] = {0, 0, 0, 0};
   struct SyncGap {
     Ns start, end;
     std::uint32_t point;  // index into the sync points (its cause)
@@ -36,16 +38,17 @@ class IdleAttribution {
   // The breakdown of [a, b) summed over devices; `all`: each device's whole GPU window.
   IdleBreakdown measure(Ns a, Ns b, bool all) const;
 
-  std::vector<TimelineIdle> devices() const { return whole(devices_); }
-  std::vector<TimelineIdle> streams() const { return whole(streams_); }
+  std::vector<TimelineIdle> devices() const;
+  const std::vector<TimelineIdle>& streams() const { return streams_; }
 
  private:
-  std::vector<TimelineIdle> whole(const std::vector<IdleTimeline>& tls) const;
+  TimelineIdle whole(const IdleTimeline& tl) const;
+  // Adds tl's breakdown inside [a, b); a timeline without sets only whole ([first, last)).
   void add(const IdleTimeline& tl, Ns a, Ns b, IdleBreakdown& out) const;
 
   const std::vector<SyncPoint>* points_;
   std::vector<IdleTimeline> devices_;
-  std::vector<IdleTimeline> streams_;
+  std::vector<TimelineIdle> streams_;  // classified and summed as they were built
 };
 
 }  // namespace syncscope::analysis_detail
