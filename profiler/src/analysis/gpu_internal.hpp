@@ -15,7 +15,7 @@ void launch_delay_and_queues(const Trace& trace, const LaunchIndex& launches, Gp
 void annotations_and_copies(const Trace& trace, const LaunchIndex& launches, GpuAnalyses& out);   // annotations_copies.cpp
 void rule_findings(const Trace& trace, const std::vector<SyncPoint>& points, GpuAnalyses& out);  // rules.cpp
 
-// count, total, median and p90 (linear interpolation, as distribution()), max; sorts `v`.
+// count, total, median and p90 (linear interpolation, as distribution()), max; reorders `v`.
 DurationStats duration_stats(std::vector<Ns>& v);
 
 }  // namespace syncscope::analysis_detail

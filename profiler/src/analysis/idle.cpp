@@ -180,31 +180,61 @@ IdleTimeline classify(const std::vector<Act>& acts, const std::vector<std::uint3
 IdleAttribution::IdleAttribution(const Trace& trace, const std::vector<SyncPoint>& points,
                                  const std::vector<Ns>& wait_call_starts, const LaunchIndex& launches)
     : points_(&points) {
+  // All activity in (start, end) order: a merge of the three record vectors, which
+  // Trace::finalize sorted that way.
   std::vector<Act> acts;
   acts.reserve(trace.kernels.size() + trace.memcpys.size() + trace.memsets.size());
-  auto push = [&](const GpuActivity& g) {
-    acts.push_back({g.device, g.stream, g.start, g.end, launches.start(g.correlation), kNoLaunch});
-  };
-  for (const auto& k : trace.kernels) push(k);
-  for (const auto& m : trace.memcpys) push(m);
-  for (const auto& m : trace.memsets) push(m);
+  {
+    std::size_t i = 0, j = 0, k = 0;
+    const auto& K = trace.kernels;
+    const auto& C = trace.memcpys;
+    const auto& S = trace.memsets;
+    auto before = [](const GpuActivity& x, const GpuActivity& y) { return std::tie(x.start, x.end) < std::tie(y.start, y.end); };
+    while (i < K.size() || j < C.size() || k < S.size()) {
+      const GpuActivity* g = nullptr;
+      int which = 0;
+      if (i < K.size()) g = &K[i], which = 0;
+      if (j < C.size() && (!g || before(C[j], *g))) g = &C[j], which = 1;
+      if (k < S.size() && (!g || before(S[k], *g))) g = &S[k], which = 2;
+      (which == 0 ? i : which == 1 ? j : k)++;
+      acts.push_back({g->device, g->stream, g->start, g->end, launches.start(g->correlation), kNoLaunch});
+    }
+  }
   if (acts.empty()) return;
+  if (!std::is_sorted(acts.begin(), acts.end(), [](const Act& x, const Act& y) {
+        return std::tie(x.start, x.end) < std::tie(y.start, y.end);
+      }))
+    std::stable_sort(acts.begin(), acts.end(),
+                     [](const Act& x, const Act& y) { return std::tie(x.start, x.end) < std::tie(y.start, y.end); });
 
-  std::vector<std::uint32_t> order(acts.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::uint32_t>(i);
-  std::sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
-    const Act &a = acts[x], &b = acts[y];
-    return std::tie(a.device, a.stream, a.start, a.end, x) < std::tie(b.device, b.stream, b.start, b.end, y);
-  });
+  // Orders by (device, stream, start) and (device, start): counting sorts of the start order
+  // into a few buckets, O(n), stable.
+  auto bucket_order = [&](auto key_of) {
+    std::map<decltype(key_of(acts[0])), std::uint32_t> ids;
+    for (const auto& a : acts) ids.emplace(key_of(a), 0);
+    std::uint32_t next = 0;
+    for (auto& [key, id] : ids) id = next++;
+    std::vector<std::uint32_t> bucket(acts.size()), count(next + 1, 0);
+    auto last = ids.begin();
+    for (std::size_t i = 0; i < acts.size(); ++i) {
+      const auto key = key_of(acts[i]);
+      if (last->first != key) last = ids.find(key);
+      bucket[i] = last->second;
+      ++count[last->second + 1];
+    }
+    for (std::uint32_t b = 0; b < next; ++b) count[b + 1] += count[b];
+    std::vector<std::uint32_t> out(acts.size());
+    for (std::size_t i = 0; i < acts.size(); ++i) out[count[bucket[i]]++] = static_cast<std::uint32_t>(i);
+    return out;
+  };
+  const std::vector<std::uint32_t> order =
+      bucket_order([](const Act& a) { return std::make_pair(a.device, a.stream); });
   for (std::size_t i = 1; i < order.size(); ++i) {
     const Act& p = acts[order[i - 1]];
     Act& a = acts[order[i]];
     if (p.device == a.device && p.stream == a.stream) a.prev_launch = p.launch;
   }
-  std::vector<std::uint32_t> by_device = order;
-  std::stable_sort(by_device.begin(), by_device.end(), [&](std::uint32_t x, std::uint32_t y) {
-    return std::tie(acts[x].device, acts[x].start, acts[x].end) < std::tie(acts[y].device, acts[y].start, acts[y].end);
-  });
+  const std::vector<std::uint32_t> by_device = bucket_order([](const Act& a) { return a.device; });
 
   const SyncReturns syncs(points);
   const WaitMarks waits(trace, wait_call_starts);

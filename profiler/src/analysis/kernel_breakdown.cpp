@@ -48,17 +48,20 @@ DurationStats duration_stats(std::vector<Ns>& v) {
   DurationStats d;
   d.count = v.size();
   if (v.empty()) return d;
-  std::sort(v.begin(), v.end());
   for (Ns x : v) d.total_ns += x;
+  d.max_ns = *std::max_element(v.begin(), v.end());
+  // Order statistics by selection, O(n), not a sort: the k-th value with nth_element, the
+  // (k+1)-th as the minimum of what lies above it.
   auto pct = [&](double p) {
     const double pos = p * static_cast<double>(v.size() - 1);
     const auto lo = static_cast<std::size_t>(std::floor(pos));
-    const std::size_t hi = std::min(lo + 1, v.size() - 1);
-    return static_cast<double>(v[lo]) + (pos - static_cast<double>(lo)) * static_cast<double>(v[hi] - v[lo]);
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(lo), v.end());
+    const Ns a = v[lo];
+    const Ns b = lo + 1 < v.size() ? *std::min_element(v.begin() + static_cast<std::ptrdiff_t>(lo) + 1, v.end()) : a;
+    return static_cast<double>(a) + (pos - static_cast<double>(lo)) * static_cast<double>(b - a);
   };
   d.median_ns = pct(0.5);
   d.p90_ns = pct(0.9);
-  d.max_ns = v.back();
   return d;
 }
 

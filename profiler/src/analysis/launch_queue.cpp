@@ -2,7 +2,6 @@
 // syncscope/analysis/gpu_analyses.hpp).
 #include <algorithm>
 #include <map>
-#include <tuple>
 
 #include "api_classes.hpp"
 #include "gpu_internal.hpp"
@@ -55,49 +54,50 @@ void launch_delay(const Trace& trace, const LaunchIndex& launches, GpuAnalyses& 
 }
 
 void queues(const Trace& trace, const LaunchIndex& launches, GpuAnalyses& out) {
-  // +1 at the launch call (the activity's own start when the trace has no call), -1 at its
-  // end; per stream, in time order.
-  struct Edge {
-    std::int32_t device;
-    std::int64_t stream;
-    Ns t;
-    int delta;
+  // Per stream, when each activity entered the queue (its launch call's start; its own
+  // start when the trace has no call) and when it left (its end). The area under the depth
+  // curve is the sum of the time each spent queued or running, so the mean needs no sweep;
+  // the maximum is one merge of the two sorted time lists.
+  struct Times {
+    std::vector<Ns> in, out;
+    Ns first = 0, last = 0;
+    long double area = 0;  // depth x ns
   };
-  std::vector<Edge> edges;
-  edges.reserve(2 * (trace.kernels.size() + trace.memcpys.size() + trace.memsets.size()));
+  std::map<StreamKey, Times> per;
   auto push = [&](const GpuActivity& g) {
     const Ns l = launches.start(g.correlation);
     const Ns in = l == kNoLaunch ? g.start : std::min(l, g.end);
-    edges.push_back({g.device, g.stream, in, +1});
-    edges.push_back({g.device, g.stream, g.end, -1});
+    auto& t = per[{g.device, g.stream}];
+    if (t.in.empty() || in < t.first) t.first = in;
+    if (t.in.empty() || g.end > t.last) t.last = g.end;
+    t.in.push_back(in);
+    t.out.push_back(g.end);
+    t.area += static_cast<long double>(g.end - in);
   };
   for (const auto& k : trace.kernels) push(k);
   for (const auto& m : trace.memcpys) push(m);
   for (const auto& m : trace.memsets) push(m);
-  std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) {
-    return std::tie(a.device, a.stream, a.t) < std::tie(b.device, b.stream, b.t);
-  });
-  for (std::size_t i = 0; i < edges.size();) {
+  for (auto& [key, t] : per) {
+    // Records come sorted by start, so these are nearly sorted already.
+    if (!std::is_sorted(t.in.begin(), t.in.end())) std::sort(t.in.begin(), t.in.end());
+    if (!std::is_sorted(t.out.begin(), t.out.end())) std::sort(t.out.begin(), t.out.end());
     StreamQueue q;
-    q.device = edges[i].device;
-    q.stream = edges[i].stream;
-    const Ns first = edges[i].t;
-    Ns last = first;
-    long double area = 0;  // depth x ns
+    q.device = key.first;
+    q.stream = key.second;
     std::int64_t depth = 0;
-    Ns prev = first;
-    while (i < edges.size() && edges[i].device == q.device && edges[i].stream == q.stream) {
-      const Ns t = edges[i].t;
-      area += static_cast<long double>(depth) * static_cast<long double>(t - prev);
-      for (; i < edges.size() && edges[i].device == q.device && edges[i].stream == q.stream && edges[i].t == t; ++i)
-        depth += edges[i].delta;
+    std::size_t i = 0, o = 0;
+    while (i < t.in.size()) {
+      // All changes at one instant, then the depth: an activity leaving as another enters
+      // does not count twice.
+      const Ns now = std::min(t.in[i], o < t.out.size() ? t.out[o] : t.in[i]);
+      for (; o < t.out.size() && t.out[o] == now; ++o) --depth;
+      for (; i < t.in.size() && t.in[i] == now; ++i) ++depth;
       if (depth > 0 && static_cast<std::uint64_t>(depth) > q.max_depth) {
         q.max_depth = static_cast<std::uint64_t>(depth);
-        q.max_at_ns = t;
+        q.max_at_ns = now;
       }
-      prev = last = t;
     }
-    q.mean_depth = last > first ? static_cast<double>(area / static_cast<long double>(last - first)) : 0.0;
+    q.mean_depth = t.last > t.first ? static_cast<double>(t.area / static_cast<long double>(t.last - t.first)) : 0.0;
     out.queues.push_back(q);
   }
 }
