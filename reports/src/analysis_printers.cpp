@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "analysis_gpu_printers.hpp"
 #include "syncscope/core/csv.hpp"
 #include "syncscope/core/text.hpp"
 #include "syncscope/core/units.hpp"
@@ -69,10 +70,13 @@ ordered_json window_json(const WindowStats& w) {
   syncs["by_api"] = ordered_json::object();
   for (const auto& [a, n] : w.syncs.by_api) syncs["by_api"][a] = n;
   syncs["stream_wait_events"] = w.syncs.stream_wait_events;
+  syncs["polling"] = w.syncs.polling;
   j["syncs"] = std::move(syncs);
   j["sync_blocked_ns"] = w.syncs.blocked_ns;
   j["sync_bubble_ns"] = w.syncs.bubble_ns;
   j["overlap"] = ordered_json{{"h2d", overlap_json(w.h2d)}, {"d2h", overlap_json(w.d2h)}};
+  j["idle"] = reports_detail::idle_json(w.idle, w.duration_ns);
+  j["verdict"] = std::string(verdict_name(w.verdict));
   return j;
 }
 
@@ -121,6 +125,8 @@ ordered_json sync_point_json(const SyncPoint& p) {
   j["api"] = p.api;
   j["cause"] = p.cause;
   j["merged_copy"] = p.merged_copy;
+  j["polling"] = p.polling;
+  if (p.polling) j["polls"] = p.polls;
   j["pid"] = p.pid;
   j["tid"] = p.tid;
   j["device"] = p.device;
@@ -158,6 +164,7 @@ void window_rows(CsvWriter& csv, std::string_view kind, const WindowStats& w, co
   for (const auto& [c, n] : w.syncs.by_cause) row("syncs.by_cause." + c, number(n));
   for (const auto& [a, n] : w.syncs.by_api) row("syncs.by_api." + a, number(n));
   row("syncs.stream_wait_events", number(w.syncs.stream_wait_events));
+  row("syncs.polling", number(w.syncs.polling));
   row("sync_blocked_ns", number(w.syncs.blocked_ns));
   row("sync_bubble_ns", number(w.syncs.bubble_ns));
   for (const auto& [dir, o] : {std::pair<const char*, const OverlapStats*>{"h2d", &w.h2d}, {"d2h", &w.d2h}}) {
@@ -165,6 +172,7 @@ void window_rows(CsvWriter& csv, std::string_view kind, const WindowStats& w, co
     row(fmt::format("overlap.{}.overlapped_ns", dir), number(o->overlapped_ns));
     row(fmt::format("overlap.{}.fraction", dir), number(o->fraction));
   }
+  reports_detail::idle_rows(w.idle, w.verdict, row);
 }
 
 void summary_rows(CsvWriter& csv, std::string_view kind, const StepSummary& s, const std::string& version) {
@@ -230,6 +238,11 @@ std::string analysis_to_json(const AnalysisResult& r, const AnalysisJsonOptions&
                                       {"blocked_ns", o.blocked_ns},
                                       {"bubble_ns", o.bubble_ns},
                                       {"cost_ns", o.blocked_ns + o.bubble_ns}});
+  j["idle_by_device"] = ordered_json::array();
+  for (const auto& t : r.idle_by_device) j["idle_by_device"].push_back(reports_detail::timeline_idle_json(t));
+  j["idle_by_stream"] = ordered_json::array();
+  for (const auto& t : r.idle_by_stream) j["idle_by_stream"].push_back(reports_detail::timeline_idle_json(t));
+  j["gpu"] = reports_detail::gpu_analyses_json(r.gpu);
   j["warnings"] = r.warnings;
   const std::size_t n = std::min(options.max_sync_points, r.sync_points.size());
   j["sync_points_total"] = r.sync_points.size();
@@ -249,6 +262,7 @@ std::string analysis_to_csv(const AnalysisResult& r) {
   for (const auto& l : r.layers) window_rows(csv, "layer", l, version);
   summary_rows(csv, "step_summary", r.step_summary, version);
   summary_rows(csv, "layer_summary", r.layer_summary, version);
+  reports_detail::gpu_analyses_rows(r, csv, version);
   return csv.str();
 }
 
@@ -262,8 +276,11 @@ void print_analysis_table(const AnalysisResult& r, std::ostream& out) {
   out << fmt::format("  recorded by {}, {} device(s), span {}\n", producer, t.gpu_busy_by_device.size(),
                      format_duration(t.duration_ns));
   const std::string per = device_count(t) > 1 ? fmt::format("of span x {} devices", device_count(t)) : "of span";
-  out << fmt::format("  GPU busy {} ({} {}), kernels {}, copies {}\n", format_duration(t.gpu_busy_ns),
-                     percent(busy_fraction(t)), per, t.kernels, t.memcpys);
+  // Over the GPU window (first to last GPU activity, summed over devices) first, as Holistic
+  // Trace Analysis reports it; the whole span (host prologue included) beside it, named.
+  out << fmt::format("  GPU busy {} ({} of GPU window, {} {}), kernels {}, copies {}\n", format_duration(t.gpu_busy_ns),
+                     percent(fraction(t.idle.busy_ns, t.idle.window_ns)), percent(busy_fraction(t)), per, t.kernels,
+                     t.memcpys);
   if (t.comm.kernels > 0)
     out << fmt::format("  compute {}, communication {} in {} NCCL kernels ({} of it overlapped with compute)\n",
                        format_duration(t.compute_kernel_ns), format_duration(t.comm.kernel_ns), t.comm.kernels,
@@ -288,6 +305,8 @@ void print_analysis_table(const AnalysisResult& r, std::ostream& out) {
   }
   out << fmt::format("{:<22}H2D {:>6} of {:<12} D2H {:>6} of {}\n", "copy/compute overlap", percent(t.h2d.fraction),
                      format_duration(t.h2d.copy_ns), percent(t.d2h.fraction), format_duration(t.d2h.copy_ns));
+  reports_detail::print_idle_table(r, out);
+  reports_detail::print_gpu_analyses_table(r.gpu, out);
 
   if (!r.worst.empty()) {
     out << "\nworst offenders (by blocked + bubble time)\n";

@@ -115,8 +115,74 @@ std::string syncs_chart(const std::string& id, const std::vector<const VariantRe
   return s + "</svg>";
 }
 
+namespace {
+
+// One stacked bar per variant over its step's GPU window (first to last GPU activity in the
+// step, all devices): busy, then each idle class (analysis/idle.hpp), with the verdict.
+// Bars are fractions of each step's own window, so variants of different length compare.
+std::string idle_chart(const std::string& id, const std::vector<const TimelineStrip*>& strips,
+                       const std::string& outcome) {
+  std::vector<const TimelineStrip*> rows;
+  for (auto* t : strips)
+    if (t->step && t->step->idle.window_ns > 0) rows.push_back(t);
+  if (rows.empty()) return "";
+  const int left = 190, width = 1100, plot = width - left - 260, row_h = 26, top = 24;
+  const int height = top + static_cast<int>(rows.size()) * row_h + 8;
+  // Host wait and dependency wait have no colour in report.css yet: inline fills.
+  std::string s = "<div class=\"legend\"><span><i class=\"k-compute\"></i>GPU busy</span>"
+                  "<span><i class=\"k-sync-bubble\"></i>idle: sync bubble</span>"
+                  "<span><i style=\"background:#e0b040\"></i>idle: host wait (launch came late)</span>"
+                  "<span><i style=\"background:#9b7fd1\"></i>idle: dependency wait</span>"
+                  "<span><i class=\"k-other-idle\"></i>idle: other</span></div>";
+  s += fmt::format(
+      R"(<svg class="chart idle-chart" id="{}-idle" data-outcome="{}" viewBox="0 0 {} {}" width="{}" height="{}" role="img" aria-label="idle attribution of the {} step">)",
+      id, outcome, width, height, width, height, outcome);
+  s += fmt::format(R"(<text class="chart-title" x="{}" y="14">the same step's GPU window (100% = first to last GPU activity in it): busy and why the GPU idled</text>)",
+                   left);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const TimelineStrip& t = *rows[i];
+    const IdleBreakdown& b = t.step->idle;
+    const int y = top + static_cast<int>(i) * row_h + 4;
+    s += fmt::format(R"(<g class="variant idle-bar" data-variant="{}" data-window-ns="{}" data-verdict="{}">)",
+                     esc(t.fix + "=" + t.variant), b.window_ns, verdict_name(t.step->verdict));
+    s += fmt::format(R"(<text x="{}" y="{}" text-anchor="end">{}={}</text>)", left - 8, y + 13, esc(t.fix), esc(t.variant));
+    double x = 0;
+    const double w = static_cast<double>(b.window_ns);
+    auto part = [&](const char* cls, const char* fill, Ns ns, const char* what) {
+      if (ns <= 0) return;
+      const double f = static_cast<double>(ns) / w;
+      s += fmt::format(R"(<rect class="part {}"{} x="{:.2f}" y="{}" width="{:.2f}" height="16"><title>{} {} ({:.1f}% of the GPU window)</title></rect>)",
+                       cls, fill[0] ? fmt::format(R"( style="fill:{}")", fill) : std::string(), left + x * plot, y,
+                       f * plot, what, duration_text(static_cast<double>(ns)), 100.0 * f);
+      x += f;
+    };
+    part("compute", "", b.busy_ns, "GPU busy:");
+    part("sync-bubble", "", b.sync_bubble_ns, "idle, sync bubble:");
+    part("host-wait", "#e0b040", b.host_wait_ns, "idle, host wait:");
+    part("dependency-wait", "#9b7fd1", b.dependency_wait_ns, "idle, dependency wait:");
+    part("other-idle", "", b.other_ns, "idle, other:");
+    s += fmt::format(R"(<text x="{}" y="{}">{} of {} ({:.1f}% busy)</text>)", left + plot + 6, y + 13,
+                     verdict_name(t.step->verdict), duration_text(w), 100.0 * static_cast<double>(b.busy_ns) / w);
+    s += "</g>";
+  }
+  return s + "</svg>";
+}
+
+std::string step_time_chart(const std::string& id, const std::vector<const TimelineStrip*>& strips,
+                            const std::vector<const VariantResult*>& vs, const std::string& outcome);
+
+}  // namespace
+
+// The step bars, then the idle attribution of the same steps.
 std::string step_chart(const std::string& id, const std::vector<const TimelineStrip*>& strips,
                        const std::vector<const VariantResult*>& vs, const std::string& outcome) {
+  return step_time_chart(id, strips, vs, outcome) + idle_chart(id, strips, outcome);
+}
+
+namespace {
+
+std::string step_time_chart(const std::string& id, const std::vector<const TimelineStrip*>& strips,
+                            const std::vector<const VariantResult*>& vs, const std::string& outcome) {
   std::vector<const TimelineStrip*> rows;
   for (auto* t : strips)
     if (t->step) rows.push_back(t);
@@ -205,5 +271,7 @@ std::string step_chart(const std::string& id, const std::vector<const TimelineSt
   }
   return s + "</svg>";
 }
+
+}  // namespace
 
 }  // namespace syncscope::html

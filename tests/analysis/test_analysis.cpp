@@ -369,7 +369,7 @@ TEST(SyncPoints, GraphLaunchIsNotASync) {
   EXPECT_EQ(r.totals.kernels, 3u);
 }
 
-TEST(SyncPoints, StreamWaitEventAndQueriesAreNotSyncs) {
+TEST(SyncPoints, StreamWaitEventAndQueriesAreNotSyncsUnlessAnEventQueryPolls) {
   TraceBuilder b;
   b.api("cudaStreamWaitEvent", 0, 5, 1);
   b.api("cuStreamWaitEvent", 6, 8, 2);
@@ -380,9 +380,12 @@ TEST(SyncPoints, StreamWaitEventAndQueriesAreNotSyncs) {
   b.api("cudaEventSynchronize", 20, 30, 6);
   b.kernel(0, 7, 0, 40);
   auto r = analyze(b.done());
-  // Only the event sync counts; both wait-event calls are counted apart.
-  EXPECT_EQ(totals(r).total, 1u);
+  // The event sync counts, and the cudaEventQuery that has an Event Sync record (a poll,
+  // SyncPoint::polling); the other queries do not. Both wait-event calls are counted apart.
+  EXPECT_EQ(totals(r).total, 2u);
   EXPECT_EQ(totals(r).by_api.at("cudaEventSynchronize"), 1u);
+  EXPECT_EQ(totals(r).by_api.at("cudaEventQuery"), 1u);
+  EXPECT_EQ(totals(r).polling, 1u);
   EXPECT_EQ(totals(r).stream_wait_events, 2u);
 }
 

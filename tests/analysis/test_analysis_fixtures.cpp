@@ -70,5 +70,41 @@ TEST(AnalysisFixture, DefaultStepGlobMatchesNothingAndSaysWhatWouldMatch) {
   EXPECT_EQ(r.totals.syncs.total, 26u);
 }
 
+// The idle attribution of the item-loop steps, against fixture_expectations.py, which
+// computes it again from the JSON (a second implementation, not our reader): the GPU runs
+// a few microseconds per layer and then waits, partly in the .item() syncs' bubbles, mostly
+// for the eager host to launch the next kernels: host-bound. A few ns of slack per gap for
+// the reader's rounding of ts+dur.
+TEST(AnalysisFixture, ItemLoopStepsAreHostBoundWithTheirSyncBubblesNamed) {
+  AnalysisOptions o;
+  o.step_glob = "train_step#*";
+  o.layer_glob = "layer_*";
+  const auto r = analyze(fixture_trace(), o);
+  ASSERT_EQ(r.steps.size(), 3u);
+  struct Want {
+    Ns window, busy, sync_bubble, host_wait, other;
+  };
+  const Want want[] = {{2474428, 167904, 948375, 1339972, 18177},
+                       {1748057, 166525, 704052, 841094, 36386},
+                       {1636304, 166432, 592907, 862532, 14433}};
+  for (std::size_t k = 0; k < 3; ++k) {
+    const auto& s = r.steps[k];
+    const auto& i = s.idle;
+    EXPECT_NEAR(static_cast<double>(i.window_ns), static_cast<double>(want[k].window), 4) << s.name;
+    EXPECT_NEAR(static_cast<double>(i.busy_ns), static_cast<double>(want[k].busy), 48 * 2) << s.name;
+    EXPECT_NEAR(static_cast<double>(i.sync_bubble_ns), static_cast<double>(want[k].sync_bubble), 16 * 4) << s.name;
+    EXPECT_NEAR(static_cast<double>(i.host_wait_ns), static_cast<double>(want[k].host_wait), 48 * 4) << s.name;
+    EXPECT_NEAR(static_cast<double>(i.other_ns), static_cast<double>(want[k].other), 48 * 4) << s.name;
+    EXPECT_EQ(i.dependency_wait_ns, 0) << s.name;  // one stream, no stream waits
+    EXPECT_EQ(i.busy_ns + i.sync_bubble_ns + i.host_wait_ns + i.dependency_wait_ns + i.other_ns, i.window_ns) << s.name;
+    EXPECT_EQ(s.verdict, IdleVerdict::HostBound) << s.name;
+    ASSERT_EQ(i.sync_bubble_by_cause.size(), 1u) << s.name;
+    EXPECT_EQ(i.sync_bubble_by_cause.at("aten::item"), i.sync_bubble_ns) << s.name;
+  }
+  // Each gap once, and only when the next work came after the sync: at most the per-sync sum.
+  EXPECT_LE(r.totals.idle.sync_bubble_ns, r.totals.syncs.bubble_ns);
+  EXPECT_EQ(r.totals.idle.busy_ns, r.totals.gpu_busy_ns);
+}
+
 }  // namespace
 }  // namespace syncscope

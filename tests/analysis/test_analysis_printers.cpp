@@ -119,5 +119,46 @@ TEST(FormatDuration, PicksTheUnit) {
   EXPECT_EQ(format_duration(2'500'000'000), "2.500 s");
 }
 
+// The idle attribution and the GPU analyses under the names our own checks read (issue 27):
+// in totals and every step, "idle" with the six fields summing exactly to the window, and a
+// verdict; per device and stream; the analyses under "gpu"; the same in CSV and the table.
+TEST(AnalysisJson, IdleAndGpuAnalysesCarryTheContractNames) {
+  const auto r = sample_result();
+  const auto j = nlohmann::json::parse(analysis_to_json(r));
+  std::vector<const nlohmann::json*> windows = {&j.at("totals")};
+  for (const auto& s : j.at("steps")) windows.push_back(&s);
+  for (const auto* w : windows) {
+    const auto& i = w->at("idle");
+    const Ns sum = i.at("busy_ns").get<Ns>() + i.at("sync_bubble_ns").get<Ns>() + i.at("host_wait_ns").get<Ns>() +
+                   i.at("dependency_wait_ns").get<Ns>() + i.at("other_ns").get<Ns>();
+    EXPECT_EQ(sum, i.at("window_ns").get<Ns>()) << w->at("name");
+    EXPECT_EQ(i.at("span_ns").get<Ns>(), w->at("duration_ns").get<Ns>());
+    const std::string v = w->at("verdict");
+    EXPECT_TRUE(v == "gpu-bound" || v == "host-bound" || v == "sync-bound" || v == "dependency-bound" ||
+                v == "other-idle" || v == "no-gpu-activity")
+        << v;
+  }
+  EXPECT_EQ(j.at("totals").at("idle").at("busy_ns").get<Ns>(), 600);  // GPU busy, as above
+  EXPECT_EQ(j.at("idle_by_device").size(), r.idle_by_device.size());
+  EXPECT_EQ(j.at("idle_by_stream").size(), r.idle_by_stream.size());
+  for (const char* key : {"kernels_by_class", "kernels_by_name", "kernel_names", "launch_delay", "queue_length",
+                          "annotations", "copy_bandwidth", "findings"})
+    EXPECT_TRUE(j.at("gpu").contains(key)) << key;
+
+  const auto rows = csv_parse(analysis_to_csv(r));
+  std::size_t windows_with_idle = 0, verdicts = 0;
+  for (const auto& row : rows) {
+    windows_with_idle += row.at(3) == "idle.window_ns" && (row.at(0) == "total" || row.at(0) == "step");
+    verdicts += row.at(3) == "verdict" && (row.at(0) == "total" || row.at(0) == "step");
+  }
+  EXPECT_EQ(windows_with_idle, 1 + r.steps.size());
+  EXPECT_EQ(verdicts, 1 + r.steps.size());
+
+  std::ostringstream table;
+  print_analysis_table(r, table);
+  EXPECT_NE(table.str().find("GPU window"), std::string::npos);
+  EXPECT_NE(table.str().find("of GPU window"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace syncscope

@@ -154,5 +154,32 @@ TEST(TraceFamilies, SyncscopeOwnRoundTrip) {
   EXPECT_EQ(back.meta.rank, t->meta.rank);
 }
 
+// Idle attribution (analysis/idle.hpp) on every family: busy and the four idle classes add up
+// to the GPU window exactly, for the trace, each device and each stream, and the trace's GPU
+// window is the sum of the devices' (first to last GPU activity).
+TEST(TraceFamilies, IdleClassesSumToTheGpuWindowExactly) {
+  for (const char* name : {"traces/kineto_all_categories.json", "traces/families/kineto_2021.json",
+                           "traces/families/torch_compile.json", "traces/families/cuda_graph.json",
+                           "traces/families/rocm_hip.json", "torch/item_loop_l8_h200.json.gz"}) {
+    const auto r = analyze_fixture(name);
+    auto sum = [](const IdleBreakdown& b) {
+      return b.busy_ns + b.sync_bubble_ns + b.host_wait_ns + b.dependency_wait_ns + b.other_ns;
+    };
+    EXPECT_GT(r.totals.idle.window_ns, 0) << name;
+    EXPECT_EQ(sum(r.totals.idle), r.totals.idle.window_ns) << name;
+    EXPECT_EQ(r.totals.idle.busy_ns, r.totals.gpu_busy_ns) << name;
+    Ns devices = 0;
+    for (const auto& d : r.idle_by_device) {
+      EXPECT_EQ(sum(d.idle), d.idle.window_ns) << name;
+      EXPECT_EQ(d.idle.window_ns, d.last_ns - d.first_ns) << name;
+      devices += d.idle.window_ns;
+    }
+    EXPECT_EQ(devices, r.totals.idle.window_ns) << name;
+    for (const auto& s : r.idle_by_stream) EXPECT_EQ(sum(s.idle), s.idle.window_ns) << name << " stream " << s.stream;
+    for (const auto& s : r.steps) EXPECT_EQ(sum(s.idle), s.idle.window_ns) << name << " " << s.name;
+    for (const auto& l : r.layers) EXPECT_EQ(sum(l.idle), l.idle.window_ns) << name << " " << l.name;
+  }
+}
+
 }  // namespace
 }  // namespace syncscope

@@ -299,3 +299,79 @@ TEST(ChromeWriter, WriteTraceIsAtomicAndRefusesToOverwrite) {
 
 }  // namespace
 }  // namespace syncscope
+
+namespace syncscope {
+namespace {
+
+// The field set Holistic Trace Analysis's parser reads, pinned from its source (no Python in
+// the test; re-read these files when HTA changes):
+// - hta/common/trace_parser.py (_parse_trace_dataframe_json, _compress_df): a DataFrame of
+//   traceEvents; a float64 "ts" column (any event without ts, or any fractional value)
+//   makes it round every timestamp to whole microseconds; rows without "dur" or "cat" are
+//   dropped; "ph", "name", "pid", "tid" are read as columns.
+// - hta/configs/default_event_args.py: the args it keeps, of which it joins on
+//   "correlation" (runtime call <-> GPU activity), "External id", "stream", "device", "cbid",
+//   and for cuda_sync "wait_on_stream" and "wait_on_cuda_event_record_corr_id".
+// - hta/common/trace_parser.py (parse_metadata_ijson) and the rank regex: top-level
+//   "deviceProperties" and "distributedInfo" with "rank" (checked above).
+TEST(ChromeWriter, EveryEventCarriesTheFieldsHolisticTraceAnalysisReads) {
+  const json doc = json::parse(chrome_json_string(test::make_full_trace()));
+  ASSERT_TRUE(doc.contains("deviceProperties"));
+  ASSERT_TRUE(doc.contains("distributedInfo"));
+  std::size_t metadata = 0;
+  for (const auto& e : doc["traceEvents"]) {
+    for (const char* k : {"ph", "ts", "pid", "tid"}) EXPECT_TRUE(e.contains(k)) << k << " missing: " << e.dump();
+    const std::string ph = e["ph"];
+    if (ph == "M") ++metadata;
+    if (ph != "X") continue;
+    for (const char* k : {"cat", "name", "dur"}) EXPECT_TRUE(e.contains(k)) << k << " missing: " << e.dump();
+    const std::string cat = e["cat"];
+    const json& args = e["args"];
+    if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset") {
+      for (const char* k : {"correlation", "stream", "device"}) EXPECT_TRUE(args.contains(k)) << k << ": " << e.dump();
+    }
+    if (cat == "cuda_runtime" || cat == "cuda_driver") {
+      for (const char* k : {"correlation", "cbid"}) EXPECT_TRUE(args.contains(k)) << k << ": " << e.dump();
+    }
+  }
+  EXPECT_GT(metadata, 0u);
+}
+
+// A trace whose times are whole microseconds is written with integer ts and dur on every
+// event, metadata included, so HTA's ts column stays int64 and nothing is rounded.
+TEST(ChromeWriter, WholeMicrosecondTracesHaveOnlyIntegerTimestamps) {
+  Trace t;
+  t.meta.base_time_ns = 1'000'000'000;
+  t.track_names.push_back({"100", "", "python"});
+  ApiCall a;
+  a.name = t.intern("cudaLaunchKernel");
+  a.pid = 100;
+  a.tid = 1;
+  a.start = 1'000'002'000;
+  a.end = 1'000'007'000;
+  a.correlation = 5;
+  t.api_calls.push_back(a);
+  Kernel k;
+  k.name = t.intern("gemm");
+  k.device = 0;
+  k.stream = 7;
+  k.start = 1'000'010'000;
+  k.end = 1'000'030'000;
+  k.correlation = 5;
+  t.kernels.push_back(k);
+  t.finalize();
+  const json doc = json::parse(chrome_json_string(t));
+  std::size_t checked = 0;
+  for (const auto& e : doc["traceEvents"]) {
+    ASSERT_TRUE(e.contains("ts")) << e.dump();
+    EXPECT_TRUE(e["ts"].is_number_integer()) << e.dump();
+    if (e.contains("dur")) {
+      EXPECT_TRUE(e["dur"].is_number_integer()) << e.dump();
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 5u);  // 2 slices, the flow's 2 ends, track names
+}
+
+}  // namespace
+}  // namespace syncscope

@@ -60,9 +60,9 @@ inline TimelineStrip synthetic_strip(const std::string& variant, bool with_syncs
   t.segments.push_back({"stream 7 (main)", "kernel", 450'000, 1'000'000, "attention"});
   // The step: 100 ms with syncs (57 of them), 88 ms without; parts add up.
   t.step = with_syncs ? StepBreakdown{"ProfilerStep#1", 3, 0, 100'000'000, 60'000'000, 5'000'000, 25'000'000,
-                                      10'000'000, 30'000'000, 57}
+                                      10'000'000, 30'000'000, 57, {}, IdleVerdict::NoGpuActivity}
                       : StepBreakdown{"ProfilerStep#1", 3, 0, 88'000'000, 60'000'000, 5'000'000, 3'000'000,
-                                      20'000'000, 2'000'000, 3};
+                                      20'000'000, 2'000'000, 3, {}, IdleVerdict::NoGpuActivity};
   return t;
 }
 

@@ -269,6 +269,43 @@ TEST(ReportStepBars, PartsAddUpAndTheSavingIsOnTheBar) {
   expect_round_ticks(values, "step bars");
 }
 
+// The idle attribution of each variant's step (analysis/idle.hpp) as a stacked bar over the
+// step's GPU window: the parts are stacked end to end, fill the plot width exactly (busy +
+// classes == window), and the verdict is named; a step without the attribution (an older
+// timelines.json) draws no bar.
+TEST(ReportIdleBars, OneStackedBarPerStepOverItsGpuWindow) {
+  RunResults r = synthetic_results();
+  std::vector<TimelineStrip> strips = {synthetic_strip("rebuild", true), synthetic_strip("cached", false)};
+  // rebuild: window 80 ms = busy 50 + sync bubble 20 + host wait 6 + dependency 3 + other 1.
+  IdleBreakdown& i = strips[0].step->idle;
+  i = {80'000'000, 50'000'000, 20'000'000, 6'000'000, 3'000'000, 1'000'000, {}};
+  strips[0].step->verdict = verdict_of(i);
+  const std::string html = render_html_report({ReportRun{r, "out", strips, {}}});
+  const auto p = html.find("class=\"chart idle-chart\"");
+  ASSERT_NE(p, std::string::npos);
+  const std::string svg = html.substr(p, html.find("</svg>", p) - p);
+  static const std::regex bar(R"re(<g class="variant idle-bar" data-variant="([^"]+)" data-window-ns="(\d+)" data-verdict="([a-z-]+)">([\s\S]*?)</g>)re");
+  static const std::regex part(R"re(<rect class="part [a-z-]+"(?: style="[^"]*")? x="([0-9.]+)" y="\d+" width="([0-9.]+)")re");
+  int bars = 0;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), bar); it != std::sregex_iterator(); ++it, ++bars) {
+    EXPECT_EQ((*it)[1], "packing=rebuild");
+    EXPECT_EQ((*it)[2], "80000000");
+    EXPECT_EQ((*it)[3], "sync-bound");  // busy 62.5% < 90%; the sync bubble is the largest idle class
+    const std::string body = (*it)[4];
+    double x = 190, total = 0;
+    int parts = 0;
+    for (auto pt = std::sregex_iterator(body.begin(), body.end(), part); pt != std::sregex_iterator(); ++pt, ++parts) {
+      EXPECT_NEAR(std::stod((*pt)[1]), x, 0.02);
+      x += std::stod((*pt)[2]);
+      total += std::stod((*pt)[2]);
+    }
+    EXPECT_EQ(parts, 5);
+    EXPECT_NEAR(total, 1100 - 190 - 260, 0.05);  // the whole plot: the window
+    EXPECT_NE(body.find("idle, host wait: 6"), std::string::npos);
+  }
+  EXPECT_EQ(bars, 1);
+}
+
 TEST(ReportParameters, FoldedPerFixWithUnitsAndIntervals) {
   RunResults r = synthetic_results();
   r.variants[1].model_parameters = {{"gpu_ns_per_layer", 511'842}, {"gpu_ns_per_layer_lo", 500'000},

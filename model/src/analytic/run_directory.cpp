@@ -45,6 +45,11 @@ std::string timelines_to_json(const std::vector<TimelineStrip>& strips) {
                    {"other_idle_ns", b.other_idle_ns},
                    {"host_blocked_ns", b.host_blocked_ns},
                    {"syncs", b.syncs}};
+      const IdleBreakdown& i = b.idle;  // the step's idle attribution (analysis/idle.hpp)
+      o["step"]["idle"] = {{"window_ns", i.window_ns},       {"busy_ns", i.busy_ns},
+                           {"sync_bubble_ns", i.sync_bubble_ns}, {"host_wait_ns", i.host_wait_ns},
+                           {"dependency_wait_ns", i.dependency_wait_ns}, {"other_ns", i.other_ns},
+                           {"verdict", std::string(verdict_name(b.verdict))}};
     }
     j["strips"].push_back(std::move(o));
   }
@@ -156,6 +161,22 @@ std::vector<TimelineStrip> timelines_from_json(std::string_view text, std::strin
       b.other_idle_ns = count("other_idle_ns");
       b.host_blocked_ns = count("host_blocked_ns");
       b.syncs = static_cast<std::uint64_t>(count("syncs"));
+      if (st.contains("idle")) {  // optional: older timelines have no idle attribution
+        const auto& id = st["idle"];
+        typed(id.is_object(), sp + "/idle", "an object");
+        auto ns = [&](const char* key) {
+          const std::int64_t v = int_in(id, key, sp + "/idle");
+          typed(v >= 0, sp + "/idle/" + key, "a non-negative integer");
+          return v;
+        };
+        b.idle.window_ns = ns("window_ns");
+        b.idle.busy_ns = ns("busy_ns");
+        b.idle.sync_bubble_ns = ns("sync_bubble_ns");
+        b.idle.host_wait_ns = ns("host_wait_ns");
+        b.idle.dependency_wait_ns = ns("dependency_wait_ns");
+        b.idle.other_ns = ns("other_ns");
+        b.verdict = verdict_of(b.idle);
+      }
       s.step = b;
     }
     out.push_back(std::move(s));

@@ -12,6 +12,8 @@
 #include <tuple>
 
 #include "analysis_internal.hpp"
+#include "gpu_internal.hpp"
+#include "idle_internal.hpp"
 #include "interval_set.hpp"
 #include "syncscope/core/glob.hpp"
 
@@ -223,6 +225,7 @@ struct Indexes {
   std::vector<std::uint64_t> memcpy_bytes_prefix;  // over memcpy_starts order
   const std::vector<SyncPoint>* points = nullptr;  // sorted by start
   const std::vector<Ns>* wait_starts = nullptr;
+  const analysis_detail::IdleAttribution* idle = nullptr;
 };
 
 std::pair<std::size_t, std::size_t> start_range(const std::vector<Ns>& starts, Ns a, Ns b, bool all) {
@@ -275,11 +278,14 @@ WindowStats window_stats(const Indexes& ix, std::string name, std::int32_t index
     ++w.syncs.total;
     ++w.syncs.by_cause[it->cause];
     ++w.syncs.by_api[it->api];
+    if (it->polling) ++w.syncs.polling;
     w.syncs.blocked_ns += it->blocked_ns;
     w.syncs.bubble_ns += it->bubble_ns;
   }
   auto [s0, s1] = start_range(*ix.wait_starts, a, b, all);
   w.syncs.stream_wait_events = s1 - s0;
+  w.idle = ix.idle->measure(a, b, all);
+  w.verdict = verdict_of(w.idle);
   return w;
 }
 
@@ -430,6 +436,12 @@ AnalysisResult analyze(const Trace& trace, const AnalysisOptions& options) {
   }
   ix.points = &r.sync_points;
   ix.wait_starts = &scan.stream_wait_starts;
+  const analysis_detail::LaunchIndex launches(trace);
+  const analysis_detail::IdleAttribution idle(trace, r.sync_points, scan.stream_wait_starts, launches);
+  ix.idle = &idle;
+  r.idle_by_device = idle.devices();
+  r.idle_by_stream = idle.streams();
+  r.gpu = analysis_detail::gpu_analyses(trace, r.sync_points, launches);
 
   const auto [t0, t1] = trace.time_span();
   r.totals = window_stats(ix, "trace", 0, t0, t1, true);

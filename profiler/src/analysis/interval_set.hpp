@@ -16,7 +16,8 @@ class IntervalSet {
   IntervalSet() = default;
   // Takes any intervals (unsorted, overlapping, empty ones ignored) and merges them.
   explicit IntervalSet(std::vector<std::pair<Ns, Ns>> intervals) {
-    std::sort(intervals.begin(), intervals.end());
+    // Callers often pass intervals already in order (records sorted by start): skip the sort.
+    if (!std::is_sorted(intervals.begin(), intervals.end())) std::sort(intervals.begin(), intervals.end());
     for (const auto& [s, e] : intervals) {
       if (e <= s) continue;
       if (!ends_.empty() && s <= ends_.back()) {

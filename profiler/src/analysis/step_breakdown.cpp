@@ -48,12 +48,17 @@ StepBreakdown break_down_step(const Trace& trace, const AnalysisResult& analysis
     b.steps = analysis.steps.size();
     b.host_blocked_ns = w.syncs.blocked_ns;
     b.syncs = w.syncs.total;
+    b.idle = w.idle;
+    b.verdict = w.verdict;
   } else {
     std::tie(ws, we) = trace.time_span();
     b.step = "whole trace";
     b.host_blocked_ns = analysis.totals.syncs.blocked_ns;
     b.syncs = analysis.totals.syncs.total;
+    b.idle = analysis.totals.idle;
+    b.verdict = analysis.totals.verdict;
   }
+  b.idle.sync_bubble_by_cause.clear();
   b.duration_ns = std::max<Ns>(0, we - ws);
 
   // Whole-trace activity per device: a bubble is a gap of the device's activity, and a gap

@@ -100,6 +100,10 @@ SyncScan scan_sync_points(const Trace& trace, const AnalysisOptions& options, co
   // and stream-wait-event records describe other calls.
   const CorrIndex sync_idx = index_by_correlation(
       trace.syncs, [](const SyncRecord& s) { return !s.is_query && s.type != SyncType::StreamWaitEvent; });
+  // Event Sync records of any origin (a query's own, flagged is_query by our tracer, or
+  // Kineto's, which does not say): a cudaEventQuery with one is a poll (see analysis.hpp).
+  const CorrIndex event_sync_idx =
+      index_by_correlation(trace.syncs, [](const SyncRecord& s) { return s.type == SyncType::EventSync; });
 
   std::vector<std::uint32_t> order;
   order.reserve(calls.size());
@@ -144,6 +148,20 @@ SyncScan scan_sync_points(const Trace& trace, const AnalysisOptions& options, co
   for (std::size_t i = 0; i < order.size();) {
     const std::int64_t pid = calls[order[i]].pid, tid = calls[order[i]].tid;
     std::optional<PendingCopy> pending;
+    // A run of polling cudaEventQuery calls (first, last call, device, stream): one episode.
+    struct Poll {
+      std::uint32_t first, last, calls;
+      std::int32_t device;
+      std::int64_t stream;
+    };
+    std::optional<Poll> poll;
+    auto end_poll = [&] {
+      if (!poll) return;
+      emit(calls[poll->first], calls[poll->last], poll->device, poll->stream, false, false);
+      scan.points.back().polling = true;
+      scan.points.back().polls = poll->calls;
+      poll.reset();
+    };
     bool have_outer = false;
     Ns outer_end = 0;
     // A pending copy not followed by a sync of its stream: a sync point on its own when it
@@ -164,7 +182,21 @@ SyncScan scan_sync_points(const Trace& trace, const AnalysisOptions& options, co
       outer_end = c.end;
 
       const ApiClass cls = classify(c);
-      if (cls == ApiClass::Other || cls == ApiClass::Query) continue;
+      if (cls == ApiClass::Other) continue;
+      if (cls == ApiClass::Query) {
+        auto [lo, hi] = lookup(event_sync_idx, c.correlation);
+        if (lo == hi) continue;  // a query without an Event Sync record: not a sync
+        flush();
+        const SyncRecord& rec = trace.syncs[lo->second];
+        if (poll) {
+          poll->last = order[i];
+          ++poll->calls;
+        } else {
+          poll = Poll{order[i], order[i], 1, rec.device >= 0 ? rec.device : c.device, rec.stream};
+        }
+        continue;
+      }
+      end_poll();
 
       std::int32_t device = c.device;
       std::int64_t stream = -1;
@@ -256,6 +288,7 @@ SyncScan scan_sync_points(const Trace& trace, const AnalysisOptions& options, co
       }
     }
     flush();
+    end_poll();
   }
 
   // Causes: the outermost aten:: op enclosing the sync on its thread, else the innermost

@@ -331,6 +331,11 @@ void Writer::metadata() {
     Obj m(o_);
     m.key(schema::key_name(schema::Key::Name)).str(what);
     m.key(schema::key_name(schema::Key::Ph)).str("M");
+    // Kineto gives metadata events a ts too; without one, Holistic Trace Analysis's pandas
+    // column of ts holds NaN, turns float and every timestamp is rounded
+    // (hta/common/trace_parser.py, _parse_trace_dataframe_json). The trace's first instant
+    // (0 after the base) is a whole microsecond, so it is written as an integer.
+    m.key(schema::key_name(schema::Key::Ts)).us(0);
     pid_writer(m.key(schema::key_name(schema::Key::Pid)));
     tid_writer(m.key(schema::key_name(schema::Key::Tid)));
     Obj args(m.key(schema::key_name(schema::Key::Args)));

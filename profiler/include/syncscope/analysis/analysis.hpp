@@ -15,7 +15,12 @@
 //   the device is ONE sync point (merged_copy; PyTorch's .item()/.tolist()/nonzero() into
 //   pageable memory). A pinned copy followed by a stream sync is one sync point: the sync.
 //   cudaStreamWaitEvent is not a host sync (SyncStats::stream_wait_events). Query calls
-//   (cudaStreamQuery, cudaEventQuery) never are; neither is cudaGraphLaunch. A sync call made
+//   (cudaStreamQuery, cudaEventQuery) are not, with one exception: a cudaEventQuery (or
+//   cuEventQuery, hipEventQuery) for which the profiler wrote an Event Sync record (joined
+//   by correlation id; Kineto writes one, CUPTI does by default) is a poll of the GPU from
+//   the host and counts as a sync point (SyncPoint::polling); consecutive polling queries of
+//   one thread, with no other sync-relevant call between them, are one sync point from the
+//   first query's start to the last one's end. Neither is cudaGraphLaunch. A sync call made
 //   inside another API call of the same thread (the driver call under a runtime call) is part
 //   of that call. HIP's calls by HIP's documented semantics (hipDeviceSynchronize,
 //   hipStreamSynchronize, hipEventSynchronize, synchronous hipMemcpy* and
@@ -60,6 +65,8 @@
 #include <string_view>
 #include <vector>
 
+#include "syncscope/analysis/gpu_analyses.hpp"
+#include "syncscope/analysis/idle.hpp"
 #include "syncscope/trace/trace.hpp"
 
 namespace syncscope {
@@ -84,6 +91,8 @@ struct SyncPoint {
   std::string api;    // e.g. "cudaStreamSynchronize"; for the .item() pattern the sync API
   std::string cause;  // "aten::item" when a CPU op encloses it, else the API name (see above)
   bool merged_copy = false;  // a D2H-pageable copy and its stream sync counted as one
+  bool polling = false;      // a run of cudaEventQuery calls with Event Sync records (above)
+  std::uint32_t polls = 0;   // polling: the query calls in the run
   std::uint64_t correlation = 0;
 };
 
@@ -107,6 +116,7 @@ struct SyncStats {
   Ns blocked_ns = 0;
   Ns bubble_ns = 0;
   std::uint64_t stream_wait_events = 0;  // cudaStreamWaitEvent calls (not host syncs)
+  std::uint64_t polling = 0;             // of total: cudaEventQuery polling episodes
 };
 
 // One window of the trace: the whole trace, a step or a layer.
@@ -127,6 +137,8 @@ struct WindowStats {
   SyncStats syncs;
   OverlapStats h2d;
   OverlapStats d2h;
+  IdleBreakdown idle;  // over the GPU window inside this window (idle.hpp)
+  IdleVerdict verdict = IdleVerdict::NoGpuActivity;
 };
 
 // median/p10/p90 of one metric over steps (linear interpolation between order statistics).
@@ -168,6 +180,9 @@ struct AnalysisResult {
   std::vector<WindowStats> layers;
   StepSummary step_summary;  // n == 0 when there are no steps
   StepSummary layer_summary;  // the same over layer windows; n == 0 when there are none
+  std::vector<TimelineIdle> idle_by_device;  // each device's whole GPU window
+  std::vector<TimelineIdle> idle_by_stream;  // each (device, stream)'s
+  GpuAnalyses gpu;                           // kernels, launch delay, queues, ... (gpu_analyses.hpp)
   std::vector<SyncPoint> sync_points;  // all, in time order
   std::vector<Offender> worst;         // causes by blocked+bubble time, largest first
   std::vector<std::string> warnings;   // dropped records, missing categories, ...

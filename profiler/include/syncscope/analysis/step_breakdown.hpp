@@ -22,6 +22,10 @@ struct StepBreakdown {
   Ns other_idle_ns = 0;      // the rest: duration - compute - copy - sync bubble
   Ns host_blocked_ns = 0;    // host blocked in sync points starting in the step
   std::uint64_t syncs = 0;   // sync points starting in the step
+  // The step's idle attribution over its GPU window, all devices (analysis: WindowStats::
+  // idle; idle.hpp). sync_bubble_by_cause is not kept. Zero in timelines written before it.
+  IdleBreakdown idle;
+  IdleVerdict verdict = IdleVerdict::NoGpuActivity;
 };
 
 // The step broken down is analysis.steps[size/2] (the middle one, as extract_timeline's);

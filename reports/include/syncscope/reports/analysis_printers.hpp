@@ -8,16 +8,24 @@
 // carries name, index, start_ns, end_ns, duration_ns, gpu_busy_ns, gpu_busy_by_device,
 // kernel_ns, compute_kernel_ns, communication.{kernel_ns,kernels,overlapped_ns,
 // overlap_fraction} (NCCL/RCCL kernels apart from compute), kernels, memcpys, memcpy_bytes, syncs.{total,by_cause,by_api,
-// stream_wait_events}, sync_blocked_ns, sync_bubble_ns, overlap.{h2d,d2h}.{copy_ns,
-// overlapped_ns,fraction}. Times are integer nanoseconds, fractions 0..1.
+// stream_wait_events,polling}, sync_blocked_ns, sync_bubble_ns, overlap.{h2d,d2h}.{copy_ns,
+// overlapped_ns,fraction}, idle.{window_ns,busy_ns,sync_bubble_ns,host_wait_ns,
+// dependency_wait_ns,other_ns,span_ns,fractions_of_window,sync_bubble_by_cause} and verdict
+// (analysis/idle.hpp). Top level also: idle_by_device[], idle_by_stream[] ({device, stream,
+// first_ns, last_ns, gaps, idle, verdict}) and gpu.{kernels_by_class, kernels_by_name,
+// kernel_names, launch_delay, queue_length, annotations, copy_bandwidth, findings}
+// (analysis/gpu_analyses.hpp). Times are integer nanoseconds, fractions 0..1.
 //
 // CSV (RFC 4180, tidy): header row
 //   window_kind,window_name,window_index,metric,value,schema_version
 // then one row per window x metric. window_kind is `total`, `step`, `layer`, or
 // `step_summary` / `layer_summary` (window_name is then the statistic: n, median, p10, p90,
 // min, max). metric names are the JSON paths above joined with '.', e.g. `syncs.total`,
-// `syncs.by_cause.aten::item`, `gpu_busy_by_device.0`, `overlap.d2h.fraction`. Every row
-// repeats schema_version so that concatenated or filtered files stay self-describing.
+// `syncs.by_cause.aten::item`, `gpu_busy_by_device.0`, `overlap.d2h.fraction`,
+// `idle.host_wait_ns`, `verdict` (its value a word). After the windows, rows of kind
+// idle_device / idle_stream (name "device D[ stream S]"), kernel_class, kernel, launch_delay,
+// queue, annotation, copy ("HtoD pinned") and finding (the rule) carry the GPU analyses. Every
+// row repeats schema_version so that concatenated or filtered files stay self-describing.
 #pragma once
 
 #include <cstddef>

@@ -1,0 +1,21 @@
+// The whole-trace GPU analyses (gpu_analyses.hpp), one file each.
+#pragma once
+
+#include <vector>
+
+#include "launch_index.hpp"
+#include "syncscope/analysis/analysis.hpp"
+
+namespace syncscope::analysis_detail {
+
+GpuAnalyses gpu_analyses(const Trace& trace, const std::vector<SyncPoint>& points, const LaunchIndex& launches);
+
+void kernel_breakdown(const Trace& trace, GpuAnalyses& out);                              // kernel_breakdown.cpp
+void launch_delay_and_queues(const Trace& trace, const LaunchIndex& launches, GpuAnalyses& out);  // launch_queue.cpp
+void annotations_and_copies(const Trace& trace, const LaunchIndex& launches, GpuAnalyses& out);   // annotations_copies.cpp
+void rule_findings(const Trace& trace, const std::vector<SyncPoint>& points, GpuAnalyses& out);  // rules.cpp
+
+// count, total, median and p90 (linear interpolation, as distribution()), max; reorders `v`.
+DurationStats duration_stats(std::vector<Ns>& v);
+
+}  // namespace syncscope::analysis_detail
