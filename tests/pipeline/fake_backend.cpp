@@ -1,11 +1,18 @@
 // A stand-in measured backend for tests/pipeline: the real table interface of
 // backend_abi.hpp, built from this tree, whose "measurement" is the simulator's trace of the
-// step program (H200 profile) on a device named "Fake NVIDIA H200 (test backend)". It lets
-// the measured path of the pipeline (loading, producing, GPU matching, simulator checks,
-// provenance) run on a CPU machine. Never installed; a test fixture only.
+// step program (H200 profile) on a device named "Fake NVIDIA H200 (test backend)", altered in
+// two known ways (distort_like_a_measurement) so that the pipeline's comparison of measured
+// and simulated traces (sim_check.json) has differences to find, and the test knows them:
+//   1. every timestamp doubled: a device that runs everything at half the simulated speed;
+//   2. one extra zero-length cudaStreamSynchronize per step, on a host thread of its own, at
+//      the middle of a kernel of that step: one more sync point per step that blocks for 0 ns
+//      and leaves no bubble (the GPU is busy when it returns; analysis.hpp's definitions).
+// It lets the measured path of the pipeline (loading, producing, GPU matching, simulator
+// checks, provenance) run on a CPU machine. Never installed; a test fixture only.
 //
 // FAKE_BACKEND_KIND: 0 the fake above; 1 a table of another ABI version; 2 a table with
 // another build key. SYNCSCOPE_FAKE_BACKEND_NO_DEVICE=1 makes it report no device.
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -22,6 +29,58 @@ namespace {
 
 using namespace syncscope;
 using namespace syncscope::pipeline;
+
+// The two known differences described at the top (tests/pipeline/test_run.cpp asserts each
+// metric of the comparison against them).
+void distort_like_a_measurement(Trace& t) {
+  auto twice = [](auto& records) {
+    for (auto& r : records) {
+      r.start *= 2;
+      r.end *= 2;
+    }
+  };
+  twice(t.api_calls);
+  twice(t.kernels);
+  twice(t.memcpys);
+  twice(t.memsets);
+  twice(t.syncs);
+  twice(t.ranges);
+  twice(t.overheads);
+  for (auto& e : t.cuda_events) e.timestamp *= 2;
+  for (auto& o : t.others) {
+    o.start *= 2;
+    o.duration *= 2;
+  }
+  std::int64_t pid = 0, tid = 0;
+  for (const auto& c : t.api_calls) {
+    pid = c.pid;
+    tid = std::max(tid, c.tid);
+  }
+  const StringId sync_name = t.intern("cudaStreamSynchronize");
+  std::vector<ApiCall> extra;
+  for (const auto& r : t.ranges) {
+    if (r.kind == RangeKind::GpuUserAnnotation || t.str(r.name).rfind("ProfilerStep#", 0) != 0) continue;
+    // The longest kernel whose middle lies in the step: the middle is strictly inside the
+    // kernel (doubled durations are >= 2 ns), so the sync's bubble is 0, and inside the
+    // step, so the step counts it.
+    const Kernel* k = nullptr;
+    for (const auto& x : t.kernels) {
+      const Ns mid = x.start + (x.end - x.start) / 2;
+      if (mid >= r.start && mid < r.end && x.end - x.start >= 2 && (k == nullptr || x.end - x.start > k->end - k->start))
+        k = &x;
+    }
+    if (k == nullptr) continue;
+    ApiCall c;
+    c.name = sync_name;
+    c.pid = pid;
+    c.tid = tid + 1;  // its own thread: never merged with the step's copies or calls
+    c.device = k->device;
+    c.start = c.end = k->start + (k->end - k->start) / 2;
+    extra.push_back(c);
+  }
+  t.api_calls.insert(t.api_calls.end(), extra.begin(), extra.end());
+  t.finalize();
+}
 
 int device_available(std::string* why) {
   const char* e = std::getenv("SYNCSCOPE_FAKE_BACKEND_NO_DEVICE");
@@ -41,6 +100,7 @@ int measure(const MeasureRequest* request, Trace* out, std::string* error) {
     sim::SimOptions so;
     so.steps = request->repeat_steps;
     *out = sim::simulate(kernels::build_step_program(request->options), load_gpu_profile("H200"), so);
+    distort_like_a_measurement(*out);
     out->meta.trace_name = request->trace_name;
     out->meta.extra["fake_backend"] = "1";
     out->devices.front().name = "Fake NVIDIA H200 (test backend)";

@@ -75,7 +75,45 @@ TEST(PipelinePlan, JobsShareTracesOfIdenticalStepsAndBaselinesComeFirst) {
     EXPECT_EQ(j.layers, 4);
     EXPECT_EQ(j.base_key, j.fix == Fix::Packing ? rebuild.key : single.key);
     ASSERT_TRUE(j.network.has_value());  // the network each step builds
-    EXPECT_GT(j.network->parameters, 0);
+    // tiny.yaml by hand (full training, untied LM head, no q/k norms: not a Qwen3 name):
+    //   embedding and LM head 2 x 1000 x 256                       =   512,000
+    //   per layer: q 256x(4x64) 65,536 + k, v 2 x 256x(2x64) 65,536 + o 65,536
+    //              + gate, up, down 3 x 256x512 393,216 + 2 norms 512 =   590,336
+    //   4 layers                                                    = 2,361,344
+    //   final norm                                                  =       256
+    //   total                                                       = 2,873,600, all trainable
+    EXPECT_EQ(j.network->parameters, 2873600);
+    EXPECT_EQ(j.network->trainable_parameters, 2873600);
+    EXPECT_FALSE(j.network->tied_embeddings);
+  }
+}
+
+// A shipped scenario's network against the model's published size. Qwen3-0.6B's model card
+// (huggingface.co/Qwen/Qwen3-0.6B) gives 0.6B parameters, 0.44B without embeddings, from
+// its config.json (hidden 1024, 28 layers, 16 query / 8 key-value heads of 128, MLP 3072,
+// vocabulary 151,936, tied embeddings). By hand:
+//   embedding (the LM head is tied to it) 151,936 x 1024         =   155,582,464
+//   per layer: q 1024x2048 2,097,152 + k, v 2 x 1024x1024 2,097,152 + o 2048x1024 2,097,152
+//              + gate, up, down 3 x 1024x3072 9,437,184 + q/k norms 2 x 128
+//              + 2 layer norms 2 x 1024                       =    15,730,944
+//   28 layers                                                 =   440,466,432 (the card's 0.44B)
+//   final norm                                                =         1,024
+//   base                                                      =   596,049,920
+// QLoRA adapters, r = 16 on q, k, v, o, gate, up, down (scenario: Unsloth's example), r x
+// (in + out) each: 16 x (3072 + 2048 + 2048 + 3072 + 4096 x 3) = 360,448 per layer,
+// x 28 = 10,092,544, the only trainable elements; total 606,142,464.
+TEST(PipelinePlan, ShippedQwen3NetworkHasThePublishedParameterCount) {
+  RunRequest r;
+  r.scenarios = {(test::source_dir() / "scenarios/qwen3-0.6b.yaml").string()};
+  const RunPlan plan = plan_jobs(load_run_scenarios(r));
+  ASSERT_FALSE(plan.jobs.empty());
+  for (const Job& j : plan.jobs) {
+    ASSERT_TRUE(j.network.has_value());
+    EXPECT_EQ(j.network->parameters, 606142464);
+    EXPECT_EQ(j.network->parameters - j.network->trainable_parameters, 596049920);
+    EXPECT_EQ(j.network->trainable_parameters, 10092544);
+    EXPECT_TRUE(j.network->tied_embeddings);
+    EXPECT_EQ(j.network->training, "qlora");
   }
 }
 

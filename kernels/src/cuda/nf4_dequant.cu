@@ -15,17 +15,16 @@
 #include <cuda_runtime.h>
 
 #include "cuda/cuda_api.h"
+#include "syncscope/kernels/nf4_table.hpp"
 
 namespace {
 
 constexpr int kThreads = 256;
 constexpr int kBlock = 64;  // values per absmax
 
-__constant__ float kNf4[16] = {
-    -1.0f, -0.6961928009986877f, -0.5250730514526367f, -0.39491748809814453f, -0.28444138169288635f,
-    -0.18477343022823334f, -0.09105003625154495f, 0.0f, 0.07958029955625534f, 0.16093020141124725f,
-    0.24611230194568634f, 0.33791524171829224f, 0.44070982933044434f, 0.5626170039176941f,
-    0.7229568362236023f, 1.0f};
+// The codebook in constant memory, initialized at compile time from the one table the CPU
+// reference also uses (nf4_table.hpp): no second copy of the values to drift.
+__constant__ syncscope::kernels::Nf4Codebook kNf4 = syncscope::kernels::kNf4Codebook;
 
 template <typename T>
 __device__ __forceinline__ T from_float(float v);
@@ -43,7 +42,7 @@ __global__ void nf4_kernel1(const uint8_t* __restrict__ codes, const float* __re
   if (i >= n) return;
   const uint8_t byte = codes[i >> 1];
   const int c = (i & 1) ? (byte & 0x0F) : (byte >> 4);
-  out[i] = from_float<T>(kNf4[c] * absmax[i / kBlock]);
+  out[i] = from_float<T>(kNf4.values[c] * absmax[i / kBlock]);
 }
 
 template <typename T>
@@ -54,8 +53,8 @@ __global__ void nf4_kernel2(const uint8_t* __restrict__ codes, const float* __re
   if (i >= n) return;
   const uint8_t byte = codes[b];
   const float m = absmax[i / kBlock];
-  out[i] = from_float<T>(kNf4[byte >> 4] * m);
-  if (i + 1 < n) out[i + 1] = from_float<T>(kNf4[byte & 0x0F] * m);
+  out[i] = from_float<T>(kNf4.values[byte >> 4] * m);
+  if (i + 1 < n) out[i + 1] = from_float<T>(kNf4.values[byte & 0x0F] * m);
 }
 
 template <typename T>
@@ -63,7 +62,7 @@ __global__ void nf4_kernel3(const uint8_t* __restrict__ codes, const float* __re
                             T* __restrict__ out) {
   float table[16];
 #pragma unroll
-  for (int k = 0; k < 16; ++k) table[k] = kNf4[k];
+  for (int k = 0; k < 16; ++k) table[k] = kNf4.values[k];
   const int64_t g = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;  // group of 8 bytes
   const int64_t first = 16 * g;
   if (first >= n) return;

@@ -9,6 +9,8 @@
 #include <limits>
 #include <vector>
 
+#include "syncscope/kernels/nf4_table.hpp"
+
 namespace syncscope::kernels {
 
 struct PackedMetadata {
@@ -44,12 +46,7 @@ std::vector<std::int64_t> moe_capacity_rows(const std::vector<std::int64_t>& exp
                                             std::int64_t capacity);
 
 // ---- NF4 (QLoRA's 4-bit NormalFloat, bitsandbytes' storage) ---------------------------
-// The 16 code values (bitsandbytes functional.py / csrc dDequantizeNF4; the QLoRA paper).
-inline constexpr float kNf4Values[16] = {
-    -1.0f, -0.6961928009986877f, -0.5250730514526367f, -0.39491748809814453f, -0.28444138169288635f,
-    -0.18477343022823334f, -0.09105003625154495f, 0.0f, 0.07958029955625534f, 0.16093020141124725f,
-    0.24611230194568634f, 0.33791524171829224f, 0.44070982933044434f, 0.5626170039176941f,
-    0.7229568362236023f, 1.0f};
+// The 16 code values: kNf4Values, from nf4_table.hpp (one table for CPU and CUDA code).
 inline constexpr int kNf4BlockSize = 64;       // values per absmax (bitsandbytes' QLoRA default)
 inline constexpr int kNf4AbsmaxBlockSize = 256;  // absmax values per second-level absmax (double quant)
 
