@@ -131,7 +131,9 @@ TEST_F(InTempDir, HfConfigRunNamesTheModelEverywhere) {
     EXPECT_EQ(v.network->family, "mistral");
     EXPECT_GT(v.network->base_parameters, 0);
     // Every layer is windowed, so Unsloth's mask cache hits: 3 syncs per batch + the loss.
-    if (v.variant == "cached") EXPECT_EQ(v.syncs_per_step, 4);
+    if (v.variant == "cached") {
+      EXPECT_EQ(v.syncs_per_step, 4);
+    }
   }
   // results.csv: a model column, last.
   const auto rows = csv_parse(read_file(o.out / "results.csv"), "results.csv");

@@ -253,16 +253,16 @@ std::string validation_to_table(const ValidationReport& r) {
       return std::nullopt;
     };
     auto joined = [&](const std::vector<std::string>& order, bool predicted) {
-      std::string out;
+      std::string text;
       for (std::size_t i = 0; i < order.size(); ++i) {
         if (i > 0) {
           const auto a = value_of(order[i - 1], predicted), b = value_of(order[i], predicted);
           const bool tie = a && b && std::fabs(*a - *b) <= kTieFraction * std::min(std::fabs(*a), std::fabs(*b));
-          out += tie ? " = " : " > ";
+          text += tie ? " = " : " > ";
         }
-        out += order[i];
+        text += order[i];
       }
-      return out;
+      return text;
     };
     const std::string m = joined(k.measured_order, false), p = joined(k.predicted_order, true);
     const bool sweep = depths[{k.scenario, k.fix}] > 1;
