@@ -10,6 +10,7 @@
 #include "syncscope/core/file_io.hpp"
 #include "syncscope/model/gpu_profile.hpp"
 #include "syncscope/model/trace_calibration.hpp"
+#include "syncscope/model/validate.hpp"
 #include "syncscope/pipeline/plan.hpp"
 #include "syncscope/pipeline/results_dir.hpp"
 #include "syncscope/pipeline/run.hpp"
@@ -50,6 +51,29 @@ TEST(HfRunNames, DefaultDirectoryNamesTheModelAndStaysUnderOut) {
   const fs::path p = default_results_dir("../x", "/abs/../model", "simulated");
   EXPECT_EQ(p, fs::path("out/x--abs-..-model-simulated"));
   EXPECT_EQ(std::distance(p.begin(), p.end()), 2);  // out/<one name>
+}
+
+// Issue 31: equal predictions (double and prefetch at 1.042 on the offload scenario) are a
+// tie, printed as one, not as the order "double > prefetch".
+TEST(HfRunNames, EqualSpeedupsArePrintedAsTies) {
+  RunResults r;
+  r.mode = "simulated";
+  auto variant = [](const char* name, bool baseline, double speedup) {
+    VariantResult v;
+    v.scenario = "qwen3-14b";
+    v.fix = "offload";
+    v.variant = name;
+    v.baseline = baseline;
+    v.layers = 40;
+    v.step_time_ns = {1e6, 1e6, 1e6, 3};
+    v.measured_speedup = {speedup, speedup, speedup, 3};
+    v.predicted_speedup = {speedup, speedup, speedup, 0};
+    return v;
+  };
+  r.variants = {variant("single", true, 1.0), variant("double", false, 1.042), variant("prefetch", false, 1.042)};
+  const std::string table = model::validation_to_table(model::validate_results(r, "test"));
+  EXPECT_TRUE(contains(table, "double = prefetch") || contains(table, "prefetch = double")) << table;
+  EXPECT_FALSE(contains(table, "double > prefetch")) << table;
 }
 
 // Shipped scenarios fit the H200 profile (so the check costs them nothing) ...
