@@ -60,10 +60,15 @@ namespace {
 
 double gb(double bytes) { return bytes / 1e9; }
 
+// GB (10^9 bytes, as GPU datasheets count) down to 0.1 GB, MB below.
+std::string size_text(double bytes) {
+  return bytes >= 1e8 ? fmt::format("{:.1f} GB", gb(bytes)) : fmt::format("{:.1f} MB", bytes / 1e6);
+}
+
 std::string parts_text(const StepMemory& m) {
   std::string out;
   for (const auto& [name, bytes] : m.parts)
-    if (bytes > 0) out += fmt::format("{}{} {:.1f} GB", out.empty() ? "" : ", ", name, gb(bytes));
+    if (bytes > 0) out += fmt::format("{}{} {}", out.empty() ? "" : ", ", name, size_text(bytes));
   return out;
 }
 
@@ -156,7 +161,9 @@ std::string check_step_memory(const kernels::StepOptions& o, double capacity, co
   } else {
     fits.push_back("no depth fits (not even one layer with the embedding and head)");
   }
-  if (o.offload.empty()) {
+  if (!o.offload.empty()) {
+    fits.push_back("checkpoint offload is already on");
+  } else {
     kernels::StepOptions f = o;
     f.offload = kernels::kUnslothDefaultReload;
     const double t = estimate_step_memory(f).total();
