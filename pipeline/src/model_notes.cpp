@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <set>
 
 #include "syncscope/core/text.hpp"
@@ -63,10 +64,14 @@ void describe_models(const std::vector<Scenario>& scenarios, RunPlan& plan, cons
     if (named.insert(s.model.name).second) {
       std::string from;
       if (!request.hf_config.empty()) {
-        const std::string sha = model::sha256_file(request.hf_config);
+        // A pipe (--hf-config <(...)) was consumed by reading it: only a regular file can be
+        // hashed again, and is (the bytes on disk).
+        std::error_code ec;
+        const bool file = std::filesystem::is_regular_file(request.hf_config, ec);
+        const std::string sha = file ? model::sha256_file(request.hf_config) : "";
         env.extra["model_config"] = request.hf_config;
-        env.extra["model_config_sha256"] = sha;
-        from = fmt::format(" from {} (sha256 {})", request.hf_config, sha);
+        if (file) env.extra["model_config_sha256"] = sha;
+        from = fmt::format(" from {} ({})", request.hf_config, file ? "sha256 " + sha : "not hashed: not a regular file");
       }
       env.extra[named.size() == 1 ? "model" : "model." + s.name] = s.model.name;
       say(notes, fmt::format("model {}{}: {}, {} parameters as its config class defines them ({} embeddings), {}",
