@@ -210,7 +210,7 @@ namespace {
 // shows a parameter without an entry by its name alone.
 const std::map<std::string, std::string>& parameter_meanings() {
   static const std::map<std::string, std::string> m = {
-      {"L", "the count the formula multiplies (see below): not always the model's depth"},
+      {"L", "the count the formula multiplies (see the note below), not always the depth"},
       {"s", "per-layer cost of the metadata rebuild (published form)"},
       {"host_per_layer", "host time per layer"},
       {"gpu_per_layer", "GPU time per layer"},
