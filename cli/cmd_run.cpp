@@ -10,6 +10,7 @@
 #include "commands.hpp"
 #include "option_bounds.hpp"
 #include "syncscope/core/bounds.hpp"
+#include "syncscope/core/text.hpp"
 #include "syncscope/model/validate.hpp"
 #include "syncscope/pipeline/run.hpp"
 
@@ -20,6 +21,9 @@ namespace {
 int run_command(const pipeline::RunRequest& request) {
   const pipeline::RunOutcome r = pipeline::run(request);
   std::fputs(model::validation_to_table(r.validation).c_str(), stdout);
+  // Issue 31: the summary names the model and what the run says about it (also in
+  // results.json's notes: its family and size, what stays at baseline, memory).
+  for (const auto& n : r.model_notes) std::printf("%s\n", printable(n).c_str());
   std::printf("wrote %s (results.json, results.csv, report.html, %zu trace(s))\n", r.out.string().c_str(), r.traces);
   if (r.validation.failures > 0) {
     std::fprintf(stderr, "syncscope run: %d variant(s) outside their tolerance\n", r.validation.failures);
@@ -46,7 +50,8 @@ void add_run_command(CLI::App& app, Context& ctx) {
                   "GPU profile for the simulator (shipped name such as H200, B200, GB10, or a file); default H200. "
                   "When measuring, the profile the simulator check uses (default: matched to the GPU's name)")
       ->capture_default_str();
-  cmd->add_option("--out", args->out, "Results directory (default: out/<first scenario>-<mode>); must not exist")
+  cmd->add_option("--out", args->out, "Results directory (default: out/<first scenario>-<mode>; with --hf-config "
+                  "out/<scenario>--<model>-<mode>); must not exist")
       ->capture_default_str();
   cmd->add_flag("--force", args->force,
                 "Replace an existing results directory, only one syncscope run wrote (results.json and our files)");
@@ -59,6 +64,9 @@ void add_run_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--hf-config", args->hf_config,
                   "A model's Hugging Face config.json: replaces the scenarios' model shape")
       ->check(CLI::ExistingFile);
+  cmd->add_flag("--force-memory", args->force_memory,
+                "Run even when the step's memory estimate exceeds the GPU profile's memory (labelled in every "
+                "output); without it such a run exits 2 with the estimate and what would fit");
   cmd->add_option("--compare-measured", args->compare_measured,
                   "With --device sim: a measured results directory whose traces the simulated ones are compared "
                   "with (written to sim_check.json and the report)")

@@ -92,6 +92,7 @@ std::vector<int> random_lengths(std::mt19937_64& rng, int total, int lo, int hi)
 syncscope::ModelShape qwen3_06b() {  // facts.md: Qwen3-0.6B
   syncscope::ModelShape m;
   m.name = "Qwen3-0.6B";
+  m.model_type = "qwen3";
   m.num_hidden_layers = 28;
   m.hidden_size = 1024;
   m.num_attention_heads = 16;

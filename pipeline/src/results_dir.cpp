@@ -23,6 +23,28 @@ OwnedDirRules run_dir_rules() {
   return r;
 }
 
+std::string safe_file_name(const std::string& name) {
+  std::string out;
+  for (const char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                    c == '_' || c == '-';
+    // Anything else (a slash, a space, a control or non-ASCII byte) becomes one '-'.
+    if (ok) out += c;
+    else if (out.empty() || out.back() != '-') out += '-';
+  }
+  // No hidden or climbing names ("..", ".x") and no option-like leading '-'.
+  while (!out.empty() && (out.front() == '.' || out.front() == '-')) out.erase(out.begin());
+  while (!out.empty() && (out.back() == '.' || out.back() == '-')) out.pop_back();
+  if (out.size() > 80) out.resize(80);  // a cache path as a name; the directory stays readable
+  return out.empty() ? "model" : out;
+}
+
+fs::path default_results_dir(const std::string& scenario, const std::string& model, const std::string& mode) {
+  std::string name = safe_file_name(scenario);
+  if (!model.empty()) name += "--" + safe_file_name(model);
+  return fs::path("out") / (name + "-" + safe_file_name(mode));
+}
+
 OutputDir plan_results_dir(const fs::path& dir, bool force) { return plan_output_dir(dir, force, run_dir_rules()); }
 
 fs::path make_partial_dir(const OutputDir& out) {

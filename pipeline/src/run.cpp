@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 
+#include "model_notes.hpp"
 #include "progress.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/version.hpp"
@@ -85,11 +86,24 @@ RunOutcome run(const RunRequest& request) {
   }
 
   // ---- output directory and jobs ------------------------------------------------------
+  // Issue 31: a --hf-config model is named in the default directory, so a second config
+  // against the same scenario does not collide with the first.
   const OutputDir out_plan = plan_results_dir(
-      request.out.empty() ? fs::path("out") / (scenarios.front().name + "-" + st.mode) : fs::path(request.out),
+      request.out.empty()
+          ? default_results_dir(scenarios.front().name, request.hf_config.empty() ? "" : scenarios.front().model.name,
+                                st.mode)
+          : fs::path(request.out),
       request.force);
   const fs::path out = out_plan.requested;
-  const RunPlan plan = plan_jobs(scenarios);
+  RunPlan plan = plan_jobs(scenarios);
+  // The model named (stderr, notes, env.extra), and what it has that the run leaves out.
+  const std::size_t first_model_note = st.notes.size();
+  describe_models(scenarios, plan, request, st.notes, st.env);
+  // The step's GPU memory against the profile's: exit 2 before anything runs when over it.
+  check_models_memory(scenarios, plan, st.profile ? &*st.profile : nullptr, st.profile_name, request.force_memory,
+                      st.notes, st.env);
+  const std::vector<std::string> model_notes(st.notes.begin() + static_cast<std::ptrdiff_t>(first_model_note),
+                                             st.notes.end());
 
   std::unique_ptr<Producer> producer;
   std::unique_ptr<SimProducer> checker;  // simulates measured runs for sim_check.json
@@ -176,6 +190,7 @@ RunOutcome run(const RunRequest& request) {
   // ---- verdict ------------------------------------------------------------------------
   outcome.validation = model::validate_results(results, (out / "results.json").string());
   outcome.out = out;
+  outcome.model_notes = model_notes;
   outcome.traces = plan.produce_order.size();
   return outcome;
 }

@@ -45,5 +45,7 @@ std::string parameters_details(const std::vector<const VariantResult*>& vs);
 std::string sim_check_table(const std::vector<const ReportRun::SimCheckRow*>& checks);
 
 std::string provenance_line(const RunResults& r);
+// The models a run trained ("Mistral-7B-v0.1"; several joined by ", "; "" when unrecorded).
+std::string run_models(const RunResults& r);
 
 }  // namespace syncscope::html

@@ -52,8 +52,12 @@ std::string scenario_section(const ReportRun& run, std::size_t ri, const std::st
   const bool show_layers = layer_counts.size() > 1;
   const std::string sid = slug(fmt::format("{}-{}-{}", ri, run.results.env.gpu, scen));
   std::string h = fmt::format("<section class=\"scenario\" id=\"scenario-{}\" data-mode=\"{}\">\n", sid, esc(run.results.mode));
-  h += fmt::format("<h2>{} on {} <span class=\"meta\">({})</span></h2>\n", esc(scen), esc(run.results.env.gpu),
-                   esc(run.results.mode));
+  // Issue 31: the model trained, beside the scenario (a --hf-config model is not the scenario's own).
+  std::string model;
+  for (auto* v : vs)
+    if (v->network && !v->network->model.empty()) model = v->network->model;
+  h += fmt::format("<h2>{}{} on {} <span class=\"meta\">({})</span></h2>\n", esc(scen),
+                   model.empty() ? "" : " &#8212; " + esc(model), esc(run.results.env.gpu), esc(run.results.mode));
   h += "<p class=\"meta\">" + esc(provenance_line(run.results)) + "; from " + esc(run.source) + "</p>\n";
   h += "<h3>Predicted vs " + outcome + " speedup</h3>\n" + speedup_chart("speedup-" + sid, vs, show_layers, outcome) + "\n";
 
@@ -75,7 +79,8 @@ std::string scenario_section(const ReportRun& run, std::size_t ri, const std::st
   h += timeline_strips("timeline-" + sid, strips, outcome);
 
   h += "<h3>Per variant (" + outcome + ")</h3>\n" + variants_table(vs, outcome);
-  h += "<h3>Model parameters</h3>\n" + parameters_details(vs);
+  // The analytical model's inputs (issue 31: "Model parameters" read like the network's size).
+  h += "<h3>Analytical model inputs</h3>\n" + parameters_details(vs);
   std::vector<const ReportRun::SimCheckRow*> checks;
   for (const auto& c : run.sim_checks)
     if (c.scenario == scen) checks.push_back(&c);

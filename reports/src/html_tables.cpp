@@ -33,24 +33,49 @@ std::string variant_label(const VariantResult& v, bool show_layers) {
   return s;
 }
 
+// The models a run trained, in order of first appearance (issue 31: a run names its model).
+std::string run_models(const RunResults& r) {
+  std::vector<std::string> names;
+  for (const auto& v : r.variants)
+    if (v.network && !v.network->model.empty() && std::find(names.begin(), names.end(), v.network->model) == names.end())
+      names.push_back(v.network->model);
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+// The model's config file and its SHA-256 when --hf-config gave it ("" otherwise).
+std::string model_config_text(const RunResults& r) {
+  const auto path = r.env.extra.find("model_config");
+  if (path == r.env.extra.end()) return "";
+  const auto sha = r.env.extra.find("model_config_sha256");
+  return path->second + (sha != r.env.extra.end() ? " (sha256 " + sha->second + ")" : "");
+}
+
 std::string provenance_line(const RunResults& r) {
-  return fmt::format("{} on {} (profile {}), {} UTC, commit {}", r.mode, r.env.gpu.empty() ? "unknown GPU" : r.env.gpu,
-                     r.env.gpu_profile.empty() ? "none" : r.env.gpu_profile, r.env.date_utc, r.env.commit);
+  const std::string models = run_models(r);
+  const std::string config = model_config_text(r);
+  return fmt::format("{} on {} (profile {}){}, {} UTC, commit {}", r.mode, r.env.gpu.empty() ? "unknown GPU" : r.env.gpu,
+                     r.env.gpu_profile.empty() ? "none" : r.env.gpu_profile,
+                     models.empty() ? "" : ", model " + models + (config.empty() ? "" : " from " + config),
+                     r.env.date_utc, r.env.commit);
 }
 
 std::string provenance_section(const std::vector<ReportRun>& runs) {
   std::string h =
       "<h2 id=\"provenance\">Provenance</h2>\n<table class=\"provenance\"><thead><tr>"
-      "<th class=\"l\">run</th><th class=\"l\">mode</th><th class=\"l\">GPU</th><th class=\"l\">GPU profile</th>"
+      "<th class=\"l\">run</th><th class=\"l\">mode</th><th class=\"l\">model</th><th class=\"l\">model config</th>"
+      "<th class=\"l\">GPU</th><th class=\"l\">GPU profile</th>"
       "<th class=\"l\">driver</th><th class=\"l\">CUDA</th><th class=\"l\">LibTorch</th><th class=\"l\">host</th>"
       "<th class=\"l\">date (UTC)</th><th class=\"l\">commit</th><th>schema</th></tr></thead><tbody>\n";
   for (const auto& run : runs) {
     const auto& r = run.results;
     h += fmt::format(
-        "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td "
+        "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td>"
+        "<td class=\"l\">{}</td><td class=\"l\">{}</td><td "
         "class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td "
         "class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td></tr>\n",
-        esc(run.source), esc(r.mode), esc(r.env.gpu), esc(r.env.gpu_profile), esc(r.env.driver), esc(r.env.cuda),
+        esc(run.source), esc(r.mode), esc(run_models(r)), esc(model_config_text(r)), esc(r.env.gpu), esc(r.env.gpu_profile), esc(r.env.driver), esc(r.env.cuda),
         esc(r.env.libtorch), esc(r.env.host), esc(r.env.date_utc), esc(r.env.commit), r.schema_version);
   }
   h += "</tbody></table>\n";
@@ -185,7 +210,7 @@ namespace {
 // shows a parameter without an entry by its name alone.
 const std::map<std::string, std::string>& parameter_meanings() {
   static const std::map<std::string, std::string> m = {
-      {"L", "layers"},
+      {"L", "the count the formula multiplies (see the note below), not always the depth"},
       {"s", "per-layer cost of the metadata rebuild (published form)"},
       {"host_per_layer", "host time per layer"},
       {"gpu_per_layer", "GPU time per layer"},
@@ -233,9 +258,10 @@ std::string parameters_details(const std::vector<const VariantResult*>& vs) {
   for (auto* v : vs)
     if (!v->model_parameters.empty() && std::find(fixes.begin(), fixes.end(), v->fix) == fixes.end())
       fixes.push_back(v->fix);
-  if (fixes.empty()) return "<p class=\"note\">No model parameters recorded.</p>\n";
+  if (fixes.empty()) return "<p class=\"note\">No analytical model inputs recorded.</p>\n";
   std::string h = fmt::format(
-      "<details class=\"parameters\"><summary>Model parameters: {} fix(es), with units and intervals</summary>\n",
+      "<details class=\"parameters\"><summary>Inputs of the analytical model (its formula's terms, not the "
+      "network's size): {} fix(es), with units and intervals</summary>\n",
       fixes.size());
   for (const auto& fix : fixes) {
     std::vector<const VariantResult*> cols;
@@ -288,6 +314,22 @@ std::string parameters_details(const std::vector<const VariantResult*>& vs) {
       h += "</tr>\n";
     }
     h += "</tbody></table>\n";
+    // L as the formula used it against the depth run: the packing baseline rebuilds the
+    // metadata in each layer's forward and again in its checkpoint recompute, so its trace
+    // shows 2 rebuilds per layer (56 for 28 layers).
+    std::set<std::pair<double, int>> ls;
+    for (std::size_t c = 0; c < cols.size(); ++c)
+      if (const auto it = cols[c]->model_parameters.find("L"); it != cols[c]->model_parameters.end())
+        ls.insert({it->second, cols[c]->layers});
+    for (const auto& [L, layers] : ls)
+      if (layers > 0 && L != layers)
+        h += fmt::format(
+            "<p class=\"note\">{}: L = {:g} with {} decoder layers run: {:g} per layer{}.</p>\n", esc(fix), L, layers,
+            L / layers,
+            fix == "packing" && L == 2.0 * layers
+                ? " (the baseline rebuilds the metadata in each layer's forward and again in its checkpoint recompute; "
+                  "the count comes from the baseline's trace)"
+                : " (the count comes from the baseline's trace)");
   }
   return h + "</details>\n";
 }

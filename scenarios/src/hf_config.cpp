@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
 #include "syncscope/core/text.hpp"
+#include "syncscope/scenario/model_traits.hpp"
 #include "syncscope/scenario/scenario.hpp"
 
 namespace syncscope {
@@ -151,6 +153,10 @@ ModelShape parse_hf_config(const std::string& text, const std::filesystem::path&
   if (!j.is_object()) throw InputError(fmt::format("{}: expected a JSON object (a Hugging Face config.json)", file));
   const std::map<std::string, Position> positions = key_positions(file, text);
   std::string prefix;
+  // The outer model_type names the family when the nested text config has none (Gemma 3's
+  // multimodal config says "gemma3" outside, "gemma3_text" inside).
+  std::string outer_type;
+  if (j.contains("model_type") && j["model_type"].is_string()) outer_type = j["model_type"].get<std::string>();
   // Multimodal configs nest the language model's shape (e.g. Llama 4, Gemma 3).
   if (!j.contains("num_hidden_layers") && j.contains("text_config") && j["text_config"].is_object()) {
     nlohmann::json inner = j["text_config"];
@@ -204,19 +210,68 @@ ModelShape parse_hf_config(const std::string& text, const std::filesystem::path&
     m.intermediate_size = int_field("intermediate_size", true, 0);
   m.rms_norm_eps = num_field("rms_norm_eps", m.rms_norm_eps);
   m.rope_theta = num_field("rope_theta", m.rope_theta);
-  m.sliding_window = int_field("sliding_window", false, 0);
-  // Qwen2/Qwen3 state a window but switch it off with use_sliding_window: false.
-  if (j.contains("use_sliding_window") && j["use_sliding_window"].is_boolean() && !j["use_sliding_window"].get<bool>())
-    m.sliding_window = 0;
-  // Issue 14: tied LM head, the architecture name and gpt-oss's SwiGLU clamp.
-  if (j.contains("tie_word_embeddings") && !j["tie_word_embeddings"].is_null()) {
-    if (!j["tie_word_embeddings"].is_boolean())
-      scenario_detail::fail(where, "tie_word_embeddings", "true or false", j["tie_word_embeddings"].dump());
-    m.tie_word_embeddings = j["tie_word_embeddings"].get<bool>();
-  }
   if (j.contains("model_type") && j["model_type"].is_string()) m.model_type = j["model_type"].get<std::string>();
+  if (m.model_type.empty() || (!model_family(m.model_type) && model_family(outer_type))) m.model_type = outer_type;
   m.swiglu_limit = num_field("swiglu_limit", 0.0);
-  scenario_detail::check_model(m, where, "");
+  // Issue 31: what the config class means beyond the shape (model_traits.hpp). A key that
+  // is absent leaves the class's default; tie_word_embeddings, the window and its layout
+  // are read here and the family's defaults applied by resolve_model_traits().
+  TraitInputs in;
+  in.model_type = m.model_type;
+  in.num_hidden_layers = m.num_hidden_layers;
+  in.moe = m.num_local_experts > 0;
+  in.qwen_moe_naming = in.moe && !j.contains("num_local_experts");
+  auto bool_field = [&](const char* key) -> std::optional<bool> {
+    if (!j.contains(key) || j[key].is_null()) return std::nullopt;
+    if (!j[key].is_boolean()) scenario_detail::fail(where, key, "true or false", j[key].dump());
+    return j[key].get<bool>();
+  };
+  auto opt_int = [&](const char* key) -> std::optional<int> {
+    if (!j.contains(key) || j[key].is_null()) return std::nullopt;
+    return int_field(key, false, 0);
+  };
+  auto opt_num = [&](const char* key) -> std::optional<double> {
+    if (!j.contains(key)) return std::nullopt;
+    return num_field(key, 0.0);  // null: no soft-capping (Gemma 3's default)
+  };
+  in.tie_word_embeddings = bool_field("tie_word_embeddings");
+  in.attention_bias = bool_field("attention_bias");
+  in.mlp_bias = bool_field("mlp_bias");
+  in.use_sliding_window = bool_field("use_sliding_window");
+  in.sliding_window_given = j.contains("sliding_window");
+  in.sliding_window = int_field("sliding_window", false, 0);
+  if (in.sliding_window < 0) scenario_detail::fail(where, "sliding_window", "a positive integer or null", std::to_string(in.sliding_window));
+  in.max_window_layers = opt_int("max_window_layers");
+  in.sliding_window_pattern = opt_int("sliding_window_pattern");
+  if (in.sliding_window_pattern && *in.sliding_window_pattern < 1)
+    scenario_detail::fail(where, "sliding_window_pattern", "a positive integer", std::to_string(*in.sliding_window_pattern));
+  in.attn_logit_softcapping = opt_num("attn_logit_softcapping");
+  in.final_logit_softcapping = opt_num("final_logit_softcapping");
+  if (j.contains("layer_types") && !j["layer_types"].is_null()) {
+    const auto& lt = j["layer_types"];
+    const std::string expected = fmt::format(
+        "a list of {} entries (num_hidden_layers), each \"full_attention\" or \"sliding_attention\"", m.num_hidden_layers);
+    if (!lt.is_array() || lt.size() != static_cast<std::size_t>(std::max(0, m.num_hidden_layers)))
+      scenario_detail::fail(where, "layer_types", expected,
+                            lt.is_array() ? fmt::format("{} entries", lt.size()) : lt.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    std::vector<bool> sliding;
+    for (std::size_t i = 0; i < lt.size(); ++i) {
+      const std::string v = lt[i].is_string() ? lt[i].get<std::string>() : "";
+      if (v != "full_attention" && v != "sliding_attention")
+        throw InputError(fmt::format("{}: layer_types[{}]: expected \"full_attention\" or \"sliding_attention\", got {}",
+                                     where("layer_types"), i,
+                                     lt[i].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+      sliding.push_back(v == "sliding_attention");
+    }
+    in.layer_types = std::move(sliding);
+  }
+  m.sliding_window = in.sliding_window;
+  scenario_detail::check_model(m, where, "");  // bounds num_hidden_layers before a per-layer list
+  in.num_hidden_layers = m.num_hidden_layers;
+  const ResolvedTraits r = resolve_model_traits(in);
+  m.traits = r.traits;
+  m.tie_word_embeddings = r.tie_word_embeddings;
+  m.sliding_window = r.sliding_window;
   return m;
 }
 

@@ -41,6 +41,7 @@ ModelShape llama_3_2_1b() {
 ModelShape qwen3_0_6b() {
   ModelShape m;
   m.name = "Qwen3-0.6B";
+  m.model_type = "qwen3";  // q/k norms from the family (issue 31)
   m.num_hidden_layers = 28;
   m.hidden_size = 1024;
   m.num_attention_heads = 16;

@@ -324,7 +324,8 @@ TEST(ReportParameters, FoldedPerFixWithUnitsAndIntervals) {
                          "</td><td class=\"l\">ms</td><td>13.70</td><td>1.500</td>"),
             std::string::npos)
       << details;
-  EXPECT_NE(details.find("<code>L</code></td><td class=\"l\">layers</td><td class=\"l\">&ndash;</td><td>28</td>"),
+  EXPECT_NE(details.find("<code>L</code></td><td class=\"l\">the count the formula multiplies (see the note below), not always the "
+                         "depth</td><td class=\"l\">&ndash;</td><td>28</td>"),
             std::string::npos)
       << details;
   EXPECT_EQ(details.find("_lo"), std::string::npos);

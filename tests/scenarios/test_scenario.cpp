@@ -308,7 +308,7 @@ TEST(HfConfig, GptOssAndQwen3MoeExpertNames) {
   ModelShape g = load_hf_config(write(dir, "gpt.json", R"({"num_hidden_layers": 24, "hidden_size": 2880,
     "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64, "intermediate_size": 2880,
     "vocab_size": 201088, "num_local_experts": 32, "num_experts_per_tok": 4, "experts_per_token": 4,
-    "sliding_window": 128, "layer_types": ["sliding_attention", "full_attention"]})"));
+    "sliding_window": 128, "model_type": "gpt_oss"})"));
   EXPECT_EQ(g.num_local_experts, 32);
   EXPECT_EQ(g.num_experts_per_tok, 4);
   EXPECT_EQ(g.sliding_window, 128);

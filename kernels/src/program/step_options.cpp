@@ -38,11 +38,8 @@ int dtype_bytes(const std::string& dtype) {
   bad("dtype", "\"fp32\", \"bf16\" or \"fp16\"", "\"" + dtype + "\"");
 }
 
-bool uses_qk_norm(const ModelShape& model) {
-  std::string n = model.name;
-  std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return n.find("qwen3") != std::string::npos;
-}
+// Issue 31: from the architecture (model_type's config class), never from the name.
+bool uses_qk_norm(const ModelShape& model) { return model_traits(model).qk_norm; }
 
 bool is_gpt_oss(const ModelShape& model) {
   if (model.model_type == "gpt_oss") return true;
@@ -68,9 +65,9 @@ bool nf4_quantized(const StepOptions& o, const std::string& module) {
   return std::find(std::begin(kLoraModules), std::end(kLoraModules), module) != std::end(kLoraModules);
 }
 
-int layer_sliding_window(const ModelShape& model, int layer) {
-  return (model.sliding_window > 0 && layer % 2 == 0) ? model.sliding_window : 0;
-}
+// Issue 31: the pattern the config class gives (every layer for Mistral, alternating for
+// Gemma 2 and gpt-oss, 5 of 6 for Gemma 3, layer_types when stated).
+int layer_sliding_window(const ModelShape& model, int layer) { return layer_window(model_traits(model), layer); }
 
 void validate(const StepOptions& o) {
   const ModelShape& m = o.model;

@@ -175,11 +175,15 @@ const std::vector<Field>& variant_fields() {
 bool is_set(const Estimate& e) { return e.n != 0 || e.value != 0 || e.lo != 0 || e.hi != 0; }
 
 json network_json(const NetworkInfo& n) {
-  return json{{"model", n.model},
-              {"parameters", n.parameters},
-              {"trainable_parameters", n.trainable_parameters},
-              {"tied_embeddings", n.tied_embeddings},
-              {"training", n.training}};
+  json j{{"model", n.model},
+         {"parameters", n.parameters},
+         {"trainable_parameters", n.trainable_parameters},
+         {"tied_embeddings", n.tied_embeddings},
+         {"training", n.training}};
+  // Written only when known, so results from before issue 31 still compare equal.
+  if (n.base_parameters > 0) j["base_parameters"] = n.base_parameters;
+  if (!n.family.empty()) j["family"] = n.family;
+  return j;
 }
 
 }  // namespace
@@ -231,13 +235,15 @@ std::string results_to_json(const RunResults& r) {
 
 std::string results_to_csv(const RunResults& r) {
   CsvWriter w;
+  // `model` (issue 31) is the last column, so readers indexing the older columns still work.
   w.row({"schema_version", "mode", "scenario", "fix", "variant", "baseline", "layers", "metric", "value", "lo", "hi",
-         "n"});
+         "n", "model"});
   const std::string sv = std::to_string(r.schema_version);
   for (const auto& v : r.variants) {
     auto row = [&](const std::string& metric, const std::string& value, std::optional<Estimate> e = std::nullopt) {
       w.row({sv, r.mode, v.scenario, v.fix, v.variant, v.baseline ? "true" : "false", std::to_string(v.layers), metric,
-             value, e ? num_text(e->lo) : "", e ? num_text(e->hi) : "", e ? std::to_string(e->n) : ""});
+             value, e ? num_text(e->lo) : "", e ? num_text(e->hi) : "", e ? std::to_string(e->n) : "",
+             v.network ? v.network->model : ""});
     };
     for (const Field& f : variant_fields()) {
       if (f.csv != Column::Metric) continue;
@@ -256,6 +262,7 @@ std::string results_to_csv(const RunResults& r) {
     if (v.network) {
       row("network.parameters", std::to_string(v.network->parameters));
       row("network.trainable_parameters", std::to_string(v.network->trainable_parameters));
+      if (v.network->base_parameters > 0) row("network.base_parameters", std::to_string(v.network->base_parameters));
       row("network.tied_embeddings", v.network->tied_embeddings ? "true" : "false");
       row("network.training", v.network->training);
     }
@@ -335,8 +342,11 @@ RunResults results_from_json(std::string_view text, std::string_view source_name
       ni.trainable_parameters = nr.int64("trainable_parameters", true);
       ni.tied_embeddings = nr.boolean("tied_embeddings", false);
       ni.training = nr.str("training", true);
+      ni.base_parameters = nr.int64("base_parameters", false);
+      ni.family = nr.str("family", false);
       nr.finish();
-      if (ni.parameters < 0 || ni.trainable_parameters < 0 || ni.trainable_parameters > ni.parameters)
+      if (ni.parameters < 0 || ni.trainable_parameters < 0 || ni.trainable_parameters > ni.parameters ||
+          ni.base_parameters < 0)
         nr.fail(v.at("network"), "expected 0 <= trainable_parameters <= parameters");
       if (ni.training != "full" && ni.training != "lora" && ni.training != "qlora")
         nr.fail(v.at("network") + ".training", fmt::format("expected full, lora or qlora, got \"{}\"", ni.training));

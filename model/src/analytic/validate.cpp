@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -274,9 +275,27 @@ std::string validation_to_table(const ValidationReport& r) {
   std::map<std::pair<std::string, std::string>, int> depths;  // rankings per scenario and fix
   for (const auto& k : r.rankings) ++depths[{k.scenario, k.fix}];
   for (const auto& k : r.rankings) {
-    std::string m, p;
-    for (const auto& s : k.measured_order) m += (m.empty() ? "" : " > ") + s;
-    for (const auto& s : k.predicted_order) p += (p.empty() ? "" : " > ") + s;
+    // Issue 31: neighbours within kTieFraction of each other are printed as a tie ("a = b"),
+    // not as an order the numbers do not have.
+    auto value_of = [&](const std::string& variant, bool predicted) -> std::optional<double> {
+      for (const auto& v : r.variants)
+        if (v.scenario == k.scenario && v.fix == k.fix && v.layers == k.layers && v.variant == variant)
+          return predicted ? v.predicted.value : v.measured.value;
+      return std::nullopt;
+    };
+    auto joined = [&](const std::vector<std::string>& order, bool predicted) {
+      std::string text;
+      for (std::size_t i = 0; i < order.size(); ++i) {
+        if (i > 0) {
+          const auto a = value_of(order[i - 1], predicted), b = value_of(order[i], predicted);
+          const bool tie = a && b && std::fabs(*a - *b) <= kTieFraction * std::min(std::fabs(*a), std::fabs(*b));
+          text += tie ? " = " : " > ";
+        }
+        text += order[i];
+      }
+      return text;
+    };
+    const std::string m = joined(k.measured_order, false), p = joined(k.predicted_order, true);
     const bool sweep = depths[{k.scenario, k.fix}] > 1;
     out += fmt::format("ranking {}/{}{}: {} {} | predicted {} | {}\n", printable(k.scenario), printable(k.fix),
                        sweep ? fmt::format(" (L={})", k.layers) : "", seen, printable(m), printable(p),

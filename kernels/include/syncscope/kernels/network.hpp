@@ -29,11 +29,21 @@ struct ParamInfo {
 // embeddings the LM head is "embed_tokens" itself and is not listed twice.
 std::vector<ParamInfo> network_parameters(const StepOptions& options);
 
+// The frozen base as the model's config class defines it (model_traits.hpp), at the same
+// depth, without adapters: every bias, sink and norm the architecture has, whether or not the
+// step builds it. At full depth its count is the one published with the model.
+std::vector<ParamInfo> architecture_parameters(const StepOptions& options);
+
 struct NetworkSummary {
-  std::int64_t parameters = 0;            // every element, adapters included
+  std::int64_t parameters = 0;            // every element the step builds, adapters included
   std::int64_t trainable_parameters = 0;  // what AdamW updates
   bool tied_embeddings = false;
   std::string training;                   // "full" | "lora" | "qlora"
+  // Issue 31: the architecture's own base (architecture_parameters), and what of it the
+  // step leaves out (kinds such as "q_proj.bias", and their values over every layer).
+  std::int64_t base_parameters = 0;
+  std::vector<std::string> step_omits;
+  std::int64_t omitted_parameters = 0;
 };
 NetworkSummary network_summary(const StepOptions& options);
 

@@ -93,12 +93,13 @@ void validate(const StepOptions& options);
 // consecutive batches differ in their lengths whenever more than one sequence exists.
 std::vector<int> batch_lengths(const StepOptions& options, int batch_index);
 
-// Qwen3 applies RMSNorm to q and k per head before RoPE (q_norm/k_norm); ModelShape has no
-// field for it, so it is derived from the name ("qwen3", any case).
+// Qwen3, Qwen3-MoE and Gemma 3 apply RMSNorm to q and k per head before RoPE (q_norm/k_norm):
+// from the model's traits (model_type's config class, scenario/model_traits.hpp).
 bool uses_qk_norm(const ModelShape& model);
 
-// gpt-oss alternates sliding-window and full attention, starting with sliding (HF
-// layer_types). Returns the window for `layer`, or 0 for full attention.
+// The sliding window of `layer` as the model's traits place it (every layer for Mistral,
+// alternating from layer 0 for Gemma 2 and gpt-oss, layer_types when the config states it),
+// or 0 for full attention.
 int layer_sliding_window(const ModelShape& model, int layer);
 
 // Bytes per element of a dtype name ("fp32" 4, "bf16"/"fp16" 2).

@@ -45,6 +45,12 @@ struct NetworkInfo {
   std::int64_t trainable_parameters = 0;  // what AdamW updates
   bool tied_embeddings = false;
   std::string training;                   // "full" | "lora" | "qlora"
+  // Issue 31: the frozen base as its architecture defines it (every bias, sink and norm of
+  // the config class, at the layers run; no adapters): at full depth, the count published
+  // with the model. 0: not recorded (older results). `family`: the Hugging Face family whose
+  // config defaults were applied ("qwen2", "gemma2", ...; "" when the scenario gave none).
+  std::int64_t base_parameters = 0;
+  std::string family{};
 };
 
 // One scenario x fix x variant.

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
 
 #include "syncscope/core/output_policy.hpp"
 
@@ -12,6 +13,15 @@ namespace syncscope::pipeline {
 // What --force may replace: a directory `run` wrote (results.json of our schema) holding
 // nothing else than what it writes.
 OwnedDirRules run_dir_rules();
+
+// The default results directory (issue 31): out/<scenario>-<mode>, or
+// out/<scenario>--<model>-<mode> when the model is not the scenario's own (--hf-config), so
+// a second config against the same scenario does not collide with the first. Each name is
+// reduced to a safe file name (letters, digits, '.', '_', '-'; nothing that climbs or
+// hides), so the directory is always under ./out.
+std::filesystem::path default_results_dir(const std::string& scenario, const std::string& model, const std::string& mode);
+// A name reduced to a safe single path component ("Qwen/Qwen3 0.6B" -> "Qwen-Qwen3-0.6B").
+std::string safe_file_name(const std::string& name);
 
 // Decides whether `dir` may receive the results (InputError naming what is in the way).
 OutputDir plan_results_dir(const std::filesystem::path& dir, bool force);

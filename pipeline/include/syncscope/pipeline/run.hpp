@@ -6,6 +6,8 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "syncscope/model/results.hpp"
 #include "syncscope/model/validate.hpp"
@@ -18,6 +20,8 @@ struct RunOutcome {
   model::ValidationReport validation;  // of results.json as published
   std::filesystem::path out;           // the published results directory
   std::size_t traces = 0;              // traces produced and written
+  // Issue 31: what the run said about its model (also among results.notes), for the summary.
+  std::vector<std::string> model_notes{};
 };
 
 // Runs it all. Progress, the mode and the reason for a fallback go to stderr. InputError on

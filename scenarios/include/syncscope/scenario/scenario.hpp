@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "syncscope/scenario/model_traits.hpp"
+
 namespace syncscope {
 
 // Hugging Face config.json field names in comments.
@@ -32,6 +34,10 @@ struct ModelShape {
   bool tie_word_embeddings = false;    // tie_word_embeddings: the LM head is the embedding matrix
   std::string model_type;              // model_type ("llama", "qwen3", "gpt_oss"); "" when not given
   double swiglu_limit = 0;             // swiglu_limit (gpt-oss: 7.0, clamps the expert SwiGLU); 0: none
+  // Issue 31: the architecture as its config class means it (model_traits.hpp). Resolved by
+  // load_hf_config; a scenario's shape leaves it empty and model_traits() derives it from
+  // model_type.
+  ModelTraits traits;
   bool is_moe() const { return num_local_experts > 0; }
 };
 

@@ -1,0 +1,89 @@
+// Architecture traits of a decoder model, read as its Hugging Face config class means them
+// (issue 31): which layers use a sliding window, qk-norm, projection biases, attention
+// sinks, the extra per-layer norms, logit soft-capping. A config.json states only what
+// differs from its class's defaults, so the defaults of each family are here, each citing
+// the public Hugging Face source (huggingface/transformers, src/transformers/models/...).
+// The model's *name* is never consulted: a config from the Hugging Face cache is named by
+// its snapshot hash.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace syncscope {
+
+struct ModelShape;
+
+struct ModelTraits {
+  // The known family whose config class supplied the defaults ("llama", "qwen2", ...);
+  // "" for a shape whose traits were never resolved (a hand-written scenario: see
+  // model_traits()).
+  std::string family;
+  // Non-empty when the config's model_type is not a known family: what was assumed, as a
+  // warning to print (the run prints it and keeps it in results.json's notes).
+  std::string assumed;
+  // Sliding window (tokens) per decoder layer, 0 for full attention; empty: every layer
+  // full. Layers beyond the list (a sweep deeper than the config) repeat it cyclically.
+  std::vector<int> layer_windows;
+  bool qk_norm = false;          // RMSNorm on q and k per head (Qwen3, Qwen3-MoE, Gemma 3)
+  bool qkv_bias = false;         // biases on q/k/v projections (Qwen2 always; attention_bias)
+  bool o_bias = false;           // bias on o_proj (attention_bias: Llama, gpt-oss)
+  bool mlp_bias = false;         // biases on the dense MLP projections (Llama's mlp_bias)
+  bool attention_sinks = false;  // a learned logit per head in the softmax (gpt-oss)
+  bool moe_biases = false;       // router and expert biases (gpt-oss)
+  int norms_per_layer = 2;       // input + post-attention; Gemma 2/3 add pre/post feed-forward
+  double attn_logit_softcapping = 0;   // tanh cap on attention logits (Gemma 2: 50); 0: none
+  double final_logit_softcapping = 0;  // tanh cap on the LM head's logits (Gemma 2: 30); 0: none
+};
+
+// The families whose defaults are known, in the order they are listed to users.
+const std::vector<std::string>& known_model_families();
+// The family of a model_type ("gemma3_text" is gemma3), or nullopt when unknown.
+std::optional<std::string> model_family(std::string_view model_type);
+
+// What a config.json says beyond the shape (unset: the key is absent, so the class's
+// default holds). hf_config.cpp reads these; resolve_model_traits() applies the defaults.
+struct TraitInputs {
+  std::string model_type;                       // "" when the config has none
+  int num_hidden_layers = 0;
+  bool moe = false;
+  bool qwen_moe_naming = false;                 // experts named num_experts (Qwen3-MoE style)
+  std::optional<bool> tie_word_embeddings;
+  std::optional<bool> attention_bias, mlp_bias;
+  std::optional<bool> use_sliding_window;       // Qwen2/Qwen3: windows only when true
+  bool sliding_window_given = false;            // the key is present (a null means "none")
+  int sliding_window = 0;                       // its value (0 for null)
+  std::optional<int> max_window_layers;         // Qwen2/Qwen3: layers from this index slide
+  std::optional<int> sliding_window_pattern;    // Gemma 3: every Nth layer is full
+  std::optional<std::vector<bool>> layer_types; // true: "sliding_attention"
+  std::optional<double> attn_logit_softcapping, final_logit_softcapping;
+};
+
+struct ResolvedTraits {
+  ModelTraits traits;
+  bool tie_word_embeddings = false;
+  int sliding_window = 0;  // the window the sliding layers use (0: none)
+};
+ResolvedTraits resolve_model_traits(const TraitInputs& in);
+
+// The traits of a shape: its own when resolved from a config (traits.family non-empty),
+// else derived from model_type and sliding_window with the family's defaults (a scenario
+// YAML states the shape, not the config class). With no model_type at all the shape is
+// read as Llama's with a given sliding_window on alternating layers, sliding first (the
+// rule syncscope used before it read model_type; give model_type for the family's own).
+ModelTraits model_traits(const ModelShape& model);
+
+// Window of `layer` (0: full attention).
+int layer_window(const ModelTraits& traits, int layer);
+
+// One line on the attention pattern ("every layer: 4096-token window", "sliding (128) on
+// 12 of 24 layers, alternating"), and the model's features a step leaves out or a scenario
+// keeps at baseline are named by callers with it.
+std::string describe_windows(const ModelTraits& traits, int layers);
+// The architecture's features beyond a Llama-style decoder, in words ("q/k/v biases",
+// "attention sinks", "4 norms per layer", "attention logit soft-capping 50").
+std::vector<std::string> architecture_features(const ModelTraits& traits);
+
+}  // namespace syncscope

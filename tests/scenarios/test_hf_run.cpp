@@ -1,0 +1,178 @@
+// Issue 31 through the run pipeline: a --hf-config model is named in the directory, the CSV,
+// the report and results.json, and a step that cannot fit the GPU profile's memory is
+// refused before anything runs.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "syncscope/core/csv.hpp"
+#include "syncscope/core/error.hpp"
+#include "syncscope/core/file_io.hpp"
+#include "syncscope/model/gpu_profile.hpp"
+#include "syncscope/model/trace_calibration.hpp"
+#include "syncscope/model/validate.hpp"
+#include "syncscope/pipeline/plan.hpp"
+#include "syncscope/pipeline/results_dir.hpp"
+#include "syncscope/pipeline/run.hpp"
+#include "syncscope/sim/memory_estimate.hpp"
+#include "test_paths.hpp"
+
+namespace syncscope::pipeline {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string scenario(const std::string& name) { return (test::source_dir() / "scenarios" / name).string(); }
+std::string config(const std::string& dir) { return test::fixture("hf/" + dir + "/config.json").string(); }
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// Runs in a fresh directory: the default results directory is relative to it.
+class InTempDir : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    old_ = fs::current_path();
+    fs::current_path(dir_.path());
+  }
+  void TearDown() override { fs::current_path(old_); }
+  test::TempDir dir_;
+  fs::path old_;
+};
+
+TEST(HfRunNames, DefaultDirectoryNamesTheModelAndStaysUnderOut) {
+  EXPECT_EQ(default_results_dir("qwen3-0.6b", "", "simulated"), fs::path("out/qwen3-0.6b-simulated"));
+  EXPECT_EQ(default_results_dir("qwen3-0.6b", "Mistral-7B-v0.1", "simulated"),
+            fs::path("out/qwen3-0.6b--Mistral-7B-v0.1-simulated"));
+  EXPECT_EQ(safe_file_name("Qwen/Qwen3 0.6B"), "Qwen-Qwen3-0.6B");
+  EXPECT_EQ(safe_file_name("../../etc/passwd"), "etc-passwd");
+  EXPECT_EQ(safe_file_name(".."), "model");
+  EXPECT_EQ(safe_file_name(""), "model");
+  EXPECT_EQ(safe_file_name("-rf"), "rf");
+  const fs::path p = default_results_dir("../x", "/abs/../model", "simulated");
+  EXPECT_EQ(p, fs::path("out/x--abs-..-model-simulated"));
+  EXPECT_EQ(std::distance(p.begin(), p.end()), 2);  // out/<one name>
+}
+
+// Issue 31: equal predictions (double and prefetch at 1.042 on the offload scenario) are a
+// tie, printed as one, not as the order "double > prefetch".
+TEST(HfRunNames, EqualSpeedupsArePrintedAsTies) {
+  RunResults r;
+  r.mode = "simulated";
+  auto variant = [](const char* name, bool baseline, double speedup) {
+    VariantResult v;
+    v.scenario = "qwen3-14b";
+    v.fix = "offload";
+    v.variant = name;
+    v.baseline = baseline;
+    v.layers = 40;
+    v.step_time_ns = {1e6, 1e6, 1e6, 3};
+    v.measured_speedup = {speedup, speedup, speedup, 3};
+    v.predicted_speedup = {speedup, speedup, speedup, 0};
+    return v;
+  };
+  r.variants = {variant("single", true, 1.0), variant("double", false, 1.042), variant("prefetch", false, 1.042)};
+  const std::string table = model::validation_to_table(model::validate_results(r, "test"));
+  EXPECT_TRUE(contains(table, "double = prefetch") || contains(table, "prefetch = double")) << table;
+  EXPECT_FALSE(contains(table, "double > prefetch")) << table;
+}
+
+// Shipped scenarios fit the H200 profile (so the check costs them nothing) ...
+TEST(HfRunMemory, ShippedScenariosFitTheH200Profile) {
+  const GpuProfile h200 = load_gpu_profile("H200");
+  for (const char* f : {"llama-3.2-1b.yaml", "qwen3-0.6b.yaml", "qwen3-14b.yaml", "qwen3-14b-qlora.yaml",
+                        "gpt-oss-20b.yaml", "qwen3-0.6b-lsweep.yaml"}) {
+    SCOPED_TRACE(f);
+    RunRequest r;
+    r.scenarios = {scenario(f)};
+    const auto scenarios = load_run_scenarios(r);
+    for (const auto& j : plan_jobs(scenarios).jobs) {
+      const auto m = sim::estimate_step_memory(j.opts);
+      EXPECT_LT(m.total(), h200.memory_bytes);
+      EXPECT_GT(m.total(), 0);
+      EXPECT_EQ(sim::check_step_memory(j.opts, h200.memory_bytes, "H200", f, false), "");
+    }
+  }
+}
+
+// ... and gpt-oss-120b under LoRA (a bf16 base of ~234 GB) does not: exit 2 with the
+// estimate and what would fit.
+TEST(HfRunMemory, GptOss120bLoraOnTheH200ProfileIsRefusedWithAnExplanation) {
+  RunRequest r;
+  r.scenarios = {scenario("gpt-oss-20b.yaml")};
+  r.hf_config = config("gpt-oss-120b");
+  const auto scenarios = load_run_scenarios(r);
+  const RunPlan plan = plan_jobs(scenarios);
+  const auto& o = plan.jobs.front().opts;
+  const auto need = sim::estimate_step_memory(o);
+  EXPECT_GT(need.parts.front().second, 233e9);  // weights: 116.8e9 values x 2 bytes
+  const GpuProfile h200 = load_gpu_profile("H200");
+  try {
+    sim::check_step_memory(o, h200.memory_bytes, "H200", "gpt-oss-20b", false);
+    ADD_FAILURE() << "gpt-oss-120b LoRA fit the H200 profile";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_TRUE(contains(what, "gpt-oss-20b: the step needs about 23")) << what;
+    EXPECT_TRUE(contains(what, "more than the H200 profile's 150.8 GB")) << what;
+    EXPECT_TRUE(contains(what, "weights 233.")) << what;
+    EXPECT_TRUE(contains(what, "training: qlora needs")) << what;
+    EXPECT_TRUE(contains(what, "experts' 3-D tensors stay in the compute dtype")) << what;
+    EXPECT_TRUE(contains(what, "--layers ")) << what;
+    EXPECT_TRUE(contains(what, "--force-memory")) << what;
+  }
+  // Forced, the same explanation comes back for the outputs to carry.
+  EXPECT_TRUE(contains(sim::check_step_memory(o, h200.memory_bytes, "H200", "gpt-oss-20b", true), "needs about"));
+}
+
+TEST_F(InTempDir, GptOss120bRunStopsBeforeWritingAnything) {
+  RunRequest r;
+  r.scenarios = {scenario("gpt-oss-20b.yaml")};
+  r.hf_config = config("gpt-oss-120b");
+  r.device = "sim";
+  EXPECT_THROW(run(r), InputError);
+  EXPECT_FALSE(fs::exists("out"));
+}
+
+TEST_F(InTempDir, HfConfigRunNamesTheModelEverywhere) {
+  RunRequest r;
+  r.scenarios = {scenario("qwen3-0.6b.yaml")};
+  r.hf_config = config("mistral-7b-v0.1");
+  r.device = "sim";
+  r.layers = 2;
+  r.repeats = 1;
+  r.warmup = 0;
+  const RunOutcome o = run(r);
+  EXPECT_EQ(o.out, fs::path("out/qwen3-0.6b--mistral-7b-v0.1-simulated"));
+  // The terminal summary's lines name it, with its size as its config class defines it.
+  ASSERT_FALSE(o.model_notes.empty());
+  EXPECT_TRUE(contains(o.model_notes.front(), "model mistral-7b-v0.1 from ")) << o.model_notes.front();
+  EXPECT_TRUE(contains(o.model_notes.front(), "mistral family, 7,241,732,096 parameters")) << o.model_notes.front();
+  // results.json: the config's path and hash; every variant's network names the model.
+  EXPECT_EQ(o.results.env.extra.at("model_config"), r.hf_config);
+  EXPECT_EQ(o.results.env.extra.at("model_config_sha256"), model::sha256_file(r.hf_config));
+  for (const auto& v : o.results.variants) {
+    ASSERT_TRUE(v.network);
+    EXPECT_EQ(v.network->model, "mistral-7b-v0.1");
+    EXPECT_EQ(v.network->family, "mistral");
+    EXPECT_GT(v.network->base_parameters, 0);
+    // Every layer is windowed, so Unsloth's mask cache hits: 3 syncs per batch + the loss.
+    if (v.variant == "cached") {
+      EXPECT_EQ(v.syncs_per_step, 4);
+    }
+  }
+  // results.csv: a model column, last.
+  const auto rows = csv_parse(read_file(o.out / "results.csv"), "results.csv");
+  ASSERT_GT(rows.size(), 1u);
+  EXPECT_EQ(rows[0].back(), "model");
+  EXPECT_EQ(rows[1].back(), "mistral-7b-v0.1");
+  // report.html: title and provenance.
+  const std::string html = read_file(o.out / "report.html");
+  EXPECT_TRUE(contains(html, "<title>syncscope run: qwen3-0.6b \u2014 mistral-7b-v0.1 (simulated)</title>"));
+  EXPECT_TRUE(contains(html, "model mistral-7b-v0.1 from "));
+  EXPECT_TRUE(contains(html, "Analytical model inputs"));
+  // A second config against the same scenario does not collide with the first.
+  r.hf_config = config("qwen2.5-7b");
+  EXPECT_EQ(run(r).out, fs::path("out/qwen3-0.6b--qwen2.5-7b-simulated"));
+}
+
+}  // namespace
+}  // namespace syncscope::pipeline
