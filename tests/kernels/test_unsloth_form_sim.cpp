@@ -37,7 +37,7 @@ StepOptions gpt_oss_20b() {
   m.rope_theta = 150000;
   o.batch.packed_tokens = 2048;
   o.dtype = "bf16";
-  o.offload = "double";
+  o.offload = OffloadVariant::Double;
   o.offload_budget_bytes = 0;
   o.training.mode = "lora";
   o.training.target_modules = {"q_proj", "k_proj", "v_proj", "o_proj"};
@@ -57,10 +57,10 @@ TEST(UnslothFormInTheSimulator, GptOssExpertsAndSinksMakeTheStepHeavierNotTheSyn
   const GpuProfile h200 = load_gpu_profile("H200");
   std::map<std::string, std::map<std::string, double>> ms;  // form -> variant -> step ms
   for (bool form : {false, true})
-    for (const char* v : kMoeVariants) {
+    for (const std::string& v : fix_variants(Fix::MoeRouting)) {
       StepOptions o = gpt_oss_20b();
       o.gpt_oss_unsloth_form = form;
-      o.moe = v;
+      o.moe = moe_variant(v);
       ms[form ? "unsloth" : "reference"][v] = step_ms(o, h200);
     }
   for (const auto& [form, vs] : ms)
@@ -68,7 +68,7 @@ TEST(UnslothFormInTheSimulator, GptOssExpertsAndSinksMakeTheStepHeavierNotTheSyn
                 form.c_str(), vs.at("loop"), vs.at("sorted"), vs.at("loop") / vs.at("sorted"), vs.at("device"),
                 vs.at("loop") / vs.at("device"));
   // Unsloth's form does more work per step (fp32 down-projection, eager attention with sinks).
-  for (const char* v : kMoeVariants) EXPECT_GT(ms["unsloth"][v], ms["reference"][v]) << v;
+  for (const std::string& v : fix_variants(Fix::MoeRouting)) EXPECT_GT(ms["unsloth"][v], ms["reference"][v]) << v;
   // The fixes still win in both forms.
   for (const char* f : {"reference", "unsloth"}) {
     EXPECT_GT(ms[f]["loop"], ms[f]["sorted"]) << f;
