@@ -186,11 +186,13 @@ Op& StepBuilder::copy(const std::string& name, int stream, CopyKind kind, Memory
 }
 
 void StepBuilder::host_read(const std::string& aten_op, double bytes) {
-  copy(aten_op, kMain, CopyKind::DtoH, MemoryKind::Pageable, bytes);
+  // The framework op's range covers its copy and the sync it issues (program::CpuOp).
+  copy(aten_op, kMain, CopyKind::DtoH, MemoryKind::Pageable, bytes).cpu_op = program::CpuOp::Opens;
   Op s;
   s.kind = OpKind::StreamSync;
   s.name = "cudaStreamSynchronize";
   s.stream = kMain;
+  s.cpu_op = program::CpuOp::Continues;
   emit(s);
 }
 
