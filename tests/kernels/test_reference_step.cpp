@@ -123,7 +123,7 @@ TEST(ReferenceStep, PackingCacheIsNeverStale) {
   StepOptions rebuild = cached;
   rebuild.packing = PackingVariant::Rebuild;
   for (const char* v : {"cached", "device"}) {
-    cached.packing = v;
+    cached.packing = packing_variant(v);
     ReferenceStep a(cached), b(rebuild);
     a.run();
     b.run();
