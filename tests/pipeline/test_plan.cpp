@@ -94,7 +94,7 @@ TEST(PipelinePlan, StepOptionsKeepOtherFixesAtBaselineAndOffloadEveryLayer) {
   EXPECT_EQ(variant_option_key(o), "L3/packing=rebuild/offload=double/moe=loop");
   Scenario no_offload = s;
   no_offload.offload = false;
-  EXPECT_EQ(step_options(no_offload, Fix::Packing, "cached", 3, 2).offload, "");
+  EXPECT_FALSE(step_options(no_offload, Fix::Packing, "cached", 3, 2).offload);
 }
 
 TEST(PipelinePlan, FileStemsAreSafeAndLabelsNameTheDepthInSweeps) {
