@@ -12,21 +12,9 @@
 #include "syncscope/core/output_policy.hpp"
 #include "syncscope/core/version.hpp"
 
-#if defined(SYNCSCOPE_MODEL_AVAILABLE)
 #include "syncscope/reports/html_report.hpp"
-#endif
 
 namespace syncscope::cli {
-
-#if !defined(SYNCSCOPE_MODEL_AVAILABLE)
-
-void add_report_command(CLI::App& app, Context&) {
-  auto* cmd = app.add_subcommand("report", "HTML report of run results (unavailable: needs syncscope_model)");
-  cmd->allow_extras();
-  cmd->callback([] { throw Error("syncscope report is unavailable in this build: it needs syncscope_model"); });
-}
-
-#else
 
 namespace {
 
@@ -66,7 +54,5 @@ void add_report_command(CLI::App& app, Context& ctx) {
     ctx.exit_code = 0;
   });
 }
-
-#endif
 
 }  // namespace syncscope::cli

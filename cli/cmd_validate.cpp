@@ -15,14 +15,10 @@
 #include "syncscope/core/file_io.hpp"
 #include "syncscope/core/output_policy.hpp"
 
-#ifdef SYNCSCOPE_MODEL_AVAILABLE
 #include "syncscope/model/results.hpp"
 #include "syncscope/model/validate.hpp"
-#endif
 
 namespace syncscope::cli {
-
-#ifdef SYNCSCOPE_MODEL_AVAILABLE
 
 namespace {
 
@@ -153,14 +149,5 @@ void add_validate_command(CLI::App& app, Context& ctx) {
     ctx.exit_code = rep.failures > 0 ? 1 : 0;
   });
 }
-
-#else
-
-void add_validate_command(CLI::App& app, Context& ctx) {
-  auto* cmd = app.add_subcommand("validate", "(needs the model library, syncscope_model, which this build lacks)");
-  cmd->callback([] { throw Error("syncscope validate: this build has no model library (syncscope_model)"); });
-}
-
-#endif
 
 }  // namespace syncscope::cli

@@ -175,14 +175,14 @@ double bench_packing(const Config& cfg, std::uint64_t seed) {
              cfg.tokens);
   fmt::print("{:<10} {:>12} {:>14} {:>12}\n", "variant", "ms/batch", "ms/layer", "syncs/batch");
   std::map<std::string, double> per_batch;
-  for (const char* v : syncscope::kPackingVariants) {
+  for (const std::string& v : syncscope::fix_variants(syncscope::Fix::Packing)) {
     Dev d;
     std::mt19937_64 rng(seed);
     std::vector<double> t;
     std::uint64_t gen = 0;
     int syncs = 0;
     for (int r = 0; r < cfg.warmup + cfg.repeats; ++r) {
-      dt::PackingMetadata pm(v);
+      dt::PackingMetadata pm(syncscope::packing_variant(v));
       const dt::HostBatch host = dt::pack_batch(random_lengths(rng, cfg.tokens, 64, 1024), 1000, rng(), true);
       const dt::PackedBatch batch = dt::upload(host, d.ctx, ++gen);
       d.syncs = {};
@@ -212,7 +212,7 @@ void bench_moe(const Config& cfg, std::uint64_t seed) {
   dt::ExpertWeights w{torch::randn({E, H, I}, o) * 0.02, torch::randn({E, H, I}, o) * 0.02,
                       torch::randn({E, I, H}, o) * 0.02};
   GpuTimer timer;
-  for (const char* v : syncscope::kMoeVariants) {
+  for (const std::string& v : syncscope::fix_variants(syncscope::Fix::MoeRouting)) {
     std::vector<double> host, dev;
     int syncs = 0;
     for (int r = 0; r < cfg.warmup + cfg.repeats; ++r) {
@@ -222,7 +222,9 @@ void bench_moe(const Config& cfg, std::uint64_t seed) {
       const torch::Tensor wts = torch::softmax(std::get<0>(top).to(torch::kFloat32), -1);
       d.syncs = {};
       double dms = 0;
-      const double hms = host_ms([&] { dms = timer.ms([&] { (void)dt::moe_experts(v, x, std::get<1>(top), wts, w, d.ctx); }); });
+      const double hms = host_ms([&] {
+        dms = timer.ms([&] { (void)dt::moe_experts(syncscope::moe_variant(v), x, std::get<1>(top), wts, w, d.ctx); });
+      });
       syncs = d.syncs.total();
       if (r >= cfg.warmup) {
         host.push_back(hms);
@@ -261,7 +263,7 @@ CopyCompute bench_offload_parts(const Config& cfg, std::uint64_t seed) {
   o.model = m;
   o.dtype = "bf16";
   o.device = "cuda";
-  o.packing = "device";
+  o.packing = syncscope::PackingVariant::Device;
   o.seed = seed;
   const dt::ModelWeights w = dt::make_weights(o, 1, d.ctx);
   std::mt19937_64 rng(seed);
@@ -271,7 +273,7 @@ CopyCompute bench_offload_parts(const Config& cfg, std::uint64_t seed) {
     const dt::HostBatch hb = dt::pack_batch(random_lengths(rng, cfg.tokens, 64, 1024), m.vocab_size, rng(), true);
     const dt::PackedBatch batch = dt::upload(hb, d.ctx, ++gen);
     const dt::Rope rope = dt::rope_tables(batch.position_ids, m, d.ctx);
-    dt::PackingMetadata pm("device");
+    dt::PackingMetadata pm(syncscope::PackingVariant::Device);
     (void)pm.mask(batch, 0, d.ctx);  // built once per batch, outside the layer timing
     const torch::Tensor x = torch::randn({T, H}, d.ctx.opts()).requires_grad_(true);
     const torch::Tensor grad = torch::randn({T, H}, d.ctx.opts());
@@ -323,9 +325,9 @@ void sweep(const Config& cfg, double s, const CopyCompute& cc, std::uint64_t see
              "saving/(L-1)", "model (L-1)*s");
   for (int L : Ls) {
     sk::StepOptions o = sweep_options(cfg, L, seed);
-    o.packing = "rebuild";
+    o.packing = syncscope::PackingVariant::Rebuild;
     const double a = step_ms(o, cfg);
-    o.packing = "cached";
+    o.packing = syncscope::PackingVariant::Cached;
     const double b = step_ms(o, cfg);
     fmt::print("{:>3} {:>12.3f} {:>12.3f} {:>12.3f} {:>14.4f} {:>16.3f}\n", L, a, b, a - b, (a - b) / (L - 1),
                (L - 1) * s);
@@ -335,13 +337,13 @@ void sweep(const Config& cfg, double s, const CopyCompute& cc, std::uint64_t see
              "saving ms", "saving/(L-1)", "model (L-1)*min(c,g)");
   for (int L : Ls) {
     sk::StepOptions o = sweep_options(cfg, L, seed);
-    o.packing = "device";
+    o.packing = syncscope::PackingVariant::Device;
     o.offload_budget_bytes = 0;  // force offloading (the memory-aware plan would keep all)
-    o.offload = "single";
+    o.offload = syncscope::OffloadVariant::Single;
     const double a = step_ms(o, cfg);
-    o.offload = "double";
+    o.offload = syncscope::OffloadVariant::Double;
     const double b = step_ms(o, cfg);
-    o.offload = "prefetch";
+    o.offload = syncscope::OffloadVariant::Prefetch;
     const double p = step_ms(o, cfg);
     fmt::print("{:>3} {:>11.3f} {:>11.3f} {:>13.3f} {:>11.3f} {:>14.4f} {:>18.3f}\n", L, a, b, p, a - b,
                (a - b) / (L - 1), (L - 1) * std::min(cc.c, cc.g));

@@ -10,12 +10,28 @@
 
 #include "syncscope/core/error.hpp"
 #include "syncscope/pipeline/backend.hpp"
+#include "syncscope/pipeline/backend_wire.hpp"
 
 namespace syncscope::pipeline {
 
 namespace fs = std::filesystem;
 
 namespace {
+
+// Takes a buffer the backend filled, hands the memory back to it, and returns the bytes.
+class Bytes {
+ public:
+  explicit Bytes(const BackendTable* table) : table_(table) {}
+  Bytes(const Bytes&) = delete;
+  Bytes& operator=(const Bytes&) = delete;
+  ~Bytes() { table_->release(&b_); }
+  BackendBytes* out() { return &b_; }
+  std::string str() const { return b_.data != nullptr ? std::string(b_.data, b_.size) : std::string(); }
+
+ private:
+  const BackendTable* table_;
+  BackendBytes b_{nullptr, 0};
+};
 
 // Rethrows what a table function reported.
 void check(int status, const std::string& error, const fs::path& file) {
@@ -25,13 +41,13 @@ void check(int status, const std::string& error, const fs::path& file) {
   throw Error(msg);
 }
 
-// Calls a table function that fills an Out and rethrows what it reported.
-template <class Out, class F>
-Out call(const fs::path& file, F&& f) {
-  Out out{};
-  std::string error;
-  check(f(&out, &error), error, file);
-  return out;
+// Calls a table function that fills one buffer and rethrows what it reported.
+template <class F>
+std::string call(const BackendTable* table, const fs::path& file, F&& f) {
+  Bytes out(table), error(table);
+  const int status = f(out.out(), error.out());  // before reading `error`
+  check(status, error.str(), file);
+  return out.str();
 }
 
 std::string dl_error() {
@@ -44,35 +60,40 @@ std::string dl_error() {
 MeasuredBackend::MeasuredBackend(fs::path file, const BackendTable* table) : file_(std::move(file)), table_(table) {}
 
 bool MeasuredBackend::device_available(std::string* why) const {
-  std::string reason;
-  const bool ok = table_->device_available(&reason) == 1;
-  if (!ok && why != nullptr) *why = reason.empty() ? "the measured backend found no CUDA device" : reason;
+  Bytes reason(table_);
+  const bool ok = table_->device_available(reason.out()) == 1;
+  if (!ok && why != nullptr) *why = reason.str().empty() ? "the measured backend found no CUDA device" : reason.str();
   return ok;
 }
 
 Trace MeasuredBackend::measure(const MeasureRequest& request) const {
-  return call<Trace>(file_, [&](Trace* out, std::string* error) { return table_->measure(&request, out, error); });
+  const std::string wire = to_wire(request);
+  return trace_from_wire(call(table_, file_, [&](BackendBytes* out, BackendBytes* error) {
+    return table_->measure(wire.data(), wire.size(), out, error);
+  }));
 }
 
 std::string MeasuredBackend::moe_expert_gemm(const kernels::StepOptions& options, std::string* why) const {
-  std::string reason;
-  std::string gemm = call<std::string>(file_, [&](std::string* out, std::string* error) {
-    return table_->moe_expert_gemm(&options, out, &reason, error);
+  const std::string wire = to_wire(options);
+  Bytes reason(table_);
+  std::string gemm = call(table_, file_, [&](BackendBytes* out, BackendBytes* error) {
+    return table_->moe_expert_gemm(wire.data(), wire.size(), out, reason.out(), error);
   });
-  if (why != nullptr) *why = reason;
+  if (why != nullptr) *why = reason.str();
   return gemm;
 }
 
 RuntimeVersions MeasuredBackend::runtime_versions() const {
-  return call<RuntimeVersions>(file_, [&](RuntimeVersions* out, std::string* error) {
+  return runtime_versions_from_wire(call(table_, file_, [&](BackendBytes* out, BackendBytes* error) {
     return table_->runtime_versions(out, error);
-  });
+  }));
 }
 
 CalibrationMeasurements MeasuredBackend::calibrate(const CalibrationOptions& options) const {
-  return call<CalibrationMeasurements>(file_, [&](CalibrationMeasurements* out, std::string* error) {
-    return table_->calibrate(&options, out, error);
-  });
+  const std::string wire = to_wire(options);
+  return calibration_measurements_from_wire(call(table_, file_, [&](BackendBytes* out, BackendBytes* error) {
+    return table_->calibrate(wire.data(), wire.size(), out, error);
+  }));
 }
 
 std::vector<fs::path> backend_candidates() {
@@ -112,12 +133,15 @@ BackendLoad load_backend_file(const fs::path& file) {
   }
   using Entry = const BackendTable* (*)();
   const BackendTable* table = reinterpret_cast<Entry>(sym)();
-  if (table == nullptr || table->abi_version != kBackendAbiVersion || table->table_size != sizeof(BackendTable)) {
+  if (table == nullptr || table->abi_version != kBackendAbiVersion || table->table_size != sizeof(BackendTable) ||
+      table->layout_hash != backend_layout_hash()) {
     r.error = file.string() + ": its entry point " + kBackendEntryPoint + " returned " +
               (table == nullptr ? std::string("no interface")
                                 : "ABI version " + std::to_string(table->abi_version) + " (table of " +
-                                      std::to_string(table->table_size) + " bytes)") +
-              "; this syncscope needs ABI version " + std::to_string(kBackendAbiVersion) + ": rebuild the backend";
+                                      std::to_string(table->table_size) + " bytes, layout " +
+                                      std::to_string(table->layout_hash) + ")") +
+              "; this syncscope needs ABI version " + std::to_string(kBackendAbiVersion) + " (layout " +
+              std::to_string(backend_layout_hash()) + "): rebuild the backend";
     return r;
   }
   const std::string key = backend_build_key();

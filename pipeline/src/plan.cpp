@@ -35,8 +35,7 @@ std::vector<Scenario> load_run_scenarios(const RunRequest& request) {
 }
 
 std::string variant_option_key(const kernels::StepOptions& o) {
-  return fmt::format("L{}/packing={}/offload={}/moe={}", o.layers, o.packing, o.offload.empty() ? "off" : o.offload,
-                     o.moe);
+  return fmt::format("L{}/{}", o.layers, kernels::fix_variants_key(o));
 }
 
 std::string file_stem(const std::string& scenario, const Job& j, bool sweep) {
@@ -59,19 +58,9 @@ kernels::StepOptions step_options(const Scenario& s, Fix fix, const std::string&
   o.dtype = s.dtype;
   o.layers = layers;
   o.seed = s.batch.seed;
-  // The fix under test takes the variant; every other fix stays at its baseline.
-  o.packing = fix == Fix::Packing ? variant : baseline_variant(Fix::Packing);
-  // Runs of the other fixes reload as Unsloth does by default (double buffering).
-  o.offload = s.offload ? (fix == Fix::Offload ? variant : std::string(kernels::kUnslothDefaultReload)) : "";
   o.training = s.training;
-  o.moe = fix == Fix::MoeRouting ? variant : baseline_variant(Fix::MoeRouting);
-  o.prefetch_depth = depth;
-  // Reload schedules are compared with every layer offloaded, measured and simulated alike:
-  // left to the device (-1), the memory-aware plan keeps every layer resident on a large GPU
-  // and `prefetch` would then measure "no offload" rather than a schedule.
-  o.offload_budget_bytes = 0;
-  for (const auto& f : s.fixes)
-    if (f.fix == Fix::Offload && f.prefetch_budget_bytes) o.offload_budget_bytes = *f.prefetch_budget_bytes;
+  // The fix under test takes the variant; every other fix its default (the fix registry).
+  kernels::apply_fix_variants(o, s, fix, variant, depth);
   return o;
 }
 

@@ -21,7 +21,7 @@ model::PredictionReport predict_baseline(const Trace& t, const std::string& trac
     if (mode == "measured") {
       if (backend == nullptr) throw Error("a measured run without its measured backend");
       kernels::StepOptions dev = job.opts;
-      dev.moe = "device";
+      dev.moe = MoeVariant::Device;
       dev.device = "cuda";
       std::string why;
       padded = backend->moe_expert_gemm(dev, &why) == "padded";

@@ -19,38 +19,27 @@
 
 namespace syncscope {
 
-const char* fix_name(Fix fix) {
-  switch (fix) {
-    case Fix::Packing: return "packing";
-    case Fix::Offload: return "offload";
-    case Fix::MoeRouting: return "moe_routing";
-  }
-  return "unknown";
-}
+const char* fix_name(Fix fix) { return fix_spec(fix).name.c_str(); }
 
 std::optional<Fix> parse_fix(std::string_view name) {
-  for (Fix f : {Fix::Packing, Fix::Offload, Fix::MoeRouting})
-    if (name == fix_name(f)) return f;
+  for (const FixSpec& f : fix_registry())
+    if (name == f.name) return f.id;
   return std::nullopt;
 }
 
-std::vector<std::string> fix_variants(Fix fix) {
-  switch (fix) {
-    case Fix::Packing: return {std::begin(kPackingVariants), std::end(kPackingVariants)};
-    case Fix::Offload: return {std::begin(kOffloadVariants), std::end(kOffloadVariants)};
-    case Fix::MoeRouting: return {std::begin(kMoeVariants), std::end(kMoeVariants)};
-  }
-  return {};
-}
+std::vector<std::string> fix_variants(Fix fix) { return fix_spec(fix).variants; }
 
-const char* baseline_variant(Fix fix) {
-  switch (fix) {
-    case Fix::Packing: return kPackingVariants[0];
-    case Fix::Offload: return kOffloadVariants[0];
-    case Fix::MoeRouting: return kMoeVariants[0];
-  }
-  return "";
+const char* baseline_variant(Fix fix) { return fix_spec(fix).baseline().c_str(); }
+
+namespace {
+// "packing, offload, moe_routing" and "packing, offload and/or moe_routing": the registry's names.
+std::string fix_names(const char* last_sep) {
+  const auto& r = fix_registry();
+  std::string out;
+  for (std::size_t i = 0; i < r.size(); ++i) out += (i == 0 ? "" : i + 1 == r.size() ? last_sep : ", ") + r[i].name;
+  return out;
 }
+}  // namespace
 
 namespace scenario_detail {
 
@@ -224,7 +213,7 @@ void check_scenario(Scenario& s, const Locator& where) {
   if (s.dtype != "bf16" && s.dtype != "fp16" && s.dtype != "fp32")
     fail(where, "dtype", "one of bf16, fp16, fp32", "\"" + s.dtype + "\"");
 
-  if (s.fixes.empty()) fail(where, "fixes", "at least one of packing, offload, moe_routing", "none");
+  if (s.fixes.empty()) fail(where, "fixes", "at least one of " + fix_names(", "), "none");
   std::set<Fix> seen_fixes;
   for (auto& f : s.fixes) {
     const std::string fp = std::string("fixes.") + fix_name(f.fix);
@@ -492,13 +481,15 @@ void read_batch(Reader& r, const YAML::Node& node, BatchSpec& b) {
 }
 
 void read_fixes(Reader& r, const YAML::Node& node, std::vector<FixSelection>& fixes) {
-  static const std::vector<std::string> allowed = {"packing", "offload", "moe_routing"};
+  std::vector<std::string> allowed;
+  for (const FixSpec& f : fix_registry()) allowed.push_back(f.name);
   for (auto& [key, v] : r.entries(node, "fixes", allowed)) {
     FixSelection sel;
     sel.fix = *parse_fix(key);
     const std::string fp = "fixes." + key;
     std::vector<std::string> keys = {"variants", "tolerance"};
-    if (sel.fix == Fix::Offload) keys.insert(keys.end(), {"prefetch_depth", "prefetch_budget_gib"});
+    const auto& extra = fix_spec(sel.fix).scenario_keys;
+    keys.insert(keys.end(), extra.begin(), extra.end());
     bool variants_given = false;
     for (auto& [k, fv] : r.entries(v, fp, keys)) {
       const std::string f = fp + "." + k;
@@ -572,8 +563,7 @@ Scenario parse_scenario(const std::string& text, const std::filesystem::path& pa
   }
   if (!have_model)
     throw InputError(fmt::format("{}: missing required key model (the model shape, Hugging Face config names)", file));
-  if (!have_fixes)
-    throw InputError(fmt::format("{}: missing required key fixes (packing, offload and/or moe_routing)", file));
+  if (!have_fixes) throw InputError(fmt::format("{}: missing required key fixes ({})", file, fix_names(" and/or ")));
   // Selecting the offload fix implies offload unless the file says otherwise.
   bool offload_given = false;
   for (auto it = root.begin(); it != root.end(); ++it)

@@ -22,61 +22,61 @@ using test::tiny_options;
 TEST(PlanOffload, SingleAndDoubleKeepTheLastLayerAsUnslothDoes) {
   // unsloth_zoo gradient_checkpointing.py: the first pass offloads every layer (and counts
   // them); from the second step the last layer's input stays on the device.
-  const OffloadPlan s = plan_offload("single", 8, 100, 1e12, 2, false, 0);
+  const OffloadPlan s = plan_offload(OffloadVariant::Single, 8, 100, 1e12, 2, false, 0);
   EXPECT_EQ(s.first_resident, 7);
   EXPECT_TRUE(s.is_offloaded(6));
   EXPECT_FALSE(s.is_offloaded(7));
   EXPECT_EQ(s.ring_buffers, 1);
   EXPECT_EQ(s.depth, 0);
-  const OffloadPlan d = plan_offload("double", 8, 100, 1e12, 2, false, 0);
+  const OffloadPlan d = plan_offload(OffloadVariant::Double, 8, 100, 1e12, 2, false, 0);
   EXPECT_EQ(d.first_resident, 7);
   EXPECT_EQ(d.ring_buffers, 2);
-  EXPECT_EQ(plan_offload("double", 8, 100, 0, 2, /*first_pass=*/true, 0).first_resident, 8);
-  EXPECT_EQ(plan_offload("double", 2, 100, 0, 2, false, 0).ring_buffers, 1);
+  EXPECT_EQ(plan_offload(OffloadVariant::Double, 8, 100, 0, 2, /*first_pass=*/true, 0).first_resident, 8);
+  EXPECT_EQ(plan_offload(OffloadVariant::Double, 2, 100, 0, 2, false, 0).ring_buffers, 1);
   // One layer: nothing left to offload once the last is kept.
-  EXPECT_EQ(plan_offload("double", 1, 100, 0, 2, false, 0).ring_buffers, 0);
-  EXPECT_EQ(plan_offload("double", 1, 100, 0, 2, false, 0).first_resident, 0);
+  EXPECT_EQ(plan_offload(OffloadVariant::Double, 1, 100, 0, 2, false, 0).ring_buffers, 0);
+  EXPECT_EQ(plan_offload(OffloadVariant::Double, 1, 100, 0, 2, false, 0).first_resident, 0);
 }
 
 TEST(PlanOffload, SmallLayerInputsStayOnTheDevice) {
   // MINIMUM_SIZE = 2 MiB / element size, compared with the element count: an input of
   // exactly 2 MiB stays, one byte more is offloaded (default threshold).
   const double mib2 = 2.0 * 1024 * 1024;
-  EXPECT_EQ(plan_offload("single", 8, mib2, 0, 2).first_resident, 0);
-  EXPECT_EQ(plan_offload("single", 8, mib2, 0, 2).ring_buffers, 0);
-  EXPECT_EQ(plan_offload("double", 8, mib2 + 2, 0, 2).first_resident, 7);
+  EXPECT_EQ(plan_offload(OffloadVariant::Single, 8, mib2, 0, 2).first_resident, 0);
+  EXPECT_EQ(plan_offload(OffloadVariant::Single, 8, mib2, 0, 2).ring_buffers, 0);
+  EXPECT_EQ(plan_offload(OffloadVariant::Double, 8, mib2 + 2, 0, 2).first_resident, 7);
   // Qwen3-0.6B at T = 2048 in bf16: 2048 * 1024 * 2 = 4 MiB, offloaded.
-  EXPECT_EQ(plan_offload("double", 28, 2048.0 * 1024 * 2, 0, 2).first_resident, 27);
+  EXPECT_EQ(plan_offload(OffloadVariant::Double, 28, 2048.0 * 1024 * 2, 0, 2).first_resident, 27);
 }
 
 TEST(PlanOffload, PrefetchKeepsLastLayersResidentWithinBudget) {
   // L = 8 layers of a = 100 bytes, k = 2: the ring takes 3a; the rest holds resident layers.
-  EXPECT_EQ(plan_offload("prefetch", 8, 100, 800, 2).first_resident, 0);  // 8a fits: no offload
-  EXPECT_EQ(plan_offload("prefetch", 8, 100, 800, 2).ring_buffers, 0);
-  const OffloadPlan p = plan_offload("prefetch", 8, 100, 550, 2);  // (550 - 300) / 100 -> 2 resident
+  EXPECT_EQ(plan_offload(OffloadVariant::Prefetch, 8, 100, 800, 2).first_resident, 0);  // 8a fits: no offload
+  EXPECT_EQ(plan_offload(OffloadVariant::Prefetch, 8, 100, 800, 2).ring_buffers, 0);
+  const OffloadPlan p = plan_offload(OffloadVariant::Prefetch, 8, 100, 550, 2);  // (550 - 300) / 100 -> 2 resident
   EXPECT_EQ(p.first_resident, 6);
   EXPECT_EQ(p.ring_buffers, 3);
   EXPECT_EQ(p.depth, 2);
   EXPECT_FALSE(p.is_offloaded(6));
   EXPECT_TRUE(p.is_offloaded(5));
-  EXPECT_EQ(plan_offload("prefetch", 8, 100, 750, 2).first_resident, 4);  // (750 - 300) / 100 -> 4
-  EXPECT_EQ(plan_offload("prefetch", 8, 100, 0, 2).first_resident, 8);
-  EXPECT_EQ(plan_offload("prefetch", 8, 100, -5, 2).first_resident, 8);  // negative budget: none
+  EXPECT_EQ(plan_offload(OffloadVariant::Prefetch, 8, 100, 750, 2).first_resident, 4);  // (750 - 300) / 100 -> 4
+  EXPECT_EQ(plan_offload(OffloadVariant::Prefetch, 8, 100, 0, 2).first_resident, 8);
+  EXPECT_EQ(plan_offload(OffloadVariant::Prefetch, 8, 100, -5, 2).first_resident, 8);  // negative budget: none
   // k larger than the offloaded layers is clamped to them.
-  const OffloadPlan c = plan_offload("prefetch", 3, 100, 0, 10);
+  const OffloadPlan c = plan_offload(OffloadVariant::Prefetch, 3, 100, 0, 10);
   EXPECT_EQ(c.depth, 3);
   EXPECT_EQ(c.ring_buffers, 4);
   // Deterministic: same inputs, same plan.
-  const OffloadPlan again = plan_offload("prefetch", 8, 100, 550, 2);
+  const OffloadPlan again = plan_offload(OffloadVariant::Prefetch, 8, 100, 550, 2);
   EXPECT_EQ(again.first_resident, p.first_resident);
   EXPECT_EQ(again.ring_buffers, p.ring_buffers);
 }
 
 TEST(PlanOffload, RejectsBadInput) {
-  EXPECT_THROW(plan_offload("triple", 8, 100, 0, 2), InputError);
-  EXPECT_THROW(plan_offload("single", 0, 100, 0, 2), InputError);
-  EXPECT_THROW(plan_offload("single", 4, 0, 0, 2), InputError);
-  EXPECT_THROW(plan_offload("prefetch", 4, 100, 0, 0), InputError);
+  EXPECT_THROW(plan_offload(static_cast<OffloadVariant>(7), 8, 100, 0, 2), InputError);
+  EXPECT_THROW(plan_offload(OffloadVariant::Single, 0, 100, 0, 2), InputError);
+  EXPECT_THROW(plan_offload(OffloadVariant::Single, 4, 0, 0, 2), InputError);
+  EXPECT_THROW(plan_offload(OffloadVariant::Prefetch, 4, 100, 0, 0), InputError);
 }
 
 // Every layer runs forward in order and backward in reverse; every offloaded layer is
@@ -122,25 +122,25 @@ void check_choreography(const Choreography& c) {
 }
 
 TEST(Choreography, EveryVariantReloadsEachOffloadedLayerOnce) {
-  for (const char* v : kOffloadVariants)
+  for (const std::string& v : fix_variants(Fix::Offload))
     for (int L : {1, 2, 5})
       for (int k : {1, 2, 3})
         for (double budget : {0.0, 300.0, 1e9}) {
           SCOPED_TRACE(testing::Message() << v << " L=" << L << " k=" << k << " budget=" << budget);
-          check_choreography(build_choreography(plan_offload(v, L, 100, budget, k, false, 0)));
-          check_choreography(build_choreography(plan_offload(v, L, 100, budget, k, true, 0)));
+          check_choreography(build_choreography(plan_offload(offload_variant(v), L, 100, budget, k, false, 0)));
+          check_choreography(build_choreography(plan_offload(offload_variant(v), L, 100, budget, k, true, 0)));
         }
 }
 
 TEST(Choreography, PrefetchIssuesTheFirstReloadsBeforeTheHead) {
-  const Choreography c = build_choreography(plan_offload("prefetch", 6, 100, 0, 3, false, 0));
+  const Choreography c = build_choreography(plan_offload(OffloadVariant::Prefetch, 6, 100, 0, 3, false, 0));
   int before_head = 0;
   for (const ChoreoStep& s : c.steps) {
     if (s.kind == ChoreoKind::Head) break;
     if (s.kind == ChoreoKind::ReloadCopy) ++before_head;
   }
   EXPECT_EQ(before_head, 3);
-  const Choreography d = build_choreography(plan_offload("double", 6, 100, 0, 3, false, 0));
+  const Choreography d = build_choreography(plan_offload(OffloadVariant::Double, 6, 100, 0, 3, false, 0));
   for (const ChoreoStep& s : d.steps) {
     if (s.kind == ChoreoKind::Head) break;
     EXPECT_NE(s.kind, ChoreoKind::ReloadCopy);  // Unsloth's: no explicit prefetch
@@ -159,17 +159,17 @@ TEST(StepProgram, HostSyncsPerPackingVariant) {
   // ours never. Every variant reads the loss once at the end.
   const int L = 3;
   StepOptions o = tiny_options();
-  o.packing = "rebuild";
+  o.packing = PackingVariant::Rebuild;
   EXPECT_EQ(program::program_stats(build_step_program(o)).host_syncs, 3 * L + 1);
-  o.packing = "cached";
+  o.packing = PackingVariant::Cached;
   EXPECT_EQ(program::program_stats(build_step_program(o)).host_syncs, 3 + 1);
-  o.packing = "device";
+  o.packing = PackingVariant::Device;
   EXPECT_EQ(program::program_stats(build_step_program(o)).host_syncs, 1);
   // With checkpointing the baseline rebuilds again in every recompute; the cache does not.
-  o.offload = "double";
-  o.packing = "rebuild";
+  o.offload = OffloadVariant::Double;
+  o.packing = PackingVariant::Rebuild;
   EXPECT_EQ(program::program_stats(build_step_program(o)).host_syncs, 2 * 3 * L + 1);
-  o.packing = "cached";
+  o.packing = PackingVariant::Cached;
   EXPECT_EQ(program::program_stats(build_step_program(o)).host_syncs, 3 + 1);
 }
 
@@ -178,19 +178,19 @@ TEST(StepProgram, HostSyncsPerMoeVariantWithSlidingWindow) {
   // the MoE counts stand alone: loop E per layer, sorted 3 per layer (bincount's min and max
   // reads plus the tolist), device none.
   StepOptions o = tiny_options(tiny_moe());
-  o.packing = "device";
+  o.packing = PackingVariant::Device;
   const int L = 2, E = 4;
-  o.moe = "loop";
+  o.moe = MoeVariant::Loop;
   EXPECT_EQ(program::program_stats(build_step_program(o)).host_syncs, E * L + 1);
-  o.moe = "sorted";
+  o.moe = MoeVariant::Sorted;
   EXPECT_EQ(program::program_stats(build_step_program(o)).host_syncs, 3 * L + 1);
-  o.moe = "device";
+  o.moe = MoeVariant::Device;
   EXPECT_EQ(program::program_stats(build_step_program(o)).host_syncs, 1);
   // Two windows: the cache holds one mask per window, so 1 metadata read + 2 per mask.
-  o.packing = "cached";
+  o.packing = PackingVariant::Cached;
   EXPECT_EQ(program::program_stats(build_step_program(o)).host_syncs, 1 + 2 * 2 + 1);
   // Ours builds one mask per window with our kernel.
-  o.packing = "device";
+  o.packing = PackingVariant::Device;
   EXPECT_EQ(count(build_step_program(o), OpKind::Kernel, "syncscope::packed_mask_kernel"), 2);
 }
 
@@ -225,9 +225,9 @@ double forward_gate_flops(const StepOptions& o) {
 TEST(StepProgram, MoeDevicePaddedPaysCapacityPadding) {
   // C = T rows per expert: E*T instead of T*k rows, E/k times the expert GEMM flops.
   StepOptions o = tiny_options(tiny_moe());
-  o.moe = "sorted";
+  o.moe = MoeVariant::Sorted;
   const double sorted = forward_gate_flops(o);
-  o.moe = "device";
+  o.moe = MoeVariant::Device;
   o.moe_expert_gemm = "padded";
   double device = 0;
   for (const auto& op : build_step_program(o).ops)
@@ -239,9 +239,9 @@ TEST(StepProgram, MoeDevicePaddedPaysCapacityPadding) {
 TEST(StepProgram, MoeDeviceGroupedHasTheBaselinesExpertFlopsAndNoPadding) {
   // "auto" (the default) models at::_grouped_mm over the T*k sorted rows.
   StepOptions o = tiny_options(tiny_moe());
-  o.moe = "sorted";
+  o.moe = MoeVariant::Sorted;
   const double sorted = forward_gate_flops(o);
-  o.moe = "device";
+  o.moe = MoeVariant::Device;
   ASSERT_EQ(o.moe_expert_gemm, "auto");
   const double grouped = forward_gate_flops(o);
   ASSERT_GT(sorted, 0);
@@ -259,7 +259,7 @@ TEST(StepProgram, MoeDeviceGroupedHasTheBaselinesExpertFlopsAndNoPadding) {
 
 TEST(StepProgram, RangesAreBalancedAndNamed) {
   StepOptions o = tiny_options(tiny_moe());
-  o.offload = "prefetch";
+  o.offload = OffloadVariant::Prefetch;
   const Program p = build_step_program(o);
   int depth = 0;
   std::map<std::string, int> pushes;
@@ -283,7 +283,7 @@ TEST(StepProgram, RangesAreBalancedAndNamed) {
 
 TEST(StepProgram, OffloadCopiesUseThePinnedCopyStream) {
   StepOptions o = tiny_options();
-  o.offload = "single";
+  o.offload = OffloadVariant::Single;
   const Program p = build_step_program(o);
   ASSERT_EQ(p.streams.size(), 2u);
   EXPECT_FALSE(p.streams[0].non_blocking);  // LibTorch's legacy default stream
@@ -306,10 +306,10 @@ TEST(StepProgram, EveryVariantIsBufferSafe) {
       for (int k : {1, 2, 4})
         for (double budget : {0.0, 96.0 * 64 * 4 * 4}) {
           StepOptions o = tiny_options(model);
-          o.offload = off;
+          o.offload = *off ? std::optional(offload_variant(off)) : std::nullopt;
           o.prefetch_depth = k;
           o.offload_budget_bytes = budget;
-          o.packing = "cached";
+          o.packing = PackingVariant::Cached;
           const Program p = build_step_program(o);
           const auto v = program::check_buffer_safety(p);
           EXPECT_TRUE(v.empty()) << p.name << " k=" << k << ": " << (v.empty() ? "" : v.front().message);
@@ -343,10 +343,10 @@ TEST(ScheduleChecker, CatchesBrokenOffloadSchedules) {
   using K = program::BufferViolation::Kind;
   StepOptions o = tiny_options();
   o.model.num_hidden_layers = 4;  // 3 offloaded layers: the third reload waits for ring 0's reader
-  o.offload = "double";
+  o.offload = OffloadVariant::Double;
   // No host reads: with the baseline's .item() calls in every recompute the host would
   // drain the main stream before each reload, which hides these hazards.
-  o.packing = "device";
+  o.packing = PackingVariant::Device;
   const Program good = build_step_program(o);
   ASSERT_TRUE(program::check_buffer_safety(good).empty());
 
@@ -364,7 +364,7 @@ TEST(ScheduleChecker, CatchesBrokenOffloadSchedules) {
   // drains the main stream before the host issues the next reload, so the hazard hides
   // (the serialization the fixes remove is also what made this bug invisible).
   StepOptions with_syncs = o;
-  with_syncs.packing = "rebuild";
+  with_syncs.packing = PackingVariant::Rebuild;
   const Program synced = build_step_program(with_syncs);
   const int synced_freed0 = event_named(synced, "freed ring 0");
   EXPECT_TRUE(program::check_buffer_safety(without(synced, [&](const program::Op& op) {
@@ -386,7 +386,7 @@ TEST(ScheduleChecker, CatchesBrokenOffloadSchedules) {
   EXPECT_TRUE(has(v, K::WriteAfterRead, "act_01", good));
 
   // single: the copy stream no longer waits for the whole main stream.
-  o.offload = "single";
+  o.offload = OffloadVariant::Single;
   const Program single = build_step_program(o);
   ASSERT_TRUE(program::check_buffer_safety(single).empty());
   const int main_all = event_named(single, "main stream so far");
@@ -404,10 +404,10 @@ TEST(ScheduleChecker, CatchesBrokenOffloadSchedules) {
 
 TEST(StepProgram, RejectsInvalidOptions) {
   StepOptions o = tiny_options();
-  o.packing = "lazy";
+  o.packing = static_cast<PackingVariant>(9);  // no such variant
   EXPECT_THROW(build_step_program(o), InputError);
   o = tiny_options();
-  o.offload = "triple";
+  o.offload = static_cast<OffloadVariant>(7);
   EXPECT_THROW(build_step_program(o), InputError);
   o = tiny_options();
   o.model.num_key_value_heads = 3;

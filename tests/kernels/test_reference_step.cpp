@@ -107,9 +107,9 @@ void expect_matches_program(const StepOptions& o, const Outcome& out) {
 TEST(ReferenceStep, PackingVariantsAgreeBitwise) {
   // Same mask values, same operations: rebuild, cached and device give identical numbers.
   std::map<std::string, Outcome> outs;
-  for (const char* v : kPackingVariants) {
+  for (const std::string& v : fix_variants(Fix::Packing)) {
     StepOptions o = tiny_options(tiny_qwen3());
-    o.packing = v;
+    o.packing = packing_variant(v);
     outs[v] = run_once(o);
     expect_matches_program(o, outs[v]);
     EXPECT_TRUE(std::isfinite(outs[v].result.loss));
@@ -133,11 +133,11 @@ TEST(ReferenceStep, PackingVariantsAgreeBitwise) {
 TEST(ReferenceStep, PackingCacheIsNeverStale) {
   // Batch 1 has other lengths; a cache kept from batch 0 would mask the wrong blocks.
   StepOptions cached = tiny_options();
-  cached.packing = "cached";
+  cached.packing = PackingVariant::Cached;
   StepOptions rebuild = cached;
-  rebuild.packing = "rebuild";
+  rebuild.packing = PackingVariant::Rebuild;
   for (const char* v : {"cached", "device"}) {
-    cached.packing = v;
+    cached.packing = packing_variant(v);
     ReferenceStep a(cached), b(rebuild);
     a.run();
     b.run();
@@ -162,19 +162,19 @@ TEST(ReferenceStep, OffloadVariantsGiveIdenticalGradients) {
   // same forward ops, so they agree too; that comparison allows fp32 rounding in case a
   // kernel picks another blocking for the recomputed graph.
   StepOptions base = tiny_options();
-  base.packing = "cached";
+  base.packing = PackingVariant::Cached;
   base.layers = 5;  // enough layers for a partly resident prefetch plan
   const Outcome plain = run_once(base);
   expect_matches_program(base, plain);
   const double act = 96.0 * 64 * 4;
   std::vector<std::pair<std::string, StepOptions>> cases;
-  for (const char* v : kOffloadVariants) {
+  for (const std::string& v : fix_variants(Fix::Offload)) {
     StepOptions o = base;
-    o.offload = v;
+    o.offload = offload_variant(v);
     cases.emplace_back(v, o);
   }
   StepOptions resident = base;  // prefetch with room for one resident layer (ring of 3 + 1)
-  resident.offload = "prefetch";
+  resident.offload = OffloadVariant::Prefetch;
   resident.offload_budget_bytes = 4 * act;
   cases.emplace_back("prefetch+resident", resident);
   std::vector<Outcome> outs;
@@ -189,7 +189,7 @@ TEST(ReferenceStep, OffloadVariantsGiveIdenticalGradients) {
   ReferenceStep probe(resident);
   EXPECT_EQ(probe.offload_plan().first_resident, 4);
   StepOptions asked = base;
-  asked.offload = "prefetch";
+  asked.offload = OffloadVariant::Prefetch;
   asked.offload_budget_bytes = -1;  // ask the device: none on CPU, so everything is offloaded
   ReferenceStep on_cpu(asked);
   EXPECT_EQ(on_cpu.options().offload_budget_bytes, 0);
@@ -203,10 +203,10 @@ TEST(ReferenceStep, MoeVariantsAgree) {
   // shapes (capacity-padded bmm), so it agrees within fp32 rounding: 1e-5 relative to each
   // gradient's largest value (bf16 on the GPU: 1e-2, test_kernels_step_device).
   std::map<std::string, Outcome> outs;
-  for (const char* v : kMoeVariants) {
+  for (const std::string& v : fix_variants(Fix::MoeRouting)) {
     StepOptions o = tiny_options(tiny_moe());
-    o.moe = v;
-    o.packing = "device";
+    o.moe = moe_variant(v);
+    o.packing = PackingVariant::Device;
     outs[v] = run_once(o);
     expect_matches_program(o, outs[v]);
   }
@@ -222,7 +222,7 @@ TEST(ReferenceStep, MoeVariantsAgree) {
 
 TEST(ReferenceStep, MoeDeviceExpertGemmIsResolvedAndReported) {
   StepOptions o = tiny_options(tiny_moe());
-  o.moe = "device";
+  o.moe = MoeVariant::Device;
   std::string why;
   // On the CPU at::_grouped_mm's sync-free path is never taken: "auto" pads, and says why.
   EXPECT_EQ(resolve_moe_expert_gemm(o, &why), "padded");
@@ -238,7 +238,7 @@ TEST(ReferenceStep, MoeDeviceExpertGemmIsResolvedAndReported) {
   o.moe_expert_gemm = "auto";
   ReferenceStep step(o);
   EXPECT_EQ(step.run().moe_expert_gemm, "padded");
-  o.moe = "sorted";
+  o.moe = MoeVariant::Sorted;
   ReferenceStep sorted(o);
   EXPECT_EQ(sorted.run().moe_expert_gemm, "");
 }
@@ -246,13 +246,13 @@ TEST(ReferenceStep, MoeDeviceExpertGemmIsResolvedAndReported) {
 // The bookkeeping of every combination (3 x 3 x 3) against its program; on a GPU the
 // counts themselves are checked by scripts/gpu-check's sync-counts stage.
 TEST(ReferenceStep, EveryCombinationKeepsTheSyncBookkeepingAndRangesOfItsProgram) {
-  for (const char* pack : kPackingVariants)
+  for (const std::string& pack : fix_variants(Fix::Packing))
     for (const char* off : {"", "single", "prefetch"})
-      for (const char* moe : kMoeVariants) {
+      for (const std::string& moe : fix_variants(Fix::MoeRouting)) {
         StepOptions o = tiny_options(tiny_moe());
-        o.packing = pack;
-        o.offload = off;
-        o.moe = moe;
+        o.packing = packing_variant(pack);
+        o.offload = *off ? std::optional(offload_variant(off)) : std::nullopt;
+        o.moe = moe_variant(moe);
         SCOPED_TRACE(build_step_program(o).name);
         expect_matches_program(o, run_once(o));
       }
@@ -280,7 +280,7 @@ TEST(ReferenceStep, StepUpdatesParametersAndIsReproducible) {
 
 TEST(ReferenceStep, RejectsBadOptions) {
   StepOptions o = tiny_options();
-  o.moe = "magic";
+  o.moe = static_cast<MoeVariant>(5);  // no such variant
   EXPECT_THROW({ ReferenceStep s(o); }, InputError);
   o = tiny_options();
   o.dtype = "fp8";
@@ -305,7 +305,7 @@ TEST(FixComponents, PackingMasksAgreeExactly) {
   const detail::HostBatch host = detail::pack_batch({5, 40, 1, 50}, 256, 1, false);
   const detail::PackedBatch batch = detail::upload(host, ctx, 1);
   for (int window : {0, 8}) {
-    detail::PackingMetadata rebuild("rebuild"), device("device");
+    detail::PackingMetadata rebuild(PackingVariant::Rebuild), device(PackingVariant::Device);
     const torch::Tensor a = rebuild.mask(batch, window, ctx), b = device.mask(batch, window, ctx);
     EXPECT_TRUE(torch::equal(a, b)) << "window " << window;
     EXPECT_EQ(rebuild.cu_seqlens(), device.cu_seqlens());
@@ -346,8 +346,8 @@ TEST(FixComponents, MoeCountsAndDispatchAgree) {
       const torch::Tensor xt = x[t].unsqueeze(0);
       expect[t] += ((torch::silu(xt.mm(w.gate[e])) * xt.mm(w.up[e])).mm(w.down[e]) * weights[t][s]).squeeze(0);
     }
-  for (const char* v : kMoeVariants) {
-    const torch::Tensor got = detail::moe_experts(v, x, ids, weights, w, ctx);
+  for (const std::string& v : fix_variants(Fix::MoeRouting)) {
+    const torch::Tensor got = detail::moe_experts(moe_variant(v), x, ids, weights, w, ctx);
     EXPECT_TRUE(torch::allclose(got, expect, 1e-5, 1e-4)) << v << " max diff " << (got - expect).abs().max().item<float>();
   }
   EXPECT_EQ(syncs.moe, E + 3);  // loop: E nonzero reads; sorted: bincount's two + tolist; device: none

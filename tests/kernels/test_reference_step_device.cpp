@@ -100,9 +100,9 @@ double max_rel_diff(const std::vector<NamedValues>& a, const std::vector<NamedVa
 TEST(ReferenceStepDevice, PackingVariantsAgree) {
   SKIP_WITHOUT_CUDA();
   std::map<std::string, Outcome> outs;
-  for (const char* v : kPackingVariants) {
+  for (const std::string& v : fix_variants(Fix::Packing)) {
     StepOptions o = gpu_options(small_dense());
-    o.packing = v;
+    o.packing = packing_variant(v);
     outs[v] = run_once(o);
     EXPECT_EQ(program::program_stats(build_step_program(o)).host_syncs, outs[v].result.host_syncs.total()) << v;
   }
@@ -117,12 +117,12 @@ TEST(ReferenceStepDevice, PackingVariantsAgree) {
 TEST(ReferenceStepDevice, OffloadVariantsAgree) {
   SKIP_WITHOUT_CUDA();
   StepOptions base = gpu_options(small_dense());
-  base.packing = "device";
+  base.packing = PackingVariant::Device;
   const Outcome plain = run_once(base);
-  for (const char* v : kOffloadVariants)
+  for (const std::string& v : fix_variants(Fix::Offload))
     for (int k : {1, 3}) {
       StepOptions o = base;
-      o.offload = v;
+      o.offload = offload_variant(v);
       o.prefetch_depth = k;
       const Outcome out = run_once(o);
       // A reload race (a buffer overwritten while read) shows as a large difference.
@@ -130,7 +130,7 @@ TEST(ReferenceStepDevice, OffloadVariantsAgree) {
       EXPECT_LE(max_rel_diff(out.grads, plain.grads), kBf16Tol) << v << " k=" << k;
     }
   StepOptions budget = base;  // the memory-aware plan read from the device (default budget)
-  budget.offload = "prefetch";
+  budget.offload = OffloadVariant::Prefetch;
   budget.offload_budget_bytes = -1;
   ReferenceStep step(budget);
   EXPECT_EQ(step.offload_plan().first_resident, 0) << "a small model's checkpoints all fit on an H200";
@@ -140,10 +140,10 @@ TEST(ReferenceStepDevice, OffloadVariantsAgree) {
 TEST(ReferenceStepDevice, MoeVariantsAgree) {
   SKIP_WITHOUT_CUDA();
   std::map<std::string, Outcome> outs;
-  for (const char* v : kMoeVariants) {
+  for (const std::string& v : fix_variants(Fix::MoeRouting)) {
     StepOptions o = gpu_options(small_moe());
-    o.moe = v;
-    o.packing = "device";
+    o.moe = moe_variant(v);
+    o.packing = PackingVariant::Device;
     outs[v] = run_once(o);
     EXPECT_EQ(program::program_stats(build_step_program(o)).host_syncs, outs[v].result.host_syncs.total()) << v;
   }
@@ -157,8 +157,8 @@ TEST(ReferenceStepDevice, MoeVariantsAgree) {
 TEST(ReferenceStepDevice, MoeDeviceGroupedAndPaddedAgree) {
   SKIP_WITHOUT_CUDA();
   StepOptions o = gpu_options(small_moe());
-  o.moe = "device";
-  o.packing = "device";
+  o.moe = MoeVariant::Device;
+  o.packing = PackingVariant::Device;
   std::string why;
   if (resolve_moe_expert_gemm(o, &why) != "grouped") GTEST_SKIP() << "skipped: no grouped GEMM here: " << why;
   std::map<std::string, Outcome> outs;
@@ -190,9 +190,9 @@ TEST(ReferenceStepDevice, CudaPathMatchesCpuInFp32) {
   o.batch.min_len = 5;
   o.batch.max_len = 40;
   o.dtype = "fp32";
-  o.packing = "device";
-  o.moe = "device";
-  o.offload = "prefetch";
+  o.packing = PackingVariant::Device;
+  o.moe = MoeVariant::Device;
+  o.offload = OffloadVariant::Prefetch;
   StepOptions cpu = o;
   cpu.device = "cpu";
   // One step each from the same weights (the devices' seeded generators differ).

@@ -42,12 +42,12 @@ double max_abs(const std::vector<float>& v) {
 TEST(ReferenceTraining, AdaptersAloneTrainAndStepsMatchTheirPrograms) {
   for (const char* mode : {"lora", "qlora"})
     for (bool dq : {false, true})
-      for (const char* pack : kPackingVariants) {
+      for (const std::string& pack : fix_variants(Fix::Packing)) {
         if (dq && std::string(mode) == "lora") continue;
         StepOptions o = adapters(mode);
         o.training.double_quant = dq;
-        o.packing = pack;
-        o.offload = "double";
+        o.packing = packing_variant(pack);
+        o.offload = OffloadVariant::Double;
         SCOPED_TRACE(build_step_program(o).name);
         ReferenceStep step(o);
         step.record_ranges(true);
@@ -71,9 +71,9 @@ TEST(ReferenceTraining, AdaptersAloneTrainAndStepsMatchTheirPrograms) {
 TEST(ReferenceTraining, PackingVariantsAgreeBitwiseUnderQlora) {
   std::vector<std::vector<NamedValues>> grads;
   std::vector<double> losses;
-  for (const char* pack : kPackingVariants) {
+  for (const std::string& pack : fix_variants(Fix::Packing)) {
     StepOptions o = adapters("qlora");
-    o.packing = pack;
+    o.packing = packing_variant(pack);
     ReferenceStep step(o);
     losses.push_back(step.run().loss);
     step.run();  // a second step: the A adapters now get gradients too
@@ -149,19 +149,19 @@ TEST(ReferenceTraining, CachedMaskIsKeyedLikeUnsloths) {
   // tiny_moe at 4 layers alternates windows: Unsloth's one-entry cache rebuilds every layer.
   StepOptions o = tiny_options(tiny_moe());
   o.model.num_hidden_layers = 4;
-  o.moe = "device";
-  o.packing = "cached";
+  o.moe = MoeVariant::Device;
+  o.packing = PackingVariant::Cached;
   ReferenceStep step(o);
   const StepResult r = step.run();
   EXPECT_EQ(r.metadata_builds, 1 + 4);  // metadata once, the mask in each layer
   EXPECT_EQ(r.host_syncs.packing, 1 + 2 * 4);
-  o.packing = "device";
+  o.packing = PackingVariant::Device;
   EXPECT_EQ(ReferenceStep(o).run().metadata_builds, 2);  // ours: one mask per window
 }
 
 TEST(ReferenceTraining, OffloadFirstStepOffloadsEveryLayerLaterOnesKeepTheLast) {
   StepOptions o = tiny_options();
-  o.offload = "double";
+  o.offload = OffloadVariant::Double;
   ReferenceStep step(o);
   step.record_ranges(true);
   EXPECT_EQ(step.offload_plan().offloaded(), 2);  // the plan from the second step on

@@ -161,7 +161,7 @@ TEST(StepProgram, QloraDequantizesBeforeEveryUseOfTheBase) {
   EXPECT_EQ(k.count("syncscope::nf4_absmax q_proj"), 0u);
   // With checkpointing the recompute dequantizes once more; double quantization adds the
   // absmax kernel before each.
-  o.offload = "double";
+  o.offload = OffloadVariant::Double;
   o.training.double_quant = true;
   k = kernel_counts(build_step_program(o));
   EXPECT_EQ(k.at("syncscope::nf4_dequantize q_proj"), 3 * L);
@@ -189,21 +189,21 @@ TEST(StepProgram, CachedMaskIsKeyedLikeUnsloths) {
   // windows it rebuilds in every layer (2 reads each) while the metadata stays cached (1).
   StepOptions o = tiny_options(tiny_moe());
   o.model.num_hidden_layers = 4;
-  o.moe = "device";
-  o.packing = "cached";
+  o.moe = MoeVariant::Device;
+  o.packing = PackingVariant::Cached;
   EXPECT_EQ(program::program_stats(build_step_program(o)).host_syncs, 1 + 2 * 4 + 1);
   // Ours keeps one mask per window per batch: two kernels, no read.
-  o.packing = "device";
+  o.packing = PackingVariant::Device;
   EXPECT_EQ(kernel_counts(build_step_program(o)).at("syncscope::packed_mask_kernel"), 2);
   // Dense models have one window: the cache hits after the first layer.
   StepOptions d = tiny_options();
-  d.packing = "cached";
+  d.packing = PackingVariant::Cached;
   EXPECT_EQ(program::program_stats(build_step_program(d)).host_syncs, 3 + 1);
 }
 
 TEST(StepProgram, OffloadFirstPassOffloadsTheLastLayerToo) {
   StepOptions o = tiny_options();
-  o.offload = "double";
+  o.offload = OffloadVariant::Double;
   auto copies = [](const Program& p) {
     int n = 0;
     for (const auto& op : p.ops) n += op.kind == OpKind::Copy && op.stream == 1;
@@ -217,7 +217,7 @@ TEST(StepProgram, OffloadFirstPassOffloadsTheLastLayerToo) {
 TEST(StepProgram, GptOssUnslothFormAddsBiasesClampSinksAndFp32Down) {
   StepOptions o = tiny_options(tiny_moe());
   o.model.swiglu_limit = 7.0;
-  o.moe = "sorted";
+  o.moe = MoeVariant::Sorted;
   const auto plain = kernel_counts(build_step_program(o));
   EXPECT_EQ(plain.count("attention.qk_matmul"), 0u);
   o.gpt_oss_unsloth_form = true;

@@ -38,7 +38,7 @@ StepOptions gpt_oss_20b() {
   m.rope_theta = 150000;
   o.batch.packed_tokens = 2048;
   o.dtype = "bf16";
-  o.offload = "double";
+  o.offload = OffloadVariant::Double;
   o.offload_budget_bytes = 0;
   o.training.mode = "lora";
   o.training.target_modules = {"q_proj", "k_proj", "v_proj", "o_proj"};
@@ -64,16 +64,16 @@ TEST(UnslothFormInTheSimulator, StepTimesAreTheOnesModelReadmeQuotes) {
   std::map<std::string, std::map<std::string, double>> ms;  // form -> variant -> step ms
   std::map<std::string, std::map<std::string, double>> syncs;
   for (bool form : {false, true})
-    for (const char* v : kMoeVariants) {
+    for (const std::string& v : fix_variants(Fix::MoeRouting)) {
       StepOptions o = gpt_oss_20b();
       o.gpt_oss_unsloth_form = form;
-      o.moe = v;
+      o.moe = moe_variant(v);
       const Simulated r = simulate_step(o, h200);
       ms[form ? "unsloth" : "reference"][v] = r.step_ms;
       syncs[form ? "unsloth" : "reference"][v] = r.syncs;
     }
   // The form changes the work, not the routing's syncs: the same count per step in both.
-  for (const char* v : kMoeVariants) EXPECT_EQ(syncs["unsloth"][v], syncs["reference"][v]) << v;
+  for (const std::string& v : fix_variants(Fix::MoeRouting)) EXPECT_EQ(syncs["unsloth"][v], syncs["reference"][v]) << v;
   for (const auto& [form, vs] : ms)
     std::printf("gpt-oss-20b %s form (H200 sim): loop %.2f ms, sorted %.2f ms (%.4fx), device %.2f ms (%.4fx)\n",
                 form.c_str(), vs.at("loop"), vs.at("sorted"), vs.at("loop") / vs.at("sorted"), vs.at("device"),

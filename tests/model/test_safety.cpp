@@ -217,8 +217,8 @@ kernels::StepOptions options_for(const std::string& scenario, const std::string&
   o.batch = s.batch;
   o.dtype = s.dtype;
   o.layers = layers;
-  o.packing = packing;
-  o.moe = moe;
+  o.packing = packing_variant(packing);
+  o.moe = moe_variant(moe);
   o.offload_budget_bytes = 0;
   return o;
 }
@@ -236,7 +236,7 @@ TEST(SimulatorMemory, ProgramOpsEstimateMatchesTheBuiltProgram) {
               {"gpt-oss-20b.yaml", "rebuild", "device", "", 5}};
   for (const auto& r : rows) {
     kernels::StepOptions o = options_for(r.scenario, r.packing, r.moe, r.layers);
-    o.offload = r.offload;
+    if (*r.offload) o.offload = offload_variant(r.offload);
     const double built = static_cast<double>(kernels::build_step_program(o).ops.size());
     const double estimated = static_cast<double>(sim::estimate_step_program_ops(o));
     // An upper bound, within 25%: exact plus the 10% margin for programs linear in layers

@@ -42,7 +42,7 @@ TEST(BackendLoader, LibraryWithoutTheEntryPointIsRefused) {
   const BackendLoad r = load_backend_file(SYNCSCOPE_TEST_NO_ENTRY_BACKEND);
   EXPECT_FALSE(r.backend);
   EXPECT_TRUE(contains(r.error, SYNCSCOPE_TEST_NO_ENTRY_BACKEND)) << r.error;
-  EXPECT_TRUE(contains(r.error, "no entry point syncscope_backend_v1")) << r.error;
+  EXPECT_TRUE(contains(r.error, "no entry point syncscope_backend_v2")) << r.error;
 }
 
 TEST(BackendLoader, OtherAbiVersionIsRefused) {

@@ -124,15 +124,15 @@ TEST(PipelinePlan, StepOptionsKeepOtherFixesAtBaselineAndOffloadEveryLayer) {
   const Scenario s = load_run_scenarios(r)[0];
   const kernels::StepOptions o = step_options(s, Fix::Offload, "double", 3, 2);
   EXPECT_EQ(o.layers, 3);
-  EXPECT_EQ(o.offload, "double");
-  EXPECT_EQ(o.packing, "rebuild");
-  EXPECT_EQ(o.moe, "loop");
+  EXPECT_EQ(o.offload, OffloadVariant::Double);
+  EXPECT_EQ(o.packing, PackingVariant::Rebuild);
+  EXPECT_EQ(o.moe, MoeVariant::Loop);
   EXPECT_EQ(o.offload_budget_bytes, 0);
   EXPECT_EQ(o.prefetch_depth, 2);
   EXPECT_EQ(variant_option_key(o), "L3/packing=rebuild/offload=double/moe=loop");
   Scenario no_offload = s;
   no_offload.offload = false;
-  EXPECT_EQ(step_options(no_offload, Fix::Packing, "cached", 3, 2).offload, "");
+  EXPECT_FALSE(step_options(no_offload, Fix::Packing, "cached", 3, 2).offload);
 }
 
 TEST(PipelinePlan, FileStemsAreSafeAndLabelsNameTheDepthInSweeps) {

@@ -153,7 +153,9 @@ TEST(Simulator, PageableCopyBlocksHostAndItemPatternIsOneSyncPoint) {
   Op d2h = copy(CopyKind::DtoH, 0, 0, MemoryKind::Pageable);
   d2h.bytes = 4;  // a scalar: the 1 us minimum copy time applies
   d2h.name = "aten::item";
+  d2h.cpu_op = program::CpuOp::Opens;  // the framework op's range covers the copy and its sync
   Op sync = simple(OpKind::StreamSync, 0, -1, "aten::item");
+  sync.cpu_op = program::CpuOp::Continues;
   prog.ops = {kernel("A", 0, 100), d2h, sync, kernel("B", 0, 10)};
   Trace t = sim::simulate(prog, test_profile());
   // A [10,110]; the copy call starts at 5, its copy runs [110,111] after A, and the call

@@ -9,7 +9,7 @@
 
 namespace syncscope::kernels {
 
-OffloadPlan plan_offload(const std::string& variant, int layers, double activation_bytes, double budget_bytes,
+OffloadPlan plan_offload(OffloadVariant variant, int layers, double activation_bytes, double budget_bytes,
                          int prefetch_depth, bool first_pass, double min_offload_bytes) {
   SYNCSCOPE_INPUT_ERROR_IF(layers <= 0, fmt::format("offload plan: layers must be positive, got {}", layers));
   SYNCSCOPE_INPUT_ERROR_IF(!(activation_bytes > 0),
@@ -17,15 +17,16 @@ OffloadPlan plan_offload(const std::string& variant, int layers, double activati
   OffloadPlan plan;
   plan.variant = variant;
   plan.layers = layers;
-  if (variant == "single" || variant == "double") {
+  if (variant == OffloadVariant::Single || variant == OffloadVariant::Double) {
     // Unsloth: offload only inputs above MINIMUM_SIZE; keep the last layer's after the first pass.
     const int offloaded = activation_bytes <= min_offload_bytes ? 0 : first_pass ? layers : layers - 1;
     plan.first_resident = offloaded;
-    plan.ring_buffers = std::min(variant == "single" ? 1 : 2, offloaded);
+    plan.ring_buffers = std::min(variant == OffloadVariant::Single ? 1 : 2, offloaded);
     return plan;
   }
-  SYNCSCOPE_INPUT_ERROR_IF(variant != "prefetch",
-                           fmt::format("offload plan: variant \"{}\": expected \"single\", \"double\" or \"prefetch\"", variant));
+  SYNCSCOPE_INPUT_ERROR_IF(variant != OffloadVariant::Prefetch,
+                           fmt::format("offload plan: variant {}: expected single, double or prefetch",
+                                       static_cast<int>(variant)));
   SYNCSCOPE_INPUT_ERROR_IF(prefetch_depth < 1,
                            fmt::format("offload plan: prefetch depth must be positive, got {}", prefetch_depth));
   const double budget = std::max(0.0, budget_bytes);
@@ -53,7 +54,7 @@ class Builder {
     auto& ev = c_.events;
     int next = 0;
     ev.produced = next++;
-    if (plan.variant == "single") ev.main_all = next++;
+    if (plan.variant == OffloadVariant::Single) ev.main_all = next++;
     for (int l = 0; l < plan.offloaded(); ++l) ev.offloaded.push_back(next++);
     for (int b = 0; b < plan.ring_buffers; ++b) ev.loaded.push_back(next++);
     for (int b = 0; b < plan.ring_buffers; ++b) ev.freed.push_back(next++);
@@ -70,7 +71,7 @@ class Builder {
 
   void reload(int j) {
     const int b = buffer_of(j);
-    if (c_.plan.variant == "single") {
+    if (c_.plan.variant == OffloadVariant::Single) {
       add(ChoreoKind::RecordMain, -1, -1, c_.events.main_all);  // everything queued on main so far
       add(ChoreoKind::CopyWaits, -1, -1, c_.events.main_all);
     } else if (j >= c_.plan.ring_buffers) {
@@ -98,7 +99,7 @@ class Builder {
       }
     }
     const int n = p.offloaded();
-    if (p.variant == "prefetch")
+    if (p.variant == OffloadVariant::Prefetch)
       for (int j = 0; j < std::min(p.depth, n); ++j) reload(j);  // hidden behind the LM head
     add(ChoreoKind::Head);
     for (int l = p.layers - 1; l >= 0; --l) {
@@ -107,7 +108,7 @@ class Builder {
         continue;
       }
       const int j = n - 1 - l;
-      if (p.variant == "prefetch") {
+      if (p.variant == OffloadVariant::Prefetch) {
         if (j + p.depth < n && j + p.depth >= std::min(p.depth, n)) reload(j + p.depth);
       } else {
         reload(j);
@@ -115,7 +116,7 @@ class Builder {
       const int b = buffer_of(j);
       add(ChoreoKind::MainWaits, l, b, ev.loaded[b]);
       add(ChoreoKind::BackwardLayer, l, b);
-      if (p.variant != "single") add(ChoreoKind::RecordMain, l, b, ev.freed[b]);
+      if (p.variant != OffloadVariant::Single) add(ChoreoKind::RecordMain, l, b, ev.freed[b]);
     }
     return c_;
   }

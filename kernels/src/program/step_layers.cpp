@@ -42,8 +42,8 @@ void StepBuilder::packing_metadata(int layer) {
   const int window = layer_sliding_window(o_.model, layer);
   const double N = static_cast<double>(lengths_.size());
   push("packing_metadata");
-  if (o_.packing == "rebuild" || o_.packing == "cached") {
-    const bool meta_hit = o_.packing == "cached" && meta_cached_;
+  if (o_.packing == PackingVariant::Rebuild || o_.packing == PackingVariant::Cached) {
+    const bool meta_hit = o_.packing == PackingVariant::Cached && meta_cached_;
     if (!meta_hit) {
       // get_packed_info_from_kwargs: cu_seqlens and max_seqlen (lengths.max().item()).
       nograd("cu_seqlens.zeros", N + 1, (N + 1) * 4);
@@ -54,7 +54,7 @@ void StepBuilder::packing_metadata(int layer) {
     }
     // Unsloth's _SDPA_MASK_CACHE: one entry per device keyed by (dtype, sliding window), so
     // alternating windows (gpt-oss) rebuild the mask in every layer.
-    const bool mask_hit = o_.packing == "cached" && cached_mask_window_ == window;
+    const bool mask_hit = o_.packing == PackingVariant::Cached && cached_mask_window_ == window;
     if (!mask_hit) {
       nograd("seq_lengths.sum", N, N * 4);
       unsloth_mask(window);
@@ -179,7 +179,7 @@ void StepBuilder::moe() {
   ew("router.to_fp32", tk, (b_ + 4) / 2.0);
   ew("router.softmax", tk, 4);
   push("moe_routing");
-  if (o_.moe == "loop") {
+  if (o_.moe == MoeVariant::Loop) {
     ew("moe.out.zeros", T * H_, 2);
     for (int e = 0; e < E_; ++e) {
       nograd("expert_mask.eq", tk, tk * 9);
@@ -191,7 +191,7 @@ void StepBuilder::moe() {
       expert(fmt::format("expert_{:02}", e), per_expert);
       accumulate(per_expert);
     }
-  } else if (o_.moe == "sorted") {
+  } else if (o_.moe == MoeVariant::Sorted) {
     nograd("argsort_stable", tk, tk * 32);
     // torch.bincount on CUDA reads min and max back before counting (SummaryOps.cu).
     nograd("bincount.min", tk, tk * 8);

@@ -95,10 +95,16 @@ void validate(const StepOptions& o) {
   positive("batch.packed_tokens", o.batch.packed_tokens);
   dtype_bytes(o.dtype);
   if (o.device != "cpu" && o.device != "cuda") bad("device", "\"cpu\" or \"cuda\"", "\"" + o.device + "\"");
-  if (!one_of(o.packing, kPackingVariants)) bad("packing", list(kPackingVariants), "\"" + o.packing + "\"");
-  if (!o.offload.empty() && !one_of(o.offload, kOffloadVariants))
-    bad("offload", "\"\" (off) or " + list(kOffloadVariants), "\"" + o.offload + "\"");
-  if (!one_of(o.moe, kMoeVariants)) bad("moe", list(kMoeVariants), "\"" + o.moe + "\"");
+  // The variants are typed; a value outside its enum (a cast) is still refused.
+  auto known = [&](const char* field, Fix fix, std::uint8_t v) {
+    const auto& names = fix_spec(fix).variants;
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    if (v >= names.size()) bad(field, "one of " + list, std::to_string(v));
+  };
+  known("packing", Fix::Packing, static_cast<std::uint8_t>(o.packing));
+  if (o.offload) known("offload", Fix::Offload, static_cast<std::uint8_t>(*o.offload));
+  known("moe", Fix::MoeRouting, static_cast<std::uint8_t>(o.moe));
   if (!one_of(o.moe_expert_gemm, kMoeExpertGemms))
     bad("moe_expert_gemm", list(kMoeExpertGemms), "\"" + o.moe_expert_gemm + "\"");
   if (o.prefetch_depth < 1) bad("prefetch_depth", "a positive integer", std::to_string(o.prefetch_depth));

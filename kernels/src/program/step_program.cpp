@@ -35,16 +35,16 @@ StepBuilder::StepBuilder(const StepOptions& o) : o_(o) {
   V_ = m.vocab_size;
   E_ = m.num_local_experts;
   k_ = m.num_experts_per_tok;
-  offload_ = !o_.offload.empty();
+  offload_ = o_.offload.has_value();
   adapters_ = o_.training.adapters();
   lora_scale_rank_ = o_.training.lora_rank;
   oss_ = is_gpt_oss(m) && o_.gpt_oss_unsloth_form;
   const double act = static_cast<double>(T_) * H_ * b_;
-  choreo_ = offload_ ? build_choreography(plan_offload(o_.offload, L_, act, std::max(0.0, o_.offload_budget_bytes),
+  choreo_ = offload_ ? build_choreography(plan_offload(*o_.offload, L_, act, std::max(0.0, o_.offload_budget_bytes),
                                                        o_.prefetch_depth, o_.offload_first_pass, o_.offload_min_bytes))
                      : build_plain_choreography(L_);
-  p_.name = fmt::format("{}/L={}/{}/packing={}/offload={}{}", m.name, L_, o_.training.mode, o_.packing,
-                        offload_ ? o_.offload : "off", m.is_moe() ? "/moe=" + o_.moe : "");
+  p_.name = fmt::format("{}/L={}/{}/packing={}/offload={}{}", m.name, L_, o_.training.mode, variant_name(o_.packing),
+                        offload_ ? variant_name(*o_.offload) : "off", m.is_moe() ? "/moe=" + variant_name(o_.moe) : "");
   p_.streams = {{"main", false}};
   if (offload_) p_.streams.push_back({"copy", true});
   p_.num_events = choreo_.events.num_events;
@@ -186,11 +186,13 @@ Op& StepBuilder::copy(const std::string& name, int stream, CopyKind kind, Memory
 }
 
 void StepBuilder::host_read(const std::string& aten_op, double bytes) {
-  copy(aten_op, kMain, CopyKind::DtoH, MemoryKind::Pageable, bytes);
+  // The framework op's range covers its copy and the sync it issues (program::CpuOp).
+  copy(aten_op, kMain, CopyKind::DtoH, MemoryKind::Pageable, bytes).cpu_op = program::CpuOp::Opens;
   Op s;
   s.kind = OpKind::StreamSync;
   s.name = "cudaStreamSynchronize";
   s.stream = kMain;
+  s.cpu_op = program::CpuOp::Continues;
   emit(s);
 }
 

@@ -51,7 +51,7 @@ struct ReferenceStep::Impl {
       ctx.device = torch::Device(torch::kCUDA, 0);
     }
     ctx.dtype = parse_dtype(opt.dtype);
-    if (opt.model.is_moe() && opt.moe == "device") ctx.moe_expert_gemm = resolve_moe_expert_gemm(opt);
+    if (opt.model.is_moe() && opt.moe == MoeVariant::Device) ctx.moe_expert_gemm = resolve_moe_expert_gemm(opt);
     ctx.syncs = &syncs;
     ctx.metadata_builds = &builds;
     ctx.ranges = &ranges;
@@ -62,7 +62,7 @@ struct ReferenceStep::Impl {
     adam = std::make_unique<torch::optim::AdamW>(
         params, torch::optim::AdamWOptions(opt.learning_rate).weight_decay(opt.weight_decay));
     const std::int64_t T = opt.batch.packed_tokens, H = opt.model.hidden_size;
-    if (opt.offload.empty()) {
+    if (!opt.offload) {
       choreo = build_plain_choreography(layers);
     } else {
       const double act = static_cast<double>(T) * static_cast<double>(H) * dtype_bytes(opt.dtype);
@@ -79,19 +79,20 @@ struct ReferenceStep::Impl {
       }
       opt.offload_budget_bytes = budget;  // resolved: build_step_program(options()) plans the same
 #ifdef SYNCSCOPE_KERNELS_CUDA
-      if (ctx.cuda && opt.offload == "double") {
+      if (ctx.cuda && opt.offload == OffloadVariant::Double) {
         // Unsloth double-buffers only with memory for the second buffer (facts.md: > 512 MB
         // free) and falls back to one buffer otherwise; options() then says "single".
         size_t free_bytes = 0, total_bytes = 0;
         check_cuda(ss_cuda_mem_get_info(&free_bytes, &total_bytes), "cudaMemGetInfo");
-        if (static_cast<double>(free_bytes) < act + kUnslothDoubleBufferFreeBytes) opt.offload = "single";
+        if (static_cast<double>(free_bytes) < act + kUnslothDoubleBufferFreeBytes) opt.offload = OffloadVariant::Single;
       }
 #endif
-      choreo = build_choreography(plan_offload(opt.offload, layers, act, budget, opt.prefetch_depth, opt.offload_first_pass,
-                                           opt.offload_min_bytes));
+      choreo = build_choreography(plan_offload(*opt.offload, layers, act, budget, opt.prefetch_depth,
+                                               opt.offload_first_pass, opt.offload_min_bytes));
       engine = std::make_unique<OffloadEngine>(choreo, T, H, ctx);
-      if (!opt.offload_first_pass && opt.offload != "prefetch") {
-        first_choreo = build_choreography(plan_offload(opt.offload, layers, act, budget, opt.prefetch_depth, true, opt.offload_min_bytes));
+      if (!opt.offload_first_pass && opt.offload != OffloadVariant::Prefetch) {
+        first_choreo = build_choreography(
+            plan_offload(*opt.offload, layers, act, budget, opt.prefetch_depth, true, opt.offload_min_bytes));
         first_engine = std::make_unique<OffloadEngine>(first_choreo, T, H, ctx);
       }
     }

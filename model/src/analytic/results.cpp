@@ -1,4 +1,5 @@
 #include "syncscope/model/results.hpp"
+#include "syncscope/model/fix_spec.hpp"
 
 #include <cmath>
 #include <set>
@@ -330,8 +331,15 @@ RunResults results_from_json(std::string_view text, std::string_view source_name
           },
           f.member);
     }
-    if (x.fix != "packing" && x.fix != "offload" && x.fix != "moe_routing")
-      v.fail(v.at("fix"), fmt::format("expected \"packing\", \"offload\" or \"moe_routing\", got \"{}\"", x.fix));
+    // A registered fix's name (fix_spec.hpp).
+    bool known_fix = false;
+    std::string names;
+    const auto& fixes = fix_registry();
+    for (std::size_t k = 0; k < fixes.size(); ++k) {
+      known_fix |= fixes[k].name == x.fix;
+      names += fmt::format("{}\"{}\"", k == 0 ? "" : k + 1 == fixes.size() ? " or " : ", ", fixes[k].name);
+    }
+    if (!known_fix) v.fail(v.at("fix"), fmt::format("expected {}, got \"{}\"", names, x.fix));
     if (!(x.tolerance > 0)) v.fail(v.at("tolerance"), "must be > 0 (a fraction, e.g. 0.10)");
     x.model_parameters = read_number_map(v, "model_parameters");
     if (const json* n = v.get("network", false)) {

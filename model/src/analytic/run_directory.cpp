@@ -1,6 +1,7 @@
 // timelines.json and sim_check.json of a results directory, and loading a whole directory
 // for `report`.
 #include "syncscope/model/run_directory.hpp"
+#include "syncscope/model/fix_spec.hpp"
 
 #include <fmt/format.h>
 
@@ -295,7 +296,8 @@ ReportRun load_report_run(const fs::path& dir) {
       Trace t = read_trace(traces[i]);
       AnalysisOptions ao;
       TimelineOptions to;
-      to.prefer_copies = v.fix == "offload";
+      const auto fix = find_fix(v.fix);
+      to.prefer_copies = fix && fix_spec(*fix).timeline_shows_copies;
       TimelineStrip s = extract_timeline(t, analyze(t, ao), to);
       s.scenario = v.scenario;
       s.fix = v.fix;

@@ -1,4 +1,5 @@
 #include "syncscope/model/trace_predict.hpp"
+#include "syncscope/model/predict_inputs.hpp"
 
 #include <algorithm>
 #include <map>
@@ -88,9 +89,10 @@ PredictionReport predict_from_trace(const Trace& trace, const TracePredictOption
                                           : "unknown"));
   }
   const detail::TraceFacts facts(trace, opt, rep);
-  detail::detect_packing(facts, rep);
-  detail::detect_offload(facts, rep);
-  detail::detect_moe(facts, rep);
+  // Each registered fix's detector, in registry order.
+  bind_model_fix_hooks();
+  for (const FixSpec& f : fix_registry())
+    if (f.detect) f.detect(facts, rep);
   for (const auto& w : facts.an.warnings) rep.notes.push_back("analysis: " + w);
   return rep;
 }

@@ -9,6 +9,7 @@
 #include <optional>
 #include <utility>
 
+#include "gpu_queues.hpp"
 #include "profile_costs.hpp"
 #include "syncscope/core/bounds.hpp"
 #include "syncscope/core/error.hpp"
@@ -17,17 +18,16 @@ namespace syncscope::sim {
 
 namespace {
 
+using detail::Engine;
+using detail::Gpu;
+using detail::Item;
+using detail::ItemKind;
 using detail::profile_label;
 using detail::require_positive;
 using detail::round_ns;
 using program::Op;
 using program::OpKind;
 using program::Program;
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
-// Work below this many ns counts as finished: guards against floating-point residue when
-// a rate changes mid-item.
-constexpr double kEps = 1e-6;
 
 // CUPTI runtime callback ids (CUDA 13.0 include/cupti_runtime_cbid.h), so the analyses can
 // classify calls by id as well as by name.
@@ -40,227 +40,452 @@ constexpr std::int32_t kCbidStreamWaitEvent = 147;
 constexpr std::int32_t kCbidDeviceSynchronize = 165;
 constexpr std::int32_t kCbidLaunchKernel = 211;
 
-enum class Engine : std::uint8_t { Compute, H2D, D2H };
-enum class ItemKind : std::uint8_t { Kernel, Copy, Memset, Marker };
+bool is_legacy_default(const Program& prog, int stream) { return stream == 0 && !prog.streams[0].non_blocking; }
 
-struct Item {
-  ItemKind kind = ItemKind::Marker;
-  Engine engine = Engine::Compute;
-  int stream = 0;
-  std::size_t op = 0;        // index into the program's ops
-  std::uint64_t correlation = 0;
-  double ready = 0;          // earliest start (host call + launch latency)
-  double work = 0;           // ns of work at full rate
-  double demand = 0;         // device-memory bytes per ns it moves at full rate
-  std::vector<std::size_t> deps;  // items that must finish first (other streams)
-  bool is_copy_like = false; // occupies memory bandwidth as a copy (H2D/D2H)
-  bool started = false;
-  bool done = false;
-  double remaining = 0;
-  double start = 0;
-  double end = 0;
-  int record_event = -1;     // EventRecord marker: the event it records
-};
+// Checks the program once, before any time passes: InputError naming the op.
+void check_program(const Program& prog) {
+  const int nstreams = static_cast<int>(prog.streams.size());
+  auto bad = [&](std::size_t i, const std::string& what) {
+    return InputError(fmt::format("simulator: program {}: op {} ({}): {}", prog.name, i, prog.ops[i].name, what));
+  };
+  int depth = 0;
+  for (std::size_t i = 0; i < prog.ops.size(); ++i) {
+    const Op& op = prog.ops[i];
+    if (op.stream < 0 || op.stream >= nstreams)
+      throw bad(i, fmt::format("stream {} out of range (program has {})", op.stream, nstreams));
+    const bool uses_event =
+        op.kind == OpKind::EventRecord || op.kind == OpKind::StreamWait || op.kind == OpKind::EventSync;
+    if (uses_event && (op.event < 0 || op.event >= prog.num_events))
+      throw bad(i, fmt::format("event {} out of range (program has {})", op.event, prog.num_events));
+    if (op.kind == OpKind::Copy) {
+      if (op.copy != CopyKind::HtoD && op.copy != CopyKind::DtoH && op.copy != CopyKind::DtoD)
+        throw bad(i, "copy direction must be HtoD, DtoH or DtoD");
+      if (op.copy != CopyKind::DtoD && op.host_memory != MemoryKind::Pinned && op.host_memory != MemoryKind::Pageable &&
+          op.host_memory != MemoryKind::Managed)
+        throw bad(i, "a host copy needs host_memory Pinned or Pageable");
+    }
+    if (op.kind == OpKind::RangePush) ++depth;
+    if (op.kind == OpKind::RangePop && --depth < 0) throw bad(i, "RangePop without a RangePush");
+    if (op.host_ns < 0) throw bad(i, "host_ns must not be negative");
+    if (op.flops < 0 || op.bytes < 0) throw bad(i, "flops and bytes must not be negative");
+  }
+  SYNCSCOPE_INPUT_ERROR_IF(depth != 0, "simulator: program " + prog.name + ": a RangePush has no RangePop");
+}
 
-// The GPU side: streams of items, two copy engines, concurrent kernels.
-class Gpu {
+// One simulation of a program: the host issues its ops step after step (host issue), each
+// CUDA call hands work to the GPU's stream queues (launch, copies to the copy engines, event
+// records and waits; Gpu in gpu_queues.hpp runs them), host syncs wait for the GPU (sync
+// waits), and at the end the GPU's records of what ran join the host's in the trace.
+class Simulation {
  public:
-  Gpu(const GpuProfile& profile, std::size_t streams) : profile_(profile), queues_(streams) {}
-
-  std::size_t submit(Item item) {
-    item.remaining = item.work;
-    const std::size_t idx = items_.size();
-    queues_[static_cast<std::size_t>(item.stream)].items.push_back(idx);
-    items_.push_back(std::move(item));
-    return idx;
-  }
-
-  const Item& item(std::size_t i) const { return items_[i]; }
-  const std::vector<Item>& items() const { return items_; }
-  double now() const { return now_; }
-
-  // The last item queued on a stream, if it has not finished.
-  std::optional<std::size_t> tail(int stream) const {
-    const auto& q = queues_[static_cast<std::size_t>(stream)];
-    if (q.items.empty()) return std::nullopt;
-    return q.items.back();
-  }
-
-  bool drained(int stream) const {
-    const auto& q = queues_[static_cast<std::size_t>(stream)];
-    return q.head == q.items.size();
-  }
-  bool all_drained() const {
-    for (std::size_t s = 0; s < queues_.size(); ++s)
-      if (!drained(static_cast<int>(s))) return false;
-    return true;
-  }
-
-  // Simulates up to time t (everything that starts or ends at or before t happens).
-  void advance_to(double t) {
-    while (true) {
-      start_ready();
-      const double next = next_event();
-      if (next > t) {
-        progress(t - now_);
-        now_ = std::max(now_, t);
-        start_ready();
-        return;
-      }
-      step(next);
-    }
-  }
-
-  // Simulates until `done()` holds; returns the time it first holds.
-  double run_until(const std::function<bool()>& done) {
-    start_ready();
-    while (!done()) {
-      const double next = next_event();
-      if (next == kInf)
-        throw Error("simulator: the program waits for GPU work that can never run (a stream waits on an event "
-                    "recorded after the wait, or a cycle of waits)");
-      step(next);
-      start_ready();
-    }
-    return now_;
-  }
+  Simulation(const Program& prog, const GpuProfile& p, const SimOptions& opt);
+  void run_step(int step);
+  Trace finish();
 
  private:
-  struct Queue {
-    std::vector<std::size_t> items;
-    std::size_t head = 0;  // first unfinished item
+  // host issue
+  void issue(std::size_t i);
+  // launch: kernels and memsets, event records and stream waits
+  void launch(std::size_t i);
+  void record_event(std::size_t i);
+  void wait_event(std::size_t i);
+  // copy engines
+  void copy(std::size_t i);
+  // sync waits
+  void host_sync(std::size_t i);
+  // GPU queues
+  Item item_for(std::size_t i, ItemKind kind);
+  std::vector<std::size_t> implicit_deps(int stream);
+  std::size_t enqueue(Item it, double call_start);
+  // trace records
+  void start_trace();
+  void api(const char* name, std::int32_t cbid, double start, double end, std::uint64_t corr);
+  void range(RangeKind kind, const std::string& name, double start, double end);
+  void sync_record(SyncType type, int stream, double start, double end, std::uint64_t corr, int event);
+  void flush_cpu_op();
+  void emit_gpu_records();
+  // A host time the profile value `field` just moved past the simulator's range.
+  void check_host(double t, const char* field) const {
+    if (!(t < bounds::kMaxTimeNs)) (void)round_ns(t, p_, field);
+  }
+
+  // The profile fields host and GPU times are sums of, named when a time overflows.
+  static constexpr const char* kHostFields = "launch_overhead_ns, sync_round_trip_ns or the rates";
+  static constexpr const char* kGpuFields = "launch_latency_ns or the rates";
+
+  struct Emitted {
+    std::size_t item;
+    std::size_t op;
+  };
+  // The CPU-op range still open: consecutive ops of one framework op extend it.
+  struct PendingCpuOp {
+    std::string name;
+    double start = 0, end = 0;
   };
 
-  bool copies_running() const {
-    for (auto i : active_)
-      if (items_[i].is_copy_like) return true;
-    return false;
-  }
-  bool kernels_running() const {
-    for (auto i : active_)
-      if (!items_[i].is_copy_like) return true;
-    return false;
-  }
-
-  // Device-memory bandwidth share: when the active items together want more than the
-  // DRAM delivers, each progresses at dram / demand of its full rate.
-  double dram_share() const {
-    const double dram = profile_.dram_bytes_per_s / 1e9;  // bytes per ns
-    if (!(dram > 0)) return 1.0;
-    double demand = 0;
-    for (auto i : active_) demand += items_[i].demand;
-    return demand > dram ? dram / demand : 1.0;
-  }
-
-  // Fraction of full speed an active item progresses at, given what else runs.
-  double rate(const Item& it, bool copies, bool kernels) const {
-    const double share = dram_share();
-    const double slow = 1.0 + std::max(0.0, profile_.copy_compute_slowdown);
-    if (!it.is_copy_like) return share * (copies ? 1.0 / slow : 1.0);
-    // Unified memory: a copy is memory traffic on the same DRAM the kernels use.
-    return share * ((profile_.unified_memory && kernels) ? 1.0 / slow : 1.0);
-  }
-
-  bool deps_done(const Item& it) const {
-    for (auto d : it.deps)
-      if (!items_[d].done) return false;
-    return true;
-  }
-
-  void finish(std::size_t idx) {
-    Item& it = items_[idx];
-    it.done = true;
-    it.end = now_;
-    auto& q = queues_[static_cast<std::size_t>(it.stream)];
-    // Items finish in stream order: the head is this item.
-    ++q.head;
-    if (it.engine != Engine::Compute) engine_busy_[static_cast<int>(it.engine)] = false;
-  }
-
-  // Starts every head item that can start now; markers finish at once, which may let more
-  // start, so repeat until nothing changes.
-  void start_ready() {
-    bool changed = true;
-    while (changed) {
-      changed = false;
-      std::optional<std::size_t> engine_pick[3];
-      for (auto& q : queues_) {
-        if (q.head == q.items.size()) continue;
-        const std::size_t idx = q.items[q.head];
-        Item& it = items_[idx];
-        if (it.started || it.ready > now_ + kEps || !deps_done(it)) continue;
-        if (it.engine != Engine::Compute) {
-          auto& pick = engine_pick[static_cast<int>(it.engine)];
-          if (!engine_busy_[static_cast<int>(it.engine)] && (!pick || items_[*pick].correlation > it.correlation))
-            pick = idx;  // one copy per engine, in host issue order
-          continue;
-        }
-        begin(idx);
-        changed = true;
-      }
-      for (auto& pick : engine_pick) {
-        if (!pick) continue;
-        engine_busy_[static_cast<int>(items_[*pick].engine)] = true;
-        begin(*pick);
-        changed = true;
-      }
-    }
-  }
-
-  void begin(std::size_t idx) {
-    Item& it = items_[idx];
-    it.started = true;
-    it.start = now_;
-    if (it.remaining <= kEps) {
-      finish(idx);
-      return;
-    }
-    active_.push_back(idx);
-  }
-
-  double next_event() const {
-    double next = kInf;
-    const bool copies = copies_running(), kernels = kernels_running();
-    for (auto i : active_) next = std::min(next, now_ + items_[i].remaining / rate(items_[i], copies, kernels));
-    for (const auto& q : queues_) {
-      if (q.head == q.items.size()) continue;
-      const Item& it = items_[q.items[q.head]];
-      if (!it.started && it.ready > now_ + kEps && deps_done(it)) next = std::min(next, it.ready);
-    }
-    return next;
-  }
-
-  void progress(double dt) {
-    if (dt <= 0) return;
-    const bool copies = copies_running(), kernels = kernels_running();
-    for (auto i : active_) items_[i].remaining -= dt * rate(items_[i], copies, kernels);
-  }
-
-  void step(double next) {
-    const bool copies = copies_running(), kernels = kernels_running();
-    std::vector<std::size_t> finishing;
-    for (auto i : active_) {
-      const double done_at = now_ + items_[i].remaining / rate(items_[i], copies, kernels);
-      if (done_at <= next + kEps) finishing.push_back(i);
-    }
-    progress(next - now_);
-    now_ = std::max(now_, next);
-    for (auto i : finishing) {
-      items_[i].remaining = 0;
-      active_.erase(std::find(active_.begin(), active_.end(), i));
-      finish(i);
-    }
-  }
-
-  const GpuProfile& profile_;
-  std::vector<Queue> queues_;
-  std::vector<Item> items_;
-  std::vector<std::size_t> active_;
-  bool engine_busy_[3] = {false, false, false};
-  double now_ = 0;
+  const Program& prog_;
+  const GpuProfile& p_;
+  const SimOptions& opt_;
+  const int nstreams_;
+  bool own_steps_ = false;  // the program pushes its own step ranges
+  Trace trace_;
+  // Per op, once: the host time a fitted profile charges before it, and its GPU duration
+  // (the program repeats every step).
+  std::vector<detail::OpHostCost> host_cost_;
+  std::vector<double> duration_;
+  double pending_after_ = 0;  // the host time of the last op after its launch call, still to run
+  Gpu gpu_;
+  std::vector<std::optional<std::size_t>> last_record_;
+  std::uint64_t next_corr_ = 1;
+  double h_ = 0;  // host time (ns)
+  double overhead_ = 0, latency_ = 0, round_trip_ = 0;
+  std::vector<Emitted> emitted_;
+  std::vector<std::pair<std::string, double>> open_ranges_;
+  std::optional<PendingCpuOp> pending_cpu_op_;
 };
 
-bool is_legacy_default(const Program& prog, int stream) { return stream == 0 && !prog.streams[0].non_blocking; }
+Simulation::Simulation(const Program& prog, const GpuProfile& p, const SimOptions& opt)
+    : prog_(prog),
+      p_(p),
+      opt_(opt),
+      nstreams_(static_cast<int>(prog.streams.size())),
+      gpu_(p, prog.streams.size()),
+      last_record_(static_cast<std::size_t>(prog.num_events)) {
+  for (const Op& op : prog_.ops)
+    if (op.kind == OpKind::RangePush && op.name.rfind(opt_.step_range_prefix, 0) == 0) own_steps_ = true;
+  start_trace();
+  host_cost_.resize(prog_.ops.size());
+  duration_.resize(prog_.ops.size());
+  for (std::size_t i = 0; i < prog_.ops.size(); ++i) {
+    host_cost_[i] = detail::op_host_cost(prog_.ops[i], p_);
+    duration_[i] = static_cast<double>(op_duration_ns(prog_.ops[i], p_, opt_));
+  }
+  overhead_ = p_.launch_overhead_ns;
+  latency_ = std::max(0.0, p_.launch_latency_ns);
+  round_trip_ = p_.sync_round_trip_ns;
+  check_host(overhead_, "launch_overhead_ns");
+  check_host(latency_, "launch_latency_ns");
+  check_host(round_trip_, "sync_round_trip_ns");
+}
+
+void Simulation::start_trace() {
+  trace_.meta.source_tool = kSimSourceTool;
+  trace_.meta.source_version = "1";
+  trace_.meta.trace_name = prog_.name;
+  trace_.meta.clock = ClockBase::Simulated;
+  trace_.meta.extra["gpu_profile"] = p_.name;
+  trace_.meta.extra["gpu_profile_measured"] = p_.measured ? "true" : "false";
+  for (const auto& [k, v] : p_.provenance) trace_.meta.extra["gpu_profile_" + k] = v;
+  trace_.meta.extra["mode"] = "simulated";
+  if (p_.h2d_pageable_bytes_per_s <= 0 || p_.d2h_pageable_bytes_per_s <= 0)
+    trace_.meta.extra["pageable_copy_rate"] = "profile has none: pinned rate used";
+  DeviceProperties dev;
+  dev.id = opt_.device;
+  dev.name = p_.name + " (simulated)";
+  dev.sm_count = p_.sm_count;
+  dev.total_memory_bytes = static_cast<std::uint64_t>(std::max(0.0, p_.memory_bytes));
+  trace_.devices.push_back(dev);
+  for (int s = 0; s < nstreams_; ++s) {
+    trace_.track_names.push_back({std::to_string(opt_.device), std::to_string(trace_stream_id(prog_, s)),
+                                  "stream " + std::to_string(trace_stream_id(prog_, s)) + " (" +
+                                      prog_.streams[static_cast<std::size_t>(s)].name + ")"});
+  }
+  trace_.track_names.push_back({std::to_string(opt_.pid), "", "host (simulated)"});
+}
+
+void Simulation::api(const char* name, std::int32_t cbid, double start, double end, std::uint64_t corr) {
+  ApiCall c;
+  c.kind = ApiKind::Runtime;
+  c.name = trace_.intern(name);
+  c.cbid = cbid;
+  c.pid = opt_.pid;
+  c.tid = opt_.tid;
+  c.start = round_ns(start, p_, kHostFields);
+  c.end = std::max(c.start, round_ns(end, p_, kHostFields));
+  c.correlation = corr;
+  c.device = opt_.device;
+  trace_.api_calls.push_back(c);
+}
+
+void Simulation::range(RangeKind kind, const std::string& name, double start, double end) {
+  Range r;
+  r.kind = kind;
+  r.name = trace_.intern(name);
+  r.pid = opt_.pid;
+  r.tid = opt_.tid;
+  r.start = round_ns(start, p_, kHostFields);
+  r.end = std::max(r.start, round_ns(end, p_, kHostFields));
+  trace_.ranges.push_back(r);
+}
+
+void Simulation::sync_record(SyncType type, int stream, double start, double end, std::uint64_t corr, int event) {
+  SyncRecord r;
+  r.type = type;
+  r.device = opt_.device;
+  r.stream = stream >= 0 ? trace_stream_id(prog_, stream) : -1;
+  r.event_id = event >= 0 ? static_cast<std::uint64_t>(event + 1) : 0;
+  r.start = round_ns(start, p_, kHostFields);
+  r.end = std::max(r.start, round_ns(end, p_, kHostFields));
+  r.correlation = corr;
+  trace_.syncs.push_back(r);
+}
+
+void Simulation::flush_cpu_op() {
+  if (pending_cpu_op_) range(RangeKind::CpuOp, pending_cpu_op_->name, pending_cpu_op_->start, pending_cpu_op_->end);
+  pending_cpu_op_.reset();
+}
+
+// ---- host issue ----
+
+void Simulation::run_step(int step) {
+  if (!own_steps_) open_ranges_.emplace_back(opt_.step_range_prefix + std::to_string(opt_.first_step + step), h_);
+  for (std::size_t i = 0; i < prog_.ops.size(); ++i) issue(i);
+  flush_cpu_op();
+  if (!own_steps_) {
+    h_ += std::exchange(pending_after_, 0.0) + p_.host_range_ns;  // the step range's pop
+    auto [name, start] = open_ranges_.back();
+    open_ranges_.pop_back();
+    range(RangeKind::NvtxPushPop, name, start, h_);
+  }
+}
+
+void Simulation::issue(std::size_t i) {
+  const Op& op = prog_.ops[i];
+  // A fitted profile's host time per framework op: what is left of the previous op, then
+  // this one's time up to its launch call.
+  if (host_cost_[i].starts_op || host_cost_[i].boundary) h_ += std::exchange(pending_after_, 0.0);
+  h_ += host_cost_[i].before;
+  if (host_cost_[i].starts_op) pending_after_ = host_cost_[i].after;
+  const double op_start = h_;
+  h_ += static_cast<double>(op.host_ns);
+  if (op.kind != OpKind::HostWork) gpu_.advance_to(h_);
+  // Framework ops ("aten::item ...", program::CpuOp::Opens) get a CPU-op range around their
+  // host time and API calls, so the analyses attribute the sync to them; the range also
+  // covers the syncs the program marks as issued by that op (CpuOp::Continues), as
+  // aten::item encloses its copy and the cudaStreamSynchronize that follows.
+  const bool opens = op.cpu_op == program::CpuOp::Opens;
+  const bool continues = pending_cpu_op_ && pending_cpu_op_->end == op_start &&
+                         (op.cpu_op == program::CpuOp::Continues || (opens && op.name == pending_cpu_op_->name));
+  if (!continues) flush_cpu_op();
+  switch (op.kind) {
+    case OpKind::HostWork:
+      if (!op.name.empty() && h_ > op_start) range(RangeKind::CpuOp, op.name, op_start, h_);
+      break;
+    case OpKind::RangePush: open_ranges_.emplace_back(op.name, h_); break;
+    case OpKind::RangePop: {
+      auto [name, start] = open_ranges_.back();
+      open_ranges_.pop_back();
+      range(RangeKind::NvtxPushPop, name, start, h_);
+      break;
+    }
+    case OpKind::Kernel:
+    case OpKind::Memset: launch(i); break;
+    case OpKind::Copy: copy(i); break;
+    case OpKind::EventRecord: record_event(i); break;
+    case OpKind::StreamWait: wait_event(i); break;
+    case OpKind::StreamSync:
+    case OpKind::DeviceSync:
+    case OpKind::EventSync: host_sync(i); break;
+  }
+  if (continues) pending_cpu_op_->end = h_;
+  else if (opens) pending_cpu_op_ = PendingCpuOp{op.name, op_start, h_};
+}
+
+// ---- GPU queues ----
+
+Item Simulation::item_for(std::size_t i, ItemKind kind) {
+  Item it;
+  it.kind = kind;
+  it.stream = prog_.ops[i].stream;
+  it.op = i;
+  it.correlation = next_corr_++;
+  return it;
+}
+
+// Implicit ordering with the legacy default stream (see the header).
+std::vector<std::size_t> Simulation::implicit_deps(int stream) {
+  std::vector<std::size_t> deps;
+  if (is_legacy_default(prog_, stream)) {
+    for (int s = 1; s < nstreams_; ++s)
+      if (!prog_.streams[static_cast<std::size_t>(s)].non_blocking)
+        if (auto t = gpu_.tail(s)) deps.push_back(*t);
+  } else if (!prog_.streams[static_cast<std::size_t>(stream)].non_blocking && is_legacy_default(prog_, 0)) {
+    if (auto t = gpu_.tail(0)) deps.push_back(*t);
+  }
+  return deps;
+}
+
+// Enqueues one item; returns its index.
+std::size_t Simulation::enqueue(Item it, double call_start) {
+  auto deps = implicit_deps(it.stream);
+  it.deps.insert(it.deps.end(), deps.begin(), deps.end());
+  it.ready = call_start + (it.kind == ItemKind::Copy && p_.copy_latency_ns > 0 ? p_.copy_latency_ns : latency_);
+  return gpu_.submit(std::move(it));
+}
+
+// ---- launch ----
+
+void Simulation::launch(std::size_t i) {
+  const Op& op = prog_.ops[i];
+  const bool kernel = op.kind == OpKind::Kernel;
+  Item it = item_for(i, kernel ? ItemKind::Kernel : ItemKind::Memset);
+  const std::uint64_t corr = it.correlation;
+  it.work = duration_[i];
+  it.demand = it.work > 0 ? op.bytes / it.work : 0;
+  emitted_.push_back({enqueue(std::move(it), h_), i});
+  api(kernel ? "cudaLaunchKernel" : "cudaMemsetAsync", kernel ? kCbidLaunchKernel : kCbidMemsetAsync, h_,
+      h_ + overhead_, corr);
+  h_ += overhead_;
+}
+
+void Simulation::record_event(std::size_t i) {
+  const Op& op = prog_.ops[i];
+  Item it = item_for(i, ItemKind::Marker);
+  const std::uint64_t corr = it.correlation;
+  it.record_event = op.event;
+  const std::size_t idx = enqueue(std::move(it), h_);
+  last_record_[static_cast<std::size_t>(op.event)] = idx;
+  emitted_.push_back({idx, i});
+  api("cudaEventRecord", kCbidEventRecord, h_, h_ + overhead_, corr);
+  h_ += overhead_;
+}
+
+void Simulation::wait_event(std::size_t i) {
+  const Op& op = prog_.ops[i];
+  Item it = item_for(i, ItemKind::Marker);
+  const std::uint64_t corr = it.correlation;
+  if (auto rec = last_record_[static_cast<std::size_t>(op.event)]) it.deps.push_back(*rec);
+  enqueue(std::move(it), h_);
+  api("cudaStreamWaitEvent", kCbidStreamWaitEvent, h_, h_ + overhead_, corr);
+  sync_record(SyncType::StreamWaitEvent, op.stream, h_, h_ + overhead_, corr, op.event);
+  h_ += overhead_;
+}
+
+// ---- copy engines ----
+
+void Simulation::copy(std::size_t i) {
+  const Op& op = prog_.ops[i];
+  Item it = item_for(i, ItemKind::Copy);
+  const std::uint64_t corr = it.correlation;
+  it.work = duration_[i];
+  it.engine = op.copy == CopyKind::HtoD ? Engine::H2D : op.copy == CopyKind::DtoH ? Engine::D2H : Engine::Compute;
+  it.is_copy_like = op.copy != CopyKind::DtoD;
+  // Device-memory traffic: a device-to-device copy reads and writes it; a host copy
+  // writes (H2D) or reads (D2H) it once, or both when host memory is that memory.
+  const double touches = (op.copy == CopyKind::DtoD || p_.unified_memory) ? 2.0 : 1.0;
+  it.demand = it.work > 0 ? touches * op.bytes / it.work : 0;
+  const std::size_t idx = enqueue(std::move(it), h_);
+  emitted_.push_back({idx, i});
+  const double call = h_;
+  double end = h_ + overhead_;
+  if (op.copy != CopyKind::DtoD && op.host_memory == MemoryKind::Pageable) {
+    // Staged through a driver buffer: the call returns when the copy is done.
+    gpu_.run_until([&] { return gpu_.item(idx).done; });
+    end = std::max(end, gpu_.item(idx).end);
+  }
+  api("cudaMemcpyAsync", kCbidMemcpyAsync, call, end, corr);
+  h_ = end;
+}
+
+// ---- sync waits ----
+
+void Simulation::host_sync(std::size_t i) {
+  const Op& op = prog_.ops[i];
+  const std::uint64_t corr = next_corr_++;
+  const double call = h_;
+  double drained = h_;
+  if (op.kind == OpKind::StreamSync) {
+    drained = gpu_.run_until([&] { return gpu_.drained(op.stream); });
+  } else if (op.kind == OpKind::DeviceSync) {
+    drained = gpu_.run_until([&] { return gpu_.all_drained(); });
+  } else if (auto rec = last_record_[static_cast<std::size_t>(op.event)]) {
+    drained = gpu_.run_until([&] { return gpu_.item(*rec).done; });
+  }
+  const double end = std::max(call, drained) + round_trip_;
+  check_host(end, "sync_round_trip_ns");
+  if (op.kind == OpKind::StreamSync) {
+    api("cudaStreamSynchronize", kCbidStreamSynchronize, call, end, corr);
+    sync_record(SyncType::StreamSync, op.stream, call, end, corr, -1);
+  } else if (op.kind == OpKind::DeviceSync) {
+    api("cudaDeviceSynchronize", kCbidDeviceSynchronize, call, end, corr);
+    sync_record(SyncType::ContextSync, -1, call, end, corr, -1);
+  } else {
+    api("cudaEventSynchronize", kCbidEventSynchronize, call, end, corr);
+    sync_record(SyncType::EventSync, -1, call, end, corr, op.event);
+  }
+  h_ = end;
+}
+
+// ---- the GPU's records ----
+
+Trace Simulation::finish() {
+  gpu_.run_until([&] { return gpu_.all_drained(); });
+  emit_gpu_records();
+  trace_.finalize();
+  return std::move(trace_);
+}
+
+void Simulation::emit_gpu_records() {
+  for (const auto& e : emitted_) {
+    const Item& it = gpu_.item(e.item);
+    const Op& op = prog_.ops[e.op];
+    const std::int64_t stream = trace_stream_id(prog_, it.stream);
+    switch (it.kind) {
+      case ItemKind::Kernel: {
+        Kernel k;
+        k.name = trace_.intern(op.name.empty() ? "kernel" : op.name);
+        k.device = opt_.device;
+        k.stream = stream;
+        k.start = round_ns(it.start, p_, kGpuFields);
+        k.end = std::max(k.start, round_ns(it.end, p_, kGpuFields));
+        k.correlation = it.correlation;
+        trace_.kernels.push_back(k);
+        break;
+      }
+      case ItemKind::Memset: {
+        Memset m;
+        m.bytes = static_cast<std::uint64_t>(op.bytes);
+        m.memory_kind = MemoryKind::Device;
+        m.async = true;
+        m.device = opt_.device;
+        m.stream = stream;
+        m.start = round_ns(it.start, p_, kGpuFields);
+        m.end = std::max(m.start, round_ns(it.end, p_, kGpuFields));
+        m.correlation = it.correlation;
+        trace_.memsets.push_back(m);
+        break;
+      }
+      case ItemKind::Copy: {
+        Memcpy m;
+        m.kind = op.copy;
+        const MemoryKind host = op.host_memory == MemoryKind::Managed ? MemoryKind::Managed : op.host_memory;
+        m.src_kind = op.copy == CopyKind::HtoD ? host : MemoryKind::Device;
+        m.dst_kind = op.copy == CopyKind::DtoH ? host : MemoryKind::Device;
+        m.async = true;
+        m.bytes = static_cast<std::uint64_t>(op.bytes);
+        m.device = opt_.device;
+        m.stream = stream;
+        m.start = round_ns(it.start, p_, kGpuFields);
+        m.end = std::max(m.start, round_ns(it.end, p_, kGpuFields));
+        m.correlation = it.correlation;
+        trace_.memcpys.push_back(m);
+        break;
+      }
+      case ItemKind::Marker: {
+        if (it.record_event < 0) break;
+        CudaEventRecord r;
+        r.device = opt_.device;
+        r.stream = stream;
+        r.event_id = static_cast<std::uint64_t>(it.record_event + 1);
+        r.event_sync_id = it.correlation;
+        r.timestamp = round_ns(it.end, p_, kGpuFields);
+        r.correlation = it.correlation;
+        trace_.cuda_events.push_back(r);
+        break;
+      }
+    }
+  }
+}
 
 }  // namespace
 
@@ -282,381 +507,17 @@ std::int64_t trace_stream_id(const Program& prog, int index) {
 Trace simulate(const Program& prog, const GpuProfile& p, const SimOptions& opt) {
   SYNCSCOPE_INPUT_ERROR_IF(prog.streams.empty(), "simulator: program " + prog.name + " has no streams");
   SYNCSCOPE_INPUT_ERROR_IF(opt.steps < 1, "simulator: steps must be at least 1");
-  const int nstreams = static_cast<int>(prog.streams.size());
-  auto bad = [&](std::size_t i, const std::string& what) {
-    return InputError(fmt::format("simulator: program {}: op {} ({}): {}", prog.name, i, prog.ops[i].name, what));
-  };
-  // Check the program once, before any time passes.
-  {
-    int depth = 0;
-    for (std::size_t i = 0; i < prog.ops.size(); ++i) {
-      const Op& op = prog.ops[i];
-      if (op.stream < 0 || op.stream >= nstreams)
-        throw bad(i, fmt::format("stream {} out of range (program has {})", op.stream, nstreams));
-      const bool uses_event =
-          op.kind == OpKind::EventRecord || op.kind == OpKind::StreamWait || op.kind == OpKind::EventSync;
-      if (uses_event && (op.event < 0 || op.event >= prog.num_events))
-        throw bad(i, fmt::format("event {} out of range (program has {})", op.event, prog.num_events));
-      if (op.kind == OpKind::Copy) {
-        if (op.copy != CopyKind::HtoD && op.copy != CopyKind::DtoH && op.copy != CopyKind::DtoD)
-          throw bad(i, "copy direction must be HtoD, DtoH or DtoD");
-        if (op.copy != CopyKind::DtoD && op.host_memory != MemoryKind::Pinned &&
-            op.host_memory != MemoryKind::Pageable && op.host_memory != MemoryKind::Managed)
-          throw bad(i, "a host copy needs host_memory Pinned or Pageable");
-      }
-      if (op.kind == OpKind::RangePush) ++depth;
-      if (op.kind == OpKind::RangePop && --depth < 0) throw bad(i, "RangePop without a RangePush");
-      if (op.host_ns < 0) throw bad(i, "host_ns must not be negative");
-      if (op.flops < 0 || op.bytes < 0) throw bad(i, "flops and bytes must not be negative");
-    }
-    SYNCSCOPE_INPUT_ERROR_IF(depth != 0, "simulator: program " + prog.name + ": a RangePush has no RangePop");
-  }
+  check_program(prog);
   require_positive(p, p.launch_overhead_ns, "launch_overhead_ns");
   require_positive(p, p.sync_round_trip_ns, "sync_round_trip_ns");
   // Before allocating: what this simulation will hold, against what the machine has.
   bounds::check_memory(simulation_bytes(prog.ops.size(), opt.steps),
-                       fmt::format("simulating program {} ({} ops) for {} step(s)", prog.name, prog.ops.size(), opt.steps),
+                       fmt::format("simulating program {} ({} ops) for {} step(s)", prog.name, prog.ops.size(),
+                                   opt.steps),
                        "simulate fewer steps (measure.repeat_steps, --repeats) or a smaller shape");
-
-  bool own_steps = false;
-  for (const Op& op : prog.ops)
-    if (op.kind == OpKind::RangePush && op.name.rfind(opt.step_range_prefix, 0) == 0) own_steps = true;
-
-  Trace trace;
-  trace.meta.source_tool = kSimSourceTool;
-  trace.meta.source_version = "1";
-  trace.meta.trace_name = prog.name;
-  trace.meta.clock = ClockBase::Simulated;
-  trace.meta.extra["gpu_profile"] = p.name;
-  trace.meta.extra["gpu_profile_measured"] = p.measured ? "true" : "false";
-  for (const auto& [k, v] : p.provenance) trace.meta.extra["gpu_profile_" + k] = v;
-  trace.meta.extra["mode"] = "simulated";
-  if (p.h2d_pageable_bytes_per_s <= 0 || p.d2h_pageable_bytes_per_s <= 0)
-    trace.meta.extra["pageable_copy_rate"] = "profile has none: pinned rate used";
-  DeviceProperties dev;
-  dev.id = opt.device;
-  dev.name = p.name + " (simulated)";
-  dev.sm_count = p.sm_count;
-  dev.total_memory_bytes = static_cast<std::uint64_t>(std::max(0.0, p.memory_bytes));
-  trace.devices.push_back(dev);
-  for (int s = 0; s < nstreams; ++s) {
-    trace.track_names.push_back({std::to_string(opt.device), std::to_string(trace_stream_id(prog, s)),
-                                 "stream " + std::to_string(trace_stream_id(prog, s)) + " (" + prog.streams[s].name + ")"});
-  }
-  trace.track_names.push_back({std::to_string(opt.pid), "", "host (simulated)"});
-
-  // Per op, once: the host time a fitted profile charges before it, and its GPU duration
-  // (the program repeats every step).
-  std::vector<detail::OpHostCost> host_cost(prog.ops.size());
-  std::vector<double> duration(prog.ops.size());
-  double pending_after = 0;  // the host time of the last op after its launch call, still to run
-  for (std::size_t i = 0; i < prog.ops.size(); ++i) {
-    host_cost[i] = detail::op_host_cost(prog.ops[i], p);
-    duration[i] = static_cast<double>(op_duration_ns(prog.ops[i], p, opt));
-  }
-
-  Gpu gpu(p, prog.streams.size());
-  std::vector<std::optional<std::size_t>> last_record(static_cast<std::size_t>(prog.num_events));
-  std::uint64_t next_corr = 1;
-  double h = 0;  // host time (ns)
-  const double overhead = p.launch_overhead_ns;
-  const double latency = std::max(0.0, p.launch_latency_ns);
-  const double round_trip = p.sync_round_trip_ns;
-  const std::int64_t tid = opt.tid, pid = opt.pid;
-  // The profile fields host and GPU times are sums of, named when a time overflows.
-  const char* host_fields = "launch_overhead_ns, sync_round_trip_ns or the rates";
-  const char* gpu_fields = "launch_latency_ns or the rates";
-  // A host time the profile value `field` just moved past the simulator's range.
-  auto check_host = [&](double t, const char* field) {
-    if (!(t < bounds::kMaxTimeNs)) (void)round_ns(t, p, field);
-  };
-  check_host(overhead, "launch_overhead_ns");
-  check_host(latency, "launch_latency_ns");
-  check_host(round_trip, "sync_round_trip_ns");
-
-  auto api = [&](const char* name, std::int32_t cbid, double start, double end, std::uint64_t corr) {
-    ApiCall c;
-    c.kind = ApiKind::Runtime;
-    c.name = trace.intern(name);
-    c.cbid = cbid;
-    c.pid = pid;
-    c.tid = tid;
-    c.start = round_ns(start, p, host_fields);
-    c.end = std::max(c.start, round_ns(end, p, host_fields));
-    c.correlation = corr;
-    c.device = opt.device;
-    trace.api_calls.push_back(c);
-  };
-  auto range = [&](RangeKind kind, const std::string& name, double start, double end) {
-    Range r;
-    r.kind = kind;
-    r.name = trace.intern(name);
-    r.pid = pid;
-    r.tid = tid;
-    r.start = round_ns(start, p, host_fields);
-    r.end = std::max(r.start, round_ns(end, p, host_fields));
-    trace.ranges.push_back(r);
-  };
-  auto sync_record = [&](SyncType type, int stream, double start, double end, std::uint64_t corr, int event) {
-    SyncRecord r;
-    r.type = type;
-    r.device = opt.device;
-    r.stream = stream >= 0 ? trace_stream_id(prog, stream) : -1;
-    r.event_id = event >= 0 ? static_cast<std::uint64_t>(event + 1) : 0;
-    r.start = round_ns(start, p, host_fields);
-    r.end = std::max(r.start, round_ns(end, p, host_fields));
-    r.correlation = corr;
-    trace.syncs.push_back(r);
-  };
-  // Implicit ordering with the legacy default stream (see the header).
-  auto implicit_deps = [&](int stream) {
-    std::vector<std::size_t> deps;
-    if (is_legacy_default(prog, stream)) {
-      for (int s = 1; s < nstreams; ++s)
-        if (!prog.streams[s].non_blocking)
-          if (auto t = gpu.tail(s)) deps.push_back(*t);
-    } else if (!prog.streams[stream].non_blocking && is_legacy_default(prog, 0)) {
-      if (auto t = gpu.tail(0)) deps.push_back(*t);
-    }
-    return deps;
-  };
-  // Enqueues one item; returns its index.
-  auto enqueue = [&](Item it, double call_start) {
-    auto deps = implicit_deps(it.stream);
-    it.deps.insert(it.deps.end(), deps.begin(), deps.end());
-    it.ready = call_start + (it.kind == ItemKind::Copy && p.copy_latency_ns > 0 ? p.copy_latency_ns : latency);
-    return gpu.submit(std::move(it));
-  };
-
-  struct Emitted {
-    std::size_t item;
-    std::size_t op;
-  };
-  std::vector<Emitted> emitted;
-  std::vector<std::pair<std::string, double>> open_ranges;
-  struct PendingCpuOp {
-    std::string name;
-    double start = 0, end = 0;
-  };
-  std::optional<PendingCpuOp> pending_cpu_op;
-  auto flush_cpu_op = [&] {
-    if (pending_cpu_op) range(RangeKind::CpuOp, pending_cpu_op->name, pending_cpu_op->start, pending_cpu_op->end);
-    pending_cpu_op.reset();
-  };
-
-  for (int step = 0; step < opt.steps; ++step) {
-    if (!own_steps) open_ranges.emplace_back(opt.step_range_prefix + std::to_string(opt.first_step + step), h);
-    for (std::size_t i = 0; i < prog.ops.size(); ++i) {
-      const Op& op = prog.ops[i];
-      // A fitted profile's host time per framework op: what is left of the previous op, then
-      // this one's time up to its launch call.
-      if (host_cost[i].starts_op || host_cost[i].boundary) h += std::exchange(pending_after, 0.0);
-      h += host_cost[i].before;
-      if (host_cost[i].starts_op) pending_after = host_cost[i].after;
-      const double op_start = h;
-      h += static_cast<double>(op.host_ns);
-      if (op.kind != OpKind::HostWork) gpu.advance_to(h);
-      // Non-kernel ops named like a framework op ("aten::item ...") get a CPU-op range around
-      // their host time and API call, so the analyses attribute the sync to it; the range
-      // also covers the unnamed (or "cuda*"-named) syncs right after it, as aten::item
-      // encloses its copy and the cudaStreamSynchronize that follows.
-      const bool cpu_op_range = op.kind != OpKind::Kernel && op.kind != OpKind::HostWork &&
-                                op.kind != OpKind::RangePush && op.kind != OpKind::RangePop &&
-                                op.name.find("::") != std::string::npos;
-      const bool host_sync = op.kind == OpKind::StreamSync || op.kind == OpKind::DeviceSync ||
-                             op.kind == OpKind::EventSync;
-      const bool continues = pending_cpu_op && pending_cpu_op->end == op_start &&
-                             ((host_sync && (op.name.empty() || op.name.rfind("cuda", 0) == 0)) ||
-                              (cpu_op_range && op.name == pending_cpu_op->name));
-      if (!continues) flush_cpu_op();
-      switch (op.kind) {
-        case OpKind::HostWork:
-          if (!op.name.empty() && h > op_start) range(RangeKind::CpuOp, op.name, op_start, h);
-          break;
-        case OpKind::RangePush:
-          open_ranges.emplace_back(op.name, h);
-          break;
-        case OpKind::RangePop: {
-          auto [name, start] = open_ranges.back();
-          open_ranges.pop_back();
-          range(RangeKind::NvtxPushPop, name, start, h);
-          break;
-        }
-        case OpKind::Kernel:
-        case OpKind::Memset: {
-          const std::uint64_t corr = next_corr++;
-          Item it;
-          it.kind = op.kind == OpKind::Kernel ? ItemKind::Kernel : ItemKind::Memset;
-          it.stream = op.stream;
-          it.op = i;
-          it.correlation = corr;
-          it.work = duration[i];
-          it.demand = it.work > 0 ? op.bytes / it.work : 0;
-          emitted.push_back({enqueue(std::move(it), h), i});
-          api(op.kind == OpKind::Kernel ? "cudaLaunchKernel" : "cudaMemsetAsync",
-              op.kind == OpKind::Kernel ? kCbidLaunchKernel : kCbidMemsetAsync, h, h + overhead, corr);
-          h += overhead;
-          break;
-        }
-        case OpKind::Copy: {
-          const std::uint64_t corr = next_corr++;
-          Item it;
-          it.kind = ItemKind::Copy;
-          it.stream = op.stream;
-          it.op = i;
-          it.correlation = corr;
-          it.work = duration[i];
-          it.engine = op.copy == CopyKind::HtoD ? Engine::H2D : op.copy == CopyKind::DtoH ? Engine::D2H : Engine::Compute;
-          it.is_copy_like = op.copy != CopyKind::DtoD;
-          // Device-memory traffic: a device-to-device copy reads and writes it; a host copy
-          // writes (H2D) or reads (D2H) it once, or both when host memory is that memory.
-          const double touches = (op.copy == CopyKind::DtoD || p.unified_memory) ? 2.0 : 1.0;
-          it.demand = it.work > 0 ? touches * op.bytes / it.work : 0;
-          const std::size_t idx = enqueue(std::move(it), h);
-          emitted.push_back({idx, i});
-          const double call = h;
-          double end = h + overhead;
-          if (op.copy != CopyKind::DtoD && op.host_memory == MemoryKind::Pageable) {
-            // Staged through a driver buffer: the call returns when the copy is done.
-            gpu.run_until([&] { return gpu.item(idx).done; });
-            end = std::max(end, gpu.item(idx).end);
-          }
-          api("cudaMemcpyAsync", kCbidMemcpyAsync, call, end, corr);
-          h = end;
-          break;
-        }
-        case OpKind::EventRecord: {
-          const std::uint64_t corr = next_corr++;
-          Item it;
-          it.kind = ItemKind::Marker;
-          it.stream = op.stream;
-          it.op = i;
-          it.correlation = corr;
-          it.record_event = op.event;
-          const std::size_t idx = enqueue(std::move(it), h);
-          last_record[static_cast<std::size_t>(op.event)] = idx;
-          emitted.push_back({idx, i});
-          api("cudaEventRecord", kCbidEventRecord, h, h + overhead, corr);
-          h += overhead;
-          break;
-        }
-        case OpKind::StreamWait: {
-          const std::uint64_t corr = next_corr++;
-          Item it;
-          it.kind = ItemKind::Marker;
-          it.stream = op.stream;
-          it.op = i;
-          it.correlation = corr;
-          if (auto rec = last_record[static_cast<std::size_t>(op.event)]) it.deps.push_back(*rec);
-          enqueue(std::move(it), h);
-          api("cudaStreamWaitEvent", kCbidStreamWaitEvent, h, h + overhead, corr);
-          sync_record(SyncType::StreamWaitEvent, op.stream, h, h + overhead, corr, op.event);
-          h += overhead;
-          break;
-        }
-        case OpKind::StreamSync:
-        case OpKind::DeviceSync:
-        case OpKind::EventSync: {
-          const std::uint64_t corr = next_corr++;
-          const double call = h;
-          double drained = h;
-          if (op.kind == OpKind::StreamSync) {
-            drained = gpu.run_until([&] { return gpu.drained(op.stream); });
-          } else if (op.kind == OpKind::DeviceSync) {
-            drained = gpu.run_until([&] { return gpu.all_drained(); });
-          } else if (auto rec = last_record[static_cast<std::size_t>(op.event)]) {
-            drained = gpu.run_until([&] { return gpu.item(*rec).done; });
-          }
-          const double end = std::max(call, drained) + round_trip;
-          check_host(end, "sync_round_trip_ns");
-          if (op.kind == OpKind::StreamSync) {
-            api("cudaStreamSynchronize", kCbidStreamSynchronize, call, end, corr);
-            sync_record(SyncType::StreamSync, op.stream, call, end, corr, -1);
-          } else if (op.kind == OpKind::DeviceSync) {
-            api("cudaDeviceSynchronize", kCbidDeviceSynchronize, call, end, corr);
-            sync_record(SyncType::ContextSync, -1, call, end, corr, -1);
-          } else {
-            api("cudaEventSynchronize", kCbidEventSynchronize, call, end, corr);
-            sync_record(SyncType::EventSync, -1, call, end, corr, op.event);
-          }
-          h = end;
-          break;
-        }
-      }
-      if (continues) pending_cpu_op->end = h;
-      else if (cpu_op_range) pending_cpu_op = PendingCpuOp{op.name, op_start, h};
-    }
-    flush_cpu_op();
-    if (!own_steps) {
-      h += std::exchange(pending_after, 0.0) + p.host_range_ns;  // the step range's pop
-      auto [name, start] = open_ranges.back();
-      open_ranges.pop_back();
-      range(RangeKind::NvtxPushPop, name, start, h);
-    }
-  }
-  gpu.run_until([&] { return gpu.all_drained(); });
-
-  for (const auto& e : emitted) {
-    const Item& it = gpu.item(e.item);
-    const Op& op = prog.ops[e.op];
-    const std::int64_t stream = trace_stream_id(prog, it.stream);
-    switch (it.kind) {
-      case ItemKind::Kernel: {
-        Kernel k;
-        k.name = trace.intern(op.name.empty() ? "kernel" : op.name);
-        k.device = opt.device;
-        k.stream = stream;
-        k.start = round_ns(it.start, p, gpu_fields);
-        k.end = std::max(k.start, round_ns(it.end, p, gpu_fields));
-        k.correlation = it.correlation;
-        trace.kernels.push_back(k);
-        break;
-      }
-      case ItemKind::Memset: {
-        Memset m;
-        m.bytes = static_cast<std::uint64_t>(op.bytes);
-        m.memory_kind = MemoryKind::Device;
-        m.async = true;
-        m.device = opt.device;
-        m.stream = stream;
-        m.start = round_ns(it.start, p, gpu_fields);
-        m.end = std::max(m.start, round_ns(it.end, p, gpu_fields));
-        m.correlation = it.correlation;
-        trace.memsets.push_back(m);
-        break;
-      }
-      case ItemKind::Copy: {
-        Memcpy m;
-        m.kind = op.copy;
-        const MemoryKind host = op.host_memory == MemoryKind::Managed ? MemoryKind::Managed : op.host_memory;
-        m.src_kind = op.copy == CopyKind::HtoD ? host : MemoryKind::Device;
-        m.dst_kind = op.copy == CopyKind::DtoH ? host : MemoryKind::Device;
-        m.async = true;
-        m.bytes = static_cast<std::uint64_t>(op.bytes);
-        m.device = opt.device;
-        m.stream = stream;
-        m.start = round_ns(it.start, p, gpu_fields);
-        m.end = std::max(m.start, round_ns(it.end, p, gpu_fields));
-        m.correlation = it.correlation;
-        trace.memcpys.push_back(m);
-        break;
-      }
-      case ItemKind::Marker: {
-        if (it.record_event < 0) break;
-        CudaEventRecord r;
-        r.device = opt.device;
-        r.stream = stream;
-        r.event_id = static_cast<std::uint64_t>(it.record_event + 1);
-        r.event_sync_id = it.correlation;
-        r.timestamp = round_ns(it.end, p, gpu_fields);
-        r.correlation = it.correlation;
-        trace.cuda_events.push_back(r);
-        break;
-      }
-    }
-  }
-  trace.finalize();
-  return trace;
+  Simulation sim(prog, p, opt);
+  for (int step = 0; step < opt.steps; ++step) sim.run_step(step);
+  return sim.finish();
 }
 
 }  // namespace syncscope::sim

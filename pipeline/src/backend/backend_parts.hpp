@@ -7,6 +7,7 @@
 #include <string>
 
 #include "syncscope/pipeline/backend_abi.hpp"
+#include "syncscope/pipeline/backend_wire.hpp"
 
 namespace syncscope::pipeline::backend {
 

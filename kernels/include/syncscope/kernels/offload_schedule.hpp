@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "syncscope/model/fix_spec.hpp"
+
 namespace syncscope::kernels {
 
 // Device memory held back from the plan when the budget is read from the device:
@@ -26,7 +28,7 @@ namespace syncscope::kernels {
 inline constexpr double kOffloadReserveBytes = 8.0 * 1024 * 1024 * 1024;
 
 struct OffloadPlan {
-  std::string variant;     // "single" | "double" | "prefetch"
+  OffloadVariant variant = OffloadVariant::Single;
   int layers = 0;          // L
   int first_resident = 0;  // layers [first_resident, L) keep their input on the device
   int ring_buffers = 0;    // device reload buffers (0 when nothing is offloaded)
@@ -45,9 +47,8 @@ struct OffloadPlan {
 // buffers (k clamped to [1, offloaded layers]) and as many of the LAST layers resident as the
 // rest of the budget holds: backward needs the last layers first, when no reload could have
 // been hidden yet. Deterministic; throws InputError for an unknown variant or non-positive sizes.
-OffloadPlan plan_offload(const std::string& variant, int layers, double activation_bytes,
-                         double budget_bytes, int prefetch_depth, bool first_pass = false,
-                         double min_offload_bytes = 2.0 * 1024 * 1024);
+OffloadPlan plan_offload(OffloadVariant variant, int layers, double activation_bytes, double budget_bytes,
+                         int prefetch_depth, bool first_pass = false, double min_offload_bytes = 2.0 * 1024 * 1024);
 
 enum class ChoreoKind {
   RecordMain,     // record `event` on the main stream

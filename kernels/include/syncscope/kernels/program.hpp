@@ -36,6 +36,15 @@ struct BufferUse {
   Access access = Access::None;
 };
 
+// How an op shows in a trace's CPU-op ranges (torch.profiler's ranges around framework
+// ops), decided where the program is built: the simulator draws the ranges from it.
+enum class CpuOp : std::uint8_t {
+  None,       // no CPU-op range of its own (kernels, launches, NVTX ranges, runtime calls)
+  Opens,      // a framework op ("aten::item ..."): a CPU-op range named like the op opens here
+  Continues,  // a runtime call the framework op before it issues (aten::item's
+              // cudaStreamSynchronize): it extends that op's range when it follows at once
+};
+
 struct Op {
   OpKind kind = OpKind::Kernel;
   std::string name;       // kernel / range / API name as a trace would show it
@@ -53,6 +62,7 @@ struct Op {
   // Issued by the same framework op as the launch before it (a GEMM's split-K reduce after
   // its main kernel): the simulator charges a fitted profile's host cost per op once per op.
   bool continues_op = false;
+  CpuOp cpu_op = CpuOp::None;  // the CPU-op range this op opens or extends (above)
   // Further buffers touched beyond `buffer`/`access` (e.g. a copy's source and target).
   // A HostWork op with a Write access marks a buffer handed back to the caching allocator
   // of `stream`: work queued on `stream` afterwards may overwrite it.

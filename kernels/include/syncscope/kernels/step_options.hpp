@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,14 +21,18 @@ struct StepOptions {
   std::string dtype = "fp32";     // "fp32" | "bf16" | "fp16"
   std::string device = "cpu";     // "cpu" | "cuda"
   int layers = 0;                 // decoder layers to run; 0: model.num_hidden_layers
-  std::string packing = "rebuild";  // kPackingVariants: "rebuild" | "cached" | "device"
-  std::string offload;            // "" (no checkpoint offload) | kOffloadVariants
+  // The fixes' variants, typed (fix_spec.hpp; their names come from the fix registry).
+  PackingVariant packing = PackingVariant::Rebuild;
+  std::optional<OffloadVariant> offload;  // nullopt: no checkpoint offload
   int prefetch_depth = 2;         // offload "prefetch": look-ahead k over a ring of k+1 buffers
   // offload "prefetch": device bytes the memory-aware plan may use for resident layer
   // inputs (beyond the ring). < 0: ask the device (cudaMemGetInfo free bytes minus
   // kOffloadReserveBytes); on CPU and in programs: 0 (every layer offloaded).
   double offload_budget_bytes = -1;
-  std::string moe = "loop";       // kMoeVariants: "loop" | "sorted" | "device"
+  MoeVariant moe = MoeVariant::Loop;
+  // Variants of registered fixes beyond the three typed fields (a fix added to the registry
+  // before it has a field here, e.g. by a test), by fix: FixSpec::variants index.
+  std::map<Fix, std::uint8_t> other_fixes;
   // How moe "device" runs its expert GEMMs without a host read (kMoeExpertGemms):
   //   "grouped": one grouped GEMM per projection over the T*k rows sorted by expert, group
   //              ends read from device memory (at::_grouped_mm: LibTorch >= 2.8, CUDA,
@@ -60,7 +66,7 @@ struct StepOptions {
 
 // Unsloth's default reload schedule for runs whose fix under test is not offload (its
 // gradient checkpointer double-buffers since unsloth-zoo PR 534).
-inline constexpr const char* kUnslothDefaultReload = "double";
+inline constexpr OffloadVariant kUnslothDefaultReload = OffloadVariant::Double;
 
 // Unsloth's checkpointer offloads a layer input only when it is larger than 2 MiB
 // (unsloth_zoo/gradient_checkpointing.py: MINIMUM_SIZE = 2 MiB / element size, compared
@@ -79,6 +85,19 @@ bool lora_adapted(const StepOptions& options, const std::string& module);
 // projections, as bitsandbytes converts nn.Linear layers; not the LM head, embeddings,
 // router or 3-D expert tensors).
 bool nf4_quantized(const StepOptions& options, const std::string& module);
+
+// Sets every registered fix's variant in `o` through its set_step_option hook (fix_spec.hpp;
+// a fix without one keeps its variant in other_fixes): the fix under test takes `variant`
+// (a name from its FixSpec; InputError otherwise), every other fix its default for runs of
+// other fixes. `prefetch_depth` is the look-ahead of the selection under test.
+void apply_fix_variants(StepOptions& o, const Scenario& s, Fix under_test, const std::string& variant,
+                        int prefetch_depth);
+// "packing=rebuild/offload=double/moe=loop": each registered fix's variant in `o`, in
+// registry order (FixSpec::option_name; "off" where a fix is not applied).
+std::string fix_variants_key(const StepOptions& o);
+// Installs the step-option hooks of the shipped fixes (fix_hooks.cpp); idempotent, and done
+// by the two functions above before they loop.
+void bind_program_fix_hooks();
 
 // Layers actually run (options.layers or the model's).
 int effective_layers(const StepOptions& options);

@@ -41,11 +41,14 @@
 //   event's most recent record at the time of the call (none recorded: no wait). A stream
 //   created without cudaStreamNonBlocking synchronizes implicitly with the legacy default
 //   stream (stream 0 when it is blocking), both ways, as CUDA's legacy semantics do.
-// - Ranges: RangePush/RangePop become NVTX push/pop ranges on the host thread. An op named
-//   like a framework op (a name with "::", e.g. "aten::item lengths.max()") becomes a
-//   CPU-op range over its host time, extended over the syncs right after it, so the
-//   analyses attribute a sync to its cause as in torch.profiler traces; named HostWork
-//   with a duration becomes a CPU-op range too.
+// - Ranges: RangePush/RangePop become NVTX push/pop ranges on the host thread. An op the
+//   program marks as a framework op (Op::cpu_op Opens, e.g. "aten::item lengths.max()")
+//   becomes a CPU-op range named like it over its host time, extended over the runtime
+//   calls right after it that the program marks as its own (Continues: its
+//   cudaStreamSynchronize), so the analyses attribute a sync to its cause as in
+//   torch.profiler traces; named HostWork with a duration becomes a CPU-op range too.
+// The code follows these parts: host issue, launch, the GPU's stream queues and copy
+// engines (model/src/sim/gpu_queues.hpp), sync waits, then the GPU's records.
 // Deterministic: the same program and profile always give the same trace.
 #pragma once
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "syncscope/pipeline/backend_abi.hpp"
+#include "syncscope/pipeline/backend_wire.hpp"
 
 namespace syncscope::pipeline {
 

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "syncscope/model/fix_spec.hpp"
 #include "syncscope/scenario/model_traits.hpp"
 
 namespace syncscope {
@@ -59,12 +60,8 @@ struct TrainingSpec {
   bool adapters() const { return mode == "lora" || mode == "qlora"; }
 };
 
-// The three fixes and their variants, by the names scenarios use.
-enum class Fix { Packing, Offload, MoeRouting };
-inline constexpr const char* kPackingVariants[] = {"rebuild", "cached", "device"};
-inline constexpr const char* kOffloadVariants[] = {"single", "double", "prefetch"};
-inline constexpr const char* kMoeVariants[] = {"loop", "sorted", "device"};
-// The first variant of each list is the baseline.
+// The fixes (Fix), their names and variants: the fix registry (syncscope/model/fix_spec.hpp),
+// which the loader below loops over.
 
 struct BatchSpec {
   int packed_tokens = 2048;  // T: tokens in the packed batch
@@ -122,12 +119,11 @@ ModelShape parse_hf_config(const std::string& text, const std::filesystem::path&
 // Sequence lengths for a batch spec (deterministic in seed); they sum to packed_tokens.
 std::vector<int> sequence_lengths(const BatchSpec& batch);
 
-const char* fix_name(Fix fix);  // "packing", "offload", "moe_routing"
-
-// Added by the scenario loader (issue 6); additive only.
-std::optional<Fix> parse_fix(std::string_view name);           // inverse of fix_name
-std::vector<std::string> fix_variants(Fix fix);                  // the list above, baseline first
-const char* baseline_variant(Fix fix);                           // "rebuild", "single", "loop"
+// Shorthands over the fix registry (fix_spec.hpp).
+const char* fix_name(Fix fix);                        // "packing", "offload", "moe_routing"
+std::optional<Fix> parse_fix(std::string_view name);  // inverse of fix_name (names, not aliases)
+std::vector<std::string> fix_variants(Fix fix);       // the registry's list, baseline first
+const char* baseline_variant(Fix fix);                // "rebuild", "single", "loop"
 // Checks a scenario built or changed in code (e.g. after --hf-config or --layers replaced a
 // part of it) with the loader's rules; InputError names `source` and the field.
 void validate_scenario(const Scenario& scenario);

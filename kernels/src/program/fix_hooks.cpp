@@ -1,0 +1,78 @@
+// The step-option hooks of the shipped fixes (fix_spec.hpp): how each sets its field of the
+// step options and names it back, and the loops the run plan uses over every registered fix.
+#include <fmt/format.h>
+
+#include <mutex>
+
+#include "syncscope/kernels/step_options.hpp"
+#include "syncscope/model/fix_spec.hpp"
+
+namespace syncscope::kernels {
+
+namespace {
+
+void set_packing(StepOptions& o, const StepOptionContext& c) {
+  o.packing = static_cast<PackingVariant>(c.variant.value_or(0));
+}
+
+void set_offload(StepOptions& o, const StepOptionContext& c) {
+  // Runs of the other fixes reload as Unsloth does by default (double buffering).
+  if (!c.scenario.offload) o.offload.reset();
+  else o.offload = c.variant ? static_cast<OffloadVariant>(*c.variant) : kUnslothDefaultReload;
+  // Reload schedules are compared with every layer offloaded, measured and simulated alike:
+  // left to the device (-1), the memory-aware plan keeps every layer resident on a large GPU
+  // and `prefetch` would then measure "no offload" rather than a schedule.
+  o.offload_budget_bytes = 0;
+  for (const auto& f : c.scenario.fixes)
+    if (f.fix == Fix::Offload && f.prefetch_budget_bytes) o.offload_budget_bytes = *f.prefetch_budget_bytes;
+}
+
+void set_moe(StepOptions& o, const StepOptionContext& c) { o.moe = static_cast<MoeVariant>(c.variant.value_or(0)); }
+
+}  // namespace
+
+void bind_program_fix_hooks() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    FixSpec& packing = mutable_fix_spec(Fix::Packing);
+    packing.set_step_option = set_packing;
+    packing.step_option_name = [](const StepOptions& o) { return variant_name(o.packing); };
+    FixSpec& offload = mutable_fix_spec(Fix::Offload);
+    offload.set_step_option = set_offload;
+    offload.step_option_name = [](const StepOptions& o) { return o.offload ? variant_name(*o.offload) : "off"; };
+    FixSpec& moe = mutable_fix_spec(Fix::MoeRouting);
+    moe.set_step_option = set_moe;
+    moe.step_option_name = [](const StepOptions& o) { return variant_name(o.moe); };
+  });
+}
+
+void apply_fix_variants(StepOptions& o, const Scenario& s, Fix under_test, const std::string& variant,
+                        int prefetch_depth) {
+  bind_program_fix_hooks();
+  for (const FixSpec& f : fix_registry()) {
+    std::optional<std::uint8_t> v;
+    if (f.id == under_test) v = parse_variant(f.id, variant, fmt::format("fixes.{} variant", f.name));
+    const StepOptionContext ctx{s, v, prefetch_depth};
+    if (f.set_step_option) f.set_step_option(o, ctx);
+    else o.other_fixes[f.id] = v.value_or(0);
+  }
+  o.prefetch_depth = prefetch_depth;
+}
+
+std::string fix_variants_key(const StepOptions& o) {
+  bind_program_fix_hooks();
+  std::string key;
+  for (const FixSpec& f : fix_registry()) {
+    std::string value;
+    if (f.step_option_name) {
+      value = f.step_option_name(o);
+    } else {
+      auto it = o.other_fixes.find(f.id);
+      value = it == o.other_fixes.end() ? "off" : f.variant_name(it->second);
+    }
+    key += fmt::format("{}{}={}", key.empty() ? "" : "/", f.option_name.empty() ? f.name : f.option_name, value);
+  }
+  return key;
+}
+
+}  // namespace syncscope::kernels

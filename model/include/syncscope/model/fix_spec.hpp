@@ -1,0 +1,137 @@
+// The fix registry: one FixSpec per fix (packing, offload, MoE routing) holding everything
+// the layers need to know about it: its names and aliases, its typed variants and baseline,
+// and hooks for the step options, the trace detector, the closed-form predictor, the replay
+// edit and the published figures. The scenario parser, the run plan, `predict` and the
+// results loop over fix_registry() instead of naming fixes.
+//
+// Layering: this header and its library (syncscope_fixes, model/src/fixes) depend on core
+// only, so the scenario loader, the step programs (kernels/) and the model can all reach it.
+// A hook is implemented in the layer that can (the step-option setter in kernels/, the
+// detector and predictor in model/) and installed into the registry by that layer's binder
+// (bind_*_fix_hooks, called before the hooks are first used); a hook left empty means the
+// layer has nothing for that fix. A new fix adds one entry in model/src/fixes/registry.cpp
+// (its identity), its own implementation files, and one line per binder that has a hook for
+// it; tests/model/test_fix_registry.cpp registers a toy fix from the test alone and runs it
+// through scenario parsing, the run plan and predict.
+//
+// The LibTorch implementations stay in the measured backend (kernels/src/torch), keyed by
+// the same typed variants.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace syncscope {
+
+struct Scenario;  // syncscope/scenario/scenario.hpp
+namespace kernels {
+struct StepOptions;  // syncscope/kernels/step_options.hpp
+}
+namespace model {
+struct PredictionReport;       // syncscope/model/predict.hpp
+struct ExplicitPredictInputs;  // syncscope/model/predict_inputs.hpp
+namespace detail {
+class TraceFacts;  // model/src/analytic/trace_predict_facts.hpp (private)
+}
+}  // namespace model
+
+// Which fix. The three shipped fixes are named; register_fix() accepts any other value (a
+// fix added by a test or a later module), so code must not assume these three are all.
+enum class Fix : std::uint8_t { Packing = 0, Offload = 1, MoeRouting = 2 };
+
+// Each fix's variants, in FixSpec::variants order: the first is the baseline.
+enum class PackingVariant : std::uint8_t { Rebuild = 0, Cached = 1, Device = 2 };
+enum class OffloadVariant : std::uint8_t { Single = 0, Double = 1, Prefetch = 2 };
+enum class MoeVariant : std::uint8_t { Loop = 0, Sorted = 1, Device = 2 };
+
+// What the replay engine (model/src/replay) hands a fix's replay edit: opaque here, defined
+// there. The hook stays empty until that engine fills it.
+struct ReplayEditContext;
+
+// The inputs a fix's step-option setter sees: the scenario, and the variant under test when
+// this fix is the one under test (nullopt: the fix takes its default for runs of other fixes).
+struct StepOptionContext {
+  const Scenario& scenario;
+  std::optional<std::uint8_t> variant;
+  int prefetch_depth = 2;  // the look-ahead of the fix under test's selection (FixSelection)
+};
+
+// A published speedup of this fix (the blog's figures), as printed.
+struct PublishedFigure {
+  std::string model, variant, training;
+  double forward_speedup = 0;  // e.g. 1.433 for "+43.3% forward"; 0: not published
+  double step_speedup = 0;     // whole step; 0: not published
+  std::string source;
+};
+
+struct FixSpec {
+  Fix id = Fix::Packing;
+  std::string name;                   // scenario key (fixes.<name>), results.json "fix"
+  std::string option_name;            // in step-option keys and program names ("moe"); "": name
+  std::vector<std::string> aliases;   // other spellings `predict --fix` accepts
+  std::vector<std::string> variants;  // variant names, baseline first (index = typed enum)
+  std::string baseline_meaning;       // what the baseline is, for messages
+  // Keys beside `variants` and `tolerance` a scenario may give under fixes.<name>.
+  std::vector<std::string> scenario_keys;
+  // Predicted variants: which non-baseline variants the closed-form predictor covers.
+  std::vector<std::string> predicted_variants;
+  // The report's one-layer timeline strip centres on host copies (reloads) rather than
+  // kernels when its run is of this fix.
+  bool timeline_shows_copies = false;
+
+  // ---- hooks (empty: this fix has nothing in that layer) ----
+  // kernels/: set this fix's field of the step options (program and LibTorch step).
+  std::function<void(kernels::StepOptions&, const StepOptionContext&)> set_step_option;
+  // kernels/: this fix's variant as the step options hold it ("off" where not applied), for
+  // the run plan's job keys.
+  std::function<std::string(const kernels::StepOptions&)> step_option_name;
+  // model/: find this fix in a trace and predict its variants (predict --trace).
+  std::function<void(const model::detail::TraceFacts&, model::PredictionReport&)> detect;
+  // model/: whether explicit values give this fix's inputs (predict without --fix predicts
+  // every fix whose inputs are given).
+  std::function<bool(const model::ExplicitPredictInputs&)> has_inputs;
+  // model/: the closed-form prediction from explicit values (predict --fix ...).
+  std::function<void(const model::ExplicitPredictInputs&, model::PredictionReport&)> predict;
+  // model/src/replay: apply this fix's variant to a replayed trace (issue 20; not yet filled).
+  std::function<void(ReplayEditContext&)> replay_edit;
+  // model/: the published speedups of this fix (validate, report).
+  std::function<std::vector<PublishedFigure>()> published;
+
+  const std::string& baseline() const { return variants.front(); }
+  // Index of a variant name, nullopt when the fix has no such variant.
+  std::optional<std::uint8_t> variant_index(std::string_view name) const;
+  const std::string& variant_name(std::uint8_t index) const;  // throws std::out_of_range
+};
+
+// Every registered fix, shipped ones first (stable order: the order outputs list fixes in).
+// A deque: registering a fix leaves references to the others (and their names) valid.
+const std::deque<FixSpec>& fix_registry();
+// The entry of `fix`; throws std::out_of_range for a value nobody registered.
+const FixSpec& fix_spec(Fix fix);
+// The fix named `name` or one of its aliases, nullopt when none.
+std::optional<Fix> find_fix(std::string_view name_or_alias);
+// Adds a fix (its id must be new) and returns its entry; for fixes defined outside the
+// shipped set (tests). Not thread-safe: register before running.
+const FixSpec& register_fix(FixSpec spec);
+// Removes a fix added by register_fix (the shipped ones cannot be removed); for tests.
+void unregister_fix(Fix fix);
+// A binder installs its layer's hooks on an entry.
+FixSpec& mutable_fix_spec(Fix fix);
+
+// Names of the typed variants, from the registry.
+const std::string& variant_name(PackingVariant v);
+const std::string& variant_name(OffloadVariant v);
+const std::string& variant_name(MoeVariant v);
+// Parses a variant name of the given fix; InputError naming `what` and the accepted names.
+std::uint8_t parse_variant(Fix fix, std::string_view name, std::string_view what);
+// The typed variant of a name; InputError for a name the fix does not have.
+PackingVariant packing_variant(std::string_view name);
+OffloadVariant offload_variant(std::string_view name);
+MoeVariant moe_variant(std::string_view name);
+
+}  // namespace syncscope

@@ -1,0 +1,260 @@
+// The measured backend's wire formats (backend_wire.hpp). Each struct's fields are listed
+// once (visit_*), and the same list writes and reads them, so the two directions cannot
+// disagree; tests/pipeline/test_backend_abi.cpp round-trips every field.
+#include "syncscope/pipeline/backend_wire.hpp"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "syncscope/core/error.hpp"
+#include "syncscope/io/trace_io.hpp"
+
+namespace syncscope::pipeline {
+
+namespace {
+
+using json = nlohmann::json;
+
+// Writes each visited field into a JSON object.
+struct Writer {
+  json& j;
+  template <class T>
+  void operator()(const char* key, const T& v) {
+    j[key] = v;
+  }
+};
+
+// Reads each visited field from a JSON object: a missing field or one of another type is an
+// Error naming it (the other side was built from another tree).
+struct Reader {
+  const json& j;
+  std::string what;
+  template <class T>
+  void operator()(const char* key, T& v) {
+    const auto it = j.find(key);
+    if (it == j.end()) throw Error(fmt::format("measured backend wire: {}.{} is missing", what, key));
+    try {
+      v = it->get<T>();
+    } catch (const json::exception& e) {
+      throw Error(fmt::format("measured backend wire: {}.{}: {}", what, key, e.what()));
+    }
+  }
+};
+
+template <class F, class M>
+void visit_model(F&& f, M& m) {
+  f("name", m.name);
+  f("num_hidden_layers", m.num_hidden_layers);
+  f("hidden_size", m.hidden_size);
+  f("num_attention_heads", m.num_attention_heads);
+  f("num_key_value_heads", m.num_key_value_heads);
+  f("head_dim", m.head_dim);
+  f("intermediate_size", m.intermediate_size);
+  f("vocab_size", m.vocab_size);
+  f("num_local_experts", m.num_local_experts);
+  f("num_experts_per_tok", m.num_experts_per_tok);
+  f("rms_norm_eps", m.rms_norm_eps);
+  f("rope_theta", m.rope_theta);
+  f("sliding_window", m.sliding_window);
+  f("tie_word_embeddings", m.tie_word_embeddings);
+  f("model_type", m.model_type);
+  f("swiglu_limit", m.swiglu_limit);
+}
+
+template <class F, class B>
+void visit_batch(F&& f, B& b) {
+  f("packed_tokens", b.packed_tokens);
+  f("distribution", b.distribution);
+  f("min_len", b.min_len);
+  f("max_len", b.max_len);
+  f("lengths", b.lengths);
+  f("seed", b.seed);
+}
+
+template <class F, class T>
+void visit_training(F&& f, T& t) {
+  f("mode", t.mode);
+  f("lora_rank", t.lora_rank);
+  f("lora_alpha", t.lora_alpha);
+  f("target_modules", t.target_modules);
+  f("double_quant", t.double_quant);
+}
+
+// Every StepOptions field but the nested structs and the typed variants (written by name).
+template <class F, class O>
+void visit_options(F&& f, O& o) {
+  f("dtype", o.dtype);
+  f("device", o.device);
+  f("layers", o.layers);
+  f("prefetch_depth", o.prefetch_depth);
+  f("offload_budget_bytes", o.offload_budget_bytes);
+  f("moe_expert_gemm", o.moe_expert_gemm);
+  f("seed", o.seed);
+  f("nvtx", o.nvtx);
+  f("learning_rate", o.learning_rate);
+  f("weight_decay", o.weight_decay);
+  f("offload_first_pass", o.offload_first_pass);
+  f("offload_min_bytes", o.offload_min_bytes);
+  f("gpt_oss_unsloth_form", o.gpt_oss_unsloth_form);
+}
+
+template <class F, class M>
+void visit_measurements(F&& f, M& m) {
+  f("gpu_name", m.gpu_name);
+  f("driver_version", m.driver_version);
+  f("cuda_driver_api", m.cuda_driver_api);
+  f("cuda_runtime", m.cuda_runtime);
+  f("compute_major", m.compute_major);
+  f("compute_minor", m.compute_minor);
+  f("sm_count", m.sm_count);
+  f("memory_bytes", m.memory_bytes);
+  f("unified_memory", m.unified_memory);
+  f("sync_round_trip_ns", m.sync_round_trip_ns);
+  f("launch_overhead_ns", m.launch_overhead_ns);
+  f("launch_latency_ns", m.launch_latency_ns);
+  f("h2d_pinned_bytes_per_s", m.h2d_pinned_bytes_per_s);
+  f("d2h_pinned_bytes_per_s", m.d2h_pinned_bytes_per_s);
+  f("h2d_pageable_bytes_per_s", m.h2d_pageable_bytes_per_s);
+  f("d2h_pageable_bytes_per_s", m.d2h_pageable_bytes_per_s);
+  f("dram_bytes_per_s", m.dram_bytes_per_s);
+  f("bf16_flops_per_s", m.bf16_flops_per_s);
+  f("fp32_flops_per_s", m.fp32_flops_per_s);
+  f("copy_compute_slowdown", m.copy_compute_slowdown);
+  f("method", m.method);
+  f("wall_seconds", m.wall_seconds);
+}
+
+json options_json(const kernels::StepOptions& o) {
+  json j = json::object();
+  visit_options(Writer{j}, o);
+  json model = json::object(), batch = json::object(), training = json::object();
+  visit_model(Writer{model}, o.model);
+  visit_batch(Writer{batch}, o.batch);
+  visit_training(Writer{training}, o.training);
+  j["model"] = model;
+  j["batch"] = batch;
+  j["training"] = training;
+  j["packing"] = variant_name(o.packing);
+  j["offload"] = o.offload ? json(variant_name(*o.offload)) : json(nullptr);
+  j["moe"] = variant_name(o.moe);
+  json other = json::object();
+  for (const auto& [fix, v] : o.other_fixes) other[std::to_string(static_cast<int>(fix))] = v;
+  j["other_fixes"] = other;
+  return j;
+}
+
+const json& member(const json& j, const char* key, const std::string& what) {
+  const auto it = j.find(key);
+  if (it == j.end() || !it->is_object())
+    throw Error(fmt::format("measured backend wire: {}.{} is missing or not an object", what, key));
+  return *it;
+}
+
+kernels::StepOptions options_from_json(const json& j, const std::string& what) {
+  kernels::StepOptions o;
+  visit_options(Reader{j, what}, o);
+  visit_model(Reader{member(j, "model", what), what + ".model"}, o.model);
+  visit_batch(Reader{member(j, "batch", what), what + ".batch"}, o.batch);
+  visit_training(Reader{member(j, "training", what), what + ".training"}, o.training);
+  std::string packing, moe;
+  Reader{j, what}("packing", packing);
+  Reader{j, what}("moe", moe);
+  o.packing = packing_variant(packing);
+  o.moe = moe_variant(moe);
+  const auto off = j.find("offload");
+  if (off == j.end()) throw Error(fmt::format("measured backend wire: {}.offload is missing", what));
+  if (!off->is_null()) o.offload = offload_variant(off->get<std::string>());
+  for (const auto& [id, v] : member(j, "other_fixes", what).items())
+    o.other_fixes[static_cast<Fix>(std::stoi(id))] = v.get<std::uint8_t>();
+  return o;
+}
+
+json parse(std::string_view bytes, const char* what) {
+  json j = json::parse(bytes.begin(), bytes.end(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object())
+    throw Error(fmt::format("measured backend wire: the {} is not a JSON object", what));
+  int wire = 0;
+  Reader{j, what}("wire", wire);
+  if (wire != kBackendWireVersion)
+    throw Error(fmt::format("measured backend wire: the {} is of wire version {}, this side reads {}", what, wire,
+                            kBackendWireVersion));
+  return j;
+}
+
+std::string dump(json j) {
+  j["wire"] = kBackendWireVersion;
+  return j.dump();
+}
+
+}  // namespace
+
+std::string to_wire(const kernels::StepOptions& options) { return dump(options_json(options)); }
+
+std::string to_wire(const MeasureRequest& r) {
+  json j = json::object();
+  j["options"] = options_json(r.options);
+  j["warmup_steps"] = r.warmup_steps;
+  j["repeat_steps"] = r.repeat_steps;
+  j["trace_name"] = r.trace_name;
+  return dump(j);
+}
+
+std::string to_wire(const RuntimeVersions& v) {
+  return dump({{"driver", v.driver}, {"cuda_runtime", v.cuda_runtime}, {"libtorch", v.libtorch}});
+}
+
+std::string to_wire(const CalibrationOptions& o) { return dump({{"device", o.device}, {"quick", o.quick}}); }
+
+std::string to_wire(const CalibrationMeasurements& m) {
+  json j = json::object();
+  visit_measurements(Writer{j}, m);
+  return dump(j);
+}
+
+std::string trace_to_wire(const Trace& trace) { return chrome_json_string(trace); }
+
+kernels::StepOptions step_options_from_wire(std::string_view bytes) {
+  return options_from_json(parse(bytes, "step options"), "step options");
+}
+
+MeasureRequest measure_request_from_wire(std::string_view bytes) {
+  const json j = parse(bytes, "measure request");
+  MeasureRequest r;
+  r.options = options_from_json(member(j, "options", "measure request"), "measure request.options");
+  Reader rd{j, "measure request"};
+  rd("warmup_steps", r.warmup_steps);
+  rd("repeat_steps", r.repeat_steps);
+  rd("trace_name", r.trace_name);
+  return r;
+}
+
+RuntimeVersions runtime_versions_from_wire(std::string_view bytes) {
+  const json j = parse(bytes, "runtime versions");
+  RuntimeVersions v;
+  Reader rd{j, "runtime versions"};
+  rd("driver", v.driver);
+  rd("cuda_runtime", v.cuda_runtime);
+  rd("libtorch", v.libtorch);
+  return v;
+}
+
+CalibrationOptions calibration_options_from_wire(std::string_view bytes) {
+  const json j = parse(bytes, "calibration options");
+  CalibrationOptions o;
+  Reader rd{j, "calibration options"};
+  rd("device", o.device);
+  rd("quick", o.quick);
+  return o;
+}
+
+CalibrationMeasurements calibration_measurements_from_wire(std::string_view bytes) {
+  const json j = parse(bytes, "calibration measurements");
+  CalibrationMeasurements m;
+  visit_measurements(Reader{j, "calibration measurements"}, m);
+  return m;
+}
+
+Trace trace_from_wire(std::string_view bytes) { return parse_chrome_json(bytes, "<measured backend trace>"); }
+
+}  // namespace syncscope::pipeline
