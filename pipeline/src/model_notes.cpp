@@ -92,7 +92,7 @@ void describe_models(const std::vector<Scenario>& scenarios, RunPlan& plan, cons
     for (const auto& f : s.fixes) tests_routing |= f.fix == Fix::MoeRouting;
     if (s.model.is_moe() && !tests_routing) {
       kernels::StepOptions device = job->opts;
-      device.moe = "device";
+      device.moe = MoeVariant::Device;
       const int all = program::program_stats(kernels::build_step_program(job->opts)).host_syncs;
       const int routing = all - program::program_stats(kernels::build_step_program(device)).host_syncs;
       say(notes, fmt::format("{}: {} is MoE ({} experts, top-{}) but this scenario does not test moe_routing: routing "

@@ -168,7 +168,7 @@ TEST(HfModels, MistralCachedPackingKeepsFourSyncsPerStep) {
   o.offload = kernels::kUnslothDefaultReload;
   o.offload_budget_bytes = 0;
   o.batch.packed_tokens = 2048;
-  o.packing = "cached";
+  o.packing = PackingVariant::Cached;
   EXPECT_EQ(program::program_stats(kernels::build_step_program(o)).host_syncs, 4);
   // Gemma 2 alternates: the same cache misses in every layer whose window differs.
   o.model = fixture_model("gemma-2-2b");

@@ -109,11 +109,11 @@ StepMemory estimate_step_memory(const kernels::StepOptions& o) {
   const double logits = 2 * T * V * 4;                       // logits and their gradient, fp32
   const double input = T * H * b;                            // one layer input
   double checkpoints = 0, activations = 0;
-  if (o.offload.empty()) {
+  if (!o.offload) {
     activations = L * layer_bytes + logits;  // no checkpointing: every layer's tensors stay
   } else {
     activations = layer_bytes + logits;
-    const int ring = o.offload == "single" ? 1 : o.offload == "double" ? 2 : o.prefetch_depth + 1;
+    const int ring = *o.offload == OffloadVariant::Single ? 1 : *o.offload == OffloadVariant::Double ? 2 : o.prefetch_depth + 1;
     // Inputs at or under Unsloth's minimum stay on the device (offload_min_bytes).
     checkpoints = input <= o.offload_min_bytes ? L * input : ring * input;
   }
@@ -161,7 +161,7 @@ std::string check_step_memory(const kernels::StepOptions& o, double capacity, co
   } else {
     fits.push_back("no depth fits (not even one layer with the embedding and head)");
   }
-  if (!o.offload.empty()) {
+  if (o.offload) {
     fits.push_back("checkpoint offload is already on");
   } else {
     kernels::StepOptions f = o;
