@@ -2,7 +2,7 @@
 // the packing and offload fixes on a CUDA device, printing each measured saving beside the
 // simple model's prediction: packing (L-1)*s with s the measured per-layer metadata cost,
 // offload (L-1)*min(c,g) with c the measured reload copy and g the measured per-layer
-// recompute+backward (facts.md). Medians over repeats after warm-up, fresh random inputs
+// recompute+backward (docs/sources.md#offload-double-buffer). Medians over repeats after warm-up, fresh random inputs
 // per repeat (seeds printed), host wall time for anything that may sync (a sync's cost is
 // the point) and CUDA events for pure device work. Results are printed, never invented:
 // without a GPU it prints "skipped: no CUDA device" and exits 0.
@@ -89,7 +89,7 @@ std::vector<int> random_lengths(std::mt19937_64& rng, int total, int lo, int hi)
   return out;
 }
 
-syncscope::ModelShape qwen3_06b() {  // facts.md: Qwen3-0.6B
+syncscope::ModelShape qwen3_06b() {  // docs/sources.md#model-shapes: Qwen3-0.6B
   syncscope::ModelShape m;
   m.name = "Qwen3-0.6B";
   m.model_type = "qwen3";
@@ -201,7 +201,7 @@ double bench_packing(const Config& cfg, std::uint64_t seed) {
 }
 
 void bench_moe(const Config& cfg, std::uint64_t seed) {
-  // gpt-oss-20b's MoE block (facts.md): E = 32, top-4, hidden 2880, 2880 per expert.
+  // gpt-oss-20b's MoE block (docs/sources.md#model-shapes): E = 32, top-4, hidden 2880, 2880 per expert.
   const std::int64_t T = cfg.tokens, H = 2880, I = 2880, k = 4;
   const int E = 32;
   fmt::print("\n== MoE dispatch forward (gpt-oss-20b block: E={}, top-{}, H={}, I={}), T={} ==\n", E, k, H, I, T);

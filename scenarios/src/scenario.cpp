@@ -453,7 +453,7 @@ void read_model(Reader& r, const YAML::Node& node, ModelShape& m) {
   }
   for (const char* req : {"num_hidden_layers", "hidden_size", "num_attention_heads", "intermediate_size", "vocab_size"})
     if (!given.count(req))
-      throw InputError(fmt::format("{}: model: missing required key {} (Hugging Face config name; see facts.md's table)",
+      throw InputError(fmt::format("{}: model: missing required key {} (Hugging Face config name; see docs/sources.md#model-shapes's table)",
                                    mark_text(r.file(), node.Mark()), req));
 }
 

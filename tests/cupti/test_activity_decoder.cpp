@@ -1,7 +1,7 @@
 // decode_activity_buffer on synthetic CUPTI buffers: every record kind the tracer enables,
 // every synchronization type, the joins finish() makes, and what it does with kinds it does
 // not model and with malformed buffers. cuptiActivityGetNextRecord iterates these without
-// a GPU (facts.md, "Verified on our CPU machines").
+// a GPU (docs/sources.md#verified-cuda-cupti, "Verified on our CPU machines").
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -100,7 +100,7 @@ Trace decode(const Buffer& b, std::uint64_t* n = nullptr) {
 }
 
 TEST(CuptiRecordLayout, NewestStructsOfTheseHeaders) {
-  // facts.md: CUDA 13.0 (CUPTI_API_VERSION 130001) has Kernel10 of 216 bytes and
+  // docs/sources.md#cupti-13: CUDA 13.0 (CUPTI_API_VERSION 130001) has Kernel10 of 216 bytes and
   // Synchronization2 of 56 bytes; newer headers pick newer structs (activity_decoder.hpp).
 #if CUPTI_API_VERSION < 130100
   static_assert(std::is_same_v<KernelRecord, CUpti_ActivityKernel10>);
@@ -362,7 +362,7 @@ TEST(CuptiDecoder, ApiCallsAreNamedAndLinkedToTheirKernels) {
   ASSERT_EQ(t.kernels.size(), 1u);
   EXPECT_EQ(t.kernels[0].correlation, launch.correlation);
   EXPECT_EQ(t.str(t.api_calls[1].name), "cudaStreamSynchronize");
-  EXPECT_EQ(t.api_calls[1].cbid, 131);  // facts.md
+  EXPECT_EQ(t.api_calls[1].cbid, 131);  // docs/sources.md#cupti-13
   EXPECT_EQ(t.str(t.api_calls[2].name), "cudaStreamSynchronize_ptsz");
   EXPECT_EQ(t.api_calls[2].return_code, 700);
   EXPECT_EQ(t.api_calls[3].kind, ApiKind::Driver);

@@ -54,7 +54,7 @@ SyncWorkloadReport run_sync_workload(const SyncWorkload& w, void (*before_worklo
               ok(cudaMemset(dev, 0, kN * sizeof(float)), "cudaMemset") &&
               ok(cudaStreamCreateWithFlags(&main_stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags") &&
               // Non-blocking: a default-flag stream would serialize with the legacy stream
-              // and silently remove the overlap (facts.md).
+              // and silently remove the overlap (docs/sources.md#cuda-streams).
               ok(cudaStreamCreateWithFlags(&copy_stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags") &&
               ok(cudaEventCreate(&ev), "cudaEventCreate") && ok(cudaEventCreate(&k0), "cudaEventCreate") &&
               ok(cudaEventCreate(&k1), "cudaEventCreate") && ok(cudaEventCreate(&c0), "cudaEventCreate") &&

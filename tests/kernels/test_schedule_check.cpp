@@ -112,7 +112,7 @@ TEST(ScheduleChecker, PageableDeviceToHostCopyBlocksTheHost) {
 }
 
 TEST(ScheduleChecker, LegacyDefaultStreamSyncsWithBlockingStreams) {
-  // The trap from facts.md: a side stream created without cudaStreamNonBlocking is ordered
+  // The trap from docs/sources.md#cuda-streams: a side stream created without cudaStreamNonBlocking is ordered
   // against the legacy default stream (safe here, but no overlap).
   Program p = two_streams(/*second_non_blocking=*/false);
   p.ops = {kernel(1, 0, Access::Read), kernel(0, 0, Access::Write)};

@@ -174,7 +174,7 @@ TEST(TorchNextGroupedMm, AnExpandedGradientIsMadeContiguous) {
   SKIP_WITHOUT_GROUPED_MM();
 #ifdef SYNCSCOPE_HAVE_GROUPED_MM
   // y.sum().backward() hands _grouped_mm's backward a stride-0 gradient, which its stride
-  // rules refuse (facts.md); grouped_mm's backward copies it first.
+  // rules refuse (docs/sources.md#grouped-mm); grouped_mm's backward copies it first.
   const GroupedCase c = grouped_case();
   const auto want = reference(c, torch::ones({12, 8}));
   const std::uint64_t fallbacks = detail::grouped_mm_backward_fallbacks();

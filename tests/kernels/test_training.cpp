@@ -68,7 +68,7 @@ std::map<std::string, int> kernel_counts(const Program& p) {
 }
 
 TEST(Network, PinsTheRealModelsParameterCounts) {
-  // facts.md: Llama-3.2-1B 1,235,814,400 and Qwen3-0.6B 596,049,920 with tied embeddings.
+  // docs/sources.md#parameter-counts: Llama-3.2-1B 1,235,814,400 and Qwen3-0.6B 596,049,920 with tied embeddings.
   const NetworkSummary llama = network_summary(real(llama_3_2_1b()));
   EXPECT_EQ(llama.parameters, 1235814400);
   EXPECT_EQ(llama.trainable_parameters, 1235814400);

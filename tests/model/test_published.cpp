@@ -1,4 +1,4 @@
-// The published figures (facts.md) reproduced. The inputs are the published numbers; every
+// The published figures (docs/sources.md#packing-cache) reproduced. The inputs are the published numbers; every
 // derived number is computed here from them (step time = 1 / steps per second, and so on),
 // independently of model/src/analytic/published.cpp, and compared with its report.
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@
 namespace m = syncscope::model;
 
 TEST(PublishedPacking, BlogPredictions) {
-  // facts.md: s = 13.7 ms; predicted 15 x 13.7 ~ 206 ms (L = 16), 27 x 13.7 ~ 370 ms (L = 28).
+  // docs/sources.md#packing-cache: s = 13.7 ms; predicted 15 x 13.7 ~ 206 ms (L = 16), 27 x 13.7 ~ 370 ms (L = 28).
   const double s_ms = 13.7;
   EXPECT_NEAR(m::packing_saving_published_ns(16, s_ms * 1e6) / 1e6, 205.5, 1e-9);
   EXPECT_NEAR(m::packing_saving_published_ns(28, s_ms * 1e6) / 1e6, 369.9, 1e-9);
@@ -50,7 +50,7 @@ TEST(PublishedOffload, StepTimesSavingsAndHiddenReloads) {
     double before, after, reload_ms, gb, speedup_pct, saved_ms, hidden;
     int L;
   };
-  // facts.md: +8.40% ~207 ms, +6.70% ~279 ms, +4.61% ~222 ms; reload 6.6 / 8.4 / 4.1 ms;
+  // docs/sources.md#offload-double-buffer: +8.40% ~207 ms, +6.70% ~279 ms, +4.61% ~222 ms; reload 6.6 / 8.4 / 4.1 ms;
   // the blog's arithmetic: ~31, 33 and 54 hidden reloads. L from the shape table.
   const Case cases[] = {{0.3739, 0.4053, 6.6, 0.37, 8.40, 207, 31, 36},
                         {0.2245, 0.2395, 8.4, 0.47, 6.70, 279, 33, 40},

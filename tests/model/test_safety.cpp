@@ -42,10 +42,10 @@ sm_count: 132
 memory_bytes: 141e9
 copy_compute_slowdown: 0
 sources:
-  sync_round_trip_ns: "facts.md"
-  launch_overhead_ns: "facts.md"
-  launch_latency_ns: "facts.md"
-  h2d_pinned_bytes_per_s: "facts.md"
+  sync_round_trip_ns: "docs/sources.md#latency-leads"
+  launch_overhead_ns: "docs/sources.md#latency-leads"
+  launch_latency_ns: "docs/sources.md#latency-leads"
+  h2d_pinned_bytes_per_s: "docs/sources.md#latency-leads"
   d2h_pinned_bytes_per_s: "assumed: symmetric"
   dram_bytes_per_s: "datasheet"
   bf16_flops_per_s: "datasheet"

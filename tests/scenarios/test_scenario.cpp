@@ -78,7 +78,7 @@ TEST(Scenario, ValidBaseLoadsWithDefaults) {
   EXPECT_FALSE(s.offload);
 }
 
-// Shapes from reference/facts.md's table; the files must agree with it.
+// Shapes from reference/docs/sources.md#model-shapes's table; the files must agree with it.
 struct Shape {
   const char* file;
   int layers, hidden, heads, kv, head_dim, inter, experts, topk, vocab;

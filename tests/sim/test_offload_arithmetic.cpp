@@ -1,4 +1,4 @@
-// The published offload arithmetic (facts.md, "Double-buffered checkpoint reload"):
+// The published offload arithmetic (docs/sources.md#offload-double-buffer, "Double-buffered checkpoint reload"):
 //   T_single ~ L*(c+g),  T_double ~ c + (L-1)*max(c,g) + g
 // reproduced by simulating the backward pass's reload/recompute loop as hand-written
 // programs with exactly those copies and kernels (c: one layer's reload, g: its

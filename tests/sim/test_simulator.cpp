@@ -41,7 +41,7 @@ TEST(Simulator, MemoryBoundKernelsShareDram) {
 }
 
 TEST(Simulator, BlockingSideStreamSerializesWithLegacyDefaultStream) {
-  // Default-flag streams synchronize implicitly with the legacy default stream (facts.md):
+  // Default-flag streams synchronize implicitly with the legacy default stream (docs/sources.md#cuda-streams):
   // B waits for A although they are on different streams.
   Program prog = two_stream_program(/*non_blocking=*/false);
   prog.ops = {kernel("A", 0, 100), kernel("B", 1, 100)};

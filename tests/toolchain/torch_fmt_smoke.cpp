@@ -1,6 +1,6 @@
 // LibTorch and fmt in one translation unit, fmt header-only (FMT_HEADER_ONLY, from
 // fmt::fmt-header-only). PyTorch wheels from 2.10 ship fmt 12 headers under torch/include,
-// which come before ours on the include path (pytorch PR #174372; facts.md): a file that
+// which come before ours on the include path (pytorch PR #174372; docs/sources.md#torch-fmt): a file that
 // sees them and calls compiled fmt compiles against fmt 12 and links against the system's
 // libfmt (9 on Debian 12): undefined fmt::v12 symbols. Header-only, nothing of fmt is left
 // for the linker to find, whichever fmt the headers are. Built by the toolchain check

@@ -6,7 +6,7 @@
 //   _grouped_mm_mat1_backward / _mat2_backward, row-major case: dA = G · Bᵀ per group,
 //   dB = Aᵀ · G per group, both again grouped GEMMs over the same group ends), from a
 //   contiguous G: an expanded gradient (stride 0, e.g. from y.sum()) breaks _grouped_mm's
-//   stride rules (aten/src/ATen/native/GroupedMMUtils.h; facts.md);
+//   stride rules (aten/src/ATen/native/GroupedMMUtils.h; docs/sources.md#grouped-mm);
 // - if the grouped kernels refuse anyway, the gradients come from the capacity-padded
 //   layout (no host read, as the forward's fallback), and the fallback is counted.
 #include <cstdio>

@@ -1,4 +1,4 @@
-// MoE expert dispatch, three ways (facts.md "MoE routing (gpt-oss)"): one nonzero per
+// MoE expert dispatch, three ways (docs/sources.md#moe-routing "MoE routing (gpt-oss)"): one nonzero per
 // expert (E host syncs), Unsloth's sorted dispatch (bincount + one tolist: on CUDA bincount
 // reads min and max back too, so 3 host syncs), and ours with none.
 #include <fmt/format.h>

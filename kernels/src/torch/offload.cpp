@@ -1,6 +1,6 @@
 // The offload choreography's primitives. On CUDA: one non-blocking copy stream (a default
 // one would synchronize implicitly with the legacy default stream LibTorch uses and remove
-// all overlap, facts.md), timing-free events, pinned host slots, cudaMemcpyAsync on raw
+// all overlap, docs/sources.md#offload-double-buffer), timing-free events, pinned host slots, cudaMemcpyAsync on raw
 // pointers. The main stream is the legacy default stream (NULL in cuda_api.h), where
 // LibTorch queues its kernels. On CPU the same calls are plain synchronous copies.
 #include <fmt/format.h>

@@ -1,4 +1,4 @@
-// Packed-sequence metadata, three ways (facts.md "Packing metadata cache"; Unsloth
+// Packed-sequence metadata, three ways (docs/sources.md#packing-cache "Packing metadata cache"; Unsloth
 // unsloth/utils/packing.py): the baseline rebuilds it in every attention layer with three
 // host reads, the cache builds it once per batch, ours builds it without any host read.
 #include <limits>

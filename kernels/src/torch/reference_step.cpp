@@ -80,7 +80,7 @@ struct ReferenceStep::Impl {
       opt.offload_budget_bytes = budget;  // resolved: build_step_program(options()) plans the same
 #ifdef SYNCSCOPE_KERNELS_CUDA
       if (ctx.cuda && opt.offload == OffloadVariant::Double) {
-        // Unsloth double-buffers only with memory for the second buffer (facts.md: > 512 MB
+        // Unsloth double-buffers only with memory for the second buffer (docs/sources.md#offload-double-buffer: > 512 MB
         // free) and falls back to one buffer otherwise; options() then says "single".
         size_t free_bytes = 0, total_bytes = 0;
         check_cuda(ss_cuda_mem_get_info(&free_bytes, &total_bytes), "cudaMemGetInfo");

@@ -258,13 +258,13 @@ GpuProfile parse_profile(const std::string& text, const std::string& file) {
       }
     }
   }
-  // Every quantity present needs its source (datasheet, facts.md line, measurement or a
+  // Every quantity present needs its source (datasheet, docs/sources.md section, measurement or a
   // stated assumption).
   for (const auto& f : kFields) {
     if (!needs_source(f) || !root[f.key]) continue;
     if (!p.sources.count(f.key))
       throw InputError(fmt::format("{}: GPU profile: field '{}' has no entry in 'sources' (add sources.{}: "
-                                   "\"<datasheet URL/title>\", \"facts.md: <line>\", \"measured: ...\" or "
+                                   "\"<datasheet URL/title>\", \"docs/sources.md#<anchor>\", \"measured: ...\" or "
                                    "\"assumed: <reason>\")",
                                    file, f.key, f.key));
   }

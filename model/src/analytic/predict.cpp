@@ -147,7 +147,7 @@ FixPrediction predict_offload(const OffloadParams& p, const std::string& variant
     f.applicable = false;
     f.reason = "unified-memory GPU (GB10 / DGX Spark, APUs): the reload is not a PCIe copy that can hide under "
                "compute; double buffering made steps ~2.15x slower on one APU and is off by default there "
-               "(unsloth-zoo PR 928, facts.md)";
+               "(unsloth-zoo PR 928, docs/sources.md#offload-double-buffer)";
     f.saving_ns = Interval::exact(0);
     f.formula = "not applicable";
     return f;

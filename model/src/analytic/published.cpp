@@ -14,7 +14,7 @@ namespace syncscope::model {
 
 namespace {
 
-// facts.md, "Packing metadata cache": s = 13.7 ms mask rebuild (2048-token packed batch,
+// docs/sources.md#packing-cache, "Packing metadata cache": s = 13.7 ms mask rebuild (2048-token packed batch,
 // Blackwell GPU); Llama-3.2-1B (L=16) measured ~199 ms, 11.5% of step time; Qwen3-0.6B
 // (L=28) measured ~319 ms, 14.8%.
 constexpr double kMaskRebuildMs = 13.7;
@@ -26,7 +26,7 @@ struct PackingFact {
 };
 constexpr PackingFact kPacking[] = {{"Llama-3.2-1B", 16, 199.0, 0.115}, {"Qwen3-0.6B", 28, 319.0, 0.148}};
 
-// facts.md, "Double-buffered checkpoint reload (B200)": steps/s before -> after, extra GB,
+// docs/sources.md#offload-double-buffer, "Double-buffered checkpoint reload (B200)": steps/s before -> after, extra GB,
 // one reload ms; layer counts from the model-shape table (Qwen3-8B/14B/32B: 36/40/64).
 // `gain_pct` is the speedup as the blog prints it (+8.40%, +6.70%, +4.61%): its own
 // rounding of throughputs it measured to more digits. after/before of the printed steps/s
@@ -44,7 +44,7 @@ constexpr OffloadFact kOffload[] = {
     {"Qwen3-14B", 40, 0.2245, 0.2395, 6.70, 0.47, 8.4},
     {"Qwen3-32B", 64, 0.1979, 0.2070, 4.61, 0.23, 4.1},
 };
-constexpr double kPinnedH2dGBs = 55.7;  // facts.md: pinned H2D ~55.7 GB/s (PCIe Gen5 x16, 64 GB/s ceiling)
+constexpr double kPinnedH2dGBs = 55.7;  // docs/sources.md#offload-double-buffer: pinned H2D ~55.7 GB/s (PCIe Gen5 x16, 64 GB/s ceiling)
 
 // Relative least squares for saved = A / (1 + sigma): with u = 1/(1+sigma),
 // minimise sum ((m - u A)/m)^2  =>  u = sum(A/m) / sum((A/m)^2).

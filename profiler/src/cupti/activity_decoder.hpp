@@ -52,7 +52,7 @@ namespace syncscope::cupti_detail {
 #error "syncscope's CUPTI decoder needs CUDA 13.0 or newer (CUPTI_API_VERSION >= 130000)"
 #endif
 
-// Newest struct versions (facts.md "CUPTI in CUDA 13.0": Kernel11 in 13.1, Kernel12 in
+// Newest struct versions (docs/sources.md#cupti-13 "CUPTI in CUDA 13.0": Kernel11 in 13.1, Kernel12 in
 // 13.3, Kernel13/Memcpy7/Memset5 in 13.4, CudaEvent3 in 13.5).
 #if CUPTI_API_VERSION >= 130400
 using KernelRecord = CUpti_ActivityKernel13;

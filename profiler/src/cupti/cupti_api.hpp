@@ -2,7 +2,7 @@
 // their logic (buffer hand-out, enabling kinds, flush and close, the stop path) is tested on
 // CPU with a fake, the way libkineto tests its CUPTI layer (CuptiActivityApi and a mock
 // subclass in its tests). Record decoding needs no seam: cuptiActivityGetNextRecord works
-// on synthetic buffers without a GPU (facts.md).
+// on synthetic buffers without a GPU (docs/sources.md#verified-cuda-cupti).
 //
 // real_cupti_api() forwards each call to CUPTI unchanged. Besides CUPTI it answers one
 // driver question, a device's name and properties, for devices no DEVICE record described.
@@ -52,7 +52,7 @@ CuptiApi& real_cupti_api();
 // The first CUPTI_API_VERSION whose buffer-request callback may decline a request with a
 // null buffer (CUPTI then drops records and counts them: cupti_activity.h,
 // CUpti_BuffersCallbackRequestFunc). CUPTI before 12.9 crashed on a null buffer
-// (libkineto; facts.md): older libraries get a one-at-a-time emergency buffer instead.
+// (libkineto; docs/sources.md#cupti-13): older libraries get a one-at-a-time emergency buffer instead.
 inline constexpr std::uint32_t kCuptiVersionAcceptsNullBuffer = 130000;
 
 }  // namespace syncscope::cupti_detail

@@ -296,7 +296,7 @@ Status Session::set_kinds(bool on) {
       if (!s.ok()) warn(s.what);
     }
   }
-  // Since CUDA 12.9 CUDA_EVENT no longer comes with SYNCHRONIZATION (facts.md).
+  // Since CUDA 12.9 CUDA_EVENT no longer comes with SYNCHRONIZATION (docs/sources.md#cupti-13).
   if (a & kActivityEvent) kind(CUPTI_ACTIVITY_KIND_CUDA_EVENT, "CUDA_EVENT", false);
   if (a & kActivityRuntime) {
     kind(CUPTI_ACTIVITY_KIND_RUNTIME, "RUNTIME", true);

@@ -4,7 +4,7 @@
 // very same list with CUDA streams and events (or plain copies on CPU), so the schedule the
 // checker proves safe is the schedule that runs. Torch-free and CUDA-free.
 //
-// Variants (facts.md, "Double-buffered checkpoint reload"; unsloth-zoo PR 534):
+// Variants (docs/sources.md#offload-double-buffer, "Double-buffered checkpoint reload"; unsloth-zoo PR 534):
 //   single   one device buffer; before each reload the copy stream waits for everything
 //            queued on the main stream so far: T ~ L*(c+g) (L-1 offloaded layers, as
 //            Unsloth keeps the last one).

@@ -71,7 +71,7 @@ inline constexpr OffloadVariant kUnslothDefaultReload = OffloadVariant::Double;
 // Unsloth's checkpointer offloads a layer input only when it is larger than 2 MiB
 // (unsloth_zoo/gradient_checkpointing.py: MINIMUM_SIZE = 2 MiB / element size, compared
 // with the element count), and double-buffers only with memory for the second buffer
-// (facts.md: enabled with > 512 MB free; it falls back to one buffer on out-of-memory).
+// (docs/sources.md#offload-double-buffer: enabled with > 512 MB free; it falls back to one buffer on out-of-memory).
 inline constexpr double kUnslothMinOffloadBytes = 2.0 * 1024 * 1024;
 inline constexpr double kUnslothDoubleBufferFreeBytes = 512.0 * 1024 * 1024;
 

@@ -1,4 +1,4 @@
-// The published figures (facts.md: Unsloth blog and PRs) run through the model: how close
+// The published figures (docs/sources.md#packing-cache: Unsloth blog and PRs) run through the model: how close
 // the plain forms land, and how much of the offload gap the overlap-slowdown term explains.
 // The inputs are the published numbers; everything else is computed here and checked
 // independently by tests/model/test_published.cpp.
@@ -59,7 +59,7 @@ struct PublishedReport {
 
 PublishedReport reproduce_published_figures();
 
-// Speedups the blog prints (facts.md), as printed, with the model, fix, variant and training
+// Speedups the blog prints (docs/sources.md#packing-cache), as printed, with the model, fix, variant and training
 // mode they were measured with ("" where the blog does not say). forward/step 0: not published.
 struct PublishedSpeedup {
   std::string model, fix, variant, training;
