@@ -2,6 +2,7 @@
 #include "model_notes.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -98,7 +99,7 @@ void describe_models(const std::vector<Scenario>& scenarios, RunPlan& plan, cons
       say(notes, fmt::format("{}: {} is MoE ({} experts, top-{}) but this scenario does not test moe_routing: routing "
                              "stays at the `{}` baseline, {} of its {} syncs per step (by the step program)",
                              s.name, s.model.name, s.model.num_local_experts, s.model.num_experts_per_tok,
-                             job->opts.moe, routing, all));
+                             variant_name(job->opts.moe), routing, all));
     }
   }
 }

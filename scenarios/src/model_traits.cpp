@@ -4,6 +4,7 @@
 #include "syncscope/scenario/model_traits.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 

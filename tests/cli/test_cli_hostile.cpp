@@ -407,6 +407,19 @@ const Case kMedium[] = {
     {"calibrate --output /dev/null writes through (issue: refused)",
      [](const fs::path& d) { trace_copy(d, "t.json"); }, "calibrate --from-trace t.json --base H200 --output /dev/null",
      0, nullptr, nullptr},
+    {"calibrate --from-trace never writes a profile its loader refuses (issue: wrote 1e27 B/s)",
+     [](const fs::path& d) {
+       // The fixture's one pinned H2D copy made to carry 2e18 bytes in its 2 us: a rate of
+       // 1e24 B/s, far past any link; the fitted profile would be unloadable.
+       std::string t = slurp(test::fixture("traces/kineto_all_categories.json"));
+       const std::string from = "\"bytes\": 4096, \"memory bandwidth (GB/s)\": 2.048";
+       const auto at = t.find(from);
+       ASSERT_NE(at, std::string::npos);
+       t.replace(at, from.size(), "\"bytes\": 2000000000000000000, \"memory bandwidth (GB/s)\": 2.048");
+       put(d / "t.json", t);
+     },
+     "calibrate --from-trace t.json --base H200 --output fitted.yaml", 2, "the fitted profile was not written",
+     [](const fs::path& d, const Result&) { EXPECT_FALSE(fs::exists(d / "fitted.yaml")); }},
     {"report: a timelines.json of 20001 segments (issue: 299 MB of HTML)",
      [](const fs::path& d) {
        our_run(d);

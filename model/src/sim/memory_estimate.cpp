@@ -1,6 +1,7 @@
 #include "syncscope/sim/memory_estimate.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
