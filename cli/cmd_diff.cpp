@@ -11,14 +11,10 @@
 #include "syncscope/core/file_io.hpp"
 #include "syncscope/core/output_policy.hpp"
 
-#ifdef SYNCSCOPE_MODEL_AVAILABLE
 #include "syncscope/io/trace_io.hpp"
 #include "syncscope/model/replay_diff.hpp"
-#endif
 
 namespace syncscope::cli {
-
-#ifdef SYNCSCOPE_MODEL_AVAILABLE
 
 void add_diff_command(CLI::App& app, Context& ctx) {
   struct Options {
@@ -67,15 +63,5 @@ void add_diff_command(CLI::App& app, Context& ctx) {
     ctx.exit_code = 0;
   });
 }
-
-#else
-
-void add_diff_command(CLI::App& app, Context& ctx) {
-  (void)ctx;
-  auto* cmd = app.add_subcommand("diff", "(needs the model library, syncscope_model, which this build lacks)");
-  cmd->callback([] { throw Error("syncscope diff: this build has no model library (syncscope_model)"); });
-}
-
-#endif
 
 }  // namespace syncscope::cli

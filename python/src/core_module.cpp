@@ -24,6 +24,9 @@
 #include "syncscope/io/trace_io.hpp"
 #include "syncscope/model/gpu_profile.hpp"
 #include "syncscope/model/predict.hpp"
+#include "syncscope/model/predict_inputs.hpp"
+#include "syncscope/model/replay.hpp"
+#include "syncscope/model/replay_diff.hpp"
 #include "syncscope/model/trace_predict.hpp"
 #include "syncscope/reports/analysis_printers.hpp"
 #include "syncscope/reports/rank_printers.hpp"
@@ -145,6 +148,7 @@ struct PredictArgs {
   std::optional<double> step_ms;
   int samples = 4000;
   std::uint64_t seed = 0x5eed'5c09eULL;  // the CLI's --seed default
+  std::vector<std::string> what_if;      // --what-if edits, replayed on the trace
 };
 
 // The CLI's bounds for these options (cli/cmd_predict.cpp), with the argument's Python name.
@@ -176,12 +180,10 @@ std::string predict_trace(const syncscope::Trace& trace, const std::string& sour
   to.seed = a.seed;
   to.propagation = prop;
   m::PredictionReport rep = m::predict_from_trace(trace, to, source);
-  if (a.step_ms) {
-    const auto step = std::optional<m::Interval>(m::Interval::exact(*a.step_ms * 1e6));
-    for (auto& f : rep.fixes) m::attach_speedup(f, step, prop);
-    rep.notes.push_back("--step-ms replaces the trace's step time");
-  }
-  return m::prediction_to_json(rep);
+  // As cli/cmd_predict.cpp: the trace replayed with each edit (the fixes' edits when none).
+  const m::ReplayReport replay = m::replay_what_if(trace, a.what_if, to, rep);
+  if (a.step_ms) m::replace_step_time(rep, m::Interval::exact(*a.step_ms * 1e6), prop);
+  return m::prediction_with_replay_to_json(rep, replay);
 }
 
 // Bytes of Chrome trace JSON in memory (a dict dumped by the Python side).
@@ -258,8 +260,9 @@ PYBIND11_MODULE(_core, m) {
   auto predict_binding = [](bool from_path) {
     return [from_path](const std::string& path_or_text, const std::string& source, const std::string& step_range,
                        const std::string& layer_range, const std::string& gpu, int prefetch_depth,
-                       std::optional<int> top_k, std::optional<double> step_ms, int samples, std::uint64_t seed) {
-      PredictArgs a{step_range, layer_range, gpu, prefetch_depth, top_k, step_ms, samples, seed};
+                       std::optional<int> top_k, std::optional<double> step_ms, int samples, std::uint64_t seed,
+                       const std::vector<std::string>& what_if) {
+      PredictArgs a{step_range, layer_range, gpu, prefetch_depth, top_k, step_ms, samples, seed, what_if};
       return guarded([&] {
         check_predict_args(a);
         const syncscope::Trace trace =
@@ -270,8 +273,27 @@ PYBIND11_MODULE(_core, m) {
   };
   m.def("predict_path", predict_binding(true), py::arg("path"), py::arg("source"), py::arg("step_range"),
         py::arg("layer_range"), py::arg("gpu"), py::arg("prefetch_depth"), py::arg("top_k"), py::arg("step_ms"),
-        py::arg("samples"), py::arg("seed"), "prediction_to_json of predict_from_trace on the trace at path");
+        py::arg("samples"), py::arg("seed"), py::arg("what_if"),
+        "prediction_with_replay_to_json of predict_from_trace and replay_what_if on the trace at path");
   m.def("predict_text", predict_binding(false), py::arg("text"), py::arg("source"), py::arg("step_range"),
         py::arg("layer_range"), py::arg("gpu"), py::arg("prefetch_depth"), py::arg("top_k"), py::arg("step_ms"),
-        py::arg("samples"), py::arg("seed"), "prediction_to_json of predict_from_trace on Chrome trace JSON text");
+        py::arg("samples"), py::arg("seed"), py::arg("what_if"),
+        "prediction_with_replay_to_json of predict_from_trace and replay_what_if on Chrome trace JSON text");
+
+  m.def(
+      "diff_paths",
+      [](const std::string& before, const std::string& after, const std::vector<std::string>& what_if,
+         const std::string& step_range, const std::string& layer_range) {
+        return guarded([&] {
+          // cli/cmd_diff.cpp: the same library call and serializer.
+          syncscope::model::TracePredictOptions to;
+          to.step_glob = step_range;
+          to.layer_glob = layer_range;
+          const syncscope::Trace b = syncscope::read_trace(before);
+          const syncscope::Trace a = syncscope::read_trace(after);
+          return syncscope::model::diff_to_json(syncscope::model::diff_traces(b, a, what_if, to, before, after));
+        });
+      },
+      py::arg("before"), py::arg("after"), py::arg("what_if"), py::arg("step_range"), py::arg("layer_range"),
+      "diff_to_json of diff_traces on two traces (syncscope diff --format json)");
 }

@@ -57,7 +57,9 @@ __all__ = [
     "analyze",
     "analyze_ranks",
     "predict",
+    "diff",
     "AnalysisResult",
+    "DiffResult",
     "PredictionResult",
     "RankAnalysisResult",
     "Error",
@@ -172,14 +174,19 @@ def analyze_ranks(traces, step_range=DEFAULT_STEP_RANGE, layer_range="", *, jobs
 
 
 def predict(trace, step_range=DEFAULT_STEP_RANGE, layer_range="", *, gpu="", prefetch_depth=2, top_k=None,
-            step_ms=None, samples=4000, seed=_PREDICT_SEED):
+            step_ms=None, samples=4000, seed=_PREDICT_SEED, what_if=()):
     """What each fix would save in the run a trace recorded (``syncscope predict --trace``).
 
     Arguments as the CLI's options of the same names: ``gpu`` a shipped profile name (H100,
     H200, B200, RTX5090, GB10) or a profile file; ``prefetch_depth`` k >= 2; ``top_k`` experts
-    per token; ``step_ms`` replaces the trace's step time. Returns a :class:`PredictionResult`
-    holding exactly the CLI's JSON. These are model predictions, not measurements.
+    per token; ``step_ms`` replaces the trace's step time; ``what_if`` edits replayed on the
+    trace (``--what-if``: e.g. "remove-syncs:cause=aten::item"; none: the three fixes' edits).
+    Returns a :class:`PredictionResult` holding exactly the CLI's JSON (with its "replay" and
+    "what_if" blocks). These are model predictions, not measurements.
     """
+    if isinstance(what_if, str) or not all(isinstance(e, str) for e in what_if):
+        raise TypeError("predict: what_if is a sequence of str edits")
+    what_if = list(what_if)
     kind, value, name = _trace_source(trace, "predict")
     if not all(isinstance(s, str) for s in (step_range, layer_range, gpu)):
         raise TypeError("predict: step_range, layer_range and gpu are str")
@@ -196,8 +203,37 @@ def predict(trace, step_range=DEFAULT_STEP_RANGE, layer_range="", *, gpu="", pre
         step_ms = float(step_ms)
     if kind == "path":
         text = _core.predict_path(value, name, step_range, layer_range, gpu, prefetch_depth, top_k, step_ms,
-                                  samples, seed)
+                                  samples, seed, what_if)
     else:
         text = _core.predict_text(value, name, step_range, layer_range, gpu, prefetch_depth, top_k, step_ms,
-                                  samples, seed)
+                                  samples, seed, what_if)
     return PredictionResult(_json.loads(text))
+
+
+class DiffResult:
+    """``syncscope diff BEFORE AFTER --format json``, parsed (``json``): what changed between
+    two traces and, with ``what_if``, BEFORE replayed with the edits against the real AFTER."""
+
+    def __init__(self, document):
+        self.json = document
+
+    def __getitem__(self, key):
+        return self.json[key]
+
+    def __repr__(self):
+        return f"<syncscope.DiffResult {self.json.get('before', '?')} -> {self.json.get('after', '?')}>"
+
+
+def diff(before, after, step_range=DEFAULT_STEP_RANGE, layer_range="", *, what_if=()):
+    """``syncscope diff BEFORE AFTER``: two trace files (paths), the CLI's JSON as a DiffResult."""
+    import os as _os
+
+    for t in (before, after):
+        if not isinstance(t, (str, _os.PathLike)):
+            raise TypeError("diff: before and after are paths of trace files")
+    if not all(isinstance(s, str) for s in (step_range, layer_range)):
+        raise TypeError("diff: step_range and layer_range are str")
+    if isinstance(what_if, str) or not all(isinstance(e, str) for e in what_if):
+        raise TypeError("diff: what_if is a sequence of str edits")
+    text = _core.diff_paths(_os.fspath(before), _os.fspath(after), list(what_if), step_range, layer_range)
+    return DiffResult(_json.loads(text))

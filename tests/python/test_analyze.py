@@ -172,5 +172,31 @@ class Predict(unittest.TestCase):
             self.assertIn("prediction", r._repr_html_())
 
 
+    def test_what_if_is_the_clis(self):
+        edit = "remove-syncs:cause=aten::item"
+        cli = cli_json("predict", "--trace", H200_ITEM_LOOP, "--step-range", STEPS, "--layer-range", LAYERS,
+                       "--format", "json", "--what-if", edit)
+        r = syncscope.predict(H200_ITEM_LOOP, step_range=STEPS, layer_range=LAYERS, what_if=[edit])
+        self.assertEqual(r.json, cli)
+        self.assertEqual([w["edit"] for w in r["what_if"]], [edit])
+        with self.assertRaises(TypeError):
+            syncscope.predict(H200_ITEM_LOOP, what_if=edit)  # a str, not a sequence of edits
+
+
+class Diff(unittest.TestCase):
+    def test_diff_is_the_clis(self):
+        for extra in ([], ["--what-if", "remove-syncs:cause=aten::item"]):
+            cli = cli_json("diff", H200_ITEM_LOOP, H200_ITEM_LOOP, "--step-range", STEPS, "--format", "json", *extra)
+            r = syncscope.diff(H200_ITEM_LOOP, H200_ITEM_LOOP, step_range=STEPS, what_if=extra[1:])
+            self.assertEqual(r.json, cli)
+
+    def test_bad_edit_is_an_input_error_with_the_clis_message(self):
+        rc, _, err = run_cli("diff", H200_ITEM_LOOP, H200_ITEM_LOOP, "--step-range", STEPS, "--what-if", "no-such-edit")
+        self.assertEqual(rc, 2)
+        with self.assertRaises(syncscope.InputError) as e:
+            syncscope.diff(H200_ITEM_LOOP, H200_ITEM_LOOP, step_range=STEPS, what_if=["no-such-edit"])
+        self.assertIn(str(e.exception).splitlines()[0][:40], err)
+
+
 if __name__ == "__main__":
     unittest.main()
