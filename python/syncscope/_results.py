@@ -107,9 +107,11 @@ class AnalysisResult:
     def sync_points(self):
         """One row per listed sync point, in time order (at most max_sync_points of
         ``sync_points_total``; ``sync_points_truncated`` says when some were left out)."""
-        cols = ["start_ns", "end_ns", "blocked_ns", "bubble_ns", "api", "cause", "merged_copy", "pid", "tid",
-                "device", "stream", "correlation"]
-        return _table([dict(p) for p in self.json["sync_points"]], cols)
+        rows = [dict(p) for p in self.json["sync_points"]]
+        # The CLI's own fields, in its order (a field the CLI adds appears here without a change).
+        cols = list(rows[0]) if rows else ["start_ns", "end_ns", "blocked_ns", "bubble_ns", "api", "cause",
+                                           "merged_copy", "polling", "pid", "tid", "device", "stream", "correlation"]
+        return _table(rows, cols)
 
     @property
     def worst(self):
