@@ -321,12 +321,15 @@ TEST(ChromeWriter, EveryEventCarriesTheFieldsHolisticTraceAnalysisReads) {
   std::size_t metadata = 0;
   for (const auto& e : doc["traceEvents"]) {
     for (const char* k : {"ph", "ts", "pid", "tid"}) EXPECT_TRUE(e.contains(k)) << k << " missing: " << e.dump();
-    const std::string ph = e["ph"];
+    // value()/find(), not const operator[]: a missing key must fail the test, not assert (Debug) or
+    // read past the object (Release).
+    const std::string ph = e.value("ph", "");
     if (ph == "M") ++metadata;
     if (ph != "X") continue;
     for (const char* k : {"cat", "name", "dur"}) EXPECT_TRUE(e.contains(k)) << k << " missing: " << e.dump();
-    const std::string cat = e["cat"];
-    const json& args = e["args"];
+    const std::string cat = e.value("cat", "");
+    static const json kNoArgs = json::object();
+    const json& args = e.contains("args") ? e.at("args") : kNoArgs;
     if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset") {
       for (const char* k : {"correlation", "stream", "device"}) EXPECT_TRUE(args.contains(k)) << k << ": " << e.dump();
     }
