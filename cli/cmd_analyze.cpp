@@ -2,6 +2,8 @@
 // for the whole trace and per step and layer range.
 // syncscope analyze TRACE... | DIR: one trace per rank, a per-rank table and a cross-rank
 // summary (cluster/rank_traces.hpp); with --slurm (or --out) as a job array (rank_jobs.hpp).
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -99,7 +101,14 @@ void analyze_ranks_here(const AnalyzeOptions& o) {
   AnalysisOptions opts;
   opts.step_glob = o.step_range;
   opts.layer_glob = o.layer_range;
-  const RankAnalysis a = cluster::analyze_ranks(o.traces, opts, o.jobs);
+  // People watching a terminal see each rank counted as it finishes (1,000 ranks take a while).
+  cluster::RankRowSink progress;
+  if (::isatty(STDERR_FILENO) == 1)
+    progress = [](const RankRow& row, std::size_t done, std::size_t total) {
+      std::fprintf(stderr, "\rsyncscope: %zu of %zu rank traces analyzed (last: rank %lld)%s", done, total,
+                   static_cast<long long>(row.rank), done == total ? "\n" : "");
+    };
+  const RankAnalysis a = cluster::analyze_ranks(o.traces, opts, o.jobs, progress);
   std::string text;
   if (o.format == "json") {
     text = rank_analysis_to_json(a);

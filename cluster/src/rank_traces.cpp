@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdio>
 #include <exception>
+#include <mutex>
 #include <thread>
 
 #include "syncscope/core/error.hpp"
@@ -93,30 +94,40 @@ std::size_t max_rank_workers() { return 4 * usable_cores(); }
 void set_rank_worker_start_hook(void (*hook)(std::size_t)) { g_start_hook = hook; }
 
 std::vector<RankRow> analyze_rank_files(const std::vector<RankTraceFile>& files, const AnalysisOptions& options,
-                                        std::size_t workers) {
+                                        std::size_t workers, const RankRowSink& on_row) {
   std::vector<RankRow> rows(files.size());
+  std::mutex sink_mutex;  // one on_row call at a time; never held while reading or analyzing
+  std::size_t done = 0;
   std::vector<std::exception_ptr> errors(files.size());
   std::atomic<std::size_t> next{0};
   std::atomic<bool> stop{false};
   auto work = [&] {
     for (std::size_t i = next++; i < files.size() && !stop.load(); i = next++) {
       try {
-        const Trace trace = read_trace(files[i].absolute);
-        std::int64_t rank = -1;
-        std::string from;
-        if (auto r = rank_from_metadata(trace.meta)) {
-          rank = *r;
-          from = "distributedInfo";
-        } else if (auto f = rank_from_file_name(fs::path(files[i].path).filename().string())) {
-          rank = *f;
-          from = "file name";
-        } else {
-          throw InputError(files[i].path +
-                           ": cannot tell its rank: the trace has no distributedInfo.rank and the file name no "
-                           "'rank<N>'; rename it (e.g. rank3.json) or record it with torch.distributed initialized");
+        {
+          // The trace and its analysis are freed at the end of this scope, before the next
+          // file is opened: a worker holds one trace at a time.
+          const Trace trace = read_trace(files[i].absolute);
+          std::int64_t rank = -1;
+          std::string from;
+          if (auto r = rank_from_metadata(trace.meta)) {
+            rank = *r;
+            from = "distributedInfo";
+          } else if (auto f = rank_from_file_name(fs::path(files[i].path).filename().string())) {
+            rank = *f;
+            from = "file name";
+          } else {
+            throw InputError(files[i].path +
+                             ": cannot tell its rank: the trace has no distributedInfo.rank and the file name no "
+                             "'rank<N>'; rename it (e.g. rank3.json) or record it with torch.distributed initialized");
+          }
+          const AnalysisResult a = analyze(trace, options);
+          rows[i] = rank_row(a, rank, from, files[i].path);
         }
-        AnalysisResult a = analyze(trace, options);
-        rows[i] = rank_row(a, rank, from, files[i].path);
+        if (on_row) {
+          std::lock_guard lock(sink_mutex);
+          on_row(rows[i], ++done, files.size());
+        }
       } catch (...) {
         errors[i] = std::current_exception();
       }
@@ -158,9 +169,9 @@ std::string rank_source_label(const std::vector<std::string>& inputs) {
 }
 
 RankAnalysis analyze_ranks(const std::vector<std::string>& inputs, const AnalysisOptions& options,
-                           std::size_t workers) {
+                           std::size_t workers, const RankRowSink& on_row) {
   const auto files = find_rank_traces(inputs);
-  auto rows = analyze_rank_files(files, options, workers);
+  auto rows = analyze_rank_files(files, options, workers, on_row);
   return summarize_ranks(std::move(rows), rank_source_label(inputs), options.step_glob, options.layer_glob);
 }
 

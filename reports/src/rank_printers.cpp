@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "rank_distribution.hpp"
 #include "syncscope/core/csv.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/text.hpp"
@@ -24,6 +25,9 @@ std::string show(RankMetric m, double v) {
   if (metric_is_time(m)) return format_duration(static_cast<Ns>(std::llround(v)));
   return fmt::format("{:g}", std::round(v * 100) / 100);
 }
+
+void print_rows_and_spreads(const RankAnalysis& a, std::ostream& out);
+void print_standout_and_warnings(const RankAnalysis& a, std::ostream& out);
 
 std::string percent(double f) { return fmt::format("{:.1f}%", 100.0 * f); }
 
@@ -167,7 +171,19 @@ std::string rank_analysis_to_csv(const RankAnalysis& a) {
 
 void print_rank_table(const RankAnalysis& a, std::ostream& out) {
   out << fmt::format("syncscope analysis of {} ranks: {}\n", a.ranks.size(), printable(a.source));
-  out << fmt::format("  per step: median over each rank's '{}' ranges\n\n", printable(a.step_glob));
+  out << fmt::format("  per step: median over each rank's '{}' ranges\n", printable(a.step_glob));
+  if (a.ranks.size() > reports_detail::kRankTableMaxRows) {
+    reports_detail::print_rank_distribution(a, out);
+  } else {
+    print_rows_and_spreads(a, out);
+  }
+  print_standout_and_warnings(a, out);
+}
+
+namespace {
+
+void print_rows_and_spreads(const RankAnalysis& a, std::ostream& out) {
+  out << "\n";
   out << fmt::format("{:>6} {:>6} {:>11} {:>7} {:>11} {:>11} {:>11} {:>11} {:>11} {:>8}  {}\n", "rank", "steps",
                      "step", "syncs", "blocked", "bubble", "GPU busy", "compute", "comm", "overlap", "trace");
   for (const auto& r : a.ranks) {
@@ -187,6 +203,9 @@ void print_rank_table(const RankAnalysis& a, std::ostream& out) {
                          fmt::format("{} ({})", show(s.metric, s.max), s.max_rank));
     }
   }
+}
+
+void print_standout_and_warnings(const RankAnalysis& a, std::ostream& out) {
   out << "\n";
   if (a.standout) {
     const auto& s = *a.standout;
@@ -210,5 +229,7 @@ void print_rank_table(const RankAnalysis& a, std::ostream& out) {
     if (shown > 6) out << fmt::format("  ... and {} more (--format json lists all)\n", shown - 6);
   }
 }
+
+}  // namespace
 
 }  // namespace syncscope

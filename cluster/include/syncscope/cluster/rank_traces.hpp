@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -42,12 +43,20 @@ void set_rank_worker_start_hook(void (*hook)(std::size_t worker));
 // else InputError naming the file. A failure in any file is rethrown after every worker has
 // stopped (the first failing file in `files` order). A thread that cannot start is Error
 // (exit 1) saying so, after the threads already started have been stopped and joined.
+//
+// Memory and open files are bounded by the workers, not the ranks: each worker reads one file
+// at a time (streamed: its trace model and a few MiB of read-ahead) and keeps only the rank's
+// row (a few hundred bytes) once it is analyzed, so 1,000 ranks with 2 workers hold at most 2
+// traces and 2 open files at any time. `on_row`, when given, is called with each row as soon
+// as its file is done (in completion order, one call at a time, from the worker's thread;
+// `done` counts the rows so far): progress for people, or rows written as they finish.
+using RankRowSink = std::function<void(const RankRow& row, std::size_t done, std::size_t total)>;
 std::vector<RankRow> analyze_rank_files(const std::vector<RankTraceFile>& files, const AnalysisOptions& options,
-                                        std::size_t workers = 0);
+                                        std::size_t workers = 0, const RankRowSink& on_row = {});
 
 // All of it: find, analyze, summarize (InputError when two files claim one rank).
 RankAnalysis analyze_ranks(const std::vector<std::string>& inputs, const AnalysisOptions& options,
-                           std::size_t workers = 0);
+                           std::size_t workers = 0, const RankRowSink& on_row = {});
 
 // What `source` says in the summary for these inputs ("DIR" or "a.json b.json").
 std::string rank_source_label(const std::vector<std::string>& inputs);
