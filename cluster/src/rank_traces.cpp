@@ -1,6 +1,9 @@
 #include "syncscope/cluster/rank_traces.hpp"
 
 #include <sched.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -124,6 +127,13 @@ std::vector<RankRow> analyze_rank_files(const std::vector<RankTraceFile>& files,
           const AnalysisResult a = analyze(trace, options);
           rows[i] = rank_row(a, rank, from, files[i].path);
         }
+#if defined(__GLIBC__)
+        // Hand the trace's memory back to the system. glibc keeps what a thread frees in that
+        // thread's arena, and after a large block is freed it raises its mmap threshold, so
+        // the next trace's blocks come from the arenas too: without this, peak RSS over 8
+        // ranks of 150 MB with 2 workers grew to 2.5x that of 2 ranks (measured, issue 28).
+        ::malloc_trim(0);
+#endif
         if (on_row) {
           std::lock_guard lock(sink_mutex);
           on_row(rows[i], ++done, files.size());
