@@ -232,12 +232,18 @@ std::string analysis_to_json(const AnalysisResult& r, const AnalysisJsonOptions&
   j["step_summary"] = summary_json(r.step_summary);
   j["layer_summary"] = summary_json(r.layer_summary);
   j["worst"] = ordered_json::array();
-  for (const auto& o : r.worst)
-    j["worst"].push_back(ordered_json{{"cause", o.cause},
-                                      {"count", o.count},
-                                      {"blocked_ns", o.blocked_ns},
-                                      {"bubble_ns", o.bubble_ns},
-                                      {"cost_ns", o.blocked_ns + o.bubble_ns}});
+  for (const auto& o : r.worst) {
+    ordered_json w{{"cause", o.cause},
+                   {"count", o.count},
+                   {"blocked_ns", o.blocked_ns},
+                   {"bubble_ns", o.bubble_ns},
+                   {"cost_ns", o.blocked_ns + o.bubble_ns}};
+    if (o.removal_replayed) {  // model/replay.hpp, add_removal_savings
+      w["syncs_per_step"] = o.syncs_per_step;
+      w["removal_saving_ns"] = o.removal_saving_ns ? ordered_json(*o.removal_saving_ns) : ordered_json(nullptr);
+    }
+    j["worst"].push_back(std::move(w));
+  }
   j["idle_by_device"] = ordered_json::array();
   for (const auto& t : r.idle_by_device) j["idle_by_device"].push_back(reports_detail::timeline_idle_json(t));
   j["idle_by_stream"] = ordered_json::array();
@@ -263,6 +269,21 @@ std::string analysis_to_csv(const AnalysisResult& r) {
   summary_rows(csv, "step_summary", r.step_summary, version);
   summary_rows(csv, "layer_summary", r.layer_summary, version);
   reports_detail::gpu_analyses_rows(r, csv, version);
+  // Worst offenders: window_name the cause, window_index its rank (0 the worst).
+  for (std::size_t i = 0; i < r.worst.size(); ++i) {
+    const Offender& o = r.worst[i];
+    auto row = [&](const std::string& metric, const std::string& value) {
+      csv.row({"worst", printable(o.cause), std::to_string(i), metric, value, version});
+    };
+    row("count", number(o.count));
+    row("blocked_ns", number(o.blocked_ns));
+    row("bubble_ns", number(o.bubble_ns));
+    row("cost_ns", number(o.blocked_ns + o.bubble_ns));
+    if (o.removal_replayed) {
+      row("syncs_per_step", number(o.syncs_per_step));
+      row("removal_saving_ns", o.removal_saving_ns ? number(*o.removal_saving_ns) : std::string());
+    }
+  }
   return csv.str();
 }
 
@@ -321,6 +342,23 @@ void print_analysis_table(const AnalysisResult& r, std::ostream& out) {
                          percent(fraction(o.blocked_ns + o.bubble_ns, all)));
     }
     if (r.worst.size() > shown) out << fmt::format("  ... and {} more causes (--format json lists all)\n", r.worst.size() - shown);
+    // What removing each saves: the trace replayed without that cause's syncs (model/README.md,
+    // "Replay"): the step time saved, median over steps; a wait off the critical path saves nothing.
+    bool any = false;
+    for (std::size_t i = 0; i < shown; ++i) any = any || r.worst[i].removal_replayed;
+    if (any) {
+      out << "  if removed (the trace replayed without that cause's syncs; step time saved, median over steps):\n";
+      for (std::size_t i = 0; i < shown; ++i) {
+        const auto& o = r.worst[i];
+        if (!o.removal_replayed) continue;
+        const double n = o.syncs_per_step;
+        out << fmt::format("    {} x {} per step: {}\n",
+                           std::fabs(n - std::round(n)) < 1e-9 ? fmt::format("{:.0f}", n) : fmt::format("{:.1f}", n),
+                           printable(o.cause),
+                           o.removal_saving_ns ? format_duration(*o.removal_saving_ns) + "/step if removed"
+                                               : std::string("not claimed (a step holds an edge the replay could not build)"));
+      }
+    }
   }
   if (!r.warnings.empty()) {
     out << "\nwarnings\n";
