@@ -65,18 +65,19 @@ void analyze_one(const AnalyzeOptions& o, bool pid_given) {
   AnalysisResult result = analyze(trace, opts);
   result.source = path;
   // What each of the worst causes costs: the trace replayed without its syncs (model/replay.hpp).
-  model::add_removal_savings(result, trace, o.replay_causes);
+  const CauseRemovals removals = model::removal_savings(result, trace, o.replay_causes);
 
   std::string text;
   if (o.format == "json") {
     AnalysisJsonOptions jo;
     jo.max_sync_points = o.max_sync_points;
+    jo.removals = &removals;
     text = analysis_to_json(result, jo);
   } else if (o.format == "csv") {
-    text = analysis_to_csv(result);
+    text = analysis_to_csv(result, &removals);
   } else {
     std::ostringstream out;
-    print_analysis_table(result, out);
+    print_analysis_table(result, out, &removals);
     text = out.str();
   }
   // The table lists every warning itself; other outputs are for programs, so people

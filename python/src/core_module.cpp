@@ -99,9 +99,10 @@ std::pair<std::string, RecordCounts> analyze_trace(syncscope::Trace trace, const
   syncscope::AnalysisResult result = syncscope::analyze(trace, opts);
   result.source = source;
   // As cli/cmd_analyze.cpp: what removing each of the worst causes saves, by replay.
-  syncscope::model::add_removal_savings(result, trace, a.replay_causes);
+  const syncscope::CauseRemovals removals = syncscope::model::removal_savings(result, trace, a.replay_causes);
   syncscope::AnalysisJsonOptions jo;
   jo.max_sync_points = a.max_sync_points;
+  jo.removals = &removals;
   RecordCounts n;
   n.api_calls = trace.api_calls.size();
   n.kernels = trace.kernels.size();

@@ -11,6 +11,7 @@
 #include "syncscope/core/csv.hpp"
 #include "syncscope/core/text.hpp"
 #include "syncscope/core/units.hpp"
+#include "syncscope/model/replay.hpp"
 
 namespace syncscope {
 
@@ -29,6 +30,15 @@ namespace {
 std::string format_duration(double ns) { return syncscope::format_duration(static_cast<Ns>(std::llround(ns))); }
 
 std::string percent(double f) { return fmt::format("{:.1f}%", 100.0 * f); }
+
+// The replayed removal saving of a cause, when analyze computed one.
+const model::CauseCost* removal_of(const CauseRemovals* removals, const std::string& cause) {
+  if (removals == nullptr) return nullptr;
+  for (const auto& c : *removals)
+    if (c.cause == cause) return &c;
+  return nullptr;
+}
+
 
 // Number of devices the GPU-busy fraction is over (at least 1).
 std::size_t device_count(const WindowStats& w) { return std::max<std::size_t>(1, w.gpu_busy_by_device.size()); }
@@ -238,9 +248,9 @@ std::string analysis_to_json(const AnalysisResult& r, const AnalysisJsonOptions&
                    {"blocked_ns", o.blocked_ns},
                    {"bubble_ns", o.bubble_ns},
                    {"cost_ns", o.blocked_ns + o.bubble_ns}};
-    if (o.removal_replayed) {  // model/replay.hpp, add_removal_savings
-      w["syncs_per_step"] = o.syncs_per_step;
-      w["removal_saving_ns"] = o.removal_saving_ns ? ordered_json(*o.removal_saving_ns) : ordered_json(nullptr);
+    if (const auto* c = removal_of(options.removals, o.cause)) {
+      w["syncs_per_step"] = c->syncs_per_step;
+      w["removal_saving_ns"] = c->saving_ns ? ordered_json(*c->saving_ns) : ordered_json(nullptr);
     }
     j["worst"].push_back(std::move(w));
   }
@@ -259,7 +269,7 @@ std::string analysis_to_json(const AnalysisResult& r, const AnalysisJsonOptions&
   return j.dump(options.indent, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-std::string analysis_to_csv(const AnalysisResult& r) {
+std::string analysis_to_csv(const AnalysisResult& r, const CauseRemovals* removals) {
   CsvWriter csv;
   const std::string version = std::to_string(r.schema_version);
   csv.row({"window_kind", "window_name", "window_index", "metric", "value", "schema_version"});
@@ -279,15 +289,15 @@ std::string analysis_to_csv(const AnalysisResult& r) {
     row("blocked_ns", number(o.blocked_ns));
     row("bubble_ns", number(o.bubble_ns));
     row("cost_ns", number(o.blocked_ns + o.bubble_ns));
-    if (o.removal_replayed) {
-      row("syncs_per_step", number(o.syncs_per_step));
-      row("removal_saving_ns", o.removal_saving_ns ? number(*o.removal_saving_ns) : std::string());
+    if (const auto* c = removal_of(removals, o.cause)) {
+      row("syncs_per_step", number(c->syncs_per_step));
+      row("removal_saving_ns", c->saving_ns ? number(*c->saving_ns) : std::string());
     }
   }
   return csv.str();
 }
 
-void print_analysis_table(const AnalysisResult& r, std::ostream& out) {
+void print_analysis_table(const AnalysisResult& r, std::ostream& out, const CauseRemovals* removals) {
   const WindowStats& t = r.totals;
   const std::string source = r.source.empty() ? r.meta.trace_name : r.source;
   // Names come from the trace: escaped (core/text.hpp), so no escape sequence reaches the terminal.
@@ -345,18 +355,18 @@ void print_analysis_table(const AnalysisResult& r, std::ostream& out) {
     // What removing each saves: the trace replayed without that cause's syncs (model/README.md,
     // "Replay"): the step time saved, median over steps; a wait off the critical path saves nothing.
     bool any = false;
-    for (std::size_t i = 0; i < shown; ++i) any = any || r.worst[i].removal_replayed;
+    for (std::size_t i = 0; i < shown; ++i) any = any || removal_of(removals, r.worst[i].cause) != nullptr;
     if (any) {
       out << "  if removed (the trace replayed without that cause's syncs; step time saved, median over steps):\n";
       for (std::size_t i = 0; i < shown; ++i) {
-        const auto& o = r.worst[i];
-        if (!o.removal_replayed) continue;
-        const double n = o.syncs_per_step;
+        const auto* c = removal_of(removals, r.worst[i].cause);
+        if (c == nullptr) continue;
+        const double n = c->syncs_per_step;
         out << fmt::format("    {} x {} per step: {}\n",
                            std::fabs(n - std::round(n)) < 1e-9 ? fmt::format("{:.0f}", n) : fmt::format("{:.1f}", n),
-                           printable(o.cause),
-                           o.removal_saving_ns ? format_duration(*o.removal_saving_ns) + "/step if removed"
-                                               : std::string("not claimed (a step holds an edge the replay could not build)"));
+                           printable(c->cause),
+                           c->saving_ns ? format_duration(*c->saving_ns) + "/step if removed"
+                                        : std::string("not claimed (a step holds an edge the replay could not build)"));
       }
     }
   }

@@ -73,21 +73,14 @@ std::vector<CauseCost> replay_cost_by_cause(const Trace& trace, const ReplayOpti
   return costs_in_graph(g, causes);
 }
 
-void add_removal_savings(AnalysisResult& result, const Trace& trace, std::size_t max_causes) {
+std::vector<CauseCost> removal_savings(const AnalysisResult& result, const Trace& trace, std::size_t max_causes) {
   const std::size_t n = std::min(max_causes, result.worst.size());
-  if (n == 0) return;
   ReplayOptions o;
   o.step_glob = result.options.step_glob;
   o.pid = result.options.pid;
   std::vector<std::string> causes;
   for (std::size_t i = 0; i < n; ++i) causes.push_back(result.worst[i].cause);
-  const auto costs = replay_cost_of_causes(trace, o, causes);
-  for (std::size_t i = 0; i < n; ++i) {
-    Offender& w = result.worst[i];
-    w.removal_replayed = true;
-    w.syncs_per_step = costs[i].syncs_per_step;
-    w.removal_saving_ns = costs[i].saving_ns;
-  }
+  return replay_cost_of_causes(trace, o, causes);
 }
 
 }  // namespace syncscope::model

@@ -225,8 +225,9 @@ std::vector<CauseCost> replay_cost_by_cause(const Trace& trace, const ReplayOpti
 std::vector<CauseCost> replay_cost_of_causes(const Trace& trace, const ReplayOptions& options,
                                              const std::vector<std::string>& causes);
 // analyze's worst offenders (result.worst, by blocked + bubble time): the first `max_causes`
-// get their replayed removal saving (Offender::removal_*), with the analysis's own step glob
-// and pid. The analysis library cannot call the model; analyze (CLI and Python) calls this.
-void add_removal_savings(AnalysisResult& result, const Trace& trace, std::size_t max_causes);
+// replayed away one by one, with the analysis's own step glob and pid. The analysis library
+// cannot call the model: analyze (the CLI and the Python module) calls this and hands the
+// result to the printers (reports/analysis_printers.hpp, CauseRemovals).
+std::vector<CauseCost> removal_savings(const AnalysisResult& result, const Trace& trace, std::size_t max_causes);
 
 }  // namespace syncscope::model

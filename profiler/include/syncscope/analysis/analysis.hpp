@@ -168,11 +168,6 @@ struct Offender {  // a cause ranked by the time it costs
   std::uint64_t count = 0;
   Ns blocked_ns = 0;
   Ns bubble_ns = 0;
-  // What removing this cause's syncs saves, by replaying the trace without them: filled by
-  // the model (model/replay.hpp, add_removal_savings) when analyze asks for it, never here.
-  bool removal_replayed = false;
-  double syncs_per_step = 0;            // in the replayed step windows
-  std::optional<Ns> removal_saving_ns;  // per step; none: the replay could not claim one
 };
 
 struct AnalysisResult {

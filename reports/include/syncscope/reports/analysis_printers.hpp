@@ -38,27 +38,38 @@
 #include <ostream>
 #include <string>
 
+#include <vector>
+
 #include "syncscope/analysis/analysis.hpp"
 
+namespace syncscope::model {
+struct CauseCost;  // model/replay.hpp: what removing a cause's syncs saves, by replay
+}
+
 namespace syncscope {
+
+// What removing each worst offender's syncs saves (analyze computes it with the model's
+// replay, replay_cost_of_causes; the analysis library cannot): matched to `worst` by cause.
+using CauseRemovals = std::vector<model::CauseCost>;
 
 enum class OutputFormat { Table, Json, Csv };
 
 // The one-screen summary a person reads first: totals, per-step distribution, the worst
 // offenders named, warnings.
-void print_analysis_table(const AnalysisResult& result, std::ostream& out);
+void print_analysis_table(const AnalysisResult& result, std::ostream& out, const CauseRemovals* removals = nullptr);
 
 struct AnalysisJsonOptions {
   int indent = 2;  // < 0: one line
   // At most this many entries in sync_points[] (0: none); sync_points_truncated says when
   // some were left out and sync_points_total gives the full count.
   std::size_t max_sync_points = 10000;
+  const CauseRemovals* removals = nullptr;  // worst[]'s syncs_per_step and removal_saving_ns
 };
 std::string analysis_to_json(const AnalysisResult& result, int indent = 2);
 std::string analysis_to_json(const AnalysisResult& result, const AnalysisJsonOptions& options);
 
 // Tidy CSV: one row per window (totals, step N, layer N) x metric.
-std::string analysis_to_csv(const AnalysisResult& result);
+std::string analysis_to_csv(const AnalysisResult& result, const CauseRemovals* removals = nullptr);
 
 // "1.234 ms", "56.7 us", "890 ns": the unit people read for a duration.
 std::string format_duration(Ns ns);
