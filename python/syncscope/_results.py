@@ -133,9 +133,6 @@ class AnalysisResult:
         cols = ["cause", "count", "blocked_ns", "bubble_ns", "cost_ns"]
         if any("removal_saving_ns" in w for w in rows):
             cols += ["syncs_per_step", "removal_saving_ns"]
-            for w in rows:
-                w.setdefault("syncs_per_step", None)
-                w.setdefault("removal_saving_ns", None)
         return _table(rows, cols)
 
     @property

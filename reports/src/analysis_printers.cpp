@@ -362,6 +362,10 @@ void print_analysis_table(const AnalysisResult& r, std::ostream& out, const Caus
         const auto* c = removal_of(removals, r.worst[i].cause);
         if (c == nullptr) continue;
         const double n = c->syncs_per_step;
+        if (n == 0) {
+          out << fmt::format("    {}: none inside a step\n", printable(c->cause));
+          continue;
+        }
         out << fmt::format("    {} x {} per step: {}\n",
                            std::fabs(n - std::round(n)) < 1e-9 ? fmt::format("{:.0f}", n) : fmt::format("{:.1f}", n),
                            printable(c->cause),

@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "syncscope/core/error.hpp"
 #include "syncscope/model/replay.hpp"
 
 namespace syncscope {
@@ -289,20 +290,22 @@ Trace moe_trace() {
 // calls [2,4], its kernels [40,70]; D [4,78]; step 80.
 TEST(ReplayEdits, MoeSortedKeepsThreeQueriesPerLayerAndDeviceNoneAndOnePass) {
   const Trace t = moe_trace();
+  m::TracePredictOptions o;
+  o.layer_glob = "layer_*";  // one layer range: the default search wants two
   m::ReplayGraph g = m::build_replay_graph(t, {});
   ASSERT_EQ(g.syncs.size(), 6u);  // 5 queries + the device sync
   EXPECT_EQ(g.syncs[0].cause, "aten::nonzero");
-  const Steps sorted = replay(t, "moe-sorted");
+  const Steps sorted = replay(t, "moe-sorted", o);
   EXPECT_DOUBLE_EQ(sorted.identity, 185);
   EXPECT_EQ(sorted.selected, 2u);  // 5 - 3
   EXPECT_DOUBLE_EQ(sorted.edited, 143);
-  const Steps device = replay(t, "moe-device");
+  const Steps device = replay(t, "moe-device", o);
   EXPECT_EQ(device.selected, 5u);
   EXPECT_DOUBLE_EQ(device.edited, 80);
   // What is left: 3 routing syncs per layer after sorted, none after device.
   for (const char* edit : {"moe-sorted", "moe-device"}) {
     m::ReplayGraph e = m::build_replay_graph(t, {});
-    (void)m::apply_what_if(t, e, m::parse_what_if(edit), {});
+    (void)m::apply_what_if(t, e, m::parse_what_if(edit), o);
     std::size_t left = 0;
     for (const auto& s : e.syncs) left += s.cause == "aten::nonzero" && !e.nodes[s.node].removed;
     EXPECT_EQ(left, std::string(edit) == "moe-sorted" ? 3u : 0u) << edit;

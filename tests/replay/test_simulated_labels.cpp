@@ -73,7 +73,7 @@ measure:
   repeat_steps: 2
 )";
 
-struct Run {
+struct CliRun {
   int code = -1;
   std::string out, err;
 };
@@ -85,12 +85,12 @@ std::string slurp(const fs::path& p) {
   return s.str();
 }
 
-Run cli(const fs::path& cwd, const std::string& args) {
+CliRun cli(const fs::path& cwd, const std::string& args) {
   const fs::path out = cwd / "stdout.txt", err = cwd / "stderr.txt";
   const std::string cmd = "cd '" + cwd.string() + "' && '" SYNCSCOPE_CLI "' " + args + " > '" + out.string() + "' 2> '" +
                           err.string() + "' < /dev/null";
   const int status = std::system(cmd.c_str());
-  Run r;
+  CliRun r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   r.out = slurp(out);
   r.err = slurp(err);
@@ -120,7 +120,7 @@ TEST(SimulatedLabels, NoMeasuredInAnySimulatedOutput) {
   test::TempDir dir;
   std::ofstream(dir / "tiny.yaml") << kDense;
   std::ofstream(dir / "tinymoe.yaml") << kMoe;
-  const Run r = cli(dir.path(), "run tiny.yaml tinymoe.yaml --device sim --gpu-profile H200 --out res");
+  const CliRun r = cli(dir.path(), "run tiny.yaml tinymoe.yaml --device sim --gpu-profile H200 --out res");
   ASSERT_TRUE(r.code == 0 || r.code == 1) << r.out << r.err;
   const auto results = nlohmann::json::parse(slurp(dir / "res/results.json"));
   ASSERT_EQ(results.at("mode"), "simulated");
@@ -133,10 +133,10 @@ TEST(SimulatedLabels, NoMeasuredInAnySimulatedOutput) {
   expect_no_measured("results.json", slurp(dir / "res/results.json"));
   expect_no_measured("timelines.json", slurp(dir / "res/timelines.json"));
   expect_no_measured("run's terminal text", r.out + r.err);
-  const Run v = cli(dir.path(), "validate res");
+  const CliRun v = cli(dir.path(), "validate res");
   ASSERT_TRUE(v.code == 0 || v.code == 1) << v.err;
   expect_no_measured("validate's terminal text", v.out + v.err);
-  const Run rep = cli(dir.path(), "report res -o merged.html");
+  const CliRun rep = cli(dir.path(), "report res -o merged.html");
   ASSERT_EQ(rep.code, 0) << rep.err;
   expect_no_measured("report's merged HTML", slurp(dir / "merged.html"));
 }

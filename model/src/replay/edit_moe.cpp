@@ -172,7 +172,7 @@ EditResult apply_moe_edit(const Trace& trace, ReplayGraph& g, const WhatIfEdit& 
     }
     if (!found) continue;
     // The routing region: the innermost host range on this thread holding every query.
-    const Window& layer = facts.layers[li];
+    const detail::Window& layer = facts.layers[li];
     const Ns qa = g.nodes[list[qs.front()]].rec_start, qb = g.nodes[list[qe.back()]].rec_end;
     Ns region_start = layer.start, region_end = layer.end;
     for (const Range& x : trace.ranges) {
