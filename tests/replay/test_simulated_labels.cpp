@@ -111,6 +111,14 @@ std::vector<std::string> measured_lines(const std::string& text) {
   return hits;
 }
 
+// The page's embedded stylesheet styles both modes (`.banner.mode-measured`, the observed
+// bars' colour variable): selectors a reader never sees, so the page is checked without it.
+std::string without_style(std::string html) {
+  const auto a = html.find("<style>"), b = html.find("</style>");
+  if (a != std::string::npos && b != std::string::npos && b > a) html.erase(a, b + 8 - a);
+  return html;
+}
+
 void expect_no_measured(const std::string& what, const std::string& text) {
   ASSERT_FALSE(text.empty()) << what << " is empty";
   for (const auto& h : measured_lines(text)) ADD_FAILURE() << what << " line " << h;
@@ -128,7 +136,7 @@ TEST(SimulatedLabels, NoMeasuredInAnySimulatedOutput) {
   ASSERT_EQ(results.at("variants").size(), 8u);
   const std::string html = slurp(dir / "res/report.html");
   EXPECT_NE(html.find("simulated"), std::string::npos);
-  expect_no_measured("report.html", html);
+  expect_no_measured("report.html", without_style(html));
   expect_no_measured("results.csv", slurp(dir / "res/results.csv"));
   expect_no_measured("results.json", slurp(dir / "res/results.json"));
   expect_no_measured("timelines.json", slurp(dir / "res/timelines.json"));
@@ -138,7 +146,7 @@ TEST(SimulatedLabels, NoMeasuredInAnySimulatedOutput) {
   expect_no_measured("validate's terminal text", v.out + v.err);
   const CliRun rep = cli(dir.path(), "report res -o merged.html");
   ASSERT_EQ(rep.code, 0) << rep.err;
-  expect_no_measured("report's merged HTML", slurp(dir / "merged.html"));
+  expect_no_measured("report's merged HTML", without_style(slurp(dir / "merged.html")));
 }
 
 }  // namespace
