@@ -356,8 +356,13 @@ void print_analysis_table(const AnalysisResult& r, std::ostream& out, const Caus
     // "Replay"): the step time saved, median over steps; a wait off the critical path saves nothing.
     bool any = false;
     for (std::size_t i = 0; i < shown; ++i) any = any || removal_of(removals, r.worst[i].cause) != nullptr;
+    // Without step ranges the replay's one window is the whole trace: say so, not "per step".
+    const bool whole = r.steps.empty();
+    const std::string per_step = whole ? "" : " per step";
     if (any) {
-      out << "  if removed (the trace replayed without that cause's syncs; step time saved, median over steps):\n";
+      out << (whole ? "  if removed (the trace replayed without that cause's syncs; time saved over the whole trace, "
+                      "which has no step ranges):\n"
+                    : "  if removed (the trace replayed without that cause's syncs; step time saved, median over steps):\n");
       for (std::size_t i = 0; i < shown; ++i) {
         const auto* c = removal_of(removals, r.worst[i].cause);
         if (c == nullptr) continue;
@@ -366,10 +371,10 @@ void print_analysis_table(const AnalysisResult& r, std::ostream& out, const Caus
           out << fmt::format("    {}: none inside a step\n", printable(c->cause));
           continue;
         }
-        out << fmt::format("    {} x {} per step: {}\n",
+        out << fmt::format("    {} x {}{}: {}\n",
                            std::fabs(n - std::round(n)) < 1e-9 ? fmt::format("{:.0f}", n) : fmt::format("{:.1f}", n),
-                           printable(c->cause),
-                           c->saving_ns ? format_duration(*c->saving_ns) + "/step if removed"
+                           printable(c->cause), per_step,
+                           c->saving_ns ? format_duration(*c->saving_ns) + (whole ? "" : "/step") + " if removed"
                                         : std::string("not claimed (a step holds an edge the replay could not build)"));
       }
     }

@@ -17,7 +17,8 @@
 // (analysis/gpu_analyses.hpp). `worst[]`: {cause, count, blocked_ns, bubble_ns, cost_ns}, and
 // when analyze replayed the trace (model/replay.hpp, add_removal_savings) `syncs_per_step`
 // and `removal_saving_ns`: the step time saved per step by replaying the trace without that
-// cause's syncs (median over the steps the replay built fully; null: not claimed). Times are
+// cause's syncs (median over the steps the replay built fully, or over the whole trace when
+// it has no step ranges; null: not claimed). Times are
 // integer nanoseconds, fractions 0..1.
 //
 // CSV (RFC 4180, tidy): header row
