@@ -253,8 +253,10 @@ EditResult apply_moe_edit(const Trace& trace, ReplayGraph& g, const WhatIfEdit& 
                                   "after the first no longer made, their GPU work launched with the first expert's "
                                   "(a grouped launch over the same rows, the per-expert kernels' summed time)",
                                   folded_fwd, folded_bwd));
-  r.notes.push_back("not modelled: the program's own index arithmetic on each query's result, and what a grouped GEMM "
-                    "gains over the per-expert kernels");
+  r.notes.push_back(device ? "not modelled: the program's own index arithmetic on each query's result, and what one "
+                             "grouped kernel takes against the per-expert kernels' summed time (an upper bound)"
+                           : "not modelled: the program's own index arithmetic on each query's result (the loop's "
+                             "ops turning it into indices stay; sorted divides once per expert)");
   return r;
 }
 
