@@ -78,7 +78,7 @@ void add_predict_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--what-if", o->what_if,
                   "With --trace: replay the trace with this edit (repeatable): remove-syncs:cause=GLOB, "
                   "remove-syncs:api=GLOB, remove-syncs:range=GLOB, remove-syncs:all, packing-cache, packing-device, "
-                  "double-buffer, prefetch[:K], moe-sorted, moe-device; default: the three fixes' edits beside their closed forms");
+                  "double-buffer, prefetch[:K], moe-sorted, moe-device; default: every fix variant's edit beside its closed form");
   cmd->add_option("--step-range", o->step_range, "With --trace: glob over range names that delimit steps")
       ->capture_default_str();
   cmd->add_option("--layer-range", o->layer_range,

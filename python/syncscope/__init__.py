@@ -185,7 +185,7 @@ def predict(trace, step_range=DEFAULT_STEP_RANGE, layer_range="", *, gpu="", pre
     Arguments as the CLI's options of the same names: ``gpu`` a shipped profile name (H100,
     H200, B200, RTX5090, GB10) or a profile file; ``prefetch_depth`` k >= 2; ``top_k`` experts
     per token; ``step_ms`` replaces the trace's step time; ``what_if`` edits replayed on the
-    trace (``--what-if``: e.g. "remove-syncs:cause=aten::item"; none: the three fixes' edits).
+    trace (``--what-if``: e.g. "remove-syncs:cause=aten::item"; none: every fix variant's edit).
     Returns a :class:`PredictionResult` holding exactly the CLI's JSON (with its "replay" and
     "what_if" blocks). These are model predictions, not measurements.
     """

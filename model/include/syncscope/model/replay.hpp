@@ -187,7 +187,7 @@ struct ReplayReport {
   std::vector<CriticalSegment> edited_critical_path;  // of the same step, first explicit edit
 };
 
-// Identity replay, then each edit (empty: the three fixes' edits, each "not applicable"
+// Identity replay, then each edit (empty: every fix variant's edit, each "not applicable"
 // when it selects nothing). An explicit edit that selects nothing throws InputError naming
 // the selector and what the trace holds. `closed_forms` is predict_from_trace's report.
 ReplayReport replay_what_if(const Trace& trace, const std::vector<std::string>& edits,
