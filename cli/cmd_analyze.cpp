@@ -8,17 +8,18 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
-#include <set>
 #include <sstream>
 
 #include "commands.hpp"
 #include "syncscope/analysis/analysis.hpp"
+#include "syncscope/analysis/process_check.hpp"
 #include "syncscope/cluster/rank_jobs.hpp"
 #include "syncscope/cluster/rank_traces.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
 #include "syncscope/core/output_policy.hpp"
 #include "syncscope/io/trace_io.hpp"
+#include "syncscope/model/replay.hpp"
 #include "syncscope/reports/analysis_printers.hpp"
 #include "syncscope/reports/rank_printers.hpp"
 
@@ -35,6 +36,7 @@ struct AnalyzeOptions {
   bool force = false;
   std::size_t max_sync_points = 10000;
   std::int64_t pid = -1;
+  std::size_t replay_causes = 6;  // the table shows 6 worst offenders
   std::size_t jobs = 0;
   // Many ranks as a job array.
   bool slurm = false;
@@ -57,34 +59,27 @@ void emit(const AnalyzeOptions& o, const std::string& text) {
 void analyze_one(const AnalyzeOptions& o, bool pid_given) {
   const std::string& path = o.traces.front();
   const Trace trace = read_trace(path);
-  if (pid_given) {
-    // A pid the trace never mentions is a wrong --pid, not a trace without CUDA calls.
-    std::set<std::int64_t> pids;
-    for (const auto& c : trace.api_calls) pids.insert(c.pid);
-    for (const auto& r : trace.ranges) pids.insert(r.pid);
-    std::string list;
-    for (auto p : pids) list += (list.empty() ? "" : ", ") + std::to_string(p);
-    SYNCSCOPE_INPUT_ERROR_IF(!pids.count(o.pid), "--pid " + std::to_string(o.pid) + ": " + path +
-                                                     " has no host records of that process; its processes: " +
-                                                     (list.empty() ? "none" : list));
-  }
+  if (pid_given) require_process(trace, o.pid, path);
   AnalysisOptions opts;
   opts.step_glob = o.step_range;
   opts.layer_glob = o.layer_range;
   if (pid_given) opts.pid = o.pid;
   AnalysisResult result = analyze(trace, opts);
   result.source = path;
+  // What each of the worst causes costs: the trace replayed without its syncs (model/replay.hpp).
+  const CauseRemovals removals = model::removal_savings(result, trace, o.replay_causes);
 
   std::string text;
   if (o.format == "json") {
     AnalysisJsonOptions jo;
     jo.max_sync_points = o.max_sync_points;
+    jo.removals = &removals;
     text = analysis_to_json(result, jo);
   } else if (o.format == "csv") {
-    text = analysis_to_csv(result);
+    text = analysis_to_csv(result, &removals);
   } else {
     std::ostringstream out;
-    print_analysis_table(result, out);
+    print_analysis_table(result, out, &removals);
     text = out.str();
   }
   // The table lists every warning itself; other outputs are for programs, so people
@@ -155,6 +150,11 @@ void add_analyze_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--max-sync-points", o->max_sync_points,
                   "JSON: list at most this many individual sync points (sync_points_truncated says when more "
                   "exist)")
+      ->capture_default_str();
+  cmd->add_option("--replay-causes", o->replay_causes,
+                  "Replay the trace without each of the N worst causes' syncs to say what removing them saves per "
+                  "step (0: skip the replays, e.g. on a very large trace)")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1000}))
       ->capture_default_str();
   auto* pid_opt =
       cmd->add_option("--pid", o->pid, "Only count host threads of this process id (default: all processes)");

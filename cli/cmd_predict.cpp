@@ -77,8 +77,8 @@ void add_predict_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--trace", o->trace, "Trace of a run without the fixes: estimate every parameter from it");
   cmd->add_option("--what-if", o->what_if,
                   "With --trace: replay the trace with this edit (repeatable): remove-syncs:cause=GLOB, "
-                  "remove-syncs:api=GLOB, remove-syncs:range=GLOB, remove-syncs:all, packing-cache, double-buffer, "
-                  "moe-sorted, moe-device; default: the three fixes' edits beside their closed forms");
+                  "remove-syncs:api=GLOB, remove-syncs:range=GLOB, remove-syncs:all, packing-cache, packing-device, "
+                  "double-buffer, prefetch[:K], moe-sorted, moe-device; default: every fix variant's edit beside its closed form");
   cmd->add_option("--step-range", o->step_range, "With --trace: glob over range names that delimit steps")
       ->capture_default_str();
   cmd->add_option("--layer-range", o->layer_range,
@@ -152,10 +152,9 @@ void add_predict_command(CLI::App& app, Context& ctx) {
       if (o->top_k > 0) to.moe_top_k = o->top_k;
       to.seed = o->seed;
       to.propagation = prop;
-      const Trace trace = read_trace(o->trace);
-      rep = model::predict_from_trace(trace, to, o->trace);
-      replay = model::replay_what_if(trace, o->what_if, to, rep);
-      if (step) model::replace_step_time(rep, *step, prop);
+      auto both = model::predict_with_replay(read_trace(o->trace), to, o->trace, o->what_if, step);
+      rep = std::move(both.prediction);
+      replay = std::move(both.replay);
     } else {
       o->in.profile = profile;
       o->in.step_ns = step;

@@ -167,7 +167,9 @@ RunOutcome run(const RunRequest& request) {
     st.env.gpu = st.profile->name;
     st.env.extra["simulator"] = "syncscope-sim";
     st.env.extra["gpu_profile_description"] = st.profile->description;
-    st.env.extra["gpu_profile_measured"] = st.profile->measured ? "true" : "false";
+    // Whether `syncscope calibrate` produced the profile; not "measured": a simulated run
+    // measures nothing (issue 23, honest labels).
+    st.env.extra["gpu_profile_calibrated"] = st.profile->measured ? "true" : "false";
   } else {
     const RuntimeVersions v = choice.backend->runtime_versions();
     st.env.driver = v.driver;

@@ -10,13 +10,13 @@
 #include <exception>
 #include <new>
 #include <optional>
-#include <set>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "syncscope/analysis/analysis.hpp"
+#include "syncscope/analysis/process_check.hpp"
 #include "syncscope/cluster/rank_traces.hpp"
 #include "syncscope/core/bounds.hpp"
 #include "syncscope/core/error.hpp"
@@ -73,24 +73,12 @@ auto guarded(F&& work) -> decltype(work()) {
   raise(type, message);
 }
 
-// The CLI's --pid check (cli/cmd_analyze.cpp): a pid the trace never mentions is a wrong
-// --pid, not a trace without CUDA calls.
-void check_pid(const syncscope::Trace& trace, std::int64_t pid, const std::string& source) {
-  std::set<std::int64_t> pids;
-  for (const auto& c : trace.api_calls) pids.insert(c.pid);
-  for (const auto& r : trace.ranges) pids.insert(r.pid);
-  std::string list;
-  for (auto p : pids) list += (list.empty() ? "" : ", ") + std::to_string(p);
-  SYNCSCOPE_INPUT_ERROR_IF(!pids.count(pid), "--pid " + std::to_string(pid) + ": " + source +
-                                                 " has no host records of that process; its processes: " +
-                                                 (list.empty() ? "none" : list));
-}
-
 struct AnalyzeArgs {
   std::string step_range;
   std::string layer_range;
   std::optional<std::int64_t> pid;
   std::size_t max_sync_points = 10000;
+  std::size_t replay_causes = 6;  // cli/cmd_analyze.cpp's --replay-causes default
 };
 
 // What the trace holds, by record kind: lets the torch handler say "no GPU in this trace" or
@@ -103,15 +91,18 @@ struct RecordCounts {
 
 std::pair<std::string, RecordCounts> analyze_trace(syncscope::Trace trace, const std::string& source,
                                                    const AnalyzeArgs& a) {
-  if (a.pid) check_pid(trace, *a.pid, source);
+  if (a.pid) syncscope::require_process(trace, *a.pid, source);
   syncscope::AnalysisOptions opts;
   opts.step_glob = a.step_range;
   opts.layer_glob = a.layer_range;
   opts.pid = a.pid;
   syncscope::AnalysisResult result = syncscope::analyze(trace, opts);
   result.source = source;
+  // As cli/cmd_analyze.cpp: what removing each of the worst causes saves, by replay.
+  const syncscope::CauseRemovals removals = syncscope::model::removal_savings(result, trace, a.replay_causes);
   syncscope::AnalysisJsonOptions jo;
   jo.max_sync_points = a.max_sync_points;
+  jo.removals = &removals;
   RecordCounts n;
   n.api_calls = trace.api_calls.size();
   n.kernels = trace.kernels.size();
@@ -179,11 +170,11 @@ std::string predict_trace(const syncscope::Trace& trace, const std::string& sour
   to.moe_top_k = a.top_k;
   to.seed = a.seed;
   to.propagation = prop;
-  m::PredictionReport rep = m::predict_from_trace(trace, to, source);
-  // As cli/cmd_predict.cpp: the trace replayed with each edit (the fixes' edits when none).
-  const m::ReplayReport replay = m::replay_what_if(trace, a.what_if, to, rep);
-  if (a.step_ms) m::replace_step_time(rep, m::Interval::exact(*a.step_ms * 1e6), prop);
-  return m::prediction_with_replay_to_json(rep, replay);
+  // cli/cmd_predict.cpp's call: the trace replayed with each edit (the fixes' edits when none).
+  std::optional<m::Interval> step;
+  if (a.step_ms) step = m::Interval::exact(*a.step_ms * 1e6);
+  const m::TracePredictionWithReplay r = m::predict_with_replay(trace, to, source, a.what_if, step);
+  return m::prediction_with_replay_to_json(r.prediction, r.replay);
 }
 
 // Bytes of Chrome trace JSON in memory (a dict dumped by the Python side).
@@ -224,22 +215,23 @@ PYBIND11_MODULE(_core, m) {
   m.def(
       "analyze_path",
       [](const std::string& path, const std::string& step_range, const std::string& layer_range,
-         std::optional<std::int64_t> pid, std::size_t max_sync_points) {
-        AnalyzeArgs a{step_range, layer_range, pid, max_sync_points};
+         std::optional<std::int64_t> pid, std::size_t max_sync_points, std::size_t replay_causes) {
+        AnalyzeArgs a{step_range, layer_range, pid, max_sync_points, replay_causes};
         return to_python(guarded([&] { return analyze_trace(syncscope::read_trace(path), path, a); }));
       },
       py::arg("path"), py::arg("step_range"), py::arg("layer_range"), py::arg("pid"), py::arg("max_sync_points"),
-      "analysis_to_json of the trace at path (Kineto/syncscope JSON, .json.gz, Nsight Systems SQLite) and its "
+      py::arg("replay_causes"), "analysis_to_json of the trace at path (Kineto/syncscope JSON, .json.gz, Nsight Systems SQLite) and its "
       "record counts");
   m.def(
       "analyze_text",
       [](const std::string& text, const std::string& source, const std::string& step_range,
-         const std::string& layer_range, std::optional<std::int64_t> pid, std::size_t max_sync_points) {
-        AnalyzeArgs a{step_range, layer_range, pid, max_sync_points};
+         const std::string& layer_range, std::optional<std::int64_t> pid, std::size_t max_sync_points,
+         std::size_t replay_causes) {
+        AnalyzeArgs a{step_range, layer_range, pid, max_sync_points, replay_causes};
         return to_python(guarded([&] { return analyze_trace(parse_text(text, source), source, a); }));
       },
       py::arg("text"), py::arg("source"), py::arg("step_range"), py::arg("layer_range"), py::arg("pid"),
-      py::arg("max_sync_points"), "analysis_to_json of Chrome trace JSON text and its record counts");
+      py::arg("max_sync_points"), py::arg("replay_causes"), "analysis_to_json of Chrome trace JSON text and its record counts");
 
   m.def(
       "analyze_ranks",

@@ -51,6 +51,7 @@ build_commit = _core.build_commit()
 # The CLI's defaults (cli/cmd_analyze.cpp, cli/cmd_predict.cpp).
 DEFAULT_STEP_RANGE = "ProfilerStep#*"
 DEFAULT_MAX_SYNC_POINTS = 10000
+DEFAULT_REPLAY_CAUSES = 6  # the CLI's --replay-causes default
 _PREDICT_SEED = 0x5EED5C09E
 
 __all__ = [
@@ -115,7 +116,7 @@ def _int_or_none(value, name):
 
 
 def analyze(trace, step_range=DEFAULT_STEP_RANGE, layer_range="", *, pid=None,
-            max_sync_points=DEFAULT_MAX_SYNC_POINTS, jobs=0):
+            max_sync_points=DEFAULT_MAX_SYNC_POINTS, jobs=0, replay_causes=DEFAULT_REPLAY_CAUSES):
     """Sync points, bubbles, copy/compute overlap and GPU busy time of one trace.
 
     ``trace``: a path (Kineto/torch.profiler or syncscope Chrome JSON, ``.json`` or ``.json.gz``,
@@ -123,7 +124,8 @@ def analyze(trace, step_range=DEFAULT_STEP_RANGE, layer_range="", *, pid=None,
     ``step_range`` / ``layer_range``: globs over host range names that delimit steps and layers
     ('' for none), as the CLI's ``--step-range`` / ``--layer-range``. ``pid``: only this
     process's host threads (``--pid``). ``max_sync_points``: at most this many individual sync
-    points listed (``--max-sync-points``).
+    points listed (``--max-sync-points``). ``replay_causes``: the worst causes whose removal is
+    replayed (``--replay-causes``; ``result.worst``'s ``removal_saving_ns``, 0 for none).
 
     Returns an :class:`AnalysisResult` holding exactly the CLI's JSON (``result.json``).
     Several traces (a list of paths) or a directory of them: one trace per rank, as the CLI's
@@ -148,10 +150,13 @@ def analyze(trace, step_range=DEFAULT_STEP_RANGE, layer_range="", *, pid=None,
     if pid is not None and not -(2**63) <= pid < 2**63:
         raise InputError(f"--pid {pid}: not a process id (outside 64-bit integers)")
     max_sync_points = min(max_sync_points, 2**63 - 1)
+    replay_causes = _int_or_none(replay_causes, "replay_causes")
+    if replay_causes is None or not 0 <= replay_causes <= 1000:
+        raise InputError(f"replay_causes {replay_causes}: expected 0..1000 (0 replays none)")
     if kind == "path":
-        text, counts = _core.analyze_path(value, step_range, layer_range, pid, max_sync_points)
+        text, counts = _core.analyze_path(value, step_range, layer_range, pid, max_sync_points, replay_causes)
     else:
-        text, counts = _core.analyze_text(value, name, step_range, layer_range, pid, max_sync_points)
+        text, counts = _core.analyze_text(value, name, step_range, layer_range, pid, max_sync_points, replay_causes)
     return AnalysisResult(_json.loads(text), counts)
 
 
@@ -180,7 +185,7 @@ def predict(trace, step_range=DEFAULT_STEP_RANGE, layer_range="", *, gpu="", pre
     Arguments as the CLI's options of the same names: ``gpu`` a shipped profile name (H100,
     H200, B200, RTX5090, GB10) or a profile file; ``prefetch_depth`` k >= 2; ``top_k`` experts
     per token; ``step_ms`` replaces the trace's step time; ``what_if`` edits replayed on the
-    trace (``--what-if``: e.g. "remove-syncs:cause=aten::item"; none: the three fixes' edits).
+    trace (``--what-if``: e.g. "remove-syncs:cause=aten::item"; none: every fix variant's edit).
     Returns a :class:`PredictionResult` holding exactly the CLI's JSON (with its "replay" and
     "what_if" blocks). These are model predictions, not measurements.
     """

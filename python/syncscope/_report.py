@@ -2,7 +2,7 @@
 by cause, blocked and bubble time, the top causes. Formatting only: every number is a field
 of the CLI's analysis JSON."""
 
-from ._results import format_ns
+from ._results import _removal_text, format_ns
 
 # Beyond this many steps the report shows the first and last few and says how many it left out.
 _MAX_STEP_ROWS = 12
@@ -43,11 +43,11 @@ def format_report(result, top=3):
         lines.append(f"  no steps: no host range matches '{doc['options']['step_range']}'")
     worst = doc["worst"][:top]
     if worst:
-        lines.append(f"  top {len(worst)} causes (host blocked + GPU bubble over the trace; what removing one saves "
-                     "needs a replay, not done here):")
+        lines.append(f"  top {len(worst)} causes (host blocked + GPU bubble over the trace; if removed: the step "
+                     "time saved, the trace replayed without that cause's syncs):")
         for i, w in enumerate(worst, 1):
             lines.append(f"    {i}. {w['cause']}: {w['count']} syncs, blocked {format_ns(w['blocked_ns'])}, "
-                         f"bubble {format_ns(w['bubble_ns'])}")
+                         f"bubble {format_ns(w['bubble_ns'])}; {_removal_text(w)}")
     for w in doc["warnings"]:
         lines.append(f"  warning: {w}")
     return "\n".join(lines)

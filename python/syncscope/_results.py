@@ -60,6 +60,17 @@ def format_ns(ns):
     return f"{ns / 1e9:.2f} s"
 
 
+def _removal_text(w):
+    """What removing a worst-offender cause saves, as the CLI's table says it."""
+    if "removal_saving_ns" not in w:
+        return "not replayed"
+    n = w["syncs_per_step"]
+    count = f"{n:.0f}" if abs(n - round(n)) < 1e-9 else f"{n:.1f}"
+    if w["removal_saving_ns"] is None:
+        return f"{count} x per step: not claimed"
+    return f"{count} x per step: {format_ns(w['removal_saving_ns'])}/step if removed"
+
+
 def _html_table(header, rows):
     h = "".join(f"<th>{html.escape(str(c))}</th>" for c in header)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in r) + "</tr>" for r in rows)
@@ -115,8 +126,14 @@ class AnalysisResult:
 
     @property
     def worst(self):
-        """Causes ranked by blocked + bubble time (cost_ns), largest first."""
-        return _table([dict(w) for w in self.json["worst"]], ["cause", "count", "blocked_ns", "bubble_ns", "cost_ns"])
+        """Causes ranked by blocked + bubble time (cost_ns), largest first; for the replayed ones
+        (``replay_causes``) also syncs_per_step and removal_saving_ns: the step time saved per
+        step by replaying the trace without that cause's syncs (None: not claimed)."""
+        rows = [dict(w) for w in self.json["worst"]]
+        cols = ["cause", "count", "blocked_ns", "bubble_ns", "cost_ns"]
+        if any("removal_saving_ns" in w for w in rows):
+            cols += ["syncs_per_step", "removal_saving_ns"]
+        return _table(rows, cols)
 
     @property
     def has_gpu_activity(self):
@@ -151,9 +168,10 @@ class AnalysisResult:
                 parts.append(f"<p>... {len(steps) - 50} more steps (result.steps has them all)</p>")
         worst = self.json["worst"][:10]
         if worst:
-            parts.append(_html_table(["cause", "count", "blocked", "bubble", "blocked + bubble"],
+            parts.append(_html_table(["cause", "count", "blocked", "bubble", "blocked + bubble",
+                                      "if removed (replayed, per step)"],
                                      [[w["cause"], w["count"], format_ns(w["blocked_ns"]), format_ns(w["bubble_ns"]),
-                                       format_ns(w["cost_ns"])] for w in worst]))
+                                       format_ns(w["cost_ns"]), _removal_text(w)] for w in worst]))
         if self.json["warnings"]:
             parts.append("<ul>" + "".join(f"<li>warning: {html.escape(w)}</li>" for w in self.json["warnings"])
                          + "</ul>")

@@ -11,6 +11,7 @@
 #include "syncscope/core/csv.hpp"
 #include "syncscope/core/text.hpp"
 #include "syncscope/core/units.hpp"
+#include "syncscope/model/replay.hpp"
 
 namespace syncscope {
 
@@ -29,6 +30,15 @@ namespace {
 std::string format_duration(double ns) { return syncscope::format_duration(static_cast<Ns>(std::llround(ns))); }
 
 std::string percent(double f) { return fmt::format("{:.1f}%", 100.0 * f); }
+
+// The replayed removal saving of a cause, when analyze computed one.
+const model::CauseCost* removal_of(const CauseRemovals* removals, const std::string& cause) {
+  if (removals == nullptr) return nullptr;
+  for (const auto& c : *removals)
+    if (c.cause == cause) return &c;
+  return nullptr;
+}
+
 
 // Number of devices the GPU-busy fraction is over (at least 1).
 std::size_t device_count(const WindowStats& w) { return std::max<std::size_t>(1, w.gpu_busy_by_device.size()); }
@@ -232,12 +242,18 @@ std::string analysis_to_json(const AnalysisResult& r, const AnalysisJsonOptions&
   j["step_summary"] = summary_json(r.step_summary);
   j["layer_summary"] = summary_json(r.layer_summary);
   j["worst"] = ordered_json::array();
-  for (const auto& o : r.worst)
-    j["worst"].push_back(ordered_json{{"cause", o.cause},
-                                      {"count", o.count},
-                                      {"blocked_ns", o.blocked_ns},
-                                      {"bubble_ns", o.bubble_ns},
-                                      {"cost_ns", o.blocked_ns + o.bubble_ns}});
+  for (const auto& o : r.worst) {
+    ordered_json w{{"cause", o.cause},
+                   {"count", o.count},
+                   {"blocked_ns", o.blocked_ns},
+                   {"bubble_ns", o.bubble_ns},
+                   {"cost_ns", o.blocked_ns + o.bubble_ns}};
+    if (const auto* c = removal_of(options.removals, o.cause)) {
+      w["syncs_per_step"] = c->syncs_per_step;
+      w["removal_saving_ns"] = c->saving_ns ? ordered_json(*c->saving_ns) : ordered_json(nullptr);
+    }
+    j["worst"].push_back(std::move(w));
+  }
   j["idle_by_device"] = ordered_json::array();
   for (const auto& t : r.idle_by_device) j["idle_by_device"].push_back(reports_detail::timeline_idle_json(t));
   j["idle_by_stream"] = ordered_json::array();
@@ -253,7 +269,7 @@ std::string analysis_to_json(const AnalysisResult& r, const AnalysisJsonOptions&
   return j.dump(options.indent, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-std::string analysis_to_csv(const AnalysisResult& r) {
+std::string analysis_to_csv(const AnalysisResult& r, const CauseRemovals* removals) {
   CsvWriter csv;
   const std::string version = std::to_string(r.schema_version);
   csv.row({"window_kind", "window_name", "window_index", "metric", "value", "schema_version"});
@@ -263,10 +279,25 @@ std::string analysis_to_csv(const AnalysisResult& r) {
   summary_rows(csv, "step_summary", r.step_summary, version);
   summary_rows(csv, "layer_summary", r.layer_summary, version);
   reports_detail::gpu_analyses_rows(r, csv, version);
+  // Worst offenders: window_name the cause, window_index its rank (0 the worst).
+  for (std::size_t i = 0; i < r.worst.size(); ++i) {
+    const Offender& o = r.worst[i];
+    auto row = [&](const std::string& metric, const std::string& value) {
+      csv.row({"worst", printable(o.cause), std::to_string(i), metric, value, version});
+    };
+    row("count", number(o.count));
+    row("blocked_ns", number(o.blocked_ns));
+    row("bubble_ns", number(o.bubble_ns));
+    row("cost_ns", number(o.blocked_ns + o.bubble_ns));
+    if (const auto* c = removal_of(removals, o.cause)) {
+      row("syncs_per_step", number(c->syncs_per_step));
+      row("removal_saving_ns", c->saving_ns ? number(*c->saving_ns) : std::string());
+    }
+  }
   return csv.str();
 }
 
-void print_analysis_table(const AnalysisResult& r, std::ostream& out) {
+void print_analysis_table(const AnalysisResult& r, std::ostream& out, const CauseRemovals* removals) {
   const WindowStats& t = r.totals;
   const std::string source = r.source.empty() ? r.meta.trace_name : r.source;
   // Names come from the trace: escaped (core/text.hpp), so no escape sequence reaches the terminal.
@@ -321,6 +352,32 @@ void print_analysis_table(const AnalysisResult& r, std::ostream& out) {
                          percent(fraction(o.blocked_ns + o.bubble_ns, all)));
     }
     if (r.worst.size() > shown) out << fmt::format("  ... and {} more causes (--format json lists all)\n", r.worst.size() - shown);
+    // What removing each saves: the trace replayed without that cause's syncs (model/README.md,
+    // "Replay"): the step time saved, median over steps; a wait off the critical path saves nothing.
+    bool any = false;
+    for (std::size_t i = 0; i < shown; ++i) any = any || removal_of(removals, r.worst[i].cause) != nullptr;
+    // Without step ranges the replay's one window is the whole trace: say so, not "per step".
+    const bool whole = r.steps.empty();
+    const std::string per_step = whole ? "" : " per step";
+    if (any) {
+      out << (whole ? "  if removed (the trace replayed without that cause's syncs; time saved over the whole trace, "
+                      "which has no step ranges):\n"
+                    : "  if removed (the trace replayed without that cause's syncs; step time saved, median over steps):\n");
+      for (std::size_t i = 0; i < shown; ++i) {
+        const auto* c = removal_of(removals, r.worst[i].cause);
+        if (c == nullptr) continue;
+        const double n = c->syncs_per_step;
+        if (n == 0) {
+          out << fmt::format("    {}: none inside a step\n", printable(c->cause));
+          continue;
+        }
+        out << fmt::format("    {} x {}{}: {}\n",
+                           std::fabs(n - std::round(n)) < 1e-9 ? fmt::format("{:.0f}", n) : fmt::format("{:.1f}", n),
+                           printable(c->cause), per_step,
+                           c->saving_ns ? format_duration(*c->saving_ns) + (whole ? "" : "/step") + " if removed"
+                                        : std::string("not claimed (a step holds an edge the replay could not build)"));
+      }
+    }
   }
   if (!r.warnings.empty()) {
     out << "\nwarnings\n";

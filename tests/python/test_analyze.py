@@ -118,8 +118,16 @@ class H200Fixture(unittest.TestCase):
         for s in self.cli["steps"]:
             self.assertIn(s["name"], page)
         self.assertIn(self.cli["worst"][0]["cause"], page)
+        self.assertIn("/step if removed", page)
         report = self.result.report()
         self.assertIn("train_step#0", report)
+        # What removing the worst cause saves, by replay: the CLI's number, in the handler's text.
+        self.assertGreater(self.cli["worst"][0]["removal_saving_ns"], 0)
+        self.assertIn(f"{self.cli['worst'][0]['syncs_per_step']:.0f} x per step: ", report)
+        none = syncscope.analyze(H200_ITEM_LOOP, step_range=STEPS, replay_causes=0)
+        self.assertNotIn("removal_saving_ns", none.json["worst"][0])
+        with self.assertRaises(syncscope.InputError):
+            syncscope.analyze(H200_ITEM_LOOP, step_range=STEPS, replay_causes=-1)
         self.assertNotIn("no GPU in this trace", report)
 
     def test_without_pandas_tables_are_lists(self):

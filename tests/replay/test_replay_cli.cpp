@@ -96,5 +96,38 @@ TEST(ReplayCli, DiffJsonOfATraceWithItself) {
   EXPECT_LT(j.at("what_if").at("error").get<double>(), 0);
 }
 
+// analyze's worst offenders say what removing each cause saves, by replay, in every format.
+TEST(ReplayCli, AnalyzeSaysWhatRemovingEachCauseSaves) {
+  test::TempDir dir;
+  const std::string args = "analyze " + kTrace + " --step-range 'train_step#*'";
+  const CliRun json = syncscope(dir, args + " --format json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto j = nlohmann::json::parse(json.out);
+  const auto& worst = j.at("worst");
+  ASSERT_FALSE(worst.empty());
+  EXPECT_EQ(worst[0].at("cause"), "aten::item");
+  EXPECT_DOUBLE_EQ(worst[0].at("syncs_per_step").get<double>(), 8);  // 8 layers, one .item() each
+  const double saving = worst[0].at("removal_saving_ns").get<double>();
+  EXPECT_GT(saving, 0);
+  // predict --what-if remove-syncs:cause=aten::item replays the same removal.
+  const CliRun p = syncscope(dir, "predict --trace " + kTrace +
+                                      " --step-range 'train_step#*' --format json --what-if remove-syncs:cause=aten::item");
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(p.out).at("what_if")[0].at("saving_ns").get<double>(), saving);
+
+  const CliRun csv = syncscope(dir, args + " --format csv");
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_NE(csv.out.find("worst,aten::item,0,removal_saving_ns," + std::to_string(static_cast<long long>(saving))),
+            std::string::npos);
+  const CliRun table = syncscope(dir, args);
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("8 x aten::item per step: "), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("/step if removed"), std::string::npos) << table.out;
+  // --replay-causes 0: no replay, no such fields.
+  const CliRun none = syncscope(dir, args + " --format json --replay-causes 0");
+  ASSERT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_FALSE(nlohmann::json::parse(none.out).at("worst")[0].contains("removal_saving_ns"));
+}
+
 }  // namespace
 }  // namespace syncscope

@@ -232,7 +232,7 @@ TEST(ReplayBadInput, AnEditThatSelectsNothingNamesTheSelectorAndWhatTheTraceHold
   EXPECT_THROW((void)m::parse_what_if("faster"), InputError);
   // Without explicit edits the fixes' edits say "not applicable" instead.
   const m::ReplayReport r = m::replay_what_if(t, {}, {}, {});
-  ASSERT_EQ(r.what_if.size(), 4u);
+  ASSERT_EQ(r.what_if.size(), 6u);  // packing cached/device, offload double/prefetch, MoE sorted/device
   for (const auto& w : r.what_if) EXPECT_FALSE(w.applicable) << w.edit;
 }
 

@@ -85,12 +85,12 @@ TEST(ReportLabels, FittedProfileProvenanceIsShown) {
   run.results.env.gpu_profile = "fitted.yaml";
   run.results.env.extra["gpu_profile_traces"] = "item_loop_l8_h200.json.gz";
   run.results.env.extra["gpu_profile_trace_sha256"] = "ab12";
-  run.results.env.extra["gpu_profile_measured"] = "false";
+  run.results.env.extra["gpu_profile_calibrated"] = "false";
   const std::string html = render_html_report({run});
   EXPECT_NE(html.find("GPU profile fitted.yaml fitted from traces (trace_sha256: ab12; traces: "
                       "item_loop_l8_h200.json.gz)"),
             std::string::npos);
-  EXPECT_EQ(html.find("measured: false"), std::string::npos);
+  EXPECT_EQ(html.find("calibrated: false"), std::string::npos);
   // Without a fitted profile there is no such line.
   EXPECT_EQ(render_html_report({run_of("simulated", "H200")}).find("fitted from traces"), std::string::npos);
 }

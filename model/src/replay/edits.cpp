@@ -9,8 +9,9 @@
 //   Detection is predict --trace's (model/README.md, "Predicting from a trace").
 // - double-buffer: the copy stream's k-th wait on the compute stream waits for what its
 //   (k-1)-th waited for: with two buffers, reload k reuses the buffer compute k-2 last read.
-// - moe-sorted / moe-device: a layer's per-expert routing syncs become 3 (torch.bincount
-//   reads min and max back, then .tolist() the counts; kMoeSortedSyncsPerCall) / none.
+// - moe-sorted / moe-device (edit_moe.cpp): a layer's per-expert routing queries become 3
+//   syncs (torch.bincount reads min and max back, then .tolist() the counts;
+//   kMoeSortedSyncsPerCall) / none, and for device the per-expert loop one pass.
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -24,9 +25,10 @@
 #include "syncscope/core/glob.hpp"
 #include "syncscope/model/analytic.hpp"
 #include "syncscope/model/replay.hpp"
+#include "edit_util.hpp"
 
 namespace syncscope::model {
-namespace {
+namespace replay_detail {
 
 constexpr std::uint64_t kReloadMinBytes = std::uint64_t{1} << 20;  // predict --trace's reload threshold
 
@@ -37,7 +39,9 @@ void remove_sync(ReplayGraph& g, const ReplaySync& s) {
   for (std::uint32_t c : s.copies) g.nodes[c].removed = true;
 }
 
+namespace {
 Ns overlap(Ns a0, Ns a1, Ns b0, Ns b1) { return std::max<Ns>(0, std::min(a1, b1) - std::max(a0, b0)); }
+}  // namespace
 
 std::int32_t thread_of(const ReplayGraph& g, std::int64_t pid, std::int64_t tid) {
   for (std::size_t t = 0; t < g.threads.size(); ++t)
@@ -101,13 +105,12 @@ std::string holdings(const ReplayGraph& g, bool by_cause) {
 }
 
 // The ReplaySync for an analysis sync point (same thread, same start).
-std::unordered_map<Ns, std::vector<std::size_t>> syncs_by_start(const ReplayGraph& g) {
+SyncsByStart syncs_by_start(const ReplayGraph& g) {
   std::unordered_map<Ns, std::vector<std::size_t>> m;
   for (std::size_t i = 0; i < g.syncs.size(); ++i) m[g.syncs[i].rec_start].push_back(i);
   return m;
 }
-std::optional<std::size_t> find_sync(const ReplayGraph& g, const std::unordered_map<Ns, std::vector<std::size_t>>& m,
-                                     const SyncPoint& sp) {
+std::optional<std::size_t> find_sync(const ReplayGraph& g, const SyncsByStart& m, const SyncPoint& sp) {
   auto it = m.find(sp.start);
   if (it == m.end()) return std::nullopt;
   for (std::size_t i : it->second)
@@ -115,16 +118,30 @@ std::optional<std::size_t> find_sync(const ReplayGraph& g, const std::unordered_
   return std::nullopt;
 }
 
-}  // namespace
+}  // namespace replay_detail
+
+using namespace replay_detail;
 
 WhatIfEdit parse_what_if(const std::string& text) {
   WhatIfEdit e;
   e.text = text;
   const std::string forms =
       "remove-syncs:cause=GLOB, remove-syncs:api=GLOB, remove-syncs:range=GLOB, remove-syncs:all, packing-cache, "
-      "double-buffer, moe-sorted or moe-device";
+      "packing-device, double-buffer, prefetch[:K], moe-sorted or moe-device";
   if (text == "packing-cache") e.kind = WhatIfEdit::Kind::PackingCache;
+  else if (text == "packing-device") e.kind = WhatIfEdit::Kind::PackingDevice;
   else if (text == "double-buffer") e.kind = WhatIfEdit::Kind::DoubleBuffer;
+  else if (text == "prefetch") e.kind = WhatIfEdit::Kind::Prefetch;
+  else if (text.starts_with("prefetch:")) {
+    e.kind = WhatIfEdit::Kind::Prefetch;
+    const std::string k = text.substr(9);
+    const bool digits = !k.empty() && k.size() <= 4 && std::all_of(k.begin(), k.end(), [](char c) { return c >= '0' && c <= '9'; });
+    e.depth = digits ? std::stoi(k) : 0;
+    SYNCSCOPE_INPUT_ERROR_IF(e.depth < 2 || e.depth > 1024,
+                             fmt::format("--what-if '{}': prefetch:K looks K = 2..1024 layers ahead (a ring of K+1 "
+                                         "buffers; K = 1 is double-buffer)",
+                                         text));
+  }
   else if (text == "moe-sorted") e.kind = WhatIfEdit::Kind::MoeSorted;
   else if (text == "moe-device") e.kind = WhatIfEdit::Kind::MoeDevice;
   else if (text == "remove-syncs:all") {
@@ -178,7 +195,13 @@ EditResult apply_what_if(const Trace& trace, ReplayGraph& g, const WhatIfEdit& e
     return r;
   }
 
-  if (edit.kind == WhatIfEdit::Kind::DoubleBuffer) {
+  if (edit.kind == WhatIfEdit::Kind::DoubleBuffer || edit.kind == WhatIfEdit::Kind::Prefetch) {
+    // A ring of d+1 buffers (d = 1: double buffering): reload k reuses the buffer reload k-d
+    // filled, so it waits only for what reload k-d waited for (that buffer's last reader);
+    // the first reloads wait for what the first waited for.
+    const std::size_t d = edit.kind == WhatIfEdit::Kind::DoubleBuffer
+                              ? 1
+                              : static_cast<std::size_t>(edit.depth > 0 ? edit.depth : predict_options.prefetch_depth);
     // Per copy stream: its nodes that wait on another stream and are reloads.
     std::map<std::int32_t, std::vector<std::uint32_t>> waited;
     for (std::size_t i = 0; i < g.nodes.size(); ++i) {
@@ -192,14 +215,14 @@ EditResult apply_what_if(const Trace& trace, ReplayGraph& g, const WhatIfEdit& e
       std::vector<std::vector<std::uint32_t>> before(v.size());
       for (std::size_t k = 0; k < v.size(); ++k) before[k] = g.nodes[v[k]].waits;
       for (std::size_t k = 1; k < v.size(); ++k) {
-        g.nodes[v[k]].waits = before[k - 1];
+        g.nodes[v[k]].waits = before[k >= d ? k - d : 0];
         ++r.selected;
       }
     }
     if (r.selected == 0)
-      r.nothing_selected = fmt::format("--what-if double-buffer: no host-to-device copy of at least 1 MiB waits (through "
-                                       "an event) for another stream more than once; the trace has {} copies",
-                                       trace.memcpys.size());
+      r.nothing_selected = fmt::format("--what-if {}: no host-to-device copy of at least 1 MiB waits (through an event) "
+                                       "for another stream more than once; the trace has {} copies",
+                                       edit.text, trace.memcpys.size());
     return r;
   }
 
@@ -207,14 +230,19 @@ EditResult apply_what_if(const Trace& trace, ReplayGraph& g, const WhatIfEdit& e
   PredictionReport scratch;
   const detail::TraceFacts facts(trace, predict_options, scratch);
   const auto by_start = syncs_by_start(g);
-  if (edit.kind == WhatIfEdit::Kind::PackingCache) {
+  if (edit.kind == WhatIfEdit::Kind::PackingCache || edit.kind == WhatIfEdit::Kind::PackingDevice) {
+    // packing-device: every rebuild goes, the first of a step too (the device variant builds
+    // the mask with one kernel from lengths the host knows: that kernel is not in the trace
+    // and is not charged, a note says so).
+    const bool all = edit.kind == WhatIfEdit::Kind::PackingDevice;
+    if (all) r.notes.push_back("the device variant's one mask kernel per batch is not in the trace: not charged");
     std::set<int> seen_step;
     std::set<std::uint32_t> gone;
     for (std::size_t i = 0; i < facts.layers.size(); ++i) {
       const auto& ls = facts.ls[i];
       if (ls.packing.empty() && ls.rebuilds.empty()) continue;
       const int step = facts.iteration_of(facts.layers[i].start);
-      if (seen_step.insert(step).second) continue;  // the first rebuild of a step fills the cache
+      if (seen_step.insert(step).second && !all) continue;  // the first rebuild of a step fills the cache
       if (!ls.rebuilds.empty()) {
         for (const auto& w : ls.rebuilds) {
           remove_host_window(g, thread_of(g, w.pid, w.tid), w.start, w.end, gone);
@@ -232,39 +260,13 @@ EditResult apply_what_if(const Trace& trace, ReplayGraph& g, const WhatIfEdit& e
     }
     remove_launched(g, gone);
     if (r.selected == 0)
-      r.nothing_selected = fmt::format("--what-if packing-cache: no per-layer metadata rebuild after the first in a step "
-                                       "({} layer range(s){}); {}",
-                                       facts.layers.size(),
+      r.nothing_selected = fmt::format("--what-if {}: no per-layer metadata rebuild{} ({} layer range(s){}); {}",
+                                       edit.text, all ? "" : " after the first in a step", facts.layers.size(),
                                        facts.layer_glob.empty() ? "" : fmt::format(" matching '{}'", facts.layer_glob),
                                        holdings(g, true));
     return r;
   }
-  // MoE: a removed per-expert query goes whole: its sync, and the host time and GPU work of
-  // the op that issued it (the CPU-op range named like its cause around it: nonzero's own
-  // dispatch, count kernel and device-to-host copy), as the sorted and device variants no
-  // longer issue it. The expert GEMMs stay: what replaces them is not in this trace.
-  const std::size_t keep = edit.kind == WhatIfEdit::Kind::MoeSorted ? static_cast<std::size_t>(kMoeSortedSyncsPerCall) : 0;
-  std::set<std::uint32_t> gone;
-  for (std::size_t i = 0; i < facts.layers.size(); ++i) {
-    const auto& routing = facts.ls[i].routing;
-    if (routing.size() < 2) continue;  // predict --trace: a run of at least two per layer
-    for (std::size_t k = keep; k < routing.size(); ++k)
-      if (auto j = find_sync(g, by_start, *routing[k])) {
-        const ReplaySync& s = g.syncs[*j];
-        remove_sync(g, s);
-        if (const Range* op = enclosing_op(trace, s)) remove_host_window(g, thread_of(g, s.pid, s.tid), op->start, op->end, gone);
-        ++r.selected;
-      }
-  }
-  remove_launched(g, gone);
-  if (r.selected == 0)
-    r.nothing_selected = fmt::format("--what-if {}: no layer range holds a run of at least two per-expert routing "
-                                     "syncs (nonzero/where-style causes){} ({} layer range(s){}); {}",
-                                     edit.text, keep ? fmt::format(", more than the {} sorted keeps", keep) : "",
-                                     facts.layers.size(),
-                                     facts.layer_glob.empty() ? "" : fmt::format(" matching '{}'", facts.layer_glob),
-                                     holdings(g, true));
-  return r;
+  return apply_moe_edit(trace, g, edit, facts);
 }
 
 }  // namespace syncscope::model

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "syncscope/core/error.hpp"
+#include "syncscope/model/predict_inputs.hpp"
 #include "syncscope/model/replay.hpp"
 
 namespace syncscope::model {
@@ -82,7 +83,9 @@ ReplayReport replay_what_if(const Trace& trace, const std::vector<std::string>& 
 
   const bool explicit_edits = !edits.empty();
   const std::vector<std::string> list =
-      explicit_edits ? edits : std::vector<std::string>{"packing-cache", "double-buffer", "moe-sorted", "moe-device"};
+      explicit_edits ? edits
+                     : std::vector<std::string>{"packing-cache", "packing-device", "double-buffer", "prefetch",
+                                                "moe-sorted",    "moe-device"};
   bool first_explicit = true;
   for (const std::string& text : list) {
     const WhatIfEdit edit = parse_what_if(text);
@@ -96,7 +99,9 @@ ReplayReport replay_what_if(const Trace& trace, const std::vector<std::string>& 
     const char* variant = nullptr;
     switch (edit.kind) {
       case WhatIfEdit::Kind::PackingCache: fix = "packing", variant = "cached"; break;
+      case WhatIfEdit::Kind::PackingDevice: fix = "packing", variant = "device"; break;
       case WhatIfEdit::Kind::DoubleBuffer: fix = "offload", variant = "double"; break;
+      case WhatIfEdit::Kind::Prefetch: fix = "offload", variant = "prefetch"; break;
       case WhatIfEdit::Kind::MoeSorted: fix = "moe_routing", variant = "sorted"; break;
       case WhatIfEdit::Kind::MoeDevice: fix = "moe_routing", variant = "device"; break;
       case WhatIfEdit::Kind::RemoveSyncs: break;
@@ -162,6 +167,16 @@ ReplayReport replay_what_if(const Trace& trace, const std::vector<std::string>& 
     rep.what_if.push_back(std::move(out));
   }
   return rep;
+}
+
+TracePredictionWithReplay predict_with_replay(const Trace& trace, const TracePredictOptions& options,
+                                              const std::string& source, const std::vector<std::string>& edits,
+                                              const std::optional<Interval>& step_time_ns) {
+  TracePredictionWithReplay out;
+  out.prediction = predict_from_trace(trace, options, source);
+  out.replay = replay_what_if(trace, edits, options, out.prediction);
+  if (step_time_ns) replace_step_time(out.prediction, *step_time_ns, options.propagation);
+  return out;
 }
 
 std::string replay_to_text(const ReplayReport& r) {

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "syncscope/core/units.hpp"
+#include "syncscope/analysis/analysis.hpp"
 #include "syncscope/model/predict.hpp"
 #include "syncscope/model/trace_predict.hpp"
 #include "syncscope/trace/trace.hpp"
@@ -142,12 +143,13 @@ std::vector<std::size_t> critical_syncs(const ReplayGraph& graph, const ReplayTi
 // ---- edits (src/replay/edits.cpp) ----
 // Spellings (model/README.md, "Replay"):
 //   remove-syncs:cause=GLOB | remove-syncs:api=GLOB | remove-syncs:range=GLOB | remove-syncs:all
-//   packing-cache | double-buffer | moe-sorted | moe-device
+//   packing-cache | packing-device | double-buffer | prefetch[:K] | moe-sorted | moe-device
 struct WhatIfEdit {
-  enum class Kind : std::uint8_t { RemoveSyncs, PackingCache, DoubleBuffer, MoeSorted, MoeDevice };
+  enum class Kind : std::uint8_t { RemoveSyncs, PackingCache, PackingDevice, DoubleBuffer, Prefetch, MoeSorted, MoeDevice };
   Kind kind = Kind::RemoveSyncs;
   std::string selector;  // "cause", "api", "range", "all" (RemoveSyncs)
   std::string pattern;   // the glob
+  int depth = 0;         // prefetch:K (0: TracePredictOptions::prefetch_depth)
   std::string text;      // as given
 };
 // Throws InputError naming the accepted forms.
@@ -185,11 +187,23 @@ struct ReplayReport {
   std::vector<CriticalSegment> edited_critical_path;  // of the same step, first explicit edit
 };
 
-// Identity replay, then each edit (empty: the three fixes' edits, each "not applicable"
+// Identity replay, then each edit (empty: every fix variant's edit, each "not applicable"
 // when it selects nothing). An explicit edit that selects nothing throws InputError naming
 // the selector and what the trace holds. `closed_forms` is predict_from_trace's report.
 ReplayReport replay_what_if(const Trace& trace, const std::vector<std::string>& edits,
                             const TracePredictOptions& predict_options, const PredictionReport& closed_forms);
+
+// predict --trace as the CLI and the Python module both run it: the closed forms
+// (predict_from_trace), the replay with `edits` beside them (replay_what_if), then, given a
+// step time, every speedup against it (replace_step_time, after the replay: the closed forms
+// the replay prints beside its edits are the trace's own).
+struct TracePredictionWithReplay {
+  PredictionReport prediction;
+  ReplayReport replay;
+};
+TracePredictionWithReplay predict_with_replay(const Trace& trace, const TracePredictOptions& options,
+                                              const std::string& source, const std::vector<std::string>& edits,
+                                              const std::optional<Interval>& step_time_ns);
 
 std::string replay_to_text(const ReplayReport& report);
 // The prediction's JSON with "replay" and "what_if" added (names in the header comment of
@@ -207,5 +221,13 @@ struct CauseCost {
 // The `max_causes` causes with the most sync points, each replayed away on its own.
 std::vector<CauseCost> replay_cost_by_cause(const Trace& trace, const ReplayOptions& options,
                                             std::size_t max_causes = 10);
+// The named causes, in that order, each replayed away on its own (one graph for all).
+std::vector<CauseCost> replay_cost_of_causes(const Trace& trace, const ReplayOptions& options,
+                                             const std::vector<std::string>& causes);
+// analyze's worst offenders (result.worst, by blocked + bubble time): the first `max_causes`
+// replayed away one by one, with the analysis's own step glob and pid. The analysis library
+// cannot call the model: analyze (the CLI and the Python module) calls this and hands the
+// result to the printers (reports/analysis_printers.hpp, CauseRemovals).
+std::vector<CauseCost> removal_savings(const AnalysisResult& result, const Trace& trace, std::size_t max_causes);
 
 }  // namespace syncscope::model

@@ -14,7 +14,12 @@
 // (analysis/idle.hpp). Top level also: idle_by_device[], idle_by_stream[] ({device, stream,
 // first_ns, last_ns, gaps, idle, verdict}) and gpu.{kernels_by_class, kernels_by_name,
 // kernel_names, launch_delay, queue_length, annotations, copy_bandwidth, findings}
-// (analysis/gpu_analyses.hpp). Times are integer nanoseconds, fractions 0..1.
+// (analysis/gpu_analyses.hpp). `worst[]`: {cause, count, blocked_ns, bubble_ns, cost_ns}, and
+// when analyze replayed the trace (model/replay.hpp, add_removal_savings) `syncs_per_step`
+// and `removal_saving_ns`: the step time saved per step by replaying the trace without that
+// cause's syncs (median over the steps the replay built fully, or over the whole trace when
+// it has no step ranges; null: not claimed). Times are
+// integer nanoseconds, fractions 0..1.
 //
 // CSV (RFC 4180, tidy): header row
 //   window_kind,window_name,window_index,metric,value,schema_version
@@ -24,7 +29,9 @@
 // `syncs.by_cause.aten::item`, `gpu_busy_by_device.0`, `overlap.d2h.fraction`,
 // `idle.host_wait_ns`, `verdict` (its value a word). After the windows, rows of kind
 // idle_device / idle_stream (name "device D[ stream S]"), kernel_class, kernel, launch_delay,
-// queue, annotation, copy ("HtoD pinned") and finding (the rule) carry the GPU analyses. Every
+// queue, annotation, copy ("HtoD pinned") and finding (the rule) carry the GPU analyses, then
+// rows of kind worst (name the cause, index its rank: count, blocked_ns, bubble_ns, cost_ns,
+// and when replayed syncs_per_step and removal_saving_ns, empty when not claimed). Every
 // row repeats schema_version so that concatenated or filtered files stay self-describing.
 #pragma once
 
@@ -32,27 +39,38 @@
 #include <ostream>
 #include <string>
 
+#include <vector>
+
 #include "syncscope/analysis/analysis.hpp"
 
+namespace syncscope::model {
+struct CauseCost;  // model/replay.hpp: what removing a cause's syncs saves, by replay
+}
+
 namespace syncscope {
+
+// What removing each worst offender's syncs saves (analyze computes it with the model's
+// replay, replay_cost_of_causes; the analysis library cannot): matched to `worst` by cause.
+using CauseRemovals = std::vector<model::CauseCost>;
 
 enum class OutputFormat { Table, Json, Csv };
 
 // The one-screen summary a person reads first: totals, per-step distribution, the worst
 // offenders named, warnings.
-void print_analysis_table(const AnalysisResult& result, std::ostream& out);
+void print_analysis_table(const AnalysisResult& result, std::ostream& out, const CauseRemovals* removals = nullptr);
 
 struct AnalysisJsonOptions {
   int indent = 2;  // < 0: one line
   // At most this many entries in sync_points[] (0: none); sync_points_truncated says when
   // some were left out and sync_points_total gives the full count.
   std::size_t max_sync_points = 10000;
+  const CauseRemovals* removals = nullptr;  // worst[]'s syncs_per_step and removal_saving_ns
 };
 std::string analysis_to_json(const AnalysisResult& result, int indent = 2);
 std::string analysis_to_json(const AnalysisResult& result, const AnalysisJsonOptions& options);
 
 // Tidy CSV: one row per window (totals, step N, layer N) x metric.
-std::string analysis_to_csv(const AnalysisResult& result);
+std::string analysis_to_csv(const AnalysisResult& result, const CauseRemovals* removals = nullptr);
 
 // "1.234 ms", "56.7 us", "890 ns": the unit people read for a duration.
 std::string format_duration(Ns ns);
