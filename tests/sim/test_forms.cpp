@@ -66,8 +66,9 @@ TEST(Forms, ShippedProfilesCarryTheFittedEagerHostCosts) {
     EXPECT_TRUE(contains(p.provenance.at("host_costs"), "eager Python")) << name;
     // Not a trace-fitted profile: predict's "was fitted from trace(s)" note keys on "traces".
     EXPECT_FALSE(p.provenance.count("traces")) << name;
-    if (std::string(name) != "H200")
+    if (std::string(name) != "H200") {
       EXPECT_TRUE(contains(p.provenance.at("host_costs_host"), std::string("reused for ") + name)) << name;
+    }
   }
 }
 
