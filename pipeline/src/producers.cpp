@@ -11,7 +11,8 @@ Trace SimProducer::produce(const Job& job, const Scenario& s, const std::string&
   sim::SimOptions so;
   // Deterministic: warm-up steps would be identical copies; only the measured ones run.
   so.steps = s.measure.repeat_steps;
-  Trace t = sim::simulate(prog, profile_, so);
+  // A scenario's `host: cpp` runs the host without the profile's eager per-op costs.
+  Trace t = s.host == "cpp" ? sim::simulate(prog, sim::with_cpp_host(profile_), so) : sim::simulate(prog, profile_, so);
   t.meta.trace_name = name;
   return t;
 }

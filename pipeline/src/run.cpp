@@ -22,6 +22,7 @@
 #include "syncscope/pipeline/sim_check.hpp"
 #include "syncscope/pipeline/summary.hpp"
 #include "syncscope/sim/memory_estimate.hpp"
+#include "syncscope/sim/simulator.hpp"
 
 namespace syncscope::pipeline {
 
@@ -179,6 +180,10 @@ RunOutcome run(const RunRequest& request) {
   // A profile fitted from traces (calibrate --from-trace) says where it came from.
   if (st.profile)
     for (const auto& [k, v] : st.profile->provenance) st.env.extra["gpu_profile_" + k] = v;
+  // A scenario's `host: cpp` simulates without the profile's per-op host costs: say so.
+  if (st.mode == "simulated")
+    for (const auto& s : scenarios)
+      if (s.host == "cpp") st.env.extra["gpu_profile_host_costs"] = sim::with_cpp_host(*st.profile).provenance.at("host_costs");
   results.env = st.env;
   results.notes = st.notes;
   assemble_variants(scenarios, plan.jobs, summaries, results);

@@ -212,6 +212,7 @@ void check_scenario(Scenario& s, const Locator& where) {
 
   if (s.dtype != "bf16" && s.dtype != "fp16" && s.dtype != "fp32")
     fail(where, "dtype", "one of bf16, fp16, fp32", "\"" + s.dtype + "\"");
+  if (s.host != "eager" && s.host != "cpp") fail(where, "host", "one of eager, cpp", "\"" + s.host + "\"");
 
   if (s.fixes.empty()) fail(where, "fixes", "at least one of " + fix_names(", "), "none");
   std::set<Fix> seen_fixes;
@@ -541,7 +542,7 @@ Scenario parse_scenario(const std::string& text, const std::filesystem::path& pa
   s.source = path;
   s.name = path.stem().string();
   static const std::vector<std::string> allowed = {"name", "description", "model", "batch", "dtype", "offload",
-                                                   "fixes", "measure", "training", "lora"};
+                                                   "fixes", "measure", "training", "lora", "host"};
   bool have_model = false, have_fixes = false;
   if (!root.IsDefined() || root.IsNull())
     throw InputError(fmt::format("{}: empty scenario; expected a mapping with keys model, batch, fixes, ...", file));
@@ -560,6 +561,7 @@ Scenario parse_scenario(const std::string& text, const std::filesystem::path& pa
     } else if (key == "measure") read_measure(r, v, s.measure);
     else if (key == "training") s.training.mode = r.string(v, key, "one of full, lora, qlora");
     else if (key == "lora") read_lora(r, v, s.training);
+    else if (key == "host") s.host = r.string(v, key, "one of eager, cpp");
   }
   if (!have_model)
     throw InputError(fmt::format("{}: missing required key model (the model shape, Hugging Face config names)", file));

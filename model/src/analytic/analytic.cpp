@@ -50,6 +50,14 @@ double sync_removal_saving_ns(const Segment& s, double round_trip_ns) {
   return round_trip_ns + std::clamp(s.gpu_ns - s.host_ns + p, 0.0, p);
 }
 
+Segment segment_of_sync(double blocked_ns, double bubble_ns, double round_trip_ns) {
+  Segment s;
+  s.serial_host_ns = std::max(0.0, bubble_ns - round_trip_ns);
+  s.host_ns = s.serial_host_ns;
+  s.gpu_ns = std::max(0.0, blocked_ns - round_trip_ns);
+  return s;
+}
+
 double packing_saving_published_ns(int layers, double s_ns) {
   SYNCSCOPE_INPUT_ERROR_IF(layers < 1, fmt::format("packing: layers must be >= 1 (got {})", layers));
   return static_cast<double>(layers - 1) * s_ns;
@@ -191,6 +199,15 @@ double moe_saving_device_ns(int experts, int moe_layers, int passes, double q, d
   SYNCSCOPE_INPUT_ERROR_IF(experts < 1 || moe_layers < 0 || passes < 1,
                            "moe: need experts >= 1, moe layers >= 0, passes >= 1");
   return static_cast<double>(moe_layers) * passes * experts * q + kernel_delta;
+}
+
+double moe_sorted_segment_saving_ns(int experts, double sync_saving_ns, double query_launches, double launch_ns,
+                                    int syncs_left) {
+  SYNCSCOPE_INPUT_ERROR_IF(experts < 1, "moe: need experts >= 1");
+  SYNCSCOPE_INPUT_ERROR_IF(syncs_left < 0 || syncs_left > experts,
+                           fmt::format("moe: syncs left per MoE call must be in 0..E ({}), got {}", experts, syncs_left));
+  const double replaced = static_cast<double>(experts) * kMoeSortedLaunchesPerExpert + kMoeSortedLaunchesPerCall;
+  return (experts - syncs_left) * sync_saving_ns + (query_launches - replaced) * launch_ns;
 }
 
 double speedup(double step_ns, double saved_ns) {

@@ -223,6 +223,23 @@ FixPrediction predict_moe(const MoeParams& p, const std::string& variant, const 
     f.saving_ns = propagate({p.per_expert_ns, p.kernel_delta_ns}, [=](std::span<const double> x) {
       return moe_saving_sorted_ns(E, N, P, x[0], x[1], K);
     }, prop);
+    if (p.sync_saving_ns && p.query_launches && p.query_launch_ns && p.calls_per_step > 0) {
+      // Each removed sync saves its segment's share (min of the host's wait and the GPU's
+      // idle), and the loop's per-expert queries go with their own time, less what sorted
+      // launches instead; the q form charges only the bubbles.
+      f.alternatives["published N*passes*(E-3)*q + kernel delta"] = f.saving_ns;
+      f.parameters["sync_saving_ns"] = *p.sync_saving_ns;
+      f.parameters["query_launches_per_call"] = *p.query_launches;
+      f.parameters["query_launch_ns"] = *p.query_launch_ns;
+      f.parameters["calls_per_step"] = Interval::exact(p.calls_per_step);
+      const double calls = p.calls_per_step;
+      f.formula = fmt::format("calls * ((E-{0}) * s_sync + (n_q - E*{1} - {2}) * h_q) + kernel delta", K,
+                              kMoeSortedLaunchesPerExpert, kMoeSortedLaunchesPerCall);
+      f.saving_ns = propagate({*p.sync_saving_ns, *p.query_launches, *p.query_launch_ns, p.kernel_delta_ns},
+                              [=](std::span<const double> x) {
+                                return calls * moe_sorted_segment_saving_ns(E, x[0], x[1], x[2], K) + x[3];
+                              }, prop);
+    }
   } else {
     f.formula = "N * passes * E * q + kernel delta";
     f.saving_ns = propagate({p.per_expert_ns, p.kernel_delta_ns}, [=](std::span<const double> x) {

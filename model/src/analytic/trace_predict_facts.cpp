@@ -30,6 +30,10 @@ bool is_routing_cause(const std::string& lowered) {
   return contains_any(lowered, {"nonzero", "where", "masked_select", "bincount", "repeat_interleave", "unique"});
 }
 
+bool is_routing_query_kernel(const std::string& lowered) {
+  return contains_any(lowered, {"nonzero", "where", "expert_mask", "token_slot", "deviceselect", "one_hot"});
+}
+
 void Union::build(std::vector<std::pair<Ns, Ns>> v) {
   std::sort(v.begin(), v.end());
   iv.clear();
@@ -226,7 +230,7 @@ int TraceFacts::iteration_of(Ns t) const {
 // Host ranges and GPU time do not line up (the GPU runs behind the host), so a window's GPU
 // time is the time of the work launched inside it, not the GPU activity inside it.
 void TraceFacts::attribute_gpu_work() {
-  std::unordered_map<StringId, bool> row_scaled;  // by kernel name: names repeat per launch
+  std::unordered_map<StringId, bool> row_scaled, query;  // by kernel name: names repeat per launch
   for (const auto& x : trace.kernels)
     if (x.correlation) {
       gpu_by_corr[x.correlation] += x.end - x.start;
@@ -234,6 +238,9 @@ void TraceFacts::attribute_gpu_work() {
       auto [it, fresh] = row_scaled.try_emplace(x.name, false);
       if (fresh) it->second = is_row_scaled_kernel(trace.str(x.name));
       if (it->second) row_work_by_corr[x.correlation] += x.end - x.start;
+      auto [q, qfresh] = query.try_emplace(x.name, false);
+      if (qfresh) q->second = is_routing_query_kernel(lower(trace.str(x.name)));
+      if (q->second) query_by_corr[x.correlation] += x.end - x.start;
     }
   for (const auto& x : trace.memcpys)
     if (x.correlation) gpu_by_corr[x.correlation] += x.end - x.start;

@@ -28,6 +28,10 @@ bool contains_any(const std::string& lowered, std::initializer_list<const char*>
 bool is_rebuild_name(const std::string& lowered);
 // Data-dependent-shape ops whose result size the host must read: one sync each.
 bool is_routing_cause(const std::string& lowered);
+// Kernels of an MoE loop's per-expert routing query, which "sorted" and "device" no longer
+// launch: the boolean expert mask, the nonzero/where select (CUB's DeviceSelect in
+// torch.nonzero) and the token/slot index arithmetic on its result.
+bool is_routing_query_kernel(const std::string& lowered);
 
 inline bool is_host_range(const Range& r) { return r.kind != RangeKind::GpuUserAnnotation; }
 inline bool same_thread(std::int64_t a, std::int64_t b) { return a == -1 || b == -1 || a == b; }
@@ -97,6 +101,8 @@ class TraceFacts {
   // GPU time of the work each host call launched, by correlation id: all work, kernels, and
   // the row-scaled (GEMM and activation) kernels.
   std::unordered_map<std::uint64_t, Ns> gpu_by_corr, kernel_by_corr, row_work_by_corr;
+  // ... and the routing-query kernels (is_routing_query_kernel).
+  std::unordered_map<std::uint64_t, Ns> query_by_corr;
 
   double round_trip_ns = 0;
   std::string round_trip_source;

@@ -83,6 +83,61 @@ void detect_moe(const TraceFacts& facts, PredictionReport& rep) {
     const double scaled_ns = row_work_known ? per_step_row_ns : per_step_expert_ns;
     // The segment form's inputs, per step: GPU busy, the bubbles of the syncs that stay,
     // and the host time left once the routing syncs and the per-expert launches go.
+    // The sorted variant's segment form, per MoE call (one routing run in a layer range):
+    // each routing sync's segment saving, and the loop's routing-query launches with their
+    // own time (the host gap before the call plus the call; a merged count read's copy call
+    // is part of its sync's wait, so only its gap), host or GPU by the side that binds.
+    std::map<std::size_t, double> query_count;  // routing-query launches per layer occurrence
+    std::map<std::size_t, double> query_gpu;    // ... and their GPU time
+    if (facts.round_trip_ns > 0) {
+      const double r = facts.round_trip_ns;
+      std::vector<double> sync_saving, query_n, query_ns;
+      for (std::size_t i = 0; i < facts.ls.size(); ++i) {
+        const auto& l = facts.ls[i];
+        if (!has[i]) continue;
+        const Window& w = facts.layers[i];
+        double s = 0;
+        std::set<Ns> merged_reads;
+        for (const auto* sp : l.routing) {
+          s += sync_removal_saving_ns(segment_of_sync(static_cast<double>(sp->blocked_ns),
+                                                      static_cast<double>(sp->bubble_ns), r),
+                                      r);
+          if (sp->merged_copy) merged_reads.insert(sp->start);
+        }
+        double n = 0, host = 0, gpu = 0;
+        Ns prev = w.start;
+        facts.for_api_in(w.start, w.end, w.tid, [&](const ApiCall& c) {
+          const double gap = static_cast<double>(std::max<Ns>(0, c.start - prev));
+          if (auto q = facts.query_by_corr.find(c.correlation); c.correlation && q != facts.query_by_corr.end()) {
+            ++n;
+            host += gap + static_cast<double>(c.end - c.start);
+            gpu += static_cast<double>(q->second);
+          } else if (merged_reads.count(c.start)) {
+            ++n;
+            host += gap;
+            if (auto g = facts.gpu_by_corr.find(c.correlation); g != facts.gpu_by_corr.end())
+              gpu += static_cast<double>(g->second);
+          }
+          prev = std::max(prev, c.end);
+        });
+        if (n <= 0) continue;
+        query_count[i] = n;
+        query_gpu[i] = gpu;
+        double blocked = 0;
+        for (const auto* sp : l.syncs) blocked += static_cast<double>(sp->blocked_ns);
+        const double layer_host = static_cast<double>(w.end - w.start) - blocked;
+        const double layer_gpu = facts.launched_ns(facts.gpu_by_corr, w.start, w.end, w.tid);
+        sync_saving.push_back(s / static_cast<double>(l.routing.size()));
+        query_n.push_back(n);
+        query_ns.push_back((layer_host >= layer_gpu ? host : gpu) / n);
+      }
+      if (!sync_saving.empty()) {
+        p.sync_saving_ns = mean_ci(sync_saving, facts.opt.bootstrap, facts.opt.seed + 11, facts.level);
+        p.query_launches = mean_ci(query_n, facts.opt.bootstrap, facts.opt.seed + 12, facts.level);
+        p.query_launch_ns = mean_ci(query_ns, facts.opt.bootstrap, facts.opt.seed + 13, facts.level);
+        p.calls_per_step = static_cast<double>(sync_saving.size()) / steps_seen;
+      }
+    }
     if (!facts.an.steps.empty()) {
       std::set<const SyncPoint*> routing;
       for (const auto& l : facts.ls)
@@ -101,18 +156,64 @@ void detect_moe(const TraceFacts& facts, PredictionReport& rep) {
         if (routing.count(&sp)) routing_blocked[*i] += static_cast<double>(sp.blocked_ns);
         else other_bubbles[*i] += static_cast<double>(sp.bubble_ns);
       }
+      // What the device variant no longer issues, per MoE call, counted in the loop's own
+      // launches (derivation: model/README.md, "MoE routing"). Between the first and the
+      // last routing sync the host runs E - 1 expert iterations of n_e launches each, q_e of
+      // them the routing query (is_routing_query_kernel, the count read); h is their mean
+      // host time (the framework's time between calls included). Forward: the loop's E n_e
+      // launches become the expert work once (n_e - q_e, one grouped launch per expert
+      // launch) plus kMoeDeviceRoutingLaunches on-device routing launches. Backward (once
+      // per layer, not per routing pass): autograd issues one backward launch per
+      // differentiable forward launch, n_e - q_e per expert, which the grouped form issues
+      // once instead of E times.
+      std::vector<double> removed_gpu(S, 0);
+      double kernel_floor = 0;
+      {
+        std::vector<double> d;
+        for (const auto& k : facts.trace.kernels) d.push_back(static_cast<double>(k.end - k.start));
+        if (!d.empty()) {
+          auto nth = d.begin() + static_cast<std::ptrdiff_t>(d.size() / 10);
+          std::nth_element(d.begin(), nth, d.end());
+          kernel_floor = *nth;
+        }
+      }
+      std::map<std::string, int> occ_per_name;
+      for (std::size_t i = 0; i < facts.ls.size(); ++i)
+        if (has[i]) occ_per_name[facts.layers[i].name]++;
       for (std::size_t i = 0; i < facts.ls.size(); ++i) {
         const auto& l = facts.ls[i];
-        if (l.routing.size() < 2 || facts.layers[i].step < 0) continue;
-        double api = 0, blocked = 0;
-        facts.for_api_in(l.routing.front()->start, facts.layers[i].end, facts.layers[i].tid,
-                   [&](const ApiCall& c) { api += static_cast<double>(c.end - c.start); });
-        for (const auto* sp : l.routing) blocked += static_cast<double>(sp->blocked_ns);
-        // What remains of the region's host calls once its syncs are taken out: the
-        // per-expert launches; the device variant keeps about one expert's worth.
-        launches[static_cast<std::size_t>(facts.layers[i].step)] +=
-            std::max(0.0, api - blocked) * (1.0 - 1.0 / std::max(1, p.experts));
+        if (!has[i] || facts.layers[i].step < 0) continue;
+        const SyncPoint* first = l.routing.front();
+        const SyncPoint* last = l.routing.back();
+        const Ns from = first->start + first->blocked_ns, to = last->start;
+        double blocked = 0, calls = 0;
+        for (const auto* sp : l.syncs)
+          if (from <= sp->start && sp->start < to) blocked += static_cast<double>(sp->blocked_ns);
+        facts.for_api_in(from, to, facts.layers[i].tid, [&](const ApiCall& c) {
+          if (c.correlation && facts.gpu_by_corr.count(c.correlation)) ++calls;
+        });
+        const double iters = static_cast<double>(l.routing.size() - 1);
+        if (calls <= 0 || iters <= 0) continue;
+        const double host_busy = std::max(0.0, static_cast<double>(to - from) - blocked);
+        const double h = host_busy / calls, n_e = calls / iters;
+        const double E = static_cast<double>(l.routing.size());
+        const double q_e = query_count.count(i) ? query_count[i] / E : 0.0;
+        const double work = std::max(0.0, n_e - q_e);
+        const double fwd = E * n_e - work - kMoeDeviceRoutingLaunches;
+        const double passes_here =
+            facts.have_iterations() ? std::max(1.0, static_cast<double>(occ_per_name[facts.layers[i].name]) /
+                                                        static_cast<double>(facts.n_steps))
+                                    : 1.0;
+        const double bwd = (E - 1) * work / passes_here;
+        launches[static_cast<std::size_t>(facts.layers[i].step)] += std::max(0.0, fwd + bwd) * h;
+        // The GPU side loses the query kernels' time and, per expert launch folded into a
+        // grouped one, the shortest time a kernel takes (the trace's 10th percentile of kernel
+        // durations, calibrate's kernel_floor_ns estimator): the work itself stays.
+        const double folded = (E - 1) * work * (1.0 + 1.0 / passes_here) - kMoeDeviceRoutingLaunches;
+        const double qg = query_gpu.count(i) ? query_gpu[i] : 0.0;
+        removed_gpu[static_cast<std::size_t>(facts.layers[i].step)] += qg + std::max(0.0, folded) * kernel_floor;
       }
+      for (std::size_t i = 0; i < S; ++i) busy[i] = std::max(0.0, busy[i] - removed_gpu[i]);
       std::vector<double> host_after(S);
       for (std::size_t i = 0; i < S; ++i)
         host_after[i] =
@@ -160,10 +261,18 @@ void detect_moe(const TraceFacts& facts, PredictionReport& rep) {
       else
         f.notes.push_back("no step ranges or iteration markers: moe_layers counts each layer name with routing syncs "
                           "once (one routing pass per step assumed)");
+      if (std::string(v) == "sorted" && p.sync_saving_ns)
+        f.evidence.push_back(fmt::format(
+            "per MoE call ({:.1f} per step): a routing sync's segment saving min(blocked, bubble) = {}; {:.1f} "
+            "routing-query launches (mask, nonzero/where, count read, token/slot index kernels) of {} own time "
+            "each; sorted launches {} per expert and {} per call instead",
+            p.calls_per_step, us(p.sync_saving_ns->value), p.query_launches->value, us(p.query_launch_ns->value),
+            kMoeSortedLaunchesPerExpert, kMoeSortedLaunchesPerCall));
       if (std::string(v) == "device" && p.gpu_busy_ns)
         f.evidence.push_back(fmt::format(
-            "per step: GPU busy {}, bubbles of the other syncs {}, host time without the routing syncs and the "
-            "per-expert launches {} (the device variant runs at the longer of the two sides)",
+            "per step: GPU busy without the routing queries and the per-expert kernels' floor {}, bubbles of the other "
+            "syncs {}, host time without the routing syncs and the per-expert launches {} (the device variant runs at "
+            "the longer of the two sides)",
             ms(p.gpu_busy_ns->value), ms(p.other_bubble_ns->value), ms(p.host_after_ns->value)));
       rep.fixes.push_back(std::move(f));
     }

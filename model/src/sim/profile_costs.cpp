@@ -1,6 +1,9 @@
 #include "profile_costs.hpp"
 
 #include <cctype>
+#include <iterator>
+
+#include "syncscope/sim/simulator.hpp"
 
 namespace syncscope::sim::detail {
 
@@ -56,3 +59,22 @@ OpHostCost op_host_cost(const program::Op& op, const GpuProfile& p) {
 }
 
 }  // namespace syncscope::sim::detail
+
+namespace syncscope::sim {
+
+GpuProfile with_cpp_host(GpuProfile p) {
+  p.host_op_ns = 0;
+  p.host_launch_op_ns = 0;
+  p.host_after_launch_ns = 0;
+  p.host_range_ns = 0;
+  p.plain_ops_per_launch_op = 0;
+  for (auto& k : p.kernels) k.host_events = 0;
+  for (auto it = p.provenance.begin(); it != p.provenance.end();)
+    it = it->first.rfind("host_costs", 0) == 0 ? p.provenance.erase(it) : std::next(it);
+  p.provenance["host_costs"] =
+      "C++ (scenario host: cpp): no host time per op beyond the runtime calls (launch_overhead_ns each); an "
+      "assumption, not a measurement";
+  return p;
+}
+
+}  // namespace syncscope::sim

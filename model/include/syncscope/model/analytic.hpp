@@ -119,6 +119,33 @@ double moe_saving_sorted_ns(int experts, int moe_layers, int passes, double q_ns
                             int syncs_left = kMoeSortedSyncsPerCall);
 double moe_saving_device_ns(int experts, int moe_layers, int passes, double q_ns, double kernel_delta_ns = 0);
 
+// The segment a sync closes, as a trace shows it: `blocked` (the host's wait, round trip
+// included) and `bubble` (the GPU idle after it: round trip, the host work before the next
+// launch, the launch latency). In the segment model the wait is r + max(0, D - H + P) and
+// the bubble r + P, so P = bubble - r and D - H + P = blocked - r; the returned segment has
+// H = P, D = blocked - r (any H >= P with the same D - H gives the same saving).
+// sync_removal_saving_ns of it is r + clamp(blocked - r, 0, bubble - r) = min(blocked,
+// bubble) when both exceed r: the host's wait when the host binds, the GPU's idle when the
+// GPU binds.
+Segment segment_of_sync(double blocked_ns, double bubble_ns, double round_trip_ns);
+
+// MoE "sorted" in the segment form, per MoE call (one layer's routing, one pass):
+//   saving = (E - k) * s_sync + (n_q - E * a - b) * h_q
+// s_sync the mean segment saving of its routing syncs (segment_of_sync), n_q the loop's
+// routing-query launches in the call (the boolean mask, nonzero, the count read, the token
+// and slot index arithmetic: is_routing_query_kernel) with mean own time h_q (host time when
+// the call's host side binds, else GPU time), and what sorted launches instead: a = 1 index
+// op per expert (slot -> token), b = 8 per call (stable argsort, bincount's min and max with
+// their reads, its zeroing and histogram, the counts' read; kernels/README.md).
+inline constexpr int kMoeSortedLaunchesPerExpert = 1;
+inline constexpr int kMoeSortedLaunchesPerCall = 8;
+// MoE "device" routes on the device with 4 launches per call (histogram of expert counts,
+// stable sort of the slots, slot -> token division, the offsets' cast for the grouped GEMM;
+// kernels/README.md), then runs each expert launch once, grouped.
+inline constexpr int kMoeDeviceRoutingLaunches = 4;
+double moe_sorted_segment_saving_ns(int experts, double sync_saving_ns, double query_launches, double launch_ns,
+                                    int syncs_left = kMoeSortedSyncsPerCall);
+
 // ---- step level ------------------------------------------------------------------------
 // T_base / (T_base - T_saved). Throws InputError when the saving is not smaller than the
 // step time (the inputs contradict each other).

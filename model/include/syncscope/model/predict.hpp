@@ -73,6 +73,11 @@ struct MoeParams {
   // per-expert launches the device variant does not make. Given all three and a step time,
   // device's step is max(gpu_busy - kernel_delta + other_bubbles, host_after).
   std::optional<Interval> gpu_busy_ns, other_bubble_ns, host_after_ns;
+  // Segment form of "sorted" (analytic.hpp moe_sorted_segment_saving_ns), per MoE call of
+  // the baseline: the mean segment saving of a routing sync, the routing-query launches and
+  // their mean own time; with calls_per_step the per-step saving replaces the q form.
+  std::optional<Interval> sync_saving_ns, query_launches, query_launch_ns;
+  double calls_per_step = 0;
 };
 
 // variant "cached" (the published form, plus the segment model when its inputs are given) or

@@ -93,6 +93,13 @@ std::int64_t trace_stream_id(const program::Program& program, int index);
 // available (MemAvailable), before allocating.
 double simulation_bytes(std::uint64_t ops_per_step, int steps);
 
+// The profile with a C++ host (a scenario's `host: cpp`): no host time per framework op or
+// range boundary beyond the runtime calls themselves (launch_overhead_ns per launch), the
+// fitted kernels' own host figures cleared too. A labelled assumption, not a measurement
+// (LibTorch's C++ dispatch is not free, only far cheaper than eager Python's); recorded in
+// provenance as host_costs so traces and results say which host ran.
+GpuProfile with_cpp_host(GpuProfile profile);
+
 // Runs the program; throws InputError for an inconsistent program (a stream or event index
 // out of range, RangePop without RangePush, a copy without a direction), for a profile
 // value that makes a time overflow (naming the field), and for a simulation too large for

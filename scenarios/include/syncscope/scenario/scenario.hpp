@@ -100,6 +100,9 @@ struct Scenario {
   std::string dtype = "bf16";  // bf16 | fp16 | fp32
   bool offload = false;        // checkpoint-activation offload on
   TrainingSpec training;       // full | lora | qlora (issue 14)
+  // The host's cost per framework op in a simulated run: "eager" (the GPU profile's fitted
+  // eager-PyTorch figures) or "cpp" (none beyond the launch call itself: a C++ host).
+  std::string host = "eager";
   std::vector<FixSelection> fixes;
   MeasureSpec measure;
   int layers() const { return measure.layers_override.value_or(model.num_hidden_layers); }
