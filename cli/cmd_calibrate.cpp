@@ -28,6 +28,7 @@
 #include "syncscope/model/gpu_profile.hpp"
 #include "syncscope/model/trace_calibration.hpp"
 #include "syncscope/pipeline/backend.hpp"
+#include "syncscope/reports/model_printers.hpp"
 
 namespace syncscope::cli {
 
@@ -52,7 +53,7 @@ struct CalibrateOptions {
 void check_output(const std::string& out, bool force) { (void)plan_output_file(out, force); }
 
 // The profile as YAML, once its own loader accepts it: calibrate never writes a profile that
-// `run --gpu-profile` would refuse (issue 24: a trace gave 1e27 B/s). From a trace the trace
+// `run --gpu-profile` would refuse (a trace gave 1e27 B/s). From a trace the trace
 // is the bad input (exit 2); from the microbenchmarks the measurement failed (exit 1).
 std::string checked_yaml(const GpuProfile& p, const std::string& out, bool from_trace) {
   const std::string yaml = gpu_profile_to_yaml(p);
@@ -103,7 +104,7 @@ void calibrate_from_trace(const CalibrateOptions& o) {
     for (const auto& w : cal.warnings) std::fprintf(stderr, "syncscope: warning: %s\n", w.c_str());
     std::cout << model::calibration_to_json(cal);
   } else {
-    std::cout << model::calibration_to_text(cal) << "wrote " << out << "\n";
+    std::cout << calibration_to_text(cal) << "wrote " << out << "\n";
   }
 }
 

@@ -23,6 +23,7 @@
 #include "syncscope/model/predict_inputs.hpp"
 #include "syncscope/model/replay.hpp"
 #include "syncscope/model/trace_predict.hpp"
+#include "syncscope/reports/model_printers.hpp"
 
 namespace syncscope::cli {
 
@@ -163,7 +164,7 @@ void add_predict_command(CLI::App& app, Context& ctx) {
     }
     std::string text = o->format == "json"
                            ? (replay ? model::prediction_with_replay_to_json(rep, *replay) : model::prediction_to_json(rep))
-                           : model::prediction_to_text(rep) + (replay ? model::replay_to_text(*replay) : "");
+                           : prediction_to_text(rep) + (replay ? model::replay_to_text(*replay) : "");
     if (o->output.empty()) {
       std::cout << text << std::flush;
     } else {

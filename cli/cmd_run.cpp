@@ -13,6 +13,7 @@
 #include "syncscope/core/text.hpp"
 #include "syncscope/model/validate.hpp"
 #include "syncscope/pipeline/run.hpp"
+#include "syncscope/reports/model_printers.hpp"
 
 namespace syncscope::cli {
 
@@ -20,8 +21,8 @@ namespace {
 
 int run_command(const pipeline::RunRequest& request) {
   const pipeline::RunOutcome r = pipeline::run(request);
-  std::fputs(model::validation_to_table(r.validation).c_str(), stdout);
-  // Issue 31: the summary names the model and what the run says about it (also in
+  std::fputs(validation_to_table(r.validation).c_str(), stdout);
+  // The summary names the model and what the run says about it (also in
   // results.json's notes: its family and size, what stays at baseline, memory).
   for (const auto& n : r.model_notes) std::printf("%s\n", printable(n).c_str());
   std::printf("wrote %s (results.json, results.csv, report.html, %zu trace(s))\n", r.out.string().c_str(), r.traces);

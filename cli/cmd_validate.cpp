@@ -17,6 +17,7 @@
 
 #include "syncscope/model/results.hpp"
 #include "syncscope/model/validate.hpp"
+#include "syncscope/reports/model_printers.hpp"
 
 namespace syncscope::cli {
 
@@ -125,7 +126,7 @@ void add_validate_command(CLI::App& app, Context& ctx) {
     if (!o->output.empty()) (void)plan_output_file(o->output, o->force);  // refuse before the work
     RunResults results = read_results_strictly(o->results);
     model::ValidationReport rep = model::validate_results(results, o->results);
-    std::string text = o->format == "json" ? model::validation_to_json(rep) : model::validation_to_table(rep);
+    std::string text = o->format == "json" ? model::validation_to_json(rep) : validation_to_table(rep);
     if (o->output.empty()) {
       std::cout << text << std::flush;
     } else {

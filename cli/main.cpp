@@ -9,7 +9,7 @@
 int main(int argc, char** argv) {
   using namespace syncscope;
   // A file size limit (ulimit -f) makes write(2) fail with EFBIG, said as a write failure
-  // (exit 1), instead of a silent death by SIGXFSZ (issue 24).
+  // (exit 1), instead of a silent death by SIGXFSZ.
   std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{
       "syncscope: find and fix hidden host-device serialization in LLM training.\n"

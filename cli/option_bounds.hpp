@@ -1,5 +1,5 @@
 // CLI11 validators from core/bounds.hpp: an option outside physical sense is refused with
-// its name, the range and the reason (issue 17), before any work starts.
+// its name, the range and the reason, before any work starts.
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -11,6 +11,7 @@
 #include "syncscope/core/error.hpp"
 #include "syncscope/model/results.hpp"
 #include "syncscope/model/validate.hpp"
+#include "syncscope/reports/model_printers.hpp"
 
 namespace {
 
@@ -34,7 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   try {
     const model::ValidationReport v = model::validate_results(r, "results.json");
-    (void)model::validation_to_table(v);
+    (void)validation_to_table(v);
     (void)model::validation_to_json(v);
     (void)results_to_csv(r);
     const std::string json = results_to_json(r);

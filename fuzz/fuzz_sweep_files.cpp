@@ -1,5 +1,5 @@
 // libFuzzer target for the files a sweep or rank analysis reads back from its directory,
-// which anyone sharing the file system may have written (issue 24): sweep.json, a task's
+// which anyone sharing the file system may have written: sweep.json, a task's
 // status/NAME.json, slurm/jobs.json and a rank part's parts/part-00000.json. The first byte
 // picks the file, the rest is its content; the other files are valid. Properties checked on
 // every input: nothing crashes or trips ASan/UBSan, only InputError is thrown, and what is

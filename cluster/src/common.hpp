@@ -26,7 +26,7 @@ std::string current_job_id();
 
 // Files we write into a sweep's or rank analysis's directory DIR, named relative to it: read,
 // written and tested through core/dir_handle.hpp, so a link planted under DIR is never
-// followed and a FIFO or device there is InputError, never a hang (issue 24).
+// followed and a FIFO or device there is InputError, never a hang.
 // read_json: InputError naming it when unreadable, not a regular file or not JSON.
 nlohmann::json read_json(const std::filesystem::path& dir, const std::filesystem::path& rel);
 void write_json(const std::filesystem::path& dir, const std::filesystem::path& rel,

@@ -235,7 +235,7 @@ int run_sweep_task(const fs::path& dir, std::size_t index, const fs::path& syncs
   write_status(dir, t, "running", "", started, "", nullptr);
 
   // The program is the one running now (or the caller's), never sweep.json's "syncscope":
-  // a sweep directory on a shared file system must not choose what runs (issue 24).
+  // a sweep directory on a shared file system must not choose what runs.
   std::vector<std::string> argv = {syncscope.string(), "run", t.scenario, "--device", plan.device, "--out", result.string()};
   if (!t.target.gpu_profile.empty()) argv.insert(argv.end(), {"--gpu-profile", t.target.gpu_profile});
   const fs::path log_rel = fs::path("logs") / (t.name + ".log");

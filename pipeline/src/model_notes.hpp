@@ -1,4 +1,4 @@
-// Issue 31: what a run says about its model before it starts. The model named (stderr,
+// What a run says about its model before it starts. The model named (stderr,
 // results.json's env.extra and notes, so the terminal summary and the report carry it),
 // what its architecture has that the scenario leaves at baseline or the step leaves out,
 // and the step's GPU memory against the GPU profile's (exit 2 over it, unless forced).

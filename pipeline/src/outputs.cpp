@@ -53,7 +53,7 @@ void write_run_outputs(const fs::path& partial, const fs::path& out, const RunRe
   rr.timelines = strips;
   if (fs::exists(partial / "sim_check.json")) rr.sim_checks = load_report_run(partial).sim_checks;
   HtmlReportOptions ho;
-  // Issue 31: the model is named beside the scenario (a --hf-config model is not the scenario's).
+  // The model is named beside the scenario (a --hf-config model is not the scenario's).
   ho.title = fmt::format("syncscope run: {} \u2014 {} ({})",
                          scenarios.front().name + (scenarios.size() > 1 ? " and others" : ""),
                          scenarios.front().model.name.empty() ? std::string("unnamed model") : scenarios.front().model.name,

@@ -17,7 +17,7 @@ OwnedDirRules run_dir_rules() {
   r.marker_is_ours = [](const fs::path& p) { return (void)read_results(p), true; };
   r.allowed = {"results.json", "results.csv", "timelines.json", "sim_check.json", "report.html", "traces",
                "traces/*.json.gz", kRunManifest};
-  // Names alone let a user's own traces/x.json.gz be deleted by --force (issue 24): the run's
+  // Names alone let a user's own traces/x.json.gz be deleted by --force: the run's
   // manifest of names, sizes and contents decides.
   r.manifest = kRunManifest;
   return r;

@@ -87,7 +87,7 @@ RunOutcome run(const RunRequest& request) {
   }
 
   // ---- output directory and jobs ------------------------------------------------------
-  // Issue 31: a --hf-config model is named in the default directory, so a second config
+  // A --hf-config model is named in the default directory, so a second config
   // against the same scenario does not collide with the first.
   const OutputDir out_plan = plan_results_dir(
       request.out.empty()

@@ -52,7 +52,7 @@ std::string scenario_section(const ReportRun& run, std::size_t ri, const std::st
   const bool show_layers = layer_counts.size() > 1;
   const std::string sid = slug(fmt::format("{}-{}-{}", ri, run.results.env.gpu, scen));
   std::string h = fmt::format("<section class=\"scenario\" id=\"scenario-{}\" data-mode=\"{}\">\n", sid, esc(run.results.mode));
-  // Issue 31: the model trained, beside the scenario (a --hf-config model is not the scenario's own).
+  // The model trained, beside the scenario (a --hf-config model is not the scenario's own).
   std::string model;
   for (auto* v : vs)
     if (v->network && !v->network->model.empty()) model = v->network->model;
@@ -79,7 +79,7 @@ std::string scenario_section(const ReportRun& run, std::size_t ri, const std::st
   h += timeline_strips("timeline-" + sid, strips, outcome);
 
   h += "<h3>Per variant (" + outcome + ")</h3>\n" + variants_table(vs, outcome);
-  // The analytical model's inputs (issue 31: "Model parameters" read like the network's size).
+  // The analytical model's inputs ("Model parameters" read like the network's size).
   h += "<h3>Analytical model inputs</h3>\n" + parameters_details(vs);
   std::vector<const ReportRun::SimCheckRow*> checks;
   for (const auto& c : run.sim_checks)

@@ -33,7 +33,7 @@ std::string variant_label(const VariantResult& v, bool show_layers) {
   return s;
 }
 
-// The models a run trained, in order of first appearance (issue 31: a run names its model).
+// The models a run trained, in order of first appearance (a run names its model).
 std::string run_models(const RunResults& r) {
   std::vector<std::string> names;
   for (const auto& v : r.variants)

@@ -21,7 +21,7 @@ using Locator = std::function<std::string(const std::string& field)>;
 // and checks the shape. `prefix` is "model." for scenarios, "" for config.json.
 void check_model(ModelShape& model, const Locator& where, const std::string& prefix);
 void check_scenario(Scenario& scenario, const Locator& where);
-// Issue 14's fields (training mode, LoRA, tied embeddings, gpt-oss clamp, prefetch budget).
+// The fields of training as Unsloth does it (training mode, LoRA, tied embeddings, gpt-oss clamp, prefetch budget).
 void check_model_training_keys(const ModelShape& model, const Locator& where, const std::string& prefix);
 void check_training(Scenario& scenario, const Locator& where);
 

@@ -213,7 +213,7 @@ ModelShape parse_hf_config(const std::string& text, const std::filesystem::path&
   if (j.contains("model_type") && j["model_type"].is_string()) m.model_type = j["model_type"].get<std::string>();
   if (m.model_type.empty() || (!model_family(m.model_type) && model_family(outer_type))) m.model_type = outer_type;
   m.swiglu_limit = num_field("swiglu_limit", 0.0);
-  // Issue 31: what the config class means beyond the shape (model_traits.hpp). A key that
+  // What the config class means beyond the shape (model_traits.hpp). A key that
   // is absent leaves the class's default; tie_word_embeddings, the window and its layout
   // are read here and the family's defaults applied by resolve_model_traits().
   TraitInputs in;

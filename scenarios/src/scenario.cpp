@@ -171,7 +171,7 @@ void check_training(Scenario& s, const Locator& where) {
 void check_scenario(Scenario& s, const Locator& where) {
   if (s.name.empty()) fail(where, "name", "a non-empty name", "\"\"");
   printable_name(where, "name", s.name);
-  // The name picks run's default output directory (out/<name>...): a name, never a path (issue 24).
+  // The name picks run's default output directory (out/<name>...): a name, never a path.
   if (s.name.find_first_of("/\\") != std::string::npos || s.name == "." || s.name == "..")
     throw InputError(fmt::format("{}: name: '{}' is a path, not a name: a scenario name holds no '/' or '\\' and is "
                                  "not '.' or '..' (it names the default output directory out/<name>...); rename it",
@@ -407,7 +407,7 @@ class Reader {
   std::map<std::string, YAML::Mark> marks_;
 };
 
-// Issue 14's model keys (kept apart from the original ones).
+// The model keys of training as Unsloth does it (kept apart from the original ones).
 void read_model_training_keys(Reader& r, const std::string& key, const YAML::Node& v, const std::string& f,
                               ModelShape& m) {
   if (key == "tie_word_embeddings") m.tie_word_embeddings = r.boolean(v, f);

@@ -119,7 +119,7 @@ TEST(FormatDuration, PicksTheUnit) {
   EXPECT_EQ(format_duration(2'500'000'000), "2.500 s");
 }
 
-// The idle attribution and the GPU analyses under the names our own checks read (issue 27):
+// The idle attribution and the GPU analyses under the names our own checks read:
 // in totals and every step, "idle" with the six fields summing exactly to the window, and a
 // verdict; per device and stream; the analyses under "gpu"; the same in CSV and the table.
 TEST(AnalysisJson, IdleAndGpuAnalysesCarryTheContractNames) {

@@ -1,4 +1,4 @@
-// Issue 24 through the `syncscope` executable, as an attacker sharing a cluster file system
+// No way in, nothing lost, through the `syncscope` executable, as an attacker sharing a cluster file system
 // tried it: one table row per defect (the style of test_cli_safety.cpp), each with the exit
 // status, what stderr must say and what must (not) be on disk afterwards. Rows that need
 // only a library (threads, SQLite columns, signals) are unit tests beside their code:

@@ -1,4 +1,4 @@
-// Issue 17 through the `syncscope` executable, as a hostile user tried it: one table row per
+// Nothing lost, nothing unbounded, through the `syncscope` executable, as a hostile user tried it: one table row per
 // defect (items 1-8 and 10 of the issue; 9 is the report's), each with the exit status, what
 // stderr must say and what must (still) be on disk afterwards.
 #include <gtest/gtest.h>
@@ -350,7 +350,7 @@ const Case kNames[] = {
      "control character (U+0000", no_partial_left},
     {"1 MB name (issue: fails at write time)", [](const fs::path& d) { named(d, std::string(1 << 20, 'n')); },
      "run s.yaml --device sim --out r", 2, "the name has 1048576 characters; at most 128", no_partial_left},
-    // No '/' in it: since issue 24 a scenario name holds no path separator (it names out/<name>).
+    // No '/' in it: a scenario name holds no path separator (it names out/<name>).
     {"markup in a name is escaped by every printer",
      [](const fs::path& d) { named(d, "'<b>x<b> & \"q\", y'"); },
      "run s.yaml --device sim --out r", -2, nullptr,

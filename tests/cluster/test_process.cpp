@@ -64,7 +64,7 @@ TEST(Process, ShellQuoteKeepsPlainWordsAndQuotesTheRest) {
   EXPECT_EQ(shell_quote("$HOME"), "'$HOME'");
 }
 
-// Issue 24: `trace` signalled only its direct child. A SIGTERM sent to us reaches the whole
+// `trace` signalled only its direct child. A SIGTERM sent to us reaches the whole
 // process group of the program: here a shell's background `sleep` (a launcher's worker).
 TEST(Process, ASignalToUsReachesTheProgramsWholeGroup) {
   test::TempDir d;

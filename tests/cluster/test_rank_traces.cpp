@@ -111,7 +111,7 @@ TEST(RankTraces, OneWorkerAndManyGiveTheSameRows) {
   }
 }
 
-// Issue 24: `--jobs 1000` under a memory limit aborted ("terminate called without an active
+// `--jobs 1000` under a memory limit aborted ("terminate called without an active
 // exception"): a thread that cannot start is an Error after the started ones are joined.
 TEST(RankTraces, AThreadThatCannotStartIsAnErrorNotAnAbort) {
   const auto files = cluster::find_rank_traces({test::fixture("ranks/nccl4").string()});

@@ -11,7 +11,7 @@
 namespace syncscope::cluster {
 namespace {
 
-// Issue 24: what goes into a batch script is Slurm's syntax and nothing else.
+// What goes into a batch script is Slurm's syntax and nothing else.
 TEST(Slurm, OptionsAreSlurmsSyntaxOnly) {
   auto bad = [](SlurmOptions o) {
     try {

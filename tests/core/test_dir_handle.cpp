@@ -1,4 +1,4 @@
-// core/dir_handle.hpp, dir_manifest.hpp and temp_files.hpp (issue 24): nothing under a
+// core/dir_handle.hpp, dir_manifest.hpp and temp_files.hpp: nothing under a
 // directory we write is reached through a link, a FIFO never blocks, a run's manifest is the
 // only authority for --force, and temporary files go on signals and after a killed process.
 #include <gtest/gtest.h>

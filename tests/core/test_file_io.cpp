@@ -81,7 +81,7 @@ TEST(FileIo, MissingFileAndDirectory) {
   EXPECT_THROW(write_file_atomic(dir / "no" / "such" / "dir.json", "x"), InputError);
 }
 
-// ---- one open, no re-read: pipes, FIFOs, process substitution, stdin (issue 17 item 7) ----
+// ---- one open, no re-read: pipes, FIFOs, process substitution, stdin ----
 
 namespace {
 

@@ -1,4 +1,4 @@
-// core/output_policy.hpp: what --force may replace (issue 17, items 1 and 2), one row per
+// core/output_policy.hpp: what --force may replace, one row per
 // kind of thing that can be in the way.
 #include <gtest/gtest.h>
 #include <sys/socket.h>

@@ -1,4 +1,4 @@
-// Measured sync counts against the step program (issue 13): for every variant of a measured
+// Measured sync counts against the step program: for every variant of a measured
 // `syncscope run` (CUPTI trace, analyzed), its sync points per step beside those of its step
 // program (the same scenario run by the simulator, which executes the step program; both
 // counted by the same analysis), and whether they agree. scripts/gpu-check runs it as the

@@ -4,7 +4,7 @@ each in its own process: untraced, traced by syncscope (`syncscope trace`, the i
 library) and traced by torch.profiler with CUDA activities. Prints the median step time of
 each and its inflation over the untraced run; writes the numbers as JSON.
 
-Target (issue 3): syncscope <= 2% and below torch.profiler. The script reports; it does not
+Target: syncscope <= 2% and below torch.profiler. The script reports; it does not
 fail on timing (step times on a shared machine are noisy; the untraced run's own p10-p90
 spread is printed as the noise floor).
 

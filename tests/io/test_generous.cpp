@@ -1,4 +1,4 @@
-// Generous where we do not need a value, exact where we do (issue 11): an argument of a type
+// Generous where we do not need a value, exact where we do: an argument of a type
 // the reader does not read is kept out of the record and counted once per (category, field);
 // an event whose category cannot be placed without it is skipped and counted; ids, streams and
 // pointers written as text read as integers; a key given twice is counted. None of these

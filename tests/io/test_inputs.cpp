@@ -1,6 +1,6 @@
 // Traces from pipes, FIFOs, process substitution and "-" (standard input), gzip or not: the
 // input is opened once and its format recognized from the bytes read from that handle, never
-// by opening it again (issue 17: `analyze <(zcat t.json.gz)` said "not a trace file" because
+// by opening it again (`analyze <(zcat t.json.gz)` said "not a trace file" because
 // the first 8 KiB read to sniff gzip went to a first handle and were lost).
 #include <fcntl.h>
 #include <gtest/gtest.h>

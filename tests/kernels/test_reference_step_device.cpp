@@ -21,7 +21,7 @@ constexpr double kFp32Tol = 1e-4;  // CPU vs GPU fp32: different kernels, same m
 ModelShape small_dense() {
   ModelShape m;
   m.name = "Qwen3-small";  // Qwen3 structure (q/k norms, head_dim 128) at reduced width
-  m.model_type = "qwen3";  // q/k norms come from the family (issue 31), not the name
+  m.model_type = "qwen3";  // q/k norms come from the family, not the name
   m.num_hidden_layers = 4;
   m.hidden_size = 1024;
   m.num_attention_heads = 16;

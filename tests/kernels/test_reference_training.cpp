@@ -1,4 +1,4 @@
-// Issue 14 in the LibTorch reference step (CPU, fp32): LoRA and QLoRA (frozen base, NF4 as
+// Training as Unsloth does it, in the LibTorch reference step (CPU, fp32): LoRA and QLoRA (frozen base, NF4 as
 // bitsandbytes stores it, AdamW on the adapters only), tied embeddings, Unsloth's mask cache
 // key, and the offload first pass; every mode still issues exactly its program's syncs.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Issue 14: training as Unsloth does it, in the step programs and the network summary:
+// Training as Unsloth does it, in the step programs and the network summary:
 // LoRA/QLoRA (frozen base, NF4 dequantization, AdamW on adapters only), tied embeddings,
 // the parameter counts of the real models, Unsloth's mask cache key, the offload first pass,
 // and gpt-oss's experts and attention as Unsloth runs them.
@@ -41,7 +41,7 @@ ModelShape llama_3_2_1b() {
 ModelShape qwen3_0_6b() {
   ModelShape m;
   m.name = "Qwen3-0.6B";
-  m.model_type = "qwen3";  // q/k norms from the family (issue 31)
+  m.model_type = "qwen3";  // q/k norms from the family
   m.num_hidden_layers = 28;
   m.hidden_size = 1024;
   m.num_attention_heads = 16;

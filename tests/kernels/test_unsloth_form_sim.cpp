@@ -1,5 +1,5 @@
 // What leaving gpt-oss's Unsloth form out of the reference step costs, measured in the
-// simulator (issue 14: "or each deviation documented with its effect measured in the
+// simulator ("or each deviation documented with its effect measured in the
 // simulator"). The same gpt-oss-20b step (LoRA on q/k/v/o, Unsloth's checkpointing, H200
 // profile) is simulated with the reference step's form and with Unsloth's (biases, clamped
 // SwiGLU, fp32 down-projection, attention sinks in an eager softmax); the routing syncs are

@@ -26,7 +26,7 @@ inline ModelShape tiny_dense(const char* name = "tiny-llama") {
 inline ModelShape tiny_qwen3() {
   ModelShape m = tiny_dense("tiny-qwen3");
   m.head_dim = 24;  // not hidden/heads, as in Qwen3
-  m.model_type = "qwen3";  // q/k norms come from the family (issue 31)
+  m.model_type = "qwen3";  // q/k norms come from the family
   return m;
 }
 

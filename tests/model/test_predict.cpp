@@ -6,6 +6,7 @@
 
 #include "syncscope/core/error.hpp"
 #include "syncscope/model/predict.hpp"
+#include "syncscope/reports/model_printers.hpp"
 
 namespace m = syncscope::model;
 
@@ -149,7 +150,7 @@ TEST(PredictJson, CarriesSchemaAndPerFixFields) {
   EXPECT_TRUE(j["fixes"][0]["predicted_speedup"].is_null());
   // 1730 / (1730 - 205.5) = 1730 / 1524.5 = 1.13479829...
   EXPECT_NEAR(j["fixes"][1]["predicted_speedup"].get<double>(), 1.1347983, 1e-7);
-  auto text = m::prediction_to_text(r);
+  auto text = syncscope::prediction_to_text(r);
   EXPECT_NE(text.find("needs a step time"), std::string::npos);
   EXPECT_NE(text.find("205.500 ms"), std::string::npos);
 }

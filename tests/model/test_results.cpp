@@ -76,7 +76,7 @@ TEST(Results, CsvHasOneRowPerMetric) {
   EXPECT_EQ(rows.size(), 1u + 2 * 11);
   bool saw_param = false, saw_quoted = false;
   for (const auto& row : rows) {
-    ASSERT_EQ(row.size(), 13u);  // the 13th: model (issue 31)
+    ASSERT_EQ(row.size(), 13u);  // the 13th: model
     saw_param = saw_param || row[7] == "param:s_ns";
     saw_quoted = saw_quoted || row[4] == "rebuild, \"quoted\"";
   }
@@ -121,7 +121,7 @@ TEST(Results, StrictReaderNamesTheJsonPath) {
 }
 
 // Schema 2 names the speedup by the mode ("observed_speedup"); schema 1 files, which called
-// it "measured_speedup" in every mode, are still read (issue 23).
+// it "measured_speedup" in every mode, are still read.
 TEST(Results, SchemaOneMeasuredSpeedupIsReadAsObserved) {
   const std::string v2 = results_to_json(sample());
   EXPECT_NE(v2.find("\"observed_speedup\""), std::string::npos);
@@ -145,7 +145,7 @@ TEST(Results, ReadFromRunDirectory) {
   EXPECT_THROW(read_results(empty.path()), InputError);
 }
 
-// Issue 14: the forward pass and the network as built, in JSON and CSV from one field list.
+// The forward pass and the network as built, in JSON and CSV from one field list.
 TEST(Results, ForwardTimesAndNetworkRoundTripInJsonAndCsv) {
   RunResults r = sample();
   auto& v = r.variants[0];

@@ -1,4 +1,4 @@
-// Issue 17 in the model: GPU profile values bounded at load (file:line:column and field),
+// Nothing unbounded in the model: GPU profile values bounded at load (file:line:column and field),
 // simulator arithmetic that would overflow an error naming the profile field, the memory a
 // simulation needs refused before allocating, and validate O(n log n) and honest about
 // comparing nothing.
@@ -20,6 +20,7 @@
 #include "syncscope/model/gpu_profile.hpp"
 #include "syncscope/model/results.hpp"
 #include "syncscope/model/validate.hpp"
+#include "syncscope/reports/model_printers.hpp"
 #include "syncscope/scenario/scenario.hpp"
 #include "syncscope/sim/memory_estimate.hpp"
 #include "syncscope/sim/simulator.hpp"
@@ -355,7 +356,7 @@ TEST(ValidatePrinters, EscapeWhatTheyMust) {
   v.scenario = "bad\xFF\x1B[31m";
   r.variants.push_back(v);
   const auto rep = model::validate_results(r, "t");
-  const std::string table = model::validation_to_table(rep);
+  const std::string table = validation_to_table(rep);
   EXPECT_EQ(table.find('\x1B'), std::string::npos);
   EXPECT_NE(table.find("a\\x0Ab"), std::string::npos) << table;
   EXPECT_NE(table.find("bad\\xFF\\x1B[31m"), std::string::npos) << table;

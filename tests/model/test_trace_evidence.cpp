@@ -1,4 +1,4 @@
-// predict --trace, issue 11 ("predictions only from evidence that fits") and issue 14 (the
+// predict --trace: predictions only from evidence that fits, and Unsloth's offload (the
 // kept last layer): reload copies must be launched inside backward on the backward thread,
 // repeat per step with a count near the layer count, and per-step figures need steps or
 // iterations, never sums over the whole trace.
@@ -95,7 +95,7 @@ m::PredictionReport predict(const Trace& t, const std::string& layer_glob = "lay
 }
 
 TEST(TraceEvidence, ResNetInputBatchesAreNotCheckpointReloads) {
-  // Issue 11, item 4: 30 iterations, no step ranges. The input batches are copied by the
+  // 30 iterations, no step ranges. The input batches are copied by the
   // main thread outside backward; backward runs on the autograd thread. Merging all backward
   // ranges into one window took them for reloads ("584 ms per step"): never again.
   for (bool markers : {true, false}) {
@@ -171,7 +171,7 @@ TEST(TraceEvidence, IterationsFromOptimizerStepsCountReloadsPerStep) {
 }
 
 TEST(TraceEvidence, UnslothKeepsTheLastLayer) {
-  // Issue 14: Unsloth offloads L-1 layers; with 5 reloads per step and 6 layer ranges,
+  // Unsloth offloads L-1 layers; with 5 reloads per step and 6 layer ranges,
   // L = reloads + 1 = 6 and the double-buffered saving is (L-1)*min(c, g) = 5*c, where
   // taking L = reloads would say 4*c.
   const Ns c = 1200 * us, g = 3000 * us;

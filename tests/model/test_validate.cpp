@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "syncscope/model/validate.hpp"
+#include "syncscope/reports/model_printers.hpp"
 
 namespace m = syncscope::model;
 using syncscope::Estimate;
@@ -66,8 +67,8 @@ TEST(Validate, LayerSweepRanksEachDepthApart) {
   ASSERT_EQ(rep.rankings.size(), 3u);
   EXPECT_TRUE(rep.ranking_matches);
   EXPECT_EQ(rep.rankings[0].layers, 4);
-  const std::string table = m::validation_to_table(rep);
-  // A simulated run names its speedups "simulated", never "measured" (issue 23).
+  const std::string table = syncscope::validation_to_table(rep);
+  // A simulated run names its speedups "simulated", never "measured".
   EXPECT_NE(table.find("ranking qwen3-0.6b/packing (L=8): simulated cached > rebuild"), std::string::npos) << table;
   EXPECT_NE(table.find("consistency check of the model against our own simulator"), std::string::npos) << table;
   EXPECT_EQ(table.find("measured"), std::string::npos) << table;
@@ -122,6 +123,6 @@ TEST(Validate, ToleranceFailuresAndMissingPredictions) {
   auto j = nlohmann::json::parse(m::validation_to_json(rep));
   EXPECT_EQ(j["schema_version"], m::kValidationSchemaVersion);
   EXPECT_EQ(j["summary"]["failures"], 1);
-  auto table = m::validation_to_table(rep);
+  auto table = syncscope::validation_to_table(rep);
   EXPECT_NE(table.find("FAIL"), std::string::npos);
 }

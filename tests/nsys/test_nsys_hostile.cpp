@@ -1,4 +1,4 @@
-// Issue 24, the Nsight Systems reader: text where an integer belongs is a counted warning and
+// Hostile input to the Nsight Systems reader: text where an integer belongs is a counted warning and
 // the row skipped (it read as 0: wrong figures, exit 0), and a name cut at 1 MiB is said.
 #include <gtest/gtest.h>
 

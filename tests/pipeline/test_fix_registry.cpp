@@ -1,11 +1,17 @@
 // The fix registry (model/fix_spec.hpp): a fourth fix defined in this file alone, registered
-// at run time, goes through scenario parsing, the run plan and both forms of predict without
-// any shipped file naming it. And the shipped registry still says what the strings said.
+// at run time, goes through scenario parsing, the run plan, the step program (its own
+// operators in every layer) and both forms of predict without any shipped file naming it.
+// And the shipped registry still says what the strings said.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "syncscope/core/error.hpp"
 #include "syncscope/io/trace_io.hpp"
+#include "syncscope/kernels/program_layer.hpp"
 #include "syncscope/kernels/step_options.hpp"
+#include "syncscope/kernels/step_program.hpp"
 #include "syncscope/model/fix_spec.hpp"
 #include "syncscope/model/predict_inputs.hpp"
 #include "syncscope/model/trace_predict.hpp"
@@ -19,7 +25,9 @@ namespace {
 constexpr Fix kToy = static_cast<Fix>(42);
 
 // The whole toy fix: names, variants, a step option kept in StepOptions::other_fixes (no
-// hook), a closed-form predictor (L x 1 ms saved per step) and a trace detector.
+// hook), per-layer operators in the step program (the baseline reads a flag back to the
+// host before each layer's attention, the fix keeps it on the device), a closed-form
+// predictor (L x 1 ms saved per step) and a trace detector.
 class ToyFix : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -29,6 +37,18 @@ class ToyFix : public ::testing::Test {
     f.aliases = {"toy"};
     f.variants = {"slow", "fast"};
     f.predicted_variants = {"fast"};
+    f.build_program_layer = [](kernels::ProgramLayerBuilder& b, kernels::ProgramPoint at) {
+      if (at != kernels::ProgramPoint::BeforeAttention) return;
+      const auto it = b.options().other_fixes.find(kToy);
+      const bool fast = it != b.options().other_fixes.end() && it->second == 1;
+      // Step-wide state: how many layers this step has built so far.
+      std::any& seen = b.fix_state(kToy);
+      seen = seen.has_value() ? std::any_cast<int>(seen) + 1 : 0;
+      b.push_range("toy_fix");
+      if (fast) b.bookkeeping("toy::flag_on_device", 1, 4);
+      else b.host_read(fmt::format("aten::item toy.flag layer {}", std::any_cast<int>(seen)), 4);
+      b.pop_range();
+    };
     f.has_inputs = [](const model::ExplicitPredictInputs& in) { return in.layers > 0; };
     f.predict = [](const model::ExplicitPredictInputs& in, model::PredictionReport& rep) {
       model::FixPrediction p;
@@ -111,6 +131,44 @@ TEST_F(ToyFix, PlanRunsEachVariantWithTheOthersAtTheirDefaults) {
   EXPECT_EQ(plan.produce_order.size(), 3u);
   EXPECT_EQ(pipeline::job_label(s, fast), "toy toy_fix=fast");
   EXPECT_THROW((void)pipeline::step_options(s, kToy, "quick", 2, 2), InputError);
+}
+
+TEST_F(ToyFix, StepProgramRunsItsLayerOpsAfterThePackingMetadata) {
+  const Scenario s = parse_scenario(kScenario, "toy.yaml");
+  const pipeline::RunPlan plan = pipeline::plan_jobs({s});
+  const program::Program slow = kernels::build_step_program(plan.jobs[2].opts);
+  const program::Program fast = kernels::build_step_program(plan.jobs[3].opts);
+  // The baseline reads the flag back once per layer (2 layers, no checkpoint recompute
+  // without offload); the fix does not.
+  EXPECT_EQ(program::program_stats(slow).host_syncs - program::program_stats(fast).host_syncs, 2);
+  EXPECT_EQ(program::program_stats(fast).kernels - program::program_stats(slow).kernels, 2);
+  // In each layer, right after packing's metadata range, with the layer's index: the hooks
+  // run in registry order at their point, and the step-wide state counts the layers.
+  std::vector<std::pair<std::string, int>> reads;
+  for (std::size_t i = 0; i < slow.ops.size(); ++i) {
+    const program::Op& op = slow.ops[i];
+    if (op.kind != program::OpKind::RangePush || op.name != "toy_fix") continue;
+    ASSERT_GE(i, 1u);
+    EXPECT_EQ(slow.ops[i - 1].kind, program::OpKind::RangePop);
+    const auto open =
+        std::find_if(slow.ops.rbegin() + static_cast<std::ptrdiff_t>(slow.ops.size() - i), slow.ops.rend(),
+                     [](const program::Op& o) { return o.kind == program::OpKind::RangePush; });
+    ASSERT_NE(open, slow.ops.rend());
+    EXPECT_EQ(open->name, "packing_metadata");
+    reads.emplace_back(slow.ops[i + 1].name, slow.ops[i + 1].layer);
+  }
+  EXPECT_EQ(reads, (std::vector<std::pair<std::string, int>>{{"aten::item toy.flag layer 0", 0},
+                                                             {"aten::item toy.flag layer 1", 1}}));
+  // Without the toy registered, options naming it are refused, and without it the program
+  // is the shipped one: no toy operator.
+  unregister_fix(kToy);
+  EXPECT_THROW((void)kernels::build_step_program(plan.jobs[2].opts), InputError);
+  kernels::StepOptions without = plan.jobs[2].opts;
+  without.other_fixes.clear();
+  const program::Program plain = kernels::build_step_program(without);
+  EXPECT_EQ(program::program_stats(slow).host_syncs - program::program_stats(plain).host_syncs, 2);
+  EXPECT_EQ(std::count_if(plain.ops.begin(), plain.ops.end(), [](const program::Op& o) { return o.name == "toy_fix"; }),
+            0);
 }
 
 TEST_F(ToyFix, PredictFromValuesByAliasAndByInputs) {

@@ -1,4 +1,4 @@
-// predict --trace --what-if and diff through the built executable (issue 23): the JSON
+// predict --trace --what-if and diff through the built executable: the JSON
 // names scripts read, exit 2 for an edit that selects nothing, diff's what-if block.
 #include <gtest/gtest.h>
 #include <sys/wait.h>

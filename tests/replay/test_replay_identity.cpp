@@ -1,4 +1,4 @@
-// Identity replay on every trace fixture we have (issue 23): replaying a trace unmodified
+// Identity replay on every trace fixture we have: replaying a trace unmodified
 // reproduces each step's time within the goal (median |error| <= 1%, max <= 5%). The
 // round trip and launch latencies are single medians over the trace, not per-record
 // copies, so this can fail: it measures how well the graph explains the run.

@@ -1,4 +1,4 @@
-// What-if replay against simulated runs (issue 23): the simulator runs a baseline and its
+// What-if replay against simulated runs: the simulator runs a baseline and its
 // fixed variant; the replay of the baseline's trace with the edit predicts the fixed one.
 // This is a consistency check of the replay against our own simulator, not accuracy on a
 // GPU: both share the same notion of host calls, streams and syncs.

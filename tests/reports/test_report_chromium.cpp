@@ -64,7 +64,7 @@ TEST_F(ReportInChromium, DomHoldsChartsAndTables) {
         "<svg class=\"timeline-strip\" id=\"timeline-", "<table class=\"verdicts\"", "<table class=\"provenance\"",
         "<table class=\"variants\"", "<table class=\"parameters\"", "class=\"banner mode-simulated\"",
         "class=\"bar predicted\"", "class=\"bar simulated\"", "class=\"seg kind-bubble\"",
-        // Issue 19: the step bars with the predicted saving on them, the strips on one axis,
+        // The step bars with the predicted saving on them, the strips on one axis,
         // the parameters folded, labels naming the run's mode.
         "<svg class=\"chart step-chart\" id=\"steps-", "class=\"part compute\"", "class=\"part sync-bubble\"",
         "class=\"host-blocked\"", "class=\"predicted-saving\"", "class=\"baseline-ghost\"", "data-ns-per-px=\"",

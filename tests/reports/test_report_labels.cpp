@@ -1,4 +1,4 @@
-// The report's labels, axes and step bars (issue 19): every label naming a number's origin
+// The report's labels, axes and step bars: every label naming a number's origin
 // follows the run's mode, the strips of a scenario share one time axis, ticks are round,
 // the step bars add up, and the model parameters are folded per fix with units.
 #include <gtest/gtest.h>
@@ -66,7 +66,7 @@ TEST(ReportLabels, SimulatedRunSaysSimulatedEverywhere) {
   }
 }
 
-// Issue 14: the forward pass's speedup beside the step's, under the run's mode; a dash where
+// The forward pass's speedup beside the step's, under the run's mode; a dash where
 // a variant has none.
 TEST(ReportLabels, ForwardSpeedupColumn) {
   ReportRun run = run_of("simulated", "H200");
@@ -79,7 +79,7 @@ TEST(ReportLabels, ForwardSpeedupColumn) {
   EXPECT_NE(html.find("<td>&ndash;</td>"), std::string::npos);
 }
 
-// Issue 15: a run with a profile fitted from traces shows where the profile came from.
+// A run with a profile fitted from traces shows where the profile came from.
 TEST(ReportLabels, FittedProfileProvenanceIsShown) {
   ReportRun run = run_of("simulated", "H200");
   run.results.env.gpu_profile = "fitted.yaml";

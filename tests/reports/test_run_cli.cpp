@@ -83,7 +83,7 @@ TEST_F(RunCli, SimulatedRunWritesLabelledResultsAndRefusesOverwrite) {
   auto results = nlohmann::json::parse(read_file(dir_ / "res/results.json"));
   EXPECT_EQ(r.code, expected_status(results)) << r.out << r.err;
   EXPECT_EQ(results["mode"], "simulated");
-  EXPECT_EQ(results["schema_version"], 2);  // 2: "observed_speedup" (issue 23)
+  EXPECT_EQ(results["schema_version"], 2);  // 2: "observed_speedup"
   EXPECT_EQ(results["env"]["gpu_profile"], "H200");
   ASSERT_EQ(results["variants"].size(), 4u);  // packing x2, offload x2
   for (const auto& v : results["variants"]) {
@@ -100,7 +100,7 @@ TEST_F(RunCli, SimulatedRunWritesLabelledResultsAndRefusesOverwrite) {
   EXPECT_NE(html.find("class=\"banner mode-simulated\""), std::string::npos);
   EXPECT_NE(html.find("class=\"timeline-strip\""), std::string::npos);
   EXPECT_TRUE(fs::exists(dir_ / "res/timelines.json"));
-  // Issue 19 on a real run: a step bar per variant, the strips of the scenario on one
+  // The report's step bars and strips on a real run: a step bar per variant, the strips of the scenario on one
   // time axis, the speedup headers saying what the numbers are.
   EXPECT_NE(html.find("class=\"chart step-chart\""), std::string::npos);
   std::size_t bars = 0;
@@ -176,7 +176,7 @@ TEST_F(RunCli, ReportMergesRuns) {
   EXPECT_NE(read_file(dir_ / "c/results.json").find("compares two simulations"), std::string::npos);
 }
 
-// `report` reads only files inside the run directories it is given (issue 17 item 9): a
+// `report` reads only files inside the run directories it is given: a
 // trace_file that is absolute, climbs out with "..", or is a link out is exit 2 naming the
 // path, and no report is written. The file pointed at is a real trace, so reading it would
 // have worked and put another run's timeline into this report.

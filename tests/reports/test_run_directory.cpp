@@ -1,4 +1,4 @@
-// load_report_run reads only files inside the run directory it is given (issue 17 item 9):
+// load_report_run reads only files inside the run directory it is given:
 // a trace_file in results.json that is absolute, climbs out with "..", or leaves through
 // a symbolic link, and a results/timelines/sim_check file that is a link out, are refused
 // with an InputError naming the path; paths that stay inside load.

@@ -95,7 +95,7 @@ TEST(Timeline, PrefersLayerWithCopiesForOffloadAndExtendsToLaunchedWork) {
 
 // A layer with no sync of its own, followed by a stream sync outside it (as a step's final
 // loss read): the window reaches the kernel the sync waits for, so the wait is drawn, but
-// as the step's, not the layer's (issue 19: a fix's strip showed a step-end wait as the
+// as the step's, not the layer's (a fix's strip showed a step-end wait as the
 // layer's own).
 TEST(Timeline, WaitOutsideTheLayerIsAttributedToTheRangeItStartsIn) {
   Trace t = synced_layers(1, /*sync_inside=*/false);

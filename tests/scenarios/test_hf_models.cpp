@@ -1,4 +1,4 @@
-// Issue 31: Hugging Face configs read as their architecture means them. The fixtures in
+// Hugging Face configs read as their architecture means them. The fixtures in
 // tests/fixtures/hf/ are public config.json files (sources in its README); the totals below
 // are the published parameter counts, so these tests check our reading against numbers we
 // did not compute.
@@ -100,7 +100,7 @@ std::string read(const std::filesystem::path& p) {
 }
 
 // A config from the Hugging Face cache sits in snapshots/<hash>/config.json: named by the
-// hash, it keeps its q/k norms (they came from the name "qwen3" before issue 31).
+// hash, it keeps its q/k norms (they once came from the name "qwen3").
 TEST(HfModels, QkNormComesFromModelTypeNotTheName) {
   test::TempDir dir;
   const auto p = write(dir, "snapshots/9c6a8ed0f1/config.json", read(test::fixture("hf/qwen3-0.6b/config.json")));
@@ -156,7 +156,7 @@ TEST(HfModels, LayerTypesAreReadAndCheckedWithTheirLine) {
   }
 }
 
-// Issue 31: Mistral-7B-v0.1 windows every layer, so Unsloth's mask cache (one entry per
+// Mistral-7B-v0.1 windows every layer, so Unsloth's mask cache (one entry per
 // (dtype, window)) hits in every layer after the first: `cached` keeps 3 syncs per batch
 // plus the loss read. Read as alternating (the rule before model_type was read), it
 // rebuilt the mask in every other layer: 128 syncs per step.

@@ -1,4 +1,4 @@
-// Issue 31 through the run pipeline: a --hf-config model is named in the directory, the CSV,
+// A Hugging Face config through the run pipeline: a --hf-config model is named in the directory, the CSV,
 // the report and results.json, and a step that cannot fit the GPU profile's memory is
 // refused before anything runs.
 #include <gtest/gtest.h>
@@ -11,6 +11,7 @@
 #include "syncscope/model/gpu_profile.hpp"
 #include "syncscope/model/trace_calibration.hpp"
 #include "syncscope/model/validate.hpp"
+#include "syncscope/reports/model_printers.hpp"
 #include "syncscope/pipeline/plan.hpp"
 #include "syncscope/pipeline/results_dir.hpp"
 #include "syncscope/pipeline/run.hpp"
@@ -53,7 +54,7 @@ TEST(HfRunNames, DefaultDirectoryNamesTheModelAndStaysUnderOut) {
   EXPECT_EQ(std::distance(p.begin(), p.end()), 2);  // out/<one name>
 }
 
-// Issue 31: equal predictions (double and prefetch at 1.042 on the offload scenario) are a
+// Equal predictions (double and prefetch at 1.042 on the offload scenario) are a
 // tie, printed as one, not as the order "double > prefetch".
 TEST(HfRunNames, EqualSpeedupsArePrintedAsTies) {
   RunResults r;
@@ -71,7 +72,7 @@ TEST(HfRunNames, EqualSpeedupsArePrintedAsTies) {
     return v;
   };
   r.variants = {variant("single", true, 1.0), variant("double", false, 1.042), variant("prefetch", false, 1.042)};
-  const std::string table = model::validation_to_table(model::validate_results(r, "test"));
+  const std::string table = validation_to_table(model::validate_results(r, "test"));
   EXPECT_TRUE(contains(table, "double = prefetch") || contains(table, "prefetch = double")) << table;
   EXPECT_FALSE(contains(table, "double > prefetch")) << table;
 }

@@ -114,7 +114,7 @@ TEST(Scenario, ShippedScenariosMatchPublishedShapes) {
 }
 
 TEST(Scenario, LargeModelsRunEveryLayerWithAdaptersAndSayWhy) {
-  // Issue 14: trained as Unsloth trains them (adapters on a frozen base), the large models
+  // Trained as Unsloth trains them (adapters on a frozen base), the large models
   // fit at full depth; each file gives the memory arithmetic.
   for (const char* f : {"qwen3-14b.yaml", "qwen3-14b-qlora.yaml", "gpt-oss-20b.yaml"}) {
     Scenario s = load_scenario(scenario_file(f));

@@ -1,4 +1,4 @@
-// Issue 17: every numeric scenario and config.json field bounded by physical sense, names
+// Every numeric scenario and config.json field bounded by physical sense, names
 // printable, duplicate config.json keys refused, each at load with file:line:column; and
 // scenarios read from pipes (one open, no re-read).
 #include <gtest/gtest.h>

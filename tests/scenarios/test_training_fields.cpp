@@ -1,4 +1,4 @@
-// Issue 14's scenario fields: training mode, LoRA, tied embeddings, gpt-oss's clamp, the
+// The scenario fields of training as Unsloth does it: training mode, LoRA, tied embeddings, gpt-oss's clamp, the
 // prefetch budget; bounded at load with file:line:column. And what each shipped scenario
 // says about the mode its published figure used.
 #include <gtest/gtest.h>

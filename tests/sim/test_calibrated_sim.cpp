@@ -1,4 +1,4 @@
-// Issue 15's accuracy test: a GPU profile fitted (calibrate --from-trace) from the first step
+// The accuracy test of calibrating from a trace: a GPU profile fitted (calibrate --from-trace) from the first step
 // of the committed H200 trace alone, and the same program simulated with it, against the
 // trace's other steps. model/README.md's table is this test's printout.
 #include <gtest/gtest.h>
@@ -10,6 +10,7 @@
 #include "syncscope/io/trace_io.hpp"
 #include "syncscope/model/gpu_profile.hpp"
 #include "syncscope/model/trace_calibration.hpp"
+#include "syncscope/reports/model_printers.hpp"
 #include "syncscope/sim/compare.hpp"
 #include "syncscope/sim/simulator.hpp"
 #include "test_paths.hpp"
@@ -58,7 +59,7 @@ bool mentions(const std::vector<std::string>& v, const std::string& what) {
 TEST(SimCalibrated, ItemLoopFittedFromItsFirstStepReproducesTheOthers) {
   const Trace measured = read_trace(test::fixture(kTrace));
   const model::TraceCalibration cal = fit_first_step(measured, 1.5);
-  std::printf("%s", model::calibration_to_text(cal).c_str());
+  std::printf("%s", calibration_to_text(cal).c_str());
   EXPECT_TRUE(mentions(cal.notes, "1 of 3 'train_step#*' step ranges (train_step#0 skipped")) << cal.notes[0];
   const GpuProfile& fitted = cal.profile;
   // Fitted from the trace, not taken from the base.

@@ -1,9 +1,11 @@
-// The step-option hooks of the shipped fixes (fix_spec.hpp): how each sets its field of the
-// step options and names it back, and the loops the run plan uses over every registered fix.
+// The kernels layer's hooks of the shipped fixes (fix_spec.hpp): how each sets its field of
+// the step options and names it back, and its step-program operators and schedule
+// (fix_*_program.cpp); and the loops the run plan uses over every registered fix.
 #include <fmt/format.h>
 
 #include <mutex>
 
+#include "fix_program_hooks.hpp"
 #include "syncscope/kernels/step_options.hpp"
 #include "syncscope/model/fix_spec.hpp"
 
@@ -37,12 +39,15 @@ void bind_program_fix_hooks() {
     FixSpec& packing = mutable_fix_spec(Fix::Packing);
     packing.set_step_option = set_packing;
     packing.step_option_name = [](const StepOptions& o) { return variant_name(o.packing); };
+    packing.build_program_layer = detail::packing_program_layer;
     FixSpec& offload = mutable_fix_spec(Fix::Offload);
     offload.set_step_option = set_offload;
     offload.step_option_name = [](const StepOptions& o) { return o.offload ? variant_name(*o.offload) : "off"; };
+    offload.build_program_schedule = detail::offload_program_schedule;
     FixSpec& moe = mutable_fix_spec(Fix::MoeRouting);
     moe.set_step_option = set_moe;
     moe.step_option_name = [](const StepOptions& o) { return variant_name(o.moe); };
+    moe.build_program_layer = detail::moe_program_layer;
   });
 }
 

@@ -1,13 +1,16 @@
 // The step program's builder (step_program.cpp: buffers, ranges, primitives, the step's
-// skeleton, backward and optimizer; step_layers.cpp: packing metadata and masks, attention,
-// MLP and MoE layers). Private to syncscope_program.
+// skeleton, backward and optimizer; step_layers.cpp: attention, MLP, the MoE block and its
+// experts). The fixes' own operators come from their FixSpec hooks (fix_*_program.cpp),
+// which drive the builder through ProgramLayerBuilder. Private to syncscope_program.
 #pragma once
 
+#include <any>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "syncscope/kernels/offload_schedule.hpp"
+#include "syncscope/kernels/program_layer.hpp"
 #include "syncscope/kernels/step_options.hpp"
 #include "syncscope/kernels/step_program.hpp"
 
@@ -28,17 +31,34 @@ struct FwdKernel {
   std::string name;
   double flops = 0;
   double bytes = 0;
-  bool frozen = false;         // Gemm of a frozen weight: backward computes the input gradient only
-  double dequant_elems = 0;    // NF4 weight: dequantized again before the input-gradient GEMM
-  bool fp32 = false;           // runs at the fp32 rate (gpt-oss down-projection as Unsloth runs it)
+  bool frozen = false;       // Gemm of a frozen weight: backward computes the input gradient only
+  double dequant_elems = 0;  // NF4 weight: dequantized again before the input-gradient GEMM
+  bool fp32 = false;         // runs at the fp32 rate (gpt-oss down-projection as Unsloth runs it)
 };
 
 // Builds one step's Program operator by operator, as the LibTorch reference step issues it.
-class StepBuilder {
+class StepBuilder final : public ProgramLayerBuilder {
  public:
   explicit StepBuilder(const StepOptions& o);
 
   Program build();
+
+  // ProgramLayerBuilder: what the fixes' layer hooks drive.
+  const StepOptions& options() const override { return o_; }
+  int layer() const override { return layer_; }
+  int tokens() const override { return T_; }
+  const std::vector<int>& lengths() const override { return lengths_; }
+  int element_bytes() const override { return b_; }
+  std::any& fix_state(Fix fix) override { return fix_state_[fix]; }
+  void push_range(const std::string& name) override { push(name); }
+  void pop_range() override { pop(); }
+  Op& elementwise(const std::string& name, double elems, double bytes_per) override {
+    return ew(name, elems, bytes_per);
+  }
+  Op& bookkeeping(const std::string& name, double elems, double bytes) override { return nograd(name, elems, bytes); }
+  Op& gemm(const std::string& name, double m, double n, double k) override;
+  void host_read(const std::string& aten_op, double bytes) override;
+  void expert(const std::string& p, double rows) override;
 
  private:
   int new_buffer(std::string name);
@@ -50,8 +70,6 @@ class StepBuilder {
   Op& kernel(const std::string& name, double flops, double bytes, bool tensor_core = false);
   // A kernel that autograd differentiates: remembered for the backward model.
   Op& fwd(FwdKernel::Kind kind, const std::string& name, double flops, double bytes);
-  // A GEMM against a weight: trainable in full fine-tuning, frozen under lora/qlora.
-  Op& gemm(const std::string& name, double m, double n, double k);
   // A GEMM whose weight trains whatever the mode (LoRA adapters).
   Op& trainable_gemm(const std::string& name, double m, double n, double k);
   // bitsandbytes' dequantize_4bit of a [out, in] NF4 weight into the compute dtype (our
@@ -66,9 +84,6 @@ class StepBuilder {
   Op& nograd(const std::string& name, double elems, double bytes);
 
   Op& copy(const std::string& name, int stream, CopyKind kind, MemoryKind host, double bytes);
-  // A host read the way ATen does it on CUDA: D2H into pageable memory, then
-  // cudaStreamSynchronize (aten::item -> _local_scalar_dense; .tolist()/.cpu() -> _to_copy).
-  void host_read(const std::string& aten_op, double bytes);
   void event(OpKind kind, int stream, int ev, const std::string& name);
 
   void rmsnorm(const std::string& what, double rows, double cols);
@@ -80,16 +95,12 @@ class StepBuilder {
   void embedding_forward();
   void rope_tables();
 
-  // Unsloth's build_sdpa_packed_attention_mask, kernel by kernel (one window).
-  void unsloth_mask(int window);
+  // Every registered fix's operators at `at` of the current layer, in registry order.
+  void fix_point(ProgramPoint at);
 
-  void packing_metadata(int layer);
-
-  void attention(int layer);
+  void attention();
 
   void mlp();
-
-  void expert(const std::string& p, double rows);
 
   // gpt-oss's experts as Unsloth runs them (unsloth_zoo temporary_patches/gpt_oss.py, HF
   // GptOssExperts): gate_up with bias, gate clamped above at the limit, up clamped to
@@ -97,13 +108,12 @@ class StepBuilder {
   // projection with bias in fp32 with autocast off (the weighting follows in fp32).
   void oss_expert(const std::string& p, double rows);
 
-  // moe.cpp's accumulate(): weights gathered, rows to fp32, weighted, index_add_ into fp32.
-  void accumulate(double rows);
-
+  // The MoE block: norm, router, top-k and softmax, the experts as the routing fix
+  // dispatches them (ProgramPoint::ExpertDispatch), the residual.
   void moe();
 
   // One layer's forward kernels; the first reads `input`, the last writes `output`.
-  void layer_forward(int layer, int input, int output);
+  void layer_forward(int input, int output);
 
   void mark_first_kernel(std::size_t from, int buffer, Access access);
   void mark_last_kernel(int buffer, Access access);
@@ -125,16 +135,16 @@ class StepBuilder {
   Program p_;
   Choreography choreo_;
   int L_ = 0, b_ = 4, T_ = 0, H_ = 0, nh_ = 0, nkv_ = 0, d_ = 0, I_ = 0, V_ = 0, E_ = 0, k_ = 0;
-  bool low_precision_ = false, offload_ = false, forward_open_ = false;
+  // checkpointing_: a fix's schedule (build_program_schedule) offloads layer checkpoints,
+  // so backward recomputes each layer from its reloaded input.
+  bool low_precision_ = false, checkpointing_ = false, forward_open_ = false;
   std::vector<int> lengths_;
   std::vector<int> act_, host_, ring_;
   int layer_ = -1;
   bool recording_ = false;
   std::vector<FwdKernel> fwd_kernels_;
   std::map<int, std::vector<FwdKernel>> layer_fwd_;
-  bool meta_cached_ = false;
-  int cached_mask_window_ = -1;       // "cached": the one (dtype, window) entry Unsloth keeps
-  std::map<int, bool> masks_cached_;  // "device": ours keeps one mask per window
+  std::map<Fix, std::any> fix_state_;  // ProgramLayerBuilder::fix_state
   bool adapters_ = false, oss_ = false;
   int lora_scale_rank_ = 16;
 };

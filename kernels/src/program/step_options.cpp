@@ -38,7 +38,7 @@ int dtype_bytes(const std::string& dtype) {
   bad("dtype", "\"fp32\", \"bf16\" or \"fp16\"", "\"" + dtype + "\"");
 }
 
-// Issue 31: from the architecture (model_type's config class), never from the name.
+// From the architecture (model_type's config class), never from the name.
 bool uses_qk_norm(const ModelShape& model) { return model_traits(model).qk_norm; }
 
 bool is_gpt_oss(const ModelShape& model) {
@@ -65,7 +65,7 @@ bool nf4_quantized(const StepOptions& o, const std::string& module) {
   return std::find(std::begin(kLoraModules), std::end(kLoraModules), module) != std::end(kLoraModules);
 }
 
-// Issue 31: the pattern the config class gives (every layer for Mistral, alternating for
+// The pattern the config class gives (every layer for Mistral, alternating for
 // Gemma 2 and gpt-oss, 5 of 6 for Gemma 3, layer_types when stated).
 int layer_sliding_window(const ModelShape& model, int layer) { return layer_window(model_traits(model), layer); }
 
@@ -85,12 +85,14 @@ void validate(const StepOptions& o) {
     bad("model.num_key_value_heads", fmt::format("a divisor of num_attention_heads ({})", m.num_attention_heads),
         std::to_string(m.num_key_value_heads));
   if (m.head_dim % 2 != 0) bad("model.head_dim", "an even number (RoPE rotates pairs)", std::to_string(m.head_dim));
-  if (m.num_local_experts < 0) bad("model.num_local_experts", "0 (dense) or a positive integer", std::to_string(m.num_local_experts));
+  if (m.num_local_experts < 0)
+    bad("model.num_local_experts", "0 (dense) or a positive integer", std::to_string(m.num_local_experts));
   if (m.is_moe() && (m.num_experts_per_tok <= 0 || m.num_experts_per_tok > m.num_local_experts))
     bad("model.num_experts_per_tok", fmt::format("1..num_local_experts ({})", m.num_local_experts),
         std::to_string(m.num_experts_per_tok));
   if (m.rms_norm_eps <= 0) bad("model.rms_norm_eps", "a positive number", fmt::format("{}", m.rms_norm_eps));
-  if (m.sliding_window < 0) bad("model.sliding_window", "0 (none) or a positive integer", std::to_string(m.sliding_window));
+  if (m.sliding_window < 0)
+    bad("model.sliding_window", "0 (none) or a positive integer", std::to_string(m.sliding_window));
   if (o.layers < 0) bad("layers", "0 (the model's) or a positive integer", std::to_string(o.layers));
   positive("batch.packed_tokens", o.batch.packed_tokens);
   dtype_bytes(o.dtype);
@@ -105,15 +107,25 @@ void validate(const StepOptions& o) {
   known("packing", Fix::Packing, static_cast<std::uint8_t>(o.packing));
   if (o.offload) known("offload", Fix::Offload, static_cast<std::uint8_t>(*o.offload));
   known("moe", Fix::MoeRouting, static_cast<std::uint8_t>(o.moe));
+  // Registered fixes beyond the typed fields: each must still be registered.
+  for (const auto& [fix, v] : o.other_fixes) {
+    const std::string field = fmt::format("other_fixes[{}]", static_cast<int>(fix));
+    if (std::none_of(fix_registry().begin(), fix_registry().end(), [&](const FixSpec& f) { return f.id == fix; }))
+      bad(field, "a registered fix", "a fix id nobody registered");
+    known(field.c_str(), fix, v);
+  }
   if (!one_of(o.moe_expert_gemm, kMoeExpertGemms))
     bad("moe_expert_gemm", list(kMoeExpertGemms), "\"" + o.moe_expert_gemm + "\"");
   if (o.prefetch_depth < 1) bad("prefetch_depth", "a positive integer", std::to_string(o.prefetch_depth));
   if (!(o.learning_rate > 0)) bad("learning_rate", "a positive number", fmt::format("{}", o.learning_rate));
-  if (!(o.offload_min_bytes >= 0)) bad("offload_min_bytes", "a non-negative number of bytes", fmt::format("{}", o.offload_min_bytes));
-  if (!one_of(o.training.mode, kTrainingModes)) bad("training.mode", list(kTrainingModes), "\"" + o.training.mode + "\"");
+  if (!(o.offload_min_bytes >= 0))
+    bad("offload_min_bytes", "a non-negative number of bytes", fmt::format("{}", o.offload_min_bytes));
+  if (!one_of(o.training.mode, kTrainingModes))
+    bad("training.mode", list(kTrainingModes), "\"" + o.training.mode + "\"");
   if (o.training.adapters()) {
     if (o.training.lora_rank < 1) bad("training.lora_rank", "a positive integer", std::to_string(o.training.lora_rank));
-    if (!(o.training.lora_alpha > 0)) bad("training.lora_alpha", "a positive number", fmt::format("{}", o.training.lora_alpha));
+    if (!(o.training.lora_alpha > 0))
+      bad("training.lora_alpha", "a positive number", fmt::format("{}", o.training.lora_alpha));
     for (const auto& t : o.training.target_modules)
       if (!one_of(t, kLoraModules)) bad("training.target_modules", list(kLoraModules), "\"" + t + "\"");
   }

@@ -13,6 +13,7 @@
 #include "syncscope/core/error.hpp"
 #include "syncscope/kernels/network.hpp"
 #include "syncscope/kernels/offload_schedule.hpp"
+#include "syncscope/kernels/program_layer.hpp"
 #include "syncscope/kernels/reference.hpp"
 #include "syncscope/kernels/step_program.hpp"
 
@@ -35,28 +36,26 @@ StepBuilder::StepBuilder(const StepOptions& o) : o_(o) {
   V_ = m.vocab_size;
   E_ = m.num_local_experts;
   k_ = m.num_experts_per_tok;
-  offload_ = o_.offload.has_value();
   adapters_ = o_.training.adapters();
   lora_scale_rank_ = o_.training.lora_rank;
   oss_ = is_gpt_oss(m) && o_.gpt_oss_unsloth_form;
-  const double act = static_cast<double>(T_) * H_ * b_;
-  choreo_ = offload_ ? build_choreography(plan_offload(*o_.offload, L_, act, std::max(0.0, o_.offload_budget_bytes),
-                                                       o_.prefetch_depth, o_.offload_first_pass, o_.offload_min_bytes))
-                     : build_plain_choreography(L_);
-  p_.name = fmt::format("{}/L={}/{}/packing={}/offload={}{}", m.name, L_, o_.training.mode, variant_name(o_.packing),
-                        offload_ ? variant_name(*o_.offload) : "off", m.is_moe() ? "/moe=" + variant_name(o_.moe) : "");
+  // The layer loop: a fix's schedule (offload's choreography) or plain autograd.
+  bind_program_fix_hooks();
+  ProgramSchedule schedule;
+  for (const FixSpec& f : fix_registry())
+    if (f.build_program_schedule && f.build_program_schedule(o_, schedule)) {
+      checkpointing_ = true;
+      break;
+    }
+  choreo_ = checkpointing_ ? std::move(schedule.choreography) : build_plain_choreography(L_);
+  p_.name =
+      fmt::format("{}/L={}/{}/packing={}/offload={}{}", m.name, L_, o_.training.mode, variant_name(o_.packing),
+                  o_.offload ? variant_name(*o_.offload) : "off", m.is_moe() ? "/moe=" + variant_name(o_.moe) : "");
   p_.streams = {{"main", false}};
-  if (offload_) p_.streams.push_back({"copy", true});
+  if (checkpointing_) p_.streams.push_back({"copy", true});
   p_.num_events = choreo_.events.num_events;
+  if (checkpointing_) p_.event_names = std::move(schedule.event_names);
   p_.event_names.resize(static_cast<std::size_t>(p_.num_events));
-  if (offload_) {
-    const auto& ev = choreo_.events;
-    p_.event_names[static_cast<std::size_t>(ev.produced)] = "layer input produced";
-    if (ev.main_all >= 0) p_.event_names[static_cast<std::size_t>(ev.main_all)] = "main stream so far";
-    for (std::size_t l = 0; l < ev.offloaded.size(); ++l) p_.event_names[static_cast<std::size_t>(ev.offloaded[l])] = fmt::format("offloaded layer_{:02}", l);
-    for (std::size_t b = 0; b < ev.loaded.size(); ++b) p_.event_names[static_cast<std::size_t>(ev.loaded[b])] = fmt::format("loaded ring {}", b);
-    for (std::size_t b = 0; b < ev.freed.size(); ++b) p_.event_names[static_cast<std::size_t>(ev.freed[b])] = fmt::format("freed ring {}", b);
-  }
   // Buffers: act_l (layer l's input on the device, act_L the last hidden state),
   // host_l (its pinned host copy), ring_b (reload buffers).
   for (int l = 0; l <= L_; ++l) act_.push_back(new_buffer(fmt::format("act_{:02} (layer_{:02} input, device)", l, l)));
@@ -73,7 +72,8 @@ Program StepBuilder::build() {
   rope_tables();
   bool in_choreo_range = false;
   for (const ChoreoStep& s : choreo_.steps) {
-    const bool choreo = s.kind != ChoreoKind::ForwardLayer && s.kind != ChoreoKind::BackwardLayer && s.kind != ChoreoKind::Head;
+    const bool choreo =
+        s.kind != ChoreoKind::ForwardLayer && s.kind != ChoreoKind::BackwardLayer && s.kind != ChoreoKind::Head;
     if (choreo && !in_choreo_range) push("offload_reload");
     if (!choreo && in_choreo_range) pop();
     in_choreo_range = choreo;
@@ -259,9 +259,14 @@ void StepBuilder::rope_tables() {
   }
 }
 
-void StepBuilder::layer_forward(int layer, int input, int output) {
+void StepBuilder::fix_point(ProgramPoint at) {
+  for (const FixSpec& f : fix_registry())
+    if (f.build_program_layer) f.build_program_layer(*this, at);
+}
+
+void StepBuilder::layer_forward(int input, int output) {
   const std::size_t first = p_.ops.size();
-  attention(layer);
+  attention();
   if (o_.model.is_moe()) {
     moe();
   } else {
@@ -295,9 +300,7 @@ void StepBuilder::backward_of(const std::vector<FwdKernel>& ks) {
         kernel(it->name + ".backward_dgrad", it->flops, it->bytes, !it->fp32);
         if (!it->frozen) kernel(it->name + ".backward_wgrad", it->flops, it->bytes, !it->fp32);
         break;
-      case FwdKernel::Kind::Attention:
-        kernel(it->name + ".backward", 2 * it->flops, 2 * it->bytes, true);
-        break;
+      case FwdKernel::Kind::Attention: kernel(it->name + ".backward", 2 * it->flops, 2 * it->bytes, true); break;
       case FwdKernel::Kind::Elementwise: kernel(it->name + ".backward", it->flops, 1.5 * it->bytes); break;
     }
   }
@@ -345,7 +348,7 @@ void StepBuilder::step(const ChoreoStep& s) {
       push(fmt::format("layer_{:02}", s.layer));
       recording_ = true;
       fwd_kernels_.clear();
-      layer_forward(s.layer, act_[static_cast<std::size_t>(s.layer)], act_[static_cast<std::size_t>(s.layer) + 1]);
+      layer_forward(act_[static_cast<std::size_t>(s.layer)], act_[static_cast<std::size_t>(s.layer) + 1]);
       recording_ = false;
       layer_fwd_[s.layer] = fwd_kernels_;
       pop();
@@ -356,13 +359,14 @@ void StepBuilder::step(const ChoreoStep& s) {
     case ChoreoKind::BackwardLayer: {
       layer_ = s.layer;
       push(fmt::format("layer_{:02}", s.layer));
-      const int input = s.buffer >= 0 ? ring_[static_cast<std::size_t>(s.buffer)] : act_[static_cast<std::size_t>(s.layer)];
+      const int input =
+          s.buffer >= 0 ? ring_[static_cast<std::size_t>(s.buffer)] : act_[static_cast<std::size_t>(s.layer)];
       std::vector<FwdKernel> ks = layer_fwd_[s.layer];
-      if (offload_) {
+      if (checkpointing_) {
         // Checkpointing: recompute the layer with grad from its (reloaded) input.
         recording_ = true;
         fwd_kernels_.clear();
-        layer_forward(s.layer, input, -1);
+        layer_forward(input, -1);
         recording_ = false;
         ks = fwd_kernels_;
       }
@@ -413,7 +417,7 @@ void StepBuilder::optimizer() {
   // LibTorch's AdamW (torch/csrc/api/src/optim/adamw.cpp), per parameter: exp_avg
   // mul_/add_, exp_avg_sq mul_/addcmul_, sqrt, div, add_ eps, addcdiv_ (+ mul_ decay).
   static constexpr const char* names[] = {"exp_avg.mul_", "exp_avg.add_", "exp_avg_sq.mul_", "exp_avg_sq.addcmul_",
-                                          "denom.sqrt", "denom.div", "denom.add_", "param.addcdiv_"};
+                                          "denom.sqrt",   "denom.div",    "denom.add_",      "param.addcdiv_"};
   for (double n : params) {
     if (o_.weight_decay != 0) kernel("adamw.param.mul_", n, 2 * n * b_);
     for (const char* k : names) kernel(std::string("adamw.") + k, n, 3 * n * b_);

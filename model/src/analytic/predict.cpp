@@ -15,10 +15,6 @@ namespace {
 using json = nlohmann::ordered_json;
 
 std::string ms(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
-std::string ms_interval(const Interval& x) {
-  if (x.is_exact()) return ms(x.value);
-  return fmt::format("{} [{:.3f}, {:.3f}]", ms(x.value), x.lo / 1e6, x.hi / 1e6);
-}
 
 }  // namespace
 
@@ -298,45 +294,6 @@ std::string prediction_to_json(const PredictionReport& r) {
   }
   j["notes"] = r.notes;
   return j.dump(2) + "\n";
-}
-
-std::string prediction_to_text(const PredictionReport& r) {
-  std::string out = fmt::format("syncscope predict: {}{}\n", r.source,
-                                r.gpu_profile.empty() ? "" : " (GPU profile " + r.gpu_profile + ")");
-  out += "intervals are 90% (parameter intervals propagated by seeded Monte Carlo; bootstrap where fitted)\n";
-  for (const auto& f : r.fixes) {
-    out += fmt::format("\n{} / {}\n", f.fix, f.variant);
-    if (!f.applicable) {
-      out += fmt::format("  not applicable: {}\n", f.reason);
-      for (const auto& e : f.evidence) out += fmt::format("  evidence: {}\n", e);
-      for (const auto& n : f.notes) out += fmt::format("  note: {}\n", n);
-      continue;
-    }
-    out += fmt::format("  predicted saving: {} per step   ({})\n", ms_interval(f.saving_ns), f.formula);
-    if (f.speedup) {
-      std::string sp = f.speedup->is_exact() ? fmt::format("{:.4f}x", f.speedup->value)
-                                             : fmt::format("{:.4f}x [{:.4f}, {:.4f}]", f.speedup->value,
-                                                           f.speedup->lo, f.speedup->hi);
-      out += fmt::format("  predicted speedup: {} on a {} step\n", sp, ms_interval(*f.step_time_ns));
-    } else {
-      out += "  predicted speedup: needs a step time (--step-ms, or a trace with steps)\n";
-    }
-    if (!f.regime.empty()) out += fmt::format("  regime: {}\n", f.regime);
-    for (const auto& [k, v] : f.alternatives) out += fmt::format("  {}: {}\n", k, ms_interval(v));
-    std::string params;
-    for (const auto& [k, v] : f.parameters) {
-      bool is_time = k.find("_ns") != std::string::npos;
-      std::string val = is_time ? ms_interval(v)
-                                : (v.is_exact() ? fmt::format("{:.4g}", v.value)
-                                                : fmt::format("{:.4g} [{:.4g}, {:.4g}]", v.value, v.lo, v.hi));
-      params += fmt::format("{}{}={}", params.empty() ? "" : ", ", k, val);
-    }
-    out += fmt::format("  parameters: {}\n", params);
-    for (const auto& e : f.evidence) out += fmt::format("  evidence: {}\n", e);
-    for (const auto& n : f.notes) out += fmt::format("  note: {}\n", n);
-  }
-  for (const auto& n : r.notes) out += fmt::format("\nnote: {}\n", n);
-  return out;
 }
 
 }  // namespace syncscope::model

@@ -181,7 +181,8 @@ json network_json(const NetworkInfo& n) {
          {"trainable_parameters", n.trainable_parameters},
          {"tied_embeddings", n.tied_embeddings},
          {"training", n.training}};
-  // Written only when known, so results from before issue 31 still compare equal.
+  // Written only when known, so results written before the family and base size were
+  // recorded still compare equal.
   if (n.base_parameters > 0) j["base_parameters"] = n.base_parameters;
   if (!n.family.empty()) j["family"] = n.family;
   return j;
@@ -236,7 +237,7 @@ std::string results_to_json(const RunResults& r) {
 
 std::string results_to_csv(const RunResults& r) {
   CsvWriter w;
-  // `model` (issue 31) is the last column, so readers indexing the older columns still work.
+  // `model` is the last column, so readers indexing the older columns still work.
   w.row({"schema_version", "mode", "scenario", "fix", "variant", "baseline", "layers", "metric", "value", "lo", "hi",
          "n", "model"});
   const std::string sv = std::to_string(r.schema_version);

@@ -58,7 +58,7 @@ std::string timelines_to_json(const std::vector<TimelineStrip>& strips) {
 }
 
 namespace {
-// Bounds like every other reader's (issue 24: a 3M-segment file made a 299 MB report). We
+// Bounds like every other reader's (a 3M-segment file made a 299 MB report). We
 // write at most TimelineOptions::max_segments (1500) per strip plus the API rows, one strip
 // per scenario, fix and variant: these are far above that and far below what exhausts memory.
 constexpr std::size_t kMaxStrips = 4096;

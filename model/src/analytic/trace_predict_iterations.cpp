@@ -1,4 +1,4 @@
-// Iterations in a trace without step ranges (issue 11): a training loop leaves one range per
+// Iterations in a trace without step ranges: a training loop leaves one range per
 // iteration that repeats. In order of trust:
 // 0. torch.optim's optimizer step: Optimizer.step is wrapped in
 //    record_function(f"Optimizer.step#{cls}.step") (torch/optim/optimizer.py,

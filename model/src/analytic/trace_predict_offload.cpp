@@ -8,12 +8,12 @@
 
 namespace syncscope::model::detail {
 
-// Offload reload (issue 11's evidence rule): host-to-device copies of >= 1 MiB launched
+// Offload reload (predictions only from evidence that fits): host-to-device copies of >= 1 MiB launched
 // inside a backward range on the thread that runs it (the autograd thread in torch.profiler
 // traces; input batches are copied by the main thread before forward), repeating in every
 // iteration with a count near the layer count. c = their duration, g = backward kernel time
 // per reload; copies already overlapping compute mean the fix is in place. Unsloth keeps the
-// last layer's input on the GPU and reloads L-1 (issue 14): with L-1 reloads per step and L
+// last layer's input on the GPU and reloads L-1: with L-1 reloads per step and L
 // layer names, L = reloads + 1.
 namespace {
 

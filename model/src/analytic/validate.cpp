@@ -19,11 +19,6 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-// The word for the speedups a results set observed: by its mode, so a simulated run never
-// calls its own simulator's output "measured" (issue 23).
-std::string observed_word(const std::string& mode) {
-  return mode == "simulated" ? "simulated" : mode == "measured" ? "measured" : "observed";
-}
 std::string observed_by(const std::string& mode) {
   if (mode == "simulated")
     return "the simulator: a consistency check of the model against our own simulator, not accuracy on a GPU";
@@ -31,11 +26,7 @@ std::string observed_by(const std::string& mode) {
   return "unknown";
 }
 
-// A difference under this fraction of the slower speedup is a tie, not an order the model
-// must reproduce: simulated runs carry no spread (their "intervals" are a few ns of
-// rounding wide), and two reload schedules that simulate 1.0258x and 1.0257x are the same
-// speed.
-constexpr double kTieFraction = 0.005;
+constexpr double kTieFraction = kRankingTieFraction;
 
 // a is measurably faster than b: their measured intervals do not overlap (point values
 // compare as degenerate intervals) and a is more than kTieFraction faster.
@@ -120,7 +111,7 @@ ValidationReport validate_results(const RunResults& results, const std::string& 
   for (std::size_t i = 0; i < results.variants.size(); ++i) {
     const auto& v = results.variants[i];
     // A tolerance is a fraction of the measured speedup: above 10 (1000%) every prediction
-    // passes, and the verdict means nothing (issue 24: 1e300 was accepted).
+    // passes, and the verdict means nothing (1e300 was accepted).
     if (!(v.tolerance > 0 && v.tolerance <= kMaxTolerance))
       throw InputError(fmt::format("{}: $.variants[{}].tolerance: {} is outside (0, {}] (a fraction of the measured "
                                    "speedup, e.g. 0.10)",
@@ -206,7 +197,7 @@ ValidationReport validate_results(const RunResults& results, const std::string& 
     rep.rankings.push_back(std::move(rk));
   }
   if (rep.compared == 0) rep.notes.push_back("no non-baseline variant carries a prediction: nothing to compare");
-  rep.published = published_checks(results);  // issue 14: forward and step beside the blog's
+  rep.published = published_checks(results);  // Forward and step beside the blog's
   return rep;
 }
 
@@ -258,59 +249,8 @@ std::string validation_to_json(const ValidationReport& r) {
   return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
-std::string validation_to_table(const ValidationReport& r) {
-  const std::string seen = observed_word(r.mode);
-  std::string out = fmt::format("syncscope validate: {} ({} results)\n", printable(r.source), printable(r.mode));
-  if (r.mode == "simulated")
-    out += "a consistency check of the model against our own simulator (mode simulated), not accuracy on a GPU\n";
-  out += fmt::format("{:<24} {:<12} {:<10} {:>26} {:>26} {:>8} {:>6}  {}\n", "scenario", "fix", "variant",
-                     "predicted speedup", seen + " speedup", "error", "tol", "verdict");
-  auto e = [](const Estimate& x) { return fmt::format("{:.4f} [{:.4f},{:.4f}]", x.value, x.lo, x.hi); };
-  for (const auto& v : r.variants) {
-    std::string verdict = v.baseline ? "baseline" : !v.has_prediction ? "no prediction" : v.within ? "ok" : "FAIL";
-    out += fmt::format("{:<24} {:<12} {:<10} {:>26} {:>26} {:>+7.2f}% {:>5.0f}%  {}\n", printable(v.scenario),
-                       printable(v.fix), printable(v.variant),
-                       v.has_prediction ? e(v.predicted) : "-", e(v.measured), 100 * v.error, 100 * v.tolerance, verdict);
-  }
-  std::map<std::pair<std::string, std::string>, int> depths;  // rankings per scenario and fix
-  for (const auto& k : r.rankings) ++depths[{k.scenario, k.fix}];
-  for (const auto& k : r.rankings) {
-    // Issue 31: neighbours within kTieFraction of each other are printed as a tie ("a = b"),
-    // not as an order the numbers do not have.
-    auto value_of = [&](const std::string& variant, bool predicted) -> std::optional<double> {
-      for (const auto& v : r.variants)
-        if (v.scenario == k.scenario && v.fix == k.fix && v.layers == k.layers && v.variant == variant)
-          return predicted ? v.predicted.value : v.measured.value;
-      return std::nullopt;
-    };
-    auto joined = [&](const std::vector<std::string>& order, bool predicted) {
-      std::string text;
-      for (std::size_t i = 0; i < order.size(); ++i) {
-        if (i > 0) {
-          const auto a = value_of(order[i - 1], predicted), b = value_of(order[i], predicted);
-          const bool tie = a && b && std::fabs(*a - *b) <= kTieFraction * std::min(std::fabs(*a), std::fabs(*b));
-          text += tie ? " = " : " > ";
-        }
-        text += order[i];
-      }
-      return text;
-    };
-    const std::string m = joined(k.measured_order, false), p = joined(k.predicted_order, true);
-    const bool sweep = depths[{k.scenario, k.fix}] > 1;
-    out += fmt::format("ranking {}/{}{}: {} {} | predicted {} | {}\n", printable(k.scenario), printable(k.fix),
-                       sweep ? fmt::format(" (L={})", k.layers) : "", seen, printable(m), printable(p),
-                       k.matches ? "same order" : "DIFFERENT ORDER");
-    for (const auto& d : k.discordant) out += fmt::format("  {}\n", printable(d));
-  }
-  out += fmt::format("MAPE {:.2f}% over {} variants, max |error| {:.2f}%, ranking {}, {} outside tolerance\n",
-                     100 * r.mape, r.compared, 100 * r.max_abs_error, r.ranking_matches ? "matches" : "differs",
-                     r.failures);
-  for (const auto& p : r.published)
-    out += fmt::format("published {}/{}/{} {}: {:.4f} here vs {:.4f} published ({:+.1f}%; {} here, {} there)\n",
-                       p.scenario, p.fix, p.variant, p.what, p.measured, p.published, 100 * p.difference,
-                       p.training_run, p.training_published.empty() ? "mode not stated" : p.training_published);
-  for (const auto& n : r.notes) out += fmt::format("note: {}\n", printable(n));
-  return out;
+std::string observed_word(const std::string& mode) {
+  return mode == "simulated" ? "simulated" : mode == "measured" ? "measured" : "observed";
 }
 
 }  // namespace syncscope::model

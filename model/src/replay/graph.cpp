@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "api_classes.hpp"
+#include "syncscope/trace/api_classes.hpp"
 #include "syncscope/analysis/analysis.hpp"
 #include "syncscope/core/glob.hpp"
 #include "syncscope/model/replay.hpp"
@@ -17,7 +17,6 @@
 namespace syncscope::model {
 namespace {
 
-using analysis_detail::ApiClass;
 
 // The median (the mean of the two middle values for an even count).
 Ns median_of(std::vector<Ns> v, Ns fallback) {
@@ -247,7 +246,7 @@ ReplayGraph build_replay_graph(const Trace& trace, const ReplayOptions& options)
     for (std::uint32_t ni : g.thread_calls[t]) {
       ReplayNode& n = g.nodes[ni];
       const ApiCall& c = calls[n.record];
-      const ApiClass cls = analysis_detail::classify_api(c.kind, trace.str(c.name), c.cbid);
+      const ApiClass cls = classify_api(c.kind, trace.str(c.name), c.cbid);
       const SyncRecord* rec = nullptr;
       if (auto it = sync_by_corr.find(c.correlation); c.correlation && it != sync_by_corr.end()) rec = it->second;
       std::int32_t device = rec && rec->device >= 0 ? rec->device : c.device;

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include "api_classes.hpp"
+#include "syncscope/trace/api_classes.hpp"
 #include "gpu_internal.hpp"
 
 namespace syncscope::analysis_detail {

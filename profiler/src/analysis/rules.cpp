@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <string>
 
-#include "api_classes.hpp"
+#include "syncscope/trace/api_classes.hpp"
 #include "gpu_internal.hpp"
 
 namespace syncscope::analysis_detail {

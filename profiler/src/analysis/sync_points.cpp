@@ -10,7 +10,7 @@
 #include <tuple>
 
 #include "analysis_internal.hpp"
-#include "api_classes.hpp"
+#include "syncscope/trace/api_classes.hpp"
 
 namespace syncscope::analysis_detail {
 namespace {

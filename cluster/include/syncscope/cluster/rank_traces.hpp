@@ -31,7 +31,7 @@ std::vector<RankTraceFile> find_rank_traces(const std::vector<std::string>& inpu
 std::size_t usable_cores();
 
 // At most this many reader threads (4 per usable core): each holds a whole trace, so more
-// would only multiply memory (issue 24: --jobs 1000 under a memory limit).
+// would only multiply memory (--jobs 1000 under a memory limit).
 std::size_t max_rank_workers();
 
 // For tests: called before each worker thread starts with its number; a throw there is

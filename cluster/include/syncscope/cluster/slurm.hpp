@@ -31,7 +31,7 @@ struct SlurmOptions {
 // Slurm's own syntax (sbatch(1)): partition names and gres are letters, digits and "._-",
 // joined by ',' (and ':' in gres); time is one of sbatch's forms ("MM", "MM:SS",
 // "HH:MM:SS", "D-HH", "D-HH:MM", "D-HH:MM:SS", "UNLIMITED"). Nothing else, so no newline
-// ends an #SBATCH line and no byte reaches a shell (issue 24). InputError naming the option
+// ends an #SBATCH line and no byte reaches a shell. InputError naming the option
 // and the fix.
 void validate_slurm_options(const SlurmOptions& options);
 // A node feature expression for --constraint: features, digits, "&|,*[]()_.-:", bounded.

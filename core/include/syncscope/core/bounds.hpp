@@ -1,7 +1,7 @@
 // Physical-sense bounds on every numeric input, checked arithmetic, and the memory check
 // made before a large allocation. One place says what a possible value is, with the reason,
 // so the scenario loader, the Hugging Face config reader, the GPU profile loader and the
-// command options refuse the same things (issue 17: nothing unbounded).
+// command options refuse the same things (nothing unbounded).
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // One rule for every file syncscope writes into, reads from or removes under a directory it
-// did not just create (a sweep, a rank analysis, a results directory; issue 24): the
+// did not just create (a sweep, a rank analysis, a results directory): the
 // directory is opened once, and every path under it is resolved relative to that
 // descriptor without following a symbolic link, never leaving it. Linux's openat2 with
 // RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS does this in the kernel (Linux >= 5.6, openat2(2));

@@ -1,4 +1,4 @@
-// What a run wrote into its results directory, file by file (issue 24: `--force` removes
+// What a run wrote into its results directory, file by file (`--force` removes
 // only files whose names and contents the run's own manifest lists).
 //
 // The manifest is a text file at the directory's top, written last, before the directory is

@@ -1,4 +1,4 @@
-// What syncscope may write over (issue 17: nothing lost).
+// What syncscope may write over (nothing lost).
 //
 // An output FILE replaces only a regular file, and only with --force. A character device, a
 // FIFO, `-`, /dev/stdout, /dev/stderr and /dev/fd/N are written straight through (users

@@ -1,6 +1,6 @@
 // Temporary files syncscope makes (an output's `.NAME.tmpPID-N` before its rename, the
 // `syncscope-input-PID-XXXXXX` spool of a piped Nsight Systems export) are removed on every
-// exit path we control (issue 24): by their owner's destructor on return and on exceptions,
+// exit path we control: by their owner's destructor on return and on exceptions,
 // and by a signal handler on SIGINT, SIGTERM and SIGHUP, which then ends the process by the
 // same signal. Those left by a process that was killed outright (SIGKILL, a power cut) carry
 // its pid in the name and are removed by the next run that looks in the same place.

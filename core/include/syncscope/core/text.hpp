@@ -1,5 +1,5 @@
 // Names that people read: what a printed name may be, and how arbitrary bytes are shown on
-// a terminal. Scenario and model names are checked at load (issue 17); printers of text we
+// a terminal. Scenario and model names are checked at load; printers of text we
 // did not check (traces, results written by others) make it printable.
 #pragma once
 

@@ -39,7 +39,7 @@ struct NetworkSummary {
   std::int64_t trainable_parameters = 0;  // what AdamW updates
   bool tied_embeddings = false;
   std::string training;                   // "full" | "lora" | "qlora"
-  // Issue 31: the architecture's own base (architecture_parameters), and what of it the
+  // The architecture's own base (architecture_parameters), and what of it the
   // step leaves out (kinds such as "q_proj.bias", and their values over every layer).
   std::int64_t base_parameters = 0;
   std::vector<std::string> step_omits;

@@ -46,7 +46,7 @@ struct StepOptions {
   bool nvtx = true;               // emit NVTX ranges (CUDA builds)
   double learning_rate = 1e-4;    // AdamW
   double weight_decay = 0.0;      // AdamW; 0 keeps cross-variant parameter checks simple
-  // Issue 14. full | lora | qlora, LoRA rank/alpha/targets, NF4 double quantization
+  // full | lora | qlora, LoRA rank/alpha/targets, NF4 double quantization
   // (scenario.hpp TrainingSpec). AdamW updates only what trains (adapters under lora/qlora).
   TrainingSpec training;
   // Offload: the first step of a run, when Unsloth's checkpointer still offloads the last

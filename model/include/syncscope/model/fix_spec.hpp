@@ -6,13 +6,14 @@
 //
 // Layering: this header and its library (syncscope_fixes, model/src/fixes) depend on core
 // only, so the scenario loader, the step programs (kernels/) and the model can all reach it.
-// A hook is implemented in the layer that can (the step-option setter in kernels/, the
+// A hook is implemented in the layer that can (the step-option setter and the step
+// program's per-layer operators and schedule in kernels/, the
 // detector and predictor in model/) and installed into the registry by that layer's binder
 // (bind_*_fix_hooks, called before the hooks are first used); a hook left empty means the
 // layer has nothing for that fix. A new fix adds one entry in model/src/fixes/registry.cpp
 // (its identity), its own implementation files, and one line per binder that has a hook for
-// it; tests/model/test_fix_registry.cpp registers a toy fix from the test alone and runs it
-// through scenario parsing, the run plan and predict.
+// it; tests/pipeline/test_fix_registry.cpp registers a toy fix from the test alone and runs it
+// through scenario parsing, the run plan, the step program and predict.
 //
 // The LibTorch implementations stay in the measured backend (kernels/src/torch), keyed by
 // the same typed variants.
@@ -30,8 +31,11 @@ namespace syncscope {
 
 struct Scenario;  // syncscope/scenario/scenario.hpp
 namespace kernels {
-struct StepOptions;  // syncscope/kernels/step_options.hpp
-}
+struct StepOptions;         // syncscope/kernels/step_options.hpp
+class ProgramLayerBuilder;  // syncscope/kernels/program_layer.hpp
+enum class ProgramPoint : std::uint8_t;
+struct ProgramSchedule;
+}  // namespace kernels
 namespace model {
 struct PredictionReport;       // syncscope/model/predict.hpp
 struct ExplicitPredictInputs;  // syncscope/model/predict_inputs.hpp
@@ -90,6 +94,12 @@ struct FixSpec {
   // kernels/: this fix's variant as the step options hold it ("off" where not applied), for
   // the run plan's job keys.
   std::function<std::string(const kernels::StepOptions&)> step_option_name;
+  // kernels/: this fix's operators at a point of each layer of the step program (packing's
+  // metadata before attention, MoE's routing and experts), emitted through the builder.
+  std::function<void(kernels::ProgramLayerBuilder&, kernels::ProgramPoint)> build_program_layer;
+  // kernels/: the step's layer schedule when this fix reorders it (offload's reload
+  // choreography); false leaves the plain schedule. The first fix that schedules wins.
+  std::function<bool(const kernels::StepOptions&, kernels::ProgramSchedule&)> build_program_schedule;
   // model/: find this fix in a trace and predict its variants (predict --trace).
   std::function<void(const model::detail::TraceFacts&, model::PredictionReport&)> detect;
   // model/: whether explicit values give this fix's inputs (predict without --fix predicts
@@ -97,7 +107,8 @@ struct FixSpec {
   std::function<bool(const model::ExplicitPredictInputs&)> has_inputs;
   // model/: the closed-form prediction from explicit values (predict --fix ...).
   std::function<void(const model::ExplicitPredictInputs&, model::PredictionReport&)> predict;
-  // model/src/replay: apply this fix's variant to a replayed trace (issue 20; not yet filled).
+  // model/src/replay: apply this fix's variant to a replayed trace (the what-if edits of
+  // `predict --what-if`; not yet filled: the replay engine applies its own edits).
   std::function<void(ReplayEditContext&)> replay_edit;
   // model/: the published speedups of this fix (validate, report).
   std::function<std::vector<PublishedFigure>()> published;

@@ -1,4 +1,4 @@
-// The forward pass's time per step, from a trace (issue 14: forward and whole-step speedups
+// The forward pass's time per step, from a trace (forward and whole-step speedups
 // both, as the blog reports them).
 #pragma once
 

@@ -94,7 +94,7 @@ FixPrediction predict_moe(const MoeParams& p, const std::string& variant, const 
 // Attaches a step time and computes the speedup interval (T / (T - S)); a no-op without one.
 void attach_speedup(FixPrediction& f, const std::optional<Interval>& step_ns, const PropagationOptions& prop = {});
 
+// The report as JSON (the text for people: reports/model_printers.hpp).
 std::string prediction_to_json(const PredictionReport& report);
-std::string prediction_to_text(const PredictionReport& report);
 
 }  // namespace syncscope::model

@@ -1,4 +1,4 @@
-// Replay of a trace as a dependency graph (issue 23): identity replay checks the graph
+// Replay of a trace as a dependency graph: identity replay checks the graph
 // against the run it came from; an edit (remove sync points, the three fixes) changes the
 // graph and replays it, so a what-if rests on the user's own trace, not on a closed form.
 //

@@ -38,14 +38,14 @@ struct Environment {
   std::map<std::string, std::string> extra;  // clocks as read, CUPTI version, ...
 };
 
-// The network a variant trained (issue 14): kernels/network.hpp's summary.
+// The network a variant trained: kernels/network.hpp's summary.
 struct NetworkInfo {
   std::string model;                      // model name from the scenario
   std::int64_t parameters = 0;            // every element, adapters included
   std::int64_t trainable_parameters = 0;  // what AdamW updates
   bool tied_embeddings = false;
   std::string training;                   // "full" | "lora" | "qlora"
-  // Issue 31: the frozen base as its architecture defines it (every bias, sink and norm of
+  // The frozen base as its architecture defines it (every bias, sink and norm of
   // the config class, at the layers run; no adapters): at full depth, the count published
   // with the model. 0: not recorded (older results). `family`: the Hugging Face family whose
   // config defaults were applied ("qwen2", "gemma2", ...; "" when the scenario gave none).
@@ -73,7 +73,7 @@ struct VariantResult {
   double tolerance = 0.10;      // from the scenario
   std::string trace_file;       // relative to the results directory ("" when none kept)
   std::map<std::string, double> model_parameters;  // e.g. s_ns, c_ns, g_ns, q_ns
-  // Issue 14: the forward pass alone (the "forward" range: from its start on the host to the
+  // The forward pass alone (the "forward" range: from its start on the host to the
   // end of the last GPU work it launched), and baseline forward / this forward. n = 0: not
   // measured (older results).
   Estimate forward_time_ns;

@@ -80,8 +80,7 @@ std::string kernel_class_of(std::string_view kernel_name);
 // The trace's kernel name without a leading "void " and its trailing parameter list.
 std::string kernel_key(std::string_view kernel_name);
 
-// A table: each estimate with its interval and events, what came from the base, warnings.
-std::string calibration_to_text(const TraceCalibration& calibration);
+// The calibration as JSON (the table for people: reports/model_printers.hpp).
 std::string calibration_to_json(const TraceCalibration& calibration);
 
 // SHA-256 of a file, lowercase hex (FIPS 180-4; streamed in 1 MiB chunks).

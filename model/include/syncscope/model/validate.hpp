@@ -59,7 +59,16 @@ struct ValidationReport {
 };
 
 ValidationReport validate_results(const RunResults& results, const std::string& source);
+// The report as JSON (the table for people: reports/model_printers.hpp).
 std::string validation_to_json(const ValidationReport& report);
-std::string validation_to_table(const ValidationReport& report);
+
+// A difference under this fraction of the slower speedup is a tie, not an order the model
+// must reproduce: simulated runs carry no spread (their "intervals" are a few ns of
+// rounding wide), and two reload schedules that simulate 1.0258x and 1.0257x are the same
+// speed.
+inline constexpr double kRankingTieFraction = 0.005;
+// The word for the speedups a results set observed, by its mode ("simulated", "measured",
+// else "observed"), so a simulated run never calls its own simulator's output "measured".
+std::string observed_word(const std::string& mode);
 
 }  // namespace syncscope::model

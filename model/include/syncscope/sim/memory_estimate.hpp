@@ -1,5 +1,5 @@
 // How much memory a simulated run will need, known before anything large is allocated
-// (issue 17: `run` refuses what exceeds the machine's memory, with the estimate).
+// (`run` refuses what exceeds the machine's memory, with the estimate).
 #pragma once
 
 #include <cstdint>
@@ -23,7 +23,7 @@ std::uint64_t estimate_step_program_ops(const kernels::StepOptions& options);
 // has available (MemAvailable). `what` names the run in the message.
 void check_simulation_memory(const kernels::StepOptions& options, int steps, const std::string& what);
 
-// Issue 31: the GPU memory one training step of `options` holds at its peak, by part, in
+// The GPU memory one training step of `options` holds at its peak, by part, in
 // bytes. An estimate from the step's own parameter list and shapes, not a measurement:
 //   weights      the frozen or trained base as the step stores it (the compute dtype; NF4
 //                codes and absmax for qlora's projections), at the depth run;

@@ -29,7 +29,7 @@ struct RunRequest {
   std::optional<int> warmup;
   std::string hf_config;
   std::string compare_measured;
-  // Issue 31: simulate a step whose memory estimate exceeds the GPU profile's memory (the
+  // Simulate a step whose memory estimate exceeds the GPU profile's memory (the
   // outputs say so); without it such a run exits 2 with the estimate and what would fit.
   bool force_memory = false;
   // The measured backend to load; "" : the search of backend.hpp.

@@ -14,7 +14,7 @@ namespace syncscope::pipeline {
 // nothing else than what it writes.
 OwnedDirRules run_dir_rules();
 
-// The default results directory (issue 31): out/<scenario>-<mode>, or
+// The default results directory: out/<scenario>-<mode>, or
 // out/<scenario>--<model>-<mode> when the model is not the scenario's own (--hf-config), so
 // a second config against the same scenario does not collide with the first. Each name is
 // reduced to a safe file name (letters, digits, '.', '_', '-'; nothing that climbs or

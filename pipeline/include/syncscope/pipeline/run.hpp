@@ -20,7 +20,7 @@ struct RunOutcome {
   model::ValidationReport validation;  // of results.json as published
   std::filesystem::path out;           // the published results directory
   std::size_t traces = 0;              // traces produced and written
-  // Issue 31: what the run said about its model (also among results.notes), for the summary.
+  // What the run said about its model (also among results.notes), for the summary.
   std::vector<std::string> model_notes{};
 };
 

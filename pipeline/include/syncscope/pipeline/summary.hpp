@@ -30,7 +30,7 @@ struct TraceSummary {
   Estimate step_ns;
   double syncs = 0, bubble = 0, blocked = 0, h2d = 0, d2h = 0;  // per-step medians
   std::vector<std::string> warnings;
-  Estimate forward;  // the forward pass per step (issue 14)
+  Estimate forward;  // the forward pass per step
   std::optional<model::PredictionReport> prediction;  // when it is a baseline
   std::optional<TimelineStrip> strip;
   std::optional<SimCheck> sim_check;

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "api_classes.hpp"
+#include "syncscope/trace/api_classes.hpp"
 #include "nsys_reader.hpp"
 
 namespace syncscope::nsys_detail {
@@ -247,18 +247,17 @@ void Reader::link_to_api_calls() {
     return i == kNone ? nullptr : &t_.api_calls[i];
   };
   auto is_async = [&](const ApiCall* c) {
-    return c != nullptr && analysis_detail::api_base_name(t_.str(c->name)).find("Async") != std::string_view::npos;
+    return c != nullptr && api_base_name(t_.str(c->name)).find("Async") != std::string_view::npos;
   };
   // The table has no flags column: a copy or memset is asynchronous when its call is.
   for (auto& m : t_.memcpys) m.async = is_async(call_of(m.correlation));
   for (auto& m : t_.memsets) m.async = is_async(call_of(m.correlation));
 
-  using analysis_detail::ApiClass;
   std::uint64_t unmatched = 0;
   for (auto& r : t_.syncs) {
     const ApiCall* c = call_of(r.correlation);
-    const ApiClass cls = c == nullptr ? ApiClass::Other : analysis_detail::classify_api(c->kind, t_.str(c->name), -1);
-    const std::string_view base = c == nullptr ? std::string_view() : analysis_detail::api_base_name(t_.str(c->name));
+    const ApiClass cls = c == nullptr ? ApiClass::Other : classify_api(c->kind, t_.str(c->name), -1);
+    const std::string_view base = c == nullptr ? std::string_view() : api_base_name(t_.str(c->name));
     switch (cls) {
       case ApiClass::StreamSync: r.type = SyncType::StreamSync; break;
       case ApiClass::DeviceSync: r.type = SyncType::ContextSync; break;

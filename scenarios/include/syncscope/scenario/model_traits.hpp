@@ -1,5 +1,5 @@
-// Architecture traits of a decoder model, read as its Hugging Face config class means them
-// (issue 31): which layers use a sliding window, qk-norm, projection biases, attention
+// Architecture traits of a decoder model, read as its Hugging Face config class means
+// them: which layers use a sliding window, qk-norm, projection biases, attention
 // sinks, the extra per-layer norms, logit soft-capping. A config.json states only what
 // differs from its class's defaults, so the defaults of each family are here, each citing
 // the public Hugging Face source (huggingface/transformers, src/transformers/models/...).

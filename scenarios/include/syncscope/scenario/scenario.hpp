@@ -31,18 +31,18 @@ struct ModelShape {
   double rms_norm_eps = 1e-6;          // rms_norm_eps
   double rope_theta = 10000.0;         // rope_theta
   int sliding_window = 0;              // sliding_window (gpt-oss alternates; 0: none)
-  // Added for issue 14 (training as Unsloth does it); optional in scenarios and config.json.
+  // Training as Unsloth does it; optional in scenarios and config.json.
   bool tie_word_embeddings = false;    // tie_word_embeddings: the LM head is the embedding matrix
   std::string model_type;              // model_type ("llama", "qwen3", "gpt_oss"); "" when not given
   double swiglu_limit = 0;             // swiglu_limit (gpt-oss: 7.0, clamps the expert SwiGLU); 0: none
-  // Issue 31: the architecture as its config class means it (model_traits.hpp). Resolved by
+  // The architecture as its config class means it (model_traits.hpp). Resolved by
   // load_hf_config; a scenario's shape leaves it empty and model_traits() derives it from
   // model_type.
   ModelTraits traits;
   bool is_moe() const { return num_local_experts > 0; }
 };
 
-// How the network trains (issue 14). "full": every parameter trains (AdamW on all).
+// How the network trains. "full": every parameter trains (AdamW on all).
 // "lora": the base frozen in the compute dtype, rank-r adapters on `target_modules` train.
 // "qlora": the base frozen in 4-bit NF4 as bitsandbytes stores it (blocks of 64 values with
 // an fp32 absmax each; with double_quant the absmax values are themselves 8-bit quantized in
@@ -99,7 +99,7 @@ struct Scenario {
   BatchSpec batch;
   std::string dtype = "bf16";  // bf16 | fp16 | fp32
   bool offload = false;        // checkpoint-activation offload on
-  TrainingSpec training;       // full | lora | qlora (issue 14)
+  TrainingSpec training;       // full | lora | qlora
   // The host's cost per framework op in a simulated run: "eager" (the GPU profile's fitted
   // eager-PyTorch figures) or "cpp" (none beyond the launch call itself: a C++ host).
   std::string host = "eager";

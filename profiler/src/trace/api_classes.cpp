@@ -1,10 +1,10 @@
-#include "api_classes.hpp"
+#include "syncscope/trace/api_classes.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cctype>
 
-namespace syncscope::analysis_detail {
+namespace syncscope {
 namespace {
 
 struct CbidName {
@@ -206,8 +206,9 @@ const char* cbid_name(ApiKind kind, std::int32_t cbid) {
 ApiClass classify_base(std::string_view b) {
   static constexpr std::array<std::string_view, 3> kStreamSync = {"cudaStreamSynchronize", "cuStreamSynchronize",
                                                                   "hipStreamSynchronize"};
-  static constexpr std::array<std::string_view, 5> kDeviceSync = {
-      "cudaDeviceSynchronize", "cudaThreadSynchronize", "cuCtxSynchronize", "hipDeviceSynchronize", "hipCtxSynchronize"};
+  static constexpr std::array<std::string_view, 5> kDeviceSync = {"cudaDeviceSynchronize", "cudaThreadSynchronize",
+                                                                  "cuCtxSynchronize", "hipDeviceSynchronize",
+                                                                  "hipCtxSynchronize"};
   static constexpr std::array<std::string_view, 3> kEventSync = {"cudaEventSynchronize", "cuEventSynchronize",
                                                                  "hipEventSynchronize"};
   static constexpr std::array<std::string_view, 6> kQuery = {"cudaStreamQuery", "cudaEventQuery", "cuStreamQuery",
@@ -218,11 +219,14 @@ ApiClass classify_base(std::string_view b) {
   // memory, no host-side synchronization is performed"; the peer forms are documented as
   // asynchronous with respect to the host. Array<->device and array<->array copies are
   // device-to-device transfers. HIP's DtoD/peer/array forms likewise.
-  static constexpr std::array<std::string_view, 16> kDeviceOnly = {
-      "cudaMemcpyArrayToArray", "cudaMemcpy2DArrayToArray", "cudaMemcpyPeer", "cudaMemcpy3DPeer",
-      "cuMemcpyDtoD",           "cuMemcpyDtoA",             "cuMemcpyAtoD",   "cuMemcpyAtoA",
-      "cuMemcpyPeer",           "cuMemcpy3DPeer",           "hipMemcpyDtoD",  "hipMemcpyPeer",
-      "hipMemcpyAtoA",          "hipMemcpyAtoD",            "hipMemcpyDtoA",  "hipMemcpy3DPeer"};
+  static constexpr std::array<std::string_view, 16> kDeviceOnly = {"cudaMemcpyArrayToArray", "cudaMemcpy2DArrayToArray",
+                                                                   "cudaMemcpyPeer",         "cudaMemcpy3DPeer",
+                                                                   "cuMemcpyDtoD",           "cuMemcpyDtoA",
+                                                                   "cuMemcpyAtoD",           "cuMemcpyAtoA",
+                                                                   "cuMemcpyPeer",           "cuMemcpy3DPeer",
+                                                                   "hipMemcpyDtoD",          "hipMemcpyPeer",
+                                                                   "hipMemcpyAtoA",          "hipMemcpyAtoD",
+                                                                   "hipMemcpyDtoA",          "hipMemcpy3DPeer"};
   auto in = [b](const auto& names) { return std::find(names.begin(), names.end(), b) != names.end(); };
   if (in(kStreamSync)) return ApiClass::StreamSync;
   if (in(kDeviceSync)) return ApiClass::DeviceSync;
@@ -235,7 +239,8 @@ ApiClass classify_base(std::string_view b) {
     return ApiClass::SyncCopy;  // hipMemcpyWithStream too
   }
   if (b.find("Launch") != std::string_view::npos) return ApiClass::Enqueue;  // also cudaGraphLaunch, hip*LaunchKernel
-  if (starts_with(b, "cudaMemset") || starts_with(b, "cuMemset") || starts_with(b, "hipMemset")) return ApiClass::Enqueue;
+  if (starts_with(b, "cudaMemset") || starts_with(b, "cuMemset") || starts_with(b, "hipMemset"))
+    return ApiClass::Enqueue;
   return ApiClass::Other;
 }
 
@@ -286,4 +291,4 @@ CopyKind copy_kind_from_name(std::string_view b) {
   return CopyKind::Unknown;
 }
 
-}  // namespace syncscope::analysis_detail
+}  // namespace syncscope

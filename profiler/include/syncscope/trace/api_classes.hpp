@@ -1,6 +1,9 @@
-// How the sync-point analysis sees one host API call: by its name (CUDA runtime or driver, or
-// HIP runtime, with the _ptsz/_ptds/_spt per-thread-stream and _vN version suffixes removed),
-// or by its CUPTI callback id when the trace carries no name.
+// What one host API call of a trace is, for synchronization: by its name (CUDA runtime or
+// driver, or HIP runtime, with the _ptsz/_ptds/_spt per-thread-stream and _vN version
+// suffixes removed), or by its CUPTI callback id when the trace carries no name. Part of the
+// trace layer so that the readers (the Nsight Systems reader decides what a synchronization
+// record was by the call it correlates with), the sync-point analysis and the replay classify
+// a call the same way.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +12,7 @@
 
 #include "syncscope/trace/trace.hpp"
 
-namespace syncscope::analysis_detail {
+namespace syncscope {
 
 enum class ApiClass : std::uint8_t {
   Other,            // not relevant to synchronization (attribute queries, event records, ...)
@@ -39,4 +42,4 @@ std::string_view api_base_name(std::string_view name);
 // does not say (cudaMemcpy, cuMemcpy, 2D/3D forms).
 CopyKind copy_kind_from_name(std::string_view base_name);
 
-}  // namespace syncscope::analysis_detail
+}  // namespace syncscope

@@ -1,0 +1,72 @@
+// What a fix's program hooks (FixSpec::build_program_layer and build_program_schedule,
+// fix_spec.hpp) see of the step-program builder: the points of a layer where a fix adds its
+// operators, the primitives it emits them with, and the step schedule a fix may replace.
+// The shipped fixes' hooks are in kernels/src/program/fix_*_program.cpp; a fix registered
+// elsewhere (tests/pipeline/test_fix_registry.cpp) uses the same interface. Torch-free.
+#pragma once
+
+#include <any>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "syncscope/kernels/offload_schedule.hpp"
+#include "syncscope/kernels/program.hpp"
+#include "syncscope/kernels/step_options.hpp"
+
+namespace syncscope::kernels {
+
+// Where in each layer's forward (and its checkpoint recompute) the builder calls every
+// registered fix's build_program_layer, in registry order. A hook emits nothing at the
+// points it does not handle.
+enum class ProgramPoint : std::uint8_t {
+  // After RoPE and the grouped-query expansion, before the attention kernel: the packed
+  // sequences' metadata (cu_seqlens, max_seqlen, the mask) the attention reads.
+  BeforeAttention,
+  // MoE layers only, after the router's top-k and softmax: routing the T*k (token, expert)
+  // pairs and running the experts, leaving the weighted sum in the block's output.
+  ExpertDispatch,
+};
+
+// The builder as a fix's layer hook drives it. Every emitted operator belongs to the
+// current layer and, in the forward pass, is remembered for the layer's backward.
+class ProgramLayerBuilder {
+ public:
+  virtual ~ProgramLayerBuilder() = default;
+
+  virtual const StepOptions& options() const = 0;
+  virtual int layer() const = 0;                        // the layer being built
+  virtual int tokens() const = 0;                       // T: packed tokens of the batch
+  virtual const std::vector<int>& lengths() const = 0;  // the packed sequences' lengths
+  virtual int element_bytes() const = 0;                // bytes of one element of the compute dtype
+  // State a fix keeps for the whole step (a cache that spans layers and the recompute),
+  // empty on first use; the hook stores its own type in it.
+  virtual std::any& fix_state(Fix fix) = 0;
+
+  virtual void push_range(const std::string& name) = 0;  // an NVTX range on the host
+  virtual void pop_range() = 0;
+  // An elementwise kernel autograd differentiates: `elems` elements of `bytes_per` bytes
+  // read and written once.
+  virtual program::Op& elementwise(const std::string& name, double elems, double bytes_per) = 0;
+  // A kernel autograd does not differentiate (metadata, routing indices): `elems`
+  // operations, `bytes` bytes moved.
+  virtual program::Op& bookkeeping(const std::string& name, double elems, double bytes) = 0;
+  // A GEMM [m, k] x [k, n] against a weight (frozen under lora/qlora).
+  virtual program::Op& gemm(const std::string& name, double m, double n, double k) = 0;
+  // A host read as ATen does it on CUDA: D2H into pageable memory, then
+  // cudaStreamSynchronize (the host sync a fix removes).
+  virtual void host_read(const std::string& aten_op, double bytes) = 0;
+  // One expert's feed-forward over `rows` rows as the model computes it (SwiGLU; gpt-oss's
+  // clamped form when the options ask for it).
+  virtual void expert(const std::string& prefix, double rows) = 0;
+};
+
+// The step's layer loop as a fix schedules it (FixSpec::build_program_schedule): its
+// choreography (offload_schedule.hpp) and one name per event it records. A schedule from a
+// hook adds the copy stream, checkpoints every layer and recomputes it in backward.
+struct ProgramSchedule {
+  Choreography choreography;
+  std::vector<std::string> event_names;
+};
+
+}  // namespace syncscope::kernels
