@@ -85,6 +85,12 @@ class StepBuilder {
 
   void packing_metadata(int layer);
 
+  // fixes.packing.rebuild_form unsloth_sdpa_mask (packing_unsloth.cpp): Unsloth's pre-cache
+  // metadata and/or SDPA mask build, op by op, each op charged an eager-PyTorch host cost.
+  void unsloth_precache_rebuild(int window, bool metadata, bool mask);
+  Op& eager(Op& op);
+  void eager_host_read(const std::string& aten_op, double bytes);
+
   void attention(int layer);
 
   void mlp();

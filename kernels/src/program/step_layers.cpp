@@ -42,7 +42,15 @@ void StepBuilder::packing_metadata(int layer) {
   const int window = layer_sliding_window(o_.model, layer);
   const double N = static_cast<double>(lengths_.size());
   push("packing_metadata");
-  if (o_.packing == PackingVariant::Rebuild || o_.packing == PackingVariant::Cached) {
+  if ((o_.packing == PackingVariant::Rebuild || o_.packing == PackingVariant::Cached) &&
+      o_.packing_rebuild_form == "unsloth_sdpa_mask") {
+    // Unsloth's pre-cache code, op by op (packing_unsloth.cpp); the same cache keys below.
+    const bool meta_miss = !(o_.packing == PackingVariant::Cached && meta_cached_);
+    const bool mask_miss = !(o_.packing == PackingVariant::Cached && cached_mask_window_ == window);
+    unsloth_precache_rebuild(window, meta_miss, mask_miss);
+    meta_cached_ = true;
+    cached_mask_window_ = window;
+  } else if (o_.packing == PackingVariant::Rebuild || o_.packing == PackingVariant::Cached) {
     const bool meta_hit = o_.packing == PackingVariant::Cached && meta_cached_;
     if (!meta_hit) {
       // get_packed_info_from_kwargs: cu_seqlens and max_seqlen (lengths.max().item()).
