@@ -117,6 +117,24 @@ TEST_F(PublishedFigures, EveryFigureHasItsSimulatedRun) {
   print_steps(eager_->results);
 }
 
+TEST_F(PublishedFigures, ValidateComparesEachPublishedScenarioOnlyWithItsOwnFigure) {
+  // The microbenchmark scenario runs Llama-3.2-1B's shape without checkpointing: its step is
+  // not the Llama step figure, and validate's per-model published lines must not say it is.
+  int llama = 0;
+  for (const auto& c : model::published_checks(outcome_->results)) {
+    EXPECT_NE(c.scenario, "published-rebuild-microbench-2048");
+    llama += c.scenario == "published-llama-3.2-1b-packing";
+  }
+  EXPECT_EQ(llama, 1);
+}
+
+TEST_F(PublishedFigures, TheReportHasThePublishedSection) {
+  const std::string html = read_file(outcome_->out / "report.html", std::uint64_t{256} << 20);
+  EXPECT_NE(html.find("<h2 id=\"published\">Published figures</h2>"), std::string::npos);
+  EXPECT_NE(html.find("Qwen3-14B QLoRA packing cache, forward"), std::string::npos);
+  EXPECT_NE(html.find("Simulated: our simulator on the assumptions listed"), std::string::npos);
+}
+
 TEST_F(PublishedFigures, PreCacheRebuildSyncsAndTheRecomputeRepeatsIt) {
   // Checkpointed: the baseline rebuilds in each layer's forward and again in its recompute
   // (2L), the cache once per step; 3 syncs per rebuild (max, sum, tolist).

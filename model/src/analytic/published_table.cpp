@@ -84,6 +84,15 @@ const VariantResult* find_baseline(const std::vector<RunResults>& runs, const st
 
 }  // namespace
 
+bool published_scenario(const std::string& scenario) {
+  return std::any_of(std::begin(kFigures), std::end(kFigures), [&](const FigureSpec& f) { return scenario == f.scenario; });
+}
+
+bool published_scenario_shows(const std::string& scenario, const std::string& what) {
+  return std::any_of(std::begin(kFigures), std::end(kFigures),
+                     [&](const FigureSpec& f) { return scenario == f.scenario && what == f.what; });
+}
+
 std::vector<PublishedFigureRow> published_figure_rows(const std::vector<RunResults>& runs) {
   std::vector<PublishedFigureRow> rows;
   for (const auto& f : kFigures) {

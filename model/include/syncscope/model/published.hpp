@@ -101,6 +101,11 @@ struct PublishedFigureRow {
   std::string source;       // docs/sources.md anchor of the published figure
 };
 inline constexpr double kPublishedGoalLo = 0.8, kPublishedGoalHi = 1.25;
+// True for a scenarios/published/ scenario name; and whether it stands for a figure of kind
+// `what` ("step", "forward", ...): published_checks compares only those (the 2048-token
+// rebuild microbenchmark runs Llama-3.2-1B's shape but is not its step figure).
+bool published_scenario(const std::string& scenario);
+bool published_scenario_shows(const std::string& scenario, const std::string& what);
 std::vector<PublishedFigureRow> published_figure_rows(const std::vector<RunResults>& runs);
 // The table, its goal column and the numbered assumptions; `label` names the runs (mode,
 // profile, commit). Markdown when `markdown`, else aligned text.
