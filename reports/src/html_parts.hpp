@@ -38,6 +38,8 @@ std::string timeline_strips(const std::string& id_prefix, const std::vector<cons
 // html_tables.cpp
 std::string provenance_section(const std::vector<ReportRun>& runs);
 std::string validation_section(const std::vector<ReportRun>& runs);
+// html_published.cpp: empty unless the runs include scenarios/published/ ones.
+std::string published_section(const std::vector<ReportRun>& runs);
 std::string cross_run_tables(const std::vector<ReportRun>& runs);
 std::string variants_table(const std::vector<const VariantResult*>& vs, const std::string& outcome);
 // Per fix, a table of the model's parameters with units and intervals, folded (<details>).

@@ -109,6 +109,7 @@ std::string render_html_report(const std::vector<ReportRun>& runs, const HtmlRep
   h += "</header>\n";
   h += provenance_section(runs);
   h += validation_section(runs);
+  h += published_section(runs);
   h += cross_run_tables(runs);
   for (std::size_t ri = 0; ri < runs.size(); ++ri) {
     const auto& run = runs[ri];

@@ -236,6 +236,9 @@ void check_scenario(Scenario& s, const Locator& where) {
     if (!(f.tolerance > 0 && f.tolerance <= 10))
       fail(where, fp + ".tolerance", "a relative error in (0, 10], e.g. 0.15", fmt::format("{}", f.tolerance));
     in_range(where, fp + ".prefetch_depth", f.prefetch_depth, bounds::kPrefetchDepth);
+    if (std::find(std::begin(kPackingRebuildForms), std::end(kPackingRebuildForms), f.rebuild_form) ==
+        std::end(kPackingRebuildForms))
+      fail(where, fp + ".rebuild_form", "one of reference, unsloth_sdpa_mask", "\"" + f.rebuild_form + "\"");
     if (f.fix == Fix::Offload && !s.offload)
       fail(where, "offload", "true when fixes.offload is selected (the fix changes how offloaded activations reload)",
            "false");
@@ -503,6 +506,8 @@ void read_fixes(Reader& r, const YAML::Node& node, std::vector<FixSelection>& fi
         sel.tolerance = r.number(fv, f, "a relative error in (0, 10], e.g. 0.15");
       } else if (k == "prefetch_depth") {
         sel.prefetch_depth = r.int32(fv, f, "a positive integer");
+      } else if (k == "rebuild_form") {
+        sel.rebuild_form = r.string(fv, f, "one of reference, unsloth_sdpa_mask");
       } else if (k == "prefetch_budget_gib") {
         sel.prefetch_budget_bytes = r.number(fv, f, "a non-negative number of GiB") * 1024.0 * 1024.0 * 1024.0;
       }

@@ -15,6 +15,8 @@ namespace {
 
 void set_packing(StepOptions& o, const StepOptionContext& c) {
   o.packing = static_cast<PackingVariant>(c.variant.value_or(0));
+  for (const auto& f : c.scenario.fixes)
+    if (f.fix == Fix::Packing) o.packing_rebuild_form = f.rebuild_form;
 }
 
 void set_offload(StepOptions& o, const StepOptionContext& c) {

@@ -57,7 +57,15 @@ void packing_program_layer(ProgramLayerBuilder& b, ProgramPoint at) {
   const double N = static_cast<double>(b.lengths().size());
   const double T = b.tokens();
   b.push_range("packing_metadata");
-  if (v == PackingVariant::Rebuild || v == PackingVariant::Cached) {
+  if ((v == PackingVariant::Rebuild || v == PackingVariant::Cached) &&
+      b.options().packing_rebuild_form == "unsloth_sdpa_mask") {
+    // Unsloth's pre-cache code, op by op (packing_unsloth.cpp); the same cache keys below.
+    const bool meta_miss = !(v == PackingVariant::Cached && cache.meta_cached);
+    const bool mask_miss = !(v == PackingVariant::Cached && cache.cached_mask_window == window);
+    unsloth_precache_rebuild(b, window, meta_miss, mask_miss);
+    cache.meta_cached = true;
+    cache.cached_mask_window = window;
+  } else if (v == PackingVariant::Rebuild || v == PackingVariant::Cached) {
     const bool meta_hit = v == PackingVariant::Cached && cache.meta_cached;
     if (!meta_hit) {
       // get_packed_info_from_kwargs: cu_seqlens and max_seqlen (lengths.max().item()).

@@ -9,6 +9,9 @@ namespace syncscope::kernels::detail {
 
 // fix_packing_program.cpp: the packed-sequence metadata before each layer's attention.
 void packing_program_layer(ProgramLayerBuilder& b, ProgramPoint at);
+// packing_unsloth.cpp: fixes.packing.rebuild_form unsloth_sdpa_mask, Unsloth's pre-cache
+// metadata and/or SDPA mask build, op by op, each op charged an eager-PyTorch host cost.
+void unsloth_precache_rebuild(ProgramLayerBuilder& b, int window, bool metadata, bool mask);
 // fix_moe_program.cpp: the routing and expert dispatch of each MoE layer.
 void moe_program_layer(ProgramLayerBuilder& b, ProgramPoint at);
 // fix_offload_program.cpp: the checkpoint offload and reload choreography, when the options

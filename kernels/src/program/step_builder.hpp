@@ -57,7 +57,10 @@ class StepBuilder final : public ProgramLayerBuilder {
   }
   Op& bookkeeping(const std::string& name, double elems, double bytes) override { return nograd(name, elems, bytes); }
   Op& gemm(const std::string& name, double m, double n, double k) override;
-  void host_read(const std::string& aten_op, double bytes) override;
+  Op& host_read(const std::string& aten_op, double bytes) override;
+  Op& host_to_device(const std::string& name, double bytes) override {
+    return copy(name, kMain, CopyKind::HtoD, MemoryKind::Pageable, bytes);
+  }
   void expert(const std::string& p, double rows) override;
 
  private:

@@ -185,7 +185,7 @@ Op& StepBuilder::copy(const std::string& name, int stream, CopyKind kind, Memory
   return emit(op);
 }
 
-void StepBuilder::host_read(const std::string& aten_op, double bytes) {
+Op& StepBuilder::host_read(const std::string& aten_op, double bytes) {
   // The framework op's range covers its copy and the sync it issues (program::CpuOp).
   copy(aten_op, kMain, CopyKind::DtoH, MemoryKind::Pageable, bytes).cpu_op = program::CpuOp::Opens;
   Op s;
@@ -194,6 +194,7 @@ void StepBuilder::host_read(const std::string& aten_op, double bytes) {
   s.stream = kMain;
   s.cpu_op = program::CpuOp::Continues;
   emit(s);
+  return p_.ops[p_.ops.size() - 2];  // the copy, emitted just before the sync
 }
 
 void StepBuilder::event(OpKind kind, int stream, int ev, const std::string& name) {

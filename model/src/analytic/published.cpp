@@ -193,6 +193,7 @@ std::vector<PublishedCheck> published_checks(const RunResults& results) {
       if (p.model != v.network->model || p.fix != v.fix || p.variant != v.variant) continue;
       auto add = [&](const char* what, double published, const Estimate& measured) {
         if (published <= 0 || measured.value <= 0) return;
+        if (published_scenario(v.scenario) && !published_scenario_shows(v.scenario, what)) return;
         PublishedCheck c;
         c.scenario = v.scenario;
         c.fix = v.fix;

@@ -24,6 +24,7 @@ std::deque<FixSpec> shipped_fixes() {
     f.name = "packing";
     f.variants = {"rebuild", "cached", "device"};
     f.baseline_meaning = "metadata rebuilt in every layer";
+    f.scenario_keys = {"rebuild_form"};  // how the step program builds the baseline (scenario.hpp)
     f.predicted_variants = {"cached", "device"};
     v.push_back(std::move(f));
   }

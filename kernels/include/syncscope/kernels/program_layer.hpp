@@ -54,8 +54,12 @@ class ProgramLayerBuilder {
   // A GEMM [m, k] x [k, n] against a weight (frozen under lora/qlora).
   virtual program::Op& gemm(const std::string& name, double m, double n, double k) = 0;
   // A host read as ATen does it on CUDA: D2H into pageable memory, then
-  // cudaStreamSynchronize (the host sync a fix removes).
-  virtual void host_read(const std::string& aten_op, double bytes) = 0;
+  // cudaStreamSynchronize (the host sync a fix removes). Returns the D2H copy (valid until
+  // the next operator is emitted).
+  virtual program::Op& host_read(const std::string& aten_op, double bytes) = 0;
+  // A host-to-device copy from pageable memory on the main stream (a CPU tensor's
+  // `.to(device, non_blocking=True)`: staged by the driver, no host sync).
+  virtual program::Op& host_to_device(const std::string& name, double bytes) = 0;
   // One expert's feed-forward over `rows` rows as the model computes it (SwiGLU; gpt-oss's
   // clamped form when the options ask for it).
   virtual void expert(const std::string& prefix, double rows) = 0;

@@ -23,6 +23,10 @@ struct StepOptions {
   int layers = 0;                 // decoder layers to run; 0: model.num_hidden_layers
   // The fixes' variants, typed (fix_spec.hpp; their names come from the fix registry).
   PackingVariant packing = PackingVariant::Rebuild;
+  // How the step program builds the packing metadata where it is rebuilt or missed
+  // (scenario.hpp FixSelection::rebuild_form, kPackingRebuildForms). Step programs only: the
+  // LibTorch step runs its own code.
+  std::string packing_rebuild_form = "reference";
   std::optional<OffloadVariant> offload;  // nullopt: no checkpoint offload
   int prefetch_depth = 2;         // offload "prefetch": look-ahead k over a ring of k+1 buffers
   // offload "prefetch": device bytes the memory-aware plan may use for resident layer

@@ -82,4 +82,34 @@ struct PublishedCheck {
 std::vector<PublishedCheck> published_checks(const RunResults& results);
 std::string published_report_to_markdown(const PublishedReport& report);
 
+// Issue 25 (published_table.cpp): every published figure beside the run of its scenario in
+// scenarios/published/ (matched by scenario name), as `validate --published` prints it.
+// Gains are speedup - 1; the ratio is simulated gain / published gain (for the rebuild
+// microbenchmark: simulated cost / published cost). Goal: 0.8 <= ratio <= 1.25.
+struct PublishedFigureRow {
+  std::string figure;    // "Llama-3.2-1B packing cache, step"
+  std::string scenario;  // scenarios/published/*.yaml `name`
+  std::string fix, variant;
+  std::string what;        // "step" | "forward" | "backward" | "rebuild_ms"
+  double published = 0;    // gain (fraction), or ms for rebuild_ms
+  double published_lo = 0, published_hi = 0;  // a published range ("10-15%"); else = published
+  bool found = false;      // a run of the scenario with this fix and variant was given
+  double simulated = 0;    // same unit as `published`
+  double ratio = 0;        // simulated / published
+  bool independent = true; // false: a profile value was fitted to this figure (say so)
+  std::string assumptions;  // what the comparison rests on, beyond the scenario's header
+  std::string source;       // docs/sources.md anchor of the published figure
+};
+inline constexpr double kPublishedGoalLo = 0.8, kPublishedGoalHi = 1.25;
+// True for a scenarios/published/ scenario name; and whether it stands for a figure of kind
+// `what` ("step", "forward", ...): published_checks compares only those (the 2048-token
+// rebuild microbenchmark runs Llama-3.2-1B's shape but is not its step figure).
+bool published_scenario(const std::string& scenario);
+bool published_scenario_shows(const std::string& scenario, const std::string& what);
+std::vector<PublishedFigureRow> published_figure_rows(const std::vector<RunResults>& runs);
+// The table, its goal column and the numbered assumptions; `label` names the runs (mode,
+// profile, commit). Markdown when `markdown`, else aligned text.
+std::string published_figure_table(const std::vector<PublishedFigureRow>& rows, const std::string& label,
+                                   bool markdown);
+
 }  // namespace syncscope::model

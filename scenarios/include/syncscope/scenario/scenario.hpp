@@ -83,7 +83,14 @@ struct FixSelection {
   // inputs), pinned by the scenario so the plan is the same on every GPU; unset: 0 (every
   // layer offloaded, the ring only).
   std::optional<double> prefetch_budget_bytes;
+  // packing: how the step program builds the baseline's per-layer metadata and mask
+  // (kPackingRebuildForms): "reference" (our LibTorch step's kernels, no per-op host cost)
+  // or "unsloth_sdpa_mask" (Unsloth's pre-cache Python code op by op, each op charged an
+  // eager-PyTorch host cost: kernels/src/program/packing_unsloth.cpp). Step programs only.
+  std::string rebuild_form = "reference";
 };
+
+inline constexpr const char* kPackingRebuildForms[] = {"reference", "unsloth_sdpa_mask"};
 
 struct MeasureSpec {
   int warmup_steps = 2;
