@@ -131,7 +131,7 @@ std::vector<RankRow> analyze_rank_files(const std::vector<RankTraceFile>& files,
         // Hand the trace's memory back to the system. glibc keeps what a thread frees in that
         // thread's arena, and after a large block is freed it raises its mmap threshold, so
         // the next trace's blocks come from the arenas too: without this, peak RSS over 8
-        // ranks of 150 MB with 2 workers grew to 2.5x that of 2 ranks (measured, issue 28).
+        // ranks of 150 MB with 2 workers grew to 2.5x that of 2 ranks (measured).
         ::malloc_trim(0);
 #endif
         if (on_row) {

@@ -169,7 +169,7 @@ RunOutcome run(const RunRequest& request) {
     st.env.extra["simulator"] = "syncscope-sim";
     st.env.extra["gpu_profile_description"] = st.profile->description;
     // Whether `syncscope calibrate` produced the profile; not "measured": a simulated run
-    // measures nothing (issue 23, honest labels).
+    // measures nothing.
     st.env.extra["gpu_profile_calibrated"] = st.profile->measured ? "true" : "false";
   } else {
     const RuntimeVersions v = choice.backend->runtime_versions();

@@ -1,4 +1,4 @@
-// Issue 25: the report's "Published figures" section: each published figure (Unsloth's blog)
+// The report's "Published figures" section: each published figure (Unsloth's blog)
 // beside the runs of scenarios/published/ in this report, with the gain ratio and the
 // assumptions (model/published.hpp). Only reports holding such runs get the section.
 #include <fmt/format.h>

@@ -85,7 +85,7 @@ std::string provenance_section(const std::vector<ReportRun>& runs) {
     std::string fitted;
     for (const auto& [k, v] : run.results.env.extra)
       if (k.rfind("gpu_profile_", 0) == 0 && k != "gpu_profile_description" && k != "gpu_profile_calibrated" &&
-          k != "gpu_profile_measured")  // the name before issue 23
+          k != "gpu_profile_measured")  // the name before results schema 2
         fitted += fmt::format("{}{}: {}", fitted.empty() ? "" : "; ", esc(k.substr(12)), esc(v));
     if (!fitted.empty())
       h += "<p class=\"note profile-provenance\">" + esc(run.source) + ": GPU profile " +

@@ -1,4 +1,4 @@
-// A 1,000-rank analysis (issue 28): 1,000 small synthetic rank files read by 2 workers, each
+// A 1,000-rank analysis: 1,000 small synthetic rank files read by 2 workers, each
 // row handed over as its file finishes, and a table that stays a page: the distribution of
 // each metric across ranks with the outliers named, not 1,000 rows.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// The read-ahead thread (prefetch_source.hpp, issue 28): the same bytes in the same order
+// The read-ahead thread (prefetch_source.hpp): the same bytes in the same order
 // whatever the read sizes, errors handed over after the bytes read before them and naming
 // the file and offset, and no hang when the reader stops early, even on a pipe whose
 // writer never closes.

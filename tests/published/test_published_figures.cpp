@@ -1,4 +1,4 @@
-// Issue 25: scenarios/published/ simulated with the B200 profile (--device sim), each published
+// scenarios/published/ simulated with the B200 profile (--device sim), each published
 // figure beside the simulated one (model/published.hpp). What is asserted:
 //  - structure that could break without anyone fitting anything: every figure has its run;
 //    the pre-cache rebuild issues 3 syncs per rebuild, and the checkpoint recompute repeats

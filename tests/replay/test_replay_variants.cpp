@@ -1,4 +1,4 @@
-// diff --what-if against simulated fixed variants (issue 23): each fix's baseline and every
+// diff --what-if against simulated fixed variants: each fix's baseline and every
 // fixed variant run on the simulator through the built CLI; BEFORE (the baseline's trace)
 // replayed with the variant's edit must give the real AFTER's step time within 3%. This is a
 // consistency check of the replay's edits against our own simulator, not accuracy on a GPU:

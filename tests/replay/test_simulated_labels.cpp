@@ -1,4 +1,4 @@
-// Issue 23, "honest labels": a simulated run says "simulated" (or "observed" for the value a
+// Honest labels: a simulated run says "simulated" (or "observed" for the value a
 // run produced, whatever produced it) and never "measured" anywhere a user reads it:
 // report.html, results.csv, results.json, timelines.json, the terminal text of `run` and of
 // `validate`. Scenarios with all three fixes (a dense model with packing and offload, a

@@ -1,4 +1,4 @@
-// Issue 23's model half and issue 31's many experts: every shipped scenario simulated on the
+// The closed forms against the simulator and MoE with many experts: every shipped scenario simulated on the
 // default H200 profile (eager-PyTorch host costs), and each closed-form prediction within 5%
 // of the simulator. The simulator is ours: agreement is a consistency check of the forms
 // against the simulator they describe, not accuracy on a GPU.
@@ -19,7 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr double kGoal = 0.05;  // issue 23: closed forms within +-5% of the simulator
+constexpr double kGoal = 0.05;  // closed forms within +-5% of the simulator
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
@@ -113,7 +113,7 @@ TEST(Forms, CppHostRunsWithoutPerOpHostCosts) {
   }
 }
 
-// Issue 31: Qwen3-30B-A3B's 128 experts in the MoE scenario, within the goal.
+// Qwen3-30B-A3B's 128 experts in the MoE scenario, within the goal.
 TEST(Forms, ManyExpertsQwen3MoeWithinFivePercent) {
   test::TempDir dir;
   const RunOutcome o = simulate(scenario("gpt-oss-20b.yaml"), dir / "q30", config("qwen3-30b-a3b"));

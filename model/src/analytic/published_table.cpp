@@ -1,4 +1,4 @@
-// Issue 25: the published figures (docs/sources.md#packing-cache, #offload-double-buffer,
+// The published figures (docs/sources.md#packing-cache, #offload-double-buffer,
 // #moe-routing) beside the runs of scenarios/published/, as `validate --published` and the
 // report print them. The figures are inputs as printed; nothing here is fitted to them.
 #include <fmt/format.h>

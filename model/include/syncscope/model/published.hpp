@@ -82,7 +82,7 @@ struct PublishedCheck {
 std::vector<PublishedCheck> published_checks(const RunResults& results);
 std::string published_report_to_markdown(const PublishedReport& report);
 
-// Issue 25 (published_table.cpp): every published figure beside the run of its scenario in
+// published_table.cpp: every published figure beside the run of its scenario in
 // scenarios/published/ (matched by scenario name), as `validate --published` prints it.
 // Gains are speedup - 1; the ratio is simulated gain / published gain (for the rebuild
 // microbenchmark: simulated cost / published cost). Goal: 0.8 <= ratio <= 1.25.
