@@ -17,6 +17,7 @@
 #include "syncscope/core/file_io.hpp"
 #include "syncscope/core/output_policy.hpp"
 #include "syncscope/io/trace_io.hpp"
+#include "syncscope/model/critical_path.hpp"
 #include "syncscope/reports/analysis_printers.hpp"
 #include "syncscope/reports/rank_printers.hpp"
 
@@ -72,6 +73,7 @@ void analyze_one(const AnalyzeOptions& o, bool pid_given) {
   if (pid_given) opts.pid = o.pid;
   AnalysisResult result = analyze(trace, opts);
   result.source = path;
+  model::add_critical_paths(trace, result);  // per step, over the replay graph (the analysis library has no model)
 
   std::string text;
   if (o.format == "json") {
