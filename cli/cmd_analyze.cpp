@@ -187,8 +187,9 @@ void add_analyze_command(CLI::App& app, Context& ctx) {
     SYNCSCOPE_INPUT_ERROR_IF((many || job_array) && pid_opt->count() > 0,
                              "analyze: --pid picks one process of one trace; ranks are different processes: leave it "
                              "out with several traces");
-    SYNCSCOPE_INPUT_ERROR_IF((many || job_array) && o->critical_path,
-                             "analyze: --critical-path follows the steps of one trace: leave it out with several traces");
+    SYNCSCOPE_INPUT_ERROR_IF(
+        (many || job_array) && o->critical_path,
+        "analyze: --critical-path follows the steps of one trace: leave it out with several traces");
     // Refuse before spending minutes on a 1 GB trace (core/output_policy.hpp).
     if (!o->output.empty()) (void)plan_output_file(o->output, o->force);
 

@@ -18,7 +18,10 @@ struct Share {
   Ns ns;
 };
 std::array<Share, 5> shares(const CriticalPath& c) {
-  return {{{"host", c.host_ns}, {"gpu", c.gpu_ns}, {"launch", c.launch_ns}, {"sync_wait", c.sync_wait_ns},
+  return {{{"host", c.host_ns},
+           {"gpu", c.gpu_ns},
+           {"launch", c.launch_ns},
+           {"sync_wait", c.sync_wait_ns},
            {"other", c.other_ns}}};
 }
 
@@ -70,10 +73,11 @@ void print_critical_path_table(const AnalysisResult& r, std::ostream& out) {
   const CriticalPath& c = *r.totals.critical_path;
   auto pct = [&](Ns ns) { return fmt::format("{:.1f}%", 100.0 * fraction(ns, c.length_ns)); };
   const std::string over = r.steps.empty() ? std::string("whole trace") : fmt::format("{} step(s)", c.steps);
-  out << fmt::format("\ncritical path (replayed, {})  {}: host {}, GPU {}, launch {}, sync wait {}, other {}; {} sync "
-                     "edge(s)\n",
-                     over, format_duration(c.length_ns), pct(c.host_ns), pct(c.gpu_ns), pct(c.launch_ns),
-                     pct(c.sync_wait_ns), pct(c.other_ns), c.sync_edges);
+  out << fmt::format(
+      "\ncritical path (replayed, {})  {}: host {}, GPU {}, launch {}, sync wait {}, other {}; {} sync "
+      "edge(s)\n",
+      over, format_duration(c.length_ns), pct(c.host_ns), pct(c.gpu_ns), pct(c.launch_ns), pct(c.sync_wait_ns),
+      pct(c.other_ns), c.sync_edges);
   if (c.top.empty()) return;
   out << "  longest runs on it" << (c.steps > 1 ? " (summed over steps)" : "") << "\n";
   for (const auto& run : c.top) {

@@ -43,8 +43,7 @@ std::string place_of(const ReplayGraph& g, const std::unordered_map<std::uint32_
       if (auto it = sync_of.find(p.node); it != sync_of.end())
         return fmt::format("sync {} ({})", g.syncs[it->second].cause, g.syncs[it->second].api);
       return fmt::format("sync {}", trace.str(trace.api_calls[n.record].name));
-    case CriticalKind::Host:
-      return fmt::format("host tid {}", g.threads[static_cast<std::size_t>(n.thread)].second);
+    case CriticalKind::Host: return fmt::format("host tid {}", g.threads[static_cast<std::size_t>(n.thread)].second);
     case CriticalKind::Gpu:
     case CriticalKind::Launch: {
       const auto& lane = g.lanes[static_cast<std::size_t>(n.lane)];

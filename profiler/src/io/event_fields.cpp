@@ -239,7 +239,8 @@ void ChromeReader::parse_args(od::value& v, Args& a) {
         }
         validate(x);
         // "name" and "labels" are payloads of track metadata; elsewhere just data.
-        if (arg != Arg::Name && arg != Arg::Labels) note_bad(arg, field, schema::expected_text(spec.type), example_of(x, t));
+        if (arg != Arg::Name && arg != Arg::Labels)
+          note_bad(arg, field, schema::expected_text(spec.type), example_of(x, t));
         break;
       }
       case ArgType::Object: {  // our own block: exact, it is ours

@@ -122,8 +122,8 @@ constexpr std::string_view category_name(Cat c) { return name_of(kCategories, c)
 // ---- event keys --------------------------------------------------------------------------
 enum class Key : std::uint8_t { Unknown, Ph, Cat, Name, Pid, Tid, Ts, Dur, Args, Id, Bp };
 inline constexpr Named<Key> kEventKeys[] = {
-    {"ph", Key::Ph},     {"cat", Key::Cat}, {"name", Key::Name}, {"pid", Key::Pid}, {"tid", Key::Tid},
-    {"ts", Key::Ts},     {"dur", Key::Dur}, {"args", Key::Args}, {"id", Key::Id},   {"bp", Key::Bp},
+    {"ph", Key::Ph}, {"cat", Key::Cat}, {"name", Key::Name}, {"pid", Key::Pid}, {"tid", Key::Tid},
+    {"ts", Key::Ts}, {"dur", Key::Dur}, {"args", Key::Args}, {"id", Key::Id},   {"bp", Key::Bp},
 };
 inline constexpr auto kEventKeyIndex = make_index(kEventKeys);
 inline Key event_key(std::string_view k) { return value_of(kEventKeys, kEventKeyIndex, k, Key::Unknown); }
@@ -131,9 +131,33 @@ constexpr std::string_view key_name(Key k) { return name_of(kEventKeys, k); }
 
 // ---- argument keys ("args") ----------------------------------------------------------------
 enum class Arg : std::uint8_t {
-  Unknown, Device, Context, Stream, Correlation, ExternalId, Grid, Block, Registers, SharedMemory, Bytes,
-  Bandwidth, Cbid, SyncKind, WaitOnStream, WaitOnCorr, WaitOnEventId, EventId, InDevice, FromDevice,
-  ToDevice, InContext, Name, Kind, SortIndex, Labels, Syncscope,
+  Unknown,
+  Device,
+  Context,
+  Stream,
+  Correlation,
+  ExternalId,
+  Grid,
+  Block,
+  Registers,
+  SharedMemory,
+  Bytes,
+  Bandwidth,
+  Cbid,
+  SyncKind,
+  WaitOnStream,
+  WaitOnCorr,
+  WaitOnEventId,
+  EventId,
+  InDevice,
+  FromDevice,
+  ToDevice,
+  InContext,
+  Name,
+  Kind,
+  SortIndex,
+  Labels,
+  Syncscope,
 };
 inline constexpr std::size_t kArgCount = static_cast<std::size_t>(Arg::Syncscope) + 1;
 constexpr std::uint32_t bit(Arg a) { return std::uint32_t{1} << static_cast<unsigned>(a); }
