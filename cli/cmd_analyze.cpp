@@ -20,6 +20,7 @@
 #include "syncscope/core/output_policy.hpp"
 #include "syncscope/io/trace_io.hpp"
 #include "syncscope/model/replay.hpp"
+#include "syncscope/model/critical_path.hpp"
 #include "syncscope/reports/analysis_printers.hpp"
 #include "syncscope/reports/rank_printers.hpp"
 
@@ -45,6 +46,7 @@ struct AnalyzeOptions {
   std::string partition;
   std::string time;
   bool dry_run = false;
+  bool critical_path = false;
 };
 
 void emit(const AnalyzeOptions& o, const std::string& text) {
@@ -66,6 +68,9 @@ void analyze_one(const AnalyzeOptions& o, bool pid_given) {
   if (pid_given) opts.pid = o.pid;
   AnalysisResult result = analyze(trace, opts);
   result.source = path;
+  // Per step, over the replay graph (the analysis library has no model); opt-in: it costs
+  // about a fifth more time and a sixth more memory on a 200 MB trace (docs/analysis.md).
+  if (o.critical_path) model::add_critical_paths(trace, result);
   // What each of the worst causes costs: the trace replayed without its syncs (model/replay.hpp).
   const CauseRemovals removals = model::removal_savings(result, trace, o.replay_causes);
 
@@ -156,6 +161,9 @@ void add_analyze_command(CLI::App& app, Context& ctx) {
                   "step (0: skip the replays, e.g. on a very large trace)")
       ->check(CLI::Range(std::size_t{0}, std::size_t{1000}))
       ->capture_default_str();
+  cmd->add_flag("--critical-path", o->critical_path,
+                "Add each step's critical path through host and GPU (the trace replayed as a dependency graph; "
+                "docs/analysis.md): its length and host, GPU, launch and sync-wait shares, and its longest runs");
   auto* pid_opt =
       cmd->add_option("--pid", o->pid, "Only count host threads of this process id (default: all processes)");
   cmd->add_option("--jobs", o->jobs, "Many ranks: traces read at once (default: one per core)")
@@ -188,6 +196,9 @@ void add_analyze_command(CLI::App& app, Context& ctx) {
     SYNCSCOPE_INPUT_ERROR_IF((many || job_array) && pid_opt->count() > 0,
                              "analyze: --pid picks one process of one trace; ranks are different processes: leave it "
                              "out with several traces");
+    SYNCSCOPE_INPUT_ERROR_IF(
+        (many || job_array) && o->critical_path,
+        "analyze: --critical-path follows the steps of one trace: leave it out with several traces");
     // Refuse before spending minutes on a 1 GB trace (core/output_policy.hpp).
     if (!o->output.empty()) (void)plan_output_file(o->output, o->force);
 

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "analysis_critical_path.hpp"
 #include "analysis_gpu_printers.hpp"
 #include "syncscope/core/csv.hpp"
 #include "syncscope/core/text.hpp"
@@ -87,6 +88,7 @@ ordered_json window_json(const WindowStats& w) {
   j["overlap"] = ordered_json{{"h2d", overlap_json(w.h2d)}, {"d2h", overlap_json(w.d2h)}};
   j["idle"] = reports_detail::idle_json(w.idle, w.duration_ns);
   j["verdict"] = std::string(verdict_name(w.verdict));
+  if (w.critical_path) j["critical_path"] = reports_detail::critical_path_json(*w.critical_path);
   return j;
 }
 
@@ -183,6 +185,7 @@ void window_rows(CsvWriter& csv, std::string_view kind, const WindowStats& w, co
     row(fmt::format("overlap.{}.fraction", dir), number(o->fraction));
   }
   reports_detail::idle_rows(w.idle, w.verdict, row);
+  if (w.critical_path) reports_detail::critical_path_rows(*w.critical_path, row);
 }
 
 void summary_rows(CsvWriter& csv, std::string_view kind, const StepSummary& s, const std::string& version) {
@@ -337,6 +340,7 @@ void print_analysis_table(const AnalysisResult& r, std::ostream& out, const Caus
   out << fmt::format("{:<22}H2D {:>6} of {:<12} D2H {:>6} of {}\n", "copy/compute overlap", percent(t.h2d.fraction),
                      format_duration(t.h2d.copy_ns), percent(t.d2h.fraction), format_duration(t.d2h.copy_ns));
   reports_detail::print_idle_table(r, out);
+  reports_detail::print_critical_path_table(r, out);
   reports_detail::print_gpu_analyses_table(r.gpu, out);
 
   if (!r.worst.empty()) {

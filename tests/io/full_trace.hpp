@@ -243,7 +243,22 @@ inline Trace make_full_trace() {
   x.start = kT0 + 50;
   x.duration = 0;
   t.others.push_back(x);
+  // Kineto's forward->backward arrow: kept with its id and binding point.
+  x.category = t.intern("fwdbwd");
+  x.name = t.intern("fwdbwd");
+  x.phase = 's';
+  x.tid = t.intern("4243");
+  x.start = kT0 + 60;
+  x.flow_id = t.intern("77");
+  t.others.push_back(x);
+  x.phase = 'f';
+  x.start = kT0 + 90;
+  x.bind_enclosing = true;
+  t.others.push_back(x);
 
+  t.track_order.push_back({TrackOrder::Kind::SortIndex, "4242", "", 5, ""});
+  t.track_order.push_back({TrackOrder::Kind::SortIndex, "4242", "4243", 2, ""});
+  t.track_order.push_back({TrackOrder::Kind::Labels, "1", "", 0, "GPU 1 (copy engine)"});
   t.track_names.push_back({"4242", "", "python3"});
   t.track_names.push_back({"4242", "4243", "main thread"});
   t.track_names.push_back({"Spans", "", "Spans"});

@@ -217,18 +217,32 @@ TEST(ChromeReader, EveryCategoryMapsOntoTheModel) {
   EXPECT_EQ(t.str(t.overheads[0].name), "Activity Buffer Request");
   EXPECT_EQ(t.overheads[0].pid, -1);
 
-  ASSERT_EQ(t.others.size(), 4u);
-  EXPECT_EQ(t.str(t.others[0].category), "Trace");
-  EXPECT_EQ(t.others[0].phase, 'X');
-  EXPECT_EQ(t.str(t.others[0].pid), "Spans");
-  EXPECT_EQ(t.str(t.others[0].tid), "PyTorch Profiler");
-  EXPECT_EQ(t.others[0].duration, 600'000);
-  EXPECT_EQ(t.others[1].phase, 'i');
-  EXPECT_EQ(t.str(t.others[1].pid), "Traces");
-  EXPECT_EQ(t.str(t.others[2].category), "xpu_runtime");
-  EXPECT_EQ(t.str(t.others[2].pid), "100");
-  EXPECT_EQ(t.str(t.others[3].name), "Record Window End");
-  EXPECT_EQ(t.str(t.others[3].pid), "");
+  // The forward->backward arrow ("fwdbwd") is kept with its id; launch arrows ("ac2g") are not
+  // stored (they follow from correlation ids).
+  std::vector<OtherEvent> others;
+  std::size_t flows = 0;
+  for (const auto& o : t.others) {
+    if (o.phase == 's' || o.phase == 'f' || o.phase == 't') {
+      ++flows;
+      EXPECT_EQ(t.str(o.category), "fwdbwd");
+      EXPECT_EQ(t.str(o.flow_id), "99");
+      continue;
+    }
+    others.push_back(o);
+  }
+  EXPECT_EQ(flows, 1u);
+  ASSERT_EQ(others.size(), 4u);
+  EXPECT_EQ(t.str(others[0].category), "Trace");
+  EXPECT_EQ(others[0].phase, 'X');
+  EXPECT_EQ(t.str(others[0].pid), "Spans");
+  EXPECT_EQ(t.str(others[0].tid), "PyTorch Profiler");
+  EXPECT_EQ(others[0].duration, 600'000);
+  EXPECT_EQ(others[1].phase, 'i');
+  EXPECT_EQ(t.str(others[1].pid), "Traces");
+  EXPECT_EQ(t.str(others[2].category), "xpu_runtime");
+  EXPECT_EQ(t.str(others[2].pid), "100");
+  EXPECT_EQ(t.str(others[3].name), "Record Window End");
+  EXPECT_EQ(t.str(others[3].pid), "");
 
   ASSERT_EQ(t.track_names.size(), 5u);
   EXPECT_EQ(t.track_names[0].pid, "100");

@@ -143,6 +143,15 @@ class TraceDiff {
       s("tid", x.tid, y.tid);
       f("start", x.start, y.start);
       f("duration", x.duration, y.duration);
+      s("flow_id", x.flow_id, y.flow_id);
+      f("bind_enclosing", x.bind_enclosing, y.bind_enclosing);
+    });
+    vec("track_order", a_.track_order, b_.track_order, [&](const auto& x, const auto& y) {
+      f("kind", static_cast<int>(x.kind), static_cast<int>(y.kind));
+      f("pid", x.pid, y.pid);
+      f("tid", x.tid, y.tid);
+      f("sort_index", x.sort_index, y.sort_index);
+      f("labels", x.labels, y.labels);
     });
     vec("track_names", a_.track_names, b_.track_names, [&](const auto& x, const auto& y) {
       f("pid", x.pid, y.pid);

@@ -11,6 +11,7 @@
 
 #include "gpu_queues.hpp"
 #include "profile_costs.hpp"
+#include "sim_device.hpp"
 #include "syncscope/core/bounds.hpp"
 #include "syncscope/core/error.hpp"
 
@@ -179,12 +180,7 @@ void Simulation::start_trace() {
   trace_.meta.extra["mode"] = "simulated";
   if (p_.h2d_pageable_bytes_per_s <= 0 || p_.d2h_pageable_bytes_per_s <= 0)
     trace_.meta.extra["pageable_copy_rate"] = "profile has none: pinned rate used";
-  DeviceProperties dev;
-  dev.id = opt_.device;
-  dev.name = p_.name + " (simulated)";
-  dev.sm_count = p_.sm_count;
-  dev.total_memory_bytes = static_cast<std::uint64_t>(std::max(0.0, p_.memory_bytes));
-  trace_.devices.push_back(dev);
+  trace_.devices.push_back(sim_detail::simulated_device(p_, opt_.device));
   for (int s = 0; s < nstreams_; ++s) {
     trace_.track_names.push_back({std::to_string(opt_.device), std::to_string(trace_stream_id(prog_, s)),
                                   "stream " + std::to_string(trace_stream_id(prog_, s)) + " (" +

@@ -375,6 +375,26 @@ void Writer::metadata() {
     meta_event(schema::kThreadName, [&](JsonOut& o) { o.num(d); }, [&](JsonOut& o) { o.num(s); },
                "stream " + std::to_string(s), true);
   }
+  // Sort order and labels as the source gave them (TrackOrder), with Kineto's args.
+  for (const auto& o : t_.track_order) {
+    const bool process = o.tid.empty();
+    begin_event();
+    Obj m(o_);
+    m.key(schema::key_name(schema::Key::Name))
+        .str(o.kind == TrackOrder::Kind::Labels ? schema::kProcessLabels
+             : process                          ? schema::kProcessSortIndex
+                                                : schema::kThreadSortIndex);
+    m.key(schema::key_name(schema::Key::Ph)).str("M");
+    m.key(schema::key_name(schema::Key::Ts)).us(0);  // as for the names above
+    m.key(schema::key_name(schema::Key::Pid)).id_text(o.pid);
+    if (process) m.key(schema::key_name(schema::Key::Tid)).num(0);
+    else m.key(schema::key_name(schema::Key::Tid)).id_text(o.tid);
+    Obj args(m.key(schema::key_name(schema::Key::Args)));
+    if (o.kind == TrackOrder::Kind::Labels) args.key(schema::arg_name(schema::Arg::Labels)).str(o.labels);
+    else args.key(schema::arg_name(schema::Arg::SortIndex)).num(o.sort_index);
+    args.close();
+    m.close();
+  }
   for (const auto& entry : extra_lanes_) {
     const TrackId track = entry.first;
     const std::uint8_t lane = entry.second;

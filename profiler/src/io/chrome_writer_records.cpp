@@ -228,6 +228,8 @@ void Writer::write_other(Obj& ev, std::size_t i) {
   ev.key(key(Key::Ts)).us(e.start - base_);
   if (e.phase == 'X') ev.key(key(Key::Dur)).us(e.duration);
   if (e.phase == 'i' || e.phase == 'I') ev.key(schema::kInstantScopeKey).str(pid.empty() && tid.empty() ? "g" : "t");
+  if (e.flow_id != kNoString) ev.key(schema::kLaunchFlow.id_key).id_text(t_.str(e.flow_id));
+  if (e.bind_enclosing) ev.key(schema::kLaunchFlow.bind_point_key).str(schema::kBindEnclosing);
   if (lane != 0) {  // the tid of a named track: kept as text
     ArgsScope a(ev);
     a.ss.key(ss(SsArg::TrackTid)).id_text(tid);

@@ -89,6 +89,8 @@ void ChromeReader::handle_event(const ValueView& view) {
       case schema::Key::Tid: e.tid = id(v, "tid"); break;
       case schema::Key::Ts: e.ts = get_time(v, "ts"); break;
       case schema::Key::Dur: e.dur = get_time(v, "dur"); break;
+      case schema::Key::Id: e.id = id(v, "id"); break;
+      case schema::Key::Bp: e.bp = get_string(v, "bp"); break;
       case schema::Key::Args:
         if (type_of(v) == od::json_type::object) {
           parse_args(v, e.args);
@@ -232,12 +234,13 @@ void ChromeReader::parse_args(od::value& v, Args& a) {
       case ArgType::String: {
         const auto t = type_of(x);
         if (t == od::json_type::string) {
-          (arg == Arg::SyncKind ? a.sync_kind : a.name) = get_string(x, field);
+          (arg == Arg::SyncKind ? a.sync_kind : arg == Arg::Labels ? a.labels : a.name) = get_string(x, field);
           break;
         }
         validate(x);
-        // "name" is the payload of track-name metadata; elsewhere just data.
-        if (arg != Arg::Name) note_bad(arg, field, schema::expected_text(spec.type), example_of(x, t));
+        // "name" and "labels" are payloads of track metadata; elsewhere just data.
+        if (arg != Arg::Name && arg != Arg::Labels)
+          note_bad(arg, field, schema::expected_text(spec.type), example_of(x, t));
         break;
       }
       case ArgType::Object: {  // our own block: exact, it is ours

@@ -46,10 +46,27 @@ void ChromeReader::dispatch(Event& e) {
   switch (ph) {
     case 's':
     case 't':
-    case 'f':
+    case 'f': {
       // Flow arrows. Launch->GPU arrows ("ac2g") follow from correlation ids and are
-      // re-created on write; other flow kinds are presentation only.
+      // re-created on write. Others (Kineto's forward->backward "fwdbwd", which Holistic
+      // Trace Analysis reads) are kept as they are, with their id and binding point.
+      if (e.cat && *e.cat == schema::kLaunchFlow.category) return;
+      if (!e.ts) fail("missing required field \"ts\" in a flow (\"" + std::string(1, ph) + "\") event");
+      if (!accept_fields(e, Cat::Other)) return;
+      OtherEvent o;
+      o.category = e.cat ? intern(*e.cat) : kNoString;
+      o.name = e.name ? intern(*e.name) : kNoString;
+      o.phase = ph;
+      o.pid = id_text(e.pid);
+      o.tid = id_text(e.tid);
+      o.start = *e.ts;
+      o.flow_id = id_text(e.id);
+      o.bind_enclosing = e.bp && *e.bp == schema::kBindEnclosing;
+      note_start(o.start);
+      note_end(o.start);
+      others_.push(o);
       return;
+    }
     case 'M':
       if (accept_fields(e, Cat::Other)) handle_metadata(e);
       return;
@@ -79,7 +96,25 @@ void ChromeReader::dispatch(Event& e) {
 void ChromeReader::handle_metadata(Event& e) {
   if (!e.name) fail("missing required field \"name\" in a metadata (\"M\") event");
   if (e.args.ss_generated.value_or(false)) return;  // names our writer made up for unnamed tracks
-  if (!e.args.name) return;                          // sort indexes, labels: presentation only
+  const bool process_order = *e.name == schema::kProcessSortIndex, thread_order = *e.name == schema::kThreadSortIndex;
+  if ((process_order || thread_order) && e.args.has(Arg::SortIndex)) {
+    TrackOrder o;
+    o.kind = TrackOrder::Kind::SortIndex;
+    o.pid = std::string(t_.str(id_text(e.pid)));
+    if (thread_order) o.tid = std::string(t_.str(id_text(e.tid)));
+    o.sort_index = e.args.i(Arg::SortIndex, 0);
+    t_.track_order.push_back(std::move(o));
+    return;
+  }
+  if (*e.name == schema::kProcessLabels && e.args.labels) {
+    TrackOrder o;
+    o.kind = TrackOrder::Kind::Labels;
+    o.pid = std::string(t_.str(id_text(e.pid)));
+    o.labels = std::string(*e.args.labels);
+    t_.track_order.push_back(std::move(o));
+    return;
+  }
+  if (!e.args.name) return;
   if (*e.name == schema::kProcessName) {
     t_.track_names.push_back({std::string(t_.str(id_text(e.pid))), std::string(), std::string(*e.args.name)});
   } else if (*e.name == schema::kThreadName) {

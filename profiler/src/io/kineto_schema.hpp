@@ -120,10 +120,10 @@ inline Cat category_of(std::string_view c) { return value_of(kCategories, kCateg
 constexpr std::string_view category_name(Cat c) { return name_of(kCategories, c); }
 
 // ---- event keys --------------------------------------------------------------------------
-enum class Key : std::uint8_t { Unknown, Ph, Cat, Name, Pid, Tid, Ts, Dur, Args };
+enum class Key : std::uint8_t { Unknown, Ph, Cat, Name, Pid, Tid, Ts, Dur, Args, Id, Bp };
 inline constexpr Named<Key> kEventKeys[] = {
-    {"ph", Key::Ph},     {"cat", Key::Cat}, {"name", Key::Name}, {"pid", Key::Pid}, {"tid", Key::Tid},
-    {"ts", Key::Ts},     {"dur", Key::Dur}, {"args", Key::Args},
+    {"ph", Key::Ph}, {"cat", Key::Cat}, {"name", Key::Name}, {"pid", Key::Pid}, {"tid", Key::Tid},
+    {"ts", Key::Ts}, {"dur", Key::Dur}, {"args", Key::Args}, {"id", Key::Id},   {"bp", Key::Bp},
 };
 inline constexpr auto kEventKeyIndex = make_index(kEventKeys);
 inline Key event_key(std::string_view k) { return value_of(kEventKeys, kEventKeyIndex, k, Key::Unknown); }
@@ -131,9 +131,33 @@ constexpr std::string_view key_name(Key k) { return name_of(kEventKeys, k); }
 
 // ---- argument keys ("args") ----------------------------------------------------------------
 enum class Arg : std::uint8_t {
-  Unknown, Device, Context, Stream, Correlation, ExternalId, Grid, Block, Registers, SharedMemory, Bytes,
-  Bandwidth, Cbid, SyncKind, WaitOnStream, WaitOnCorr, WaitOnEventId, EventId, InDevice, FromDevice,
-  ToDevice, InContext, Name, Kind, Syncscope,
+  Unknown,
+  Device,
+  Context,
+  Stream,
+  Correlation,
+  ExternalId,
+  Grid,
+  Block,
+  Registers,
+  SharedMemory,
+  Bytes,
+  Bandwidth,
+  Cbid,
+  SyncKind,
+  WaitOnStream,
+  WaitOnCorr,
+  WaitOnEventId,
+  EventId,
+  InDevice,
+  FromDevice,
+  ToDevice,
+  InContext,
+  Name,
+  Kind,
+  SortIndex,
+  Labels,
+  Syncscope,
 };
 inline constexpr std::size_t kArgCount = static_cast<std::size_t>(Arg::Syncscope) + 1;
 constexpr std::uint32_t bit(Arg a) { return std::uint32_t{1} << static_cast<unsigned>(a); }
@@ -207,6 +231,9 @@ inline constexpr ArgSpec kArgs[] = {
     {"inContext", Arg::InContext, ArgType::UInt32, bit(Cat::Memcpy), 0},
     {"name", Arg::Name, ArgType::String, 0, 0},  // the payload of process_name/thread_name metadata
     {"kind", Arg::Kind, ArgType::CopyKind, kApiCalls | bit(Cat::Memcpy), 0},
+    // The payloads of process_sort_index/thread_sort_index and process_labels metadata.
+    {"sort_index", Arg::SortIndex, ArgType::Int64, 0, 0},
+    {"labels", Arg::Labels, ArgType::String, 0, 0},
     {"syncscope", Arg::Syncscope, ArgType::Object, ~std::uint32_t{0}, 0},
 };
 // Per category, the arguments its records read and those it cannot do without.
@@ -243,6 +270,10 @@ inline constexpr FlowNames kLaunchFlow{"ac2g", "id", "bp", "e"};
 // "M" events naming tracks, and the scope key of instant ("i") events ("g" global, "t" thread).
 inline constexpr std::string_view kProcessName = "process_name";
 inline constexpr std::string_view kThreadName = "thread_name";
+inline constexpr std::string_view kProcessSortIndex = "process_sort_index";
+inline constexpr std::string_view kThreadSortIndex = "thread_sort_index";
+inline constexpr std::string_view kProcessLabels = "process_labels";
+inline constexpr std::string_view kBindEnclosing = "e";  // a flow's "bp": binds to the enclosing slice
 inline constexpr std::string_view kInstantScopeKey = "s";
 
 // ---- top-level keys --------------------------------------------------------------------------

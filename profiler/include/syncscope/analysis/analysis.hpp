@@ -65,6 +65,7 @@
 #include <string_view>
 #include <vector>
 
+#include "syncscope/analysis/critical_path.hpp"
 #include "syncscope/analysis/gpu_analyses.hpp"
 #include "syncscope/analysis/idle.hpp"
 #include "syncscope/trace/trace.hpp"
@@ -139,6 +140,9 @@ struct WindowStats {
   OverlapStats d2h;
   IdleBreakdown idle;  // over the GPU window inside this window (idle.hpp)
   IdleVerdict verdict = IdleVerdict::NoGpuActivity;
+  // Through host and GPU (critical_path.hpp); filled by the model's replay, which the CLI
+  // runs after analyze(): absent from analyze() alone. Totals: summed over steps.
+  std::optional<CriticalPath> critical_path;
 };
 
 // median/p10/p90 of one metric over steps (linear interpolation between order statistics).

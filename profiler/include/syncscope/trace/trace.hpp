@@ -205,6 +205,10 @@ struct OtherEvent {
   StringId tid = kNoString;
   Ns start = 0;
   Ns duration = 0;
+  // Flow events ("s", "t", "f") other than launch arrows (those follow from correlation ids):
+  // Kineto's forward->backward arrows ("cat": "fwdbwd"), which Holistic Trace Analysis reads.
+  StringId flow_id = kNoString;  // "id", as text (kNoString: none)
+  bool bind_enclosing = false;   // "bp": "e" (the arrow binds to the enclosing slice)
 };
 
 struct DeviceProperties {
@@ -274,6 +278,18 @@ struct TrackName {
   std::string name;
 };
 
+// The other track metadata Kineto writes and trace viewers (and Holistic Trace Analysis's
+// parser) read: "process_sort_index"/"thread_sort_index" ({"sort_index": N}) and
+// "process_labels" ({"labels": "..."}). Kept so a conversion writes them back.
+struct TrackOrder {
+  enum class Kind : std::uint8_t { SortIndex = 0, Labels = 1 };
+  Kind kind = Kind::SortIndex;
+  std::string pid;  // as text, like TrackName
+  std::string tid;  // empty: the process's (process_sort_index, process_labels)
+  std::int64_t sort_index = 0;
+  std::string labels;
+};
+
 struct Trace {
   TraceMetadata meta;
   StringTable strings;
@@ -288,6 +304,7 @@ struct Trace {
   std::vector<OverheadRecord> overheads;
   std::vector<OtherEvent> others;
   std::vector<TrackName> track_names;
+  std::vector<TrackOrder> track_order;
 
   std::string_view str(StringId id) const { return strings.get(id); }
   StringId intern(std::string_view s) { return strings.intern(s); }

@@ -1,0 +1,24 @@
+// The critical path of each step through host and GPU, over the replay graph (replay.hpp),
+// as analyze reports it (profiler/include/syncscope/analysis/critical_path.hpp gives the
+// result struct and the definitions; docs/analysis.md, "Critical path").
+#pragma once
+
+#include <cstddef>
+
+#include "syncscope/analysis/analysis.hpp"
+#include "syncscope/analysis/critical_path.hpp"
+#include "syncscope/model/replay.hpp"
+#include "syncscope/trace/trace.hpp"
+
+namespace syncscope::model {
+
+// One step of an identity-replayed graph: host + gpu + launch + sync_wait + other == length.
+CriticalPath step_critical_path(const Trace& trace, const ReplayGraph& graph, const ReplayTimes& times,
+                                std::size_t step);
+
+// Builds and replays the graph with the analysis's step glob and pid, sets each analysis
+// step's critical_path (matched by name and host range) and the totals' (summed over the
+// steps; with no step ranges, the replay's one window over the busiest thread).
+void add_critical_paths(const Trace& trace, AnalysisResult& result);
+
+}  // namespace syncscope::model
