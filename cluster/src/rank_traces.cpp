@@ -178,8 +178,8 @@ std::string rank_source_label(const std::vector<std::string>& inputs) {
   return s;
 }
 
-RankAnalysis analyze_ranks(const std::vector<std::string>& inputs, const AnalysisOptions& options,
-                           std::size_t workers, const RankRowSink& on_row) {
+RankAnalysis analyze_ranks(const std::vector<std::string>& inputs, const AnalysisOptions& options, std::size_t workers,
+                           const RankRowSink& on_row) {
   const auto files = find_rank_traces(inputs);
   auto rows = analyze_rank_files(files, options, workers, on_row);
   return summarize_ranks(std::move(rows), rank_source_label(inputs), options.step_glob, options.layer_glob);

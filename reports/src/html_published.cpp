@@ -38,9 +38,9 @@ std::string published_section(const std::vector<ReportRun>& runs) {
     const std::string pub = r.published_lo != r.published_hi
                                 ? fmt::format("{:.0f}&#8211;{:.0f}%", 100 * r.published_lo, 100 * r.published_hi)
                                 : value(r.published);
-    std::string goal = !r.found ? "not run"
+    std::string goal = !r.found                                                                   ? "not run"
                        : r.ratio >= model::kPublishedGoalLo && r.ratio <= model::kPublishedGoalHi ? "within"
-                                                                                                 : "miss";
+                                                                                                  : "miss";
     if (r.found && !r.independent) goal += " (not independent)";
     h += fmt::format(
         "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td "

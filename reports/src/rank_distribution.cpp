@@ -52,7 +52,8 @@ std::vector<MetricDistribution> rank_distributions(const RankAnalysis& a) {
     d.min_rank = v.front().second;
     d.max = s.back();
     // The lowest rank among those holding the maximum.
-    d.max_rank = std::lower_bound(v.begin(), v.end(), std::make_pair(d.max, std::numeric_limits<std::int64_t>::min()))->second;
+    d.max_rank =
+        std::lower_bound(v.begin(), v.end(), std::make_pair(d.max, std::numeric_limits<std::int64_t>::min()))->second;
     d.p10 = quantile(s, 0.10);
     d.p25 = quantile(s, 0.25);
     d.median = quantile(s, 0.50);
@@ -80,9 +81,10 @@ std::vector<MetricDistribution> rank_distributions(const RankAnalysis& a) {
 
 void print_rank_distribution(const RankAnalysis& a, std::ostream& out) {
   const auto dists = rank_distributions(a);
-  out << fmt::format("  {} ranks: the distribution of each metric across ranks and the ranks outside it\n"
-                     "  (one row per rank: --format json or csv)\n\n",
-                     a.ranks.size());
+  out << fmt::format(
+      "  {} ranks: the distribution of each metric across ranks and the ranks outside it\n"
+      "  (one row per rank: --format json or csv)\n\n",
+      a.ranks.size());
   out << fmt::format("{:<24}{:>20}{:>11}{:>11}{:>11}{:>11}{:>11}{:>20}{:>10}\n", "per step, across ranks", "min (rank)",
                      "p10", "p25", "median", "p75", "p90", "max (rank)", "outliers");
   for (const auto& d : dists) {
@@ -97,16 +99,18 @@ void print_rank_distribution(const RankAnalysis& a, std::ostream& out) {
     out << "\nno outliers (every rank within the quartiles +/- 1.5 IQR, or within 1% of a step of the median)\n";
     return;
   }
-  out << fmt::format("\noutliers (outside the quartiles +/- 1.5 IQR; the farthest {} per metric; in brackets the difference\n"
-                     "from the median: times in % of the median step, sync points per step)\n",
-                     kOutliersNamed);
+  out << fmt::format(
+      "\noutliers (outside the quartiles +/- 1.5 IQR; the farthest {} per metric; in brackets the difference\n"
+      "from the median: times in % of the median step, sync points per step)\n",
+      kOutliersNamed);
   for (const auto& d : dists) {
     if (d.outliers.empty()) continue;
     std::string line;
     for (std::size_t i = 0; i < d.outliers.size() && i < kOutliersNamed; ++i) {
       const auto& o = d.outliers[i];
-      const std::string off = metric_is_time(d.metric) ? fmt::format("{:+.0f}%", 100.0 * o.deviation)
-                                                       : fmt::format("{:+g}", std::round((o.value - d.median) * 100) / 100);
+      const std::string off = metric_is_time(d.metric)
+                                  ? fmt::format("{:+.0f}%", 100.0 * o.deviation)
+                                  : fmt::format("{:+g}", std::round((o.value - d.median) * 100) / 100);
       line += fmt::format("{}rank {} {} ({})", i ? ", " : "", o.rank, show(d.metric, o.value), off);
     }
     if (d.outliers.size() > kOutliersNamed) line += fmt::format(", and {} more", d.outliers.size() - kOutliersNamed);

@@ -45,14 +45,14 @@ TEST(ManyRanks, AThousandRanksStreamAndTheTableStaysSmall) {
 
   std::size_t calls = 0, last_done = 0, total = 0;
   std::set<std::int64_t> seen;
-  const RankAnalysis a = cluster::analyze_ranks({dir.path().string()}, {}, 2,
-                                                [&](const RankRow& row, std::size_t done, std::size_t n) {
-                                                  ++calls;
-                                                  EXPECT_EQ(done, last_done + 1);  // one at a time, counted
-                                                  last_done = done;
-                                                  total = n;
-                                                  seen.insert(row.rank);
-                                                });
+  const RankAnalysis a =
+      cluster::analyze_ranks({dir.path().string()}, {}, 2, [&](const RankRow& row, std::size_t done, std::size_t n) {
+        ++calls;
+        EXPECT_EQ(done, last_done + 1);  // one at a time, counted
+        last_done = done;
+        total = n;
+        seen.insert(row.rank);
+      });
   EXPECT_EQ(calls, static_cast<std::size_t>(kRanks));
   EXPECT_EQ(total, static_cast<std::size_t>(kRanks));
   EXPECT_EQ(seen.size(), static_cast<std::size_t>(kRanks));
@@ -84,7 +84,7 @@ TEST(ManyRanks, DistributionFiguresByHand) {
     rows[i].step_ns = 1e6 + 1000.0 * static_cast<double>(i % 10);  // 1.000 .. 1.009 ms
     rows[i].syncs = 2;
   }
-  rows[5].step_ns = 2e6;   // far above Q3 + 1.5 IQR
+  rows[5].step_ns = 2e6;    // far above Q3 + 1.5 IQR
   rows[6].step_ns = 0.5e6;  // far below Q1 - 1.5 IQR
   rows[7].syncs = 2.4;      // outside the fences (IQR 0) but under 0.5 per step from the median: not named
   rows[8].syncs = 4;        // named

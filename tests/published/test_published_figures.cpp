@@ -111,8 +111,8 @@ TEST_F(PublishedFigures, EveryFigureHasItsSimulatedRun) {
   print_steps(outcome_->results);
   const auto eager_rows = model::published_figure_rows({eager_->results});
   for (const auto& r : eager_rows) EXPECT_TRUE(r.found) << r.figure;
-  std::printf("%s", model::published_figure_table(eager_rows, "simulated runs, B200 + eager host cost per op (H200 trace)",
-                                                  false)
+  std::printf("%s", model::published_figure_table(eager_rows,
+                                                  "simulated runs, B200 + eager host cost per op (H200 trace)", false)
                         .c_str());
   print_steps(eager_->results);
 }

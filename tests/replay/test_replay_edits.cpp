@@ -152,8 +152,8 @@ Trace item_with_copy() {
 // would wait for it (170..180) and the step would end at 190: the copy's 50 us are saved too.
 TEST(ReplayEdits, RemoveSyncsByCauseApiOrRangeTakesTheCopyThatOnlyServesThem) {
   const Trace t = item_with_copy();
-  for (const char* edit : {"remove-syncs:cause=aten::item", "remove-syncs:api=cudaStreamSynchronize",
-                           "remove-syncs:range=aten::item"}) {
+  for (const char* edit :
+       {"remove-syncs:cause=aten::item", "remove-syncs:api=cudaStreamSynchronize", "remove-syncs:range=aten::item"}) {
     const Steps s = replay(t, edit);
     EXPECT_DOUBLE_EQ(s.identity, 210) << edit;
     EXPECT_EQ(s.selected, 1u) << edit;

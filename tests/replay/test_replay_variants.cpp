@@ -120,13 +120,14 @@ class ReplayVariants : public ::testing::Test {
   static std::string trace_of(const std::string& scenario, const std::string& variant) {
     const auto j = nlohmann::json::parse(slurp(*dir_ / "res/results.json"));
     for (const auto& v : j.at("variants"))
-      if (v.at("scenario") == scenario && v.at("variant") == variant) return "res/" + v.at("trace_file").get<std::string>();
+      if (v.at("scenario") == scenario && v.at("variant") == variant)
+        return "res/" + v.at("trace_file").get<std::string>();
     ADD_FAILURE() << "no variant " << scenario << "/" << variant;
     return "";
   }
   struct WhatIf {
-    double error = 1e9;          // (replayed AFTER - real AFTER) / real AFTER
-    double saving_share = 0;     // replayed saving / real saving
+    double error = 1e9;       // (replayed AFTER - real AFTER) / real AFTER
+    double saving_share = 0;  // replayed saving / real saving
   };
   // The replayed AFTER against the real AFTER, from diff --format json.
   static WhatIf what_if(const std::string& scenario, const std::string& before, const std::string& after,

@@ -87,8 +87,8 @@ std::string slurp(const fs::path& p) {
 
 CliRun cli(const fs::path& cwd, const std::string& args) {
   const fs::path out = cwd / "stdout.txt", err = cwd / "stderr.txt";
-  const std::string cmd = "cd '" + cwd.string() + "' && '" SYNCSCOPE_CLI "' " + args + " > '" + out.string() + "' 2> '" +
-                          err.string() + "' < /dev/null";
+  const std::string cmd = "cd '" + cwd.string() + "' && '" SYNCSCOPE_CLI "' " + args + " > '" + out.string() +
+                          "' 2> '" + err.string() + "' < /dev/null";
   const int status = std::system(cmd.c_str());
   CliRun r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

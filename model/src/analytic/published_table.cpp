@@ -44,8 +44,8 @@ const FigureSpec kFigures[] = {
      share_gain(0.148), share_gain(0.148), true, kPackingAssumptions, "docs/sources.md#packing-cache"},
     {"Qwen3-14B QLoRA packing cache, forward", "published-qwen3-14b-qlora-packing", "packing", "cached", "forward",
      0.433, 0.433, 0.433, true, kPackingAssumptions, "docs/sources.md#packing-cache"},
-    {"Qwen3-14B QLoRA packing cache, backward", "published-qwen3-14b-qlora-packing", "packing", "cached",
-     "backward", 0.058, 0.058, 0.058, true, kPackingAssumptions, "docs/sources.md#packing-cache"},
+    {"Qwen3-14B QLoRA packing cache, backward", "published-qwen3-14b-qlora-packing", "packing", "cached", "backward",
+     0.058, 0.058, 0.058, true, kPackingAssumptions, "docs/sources.md#packing-cache"},
     {"Qwen3-14B QLoRA packing cache, whole batch", "published-qwen3-14b-qlora-packing", "packing", "cached", "step",
      0.143, 0.143, 0.143, true, kPackingAssumptions, "docs/sources.md#packing-cache"},
     {"SDPA mask rebuild, 2048 tokens (ms, not a gain)", "published-rebuild-microbench-2048", "packing", "cached",
@@ -53,8 +53,8 @@ const FigureSpec kFigures[] = {
      "one rebuild = (T_rebuild - T_cached) / (L - 1) without checkpointing; sequence count of the blog's synthetic "
      "batch not published (ours: uniform 64..1024 tokens)",
      "docs/sources.md#packing-cache"},
-    {"Qwen3-8B double-buffered reload, step", "published-qwen3-8b-offload", "offload", "double", "step", 0.0840,
-     0.0840, 0.0840, false, kOffloadAssumptions, "docs/sources.md#offload-double-buffer"},
+    {"Qwen3-8B double-buffered reload, step", "published-qwen3-8b-offload", "offload", "double", "step", 0.0840, 0.0840,
+     0.0840, false, kOffloadAssumptions, "docs/sources.md#offload-double-buffer"},
     {"Qwen3-14B double-buffered reload, step", "published-qwen3-14b-offload", "offload", "double", "step", 0.0670,
      0.0670, 0.0670, false, kOffloadAssumptions, "docs/sources.md#offload-double-buffer"},
     {"Qwen3-32B double-buffered reload, step", "published-qwen3-32b-offload", "offload", "double", "step", 0.0461,
@@ -85,7 +85,8 @@ const VariantResult* find_baseline(const std::vector<RunResults>& runs, const st
 }  // namespace
 
 bool published_scenario(const std::string& scenario) {
-  return std::any_of(std::begin(kFigures), std::end(kFigures), [&](const FigureSpec& f) { return scenario == f.scenario; });
+  return std::any_of(std::begin(kFigures), std::end(kFigures),
+                     [&](const FigureSpec& f) { return scenario == f.scenario; });
 }
 
 bool published_scenario_shows(const std::string& scenario, const std::string& what) {
@@ -170,8 +171,7 @@ std::string published_figure_table(const std::vector<PublishedFigureRow>& rows, 
       out += fmt::format("| {} | {} | {} | {} | {} | [{}] |\n", r.figure, published(r), sim,
                          r.found ? ratio + "x" : "-", verdict(r), note);
     else
-      out += fmt::format("{:<48} {:>10} {:>10} {:>7}  {} [{}]\n", r.figure, published(r), sim, ratio, verdict(r),
-                         note);
+      out += fmt::format("{:<48} {:>10} {:>10} {:>7}  {} [{}]\n", r.figure, published(r), sim, ratio, verdict(r), note);
   }
   out += markdown ? "\n" : "assumptions:\n";
   for (std::size_t i = 0; i < notes.size(); ++i) out += fmt::format("  [{}] {}\n", i + 1, notes[i]);

@@ -142,7 +142,8 @@ EditResult apply_moe_edit(const Trace& trace, ReplayGraph& g, const WhatIfEdit& 
   const auto by_start = syncs_by_start(g);
   Launched launched;
   for (std::uint32_t i = 0; i < g.nodes.size(); ++i)
-    if (g.nodes[i].kind != ReplayNode::Kind::Call && g.nodes[i].launch != kNoNode) launched[g.nodes[i].launch].push_back(i);
+    if (g.nodes[i].kind != ReplayNode::Kind::Call && g.nodes[i].launch != kNoNode)
+      launched[g.nodes[i].launch].push_back(i);
   std::set<std::uint32_t> gone;
   std::size_t folded_fwd = 0, folded_bwd = 0, layers = 0, pre_work = 0;
   for (std::size_t li = 0; li < facts.layers.size(); ++li) {
@@ -235,24 +236,25 @@ EditResult apply_moe_edit(const Trace& trace, ReplayGraph& g, const WhatIfEdit& 
   }
   remove_launched(g, gone);
   if (r.selected == 0) {
-    r.nothing_selected = fmt::format("--what-if {}: no layer range holds a run of at least two per-expert routing "
-                                     "syncs (nonzero/where-style causes){} ({} layer range(s){}); {}",
-                                     edit.text, keep ? fmt::format(", more than the {} sorted keeps", keep) : "",
-                                     facts.layers.size(),
-                                     facts.layer_glob.empty() ? "" : fmt::format(" matching '{}'", facts.layer_glob),
-                                     holdings(g, true));
+    r.nothing_selected = fmt::format(
+        "--what-if {}: no layer range holds a run of at least two per-expert routing "
+        "syncs (nonzero/where-style causes){} ({} layer range(s){}); {}",
+        edit.text, keep ? fmt::format(", more than the {} sorted keeps", keep) : "", facts.layers.size(),
+        facts.layer_glob.empty() ? "" : fmt::format(" matching '{}'", facts.layer_glob), holdings(g, true));
     return r;
   }
-  r.notes.push_back(fmt::format("{} routing pass(es): {} per-expert queries removed with {} call(s) of pre-work (mask "
-                                "compare, nonzero kernels){}",
-                                layers, r.selected, pre_work,
-                                keep ? fmt::format("; the first {} of each pass kept for argsort, bincount and tolist", keep)
-                                     : std::string()));
+  r.notes.push_back(
+      fmt::format("{} routing pass(es): {} per-expert queries removed with {} call(s) of pre-work (mask "
+                  "compare, nonzero kernels){}",
+                  layers, r.selected, pre_work,
+                  keep ? fmt::format("; the first {} of each pass kept for argsort, bincount and tolist", keep)
+                       : std::string()));
   if (device)
-    r.notes.push_back(fmt::format("per-expert loop folded into one pass: {} forward and {} backward call(s) of experts "
-                                  "after the first no longer made, their GPU work launched with the first expert's "
-                                  "(a grouped launch over the same rows, the per-expert kernels' summed time)",
-                                  folded_fwd, folded_bwd));
+    r.notes.push_back(
+        fmt::format("per-expert loop folded into one pass: {} forward and {} backward call(s) of experts "
+                    "after the first no longer made, their GPU work launched with the first expert's "
+                    "(a grouped launch over the same rows, the per-expert kernels' summed time)",
+                    folded_fwd, folded_bwd));
   r.notes.push_back(device ? "not modelled: the program's own index arithmetic on each query's result, and what one "
                              "grouped kernel takes against the per-expert kernels' summed time (an upper bound)"
                            : "not modelled: the program's own index arithmetic on each query's result (the loop's "

@@ -14,8 +14,8 @@ void require_process(const Trace& trace, std::int64_t pid, const std::string& so
   if (pids.count(pid)) return;
   std::string list;
   for (auto p : pids) list += (list.empty() ? "" : ", ") + std::to_string(p);
-  throw InputError("--pid " + std::to_string(pid) + ": " + source + " has no host records of that process; its processes: " +
-                   (list.empty() ? "none" : list));
+  throw InputError("--pid " + std::to_string(pid) + ": " + source +
+                   " has no host records of that process; its processes: " + (list.empty() ? "none" : list));
 }
 
 }  // namespace syncscope

@@ -40,7 +40,7 @@ class PrefetchSource final : public ByteSource {
   std::string unit_;
   std::thread worker_;
   bool may_block_;
-  std::size_t pos_ = 0;  // bytes of the front full block already handed out
+  std::size_t pos_ = 0;                 // bytes of the front full block already handed out
   std::unique_ptr<ByteSource> inline_;  // only when no thread could be started
 };
 
