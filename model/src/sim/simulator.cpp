@@ -175,7 +175,7 @@ void Simulation::start_trace() {
   trace_.meta.trace_name = prog_.name;
   trace_.meta.clock = ClockBase::Simulated;
   trace_.meta.extra["gpu_profile"] = p_.name;
-  trace_.meta.extra["gpu_profile_measured"] = p_.measured ? "true" : "false";
+  trace_.meta.extra["gpu_profile_calibrated"] = p_.measured ? "true" : "false";
   for (const auto& [k, v] : p_.provenance) trace_.meta.extra["gpu_profile_" + k] = v;
   trace_.meta.extra["mode"] = "simulated";
   if (p_.h2d_pageable_bytes_per_s <= 0 || p_.d2h_pageable_bytes_per_s <= 0)
