@@ -167,9 +167,9 @@ void expect_sides(const RunResults& results, const std::map<std::string, Side>& 
 }
 
 TEST_F(PublishedFigures, GainRatiosOnTheirDocumentedSide) {
-  // model/README.md, "Published figures": the shipped B200 profile charges no host time per
-  // op beyond the launch call, so everything but the pre-cache rebuild (which carries its own
-  // eager cost) runs at a C++ host's pace and the packing gains come out far too large.
+  // model/README.md, "Published figures": the shipped B200 profile carries the eager host
+  // cost per op fitted from our H200 trace (model/profiles/B200.yaml); the packing gains still
+  // come out too large, and the 32B reload fell below the goal when those costs came in.
   expect_sides(outcome_->results,
                {
                    {"Llama-3.2-1B packing cache, step", Side::Above},
@@ -180,12 +180,12 @@ TEST_F(PublishedFigures, GainRatiosOnTheirDocumentedSide) {
                    {"SDPA mask rebuild, 2048 tokens (ms, not a gain)", Side::Below},
                    {"Qwen3-8B double-buffered reload, step", Side::Below},
                    {"Qwen3-14B double-buffered reload, step", Side::Below},
-                   {"Qwen3-32B double-buffered reload, step", Side::Within},
+                   {"Qwen3-32B double-buffered reload, step", Side::Below},
                    {"gpt-oss-20b sorted routing, step (10-15%)", Side::Above},
                },
                "B200");
-  // With the eager host cost per op on every op: closer, still on the same sides, and the
-  // 32B reload drops below the goal.
+  // With the eager host cost per op on every op, the ops a fitted profile skips included: the
+  // same sides.
   expect_sides(eager_->results,
                {
                    {"Llama-3.2-1B packing cache, step", Side::Above},
