@@ -108,7 +108,9 @@ void validate(const StepOptions& o) {
   if (o.offload) known("offload", Fix::Offload, static_cast<std::uint8_t>(*o.offload));
   known("moe", Fix::MoeRouting, static_cast<std::uint8_t>(o.moe));
   // Registered fixes beyond the typed fields: each must still be registered.
-  for (const auto& [fix, v] : o.other_fixes) {
+  for (const auto& [fix_binding, v] : o.other_fixes) {
+    // A copy: clang before 16 cannot capture a structured binding in a lambda (the fuzz preset).
+    const Fix fix = fix_binding;
     const std::string field = fmt::format("other_fixes[{}]", static_cast<int>(fix));
     if (std::none_of(fix_registry().begin(), fix_registry().end(), [&](const FixSpec& f) { return f.id == fix; }))
       bad(field, "a registered fix", "a fix id nobody registered");
