@@ -4,6 +4,13 @@
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SYNCSCOPE_SANITIZED_ALLOCATOR 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define SYNCSCOPE_SANITIZED_ALLOCATOR 1
+#endif
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -31,6 +38,23 @@ bool ends_with(const std::string& s, std::string_view suffix) {
 // Kineto or we write ends in .json or .json.gz too.
 bool looks_like_trace(const std::string& name) {
   return !name.empty() && name[0] != '.' && (ends_with(name, ".json") || ends_with(name, ".json.gz"));
+}
+
+// Hand a freed trace's memory back to the system. glibc keeps what a thread frees in that
+// thread's arena, and after a large block is freed it raises its mmap threshold, so the next
+// trace's blocks come from the arenas too: without this, peak RSS over 8 ranks of 150 MB with
+// 2 workers grew to 2.5x that of 2 ranks (measured).
+//
+// Not under a sanitizer: its allocator replaces glibc's, so glibc's malloc is never
+// initialized and malloc_trim initializes it from whichever worker calls first. glibc 2.36's
+// ptmalloc_init then binds the calling thread to main_arena without counting it, and two
+// workers doing so at once each drop the count at exit: the second aborts with "malloc
+// assertion failure in __malloc_arena_thread_freeres: a->attached_threads > 0" (seen once in
+// CI's ASan stage, a Slurm rank task). There is nothing of glibc's to trim there anyway.
+void release_freed_memory() {
+#if defined(__GLIBC__) && !defined(SYNCSCOPE_SANITIZED_ALLOCATOR)
+  ::malloc_trim(0);
+#endif
 }
 
 }  // namespace
@@ -127,13 +151,7 @@ std::vector<RankRow> analyze_rank_files(const std::vector<RankTraceFile>& files,
           const AnalysisResult a = analyze(trace, options);
           rows[i] = rank_row(a, rank, from, files[i].path);
         }
-#if defined(__GLIBC__)
-        // Hand the trace's memory back to the system. glibc keeps what a thread frees in that
-        // thread's arena, and after a large block is freed it raises its mmap threshold, so
-        // the next trace's blocks come from the arenas too: without this, peak RSS over 8
-        // ranks of 150 MB with 2 workers grew to 2.5x that of 2 ranks (measured).
-        ::malloc_trim(0);
-#endif
+        release_freed_memory();
         if (on_row) {
           std::lock_guard lock(sink_mutex);
           on_row(rows[i], ++done, files.size());
