@@ -19,8 +19,8 @@
 #include "syncscope/core/file_io.hpp"
 #include "syncscope/core/output_policy.hpp"
 #include "syncscope/io/trace_io.hpp"
-#include "syncscope/model/replay.hpp"
 #include "syncscope/model/critical_path.hpp"
+#include "syncscope/model/replay.hpp"
 #include "syncscope/reports/analysis_printers.hpp"
 #include "syncscope/reports/rank_printers.hpp"
 
@@ -148,8 +148,7 @@ void add_analyze_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--format", o->format, "Output format: table (for people), json or csv (schema_version'd)")
       ->check(CLI::IsMember({"table", "json", "csv"}))
       ->capture_default_str();
-  cmd->add_option("--output", o->output,
-                  "Write to this file (atomically) instead of stdout; gzip when it ends in .gz")
+  cmd->add_option("--output", o->output, "Write to this file (atomically) instead of stdout; gzip when it ends in .gz")
       ->capture_default_str();
   cmd->add_flag("--force", o->force, "Replace --output (or an earlier rank analysis in --out) when it exists");
   cmd->add_option("--max-sync-points", o->max_sync_points,
@@ -179,15 +178,17 @@ void add_analyze_command(CLI::App& app, Context& ctx) {
       ->capture_default_str();
   grp->add_option("--partition", o->partition, "Slurm partition (default: the cluster's)");
   grp->add_option("--time", o->time, "Slurm time limit per task, e.g. 00:30:00 (default: the partition's)");
-  grp->add_flag("--dry-run", o->dry_run, "Write the layout and batch scripts and print the sbatch lines; submit nothing");
+  grp->add_flag("--dry-run", o->dry_run,
+                "Write the layout and batch scripts and print the sbatch lines; submit nothing");
 
   cmd->callback([o, pid_opt, cmd, &ctx] {
     namespace fs = std::filesystem;
     std::error_code ec;
     const bool many = o->traces.size() > 1 || fs::is_directory(o->traces.front(), ec);
     const bool job_array = o->slurm || !o->out.empty();
-    SYNCSCOPE_INPUT_ERROR_IF(o->slurm && o->out.empty(), "analyze --slurm: --out DIR is required (where the job "
-                                                          "array writes its parts and the merged summary)");
+    SYNCSCOPE_INPUT_ERROR_IF(o->slurm && o->out.empty(),
+                             "analyze --slurm: --out DIR is required (where the job "
+                             "array writes its parts and the merged summary)");
     for (const char* name : {"--ranks-per-task", "--partition", "--time", "--dry-run"})
       SYNCSCOPE_INPUT_ERROR_IF(!job_array && cmd->count(name) > 0,
                                std::string("analyze: ") + name + " goes with --slurm or --out (the job array layout)");

@@ -16,8 +16,8 @@
 
 #include "commands.hpp"
 #include "syncscope/core/error.hpp"
-#include "syncscope/core/output_policy.hpp"
 #include "syncscope/core/file_io.hpp"
+#include "syncscope/core/output_policy.hpp"
 #include "syncscope/core/version.hpp"
 
 #include <fmt/format.h>
@@ -55,10 +55,10 @@ void check_output(const std::string& out, bool force) { (void)plan_output_file(o
 // The profile as YAML, once its own loader accepts it: calibrate never writes a profile that
 // `run --gpu-profile` would refuse (a trace gave 1e27 B/s). From a trace the trace
 // is the bad input (exit 2); from the microbenchmarks the measurement failed (exit 1).
-std::string checked_yaml(const GpuProfile& p, const std::string& out, bool from_trace) {
-  const std::string yaml = gpu_profile_to_yaml(p);
+std::string checked_yaml(const model::GpuProfile& p, const std::string& out, bool from_trace) {
+  const std::string yaml = model::gpu_profile_to_yaml(p);
   try {
-    (void)parse_gpu_profile(yaml, out);
+    (void)model::parse_gpu_profile(yaml, out);
   } catch (const InputError& e) {
     const std::string msg = std::string("the fitted profile was not written: ") + e.what() +
                             (from_trace ? "; the trace does not hold a plausible measurement of that value (give "
@@ -86,7 +86,7 @@ void calibrate_from_trace(const CalibrateOptions& o) {
   co.name = o.name;
   co.date_utc = utc_now_iso8601();
   if (!o.base.empty()) {
-    co.base = load_gpu_profile(o.base);
+    co.base = model::load_gpu_profile(o.base);
     co.base_label = o.base;
   }
   std::vector<Trace> traces;
@@ -109,13 +109,14 @@ void calibrate_from_trace(const CalibrateOptions& o) {
 }
 
 // The calibration microbenchmarks, from the measured backend.
-CalibrationMeasurements calibrate_with_backend(const CalibrationOptions& co) {
+model::CalibrationMeasurements calibrate_with_backend(const model::CalibrationOptions& co) {
   const pipeline::BackendLoad load = pipeline::load_measured_backend();
   if (!load.backend)
     throw Error("syncscope calibrate needs the measured backend: " + load.error +
                 ". It is built with -DSYNCSCOPE_ENABLE_CUDA=ON (nvcc and the CUDA toolkit with cuBLAS); run it on a "
                 "machine with an NVIDIA GPU. Without one, fit a profile from a torch.profiler trace of your run: "
-                "syncscope calibrate --from-trace TRACE --base H200. The shipped profiles (model/profiles: H100, H200, B200, RTX5090, GB10) "
+                "syncscope calibrate --from-trace TRACE --base H200. The shipped profiles (model/profiles: H100, H200, "
+                "B200, RTX5090, GB10) "
                 "hold datasheet values meanwhile.");
   if (!load.backend->can_calibrate())
     throw Error("syncscope calibrate: the measured backend " + load.backend->file().string() +
@@ -163,14 +164,14 @@ void add_calibrate_command(CLI::App& app, Context& ctx) {
     }
     SYNCSCOPE_INPUT_ERROR_IF(!o->base.empty(), "--base is for --from-trace (give the traces to fit from)");
     if (!o->output.empty()) check_output(o->output, o->force);
-    CalibrationOptions co;
+    model::CalibrationOptions co;
     co.device = o->device;
     co.quick = o->quick;
-    CalibrationMeasurements m = calibrate_with_backend(co);
-    std::string name = o->name.empty() ? profile_slug(m.gpu_name) : o->name;
+    model::CalibrationMeasurements m = calibrate_with_backend(co);
+    std::string name = o->name.empty() ? model::profile_slug(m.gpu_name) : o->name;
     std::string out = o->output.empty() ? name + ".yaml" : o->output;
     check_output(out, o->force);
-    GpuProfile p = profile_from_calibration(m, name, utc_now_iso8601());
+    model::GpuProfile p = model::profile_from_calibration(m, name, utc_now_iso8601());
     if (o->quick) p.description += " (--quick: smoke check, fewer repeats)";
     write_file_atomic(out, checked_yaml(p, out, false), o->force);
     std::cout << fmt::format(

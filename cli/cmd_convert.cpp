@@ -30,10 +30,11 @@ void run_convert(const ConvertOptions& o) {
   w.format = format;
   w.overwrite = o.force;
   write_trace(trace, o.output, w);
-  std::printf("syncscope convert: %s -> %s: %zu records (%zu API calls, %zu kernels, %zu copies, %zu memsets, "
-              "%zu sync records, %zu ranges, %zu other events)\n",
-              o.input.c_str(), o.output.c_str(), trace.record_count(), trace.api_calls.size(), trace.kernels.size(),
-              trace.memcpys.size(), trace.memsets.size(), trace.syncs.size(), trace.ranges.size(), trace.others.size());
+  std::printf(
+      "syncscope convert: %s -> %s: %zu records (%zu API calls, %zu kernels, %zu copies, %zu memsets, "
+      "%zu sync records, %zu ranges, %zu other events)\n",
+      o.input.c_str(), o.output.c_str(), trace.record_count(), trace.api_calls.size(), trace.kernels.size(),
+      trace.memcpys.size(), trace.memsets.size(), trace.syncs.size(), trace.ranges.size(), trace.others.size());
 }
 
 }  // namespace
@@ -43,7 +44,8 @@ void add_convert_command(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand(
       "convert",
       "Convert a trace between forms: Chrome trace JSON <-> gzip-compressed JSON, or a torch.profiler "
-      "(Kineto) trace or an Nsight Systems SQLite export -> syncscope's normalized Chrome JSON (one Perfetto track per GPU stream, launch->kernel "
+      "(Kineto) trace or an Nsight Systems SQLite export -> syncscope's normalized Chrome JSON (one Perfetto track per "
+      "GPU stream, launch->kernel "
       "flow arrows, every model field kept). The input's format is recognized by content; the output is gzip "
       "when OUT ends in .gz.");
   cmd->add_option("IN", opts->input,

@@ -34,8 +34,9 @@ using model::Interval;
 // Option bounds beyond core/bounds.hpp's shared ones (reasons given in the messages).
 constexpr bounds::Range kSyncsPerLayer{1, 1000, "a layer's metadata rebuild syncs a handful of times"};
 constexpr bounds::Range kReloadBytes{1, 1e13, "one layer's checkpoint cannot exceed the largest GPU's memory"};
-constexpr bounds::Range kPredictPrefetchDepth{2, 1024, "the prefetch variant looks k >= 2 layers ahead; 1 is double "
-                                                       "buffering; more than the layers a model has buys nothing"};
+constexpr bounds::Range kPredictPrefetchDepth{2, 1024,
+                                              "the prefetch variant looks k >= 2 layers ahead; 1 is double "
+                                              "buffering; more than the layers a model has buys nothing"};
 constexpr bounds::Range kExpertsOption{1, 1024, "the largest published mixture-of-experts layers have 512 experts"};
 constexpr bounds::Range kPasses{1, 16, "a step routes once forward, once more per recompute"};
 
@@ -76,14 +77,16 @@ void add_predict_command(CLI::App& app, Context& ctx) {
                   "unified memory");
   cmd->add_option("--scenario", o->in.scenario, "Scenario YAML: layer count, experts, prefetch depth, batch shape");
   cmd->add_option("--trace", o->trace, "Trace of a run without the fixes: estimate every parameter from it");
-  cmd->add_option("--what-if", o->what_if,
-                  "With --trace: replay the trace with this edit (repeatable): remove-syncs:cause=GLOB, "
-                  "remove-syncs:api=GLOB, remove-syncs:range=GLOB, remove-syncs:all, packing-cache, packing-device, "
-                  "double-buffer, prefetch[:K], moe-sorted, moe-device; default: every fix variant's edit beside its closed form");
+  cmd->add_option(
+      "--what-if", o->what_if,
+      "With --trace: replay the trace with this edit (repeatable): remove-syncs:cause=GLOB, "
+      "remove-syncs:api=GLOB, remove-syncs:range=GLOB, remove-syncs:all, packing-cache, packing-device, "
+      "double-buffer, prefetch[:K], moe-sorted, moe-device; default: every fix variant's edit beside its closed form");
   cmd->add_option("--step-range", o->step_range, "With --trace: glob over range names that delimit steps")
       ->capture_default_str();
-  cmd->add_option("--layer-range", o->layer_range,
-                  "With --trace: glob over range names that delimit layers (default: try layer_*, *DecoderLayer*, ...)");
+  cmd->add_option(
+      "--layer-range", o->layer_range,
+      "With --trace: glob over range names that delimit layers (default: try layer_*, *DecoderLayer*, ...)");
   cmd->add_option("--layers", o->in.layers, "L: transformer layers (packing, offload)")->check(int_in(bounds::kLayers));
   cmd->add_option("--per-layer-ms", o->in.per_layer_ms, "packing: s, the per-layer cost the cache removes (ms)");
   cmd->add_option("--host-ms", o->in.host_ms, "packing segment model: host time per layer, rebuild included (ms)");
@@ -137,8 +140,8 @@ void add_predict_command(CLI::App& app, Context& ctx) {
     model::PropagationOptions prop;
     prop.samples = o->samples;
     prop.seed = o->seed;
-    std::optional<GpuProfile> profile;
-    if (!o->gpu.empty()) profile = load_gpu_profile(o->gpu);
+    std::optional<model::GpuProfile> profile;
+    if (!o->gpu.empty()) profile = model::load_gpu_profile(o->gpu);
     std::optional<Interval> step = model::optional_interval_option(o->step_ms, "--step-ms", 1e6);
 
     model::PredictionReport rep;
@@ -162,9 +165,9 @@ void add_predict_command(CLI::App& app, Context& ctx) {
       o->in.propagation = prop;
       rep = model::predict_explicit(o->in);
     }
-    std::string text = o->format == "json"
-                           ? (replay ? model::prediction_with_replay_to_json(rep, *replay) : model::prediction_to_json(rep))
-                           : prediction_to_text(rep) + (replay ? model::replay_to_text(*replay) : "");
+    std::string text = o->format == "json" ? (replay ? model::prediction_with_replay_to_json(rep, *replay)
+                                                     : model::prediction_to_json(rep))
+                                           : prediction_to_text(rep) + (replay ? model::replay_to_text(*replay) : "");
     if (o->output.empty()) {
       std::cout << text << std::flush;
     } else {

@@ -42,8 +42,8 @@ void add_report_command(CLI::App& app, Context& ctx) {
   cmd->add_flag("--force", args->force, "Replace an existing output file");
   cmd->callback([args, &ctx] {
     (void)plan_output_file(args->output, args->force);  // refused before the work (core/output_policy.hpp)
-    std::vector<ReportRun> runs;
-    for (const auto& d : args->dirs) runs.push_back(load_report_run(d));
+    std::vector<model::ReportRun> runs;
+    for (const auto& d : args->dirs) runs.push_back(model::load_report_run(d));
     HtmlReportOptions opt;
     opt.title = args->title;
     opt.generated_utc = utc_now_iso8601();

@@ -42,7 +42,9 @@ void add_run_command(CLI::App& app, Context& ctx) {
       "Run scenarios: each fix's variants, measured on a CUDA GPU under the tracer or simulated with a GPU "
       "profile; writes traces, results.json, results.csv and report.html. Exit 1 when a prediction misses its "
       "tolerance, 2 on bad input.");
-  cmd->add_option("scenarios", args->scenarios, "Scenario files (scenarios/*.yaml)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("scenarios", args->scenarios, "Scenario files (scenarios/*.yaml)")
+      ->required()
+      ->check(CLI::ExistingFile);
   cmd->add_option("--device", args->device,
                   "auto: a CUDA GPU when present (and the measured backend, libsyncscope_backend.so, loads), else "
                   "the simulator; cuda; sim")
@@ -51,7 +53,8 @@ void add_run_command(CLI::App& app, Context& ctx) {
                   "GPU profile for the simulator (shipped name such as H200, B200, GB10, or a file); default H200. "
                   "When measuring, the profile the simulator check uses (default: matched to the GPU's name)")
       ->capture_default_str();
-  cmd->add_option("--out", args->out, "Results directory (default: out/<first scenario>-<mode>; with --hf-config "
+  cmd->add_option("--out", args->out,
+                  "Results directory (default: out/<first scenario>-<mode>; with --hf-config "
                   "out/<scenario>--<model>-<mode>); must not exist")
       ->capture_default_str();
   cmd->add_flag("--force", args->force,

@@ -61,7 +61,8 @@ void add_sweep_command(CLI::App& app, Context& ctx) {
       ->check(CLI::IsMember({"auto", "cuda", "sim"}))
       ->capture_default_str();
   cmd->add_option("--out", a->out, "The sweep's directory (new, empty, or this same sweep's to resume)");
-  cmd->add_option("--status", a->status, "Show the state of each task of the sweep in this directory, and what it wrote")
+  cmd->add_option("--status", a->status,
+                  "Show the state of each task of the sweep in this directory, and what it wrote")
       ->check(CLI::ExistingDirectory);
   cmd->add_flag("--slurm", a->slurm, "Submit with sbatch (one job array per constraint) instead of running here");
   cmd->add_option("--partition", a->partition, "Slurm partition (default: the cluster's)");

@@ -35,8 +35,9 @@ namespace {
 
 // CUPTI buffer memory is host memory held while the program runs: 64 GiB is more than the
 // program itself can spare on most machines.
-constexpr bounds::Range kBufferCapMb{1, 65536, "64 GiB of activity buffers is more host memory than a traced program "
-                                              "can spare"};
+constexpr bounds::Range kBufferCapMb{1, 65536,
+                                     "64 GiB of activity buffers is more host memory than a traced program "
+                                     "can spare"};
 
 struct TraceArgs {
   std::string output = "syncscope-trace.json.gz";
@@ -105,11 +106,12 @@ cluster::EnvChanges trace_environment(const TraceArgs& a, const fs::path& inject
 void print_summary(const fs::path& output, bool wrote_empty) {
   try {
     const Trace t = read_trace(output);
-    std::fprintf(stderr,
-                 "syncscope trace: %zu records (%zu kernels, %zu copies, %zu API calls, %zu NVTX ranges), %llu dropped; "
-                 "trace: %s\n",
-                 t.record_count(), t.kernels.size(), t.memcpys.size(), t.api_calls.size(), t.ranges.size(),
-                 static_cast<unsigned long long>(t.meta.dropped_records), output.c_str());
+    std::fprintf(
+        stderr,
+        "syncscope trace: %zu records (%zu kernels, %zu copies, %zu API calls, %zu NVTX ranges), %llu dropped; "
+        "trace: %s\n",
+        t.record_count(), t.kernels.size(), t.memcpys.size(), t.api_calls.size(), t.ranges.size(),
+        static_cast<unsigned long long>(t.meta.dropped_records), output.c_str());
     if (!wrote_empty) {
       for (const auto& [k, v] : t.meta.extra)
         if (k.rfind("syncscope_inject_message_", 0) == 0 || k == "note")
@@ -121,9 +123,11 @@ void print_summary(const fs::path& output, bool wrote_empty) {
 }
 
 void run_trace(const TraceArgs& a, Context& ctx) {
-  SYNCSCOPE_INPUT_ERROR_IF(a.command.empty(), "syncscope trace: no command given; usage: syncscope trace [options] -- COMMAND ARGS...");
+  SYNCSCOPE_INPUT_ERROR_IF(a.command.empty(),
+                           "syncscope trace: no command given; usage: syncscope trace [options] -- COMMAND ARGS...");
   (void)parse_activities(a.activities);  // InputError before anything runs
-  SYNCSCOPE_INPUT_ERROR_IF(a.buffer_cap_mb <= 0, "--buffer-cap-mb must be positive (got " + std::to_string(a.buffer_cap_mb) + ")");
+  SYNCSCOPE_INPUT_ERROR_IF(a.buffer_cap_mb <= 0,
+                           "--buffer-cap-mb must be positive (got " + std::to_string(a.buffer_cap_mb) + ")");
   SYNCSCOPE_INPUT_ERROR_IF(a.steps < 0, "--steps must be positive (got " + std::to_string(a.steps) + ")");
   std::error_code ec;
   const fs::path output = a.output == "-" ? fs::path("-") : fs::absolute(a.output, ec);
@@ -194,8 +198,7 @@ void run_trace(const TraceArgs& a, Context& ctx) {
     ctx.exit_code = run.result.exit_code;
     // The program's own non-zero status wins; a clean exit without a trace is a failure.
     if (ctx.exit_code == 0 && !written) {
-      std::fprintf(stderr, "syncscope trace: the program exited 0 but no trace was written to %s\n",
-                   output.c_str());
+      std::fprintf(stderr, "syncscope trace: the program exited 0 but no trace was written to %s\n", output.c_str());
       ctx.exit_code = 1;
     }
   } else {
@@ -213,15 +216,15 @@ void run_trace(const TraceArgs& a, Context& ctx) {
 
 void add_trace_command(CLI::App& app, Context& ctx) {
   auto args = std::make_shared<TraceArgs>();
-  auto* cmd = app.add_subcommand(
-      "trace",
-      "Run a program under the CUPTI tracer (like `nsys profile`) and write its trace.\n"
-      "The CUDA driver loads libsyncscope_inject.so into the program (CUDA_INJECTION64_PATH);\n"
-      "the trace is written when the program exits, and its exit status is returned unchanged.\n"
-      "Works on `python3 train.py` with PyTorch. Example:\n"
-      "  syncscope trace --output run.json.gz -- python3 train.py --steps 10\n"
-      "The library reads SYNCSCOPE_TRACE_* variables (set from these options); a program that\n"
-      "never initializes CUDA gets an empty trace saying so.");
+  auto* cmd =
+      app.add_subcommand("trace",
+                         "Run a program under the CUPTI tracer (like `nsys profile`) and write its trace.\n"
+                         "The CUDA driver loads libsyncscope_inject.so into the program (CUDA_INJECTION64_PATH);\n"
+                         "the trace is written when the program exits, and its exit status is returned unchanged.\n"
+                         "Works on `python3 train.py` with PyTorch. Example:\n"
+                         "  syncscope trace --output run.json.gz -- python3 train.py --steps 10\n"
+                         "The library reads SYNCSCOPE_TRACE_* variables (set from these options); a program that\n"
+                         "never initializes CUDA gets an empty trace saying so.");
   cmd->add_option("-o,--output", args->output, "Trace file (.json or .json.gz: Chrome trace JSON)")
       ->capture_default_str();
   cmd->add_option("--activities", args->activities,
@@ -234,7 +237,8 @@ void add_trace_command(CLI::App& app, Context& ctx) {
                   "Stop recording after this many step ranges (NVTX ranges matching --step-range) have closed; "
                   "0: record until exit")
       ->capture_default_str();
-  cmd->add_option("--step-range", args->step_range, "Glob naming step ranges (case-insensitive)")->capture_default_str();
+  cmd->add_option("--step-range", args->step_range, "Glob naming step ranges (case-insensitive)")
+      ->capture_default_str();
   cmd->add_option("--buffer-cap-mb", args->buffer_cap_mb,
                   "Most CUPTI activity buffer memory at once, MiB (4 MiB buffers; past it records are counted as "
                   "dropped)")
@@ -247,8 +251,9 @@ void add_trace_command(CLI::App& app, Context& ctx) {
   cmd->callback([args, &ctx] { run_trace(*args, ctx); });
 #else
   cmd->callback([] {
-    throw Error("syncscope trace: this build has no CUPTI tracer; configure with -DSYNCSCOPE_ENABLE_CUDA=ON "
-                "(needs the CUDA toolkit, not a GPU)");
+    throw Error(
+        "syncscope trace: this build has no CUPTI tracer; configure with -DSYNCSCOPE_ENABLE_CUDA=ON "
+        "(needs the CUDA toolkit, not a GPU)");
   });
   (void)ctx;
 #endif

@@ -5,11 +5,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <vector>
-#include <memory>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -90,17 +90,17 @@ class DuplicateKeys : public nlohmann::json_sax<nlohmann::json> {
 };
 
 // results.json (or DIR/results.json), read once: duplicate keys refused, then parsed.
-RunResults read_results_strictly(const std::string& arg) {
+model::RunResults read_results_strictly(const std::string& arg) {
   std::error_code ec;
-  const std::filesystem::path file =
-      arg != "-" && std::filesystem::is_directory(arg, ec) ? std::filesystem::path(arg) / "results.json"
-                                                            : std::filesystem::path(arg);
+  const std::filesystem::path file = arg != "-" && std::filesystem::is_directory(arg, ec)
+                                         ? std::filesystem::path(arg) / "results.json"
+                                         : std::filesystem::path(arg);
   const std::string text = read_file(file, std::uint64_t{256} << 20);
   DuplicateKeys dup;
   (void)nlohmann::json::sax_parse(text, &dup, nlohmann::json::input_format_t::json, false);
   SYNCSCOPE_INPUT_ERROR_IF(!dup.duplicate.empty(),
                            file.string() + ": " + dup.duplicate + ": duplicate key; give it once");
-  return results_from_json(text, file.string());
+  return model::results_from_json(text, file.string());
 }
 
 struct ValidateOptions {
@@ -121,7 +121,7 @@ void emit(const ValidateOptions& o, const std::string& text) {
 
 // validate --published: the published figures beside the runs of scenarios/published/.
 void run_published(const ValidateOptions& o, Context& ctx) {
-  std::vector<RunResults> runs;
+  std::vector<model::RunResults> runs;
   std::set<std::string> modes, profiles, commits;
   for (const auto& arg : o.results) {
     runs.push_back(read_results_strictly(arg));
@@ -135,10 +135,9 @@ void run_published(const ValidateOptions& o, Context& ctx) {
     return s;
   };
   const auto rows = model::published_figure_rows(runs);
-  std::string label = fmt::format("runs of mode {}, GPU profile {}, commit {}", joined(modes), joined(profiles),
-                                  joined(commits));
-  if (modes.count("simulated"))
-    label += " (simulated: our simulator on our assumptions, not a measurement)";
+  std::string label =
+      fmt::format("runs of mode {}, GPU profile {}, commit {}", joined(modes), joined(profiles), joined(commits));
+  if (modes.count("simulated")) label += " (simulated: our simulator on our assumptions, not a measurement)";
   emit(o, model::published_figure_table(rows, label, o.format == "markdown"));
   const bool any = std::any_of(rows.begin(), rows.end(), [](const auto& r) { return r.found; });
   if (!any)
@@ -184,7 +183,7 @@ void add_validate_command(CLI::App& app, Context& ctx) {
     SYNCSCOPE_INPUT_ERROR_IF(o->results.size() != 1,
                              fmt::format("validate: {} results given; give one (or several with --published)",
                                          o->results.size()));
-    RunResults results = read_results_strictly(o->results.front());
+    model::RunResults results = read_results_strictly(o->results.front());
     model::ValidationReport rep = model::validate_results(results, o->results.front());
     std::string text = o->format == "json" ? model::validation_to_json(rep) : validation_to_table(rep);
     if (o->output.empty()) {
@@ -193,8 +192,7 @@ void add_validate_command(CLI::App& app, Context& ctx) {
       write_file_atomic(o->output, text, o->force);
       std::fprintf(stderr, "syncscope: wrote %s\n", o->output.c_str());
     }
-    if (rep.failures > 0)
-      std::fprintf(stderr, "syncscope: %d variant(s) outside their tolerance\n", rep.failures);
+    if (rep.failures > 0) std::fprintf(stderr, "syncscope: %d variant(s) outside their tolerance\n", rep.failures);
     // A validation that compared nothing has not validated anything: not a pass.
     if (rep.compared == 0) {
       const bool any_variant = !results.variants.empty();

@@ -31,7 +31,8 @@ Outcome load(std::string_view in, std::size_t chunk) {
   Outcome o;
   try {
     io_detail::MemorySource mem(in);
-    const bool gz = in.size() >= 2 && static_cast<unsigned char>(in[0]) == 0x1f && static_cast<unsigned char>(in[1]) == 0x8b;
+    const bool gz =
+        in.size() >= 2 && static_cast<unsigned char>(in[0]) == 0x1f && static_cast<unsigned char>(in[1]) == 0x8b;
     if (gz) {
       io_detail::GzipSource src(std::make_unique<io_detail::MemorySource>(in), "fuzz", chunk);
       o.trace = io_detail::read_chrome_json(src, "fuzz", chunk);

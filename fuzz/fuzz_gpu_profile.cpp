@@ -61,22 +61,22 @@ program::Program small_program() {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
-  GpuProfile p;
+  model::GpuProfile p;
   try {
-    p = parse_gpu_profile(text, "fuzz.yaml");
+    p = model::parse_gpu_profile(text, "fuzz.yaml");
   } catch (const InputError&) {
     return 0;
   } catch (const std::exception& e) {
     die("not an InputError", e.what());
   }
-  GpuProfile back;
+  model::GpuProfile back;
   try {
-    back = parse_gpu_profile(gpu_profile_to_yaml(p), "written.yaml");
+    back = model::parse_gpu_profile(model::gpu_profile_to_yaml(p), "written.yaml");
   } catch (const std::exception& e) {
     die("our own profile YAML does not read back", e.what());
   }
   if (back.name != p.name || back.sm_count != p.sm_count || back.sources != p.sources)
-    die("profile round trip differs", gpu_profile_to_yaml(p));
+    die("profile round trip differs", model::gpu_profile_to_yaml(p));
   try {
     sim::SimOptions o;
     o.steps = 2;

@@ -23,9 +23,9 @@ namespace {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace syncscope;
   const std::string text(reinterpret_cast<const char*>(data), size);
-  ModelShape m;
+  scenario::ModelShape m;
   try {
-    m = parse_hf_config(text, "config.json");
+    m = scenario::parse_hf_config(text, "config.json");
   } catch (const InputError&) {
     return 0;
   } catch (const std::exception& e) {

@@ -71,8 +71,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     image = base_image();
     std::size_t i = 0;
     for (; i + 4 <= size; i += 4) {
-      const std::size_t offset = (std::size_t{data[i]} | std::size_t{data[i + 1]} << 8 | std::size_t{data[i + 2]} << 16) %
-                                 image.size();
+      const std::size_t offset =
+          (std::size_t{data[i]} | std::size_t{data[i + 1]} << 8 | std::size_t{data[i + 2]} << 16) % image.size();
       image[offset] = static_cast<char>(data[i + 3]);
     }
     if (size - i == 1) image.resize(image.size() * data[i] / 256);

@@ -25,9 +25,9 @@ namespace {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace syncscope;
   const std::string text(reinterpret_cast<const char*>(data), size);
-  RunResults r;
+  model::RunResults r;
   try {
-    r = results_from_json(text, "results.json");
+    r = model::results_from_json(text, "results.json");
   } catch (const InputError&) {
     return 0;
   } catch (const std::exception& e) {
@@ -37,10 +37,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const model::ValidationReport v = model::validate_results(r, "results.json");
     (void)validation_to_table(v);
     (void)model::validation_to_json(v);
-    (void)results_to_csv(r);
-    const std::string json = results_to_json(r);
-    const RunResults back = results_from_json(json, "written");
-    if (results_to_json(back) != json) die("results round trip differs", json.substr(0, 200));
+    (void)model::results_to_csv(r);
+    const std::string json = model::results_to_json(r);
+    const model::RunResults back = model::results_from_json(json, "written");
+    if (model::results_to_json(back) != json) die("results round trip differs", json.substr(0, 200));
   } catch (const std::exception& e) {
     die("accepted results fail to validate, print or read back", e.what());
   }

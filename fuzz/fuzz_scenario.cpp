@@ -24,23 +24,23 @@ namespace {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace syncscope;
   const std::string text(reinterpret_cast<const char*>(data), size);
-  Scenario s;
+  scenario::Scenario s;
   try {
-    s = parse_scenario(text, "fuzz.yaml");
+    s = scenario::parse_scenario(text, "fuzz.yaml");
   } catch (const InputError&) {
     return 0;
   } catch (const std::exception& e) {
     die("not an InputError", e.what());
   }
   try {
-    validate_scenario(s);
+    scenario::validate_scenario(s);
   } catch (const std::exception& e) {
     die("a loaded scenario fails validate_scenario", e.what());
   }
   if (name_problem(s.name)) die("unprintable scenario name accepted", printable(s.name));
   if (name_problem(s.model.name)) die("unprintable model name accepted", printable(s.model.name));
   long long sum = 0;
-  for (int len : sequence_lengths(s.batch)) {
+  for (int len : scenario::sequence_lengths(s.batch)) {
     if (len <= 0) die("non-positive sequence length", std::to_string(len));
     sum += len;
   }

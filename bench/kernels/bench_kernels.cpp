@@ -6,8 +6,8 @@
 // per repeat (seeds printed), host wall time for anything that may sync (a sync's cost is
 // the point) and CUDA events for pure device work. Results are printed, never invented:
 // without a GPU it prints "skipped: no CUDA device" and exits 0.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -89,8 +89,8 @@ std::vector<int> random_lengths(std::mt19937_64& rng, int total, int lo, int hi)
   return out;
 }
 
-syncscope::ModelShape qwen3_06b() {  // docs/sources.md#model-shapes: Qwen3-0.6B
-  syncscope::ModelShape m;
+syncscope::scenario::ModelShape qwen3_06b() {  // docs/sources.md#model-shapes: Qwen3-0.6B
+  syncscope::scenario::ModelShape m;
   m.name = "Qwen3-0.6B";
   m.model_type = "qwen3";
   m.num_hidden_layers = 28;
@@ -156,7 +156,8 @@ void bench_nf4(const Config& cfg, std::uint64_t seed) {
     }
     std::vector<double> t;
     for (int r = 0; r < cfg.warmup + cfg.repeats; ++r) {
-      const double ms = timer.ms([&] { check(ss_nf4_dequantize(c, a, n, out, SS_DTYPE_BF16, v, nullptr), "ss_nf4_dequantize"); });
+      const double ms =
+          timer.ms([&] { check(ss_nf4_dequantize(c, a, n, out, SS_DTYPE_BF16, v, nullptr), "ss_nf4_dequantize"); });
       if (r >= cfg.warmup) t.push_back(ms);
     }
     const double m = median(t);
@@ -175,14 +176,14 @@ double bench_packing(const Config& cfg, std::uint64_t seed) {
              cfg.tokens);
   fmt::print("{:<10} {:>12} {:>14} {:>12}\n", "variant", "ms/batch", "ms/layer", "syncs/batch");
   std::map<std::string, double> per_batch;
-  for (const std::string& v : syncscope::fix_variants(syncscope::Fix::Packing)) {
+  for (const std::string& v : syncscope::scenario::fix_variants(syncscope::model::Fix::Packing)) {
     Dev d;
     std::mt19937_64 rng(seed);
     std::vector<double> t;
     std::uint64_t gen = 0;
     int syncs = 0;
     for (int r = 0; r < cfg.warmup + cfg.repeats; ++r) {
-      dt::PackingMetadata pm(syncscope::packing_variant(v));
+      dt::PackingMetadata pm(syncscope::model::packing_variant(v));
       const dt::HostBatch host = dt::pack_batch(random_lengths(rng, cfg.tokens, 64, 1024), 1000, rng(), true);
       const dt::PackedBatch batch = dt::upload(host, d.ctx, ++gen);
       d.syncs = {};
@@ -212,7 +213,7 @@ void bench_moe(const Config& cfg, std::uint64_t seed) {
   dt::ExpertWeights w{torch::randn({E, H, I}, o) * 0.02, torch::randn({E, H, I}, o) * 0.02,
                       torch::randn({E, I, H}, o) * 0.02};
   GpuTimer timer;
-  for (const std::string& v : syncscope::fix_variants(syncscope::Fix::MoeRouting)) {
+  for (const std::string& v : syncscope::scenario::fix_variants(syncscope::model::Fix::MoeRouting)) {
     std::vector<double> host, dev;
     int syncs = 0;
     for (int r = 0; r < cfg.warmup + cfg.repeats; ++r) {
@@ -223,7 +224,8 @@ void bench_moe(const Config& cfg, std::uint64_t seed) {
       d.syncs = {};
       double dms = 0;
       const double hms = host_ms([&] {
-        dms = timer.ms([&] { (void)dt::moe_experts(syncscope::moe_variant(v), x, std::get<1>(top), wts, w, d.ctx); });
+        dms = timer.ms(
+            [&] { (void)dt::moe_experts(syncscope::model::moe_variant(v), x, std::get<1>(top), wts, w, d.ctx); });
       });
       syncs = d.syncs.total();
       if (r >= cfg.warmup) {
@@ -243,7 +245,7 @@ struct CopyCompute {
 };
 
 CopyCompute bench_offload_parts(const Config& cfg, std::uint64_t seed) {
-  const syncscope::ModelShape m = qwen3_06b();
+  const syncscope::scenario::ModelShape m = qwen3_06b();
   const std::int64_t T = cfg.tokens, H = m.hidden_size;
   Dev d;
   GpuTimer timer;
@@ -254,7 +256,9 @@ CopyCompute bench_offload_parts(const Config& cfg, std::uint64_t seed) {
   std::vector<double> c;
   for (int r = 0; r < cfg.warmup + cfg.repeats; ++r) {
     const double ms = timer.ms(
-        [&] { check(ss_cuda_memcpy_async(dev.data_ptr(), host.data_ptr(), host.nbytes(), 1, stream), "cudaMemcpyAsync"); },
+        [&] {
+          check(ss_cuda_memcpy_async(dev.data_ptr(), host.data_ptr(), host.nbytes(), 1, stream), "cudaMemcpyAsync");
+        },
         stream);
     if (r >= cfg.warmup) c.push_back(ms);
   }
@@ -263,7 +267,7 @@ CopyCompute bench_offload_parts(const Config& cfg, std::uint64_t seed) {
   o.model = m;
   o.dtype = "bf16";
   o.device = "cuda";
-  o.packing = syncscope::PackingVariant::Device;
+  o.packing = syncscope::model::PackingVariant::Device;
   o.seed = seed;
   const dt::ModelWeights w = dt::make_weights(o, 1, d.ctx);
   std::mt19937_64 rng(seed);
@@ -273,7 +277,7 @@ CopyCompute bench_offload_parts(const Config& cfg, std::uint64_t seed) {
     const dt::HostBatch hb = dt::pack_batch(random_lengths(rng, cfg.tokens, 64, 1024), m.vocab_size, rng(), true);
     const dt::PackedBatch batch = dt::upload(hb, d.ctx, ++gen);
     const dt::Rope rope = dt::rope_tables(batch.position_ids, m, d.ctx);
-    dt::PackingMetadata pm(syncscope::PackingVariant::Device);
+    dt::PackingMetadata pm(syncscope::model::PackingVariant::Device);
     (void)pm.mask(batch, 0, d.ctx);  // built once per batch, outside the layer timing
     const torch::Tensor x = torch::randn({T, H}, d.ctx.opts()).requires_grad_(true);
     const torch::Tensor grad = torch::randn({T, H}, d.ctx.opts());
@@ -284,10 +288,11 @@ CopyCompute bench_offload_parts(const Config& cfg, std::uint64_t seed) {
     if (r >= cfg.warmup) g.push_back(ms);
   }
   CopyCompute cc{median(c), median(g)};
-  fmt::print("\n== offload parts (Qwen3-0.6B layer, T={}, bf16) ==\nc (reload of {:.1f} MiB, pinned H2D) = {:.4f} ms "
-             "({:.1f} GB/s); g (recompute + backward of one layer) = {:.4f} ms\n",
-             cfg.tokens, static_cast<double>(host.nbytes()) / (1 << 20), cc.c,
-             static_cast<double>(host.nbytes()) / (cc.c * 1e6), cc.g);
+  fmt::print(
+      "\n== offload parts (Qwen3-0.6B layer, T={}, bf16) ==\nc (reload of {:.1f} MiB, pinned H2D) = {:.4f} ms "
+      "({:.1f} GB/s); g (recompute + backward of one layer) = {:.4f} ms\n",
+      cfg.tokens, static_cast<double>(host.nbytes()) / (1 << 20), cc.c,
+      static_cast<double>(host.nbytes()) / (cc.c * 1e6), cc.g);
   return cc;
 }
 
@@ -320,14 +325,15 @@ sk::StepOptions sweep_options(const Config& cfg, int layers, std::uint64_t seed)
 
 void sweep(const Config& cfg, double s, const CopyCompute& cc, std::uint64_t seed) {
   const std::vector<int> Ls = cfg.quick ? std::vector<int>{2, 4, 8} : std::vector<int>{2, 4, 8, 16, 28};
-  fmt::print("\n== L-sweep, packing (Qwen3-0.6B, T={}, bf16, no offload): saving = T_rebuild - T_cached ==\n", cfg.tokens);
-  fmt::print("{:>3} {:>12} {:>12} {:>12} {:>14} {:>16}\n", "L", "rebuild ms", "cached ms", "saving ms",
-             "saving/(L-1)", "model (L-1)*s");
+  fmt::print("\n== L-sweep, packing (Qwen3-0.6B, T={}, bf16, no offload): saving = T_rebuild - T_cached ==\n",
+             cfg.tokens);
+  fmt::print("{:>3} {:>12} {:>12} {:>12} {:>14} {:>16}\n", "L", "rebuild ms", "cached ms", "saving ms", "saving/(L-1)",
+             "model (L-1)*s");
   for (int L : Ls) {
     sk::StepOptions o = sweep_options(cfg, L, seed);
-    o.packing = syncscope::PackingVariant::Rebuild;
+    o.packing = syncscope::model::PackingVariant::Rebuild;
     const double a = step_ms(o, cfg);
-    o.packing = syncscope::PackingVariant::Cached;
+    o.packing = syncscope::model::PackingVariant::Cached;
     const double b = step_ms(o, cfg);
     fmt::print("{:>3} {:>12.3f} {:>12.3f} {:>12.3f} {:>14.4f} {:>16.3f}\n", L, a, b, a - b, (a - b) / (L - 1),
                (L - 1) * s);
@@ -337,13 +343,13 @@ void sweep(const Config& cfg, double s, const CopyCompute& cc, std::uint64_t see
              "saving ms", "saving/(L-1)", "model (L-1)*min(c,g)");
   for (int L : Ls) {
     sk::StepOptions o = sweep_options(cfg, L, seed);
-    o.packing = syncscope::PackingVariant::Device;
+    o.packing = syncscope::model::PackingVariant::Device;
     o.offload_budget_bytes = 0;  // force offloading (the memory-aware plan would keep all)
-    o.offload = syncscope::OffloadVariant::Single;
+    o.offload = syncscope::model::OffloadVariant::Single;
     const double a = step_ms(o, cfg);
-    o.offload = syncscope::OffloadVariant::Double;
+    o.offload = syncscope::model::OffloadVariant::Double;
     const double b = step_ms(o, cfg);
-    o.offload = syncscope::OffloadVariant::Prefetch;
+    o.offload = syncscope::model::OffloadVariant::Prefetch;
     const double p = step_ms(o, cfg);
     fmt::print("{:>3} {:>11.3f} {:>11.3f} {:>13.3f} {:>11.3f} {:>14.4f} {:>18.3f}\n", L, a, b, p, a - b,
                (a - b) / (L - 1), (L - 1) * std::min(cc.c, cc.g));
@@ -353,13 +359,17 @@ void sweep(const Config& cfg, double s, const CopyCompute& cc, std::uint64_t see
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Microbenchmarks of the three fixes' variants and L-sweeps of the packing and offload fixes on a CUDA "
-               "device (medians after warm-up; fresh random inputs per repeat)."};
+  CLI::App app{
+      "Microbenchmarks of the three fixes' variants and L-sweeps of the packing and offload fixes on a CUDA "
+      "device (medians after warm-up; fresh random inputs per repeat)."};
   Config cfg;
-  app.add_flag("--quick", cfg.quick, "smaller sweep and fewer repeats (about a minute on an H200)")->capture_default_str();
+  app.add_flag("--quick", cfg.quick, "smaller sweep and fewer repeats (about a minute on an H200)")
+      ->capture_default_str();
   app.add_option("--repeats", cfg.repeats, "timed repeats per measurement (median reported)")->capture_default_str();
   app.add_option("--warmup", cfg.warmup, "untimed warm-up runs per measurement")->capture_default_str();
-  app.add_option("--tokens", cfg.tokens, "packed tokens T per batch")->capture_default_str()->check(CLI::Range(16, 1 << 20));
+  app.add_option("--tokens", cfg.tokens, "packed tokens T per batch")
+      ->capture_default_str()
+      ->check(CLI::Range(16, 1 << 20));
   CLI11_PARSE(app, argc, argv);
   if (cfg.quick && app.count("--repeats") == 0) cfg.repeats = 5;
   if (!sk::cuda_available()) {

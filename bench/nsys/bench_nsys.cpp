@@ -32,17 +32,21 @@ using Clock = std::chrono::steady_clock;
 
 struct Result {
   double seconds = 0;
-  std::uint64_t rows = 0;     // bare: rows stepped; ours: records kept
+  std::uint64_t rows = 0;  // bare: rows stepped; ours: records kept
   std::uint64_t checksum = 0;
   long peak_rss_kib = 0;
   double cpu_seconds = 0;  // user + system time of the child: steadier than wall time on a shared machine
   bool ok = false;
 };
 
-constexpr const char* kTables[] = {"CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_KERNEL",
-                                   "CUPTI_ACTIVITY_KIND_MEMCPY",  "CUPTI_ACTIVITY_KIND_MEMSET",
-                                   "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "CUPTI_ACTIVITY_KIND_CUDA_EVENT",
-                                   "NVTX_EVENTS", "StringIds"};
+constexpr const char* kTables[] = {"CUPTI_ACTIVITY_KIND_RUNTIME",
+                                   "CUPTI_ACTIVITY_KIND_KERNEL",
+                                   "CUPTI_ACTIVITY_KIND_MEMCPY",
+                                   "CUPTI_ACTIVITY_KIND_MEMSET",
+                                   "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+                                   "CUPTI_ACTIVITY_KIND_CUDA_EVENT",
+                                   "NVTX_EVENTS",
+                                   "StringIds"};
 
 Result bare(const std::string& path) {
   Result r;
@@ -60,7 +64,8 @@ Result bare(const std::string& path) {
     while (sqlite3_step(s) == SQLITE_ROW) {
       ++r.rows;
       for (int c = 0; c < cols; ++c) {
-        if (sqlite3_column_type(s, c) == SQLITE_TEXT) r.checksum += static_cast<std::uint64_t>(sqlite3_column_bytes(s, c));
+        if (sqlite3_column_type(s, c) == SQLITE_TEXT)
+          r.checksum += static_cast<std::uint64_t>(sqlite3_column_bytes(s, c));
         else r.checksum += static_cast<std::uint64_t>(sqlite3_column_int64(s, c));
       }
     }
@@ -131,17 +136,19 @@ int main(int argc, char** argv) {
     std::string_view a = argv[i];
     if (a == "--repeat" && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
     else if (a == "-h" || a == "--help") {
-      std::printf("usage: syncscope_bench_nsys FILE [--repeat N (default 1)]\n"
-                  "Measures a bare SQLite pass, syncscope::read_trace and read_trace+analyze on an nsys\n"
-                  "SQLite export, each in a child process; reports the best of N runs.\n");
+      std::printf(
+          "usage: syncscope_bench_nsys FILE [--repeat N (default 1)]\n"
+          "Measures a bare SQLite pass, syncscope::read_trace and read_trace+analyze on an nsys\n"
+          "SQLite export, each in a child process; reports the best of N runs.\n");
       return 0;
     } else path = std::string(a);
   }
   std::error_code ec;
   const auto file_bytes = std::filesystem::file_size(path, ec);
   if (path.empty() || ec) {
-    std::fprintf(stderr, "syncscope_bench_nsys: missing or unreadable FILE (see --help); make one with "
-                         "syncscope_gen_nsys_export\n");
+    std::fprintf(stderr,
+                 "syncscope_bench_nsys: missing or unreadable FILE (see --help); make one with "
+                 "syncscope_gen_nsys_export\n");
     return 2;
   }
   std::printf("syncscope nsys export import benchmark\n");
@@ -180,9 +187,9 @@ int main(int argc, char** argv) {
       std::printf("  %-26s %8s\n", name, "failed");
       return;
     }
-    std::printf("  %-26s %8.2f %8.2f %9.1f %12llu %12.1f %10.2f %9.2f\n", name, r.seconds, r.cpu_seconds, mb / r.seconds,
-                static_cast<unsigned long long>(r.rows), r.peak_rss_kib / 1024.0, rb.seconds / r.seconds,
-                r.peak_rss_kib * 1024.0 / static_cast<double>(file_bytes));
+    std::printf("  %-26s %8.2f %8.2f %9.1f %12llu %12.1f %10.2f %9.2f\n", name, r.seconds, r.cpu_seconds,
+                mb / r.seconds, static_cast<unsigned long long>(r.rows), r.peak_rss_kib / 1024.0,
+                rb.seconds / r.seconds, r.peak_rss_kib * 1024.0 / static_cast<double>(file_bytes));
   };
   row("bare SQLite: every row", rb);
   row("syncscope read_trace", ri);

@@ -76,8 +76,9 @@ INSERT INTO StringIds VALUES(25,'reduce_max_kernel');
 constexpr std::int64_t kPid = 4242;
 constexpr std::int64_t kGlobalPid = (std::int64_t{1} << 56) + kPid * 16777216;
 constexpr std::int64_t kGlobalTid = kGlobalPid + kPid;
-constexpr const char* kOps[6] = {"aten::mm", "aten::_flash_attention_forward", "aten::rms_norm",
-                                 "aten::silu", "aten::mul", "aten::max"};
+constexpr const char* kOps[6] = {"aten::mm",       "aten::_flash_attention_forward",
+                                 "aten::rms_norm", "aten::silu",
+                                 "aten::mul",      "aten::max"};
 
 struct Db {
   sqlite3* db = nullptr;
@@ -143,13 +144,15 @@ int main(int argc, char** argv) {
   d.exec("BEGIN");
   sqlite3_stmt* api = d.prepare("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES(?,?,0,?,?,?,0,NULL)");
   sqlite3_stmt* kern = d.prepare(
-      "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES(?,?,0,1,NULL,?,?,?,?,?,NULL,1,0,?,?,1,1,?,1,1,0,?,0,0,?,0,NULL,NULL)");
+      "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL "
+      "VALUES(?,?,0,1,NULL,?,?,?,?,?,NULL,1,0,?,?,1,1,?,1,1,0,?,0,0,?,0,NULL,NULL)");
   sqlite3_stmt* copy = d.prepare(
       "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES(?,?,0,1,NULL,?,?,?,?,?,NULL,?,?,0,1,0,1,NULL,NULL,NULL)");
-  sqlite3_stmt* sync = d.prepare(
-      "INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES(?,?,0,1,NULL,7,?,?,3,4294967295)");
-  sqlite3_stmt* nvtx = d.prepare("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
-                                 "VALUES(?,?,59,?,?,0)");
+  sqlite3_stmt* sync =
+      d.prepare("INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES(?,?,0,1,NULL,7,?,?,3,4294967295)");
+  sqlite3_stmt* nvtx = d.prepare(
+      "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
+      "VALUES(?,?,59,?,?,0)");
   auto range = [&](std::int64_t start, std::int64_t end, const std::string& text) {
     sqlite3_bind_int64(nvtx, 1, start);
     sqlite3_bind_int64(nvtx, 2, end);

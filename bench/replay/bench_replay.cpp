@@ -33,8 +33,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::printf("syncscope_bench_replay, commit %s\n", build_commit());
-  std::printf("| trace | steps | median step | median abs error | max abs error | nodes | round trip | unbuilt | "
-              "build+replay |\n|---|---|---|---|---|---|---|---|---|\n");
+  std::printf(
+      "| trace | steps | median step | median abs error | max abs error | nodes | round trip | unbuilt | "
+      "build+replay |\n|---|---|---|---|---|---|---|---|---|\n");
   int rc = 0;
   for (const std::string& in : inputs) {
     std::string path = in, g = glob;
@@ -63,10 +64,10 @@ int main(int argc, char** argv) {
       const double med = err.empty() ? 0 : err[err.size() / 2];
       const double mx = err.empty() ? 0 : err.back();
       const std::string name = path.substr(path.find_last_of('/') + 1);
-      std::printf("| %s | %zu%s | %.3f ms | %.2f%% | %.2f%% | %zu | %.1f us | %llu | %.3f s |\n", name.c_str(), steps.size(),
-                  graph.problems.no_steps ? " (whole trace)" : "", dur.empty() ? 0.0 : dur[dur.size() / 2] / 1e6,
-                  med * 100, mx * 100, graph.nodes.size(), static_cast<double>(graph.round_trip_ns) / 1e3,
-                  static_cast<unsigned long long>(unbuilt), wall);
+      std::printf("| %s | %zu%s | %.3f ms | %.2f%% | %.2f%% | %zu | %.1f us | %llu | %.3f s |\n", name.c_str(),
+                  steps.size(), graph.problems.no_steps ? " (whole trace)" : "",
+                  dur.empty() ? 0.0 : dur[dur.size() / 2] / 1e6, med * 100, mx * 100, graph.nodes.size(),
+                  static_cast<double>(graph.round_trip_ns) / 1e3, static_cast<unsigned long long>(unbuilt), wall);
       for (const auto& w : graph.problems.describe(g)) std::printf("  %s: %s\n", name.c_str(), w.c_str());
     } catch (const Error& e) {
       std::fprintf(stderr, "%s: %s\n", in.c_str(), e.what());

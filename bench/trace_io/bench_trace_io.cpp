@@ -34,8 +34,8 @@ using Clock = std::chrono::steady_clock;
 struct Result {
   double seconds = 0;
   double warm_parse_seconds = 0;  // bare only: a second pass with the file and parser already in memory
-  std::uint64_t json_bytes = 0;  // bytes of JSON text processed (decompressed)
-  std::uint64_t items = 0;       // events (bare) or records (ours)
+  std::uint64_t json_bytes = 0;   // bytes of JSON text processed (decompressed)
+  std::uint64_t items = 0;        // events (bare) or records (ours)
   std::uint64_t checksum = 0;
   long peak_rss_kib = 0;
   bool ok = false;
@@ -156,9 +156,10 @@ int main(int argc, char** argv) {
     std::string_view a = argv[i];
     if (a == "--repeat" && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
     else if (a == "-h" || a == "--help") {
-      std::printf("usage: syncscope_bench_trace_io FILE [--repeat N (default 1)]\n"
-                  "Measures a bare simdjson pass, syncscope::read_trace and read_trace+analyze on FILE\n"
-                  "(.json or .json.gz), each in a child process; reports the best of N runs.\n");
+      std::printf(
+          "usage: syncscope_bench_trace_io FILE [--repeat N (default 1)]\n"
+          "Measures a bare simdjson pass, syncscope::read_trace and read_trace+analyze on FILE\n"
+          "(.json or .json.gz), each in a child process; reports the best of N runs.\n");
       return 0;
     } else path = std::string(a);
   }

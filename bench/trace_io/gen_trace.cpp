@@ -66,8 +66,9 @@ class Out {
   void flush() {
     if (dense_) minify();
     if (buf_.empty()) return;
-    const bool ok = gz_ ? gzwrite(gzf_, buf_.data(), static_cast<unsigned>(buf_.size())) == static_cast<int>(buf_.size())
-                        : std::fwrite(buf_.data(), 1, buf_.size(), f_) == buf_.size();
+    const bool ok =
+        gz_ ? gzwrite(gzf_, buf_.data(), static_cast<unsigned>(buf_.size())) == static_cast<int>(buf_.size())
+            : std::fwrite(buf_.data(), 1, buf_.size(), f_) == buf_.size();
     if (!ok) {
       std::fprintf(stderr, "syncscope_gen_trace: write failed (disk full?)\n");
       std::exit(1);
@@ -86,21 +87,51 @@ class Out {
 };
 
 const std::array<const char*, 12> kKernels = {
-    "void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_256x128_32x3_tn_align8>(cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_256x128_32x3_tn_align8::Params)",
-    "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas",
-    "void at::native::vectorized_elementwise_kernel<4, at::native::BinaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, at::native::binary_internal::MulFunctor<float> >, at::detail::Array<char*, 3> >(int, at::native::BinaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, at::native::binary_internal::MulFunctor<float> >, at::detail::Array<char*, 3>)",
-    "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float>(int, float, c10::BFloat16 const*, c10::BFloat16 const*, c10::BFloat16 const*, float*, float*, c10::BFloat16*)",
-    "void pytorch_flash::flash_fwd_kernel<pytorch_flash::Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, cutlass::bfloat16_t, pytorch_flash::Flash_kernel_traits<128, 128, 64, 4, cutlass::bfloat16_t> >, false, true, false, false, true, true, false, false>(pytorch_flash::Flash_fwd_params)",
-    "void at::native::vectorized_elementwise_kernel<4, at::native::silu_kernel(at::TensorIteratorBase&)::{lambda()#1}::operator()() const::{lambda()#8}::operator()() const::{lambda(c10::BFloat16)#1}, at::detail::Array<char*, 2> >(int, at::native::silu_kernel(at::TensorIteratorBase&)::{lambda()#1}::operator()() const::{lambda()#8}::operator()() const::{lambda(c10::BFloat16)#1}, at::detail::Array<char*, 2>)",
-    "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::func_wrapper_t<float, at::native::MaxNanFunctor<float> >, unsigned int, float, 4> >(at::native::ReduceOp<float, at::native::func_wrapper_t<float, at::native::MaxNanFunctor<float> >, unsigned int, float, 4>)",
+    "void "
+    "cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_256x128_32x3_tn_align8>(cutlass_80_tensorop_bf16_"
+    "s16816gemm_relu_bf16_256x128_32x3_tn_align8::Params)",
+    "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_"
+    "cublas",
+    "void at::native::vectorized_elementwise_kernel<4, at::native::BinaryFunctor<c10::BFloat16, c10::BFloat16, "
+    "c10::BFloat16, at::native::binary_internal::MulFunctor<float> >, at::detail::Array<char*, 3> >(int, "
+    "at::native::BinaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, "
+    "at::native::binary_internal::MulFunctor<float> >, at::detail::Array<char*, 3>)",
+    "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float>(int, float, "
+    "c10::BFloat16 const*, c10::BFloat16 const*, c10::BFloat16 const*, float*, float*, c10::BFloat16*)",
+    "void pytorch_flash::flash_fwd_kernel<pytorch_flash::Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, "
+    "cutlass::bfloat16_t, pytorch_flash::Flash_kernel_traits<128, 128, 64, 4, cutlass::bfloat16_t> >, false, true, "
+    "false, false, true, true, false, false>(pytorch_flash::Flash_fwd_params)",
+    "void at::native::vectorized_elementwise_kernel<4, "
+    "at::native::silu_kernel(at::TensorIteratorBase&)::{lambda()#1}::operator()() const::{lambda()#8}::operator()() "
+    "const::{lambda(c10::BFloat16)#1}, at::detail::Array<char*, 2> >(int, "
+    "at::native::silu_kernel(at::TensorIteratorBase&)::{lambda()#1}::operator()() const::{lambda()#8}::operator()() "
+    "const::{lambda(c10::BFloat16)#1}, at::detail::Array<char*, 2>)",
+    "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::func_wrapper_t<float, "
+    "at::native::MaxNanFunctor<float> >, unsigned int, float, 4> >(at::native::ReduceOp<float, "
+    "at::native::func_wrapper_t<float, at::native::MaxNanFunctor<float> >, unsigned int, float, 4>)",
     "triton_poi_fused__to_copy_add_mul_rsqrt_0",
     "triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_1",
-    "void at::native::index_elementwise_kernel<128, 4, at::native::gpu_index_kernel<at::native::index_kernel_impl<at::native::OpaqueType<2> >(at::TensorIteratorBase&, c10::ArrayRef<long>, c10::ArrayRef<long>)::{lambda(char*, char const*, long)#1}>(at::TensorIteratorBase&, c10::ArrayRef<long>, c10::ArrayRef<long>, at::native::index_kernel_impl<at::native::OpaqueType<2> >(at::TensorIteratorBase&, c10::ArrayRef<long>, c10::ArrayRef<long>)::{lambda(char*, char const*, long)#1} const&)::{lambda(int)#1}>(long, at::native::gpu_index_kernel<at::native::index_kernel_impl<at::native::OpaqueType<2> >(at::TensorIteratorBase&, c10::ArrayRef<long>, c10::ArrayRef<long>)::{lambda(char*, char const*, long)#1}>(at::TensorIteratorBase&, c10::ArrayRef<long>, c10::ArrayRef<long>, at::native::index_kernel_impl<at::native::OpaqueType<2> >(at::TensorIteratorBase&, c10::ArrayRef<long>, c10::ArrayRef<long>)::{lambda(char*, char const*, long)#1} const&)::{lambda(int)#1})",
-    "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, c10::BFloat16, float, c10::BFloat16, at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(c10::BFloat16*, c10::BFloat16 const*, int)",
-    "void cublasLt::splitKreduce_kernel<32, 16, int, float, float, float, float, false, float, float, float, true, false, false, false>(cublasLt::cublasSplitKParams<float>, float const*, float const*, float*, float*, float const*, float const*, float const*, float const*, float*, void*, long, float*, int*, float*, float*, float const*, float const*, float const*, float const*, float const*)",
+    "void at::native::index_elementwise_kernel<128, 4, "
+    "at::native::gpu_index_kernel<at::native::index_kernel_impl<at::native::OpaqueType<2> >(at::TensorIteratorBase&, "
+    "c10::ArrayRef<long>, c10::ArrayRef<long>)::{lambda(char*, char const*, long)#1}>(at::TensorIteratorBase&, "
+    "c10::ArrayRef<long>, c10::ArrayRef<long>, at::native::index_kernel_impl<at::native::OpaqueType<2> "
+    ">(at::TensorIteratorBase&, c10::ArrayRef<long>, c10::ArrayRef<long>)::{lambda(char*, char const*, long)#1} "
+    "const&)::{lambda(int)#1}>(long, "
+    "at::native::gpu_index_kernel<at::native::index_kernel_impl<at::native::OpaqueType<2> >(at::TensorIteratorBase&, "
+    "c10::ArrayRef<long>, c10::ArrayRef<long>)::{lambda(char*, char const*, long)#1}>(at::TensorIteratorBase&, "
+    "c10::ArrayRef<long>, c10::ArrayRef<long>, at::native::index_kernel_impl<at::native::OpaqueType<2> "
+    ">(at::TensorIteratorBase&, c10::ArrayRef<long>, c10::ArrayRef<long>)::{lambda(char*, char const*, long)#1} "
+    "const&)::{lambda(int)#1})",
+    "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, c10::BFloat16, float, c10::BFloat16, "
+    "at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(c10::BFloat16*, c10::BFloat16 const*, int)",
+    "void cublasLt::splitKreduce_kernel<32, 16, int, float, float, float, float, false, float, float, float, true, "
+    "false, false, false>(cublasLt::cublasSplitKParams<float>, float const*, float const*, float*, float*, float "
+    "const*, float const*, float const*, float const*, float*, void*, long, float*, int*, float*, float*, float "
+    "const*, float const*, float const*, float const*, float const*)",
 };
-const std::array<const char*, 6> kOps = {"aten::linear", "aten::mul", "aten::layer_norm", "aten::scaled_dot_product_attention",
-                                         "aten::silu", "aten::add"};
+const std::array<const char*, 6> kOps = {"aten::linear",     "aten::mul",
+                                         "aten::layer_norm", "aten::scaled_dot_product_attention",
+                                         "aten::silu",       "aten::add"};
 
 class Gen {
  public:
@@ -235,9 +266,8 @@ class Gen {
     const std::string ids = "\"Record function id\": 0, \"Sequence number\": " + std::to_string(seq_++) +
                             ", \"Fwd thread id\": 0, \"Ev Idx\": " + std::to_string(ev_++);
     if (dense_) return ids;  // record_shapes=False
-    return ids + ", \"Input Dims\": [[" +
-           std::to_string(dim(rng_)) + ", " + std::to_string(dim(rng_)) + "], [" + std::to_string(dim(rng_)) +
-           "]], \"Input type\": [\"c10::BFloat16\", \"c10::BFloat16\"]";
+    return ids + ", \"Input Dims\": [[" + std::to_string(dim(rng_)) + ", " + std::to_string(dim(rng_)) + "], [" +
+           std::to_string(dim(rng_)) + "]], \"Input type\": [\"c10::BFloat16\", \"c10::BFloat16\"]";
   }
   // One aten op: cpu_op > cudaLaunchKernel (runtime, or cuLaunchKernel now and then) ->
   // kernel on stream 7 with its ac2g flow.
@@ -257,12 +287,15 @@ class Gen {
     gpu_ = k_start + k_dur + 1'000;
     x("cpu_op", kOps[static_cast<std::size_t>(op)], pid_, tid_, op_start, host_ - op_start, ext, false, cpu_args());
     x(driver ? "cuda_driver" : "cuda_runtime", driver ? "cuLaunchKernel" : "cudaLaunchKernel", pid_, tid_, launch_start,
-      launch_dur, ext, false, std::string("\"cbid\": ") + (driver ? "307" : "211") + ", \"correlation\": " + std::to_string(corr));
+      launch_dur, ext, false,
+      std::string("\"cbid\": ") + (driver ? "307" : "211") + ", \"correlation\": " + std::to_string(corr));
     flow('s', corr, pid_, tid_, launch_start);
     const char* name = kKernels[static_cast<std::size_t>(pick(rng_))];
     x("kernel", name, 0, 7, k_start, k_dur, ext, false,
-      "\n      \"queued\": 0, \"device\": 0, \"context\": 1,\n      \"stream\": 7, \"correlation\": " + std::to_string(corr) +
-          ",\n      \"registers per thread\": 128,\n      \"shared memory\": 49152,\n      \"blocks per SM\": 1.939394,\n"
+      "\n      \"queued\": 0, \"device\": 0, \"context\": 1,\n      \"stream\": 7, \"correlation\": " +
+          std::to_string(corr) +
+          ",\n      \"registers per thread\": 128,\n      \"shared memory\": 49152,\n      \"blocks per SM\": "
+          "1.939394,\n"
           "      \"warps per SM\": 7.757576,\n      \"grid\": [132, 2, 1],\n      \"block\": [128, 1, 1],\n"
           "      \"est. achieved occupancy %\": 12");
     flow('f', corr, 0, 7, k_start);
@@ -311,8 +344,8 @@ class Gen {
     x("cuda_runtime", "cudaStreamSynchronize", pid_, tid_, sync_call, sync_end - sync_call, ext, false,
       "\"cbid\": 131, \"correlation\": " + std::to_string(sync_corr));
     x("cuda_sync", "Stream Sync", 0, 7, sync_call + 500, sync_end - sync_call - 1'000, ext, false,
-      "\n      \"cuda_sync_kind\": \"Stream Sync\",\n      \"stream\": 7, \"correlation\": " + std::to_string(sync_corr) +
-          ",\n      \"device\": 0, \"context\": 1");
+      "\n      \"cuda_sync_kind\": \"Stream Sync\",\n      \"stream\": 7, \"correlation\": " +
+          std::to_string(sync_corr) + ",\n      \"device\": 0, \"context\": 1");
   }
 
   Out& o_;
@@ -342,10 +375,11 @@ int main(int argc, char** argv) {
     else if (a == "--bytes" && i + 1 < argc) bytes = std::stoull(argv[++i]);
     else if (a == "--seed" && i + 1 < argc) seed = std::stoull(argv[++i]);
     else if (a == "-h" || a == "--help") {
-      std::printf("usage: syncscope_gen_trace OUT [--bytes N (default 1000000000)] [--seed S (default 1)] [--dense]\n"
-                  "Writes a synthetic torch.profiler-style trace of about N bytes (uncompressed);\n"
-                  "gzip-compressed when OUT ends in .gz. --dense: no input shapes, no whitespace\n"
-                  "(the most records per byte: for the memory bound).\n");
+      std::printf(
+          "usage: syncscope_gen_trace OUT [--bytes N (default 1000000000)] [--seed S (default 1)] [--dense]\n"
+          "Writes a synthetic torch.profiler-style trace of about N bytes (uncompressed);\n"
+          "gzip-compressed when OUT ends in .gz. --dense: no input shapes, no whitespace\n"
+          "(the most records per byte: for the memory bound).\n");
       return 0;
     } else if (out_path.empty() && !a.empty() && a[0] != '-') out_path = std::string(a);
     else {

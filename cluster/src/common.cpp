@@ -10,8 +10,8 @@
 #include "syncscope/cluster/process.hpp"
 #include "syncscope/core/dir_handle.hpp"
 #include "syncscope/core/error.hpp"
-#include "syncscope/core/glob.hpp"
 #include "syncscope/core/file_io.hpp"
+#include "syncscope/core/glob.hpp"
 #include "syncscope/core/text.hpp"
 #include "syncscope/core/version.hpp"
 
@@ -164,8 +164,8 @@ bool slurm_variable(const std::string& a) {
 void write_batch_script(const fs::path& dir, const fs::path& rel, const std::string& job_name, const fs::path& log_dir,
                         const SlurmOptions& o, bool with_gres, bool array, const std::vector<std::string>& command) {
   validate_slurm_options(o);  // callers check earlier, with the option's name; this is the last gate
-  SYNCSCOPE_THROW_IF(job_name.empty() || job_name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") !=
-                                             std::string::npos,
+  SYNCSCOPE_THROW_IF(job_name.empty() ||
+                         job_name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") != std::string::npos,
                      "internal: job name '" + printable(job_name) + "'");
   std::string s = "#!/bin/bash\n";
   s += "#SBATCH --job-name=" + job_name + "\n";
@@ -173,8 +173,8 @@ void write_batch_script(const fs::path& dir, const fs::path& rel, const std::str
     // sbatch's filename patterns: %x job name, %A array job id, %a task id, %j job id.
     const std::string logs = sbatch_path(log_dir);
     const std::string pattern = array ? "/%x-%A_%a.out" : "/%x-%j.out";
-    s += "#SBATCH --output=" + (logs.front() == '"' ? logs.substr(0, logs.size() - 1) + pattern + "\"" : logs + pattern) +
-         "\n";
+    s += "#SBATCH --output=" +
+         (logs.front() == '"' ? logs.substr(0, logs.size() - 1) + pattern + "\"" : logs + pattern) + "\n";
   }
   if (!o.partition.empty()) s += "#SBATCH --partition=" + o.partition + "\n";
   if (with_gres && !o.gres.empty()) s += "#SBATCH --gres=" + o.gres + "\n";

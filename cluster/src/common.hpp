@@ -46,7 +46,7 @@ struct Submission {
   std::string kind;                  // "array" or "final"
   std::vector<std::size_t> indices;  // array tasks ("array")
   std::string constraint;
-  std::vector<std::string> after;    // the jobs a final job waits for
+  std::vector<std::string> after;  // the jobs a final job waits for
   std::string utc;
 };
 std::vector<Submission> read_submissions(const std::filesystem::path& dir);

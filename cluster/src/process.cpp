@@ -214,7 +214,8 @@ LoggedRun run_logged(const std::vector<std::string>& argv, int fd) {
   SpawnAttr attr;
   auto args = c_argv(argv);
 
-  struct sigaction sa {}, old_term {}, old_int {}, old_hup {};
+  struct sigaction sa {
+  }, old_term{}, old_int{}, old_hup{};
   sa.sa_handler = forward_signal;
   sigemptyset(&sa.sa_mask);
   g_signal = 0;
@@ -266,7 +267,8 @@ void forward_to_group(int sig) {
 // Gives the terminal on fd 0 to process group `pgid`. SIGTTOU is ignored meanwhile: a
 // background process taking the terminal back would otherwise be stopped by it.
 void give_terminal(pid_t pgid) {
-  struct sigaction ign {}, old {};
+  struct sigaction ign {
+  }, old{};
   ign.sa_handler = SIG_IGN;
   sigemptyset(&ign.sa_mask);
   ::sigaction(SIGTTOU, &ign, &old);

@@ -61,7 +61,8 @@ RankJob read_job(const fs::path& out) {
   } catch (const nlohmann::json::exception& e) {
     throw InputError(path.string() + ": malformed: " + e.what());
   }
-  SYNCSCOPE_INPUT_ERROR_IF(job.ranks_per_task == 0 || job.tasks != (job.files.size() + job.ranks_per_task - 1) / job.ranks_per_task,
+  SYNCSCOPE_INPUT_ERROR_IF(job.ranks_per_task == 0 ||
+                               job.tasks != (job.files.size() + job.ranks_per_task - 1) / job.ranks_per_task,
                            path.string() + ": tasks, files and ranks_per_task do not agree");
   return job;
 }
@@ -83,7 +84,8 @@ std::string file_list(const std::vector<RankTraceFile>& files) {
 int start_rank_job(const RankJobRequest& r, std::ostream& out) {
   SYNCSCOPE_INPUT_ERROR_IF(r.out.empty(), "analyze: --out DIR is required for the job array layout");
   SYNCSCOPE_INPUT_ERROR_IF(r.ranks_per_task == 0 || r.ranks_per_task > kMaxRanksPerTask,
-                           fmt::format("analyze: --ranks-per-task {}: expected 1..{}", r.ranks_per_task, kMaxRanksPerTask));
+                           fmt::format("analyze: --ranks-per-task {}: expected 1..{}", r.ranks_per_task,
+                                       kMaxRanksPerTask));
   if (r.slurm && !r.dry_run)
     SYNCSCOPE_INPUT_ERROR_IF(r.tools.sbatch.empty(),
                              "analyze --slurm: sbatch is not on PATH: run on a Slurm login node (Debian: "
@@ -105,22 +107,23 @@ int start_rank_job(const RankJobRequest& r, std::ostream& out) {
   const fs::path dir = r.out;
   switch (detail::classify_dir(dir, kManifest)) {
     case detail::DirKind::Foreign:
-      throw InputError(dir.string() + " exists and holds no syncscope rank analysis: choose a new or empty directory "
-                                      "(nothing in it is replaced, even with --force)");
+      throw InputError(dir.string() +
+                       " exists and holds no syncscope rank analysis: choose a new or empty directory "
+                       "(nothing in it is replaced, even with --force)");
     case detail::DirKind::Ours: {
-      SYNCSCOPE_INPUT_ERROR_IF(!r.force, dir.string() + " holds an earlier rank analysis: choose another --out, or "
-                                                        "pass --force to replace it");
+      SYNCSCOPE_INPUT_ERROR_IF(!r.force, dir.string() +
+                                             " holds an earlier rank analysis: choose another --out, or "
+                                             "pass --force to replace it");
       detail::check_only_ours(dir, {"parts", "slurm"},
-                              {"parts/part-*.json", "parts/part-*.error", "slurm/*.sh", "slurm/jobs.json",
-                               "slurm/logs", "slurm/logs/*.out"},
+                              {"parts/part-*.json", "parts/part-*.error", "slurm/*.sh", "slurm/jobs.json", "slurm/logs",
+                               "slurm/logs/*.out"},
                               "an earlier rank analysis");
       for (const char* f : {"parts", "slurm", "summary.json", "summary.csv", "summary.txt", "summary.error", kManifest})
         detail::remove_entry(dir, f);  // links removed themselves, never followed
       break;
     }
     case detail::DirKind::Absent:
-    case detail::DirKind::Empty:
-      break;
+    case detail::DirKind::Empty: break;
   }
   (void)DirHandle::open(dir, true).sub("parts", true);
   ordered_json m;
@@ -135,7 +138,8 @@ int start_rank_job(const RankJobRequest& r, std::ostream& out) {
   m["syncscope"] = job.syncscope;
   m["created_utc"] = utc_now_iso8601();
   m["files"] = ordered_json::array();
-  for (const auto& f : job.files) m["files"].push_back(ordered_json{{"path", f.path}, {"absolute", f.absolute.string()}});
+  for (const auto& f : job.files)
+    m["files"].push_back(ordered_json{{"path", f.path}, {"absolute", f.absolute.string()}});
   detail::write_json(dir, kManifest, m);
   out << fmt::format("rank analysis {}: {} trace(s), {} per task: {} task(s) in {}\n", job.id, job.files.size(),
                      job.ranks_per_task, job.tasks, dir.string());
@@ -143,7 +147,8 @@ int start_rank_job(const RankJobRequest& r, std::ostream& out) {
   if (!r.slurm) {
     if (r.dry_run) {
       for (std::size_t i = 0; i < job.tasks; ++i)
-        out << shell_quote(job.syncscope) << " job rank-part " << shell_quote(fs::absolute(dir).string()) << " " << i << "\n";
+        out << shell_quote(job.syncscope) << " job rank-part " << shell_quote(fs::absolute(dir).string()) << " " << i
+            << "\n";
       out << shell_quote(job.syncscope) << " job rank-merge " << shell_quote(fs::absolute(dir).string()) << "\n";
       return 0;
     }
@@ -163,12 +168,13 @@ int start_rank_job(const RankJobRequest& r, std::ostream& out) {
   (void)DirHandle::open(abs).sub("slurm/logs", true);
   detail::write_batch_script(abs, "slurm/part.sh", job.job_name(), logs, r.slurm_options, false, true,
                              {job.syncscope, "job", "rank-part", abs.string(), "$SLURM_ARRAY_TASK_ID"});
-  detail::write_batch_script(abs, "slurm/merge.sh", job.job_name() + "-merge", logs, r.slurm_options, false,
-                             false, {job.syncscope, "job", "rank-merge", abs.string()});
+  detail::write_batch_script(abs, "slurm/merge.sh", job.job_name() + "-merge", logs, r.slurm_options, false, false,
+                             {job.syncscope, "job", "rank-merge", abs.string()});
   const std::vector<std::string> opts = {fmt::format("--array=0-{}", job.tasks - 1)};
   if (r.dry_run) {
     std::string cmd;
-    for (const auto& a : sbatch_command(opts, abs / "slurm" / "part.sh")) cmd += (cmd.empty() ? "" : " ") + shell_quote(a);
+    for (const auto& a : sbatch_command(opts, abs / "slurm" / "part.sh"))
+      cmd += (cmd.empty() ? "" : " ") + shell_quote(a);
     out << "JOB=$(" << cmd << ")\n";
     out << "sbatch --parsable \"--dependency=afterany:$JOB\" " << shell_quote((abs / "slurm" / "merge.sh").string())
         << "\n(dry run: nothing submitted; the lines above submit it)\n";
@@ -178,7 +184,8 @@ int start_rank_job(const RankJobRequest& r, std::ostream& out) {
   for (std::size_t i = 0; i < job.tasks; ++i) indices[i] = i;
   const std::string array_job = sbatch_submit(r.tools, opts, abs / "slurm" / "part.sh");
   detail::append_submission(dir, {array_job, "array", indices, "", {}, utc_now_iso8601()});
-  const std::string merge_job = sbatch_submit(r.tools, {"--dependency=afterany:" + array_job}, abs / "slurm" / "merge.sh");
+  const std::string merge_job =
+      sbatch_submit(r.tools, {"--dependency=afterany:" + array_job}, abs / "slurm" / "merge.sh");
   detail::append_submission(dir, {merge_job, "final", {}, "", {array_job}, utc_now_iso8601()});
   out << fmt::format("submitted job array {} ({} task(s)) and merge job {}: it writes {}/summary.json, .csv and .txt\n",
                      array_job, job.tasks, merge_job, abs.string());
@@ -187,8 +194,8 @@ int start_rank_job(const RankJobRequest& r, std::ostream& out) {
 
 void run_rank_part(const fs::path& out, std::size_t index) {
   const RankJob job = read_job(out);
-  SYNCSCOPE_INPUT_ERROR_IF(index >= job.tasks, fmt::format("{}: the job has {} task(s); no task {}", out.string(),
-                                                            job.tasks, index));
+  SYNCSCOPE_INPUT_ERROR_IF(index >= job.tasks,
+                           fmt::format("{}: the job has {} task(s); no task {}", out.string(), job.tasks, index));
   const auto files = slice(job, index);
   (void)DirHandle::open(out).sub("parts", true);
   detail::remove_entry(out, part_path(index, "error"));
@@ -236,7 +243,8 @@ RankAnalysis merge_rank_parts(const fs::path& out) {
       while (!msg.empty() && msg.back() == '\n') msg.pop_back();
       problems.push_back(what + " failed: " + msg);
     } else {
-      problems.push_back(what + " wrote nothing (not run yet, or killed: see " + (out / "slurm" / "logs").string() + ")");
+      problems.push_back(what + " wrote nothing (not run yet, or killed: see " + (out / "slurm" / "logs").string() +
+                         ")");
     }
   }
   if (!problems.empty()) {

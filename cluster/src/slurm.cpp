@@ -137,8 +137,8 @@ std::vector<QueuedTask> parse_squeue(const std::string& text) {
 
 std::optional<std::vector<QueuedTask>> squeue_by_name(const SlurmTools& tools, const std::string& job_name) {
   if (tools.squeue.empty()) return std::nullopt;
-  const ProcessResult r = run_capture(
-      {tools.squeue.string(), "--noheader", "--array", "--name=" + job_name, "--format=%F|%K|%T|%r"});
+  const ProcessResult r =
+      run_capture({tools.squeue.string(), "--noheader", "--array", "--name=" + job_name, "--format=%F|%K|%T|%r"});
   if (!r.ok()) return std::nullopt;
   return parse_squeue(r.out);
 }

@@ -35,8 +35,8 @@ constexpr const char* kManifest = "sweep.json";
 std::string safe_label(std::string_view s) {
   std::string out;
   for (char c : s) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-                    c == '_' || c == '-';
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
     out += ok ? c : '_';
   }
   while (!out.empty() && out.front() == '.') out.erase(out.begin());  // no hidden names
@@ -111,10 +111,11 @@ SweepPlan plan_sweep(const SweepRequest& r) {
     if (i < r.constraints.size()) t.constraint = r.constraints[i];
     if (i < r.gpu_profiles.size()) {
       t.gpu_profile = r.gpu_profiles[i];
-      (void)load_gpu_profile(t.gpu_profile);  // InputError naming it when unknown or bad
+      (void)model::load_gpu_profile(t.gpu_profile);  // InputError naming it when unknown or bad
     }
-    t.label = safe_label(!t.constraint.empty() ? t.constraint : !t.gpu_profile.empty() ? profile_label(t.gpu_profile)
-                                                                                          : "default");
+    t.label = safe_label(!t.constraint.empty()    ? t.constraint
+                         : !t.gpu_profile.empty() ? profile_label(t.gpu_profile)
+                                                  : "default");
     targets.push_back(std::move(t));
   }
   std::set<std::string> labels;
@@ -125,7 +126,7 @@ SweepPlan plan_sweep(const SweepRequest& r) {
   std::set<std::string> stems;
   std::string identity = "device=" + r.device + "\n";
   for (const auto& s : r.scenarios) {
-    (void)load_scenario(s);  // InputError with file:line:column when it is bad
+    (void)scenario::load_scenario(s);  // InputError with file:line:column when it is bad
     const std::string stem = safe_label(fs::path(s).stem().string());
     SYNCSCOPE_INPUT_ERROR_IF(!stems.insert(stem).second,
                              "sweep: two scenario files are named '" + stem + "' (" + s +
@@ -203,9 +204,9 @@ SweepPlan read_plan(const fs::path& dir) {
 
 int run_sweep_task(const fs::path& dir, std::size_t index, const fs::path& syncscope, std::ostream& out) {
   const SweepPlan plan = read_plan(dir);
-  SYNCSCOPE_INPUT_ERROR_IF(index >= plan.tasks.size(), fmt::format("{}: the sweep has {} tasks (0..{}); no task {}",
-                                                                     dir.string(), plan.tasks.size(),
-                                                                     plan.tasks.size() - 1, index));
+  SYNCSCOPE_INPUT_ERROR_IF(index >= plan.tasks.size(),
+                           fmt::format("{}: the sweep has {} tasks (0..{}); no task {}", dir.string(),
+                                       plan.tasks.size(), plan.tasks.size() - 1, index));
   const SweepTask& t = plan.tasks[index];
   const fs::path tasks = dir / "tasks", result = tasks / t.name;
   // Real directories, not links (InputError naming a link): `run --out` below follows links.
@@ -236,7 +237,8 @@ int run_sweep_task(const fs::path& dir, std::size_t index, const fs::path& syncs
 
   // The program is the one running now (or the caller's), never sweep.json's "syncscope":
   // a sweep directory on a shared file system must not choose what runs.
-  std::vector<std::string> argv = {syncscope.string(), "run", t.scenario, "--device", plan.device, "--out", result.string()};
+  std::vector<std::string> argv = {syncscope.string(), "run",   t.scenario,     "--device",
+                                   plan.device,        "--out", result.string()};
   if (!t.target.gpu_profile.empty()) argv.insert(argv.end(), {"--gpu-profile", t.target.gpu_profile});
   const fs::path log_rel = fs::path("logs") / (t.name + ".log");
   {
@@ -293,8 +295,9 @@ int start_sweep(const SweepRequest& r, std::ostream& out) {
 
   switch (detail::classify_dir(dir, kManifest)) {
     case detail::DirKind::Foreign:
-      throw InputError(dir.string() + " exists and holds no syncscope sweep: choose a new or empty directory "
-                                      "(nothing in it is replaced, even with --force)");
+      throw InputError(dir.string() +
+                       " exists and holds no syncscope sweep: choose a new or empty directory "
+                       "(nothing in it is replaced, even with --force)");
     case detail::DirKind::Ours: {
       const SweepPlan old = read_plan(dir);
       if (old.id == plan.id) break;
@@ -335,8 +338,9 @@ int start_sweep(const SweepRequest& r, std::ostream& out) {
         const auto bad = dir_manifest_mismatches(dir / rel, kRunManifest, 5);
         std::string list;
         for (const auto& b : bad) list += (list.empty() ? "" : ", ") + b;
-        SYNCSCOPE_INPUT_ERROR_IF(!bad.empty(), (dir / rel).string() + " holds files its run did not write (" + list +
-                                                   "): --force would delete them; move them away, or choose another --out");
+        SYNCSCOPE_INPUT_ERROR_IF(!bad.empty(),
+                                 (dir / rel).string() + " holds files its run did not write (" + list +
+                                     "): --force would delete them; move them away, or choose another --out");
       }
       // Removed beneath DIR's descriptor: a link planted there is removed itself, never followed.
       const DirHandle h = DirHandle::open(dir);
@@ -352,9 +356,7 @@ int start_sweep(const SweepRequest& r, std::ostream& out) {
       [[fallthrough]];
     }
     case detail::DirKind::Absent:
-    case detail::DirKind::Empty:
-      detail::write_text(dir, kManifest, plan_to_json(plan));
-      break;
+    case detail::DirKind::Empty: detail::write_text(dir, kManifest, plan_to_json(plan)); break;
   }
 
   const auto status = sweep_status(dir, r.tools);
@@ -366,10 +368,11 @@ int start_sweep(const SweepRequest& r, std::ostream& out) {
     else todo.push_back(s.index);
   }
   const std::size_t n_targets = plan.tasks.size() / r.scenarios.size();
-  out << fmt::format("sweep {}: {} task(s) ({} scenario(s) x {} GPU target(s)) in {}: {} done, {} queued or running, "
-                     "{} to {}\n",
-                     plan.id, plan.tasks.size(), r.scenarios.size(), n_targets, dir.string(), done, busy, todo.size(),
-                     r.slurm ? "submit" : "run");
+  out << fmt::format(
+      "sweep {}: {} task(s) ({} scenario(s) x {} GPU target(s)) in {}: {} done, {} queued or running, "
+      "{} to {}\n",
+      plan.id, plan.tasks.size(), r.scenarios.size(), n_targets, dir.string(), done, busy, todo.size(),
+      r.slurm ? "submit" : "run");
   if (todo.empty()) {
     if (busy == 0 && !detail::has_entry(dir, "report.html")) write_sweep_report(dir, r.tools, out);
     out << "nothing to " << (r.slurm ? "submit" : "run") << ": every task is done"
@@ -380,8 +383,8 @@ int start_sweep(const SweepRequest& r, std::ostream& out) {
   if (!r.slurm) {
     if (r.dry_run) {
       for (auto i : todo)
-        out << shell_quote(r.syncscope.string()) << " job sweep-task " << shell_quote(fs::absolute(dir).string()) << " " << i
-            << "\n";
+        out << shell_quote(r.syncscope.string()) << " job sweep-task " << shell_quote(fs::absolute(dir).string()) << " "
+            << i << "\n";
       return 0;
     }
     int rc = 0;
@@ -399,8 +402,8 @@ int start_sweep(const SweepRequest& r, std::ostream& out) {
   (void)DirHandle::open(abs).sub("slurm/logs", true);
   detail::write_batch_script(abs, "slurm/task.sh", plan.job_name(), logs, r.slurm_options, true, true,
                              {r.syncscope.string(), "job", "sweep-task", abs.string(), "$SLURM_ARRAY_TASK_ID"});
-  detail::write_batch_script(abs, "slurm/report.sh", plan.job_name() + "-report", logs, r.slurm_options, false,
-                             false, {r.syncscope.string(), "job", "sweep-report", abs.string()});
+  detail::write_batch_script(abs, "slurm/report.sh", plan.job_name() + "-report", logs, r.slurm_options, false, false,
+                             {r.syncscope.string(), "job", "sweep-report", abs.string()});
   std::map<std::string, std::vector<std::size_t>> by_constraint;
   for (auto i : todo) by_constraint[plan.tasks[i].target.constraint].push_back(i);
   std::vector<std::string> jobs;
@@ -410,7 +413,8 @@ int start_sweep(const SweepRequest& r, std::ostream& out) {
     if (!constraint.empty()) opts.push_back("--constraint=" + constraint);
     if (r.dry_run) {
       std::string cmd;
-      for (const auto& a : sbatch_command(opts, abs / "slurm" / "task.sh")) cmd += (cmd.empty() ? "" : " ") + shell_quote(a);
+      for (const auto& a : sbatch_command(opts, abs / "slurm" / "task.sh"))
+        cmd += (cmd.empty() ? "" : " ") + shell_quote(a);
       out << "JOB" << ++n << "=$(" << cmd << ")\n";
       jobs.push_back("$JOB" + std::to_string(n));
       continue;

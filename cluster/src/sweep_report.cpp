@@ -23,17 +23,20 @@ std::string tasks_section(const SweepPlan& plan, const std::vector<TaskStatus>& 
   std::map<TaskState, std::size_t> counts;
   for (const auto& s : st) ++counts[s.state];
   std::string summary;
-  for (const auto& [state, n] : counts) summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", n, state_name(state));
+  for (const auto& [state, n] : counts)
+    summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", n, state_name(state));
   std::string h = "<section class=\"sweep-tasks\" id=\"sweep-tasks\">\n<h2>Sweep tasks</h2>\n";
-  h += fmt::format("<p>Sweep <code>{}</code>: {} task(s), one per scenario and GPU target: {}. Only finished tasks "
-                   "are in the results below.</p>\n",
-                   html_escape(plan.id), plan.tasks.size(), html_escape(summary));
+  h += fmt::format(
+      "<p>Sweep <code>{}</code>: {} task(s), one per scenario and GPU target: {}. Only finished tasks "
+      "are in the results below.</p>\n",
+      html_escape(plan.id), plan.tasks.size(), html_escape(summary));
   h += "<table>\n<thead><tr><th>task</th><th>scenario</th><th>GPU target</th><th>state</th><th>job</th>"
        "<th>why</th></tr></thead>\n<tbody>\n";
   for (const auto& s : st) {
     const SweepTask& t = plan.tasks[s.index];
     std::string target = t.target.constraint.empty() ? "" : "constraint " + t.target.constraint;
-    if (!t.target.gpu_profile.empty()) target += (target.empty() ? "" : ", ") + std::string("profile ") + t.target.gpu_profile;
+    if (!t.target.gpu_profile.empty())
+      target += (target.empty() ? "" : ", ") + std::string("profile ") + t.target.gpu_profile;
     if (target.empty()) target = "default";
     const bool bad = s.state != TaskState::Done;
     h += fmt::format("<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
@@ -100,11 +103,11 @@ std::string merged_csv(const fs::path& dir, const SweepPlan& plan, const std::ve
 void write_sweep_report(const fs::path& dir, const SlurmTools& tools, std::ostream& out) {
   const SweepPlan plan = read_plan(dir);
   auto st = sweep_status(dir, tools);
-  std::vector<ReportRun> runs;
+  std::vector<model::ReportRun> runs;
   for (auto& s : st) {
     if (s.state != TaskState::Done) continue;
     try {
-      runs.push_back(load_report_run(dir / "tasks" / s.name));
+      runs.push_back(model::load_report_run(dir / "tasks" / s.name));
     } catch (const Error& e) {
       // A finished task whose results cannot be read is not taken as complete.
       s.state = TaskState::Failed;
@@ -128,7 +131,8 @@ void write_sweep_report(const fs::path& dir, const SlurmTools& tools, std::ostre
                      (dir / "results.csv").string(), done, plan.tasks.size());
   for (const auto& s : st)
     if (s.state != TaskState::Done)
-      out << fmt::format("  {} {}{}\n", s.name, state_name(s.state), s.reason.empty() ? "" : ": " + printable(s.reason));
+      out << fmt::format("  {} {}{}\n", s.name, state_name(s.state),
+                         s.reason.empty() ? "" : ": " + printable(s.reason));
 }
 
 }  // namespace syncscope::cluster

@@ -55,8 +55,8 @@ void from_slurm(TaskStatus& s, const JobInfo& j) {
     s.reason = "time limit reached (" + slurm_words(j) + ")" + (s.reason.empty() ? "" : "; " + s.reason);
   } else {
     s.state = s.state == TaskState::Failed ? TaskState::Failed : TaskState::Lost;
-    s.reason = (s.reason.empty() ? std::string("ended without writing its status") : s.reason) + " (" +
-               slurm_words(j) + ")";
+    s.reason =
+        (s.reason.empty() ? std::string("ended without writing its status") : s.reason) + " (" + slurm_words(j) + ")";
   }
 }
 
@@ -143,7 +143,8 @@ std::vector<TaskStatus> sweep_status(const fs::path& dir, const SlurmTools& tool
         throw InputError((dir / status_rel).string() + ": malformed: " + e.what());
       }
     }
-    const bool have_results = detail::has_directory(dir, result_rel) && detail::has_entry(dir, result_rel / "results.json");
+    const bool have_results =
+        detail::has_directory(dir, result_rel) && detail::has_entry(dir, result_rel / "results.json");
     const auto it = latest.find(t.index);
     // A submission newer than the attempt the status file describes has not written a status
     // (yet): Slurm's job ids grow, so compare them; an attempt outside Slurm by its time.
@@ -207,7 +208,8 @@ std::string status_table(const SweepPlan& plan, const std::vector<TaskStatus>& s
   std::map<TaskState, std::size_t> counts;
   for (const auto& s : status) {
     ++counts[s.state];
-    std::string written = s.files ? fmt::format("{} files, {:.1f} MB", s.files, static_cast<double>(s.bytes) / 1e6) : "-";
+    std::string written =
+        s.files ? fmt::format("{} files, {:.1f} MB", s.files, static_cast<double>(s.bytes) / 1e6) : "-";
     std::string why = s.reason;
     if (s.partial) why += std::string(why.empty() ? "" : "; ") + "an unfinished run left a .partial directory";
     // Status files are data anyone with write access to DIR may have written: printed escaped.

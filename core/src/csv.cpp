@@ -108,8 +108,8 @@ std::vector<std::vector<std::string>> csv_parse(std::string_view text, std::stri
       field_started = true;
     }
   }
-  SYNCSCOPE_INPUT_ERROR_IF(quoted, std::string(source_name) + ":" + std::to_string(quote_line) +
-                                       ": unterminated quoted field");
+  SYNCSCOPE_INPUT_ERROR_IF(quoted,
+                           std::string(source_name) + ":" + std::to_string(quote_line) + ": unterminated quoted field");
   if (field_started || !row.empty()) {
     end_field();
     rows.push_back(std::move(row));

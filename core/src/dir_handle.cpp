@@ -122,14 +122,10 @@ std::string why(int err) {
     case ELOOP:
       return "is a symbolic link (or one is on the way): syncscope does not follow links inside the directories it "
              "writes; remove it";
-    case EXDEV:
-      return "leads outside the directory; not followed";
-    case ENOTDIR:
-      return "is not a directory (or one on the way is not)";
-    case ENXIO:
-      return "is a FIFO or device, not a regular file: remove it";
-    default:
-      return std::strerror(err);
+    case EXDEV: return "leads outside the directory; not followed";
+    case ENOTDIR: return "is not a directory (or one on the way is not)";
+    case ENXIO: return "is a FIFO or device, not a regular file: remove it";
+    default: return std::strerror(err);
   }
 }
 
@@ -145,12 +141,13 @@ void require_regular(int fd, const fs::path& where) {
   struct stat st {};
   SYNCSCOPE_THROW_IF(::fstat(fd, &st) != 0, where.string() + ": fstat: " + std::strerror(errno));
   if (!S_ISREG(st.st_mode))
-    throw InputError(where.string() + ": is " + describe(S_ISDIR(st.st_mode)    ? PathKind::Directory
-                                                         : S_ISFIFO(st.st_mode) ? PathKind::Fifo
-                                                         : S_ISCHR(st.st_mode)  ? PathKind::CharDevice
-                                                         : S_ISBLK(st.st_mode)  ? PathKind::BlockDevice
-                                                         : S_ISSOCK(st.st_mode) ? PathKind::Socket
-                                                                                : PathKind::Other) +
+    throw InputError(where.string() + ": is " +
+                     describe(S_ISDIR(st.st_mode)    ? PathKind::Directory
+                              : S_ISFIFO(st.st_mode) ? PathKind::Fifo
+                              : S_ISCHR(st.st_mode)  ? PathKind::CharDevice
+                              : S_ISBLK(st.st_mode)  ? PathKind::BlockDevice
+                              : S_ISSOCK(st.st_mode) ? PathKind::Socket
+                                                     : PathKind::Other) +
                      ", where syncscope expects a regular file it wrote: remove it");
 }
 
@@ -297,8 +294,9 @@ void DirHandle::write(const fs::path& rel, std::string_view content, bool replac
   auto check_existing = [&] {
     if (::fstatat(parent.fd_, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return;
     if (S_ISLNK(st.st_mode))
-      throw InputError(where.string() + ": is a symbolic link: syncscope does not write through links inside the "
-                                        "directories it writes (nor replace what it did not write); remove it");
+      throw InputError(where.string() +
+                       ": is a symbolic link: syncscope does not write through links inside the "
+                       "directories it writes (nor replace what it did not write); remove it");
     if (!S_ISREG(st.st_mode)) {
       Fd probe(open_component(parent.fd_, name.string(), O_RDONLY | O_NONBLOCK, 0));
       if (probe.fd >= 0) require_regular(probe.fd, where);

@@ -113,7 +113,8 @@ std::vector<std::string> dir_manifest_mismatches(const fs::path& dir, const std:
       std::istringstream ls(line);
       std::string kind, hash;
       Entry e;
-      if (!(ls >> kind >> e.bytes >> hash) || kind != "file" || hash.size() != 16) throw InputError("a line is malformed");
+      if (!(ls >> kind >> e.bytes >> hash) || kind != "file" || hash.size() != 16)
+        throw InputError("a line is malformed");
       ls.get();  // the space before the path
       std::string rel;
       std::getline(ls, rel);

@@ -89,8 +89,8 @@ class Reader {
                    ", the most this input may hold; is it the right file?");
 }
 
-void append_bounded(std::string& out, const char* data, std::size_t n, std::uint64_t max_bytes,
-                    const std::string& name, const char* what) {
+void append_bounded(std::string& out, const char* data, std::size_t n, std::uint64_t max_bytes, const std::string& name,
+                    const char* what) {
   if (out.size() + n > max_bytes) too_large(name, max_bytes, what);
   out.append(data, n);
 }
@@ -150,9 +150,8 @@ std::string inflate_stream(Reader& in, std::string first, std::uint64_t max_byte
     throw;
   }
   inflateEnd(&zs);
-  SYNCSCOPE_INPUT_ERROR_IF(rc != Z_STREAM_END,
-                           in.name() + ": corrupt or truncated gzip data near compressed byte " +
-                               std::to_string(consumed) + "; re-create or re-download the file");
+  SYNCSCOPE_INPUT_ERROR_IF(rc != Z_STREAM_END, in.name() + ": corrupt or truncated gzip data near compressed byte " +
+                                                   std::to_string(consumed) + "; re-create or re-download the file");
   return out;
 }
 
@@ -348,8 +347,7 @@ void write_file_atomic(const fs::path& path, const std::function<void(const Sink
       // Checked again: what is there now must still be a regular file (or nothing).
       struct stat st {};
       if (::lstat(target.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
-        throw InputError(path.string() + ": became " + describe(path_kind(target)) +
-                         " while writing; not replaced");
+        throw InputError(path.string() + ": became " + describe(path_kind(target)) + " while writing; not replaced");
       fs::rename(tmp, target);
     }
   } catch (...) {
@@ -360,7 +358,8 @@ void write_file_atomic(const fs::path& path, const std::function<void(const Sink
 }
 
 void write_file_atomic(const fs::path& path, std::string_view content, bool overwrite) {
-  write_file_atomic(path, [&](const Sink& sink) { sink(content); }, overwrite);
+  write_file_atomic(
+      path, [&](const Sink& sink) { sink(content); }, overwrite);
 }
 
 }  // namespace syncscope

@@ -198,7 +198,8 @@ void check_ours(const fs::path& requested, const fs::path& target, bool via_syml
     }
   }
   if (!ours)
-    throw InputError(shown(requested, target, via_symlink) + " is not a syncscope results directory (it holds no " + rules.marker +
+    throw InputError(shown(requested, target, via_symlink) + " is not a syncscope results directory (it holds no " +
+                     rules.marker +
                      " of ours): --force replaces only a directory `syncscope run` wrote; choose another --out");
   auto foreign = foreign_entries(target, rules.allowed, 5);
   if (foreign.empty() && !rules.manifest.empty()) foreign = dir_manifest_mismatches(target, rules.manifest, 5);
@@ -277,8 +278,9 @@ OutputDir plan_output_dir(const fs::path& dir, bool force, const OwnedDirRules& 
   const std::string what = shown(dir, out.target, out.via_symlink);
   SYNCSCOPE_INPUT_ERROR_IF(k != PathKind::Directory,
                            what + " is " + describe(k) + ", not a results directory; choose another --out");
-  SYNCSCOPE_INPUT_ERROR_IF(!force, what + " exists: choose another --out or pass --force to replace it (only a "
-                                          "directory `syncscope run` wrote is replaced)");
+  SYNCSCOPE_INPUT_ERROR_IF(!force, what +
+                                       " exists: choose another --out or pass --force to replace it (only a "
+                                       "directory `syncscope run` wrote is replaced)");
   check_ours(dir, out.target, out.via_symlink, rules);
   return out;
 }
@@ -288,12 +290,13 @@ fs::path make_partial_dir(const fs::path& target) {
   if (parent.empty()) parent = ".";
   std::error_code ec;
   fs::create_directories(parent, ec);
-  if (ec)
-    throw InputError("cannot create " + parent.string() + " for the results: " + ec.message());
-  std::string tmpl = (parent / (target.filename().string() + ".partial-" + std::to_string(::getpid()) + "-XXXXXX")).string();
+  if (ec) throw InputError("cannot create " + parent.string() + " for the results: " + ec.message());
+  std::string tmpl =
+      (parent / (target.filename().string() + ".partial-" + std::to_string(::getpid()) + "-XXXXXX")).string();
   if (!::mkdtemp(tmpl.data())) {
     const int err = errno;
-    const std::string msg = "cannot create a directory in " + parent.string() + " for the results: " + std::strerror(err);
+    const std::string msg =
+        "cannot create a directory in " + parent.string() + " for the results: " + std::strerror(err);
     // Where the user asked us to write is not writable: bad input (exit 2), said with the OS's reason.
     if (err == EACCES || err == EROFS || err == EPERM || err == ENOTDIR || err == ENOENT || err == EEXIST)
       throw InputError(msg);

@@ -57,7 +57,7 @@ void install() {
 
 TempFileGuard::TempFileGuard(const fs::path& path) : path_(path.string()) {
   std::call_once(g_install, install);
-  if (path_.size() >= kPathMax) return;  // not registered: removed by its owner or the next run
+  if (path_.size() >= kPathMax) return;       // not registered: removed by its owner or the next run
   std::lock_guard<std::mutex> lock(g_mutex);  // registration only; the handler takes no lock
   for (int i = 0; i < kSlots; ++i) {
     if (g_slots[i].used.load()) continue;

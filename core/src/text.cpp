@@ -35,7 +35,7 @@ std::size_t utf8_sequence(std::string_view s, std::size_t i, std::uint32_t& cp) 
     cp = (cp << 6) | (b(k) & 0x3F);
   }
   if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10FFFF) return 0;  // overlong / too large
-  if (cp >= 0xD800 && cp <= 0xDFFF) return 0;                                        // surrogate
+  if (cp >= 0xD800 && cp <= 0xDFFF) return 0;                                         // surrogate
   return n;
 }
 

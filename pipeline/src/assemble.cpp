@@ -8,8 +8,8 @@
 
 namespace syncscope::pipeline {
 
-Estimate speedup_estimate(const Estimate& base, const Estimate& v) {
-  Estimate e;
+model::Estimate speedup_estimate(const model::Estimate& base, const model::Estimate& v) {
+  model::Estimate e;
   if (v.value <= 0 || base.value <= 0) return e;
   e.value = base.value / v.value;
   e.lo = v.hi > 0 ? base.lo / v.hi : e.value;
@@ -23,8 +23,9 @@ Estimate speedup_estimate(const Estimate& base, const Estimate& v) {
 namespace {
 
 // The model's prediction for this row from its baseline's prediction report.
-void take_prediction(const model::PredictionReport& report, const Scenario& s, const Estimate& base_step,
-                     VariantResult& r, std::set<std::string>& noted, RunResults& results) {
+void take_prediction(const model::PredictionReport& report, const scenario::Scenario& s,
+                     const model::Estimate& base_step, model::VariantResult& r, std::set<std::string>& noted,
+                     model::RunResults& results) {
   bool found = false;
   for (const auto& f : report.fixes) {
     if (f.fix != r.fix || f.variant != r.variant) continue;
@@ -38,7 +39,7 @@ void take_prediction(const model::PredictionReport& report, const Scenario& s, c
     }
     r.predicted_saving_ns = f.saving_ns.value;
     if (f.applicable && f.speedup) {
-      r.predicted_speedup = Estimate{f.speedup->value, f.speedup->lo, f.speedup->hi, base_step.n};
+      r.predicted_speedup = model::Estimate{f.speedup->value, f.speedup->lo, f.speedup->hi, base_step.n};
     } else {
       const std::string n = fmt::format("{} {}={} L={}: no prediction: {}", s.name, r.fix, r.variant, r.layers,
                                         f.reason.empty() ? "no step time" : f.reason);
@@ -46,23 +47,24 @@ void take_prediction(const model::PredictionReport& report, const Scenario& s, c
     }
   }
   if (!found) {
-    const std::string n = fmt::format("{} {}={}: the model has no prediction for this variant", s.name, r.fix, r.variant);
+    const std::string n =
+        fmt::format("{} {}={}: the model has no prediction for this variant", s.name, r.fix, r.variant);
     if (noted.insert(n).second) results.notes.push_back(n);
   }
 }
 
 }  // namespace
 
-void assemble_variants(const std::vector<Scenario>& scenarios, const std::vector<Job>& jobs,
-                       const std::map<std::string, TraceSummary>& summaries, RunResults& results) {
+void assemble_variants(const std::vector<scenario::Scenario>& scenarios, const std::vector<Job>& jobs,
+                       const std::map<std::string, TraceSummary>& summaries, model::RunResults& results) {
   std::set<std::string> noted;
   for (const auto& job : jobs) {
-    const Scenario& s = scenarios[job.scenario];
+    const scenario::Scenario& s = scenarios[job.scenario];
     const TraceSummary& v = summaries.at(job.key);
     const TraceSummary& b = summaries.at(job.base_key);
-    VariantResult r;
+    model::VariantResult r;
     r.scenario = s.name;
-    r.fix = fix_name(job.fix);
+    r.fix = scenario::fix_name(job.fix);
     r.variant = job.variant;
     r.baseline = job.baseline;
     r.layers = job.layers;
@@ -74,14 +76,14 @@ void assemble_variants(const std::vector<Scenario>& scenarios, const std::vector
     r.d2h_overlap_fraction = v.d2h;
     r.tolerance = job.tolerance;
     r.trace_file = v.trace_file;
-    r.measured_speedup = job.baseline ? Estimate{1, 1, 1, v.step_ns.n} : speedup_estimate(b.step_ns, v.step_ns);
+    r.measured_speedup = job.baseline ? model::Estimate{1, 1, 1, v.step_ns.n} : speedup_estimate(b.step_ns, v.step_ns);
     if (v.forward.n > 0) {
       r.forward_time_ns = v.forward;
-      r.forward_speedup = job.baseline ? Estimate{1, 1, 1, v.forward.n} : speedup_estimate(b.forward, v.forward);
+      r.forward_speedup = job.baseline ? model::Estimate{1, 1, 1, v.forward.n} : speedup_estimate(b.forward, v.forward);
     }
     r.network = job.network;
     if (job.baseline) {
-      r.predicted_speedup = Estimate{1, 1, 1, 0};
+      r.predicted_speedup = model::Estimate{1, 1, 1, 0};
     } else if (b.prediction) {
       take_prediction(*b.prediction, s, b.step_ns, r, noted, results);
     }

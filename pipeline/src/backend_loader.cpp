@@ -73,7 +73,7 @@ Trace MeasuredBackend::measure(const MeasureRequest& request) const {
   }));
 }
 
-std::string MeasuredBackend::moe_expert_gemm(const kernels::StepOptions& options, std::string* why) const {
+std::string MeasuredBackend::moe_expert_gemm(const program::StepOptions& options, std::string* why) const {
   const std::string wire = to_wire(options);
   Bytes reason(table_);
   std::string gemm = call(table_, file_, [&](BackendBytes* out, BackendBytes* error) {
@@ -89,7 +89,7 @@ RuntimeVersions MeasuredBackend::runtime_versions() const {
   }));
 }
 
-CalibrationMeasurements MeasuredBackend::calibrate(const CalibrationOptions& options) const {
+model::CalibrationMeasurements MeasuredBackend::calibrate(const model::CalibrationOptions& options) const {
   const std::string wire = to_wire(options);
   return calibration_measurements_from_wire(call(table_, file_, [&](BackendBytes* out, BackendBytes* error) {
     return table_->calibrate(wire.data(), wire.size(), out, error);

@@ -125,7 +125,7 @@ void visit_measurements(F&& f, M& m) {
   f("wall_seconds", m.wall_seconds);
 }
 
-json options_json(const kernels::StepOptions& o) {
+json options_json(const program::StepOptions& o) {
   json j = json::object();
   visit_options(Writer{j}, o);
   json model = json::object(), batch = json::object(), training = json::object();
@@ -135,9 +135,9 @@ json options_json(const kernels::StepOptions& o) {
   j["model"] = model;
   j["batch"] = batch;
   j["training"] = training;
-  j["packing"] = variant_name(o.packing);
-  j["offload"] = o.offload ? json(variant_name(*o.offload)) : json(nullptr);
-  j["moe"] = variant_name(o.moe);
+  j["packing"] = model::variant_name(o.packing);
+  j["offload"] = o.offload ? json(model::variant_name(*o.offload)) : json(nullptr);
+  j["moe"] = model::variant_name(o.moe);
   json other = json::object();
   for (const auto& [fix, v] : o.other_fixes) other[std::to_string(static_cast<int>(fix))] = v;
   j["other_fixes"] = other;
@@ -151,8 +151,8 @@ const json& member(const json& j, const char* key, const std::string& what) {
   return *it;
 }
 
-kernels::StepOptions options_from_json(const json& j, const std::string& what) {
-  kernels::StepOptions o;
+program::StepOptions options_from_json(const json& j, const std::string& what) {
+  program::StepOptions o;
   visit_options(Reader{j, what}, o);
   visit_model(Reader{member(j, "model", what), what + ".model"}, o.model);
   visit_batch(Reader{member(j, "batch", what), what + ".batch"}, o.batch);
@@ -160,13 +160,13 @@ kernels::StepOptions options_from_json(const json& j, const std::string& what) {
   std::string packing, moe;
   Reader{j, what}("packing", packing);
   Reader{j, what}("moe", moe);
-  o.packing = packing_variant(packing);
-  o.moe = moe_variant(moe);
+  o.packing = model::packing_variant(packing);
+  o.moe = model::moe_variant(moe);
   const auto off = j.find("offload");
   if (off == j.end()) throw Error(fmt::format("measured backend wire: {}.offload is missing", what));
-  if (!off->is_null()) o.offload = offload_variant(off->get<std::string>());
+  if (!off->is_null()) o.offload = model::offload_variant(off->get<std::string>());
   for (const auto& [id, v] : member(j, "other_fixes", what).items())
-    o.other_fixes[static_cast<Fix>(std::stoi(id))] = v.get<std::uint8_t>();
+    o.other_fixes[static_cast<model::Fix>(std::stoi(id))] = v.get<std::uint8_t>();
   return o;
 }
 
@@ -189,7 +189,7 @@ std::string dump(json j) {
 
 }  // namespace
 
-std::string to_wire(const kernels::StepOptions& options) { return dump(options_json(options)); }
+std::string to_wire(const program::StepOptions& options) { return dump(options_json(options)); }
 
 std::string to_wire(const MeasureRequest& r) {
   json j = json::object();
@@ -204,9 +204,9 @@ std::string to_wire(const RuntimeVersions& v) {
   return dump({{"driver", v.driver}, {"cuda_runtime", v.cuda_runtime}, {"libtorch", v.libtorch}});
 }
 
-std::string to_wire(const CalibrationOptions& o) { return dump({{"device", o.device}, {"quick", o.quick}}); }
+std::string to_wire(const model::CalibrationOptions& o) { return dump({{"device", o.device}, {"quick", o.quick}}); }
 
-std::string to_wire(const CalibrationMeasurements& m) {
+std::string to_wire(const model::CalibrationMeasurements& m) {
   json j = json::object();
   visit_measurements(Writer{j}, m);
   return dump(j);
@@ -214,7 +214,7 @@ std::string to_wire(const CalibrationMeasurements& m) {
 
 std::string trace_to_wire(const Trace& trace) { return chrome_json_string(trace); }
 
-kernels::StepOptions step_options_from_wire(std::string_view bytes) {
+program::StepOptions step_options_from_wire(std::string_view bytes) {
   return options_from_json(parse(bytes, "step options"), "step options");
 }
 
@@ -239,18 +239,18 @@ RuntimeVersions runtime_versions_from_wire(std::string_view bytes) {
   return v;
 }
 
-CalibrationOptions calibration_options_from_wire(std::string_view bytes) {
+model::CalibrationOptions calibration_options_from_wire(std::string_view bytes) {
   const json j = parse(bytes, "calibration options");
-  CalibrationOptions o;
+  model::CalibrationOptions o;
   Reader rd{j, "calibration options"};
   rd("device", o.device);
   rd("quick", o.quick);
   return o;
 }
 
-CalibrationMeasurements calibration_measurements_from_wire(std::string_view bytes) {
+model::CalibrationMeasurements calibration_measurements_from_wire(std::string_view bytes) {
   const json j = parse(bytes, "calibration measurements");
-  CalibrationMeasurements m;
+  model::CalibrationMeasurements m;
   visit_measurements(Reader{j, "calibration measurements"}, m);
   return m;
 }

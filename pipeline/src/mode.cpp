@@ -50,7 +50,7 @@ std::optional<std::string> gpu_profile_for_device(const std::string& device_name
   // name the device name contains.
   std::vector<std::string> names;
   try {
-    names = shipped_gpu_profiles();
+    names = model::shipped_gpu_profiles();
   } catch (const Error&) {
     return std::nullopt;
   }

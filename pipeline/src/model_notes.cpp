@@ -44,24 +44,24 @@ const Job* first_job(const RunPlan& plan, std::size_t scenario) {
 
 }  // namespace
 
-void describe_models(const std::vector<Scenario>& scenarios, RunPlan& plan, const RunRequest& request,
-                     std::vector<std::string>& notes, Environment& env) {
+void describe_models(const std::vector<scenario::Scenario>& scenarios, RunPlan& plan, const RunRequest& request,
+                     std::vector<std::string>& notes, model::Environment& env) {
   for (auto& j : plan.jobs) {
     if (!j.network) continue;
-    const kernels::NetworkSummary ns = kernels::network_summary(j.opts);
+    const program::NetworkSummary ns = program::network_summary(j.opts);
     j.network->base_parameters = ns.base_parameters;
-    j.network->family = model_traits(j.opts.model).family;
+    j.network->family = scenario::model_traits(j.opts.model).family;
   }
   std::set<std::string> named;
   for (std::size_t si = 0; si < scenarios.size(); ++si) {
-    const Scenario& s = scenarios[si];
+    const scenario::Scenario& s = scenarios[si];
     const Job* job = first_job(plan, si);
     if (!job) continue;
-    const ModelTraits t = model_traits(s.model);
+    const scenario::ModelTraits t = scenario::model_traits(s.model);
     if (!t.assumed.empty() && named.insert("assumed:" + s.model.name).second) say(notes, "warning: " + t.assumed);
-    kernels::StepOptions full = job->opts;
+    program::StepOptions full = job->opts;
     full.layers = 0;  // the whole model, as its card counts it
-    const kernels::NetworkSummary ns = kernels::network_summary(full);
+    const program::NetworkSummary ns = program::network_summary(full);
     if (named.insert(s.model.name).second) {
       std::string from;
       if (!request.hf_config.empty()) {
@@ -72,47 +72,54 @@ void describe_models(const std::vector<Scenario>& scenarios, RunPlan& plan, cons
         const std::string sha = file ? model::sha256_file(request.hf_config) : "";
         env.extra["model_config"] = request.hf_config;
         if (file) env.extra["model_config_sha256"] = sha;
-        from = fmt::format(" from {} ({})", request.hf_config, file ? "sha256 " + sha : "not hashed: not a regular file");
+        from =
+            fmt::format(" from {} ({})", request.hf_config, file ? "sha256 " + sha : "not hashed: not a regular file");
       }
       env.extra[named.size() == 1 ? "model" : "model." + s.name] = s.model.name;
-      say(notes, fmt::format("model {}{}: {}, {} parameters as its config class defines them ({} embeddings), {}",
-                             s.model.name, from, t.family.empty() ? "family not given (model_type)" : t.family + " family",
-                             grouped(ns.base_parameters), s.model.tie_word_embeddings ? "tied" : "untied",
-                             describe_windows(t, s.model.num_hidden_layers)));
+      say(notes,
+          fmt::format("model {}{}: {}, {} parameters as its config class defines them ({} embeddings), {}",
+                      s.model.name, from, t.family.empty() ? "family not given (model_type)" : t.family + " family",
+                      grouped(ns.base_parameters), s.model.tie_word_embeddings ? "tied" : "untied",
+                      scenario::describe_windows(t, s.model.num_hidden_layers)));
     }
     // What the simulated or measured step leaves out of the architecture.
     std::vector<std::string> missing = ns.step_omits;
-    if (t.attn_logit_softcapping > 0) missing.push_back(fmt::format("attention logit soft-capping ({})", t.attn_logit_softcapping));
-    if (t.final_logit_softcapping > 0) missing.push_back(fmt::format("final logit soft-capping ({})", t.final_logit_softcapping));
+    if (t.attn_logit_softcapping > 0)
+      missing.push_back(fmt::format("attention logit soft-capping ({})", t.attn_logit_softcapping));
+    if (t.final_logit_softcapping > 0)
+      missing.push_back(fmt::format("final logit soft-capping ({})", t.final_logit_softcapping));
     if (!missing.empty())
       say(notes, fmt::format("{}: the step does not compute {} of {}{}: their cost is not in the step times", s.name,
                              fmt::join(missing, ", "), s.model.name,
-                             ns.omitted_parameters > 0 ? fmt::format(" ({} parameters)", grouped(ns.omitted_parameters)) : ""));
+                             ns.omitted_parameters > 0 ? fmt::format(" ({} parameters)", grouped(ns.omitted_parameters))
+                                                       : ""));
     // An MoE model in a scenario that does not test routing: the baseline loop stays.
     bool tests_routing = false;
-    for (const auto& f : s.fixes) tests_routing |= f.fix == Fix::MoeRouting;
+    for (const auto& f : s.fixes) tests_routing |= f.fix == model::Fix::MoeRouting;
     if (s.model.is_moe() && !tests_routing) {
-      kernels::StepOptions device = job->opts;
-      device.moe = MoeVariant::Device;
-      const int all = program::program_stats(kernels::build_step_program(job->opts)).host_syncs;
-      const int routing = all - program::program_stats(kernels::build_step_program(device)).host_syncs;
+      program::StepOptions device = job->opts;
+      device.moe = model::MoeVariant::Device;
+      const int all = program::program_stats(program::build_step_program(job->opts)).host_syncs;
+      const int routing = all - program::program_stats(program::build_step_program(device)).host_syncs;
       say(notes, fmt::format("{}: {} is MoE ({} experts, top-{}) but this scenario does not test moe_routing: routing "
                              "stays at the `{}` baseline, {} of its {} syncs per step (by the step program)",
                              s.name, s.model.name, s.model.num_local_experts, s.model.num_experts_per_tok,
-                             variant_name(job->opts.moe), routing, all));
+                             model::variant_name(job->opts.moe), routing, all));
     }
   }
 }
 
-void check_models_memory(const std::vector<Scenario>& scenarios, const RunPlan& plan, const GpuProfile* profile,
-                         const std::string& profile_name, bool force, std::vector<std::string>& notes, Environment& env) {
+void check_models_memory(const std::vector<scenario::Scenario>& scenarios, const RunPlan& plan,
+                         const model::GpuProfile* profile, const std::string& profile_name, bool force,
+                         std::vector<std::string>& notes, model::Environment& env) {
   if (!profile || !(profile->memory_bytes > 0)) return;
   std::set<std::size_t> forced;  // one note per scenario
   for (const auto& [key, ji] : plan.first_job_of_key) {
     const Job& j = plan.jobs[ji];
     if (forced.count(j.scenario)) continue;
-    const std::string text = sim::check_step_memory(j.opts, profile->memory_bytes, profile_name,
-                                                    fmt::format("{} (L = {})", scenarios[j.scenario].name, j.layers), force);
+    const std::string text =
+        sim::check_step_memory(j.opts, profile->memory_bytes, profile_name,
+                               fmt::format("{} (L = {})", scenarios[j.scenario].name, j.layers), force);
     if (text.empty()) continue;
     forced.insert(j.scenario);
     env.extra["memory_check"] = "forced (--force-memory): the step exceeds the GPU profile's memory";

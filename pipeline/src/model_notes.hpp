@@ -16,13 +16,14 @@ namespace syncscope::pipeline {
 // Names each scenario's model (and its config file with its SHA-256 when --hf-config gave
 // it), warns of assumed families, fills every job's network.base_parameters and family.
 // Lines for stderr and notes are appended to `notes`; provenance goes to `env.extra`.
-void describe_models(const std::vector<Scenario>& scenarios, RunPlan& plan, const RunRequest& request,
-                     std::vector<std::string>& notes, Environment& env);
+void describe_models(const std::vector<scenario::Scenario>& scenarios, RunPlan& plan, const RunRequest& request,
+                     std::vector<std::string>& notes, model::Environment& env);
 
 // The step memory check of every distinct job against `profile` (no-op without one).
 // InputError (exit 2) over it; with request.force_memory the explanation becomes a note and
 // env.extra["memory_check"] says "forced".
-void check_models_memory(const std::vector<Scenario>& scenarios, const RunPlan& plan, const GpuProfile* profile,
-                         const std::string& profile_name, bool force, std::vector<std::string>& notes, Environment& env);
+void check_models_memory(const std::vector<scenario::Scenario>& scenarios, const RunPlan& plan,
+                         const model::GpuProfile* profile, const std::string& profile_name, bool force,
+                         std::vector<std::string>& notes, model::Environment& env);
 
 }  // namespace syncscope::pipeline

@@ -1,6 +1,6 @@
 // Loading the scenarios of a run and planning its jobs (plan.hpp).
-#include "syncscope/kernels/network.hpp"
 #include "syncscope/pipeline/plan.hpp"
+#include "syncscope/kernels/network.hpp"
 
 #include <fmt/format.h>
 
@@ -11,12 +11,12 @@
 
 namespace syncscope::pipeline {
 
-std::vector<Scenario> load_run_scenarios(const RunRequest& request) {
-  std::vector<Scenario> scenarios;
-  for (const auto& f : request.scenarios) scenarios.push_back(load_scenario(f));
+std::vector<scenario::Scenario> load_run_scenarios(const RunRequest& request) {
+  std::vector<scenario::Scenario> scenarios;
+  for (const auto& f : request.scenarios) scenarios.push_back(scenario::load_scenario(f));
   if (!request.hf_config.empty()) {
-    ModelShape m = load_hf_config(request.hf_config);
-    for (auto& s : scenarios) replace_model(s, m, request.hf_config);
+    scenario::ModelShape m = scenario::load_hf_config(request.hf_config);
+    for (auto& s : scenarios) scenario::replace_model(s, m, request.hf_config);
   }
   for (auto& s : scenarios) {
     if (request.layers) {
@@ -25,34 +25,37 @@ std::vector<Scenario> load_run_scenarios(const RunRequest& request) {
     }
     if (request.repeats) s.measure.repeat_steps = *request.repeats;
     if (request.warmup) s.measure.warmup_steps = *request.warmup;
-    validate_scenario(s);
+    scenario::validate_scenario(s);
   }
   std::set<std::string> names;
   for (const auto& s : scenarios)
     if (!names.insert(s.name).second)
-      throw InputError(fmt::format("scenario name {} given twice ({}): results would collide", s.name, s.source.string()));
+      throw InputError(
+          fmt::format("scenario name {} given twice ({}): results would collide", s.name, s.source.string()));
   return scenarios;
 }
 
-std::string variant_option_key(const kernels::StepOptions& o) {
-  return fmt::format("L{}/{}", o.layers, kernels::fix_variants_key(o));
+std::string variant_option_key(const program::StepOptions& o) {
+  return fmt::format("L{}/{}", o.layers, program::fix_variants_key(o));
 }
 
 std::string file_stem(const std::string& scenario, const Job& j, bool sweep) {
-  std::string s = fmt::format("{}__{}-{}", scenario, fix_name(j.fix), j.variant);
+  std::string s = fmt::format("{}__{}-{}", scenario, scenario::fix_name(j.fix), j.variant);
   if (sweep) s += fmt::format("__L{}", j.layers);
   for (char& c : s)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
   return s;
 }
 
-std::string job_label(const Scenario& s, const Job& j) {
+std::string job_label(const scenario::Scenario& s, const Job& j) {
   const bool sweep = !s.measure.layer_sweep.empty();
-  return fmt::format("{} {}={}{}", s.name, fix_name(j.fix), j.variant, sweep ? fmt::format(" L={}", j.layers) : "");
+  return fmt::format("{} {}={}{}", s.name, scenario::fix_name(j.fix), j.variant,
+                     sweep ? fmt::format(" L={}", j.layers) : "");
 }
 
-kernels::StepOptions step_options(const Scenario& s, Fix fix, const std::string& variant, int layers, int depth) {
-  kernels::StepOptions o;
+program::StepOptions step_options(const scenario::Scenario& s, model::Fix fix, const std::string& variant, int layers,
+                                  int depth) {
+  program::StepOptions o;
   o.model = s.model;
   o.batch = s.batch;
   o.dtype = s.dtype;
@@ -60,19 +63,19 @@ kernels::StepOptions step_options(const Scenario& s, Fix fix, const std::string&
   o.seed = s.batch.seed;
   o.training = s.training;
   // The fix under test takes the variant; every other fix its default (the fix registry).
-  kernels::apply_fix_variants(o, s, fix, variant, depth);
+  program::apply_fix_variants(o, s, fix, variant, depth);
   return o;
 }
 
-RunPlan plan_jobs(const std::vector<Scenario>& scenarios) {
+RunPlan plan_jobs(const std::vector<scenario::Scenario>& scenarios) {
   RunPlan plan;
   auto& jobs = plan.jobs;
   for (std::size_t si = 0; si < scenarios.size(); ++si) {
-    const Scenario& s = scenarios[si];
+    const scenario::Scenario& s = scenarios[si];
     std::vector<int> depths = s.measure.layer_sweep.empty() ? std::vector<int>{s.layers()} : s.measure.layer_sweep;
     for (int L : depths) {
       for (const auto& f : s.fixes) {
-        const std::string base = baseline_variant(f.fix);
+        const std::string base = scenario::baseline_variant(f.fix);
         for (const auto& v : f.variants) {
           Job j;
           j.scenario = si;
@@ -84,8 +87,9 @@ RunPlan plan_jobs(const std::vector<Scenario>& scenarios) {
           j.opts = step_options(s, f.fix, v, L, f.prefetch_depth);
           j.key = s.name + "/" + variant_option_key(j.opts);
           j.base_key = s.name + "/" + variant_option_key(step_options(s, f.fix, base, L, f.prefetch_depth));
-          const kernels::NetworkSummary ns = kernels::network_summary(j.opts);
-          j.network = NetworkInfo{s.model.name, ns.parameters, ns.trainable_parameters, ns.tied_embeddings, ns.training};
+          const program::NetworkSummary ns = program::network_summary(j.opts);
+          j.network =
+              model::NetworkInfo{s.model.name, ns.parameters, ns.trainable_parameters, ns.tied_embeddings, ns.training};
           jobs.push_back(std::move(j));
         }
       }

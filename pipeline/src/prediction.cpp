@@ -5,23 +5,23 @@
 namespace syncscope::pipeline {
 
 model::PredictionReport predict_baseline(const Trace& t, const std::string& trace_file, const Job& job,
-                                         const Scenario& s, const std::string& mode,
-                                         const std::optional<GpuProfile>& profile, const MeasuredBackend* backend,
-                                         Environment& env) {
+                                         const scenario::Scenario& s, const std::string& mode,
+                                         const std::optional<model::GpuProfile>& profile,
+                                         const MeasuredBackend* backend, model::Environment& env) {
   // Predict from the baseline's own trace, as `syncscope predict --trace` would.
   model::TracePredictOptions po;
   po.layer_glob = run_analysis_options().layer_glob;
   po.profile = profile;
   for (const auto& f : s.fixes)
-    if (f.fix == Fix::Offload) po.prefetch_depth = f.prefetch_depth;
+    if (f.fix == model::Fix::Offload) po.prefetch_depth = f.prefetch_depth;
   // The padding price applies only where MoE "device" pads (capacity-padded bmm): the
   // simulator models the grouped GEMM (options "auto"), a measured run asks LibTorch.
   if (s.model.is_moe()) {
     bool padded = job.opts.moe_expert_gemm == "padded";
     if (mode == "measured") {
       if (backend == nullptr) throw Error("a measured run without its measured backend");
-      kernels::StepOptions dev = job.opts;
-      dev.moe = MoeVariant::Device;
+      program::StepOptions dev = job.opts;
+      dev.moe = model::MoeVariant::Device;
       dev.device = "cuda";
       std::string why;
       padded = backend->moe_expert_gemm(dev, &why) == "padded";

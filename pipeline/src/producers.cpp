@@ -6,8 +6,8 @@
 
 namespace syncscope::pipeline {
 
-Trace SimProducer::produce(const Job& job, const Scenario& s, const std::string& name) {
-  program::Program prog = kernels::build_step_program(job.opts);
+Trace SimProducer::produce(const Job& job, const scenario::Scenario& s, const std::string& name) {
+  program::Program prog = program::build_step_program(job.opts);
   sim::SimOptions so;
   // Deterministic: warm-up steps would be identical copies; only the measured ones run.
   so.steps = s.measure.repeat_steps;
@@ -17,7 +17,7 @@ Trace SimProducer::produce(const Job& job, const Scenario& s, const std::string&
   return t;
 }
 
-Trace MeasuredProducer::produce(const Job& job, const Scenario& s, const std::string& name) {
+Trace MeasuredProducer::produce(const Job& job, const scenario::Scenario& s, const std::string& name) {
   MeasureRequest r;
   r.options = job.opts;
   r.warmup_steps = s.measure.warmup_steps;

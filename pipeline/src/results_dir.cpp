@@ -14,9 +14,9 @@ namespace fs = std::filesystem;
 OwnedDirRules run_dir_rules() {
   OwnedDirRules r;
   r.marker = "results.json";
-  r.marker_is_ours = [](const fs::path& p) { return (void)read_results(p), true; };
-  r.allowed = {"results.json", "results.csv", "timelines.json", "sim_check.json", "report.html", "traces",
-               "traces/*.json.gz", kRunManifest};
+  r.marker_is_ours = [](const fs::path& p) { return (void)model::read_results(p), true; };
+  r.allowed = {"results.json", "results.csv", "timelines.json",   "sim_check.json",
+               "report.html",  "traces",      "traces/*.json.gz", kRunManifest};
   // Names alone let a user's own traces/x.json.gz be deleted by --force: the run's
   // manifest of names, sizes and contents decides.
   r.manifest = kRunManifest;
@@ -26,8 +26,8 @@ OwnedDirRules run_dir_rules() {
 std::string safe_file_name(const std::string& name) {
   std::string out;
   for (const char c : name) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-                    c == '_' || c == '-';
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
     // Anything else (a slash, a space, a control or non-ASCII byte) becomes one '-'.
     if (ok) out += c;
     else if (out.empty() || out.back() != '-') out += '-';

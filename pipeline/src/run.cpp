@@ -39,10 +39,10 @@ std::string hostname() {
 // What the run knows beyond its inputs, filled as traces come in.
 struct RunState {
   std::string mode;
-  std::optional<GpuProfile> profile;
+  std::optional<model::GpuProfile> profile;
   std::string profile_name;
   std::vector<std::string> notes;
-  Environment env;
+  model::Environment env;
 };
 
 // A measured run learns its GPU from the first trace; predictions need the round trip,
@@ -53,12 +53,13 @@ void adopt_measured_gpu(const Trace& t, RunState& st) {
   for (const auto& [k, v] : t.meta.extra) st.env.extra["tracer." + k] = v;
   if (st.profile) return;
   if (auto name = gpu_profile_for_device(st.env.gpu)) {
-    st.profile = load_gpu_profile(*name);
+    st.profile = model::load_gpu_profile(*name);
     st.profile_name = *name;
     st.env.gpu_profile = *name;
-    st.notes.push_back(fmt::format("predictions use the shipped GPU profile {} (matched to \"{}\"; pass "
-                                   "--gpu-profile with a `syncscope calibrate` profile to use measured values)",
-                                   *name, st.env.gpu));
+    st.notes.push_back(
+        fmt::format("predictions use the shipped GPU profile {} (matched to \"{}\"; pass "
+                    "--gpu-profile with a `syncscope calibrate` profile to use measured values)",
+                    *name, st.env.gpu));
   } else {
     st.notes.push_back("no GPU profile matches \"" + st.env.gpu + "\": predictions assume no copy/compute slowdown");
   }
@@ -68,14 +69,14 @@ void adopt_measured_gpu(const Trace& t, RunState& st) {
 
 RunOutcome run(const RunRequest& request) {
   // ---- inputs and mode ----------------------------------------------------------------
-  const std::vector<Scenario> scenarios = load_run_scenarios(request);
+  const std::vector<scenario::Scenario> scenarios = load_run_scenarios(request);
   const ModeChoice choice = choose_mode(request.device, request.backend_library);
   RunState st;
   st.mode = choice.mode;
   st.profile_name = request.gpu_profile;
   if (st.mode == "simulated") {
     if (st.profile_name.empty()) st.profile_name = "H200";
-    st.profile = load_gpu_profile(st.profile_name);
+    st.profile = model::load_gpu_profile(st.profile_name);
     if (request.device == "auto") {
       const std::string msg = fmt::format("no CUDA device ({}): running the simulator with GPU profile {}",
                                           choice.why_no_cuda, st.profile->name);
@@ -83,18 +84,18 @@ RunOutcome run(const RunRequest& request) {
       st.notes.push_back(msg);
     }
   } else if (!st.profile_name.empty()) {
-    st.profile = load_gpu_profile(st.profile_name);
+    st.profile = model::load_gpu_profile(st.profile_name);
   }
 
   // ---- output directory and jobs ------------------------------------------------------
   // A --hf-config model is named in the default directory, so a second config
   // against the same scenario does not collide with the first.
-  const OutputDir out_plan = plan_results_dir(
-      request.out.empty()
-          ? default_results_dir(scenarios.front().name, request.hf_config.empty() ? "" : scenarios.front().model.name,
-                                st.mode)
-          : fs::path(request.out),
-      request.force);
+  const OutputDir out_plan =
+      plan_results_dir(request.out.empty()
+                           ? default_results_dir(scenarios.front().name,
+                                                 request.hf_config.empty() ? "" : scenarios.front().model.name, st.mode)
+                           : fs::path(request.out),
+                       request.force);
   const fs::path out = out_plan.requested;
   RunPlan plan = plan_jobs(scenarios);
   // The model named (stderr, notes, env.extra), and what it has that the run leaves out.
@@ -138,7 +139,7 @@ RunOutcome run(const RunRequest& request) {
   std::size_t index = 0;
   for (std::size_t ji : plan.produce_order) {
     const Job& job = plan.jobs[ji];
-    const Scenario& s = scenarios[job.scenario];
+    const scenario::Scenario& s = scenarios[job.scenario];
     const std::string label = job_label(s, job);
     progress.begin(index++, label);
     Trace t = producer->produce(job, s, label);
@@ -150,7 +151,8 @@ RunOutcome run(const RunRequest& request) {
       // Check the simulator against this measurement with the GPU's profile.
       if (!checker && st.profile) checker = std::make_unique<SimProducer>(*st.profile);
       if (checker) sum.sim_check = check_measured(t, *checker, job, s, label);
-    } else if (auto it = measured_traces.find(measured_trace_key(s.name, fix_name(job.fix), job.variant, job.layers));
+    } else if (auto it = measured_traces.find(
+                   measured_trace_key(s.name, scenario::fix_name(job.fix), job.variant, job.layers));
                it != measured_traces.end()) {
       sum.sim_check = check_simulated(t, it->second, st.profile->name);
     }
@@ -162,7 +164,7 @@ RunOutcome run(const RunRequest& request) {
 
   // ---- results ------------------------------------------------------------------------
   RunOutcome outcome;
-  RunResults& results = outcome.results;
+  model::RunResults& results = outcome.results;
   results.mode = st.mode;
   if (st.mode == "simulated") {
     st.env.gpu = st.profile->name;
@@ -183,7 +185,8 @@ RunOutcome run(const RunRequest& request) {
   // A scenario's `host: cpp` simulates without the profile's per-op host costs: say so.
   if (st.mode == "simulated")
     for (const auto& s : scenarios)
-      if (s.host == "cpp") st.env.extra["gpu_profile_host_costs"] = sim::with_cpp_host(*st.profile).provenance.at("host_costs");
+      if (s.host == "cpp")
+        st.env.extra["gpu_profile_host_costs"] = sim::with_cpp_host(*st.profile).provenance.at("host_costs");
   results.env = st.env;
   results.notes = st.notes;
   assemble_variants(scenarios, plan.jobs, summaries, results);

@@ -14,18 +14,19 @@ std::string measured_trace_key(const std::string& scenario, const std::string& f
 
 MeasuredTraces read_compare_measured(const std::string& dir, std::vector<std::string>& notes) {
   MeasuredTraces traces;
-  RunResults m = read_results(dir);
+  model::RunResults m = model::read_results(dir);
   if (m.mode != "measured")
-    notes.push_back(fmt::format("--compare-measured {}: that run is {}, not measured: sim_check.json compares two "
-                                "simulations",
-                                dir, m.mode));
+    notes.push_back(
+        fmt::format("--compare-measured {}: that run is {}, not measured: sim_check.json compares two "
+                    "simulations",
+                    dir, m.mode));
   for (const auto& v : m.variants)
     if (!v.trace_file.empty())
       traces[measured_trace_key(v.scenario, v.fix, v.variant, v.layers)] = std::filesystem::path(dir) / v.trace_file;
   return traces;
 }
 
-SimCheck check_measured(const Trace& measured, SimProducer& checker, const Job& job, const Scenario& s,
+SimCheck check_measured(const Trace& measured, SimProducer& checker, const Job& job, const scenario::Scenario& s,
                         const std::string& label) {
   Trace simulated = checker.produce(job, s, label + " (simulated)");
   return SimCheck{sim::compare_traces(simulated, measured, run_analysis_options()), checker.profile().name};

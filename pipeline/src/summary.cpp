@@ -14,8 +14,8 @@ AnalysisOptions run_analysis_options() {
   return ao;
 }
 
-Estimate step_estimate(const AnalysisResult& a) {
-  Estimate e;
+model::Estimate step_estimate(const AnalysisResult& a) {
+  model::Estimate e;
   const auto& d = a.step_summary.duration_ns;
   e.value = d.median;
   e.lo = d.min;
@@ -25,12 +25,12 @@ Estimate step_estimate(const AnalysisResult& a) {
 }
 
 std::optional<TimelineStrip> StripLayers::strip(const Trace& t, const AnalysisResult& a, const Job& job,
-                                                const Scenario& s) {
+                                                const scenario::Scenario& s) {
   // The strip of one layer (at the deepest run of a sweep: that is what the report shows).
   const int deepest = s.measure.layer_sweep.empty() ? s.layers() : s.measure.layer_sweep.back();
   if (job.layers != deepest) return std::nullopt;
   TimelineOptions to;
-  to.prefer_copies = fix_spec(job.fix).timeline_shows_copies;
+  to.prefer_copies = model::fix_spec(job.fix).timeline_shows_copies;
   if (auto it = layer_.find(job.base_key); it != layer_.end()) to.layer_name = it->second;
   TimelineStrip strip = extract_timeline(t, a, to);
   if (job.key == job.base_key) layer_[job.key] = strip.range;
@@ -38,7 +38,7 @@ std::optional<TimelineStrip> StripLayers::strip(const Trace& t, const AnalysisRe
 }
 
 TraceSummary summarize_trace(const Trace& t, const std::string& trace_file, const std::string& label, const Job& job,
-                             const Scenario& s, StripLayers& strips) {
+                             const scenario::Scenario& s, StripLayers& strips) {
   TraceSummary sum;
   sum.trace_file = trace_file;
   AnalysisResult a = analyze(t, run_analysis_options());

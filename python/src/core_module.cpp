@@ -165,7 +165,7 @@ std::string predict_trace(const syncscope::Trace& trace, const std::string& sour
   m::TracePredictOptions to;
   to.step_glob = a.step_range;
   to.layer_glob = a.layer_range;
-  if (!a.gpu.empty()) to.profile = syncscope::load_gpu_profile(a.gpu);
+  if (!a.gpu.empty()) to.profile = syncscope::model::load_gpu_profile(a.gpu);
   to.prefetch_depth = a.prefetch_depth;
   to.moe_top_k = a.top_k;
   to.seed = a.seed;
@@ -220,7 +220,8 @@ PYBIND11_MODULE(_core, m) {
         return to_python(guarded([&] { return analyze_trace(syncscope::read_trace(path), path, a); }));
       },
       py::arg("path"), py::arg("step_range"), py::arg("layer_range"), py::arg("pid"), py::arg("max_sync_points"),
-      py::arg("replay_causes"), "analysis_to_json of the trace at path (Kineto/syncscope JSON, .json.gz, Nsight Systems SQLite) and its "
+      py::arg("replay_causes"),
+      "analysis_to_json of the trace at path (Kineto/syncscope JSON, .json.gz, Nsight Systems SQLite) and its "
       "record counts");
   m.def(
       "analyze_text",
@@ -231,7 +232,8 @@ PYBIND11_MODULE(_core, m) {
         return to_python(guarded([&] { return analyze_trace(parse_text(text, source), source, a); }));
       },
       py::arg("text"), py::arg("source"), py::arg("step_range"), py::arg("layer_range"), py::arg("pid"),
-      py::arg("max_sync_points"), py::arg("replay_causes"), "analysis_to_json of Chrome trace JSON text and its record counts");
+      py::arg("max_sync_points"), py::arg("replay_causes"),
+      "analysis_to_json of Chrome trace JSON text and its record counts");
 
   m.def(
       "analyze_ranks",
@@ -242,7 +244,8 @@ PYBIND11_MODULE(_core, m) {
           syncscope::AnalysisOptions opts;
           opts.step_glob = step_range;
           opts.layer_glob = layer_range;
-          SYNCSCOPE_INPUT_ERROR_IF(jobs > 4096, "jobs " + std::to_string(jobs) + ": expected 1..4096 (0: one per core)");
+          SYNCSCOPE_INPUT_ERROR_IF(jobs > 4096,
+                                   "jobs " + std::to_string(jobs) + ": expected 1..4096 (0: one per core)");
           return syncscope::rank_analysis_to_json(syncscope::cluster::analyze_ranks(inputs, opts, jobs));
         });
       },

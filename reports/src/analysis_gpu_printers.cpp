@@ -136,7 +136,8 @@ ordered_json gpu_analyses_json(const GpuAnalyses& g) {
   return j;
 }
 
-void idle_rows(const IdleBreakdown& b, IdleVerdict v, const std::function<void(const std::string&, const std::string&)>& row) {
+void idle_rows(const IdleBreakdown& b, IdleVerdict v,
+               const std::function<void(const std::string&, const std::string&)>& row) {
   row("idle.window_ns", std::to_string(b.window_ns));
   row("idle.busy_ns", std::to_string(b.busy_ns));
   row("idle.sync_bubble_ns", std::to_string(b.sync_bubble_ns));
@@ -156,7 +157,8 @@ void gpu_analyses_rows(const AnalysisResult& r, CsvWriter& csv, const std::strin
   auto num = [](auto v) { return fmt::format("{}", v); };
   for (const auto* list : {&r.idle_by_device, &r.idle_by_stream})
     for (const auto& t : *list)
-      idle_rows(t.idle, t.verdict, rows_for(t.stream < 0 ? "idle_device" : "idle_stream", stream_name(t.device, t.stream)));
+      idle_rows(t.idle, t.verdict,
+                rows_for(t.stream < 0 ? "idle_device" : "idle_stream", stream_name(t.device, t.stream)));
   auto stats_rows = [&](const std::function<void(const std::string&, const std::string&)>& row, const DurationStats& s,
                         const std::string& prefix) {
     row(prefix + "count", num(s.count));
@@ -172,7 +174,8 @@ void gpu_analyses_rows(const AnalysisResult& r, CsvWriter& csv, const std::strin
     row("class", std::string(kernel_class_name(k.cls)));
     stats_rows(row, k.stats, "");
   }
-  for (const auto& s : g.launch_delay) stats_rows(rows_for("launch_delay", stream_name(s.device, s.stream)), s.delay, "delay.");
+  for (const auto& s : g.launch_delay)
+    stats_rows(rows_for("launch_delay", stream_name(s.device, s.stream)), s.delay, "delay.");
   for (const auto& q : g.queues) {
     auto row = rows_for("queue", stream_name(q.device, q.stream));
     row("max", num(q.max_depth));

@@ -40,7 +40,6 @@ const model::CauseCost* removal_of(const CauseRemovals* removals, const std::str
   return nullptr;
 }
 
-
 // Number of devices the GPU-busy fraction is over (at least 1).
 std::size_t device_count(const WindowStats& w) { return std::max<std::size_t>(1, w.gpu_busy_by_device.size()); }
 
@@ -151,7 +150,9 @@ ordered_json sync_point_json(const SyncPoint& p) {
 
 std::string number(double v) { return fmt::format("{}", v); }
 template <class I>
-std::string number(I v) requires std::is_integral_v<I> { return std::to_string(v); }
+std::string number(I v) requires std::is_integral_v<I> {
+  return std::to_string(v);
+}
 
 void window_rows(CsvWriter& csv, std::string_view kind, const WindowStats& w, const std::string& version) {
   const std::string index = std::to_string(w.index);
@@ -234,7 +235,8 @@ std::string analysis_to_json(const AnalysisResult& r, const AnalysisJsonOptions&
   j["schema_version"] = r.schema_version;
   j["kind"] = "syncscope.analysis";
   j["source"] = r.source;
-  j["options"] = ordered_json{{"step_range", r.options.step_glob}, {"layer_range", r.options.layer_glob},
+  j["options"] = ordered_json{{"step_range", r.options.step_glob},
+                              {"layer_range", r.options.layer_glob},
                               {"pid", r.options.pid ? ordered_json(*r.options.pid) : ordered_json(nullptr)}};
   j["meta"] = meta_json(r.meta);
   j["totals"] = window_json(r.totals);
@@ -320,8 +322,8 @@ void print_analysis_table(const AnalysisResult& r, std::ostream& out, const Caus
                        format_duration(t.compute_kernel_ns), format_duration(t.comm.kernel_ns), t.comm.kernels,
                        percent(t.comm.overlap_fraction));
   out << "\n";
-  out << fmt::format("{:<22}{:>10}   blocked {:>10}   bubble {:>10}   stream waits {}\n", "sync points",
-                     t.syncs.total, format_duration(t.syncs.blocked_ns), format_duration(t.syncs.bubble_ns),
+  out << fmt::format("{:<22}{:>10}   blocked {:>10}   bubble {:>10}   stream waits {}\n", "sync points", t.syncs.total,
+                     format_duration(t.syncs.blocked_ns), format_duration(t.syncs.bubble_ns),
                      t.syncs.stream_wait_events);
   auto summary_block = [&](const char* what, const std::string& glob, const StepSummary& s) {
     out << fmt::format("  per {} ({} x '{}'): median [p10, p90]\n", what, s.duration_ns.n, printable(glob));
@@ -334,8 +336,8 @@ void print_analysis_table(const AnalysisResult& r, std::ostream& out, const Caus
   if (r.step_summary.duration_ns.n > 0) summary_block("step", r.options.step_glob, r.step_summary);
   if (r.layer_summary.duration_ns.n > 0) {
     const auto& l = r.layer_summary;
-    out << fmt::format("  per layer ({} x '{}'): sync points {}, blocked {}\n", l.duration_ns.n, printable(r.options.layer_glob),
-                       dist_line(l.syncs, false), dist_line(l.sync_blocked_ns, true));
+    out << fmt::format("  per layer ({} x '{}'): sync points {}, blocked {}\n", l.duration_ns.n,
+                       printable(r.options.layer_glob), dist_line(l.syncs, false), dist_line(l.sync_blocked_ns, true));
   }
   out << fmt::format("{:<22}H2D {:>6} of {:<12} D2H {:>6} of {}\n", "copy/compute overlap", percent(t.h2d.fraction),
                      format_duration(t.h2d.copy_ns), percent(t.d2h.fraction), format_duration(t.d2h.copy_ns));
@@ -355,7 +357,8 @@ void print_analysis_table(const AnalysisResult& r, std::ostream& out, const Caus
                          format_duration(o.blocked_ns), format_duration(o.bubble_ns),
                          percent(fraction(o.blocked_ns + o.bubble_ns, all)));
     }
-    if (r.worst.size() > shown) out << fmt::format("  ... and {} more causes (--format json lists all)\n", r.worst.size() - shown);
+    if (r.worst.size() > shown)
+      out << fmt::format("  ... and {} more causes (--format json lists all)\n", r.worst.size() - shown);
     // What removing each saves: the trace replayed without that cause's syncs (model/README.md,
     // "Replay"): the step time saved, median over steps; a wait off the critical path saves nothing.
     bool any = false;
@@ -366,7 +369,8 @@ void print_analysis_table(const AnalysisResult& r, std::ostream& out, const Caus
     if (any) {
       out << (whole ? "  if removed (the trace replayed without that cause's syncs; time saved over the whole trace, "
                       "which has no step ranges):\n"
-                    : "  if removed (the trace replayed without that cause's syncs; step time saved, median over steps):\n");
+                    : "  if removed (the trace replayed without that cause's syncs; step time saved, median over "
+                      "steps):\n");
       for (std::size_t i = 0; i < shown; ++i) {
         const auto* c = removal_of(removals, r.worst[i].cause);
         if (c == nullptr) continue;
@@ -387,7 +391,8 @@ void print_analysis_table(const AnalysisResult& r, std::ostream& out, const Caus
     out << "\nwarnings\n";
     const std::size_t shown = std::min<std::size_t>(r.warnings.size(), 6);
     for (std::size_t i = 0; i < shown; ++i) out << "  ! " << printable(r.warnings[i]) << "\n";
-    if (r.warnings.size() > shown) out << fmt::format("  ... and {} more (--format json lists all)\n", r.warnings.size() - shown);
+    if (r.warnings.size() > shown)
+      out << fmt::format("  ... and {} more (--format json lists all)\n", r.warnings.size() - shown);
   }
 }
 

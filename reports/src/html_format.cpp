@@ -15,7 +15,8 @@ std::string esc(std::string_view text) { return html_escape(text); }
 std::string slug(std::string_view s) {
   std::string out;
   for (char c : s) {
-    if (std::isalnum(static_cast<unsigned char>(c))) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     else if (!out.empty() && out.back() != '-') out += '-';
   }
   while (!out.empty() && out.back() == '-') out.pop_back();
@@ -23,15 +24,16 @@ std::string slug(std::string_view s) {
 }
 
 std::string num(double v, int digits) { return fmt::format("{:.{}f}", v, digits); }
-bool has_estimate(const Estimate& e) { return e.value > 0; }
+bool has_estimate(const model::Estimate& e) { return e.value > 0; }
 
-std::string estimate_text(const Estimate& e, int digits) {
+std::string estimate_text(const model::Estimate& e, int digits) {
   if (!has_estimate(e)) return "&ndash;";
   if (e.lo == e.hi && e.lo == e.value) return num(e.value, digits);
-  return fmt::format("{} <span class=\"ci\">[{}, {}]</span>", num(e.value, digits), num(e.lo, digits), num(e.hi, digits));
+  return fmt::format("{} <span class=\"ci\">[{}, {}]</span>", num(e.value, digits), num(e.lo, digits),
+                     num(e.hi, digits));
 }
 
-std::string outcome_word(const RunResults& r) { return r.mode == "simulated" ? "simulated" : "measured"; }
+std::string outcome_word(const model::RunResults& r) { return r.mode == "simulated" ? "simulated" : "measured"; }
 
 Axis nice_axis(double lo, double hi, int target_ticks) {
   Axis a;

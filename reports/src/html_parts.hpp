@@ -17,37 +17,37 @@ struct Verdict {
   bool within = true;
   double error = 0;
 };
-Verdict verdict(const VariantResult& v);
+Verdict verdict(const model::VariantResult& v);
 std::string verdict_html(const Verdict& v);
-std::string variant_label(const VariantResult& v, bool show_layers);
+std::string variant_label(const model::VariantResult& v, bool show_layers);
 
 // html_charts.cpp
-std::string speedup_chart(const std::string& id, const std::vector<const VariantResult*>& vs, bool show_layers,
+std::string speedup_chart(const std::string& id, const std::vector<const model::VariantResult*>& vs, bool show_layers,
                           const std::string& outcome);
-std::string syncs_chart(const std::string& id, const std::vector<const VariantResult*>& vs, bool show_layers,
+std::string syncs_chart(const std::string& id, const std::vector<const model::VariantResult*>& vs, bool show_layers,
                         const std::string& outcome);
 // One stacked bar per variant with a step breakdown: where one step's time goes, the host's
 // blocked time beside it, and on each fix's bar the saving the model predicted.
 std::string step_chart(const std::string& id, const std::vector<const TimelineStrip*>& strips,
-                       const std::vector<const VariantResult*>& vs, const std::string& outcome);
+                       const std::vector<const model::VariantResult*>& vs, const std::string& outcome);
 
 // html_timeline.cpp: the strips of one scenario on one time axis, with their legend.
 std::string timeline_strips(const std::string& id_prefix, const std::vector<const TimelineStrip*>& strips,
                             const std::string& outcome);
 
 // html_tables.cpp
-std::string provenance_section(const std::vector<ReportRun>& runs);
-std::string validation_section(const std::vector<ReportRun>& runs);
+std::string provenance_section(const std::vector<model::ReportRun>& runs);
+std::string validation_section(const std::vector<model::ReportRun>& runs);
 // html_published.cpp: empty unless the runs include scenarios/published/ ones.
-std::string published_section(const std::vector<ReportRun>& runs);
-std::string cross_run_tables(const std::vector<ReportRun>& runs);
-std::string variants_table(const std::vector<const VariantResult*>& vs, const std::string& outcome);
+std::string published_section(const std::vector<model::ReportRun>& runs);
+std::string cross_run_tables(const std::vector<model::ReportRun>& runs);
+std::string variants_table(const std::vector<const model::VariantResult*>& vs, const std::string& outcome);
 // Per fix, a table of the model's parameters with units and intervals, folded (<details>).
-std::string parameters_details(const std::vector<const VariantResult*>& vs);
-std::string sim_check_table(const std::vector<const ReportRun::SimCheckRow*>& checks);
+std::string parameters_details(const std::vector<const model::VariantResult*>& vs);
+std::string sim_check_table(const std::vector<const model::ReportRun::SimCheckRow*>& checks);
 
-std::string provenance_line(const RunResults& r);
+std::string provenance_line(const model::RunResults& r);
 // The models a run trained ("Mistral-7B-v0.1"; several joined by ", "; "" when unrecorded).
-std::string run_models(const RunResults& r);
+std::string run_models(const model::RunResults& r);
 
 }  // namespace syncscope::html

@@ -11,8 +11,8 @@
 
 namespace syncscope::html {
 
-std::string published_section(const std::vector<ReportRun>& runs) {
-  std::vector<RunResults> results;
+std::string published_section(const std::vector<model::ReportRun>& runs) {
+  std::vector<model::RunResults> results;
   bool simulated = false;
   for (const auto& r : runs) {
     results.push_back(r.results);

@@ -13,7 +13,7 @@
 
 namespace syncscope::html {
 
-Verdict verdict(const VariantResult& v) {
+Verdict verdict(const model::VariantResult& v) {
   Verdict out;
   if (v.baseline || !has_estimate(v.predicted_speedup) || !has_estimate(v.measured_speedup)) return out;
   out.applicable = true;
@@ -27,17 +27,18 @@ std::string verdict_html(const Verdict& v) {
   return v.within ? "<span class=\"pass\">PASS</span>" : "<span class=\"fail\">FAIL</span>";
 }
 
-std::string variant_label(const VariantResult& v, bool show_layers) {
+std::string variant_label(const model::VariantResult& v, bool show_layers) {
   std::string s = v.fix + "=" + v.variant;
   if (show_layers) s += fmt::format(" L={}", v.layers);
   return s;
 }
 
 // The models a run trained, in order of first appearance (a run names its model).
-std::string run_models(const RunResults& r) {
+std::string run_models(const model::RunResults& r) {
   std::vector<std::string> names;
   for (const auto& v : r.variants)
-    if (v.network && !v.network->model.empty() && std::find(names.begin(), names.end(), v.network->model) == names.end())
+    if (v.network && !v.network->model.empty() &&
+        std::find(names.begin(), names.end(), v.network->model) == names.end())
       names.push_back(v.network->model);
   std::string out;
   for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
@@ -45,23 +46,24 @@ std::string run_models(const RunResults& r) {
 }
 
 // The model's config file and its SHA-256 when --hf-config gave it ("" otherwise).
-std::string model_config_text(const RunResults& r) {
+std::string model_config_text(const model::RunResults& r) {
   const auto path = r.env.extra.find("model_config");
   if (path == r.env.extra.end()) return "";
   const auto sha = r.env.extra.find("model_config_sha256");
   return path->second + (sha != r.env.extra.end() ? " (sha256 " + sha->second + ")" : "");
 }
 
-std::string provenance_line(const RunResults& r) {
+std::string provenance_line(const model::RunResults& r) {
   const std::string models = run_models(r);
   const std::string config = model_config_text(r);
-  return fmt::format("{} on {} (profile {}){}, {} UTC, commit {}", r.mode, r.env.gpu.empty() ? "unknown GPU" : r.env.gpu,
+  return fmt::format("{} on {} (profile {}){}, {} UTC, commit {}", r.mode,
+                     r.env.gpu.empty() ? "unknown GPU" : r.env.gpu,
                      r.env.gpu_profile.empty() ? "none" : r.env.gpu_profile,
                      models.empty() ? "" : ", model " + models + (config.empty() ? "" : " from " + config),
                      r.env.date_utc, r.env.commit);
 }
 
-std::string provenance_section(const std::vector<ReportRun>& runs) {
+std::string provenance_section(const std::vector<model::ReportRun>& runs) {
   std::string h =
       "<h2 id=\"provenance\">Provenance</h2>\n<table class=\"provenance\"><thead><tr>"
       "<th class=\"l\">run</th><th class=\"l\">mode</th><th class=\"l\">model</th><th class=\"l\">model config</th>"
@@ -75,8 +77,9 @@ std::string provenance_section(const std::vector<ReportRun>& runs) {
         "<td class=\"l\">{}</td><td class=\"l\">{}</td><td "
         "class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td "
         "class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td></tr>\n",
-        esc(run.source), esc(r.mode), esc(run_models(r)), esc(model_config_text(r)), esc(r.env.gpu), esc(r.env.gpu_profile), esc(r.env.driver), esc(r.env.cuda),
-        esc(r.env.libtorch), esc(r.env.host), esc(r.env.date_utc), esc(r.env.commit), r.schema_version);
+        esc(run.source), esc(r.mode), esc(run_models(r)), esc(model_config_text(r)), esc(r.env.gpu),
+        esc(r.env.gpu_profile), esc(r.env.driver), esc(r.env.cuda), esc(r.env.libtorch), esc(r.env.host),
+        esc(r.env.date_utc), esc(r.env.commit), r.schema_version);
   }
   h += "</tbody></table>\n";
   // A GPU profile fitted from traces (calibrate --from-trace) says where it came from: run
@@ -96,7 +99,7 @@ std::string provenance_section(const std::vector<ReportRun>& runs) {
   return h;
 }
 
-std::string validation_section(const std::vector<ReportRun>& runs) {
+std::string validation_section(const std::vector<model::ReportRun>& runs) {
   std::set<std::string> outcomes;
   for (const auto& r : runs) outcomes.insert(outcome_word(r.results));
   // One mode: the header names it. Several: each row's cell says which it is.
@@ -130,7 +133,8 @@ std::string validation_section(const std::vector<ReportRun>& runs) {
           word, esc(run.results.mode), esc(run.results.env.gpu), esc(v.scenario), esc(v.fix), esc(v.variant), v.layers,
           estimate_text(v.predicted_speedup), estimate_text(v.measured_speedup),
           mixed ? " <span class=\"mode-tag\">" + word + "</span>" : "",
-          vd.applicable ? fmt::format("{:+.1f}%", 100 * vd.error) : "&ndash;", fmt::format("{:.0f}%", 100 * v.tolerance),
+          vd.applicable ? fmt::format("{:+.1f}%", 100 * vd.error) : "&ndash;",
+          fmt::format("{:.0f}%", 100 * v.tolerance),
           vd.applicable ? verdict_html(vd) : "<span class=\"na\">no prediction</span>");
     }
   }
@@ -142,7 +146,7 @@ std::string validation_section(const std::vector<ReportRun>& runs) {
   return h;
 }
 
-std::string cross_run_tables(const std::vector<ReportRun>& runs) {
+std::string cross_run_tables(const std::vector<model::ReportRun>& runs) {
   std::map<std::string, std::vector<std::size_t>> runs_by_scenario;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     std::set<std::string> names;
@@ -152,7 +156,8 @@ std::string cross_run_tables(const std::vector<ReportRun>& runs) {
   std::string h;
   for (const auto& [scen, idx] : runs_by_scenario) {
     if (idx.size() < 2) continue;
-    h += "<h3>" + esc(scen) + " across runs: speedup, measured or simulated as each column says</h3>\n"
+    h += "<h3>" + esc(scen) +
+         " across runs: speedup, measured or simulated as each column says</h3>\n"
          "<table class=\"cross-gpu\"><thead><tr><th class=\"l\">fix=variant</th>";
     for (auto i : idx)
       h += "<th>" + esc(runs[i].results.env.gpu) + " (" + outcome_word(runs[i].results) + " speedup)</th>";
@@ -176,18 +181,19 @@ std::string cross_run_tables(const std::vector<ReportRun>& runs) {
   return h;
 }
 
-std::string variants_table(const std::vector<const VariantResult*>& vs, const std::string& outcome) {
+std::string variants_table(const std::vector<const model::VariantResult*>& vs, const std::string& outcome) {
   // The columns from the traces are grouped under the run's mode; the model's apart.
   std::string h = fmt::format(
       "<table class=\"variants\" data-outcome=\"{0}\"><thead><tr><th colspan=\"3\"></th><th colspan=\"8\" "
       "class=\"group mode-{0}\">{0} (from the traces)</th><th class=\"group\">model</th><th colspan=\"2\"></th></tr>"
       "<tr><th class=\"l\">fix</th><th class=\"l\">variant</th><th>L</th><th>{0} step time (ms)</th><th>syncs / "
       "step</th><th>bubble (ms/step)</th><th>host blocked (ms/step)</th><th>H2D overlap</th><th>D2H overlap</th>"
-      "<th>{0} speedup</th><th>{0} forward speedup</th><th>predicted speedup</th><th class=\"l\">verdict</th><th class=\"l\">trace</th></tr>"
+      "<th>{0} speedup</th><th>{0} forward speedup</th><th>predicted speedup</th><th class=\"l\">verdict</th><th "
+      "class=\"l\">trace</th></tr>"
       "</thead><tbody>\n",
       outcome);
   for (auto* v : vs) {
-    Estimate st = v->step_time_ns;
+    model::Estimate st = v->step_time_ns;
     st.value /= 1e6;
     st.lo /= 1e6;
     st.hi /= 1e6;
@@ -199,8 +205,8 @@ std::string variants_table(const std::vector<const VariantResult*>& vs, const st
         v->syncs_per_step, v->sync_bubble_ns_per_step / 1e6, v->sync_blocked_ns_per_step / 1e6, v->h2d_overlap_fraction,
         v->d2h_overlap_fraction, estimate_text(v->measured_speedup),
         // The forward pass alone (Unsloth's headline is a forward figure); a dash without one.
-        estimate_text(v->forward_speedup), estimate_text(v->predicted_speedup),
-        verdict_html(verdict(*v)), esc(v->trace_file));
+        estimate_text(v->forward_speedup), estimate_text(v->predicted_speedup), verdict_html(verdict(*v)),
+        esc(v->trace_file));
   }
   return h + "</tbody></table>\n";
 }
@@ -254,7 +260,7 @@ std::pair<std::string, bool> split_unit(std::string key) {
 
 }  // namespace
 
-std::string parameters_details(const std::vector<const VariantResult*>& vs) {
+std::string parameters_details(const std::vector<const model::VariantResult*>& vs) {
   std::vector<std::string> fixes;
   for (auto* v : vs)
     if (!v->model_parameters.empty() && std::find(fixes.begin(), fixes.end(), v->fix) == fixes.end())
@@ -265,7 +271,7 @@ std::string parameters_details(const std::vector<const VariantResult*>& vs) {
       "network's size): {} fix(es), with units and intervals</summary>\n",
       fixes.size());
   for (const auto& fix : fixes) {
-    std::vector<const VariantResult*> cols;
+    std::vector<const model::VariantResult*> cols;
     for (auto* v : vs)
       if (v->fix == fix && !v->model_parameters.empty()) cols.push_back(v);
     std::set<int> depths;
@@ -280,8 +286,7 @@ std::string parameters_details(const std::vector<const VariantResult*>& vs) {
     for (std::size_t c = 0; c < cols.size(); ++c) {
       const auto& mp = cols[c]->model_parameters;
       for (const auto& [key, value] : mp) {
-        if (key.size() > 3 && (key.ends_with("_lo") || key.ends_with("_hi")) &&
-            mp.count(key.substr(0, key.size() - 3)))
+        if (key.size() > 3 && (key.ends_with("_lo") || key.ends_with("_hi")) && mp.count(key.substr(0, key.size() - 3)))
           continue;  // the interval of another entry
         const auto lo = mp.find(key + "_lo"), hi = mp.find(key + "_hi");
         auto [name, time] = split_unit(key);
@@ -299,7 +304,8 @@ std::string parameters_details(const std::vector<const VariantResult*>& vs) {
       const std::string unit = !p.time ? "&ndash;" : per == 1e6 ? "ms" : per == 1e3 ? "µs" : "ns";
       const auto meaning = parameter_meanings().find(p.name);
       h += "<tr><td class=\"l\"><code>" + esc(p.name) + "</code></td><td class=\"l\">" +
-           (meaning != parameter_meanings().end() ? esc(meaning->second) : "") + "</td><td class=\"l\">" + unit + "</td>";
+           (meaning != parameter_meanings().end() ? esc(meaning->second) : "") + "</td><td class=\"l\">" + unit +
+           "</td>";
       for (std::size_t c = 0; c < cols.size(); ++c) {
         const auto it = p.values.find(c);
         if (it == p.values.end()) {
@@ -335,15 +341,16 @@ std::string parameters_details(const std::vector<const VariantResult*>& vs) {
   return h + "</details>\n";
 }
 
-std::string sim_check_table(const std::vector<const ReportRun::SimCheckRow*>& checks) {
+std::string sim_check_table(const std::vector<const model::ReportRun::SimCheckRow*>& checks) {
   if (checks.empty()) return "";
   std::string h =
       "<h3>Simulator vs measurement</h3>\n<table class=\"sim-check\"><thead><tr><th "
       "class=\"l\">fix=variant</th><th class=\"l\">metric</th><th>simulated</th><th>measured</th>"
       "<th>difference</th></tr></thead><tbody>\n";
   for (auto* c : checks)
-    h += fmt::format("<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{:.6g}</td><td>{:.6g}</td><td>{:+.1f}%</td></tr>\n",
-                     esc(c->fix + "=" + c->variant), esc(c->metric), c->simulated, c->measured, 100 * c->relative);
+    h += fmt::format(
+        "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{:.6g}</td><td>{:.6g}</td><td>{:+.1f}%</td></tr>\n",
+        esc(c->fix + "=" + c->variant), esc(c->metric), c->simulated, c->measured, 100 * c->relative);
   return h + "</tbody></table>\n";
 }
 

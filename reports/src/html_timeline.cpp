@@ -54,13 +54,15 @@ std::string strip_svg(const std::string& id, const TimelineStrip& t, const TimeA
                          duration_text(static_cast<double>(last)));
     if (waits_elsewhere) own += fmt::format("; {} wait(s) outside the layer", waits_elsewhere);
   }
-  s += fmt::format(R"(<text class="chart-title" x="0" y="13">{}={}: {} &#8212; {}, {} sync point(s) in the layer, {} GPU idle{}</text>)",
-                   esc(t.fix), esc(t.variant), esc(t.window), duration_text(static_cast<double>(t.duration_ns)), t.syncs,
-                   duration_text(static_cast<double>(t.bubble_ns)), own);
+  s += fmt::format(
+      R"(<text class="chart-title" x="0" y="13">{}={}: {} &#8212; {}, {} sync point(s) in the layer, {} GPU idle{}</text>)",
+      esc(t.fix), esc(t.variant), esc(t.window), duration_text(static_cast<double>(t.duration_ns)), t.syncs,
+      duration_text(static_cast<double>(t.bubble_ns)), own);
   const double end_x = X(t.duration_ns);
   for (std::size_t i = 0; i < lanes.size(); ++i) {
     const int y = top + static_cast<int>(i) * lane_h;
-    s += fmt::format(R"(<rect class="lane-bg" x="{}" y="{}" width="{:.2f}" height="{}"/>)", left, y, end_x - left, lane_h - 2);
+    s += fmt::format(R"(<rect class="lane-bg" x="{}" y="{}" width="{:.2f}" height="{}"/>)", left, y, end_x - left,
+                     lane_h - 2);
     s += fmt::format(R"(<text x="{}" y="{}" text-anchor="end">{}</text>)", left - 6, y + 12, esc(lanes[i]));
   }
   const int gpu_top = top + lane_h, gpu_h = std::max(lane_h - 2, (static_cast<int>(lanes.size()) - 1) * lane_h - 2);
@@ -72,13 +74,15 @@ std::string strip_svg(const std::string& id, const TimelineStrip& t, const TimeA
     if (g.kind != "range") continue;
     auto it = lane_index.find(g.lane);
     if (it == lane_index.end()) continue;
-    s += fmt::format(R"(<rect class="seg kind-range" x="{:.2f}" y="{}" width="{:.2f}" height="{}"><title>{}</title></rect>)",
-                     X(g.start), top + it->second * lane_h + 1, std::max(0.5, X(g.end) - X(g.start)), lane_h - 4, tip(g));
+    s += fmt::format(
+        R"(<rect class="seg kind-range" x="{:.2f}" y="{}" width="{:.2f}" height="{}"><title>{}</title></rect>)",
+        X(g.start), top + it->second * lane_h + 1, std::max(0.5, X(g.end) - X(g.start)), lane_h - 4, tip(g));
   }
   for (const auto& g : t.segments) {
     if (g.kind != "bubble") continue;
-    s += fmt::format(R"(<rect class="seg kind-bubble" x="{:.2f}" y="{}" width="{:.2f}" height="{}"><title>{}</title></rect>)",
-                     X(g.start), gpu_top, std::max(0.5, X(g.end) - X(g.start)), gpu_h, tip(g));
+    s += fmt::format(
+        R"(<rect class="seg kind-bubble" x="{:.2f}" y="{}" width="{:.2f}" height="{}"><title>{}</title></rect>)",
+        X(g.start), gpu_top, std::max(0.5, X(g.end) - X(g.start)), gpu_h, tip(g));
   }
   for (const auto& g : t.segments) {
     if (g.kind == "bubble" || g.kind == "range") continue;
@@ -86,18 +90,24 @@ std::string strip_svg(const std::string& id, const TimelineStrip& t, const TimeA
     if (it == lane_index.end()) continue;
     const int y = top + it->second * lane_h + (g.kind == "api" ? 6 : 1);
     const int h = g.kind == "api" ? 4 : lane_h - 4;
-    s += fmt::format(R"(<rect class="seg kind-{}" x="{:.2f}" y="{}" width="{:.2f}" height="{}"><title>{}</title></rect>)",
-                     slug(g.kind), X(g.start), y, std::max(0.5, X(g.end) - X(g.start)), h, tip(g));
+    s += fmt::format(
+        R"(<rect class="seg kind-{}" x="{:.2f}" y="{}" width="{:.2f}" height="{}"><title>{}</title></rect>)",
+        slug(g.kind), X(g.start), y, std::max(0.5, X(g.end) - X(g.start)), h, tip(g));
   }
   // The window's end, then the shared axis: the same ticks under every strip.
   const int lanes_bottom = top + static_cast<int>(lanes.size()) * lane_h;
-  s += fmt::format(R"(<line class="window-end" x1="{0:.2f}" x2="{0:.2f}" y1="{1}" y2="{2}"/>)", end_x, top - 2, lanes_bottom);
+  s += fmt::format(R"(<line class="window-end" x1="{0:.2f}" x2="{0:.2f}" y1="{1}" y2="{2}"/>)", end_x, top - 2,
+                   lanes_bottom);
   s += "<g class=\"axis\">";
   for (double v : ta.axis.ticks) {
     const double x = X(static_cast<Ns>(v * ta.ns_per_unit));
-    s += fmt::format(R"(<line class="tick-mark" x1="{0:.1f}" x2="{0:.1f}" y1="{1}" y2="{2}"/>)", x, lanes_bottom, lanes_bottom + 4);
+    s += fmt::format(R"(<line class="tick-mark" x1="{0:.1f}" x2="{0:.1f}" y1="{1}" y2="{2}"/>)", x, lanes_bottom,
+                     lanes_bottom + 4);
     s += fmt::format(R"(<text class="tick" x="{:.1f}" y="{}" text-anchor="{}">{}</text>)", x, lanes_bottom + 16,
-                     v == ta.axis.ticks.back() ? "end" : v == 0 ? "start" : "middle", ta.label(v));
+                     v == ta.axis.ticks.back() ? "end"
+                     : v == 0                  ? "start"
+                                               : "middle",
+                     ta.label(v));
   }
   s += "</g></svg>";
   return s;

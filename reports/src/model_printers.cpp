@@ -84,7 +84,7 @@ std::string validation_to_table(const model::ValidationReport& r) {
     out += "a consistency check of the model against our own simulator (mode simulated), not accuracy on a GPU\n";
   out += fmt::format("{:<24} {:<12} {:<10} {:>26} {:>26} {:>8} {:>6}  {}\n", "scenario", "fix", "variant",
                      "predicted speedup", seen + " speedup", "error", "tol", "verdict");
-  auto e = [](const Estimate& x) { return fmt::format("{:.4f} [{:.4f},{:.4f}]", x.value, x.lo, x.hi); };
+  auto e = [](const model::Estimate& x) { return fmt::format("{:.4f} [{:.4f},{:.4f}]", x.value, x.lo, x.hi); };
   for (const auto& v : r.variants) {
     std::string verdict = v.baseline ? "baseline" : !v.has_prediction ? "no prediction" : v.within ? "ok" : "FAIL";
     out += fmt::format("{:<24} {:<12} {:<10} {:>26} {:>26} {:>+7.2f}% {:>5.0f}%  {}\n", printable(v.scenario),

@@ -129,8 +129,7 @@ std::string rank_analysis_to_json(const RankAnalysis& a, int indent) {
                                  {"value", a.standout->value},
                                  {"median", a.standout->median},
                                  {"deviation", a.standout->deviation}};
-  else
-    j["standout"] = nullptr;
+  else j["standout"] = nullptr;
   j["warnings"] = a.warnings;
   return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
@@ -184,8 +183,8 @@ namespace {
 
 void print_rows_and_spreads(const RankAnalysis& a, std::ostream& out) {
   out << "\n";
-  out << fmt::format("{:>6} {:>6} {:>11} {:>7} {:>11} {:>11} {:>11} {:>11} {:>11} {:>8}  {}\n", "rank", "steps",
-                     "step", "syncs", "blocked", "bubble", "GPU busy", "compute", "comm", "overlap", "trace");
+  out << fmt::format("{:>6} {:>6} {:>11} {:>7} {:>11} {:>11} {:>11} {:>11} {:>11} {:>8}  {}\n", "rank", "steps", "step",
+                     "syncs", "blocked", "bubble", "GPU busy", "compute", "comm", "overlap", "trace");
   for (const auto& r : a.ranks) {
     out << fmt::format("{:>6} {:>6} {:>11} {:>7} {:>11} {:>11} {:>11} {:>11} {:>11} {:>8}  {}\n", r.rank, r.steps,
                        show(RankMetric::StepTime, r.step_ns), show(RankMetric::Syncs, r.syncs),

@@ -7,7 +7,7 @@
 
 #include "syncscope/scenario/scenario.hpp"
 
-namespace syncscope::scenario_detail {
+namespace syncscope::scenario::detail {
 
 // Maps a dotted field name ("batch.packed_tokens") to the location prefix of an error
 // message: "file:line:column" when the field's position is known, else the file name.
@@ -19,10 +19,10 @@ using Locator = std::function<std::string(const std::string& field)>;
 
 // Fills defaults that depend on other fields (kv heads = heads, head_dim = hidden/heads)
 // and checks the shape. `prefix` is "model." for scenarios, "" for config.json.
-void check_model(ModelShape& model, const Locator& where, const std::string& prefix);
-void check_scenario(Scenario& scenario, const Locator& where);
+void check_model(scenario::ModelShape& model, const Locator& where, const std::string& prefix);
+void check_scenario(scenario::Scenario& scenario, const Locator& where);
 // The fields of training as Unsloth does it (training mode, LoRA, tied embeddings, gpt-oss clamp, prefetch budget).
-void check_model_training_keys(const ModelShape& model, const Locator& where, const std::string& prefix);
-void check_training(Scenario& scenario, const Locator& where);
+void check_model_training_keys(const scenario::ModelShape& model, const Locator& where, const std::string& prefix);
+void check_training(scenario::Scenario& scenario, const Locator& where);
 
-}  // namespace syncscope::scenario_detail
+}  // namespace syncscope::scenario::detail

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <vector>
 
 #include "checks.hpp"
@@ -17,7 +17,7 @@
 #include "syncscope/scenario/model_traits.hpp"
 #include "syncscope/scenario/scenario.hpp"
 
-namespace syncscope {
+namespace syncscope::scenario {
 
 namespace {
 
@@ -73,8 +73,8 @@ std::map<std::string, Position> key_positions(const std::string& file, const std
         }
         const std::string full = f.path.empty() ? key : f.path + "." + key;
         if (auto it = f.keys.find(key); it != f.keys.end())
-          throw InputError(fmt::format("{}:{}:{}: {}: duplicate key (first at line {}, column {}); give it once",
-                                       file, start.line, start.column, full, it->second.line, it->second.column));
+          throw InputError(fmt::format("{}:{}:{}: {}: duplicate key (first at line {}, column {}); give it once", file,
+                                       start.line, start.column, full, it->second.line, it->second.column));
         f.keys.emplace(key, start);
         out.emplace(full, start);
         f.last_key = key;
@@ -145,7 +145,8 @@ ModelShape parse_hf_config(const std::string& text, const std::filesystem::path&
   try {
     j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(fmt::format("{}:{}: not valid JSON (byte {}): {}", file, line_col(text, e.byte > 0 ? e.byte - 1 : 0), e.byte, e.what()));
+    throw InputError(fmt::format("{}:{}: not valid JSON (byte {}): {}", file,
+                                 line_col(text, e.byte > 0 ? e.byte - 1 : 0), e.byte, e.what()));
   } catch (const nlohmann::json::exception& e) {
     // e.g. out_of_range 406, a number beyond a double ("1e400"): bad input, not a crash.
     throw InputError(fmt::format("{}: not valid JSON: {}", file, e.what()));
@@ -172,21 +173,24 @@ ModelShape parse_hf_config(const std::string& text, const std::filesystem::path&
   auto int_field = [&](const char* key, bool required, int fallback) -> int {
     if (!j.contains(key) || j[key].is_null()) {
       if (required)
-        throw InputError(fmt::format("{}: missing required key \"{}\" (a positive integer); is this a decoder "
-                                     "model's config.json?",
-                                     file, key));
+        throw InputError(
+            fmt::format("{}: missing required key \"{}\" (a positive integer); is this a decoder "
+                        "model's config.json?",
+                        file, key));
       return fallback;
     }
     const auto& v = j[key];
     if (!v.is_number_integer() || v.get<long long>() > std::numeric_limits<int>::max() ||
         v.get<long long>() < std::numeric_limits<int>::min())
-      scenario_detail::fail(where, key, "an integer", v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+      scenario::detail::fail(where, key, "an integer",
+                             v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     return v.get<int>();
   };
   auto num_field = [&](const char* key, double fallback) -> double {
     if (!j.contains(key) || j[key].is_null()) return fallback;
     const auto& v = j[key];
-    if (!v.is_number()) scenario_detail::fail(where, key, "a number", v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    if (!v.is_number())
+      scenario::detail::fail(where, key, "a number", v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     return v.get<double>();
   };
 
@@ -206,8 +210,7 @@ ModelShape parse_hf_config(const std::string& text, const std::filesystem::path&
   m.num_experts_per_tok = m.num_local_experts > 0 ? int_field("num_experts_per_tok", true, 0) : 0;
   if (m.num_local_experts > 0 && j.contains("moe_intermediate_size") && !j["moe_intermediate_size"].is_null())
     m.intermediate_size = int_field("moe_intermediate_size", true, 0);
-  else
-    m.intermediate_size = int_field("intermediate_size", true, 0);
+  else m.intermediate_size = int_field("intermediate_size", true, 0);
   m.rms_norm_eps = num_field("rms_norm_eps", m.rms_norm_eps);
   m.rope_theta = num_field("rope_theta", m.rope_theta);
   if (j.contains("model_type") && j["model_type"].is_string()) m.model_type = j["model_type"].get<std::string>();
@@ -223,7 +226,7 @@ ModelShape parse_hf_config(const std::string& text, const std::filesystem::path&
   in.qwen_moe_naming = in.moe && !j.contains("num_local_experts");
   auto bool_field = [&](const char* key) -> std::optional<bool> {
     if (!j.contains(key) || j[key].is_null()) return std::nullopt;
-    if (!j[key].is_boolean()) scenario_detail::fail(where, key, "true or false", j[key].dump());
+    if (!j[key].is_boolean()) scenario::detail::fail(where, key, "true or false", j[key].dump());
     return j[key].get<bool>();
   };
   auto opt_int = [&](const char* key) -> std::optional<int> {
@@ -240,33 +243,37 @@ ModelShape parse_hf_config(const std::string& text, const std::filesystem::path&
   in.use_sliding_window = bool_field("use_sliding_window");
   in.sliding_window_given = j.contains("sliding_window");
   in.sliding_window = int_field("sliding_window", false, 0);
-  if (in.sliding_window < 0) scenario_detail::fail(where, "sliding_window", "a positive integer or null", std::to_string(in.sliding_window));
+  if (in.sliding_window < 0)
+    scenario::detail::fail(where, "sliding_window", "a positive integer or null", std::to_string(in.sliding_window));
   in.max_window_layers = opt_int("max_window_layers");
   in.sliding_window_pattern = opt_int("sliding_window_pattern");
   if (in.sliding_window_pattern && *in.sliding_window_pattern < 1)
-    scenario_detail::fail(where, "sliding_window_pattern", "a positive integer", std::to_string(*in.sliding_window_pattern));
+    scenario::detail::fail(where, "sliding_window_pattern", "a positive integer",
+                           std::to_string(*in.sliding_window_pattern));
   in.attn_logit_softcapping = opt_num("attn_logit_softcapping");
   in.final_logit_softcapping = opt_num("final_logit_softcapping");
   if (j.contains("layer_types") && !j["layer_types"].is_null()) {
     const auto& lt = j["layer_types"];
-    const std::string expected = fmt::format(
-        "a list of {} entries (num_hidden_layers), each \"full_attention\" or \"sliding_attention\"", m.num_hidden_layers);
+    const std::string expected =
+        fmt::format("a list of {} entries (num_hidden_layers), each \"full_attention\" or \"sliding_attention\"",
+                    m.num_hidden_layers);
     if (!lt.is_array() || lt.size() != static_cast<std::size_t>(std::max(0, m.num_hidden_layers)))
-      scenario_detail::fail(where, "layer_types", expected,
-                            lt.is_array() ? fmt::format("{} entries", lt.size()) : lt.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+      scenario::detail::fail(where, "layer_types", expected,
+                             lt.is_array() ? fmt::format("{} entries", lt.size())
+                                           : lt.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     std::vector<bool> sliding;
     for (std::size_t i = 0; i < lt.size(); ++i) {
       const std::string v = lt[i].is_string() ? lt[i].get<std::string>() : "";
       if (v != "full_attention" && v != "sliding_attention")
-        throw InputError(fmt::format("{}: layer_types[{}]: expected \"full_attention\" or \"sliding_attention\", got {}",
-                                     where("layer_types"), i,
-                                     lt[i].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+        throw InputError(
+            fmt::format("{}: layer_types[{}]: expected \"full_attention\" or \"sliding_attention\", got {}",
+                        where("layer_types"), i, lt[i].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
       sliding.push_back(v == "sliding_attention");
     }
     in.layer_types = std::move(sliding);
   }
   m.sliding_window = in.sliding_window;
-  scenario_detail::check_model(m, where, "");  // bounds num_hidden_layers before a per-layer list
+  scenario::detail::check_model(m, where, "");  // bounds num_hidden_layers before a per-layer list
   in.num_hidden_layers = m.num_hidden_layers;
   const ResolvedTraits r = resolve_model_traits(in);
   m.traits = r.traits;
@@ -275,4 +282,4 @@ ModelShape parse_hf_config(const std::string& text, const std::filesystem::path&
   return m;
 }
 
-}  // namespace syncscope
+}  // namespace syncscope::scenario

@@ -10,7 +10,7 @@
 
 #include "syncscope/scenario/scenario.hpp"
 
-namespace syncscope {
+namespace syncscope::scenario {
 
 namespace {
 
@@ -29,10 +29,10 @@ struct Family {
   bool tie;            // tie_word_embeddings default
   int window;          // sliding_window default (0: None)
   Windows windows;
-  int pattern;         // EveryNth: sliding_window_pattern default; FromLayer: max_window_layers default
+  int pattern;  // EveryNth: sliding_window_pattern default; FromLayer: max_window_layers default
   bool qk_norm;
-  bool qkv_bias;       // always on q/k/v, whatever attention_bias says (Qwen2)
-  bool attention_bias; // attention_bias default (q, k, v and o)
+  bool qkv_bias;        // always on q/k/v, whatever attention_bias says (Qwen2)
+  bool attention_bias;  // attention_bias default (q, k, v and o)
   bool sinks;
   bool moe_biases;
   int norms;
@@ -139,7 +139,8 @@ ResolvedTraits resolve_model_traits(const TraitInputs& in) {
     t.assumed = fmt::format(
         "{} is not a model_type syncscope knows ({}): read with {}'s defaults ({}; {}{}{}); the keys the config "
         "states still apply, but its parameter count and attention pattern may differ from the real model's",
-        in.model_type.empty() ? std::string("the config has no model_type, so it") : "model_type \"" + in.model_type + "\"",
+        in.model_type.empty() ? std::string("the config has no model_type, so it")
+                              : "model_type \"" + in.model_type + "\"",
         fmt::join(known_model_families(), ", "), f.name, f.tie ? "tied embeddings" : "untied embeddings",
         windows_rule(f), features.empty() ? "; no biases, sinks or extra norms" : "", features);
   }
@@ -171,7 +172,9 @@ ResolvedTraits resolve_model_traits(const TraitInputs& in) {
         case Windows::None: sliding = false; break;
         case Windows::All: sliding = true; break;
         case Windows::Alternating: sliding = (i + 1) % 2 != 0; break;
-        case Windows::EveryNth: sliding = (i + 1) % std::max(1, in.sliding_window_pattern.value_or(f.pattern)) != 0; break;
+        case Windows::EveryNth:
+          sliding = (i + 1) % std::max(1, in.sliding_window_pattern.value_or(f.pattern)) != 0;
+          break;
         case Windows::FromLayer: sliding = i >= in.max_window_layers.value_or(f.pattern); break;
       }
     }
@@ -230,9 +233,11 @@ std::vector<std::string> architecture_features(const ModelTraits& t) {
   if (t.attention_sinks) out.emplace_back("attention sinks");
   if (t.moe_biases) out.emplace_back("router and expert biases");
   if (t.norms_per_layer != 2) out.push_back(fmt::format("{} norms per layer", t.norms_per_layer));
-  if (t.attn_logit_softcapping > 0) out.push_back(fmt::format("attention logit soft-capping {}", t.attn_logit_softcapping));
-  if (t.final_logit_softcapping > 0) out.push_back(fmt::format("final logit soft-capping {}", t.final_logit_softcapping));
+  if (t.attn_logit_softcapping > 0)
+    out.push_back(fmt::format("attention logit soft-capping {}", t.attn_logit_softcapping));
+  if (t.final_logit_softcapping > 0)
+    out.push_back(fmt::format("final logit soft-capping {}", t.final_logit_softcapping));
   return out;
 }
 
-}  // namespace syncscope
+}  // namespace syncscope::scenario

@@ -17,35 +17,35 @@
 #include "syncscope/core/file_io.hpp"
 #include "syncscope/core/text.hpp"
 
-namespace syncscope {
+namespace syncscope::scenario {
 
-const char* fix_name(Fix fix) { return fix_spec(fix).name.c_str(); }
+const char* fix_name(model::Fix fix) { return model::fix_spec(fix).name.c_str(); }
 
-std::optional<Fix> parse_fix(std::string_view name) {
-  for (const FixSpec& f : fix_registry())
+std::optional<model::Fix> parse_fix(std::string_view name) {
+  for (const model::FixSpec& f : model::fix_registry())
     if (name == f.name) return f.id;
   return std::nullopt;
 }
 
-std::vector<std::string> fix_variants(Fix fix) { return fix_spec(fix).variants; }
+std::vector<std::string> fix_variants(model::Fix fix) { return model::fix_spec(fix).variants; }
 
-const char* baseline_variant(Fix fix) { return fix_spec(fix).baseline().c_str(); }
+const char* baseline_variant(model::Fix fix) { return model::fix_spec(fix).baseline().c_str(); }
 
 namespace {
 // "packing, offload, moe_routing" and "packing, offload and/or moe_routing": the registry's names.
 std::string fix_names(const char* last_sep) {
-  const auto& r = fix_registry();
+  const auto& r = model::fix_registry();
   std::string out;
   for (std::size_t i = 0; i < r.size(); ++i) out += (i == 0 ? "" : i + 1 == r.size() ? last_sep : ", ") + r[i].name;
   return out;
 }
 }  // namespace
 
-namespace scenario_detail {
+namespace detail {
 
 void fail(const Locator& where, const std::string& field, const std::string& expected, const std::string& got) {
-  throw InputError(fmt::format("{}: {}: expected {}, got {}", printable(where(field)), printable(field), expected,
-                               printable(got)));
+  throw InputError(
+      fmt::format("{}: {}: expected {}, got {}", printable(where(field)), printable(field), expected, printable(got)));
 }
 
 namespace {
@@ -163,7 +163,8 @@ void check_training(Scenario& s, const Locator& where) {
          "even hidden and intermediate sizes for qlora (two 4-bit codes per byte, as bitsandbytes packs them)",
          fmt::format("{} and {}", m.hidden_size, m.intermediate_size));
   for (const auto& f : s.fixes)
-    if (f.prefetch_budget_bytes && !(*f.prefetch_budget_bytes >= 0 && *f.prefetch_budget_bytes <= 65536.0 * (1ull << 30)))
+    if (f.prefetch_budget_bytes &&
+        !(*f.prefetch_budget_bytes >= 0 && *f.prefetch_budget_bytes <= 65536.0 * (1ull << 30)))
       fail(where, "fixes.offload.prefetch_budget_gib", "a number of GiB in [0, 65536] (device memory)",
            fmt::format("{}", *f.prefetch_budget_bytes / (1ull << 30)));
 }
@@ -173,9 +174,10 @@ void check_scenario(Scenario& s, const Locator& where) {
   printable_name(where, "name", s.name);
   // The name picks run's default output directory (out/<name>...): a name, never a path.
   if (s.name.find_first_of("/\\") != std::string::npos || s.name == "." || s.name == "..")
-    throw InputError(fmt::format("{}: name: '{}' is a path, not a name: a scenario name holds no '/' or '\\' and is "
-                                 "not '.' or '..' (it names the default output directory out/<name>...); rename it",
-                                 where("name"), s.name));
+    throw InputError(
+        fmt::format("{}: name: '{}' is a path, not a name: a scenario name holds no '/' or '\\' and is "
+                    "not '.' or '..' (it names the default output directory out/<name>...); rename it",
+                    where("name"), s.name));
   if (s.model.name.empty()) s.model.name = s.name;
   check_model(s.model, where, "model.");
 
@@ -185,17 +187,16 @@ void check_scenario(Scenario& s, const Locator& where) {
     in_range(where, "batch.min_len", b.min_len, bounds::kTokens);
     in_range(where, "batch.max_len", b.max_len, bounds::kTokens);
     if (b.max_len < b.min_len)
-      fail(where, "batch.max_len", fmt::format("an integer >= batch.min_len ({})", b.min_len), std::to_string(b.max_len));
-    if (!b.lengths.empty())
-      fail(where, "batch.lengths", "no lengths unless distribution is \"list\"", "a list");
+      fail(where, "batch.max_len", fmt::format("an integer >= batch.min_len ({})", b.min_len),
+           std::to_string(b.max_len));
+    if (!b.lengths.empty()) fail(where, "batch.lengths", "no lengths unless distribution is \"list\"", "a list");
   } else if (b.distribution == "fixed") {
     in_range(where, "batch.max_len", b.max_len, bounds::kTokens);
     if (b.packed_tokens % b.max_len != 0)
       fail(where, "batch.max_len",
            fmt::format("a divisor of batch.packed_tokens ({}) for distribution \"fixed\"", b.packed_tokens),
            std::to_string(b.max_len));
-    if (!b.lengths.empty())
-      fail(where, "batch.lengths", "no lengths unless distribution is \"list\"", "a list");
+    if (!b.lengths.empty()) fail(where, "batch.lengths", "no lengths unless distribution is \"list\"", "a list");
   } else if (b.distribution == "list") {
     if (b.lengths.empty()) fail(where, "batch.lengths", "a non-empty list of positive integers", "nothing");
     long long sum = 0;
@@ -215,7 +216,7 @@ void check_scenario(Scenario& s, const Locator& where) {
   if (s.host != "eager" && s.host != "cpp") fail(where, "host", "one of eager, cpp", "\"" + s.host + "\"");
 
   if (s.fixes.empty()) fail(where, "fixes", "at least one of " + fix_names(", "), "none");
-  std::set<Fix> seen_fixes;
+  std::set<model::Fix> seen_fixes;
   for (auto& f : s.fixes) {
     const std::string fp = std::string("fixes.") + fix_name(f.fix);
     if (!seen_fixes.insert(f.fix).second) fail(where, fp, "each fix once", "it twice");
@@ -231,7 +232,8 @@ void check_scenario(Scenario& s, const Locator& where) {
     }
     if (!seen.count(baseline_variant(f.fix)))
       fail(where, fp + ".variants",
-           fmt::format("a list that includes the baseline \"{}\" (speedups are relative to it)", baseline_variant(f.fix)),
+           fmt::format("a list that includes the baseline \"{}\" (speedups are relative to it)",
+                       baseline_variant(f.fix)),
            "[" + join(f.variants) + "]");
     if (!(f.tolerance > 0 && f.tolerance <= 10))
       fail(where, fp + ".tolerance", "a relative error in (0, 10], e.g. 0.15", fmt::format("{}", f.tolerance));
@@ -239,10 +241,10 @@ void check_scenario(Scenario& s, const Locator& where) {
     if (std::find(std::begin(kPackingRebuildForms), std::end(kPackingRebuildForms), f.rebuild_form) ==
         std::end(kPackingRebuildForms))
       fail(where, fp + ".rebuild_form", "one of reference, unsloth_sdpa_mask", "\"" + f.rebuild_form + "\"");
-    if (f.fix == Fix::Offload && !s.offload)
+    if (f.fix == model::Fix::Offload && !s.offload)
       fail(where, "offload", "true when fixes.offload is selected (the fix changes how offloaded activations reload)",
            "false");
-    if (f.fix == Fix::MoeRouting && !s.model.is_moe())
+    if (f.fix == model::Fix::MoeRouting && !s.model.is_moe())
       fail(where, fp, "a mixture-of-experts model (model.num_local_experts > 0)", "a dense model");
   }
 
@@ -250,7 +252,8 @@ void check_scenario(Scenario& s, const Locator& where) {
   in_range(where, "measure.warmup_steps", m.warmup_steps, bounds::kWarmupSteps);
   in_range(where, "measure.repeat_steps", m.repeat_steps, bounds::kSteps);
   if (m.layers_override && (*m.layers_override < 1 || *m.layers_override > s.model.num_hidden_layers))
-    fail(where, "measure.layers", fmt::format("an integer in 1..model.num_hidden_layers ({})", s.model.num_hidden_layers),
+    fail(where, "measure.layers",
+         fmt::format("an integer in 1..model.num_hidden_layers ({})", s.model.num_hidden_layers),
          std::to_string(*m.layers_override));
   for (std::size_t i = 0; i < m.layer_sweep.size(); ++i) {
     const int l = m.layer_sweep[i];
@@ -265,10 +268,10 @@ void check_scenario(Scenario& s, const Locator& where) {
   check_training(s, where);
 }
 
-}  // namespace scenario_detail
+}  // namespace detail
 
-using scenario_detail::fail;
-using scenario_detail::Locator;
+using scenario::detail::fail;
+using scenario::detail::Locator;
 
 namespace {
 
@@ -307,7 +310,8 @@ class Reader {
   }
 
   [[noreturn]] void fail_at(const YAML::Node& n, const std::string& field, const std::string& expected) const {
-    throw InputError(fmt::format("{}: {}: expected {}, got {}", mark_text(file_, n.Mark()), field, expected, describe(n)));
+    throw InputError(
+        fmt::format("{}: {}: expected {}, got {}", mark_text(file_, n.Mark()), field, expected, describe(n)));
   }
 
   // A mapping's entries in document order, refusing duplicate and unknown keys.
@@ -324,8 +328,8 @@ class Reader {
       const std::string key = k.Scalar();
       const std::string full = path.empty() ? key : path + "." + key;
       if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
-        throw InputError(fmt::format("{}: {}: unknown key; expected one of: {}", mark_text(file_, k.Mark()), printable(full),
-                                     keys(allowed)));
+        throw InputError(fmt::format("{}: {}: unknown key; expected one of: {}", mark_text(file_, k.Mark()),
+                                     printable(full), keys(allowed)));
       if (!seen.insert(key).second)
         throw InputError(fmt::format("{}: {}: duplicate key; give it once", mark_text(file_, k.Mark()), full));
       marks_[full] = value.Mark();
@@ -414,7 +418,8 @@ class Reader {
 void read_model_training_keys(Reader& r, const std::string& key, const YAML::Node& v, const std::string& f,
                               ModelShape& m) {
   if (key == "tie_word_embeddings") m.tie_word_embeddings = r.boolean(v, f);
-  else if (key == "model_type") m.model_type = r.string(v, f, "a Hugging Face model_type such as llama, qwen3, gpt_oss");
+  else if (key == "model_type")
+    m.model_type = r.string(v, f, "a Hugging Face model_type such as llama, qwen3, gpt_oss");
   else if (key == "swiglu_limit") m.swiglu_limit = r.number(v, f, "a non-negative number (0: no clamp)");
 }
 
@@ -433,9 +438,10 @@ void read_lora(Reader& r, const YAML::Node& node, TrainingSpec& t) {
 
 void read_model(Reader& r, const YAML::Node& node, ModelShape& m) {
   static const std::vector<std::string> allowed = {
-      "name", "num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim",
-      "intermediate_size", "vocab_size", "num_local_experts", "num_experts_per_tok", "rms_norm_eps", "rope_theta",
-      "sliding_window", "tie_word_embeddings", "model_type", "swiglu_limit"};
+      "name",         "num_hidden_layers", "hidden_size",    "num_attention_heads", "num_key_value_heads",
+      "head_dim",     "intermediate_size", "vocab_size",     "num_local_experts",   "num_experts_per_tok",
+      "rms_norm_eps", "rope_theta",        "sliding_window", "tie_word_embeddings", "model_type",
+      "swiglu_limit"};
   std::set<std::string> given;
   for (auto& [key, v] : r.entries(node, "model", allowed)) {
     const std::string f = "model." + key;
@@ -457,13 +463,14 @@ void read_model(Reader& r, const YAML::Node& node, ModelShape& m) {
   }
   for (const char* req : {"num_hidden_layers", "hidden_size", "num_attention_heads", "intermediate_size", "vocab_size"})
     if (!given.count(req))
-      throw InputError(fmt::format("{}: model: missing required key {} (Hugging Face config name; see docs/sources.md#model-shapes's table)",
-                                   mark_text(r.file(), node.Mark()), req));
+      throw InputError(fmt::format(
+          "{}: model: missing required key {} (Hugging Face config name; see docs/sources.md#model-shapes's table)",
+          mark_text(r.file(), node.Mark()), req));
 }
 
 void read_batch(Reader& r, const YAML::Node& node, BatchSpec& b) {
-  static const std::vector<std::string> allowed = {"packed_tokens", "distribution", "min_len", "max_len", "lengths",
-                                                   "seed"};
+  static const std::vector<std::string> allowed = {"packed_tokens", "distribution", "min_len",
+                                                   "max_len",       "lengths",      "seed"};
   bool distribution_given = false;
   for (auto& [key, v] : r.entries(node, "batch", allowed)) {
     const std::string f = "batch." + key;
@@ -486,13 +493,13 @@ void read_batch(Reader& r, const YAML::Node& node, BatchSpec& b) {
 
 void read_fixes(Reader& r, const YAML::Node& node, std::vector<FixSelection>& fixes) {
   std::vector<std::string> allowed;
-  for (const FixSpec& f : fix_registry()) allowed.push_back(f.name);
+  for (const model::FixSpec& f : model::fix_registry()) allowed.push_back(f.name);
   for (auto& [key, v] : r.entries(node, "fixes", allowed)) {
     FixSelection sel;
     sel.fix = *parse_fix(key);
     const std::string fp = "fixes." + key;
     std::vector<std::string> keys = {"variants", "tolerance"};
-    const auto& extra = fix_spec(sel.fix).scenario_keys;
+    const auto& extra = model::fix_spec(sel.fix).scenario_keys;
     keys.insert(keys.end(), extra.begin(), extra.end());
     bool variants_given = false;
     for (auto& [k, fv] : r.entries(v, fp, keys)) {
@@ -546,8 +553,8 @@ Scenario parse_scenario(const std::string& text, const std::filesystem::path& pa
   Scenario s;
   s.source = path;
   s.name = path.stem().string();
-  static const std::vector<std::string> allowed = {"name", "description", "model", "batch", "dtype", "offload",
-                                                   "fixes", "measure", "training", "lora", "host"};
+  static const std::vector<std::string> allowed = {"name",  "description", "model",    "batch", "dtype", "offload",
+                                                   "fixes", "measure",     "training", "lora",  "host"};
   bool have_model = false, have_fixes = false;
   if (!root.IsDefined() || root.IsNull())
     throw InputError(fmt::format("{}: empty scenario; expected a mapping with keys model, batch, fixes, ...", file));
@@ -577,15 +584,16 @@ Scenario parse_scenario(const std::string& text, const std::filesystem::path& pa
     if (it->first.Scalar() == "offload") offload_given = true;
   if (!offload_given)
     for (auto& f : s.fixes)
-      if (f.fix == Fix::Offload) s.offload = true;
-  scenario_detail::check_scenario(s, r.locator());
+      if (f.fix == model::Fix::Offload) s.offload = true;
+  scenario::detail::check_scenario(s, r.locator());
   return s;
 }
 
 void validate_scenario(const Scenario& scenario) {
   Scenario copy = scenario;
-  const std::string file = scenario.source.empty() ? std::string("<scenario ") + scenario.name + ">" : scenario.source.string();
-  scenario_detail::check_scenario(copy, [file](const std::string&) { return file; });
+  const std::string file =
+      scenario.source.empty() ? std::string("<scenario ") + scenario.name + ">" : scenario.source.string();
+  scenario::detail::check_scenario(copy, [file](const std::string&) { return file; });
 }
 
 void replace_model(Scenario& scenario, const ModelShape& model, const std::filesystem::path& config_path) {
@@ -594,7 +602,7 @@ void replace_model(Scenario& scenario, const ModelShape& model, const std::files
   if (copy.model.name.empty()) copy.model.name = scenario.model.name;
   const std::string file = config_path.string();
   const std::string scen = scenario.source.empty() ? scenario.name : scenario.source.string();
-  scenario_detail::check_scenario(copy, [file, scen](const std::string& field) {
+  scenario::detail::check_scenario(copy, [file, scen](const std::string& field) {
     // Model fields come from the config; the rest from the scenario.
     return field.rfind("model.", 0) == 0 ? file : scen + " (with model from " + file + ")";
   });
@@ -626,4 +634,4 @@ std::vector<int> sequence_lengths(const BatchSpec& batch) {
   return out;
 }
 
-}  // namespace syncscope
+}  // namespace syncscope::scenario

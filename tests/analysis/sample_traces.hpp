@@ -25,8 +25,8 @@ inline Trace windows_trace() {
   // syncs:
   //  A [950,1050): starts in S0 (ends in S1); returns at 1050 while [900,1100) runs -> bubble 0; blocked 100.
   //  B [1120,1150): S1 and layer_b; returns 1150, last end 1100, next start 1200 -> bubble 100; blocked 30.
-  //  C [1310,1320): S1 and layer_b, inside aten::nonzero; last end 1300, next start 2600 -> bubble 2600 - 1300 = 1300; blocked 10.
-  //  D [3100,3110): in no step; nothing after -> bubble 0; blocked 10.
+  //  C [1310,1320): S1 and layer_b, inside aten::nonzero; last end 1300, next start 2600 -> bubble 2600 - 1300 = 1300;
+  //  blocked 10. D [3100,3110): in no step; nothing after -> bubble 0; blocked 10.
   b.api("cudaStreamSynchronize", 950, 1050, 1);
   b.api("cudaStreamSynchronize", 1120, 1150, 2);
   b.cpu_op("aten::nonzero", 1305, 1325);

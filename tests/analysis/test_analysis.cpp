@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "syncscope/analysis/analysis.hpp"
 #include "sample_traces.hpp"
+#include "syncscope/analysis/analysis.hpp"
 #include "trace_builder.hpp"
 
 namespace syncscope {
@@ -619,8 +619,9 @@ TEST(Warnings, ReadWarningsAreReported) {
   w.count = 4;
   b.t.meta.read_warnings.push_back(w);
   auto r = analyze(b.done());
-  EXPECT_TRUE(has_warning(r, "4 \"kernel\" events were skipped: their \"args.stream\" is not an integer "
-                             "(first: traceEvents[12]: [7]) and the analyses need it"));
+  EXPECT_TRUE(has_warning(r,
+                          "4 \"kernel\" events were skipped: their \"args.stream\" is not an integer "
+                          "(first: traceEvents[12]: [7]) and the analyses need it"));
 }
 
 TEST(Analyze, EmptyTraceIsNotAnError) {

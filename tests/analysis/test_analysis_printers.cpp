@@ -75,8 +75,8 @@ TEST(AnalysisCsv, ParsesBackTidyWithSchemaVersion) {
   const auto r = sample_result();
   const auto rows = csv_parse(analysis_to_csv(r), "analysis.csv");
   ASSERT_GT(rows.size(), 10u);
-  const std::vector<std::string> header = {"window_kind", "window_name", "window_index", "metric", "value",
-                                           "schema_version"};
+  const std::vector<std::string> header = {"window_kind", "window_name", "window_index",
+                                           "metric",      "value",       "schema_version"};
   EXPECT_EQ(rows[0], header);
   auto value = [&](const std::string& kind, const std::string& name, const std::string& metric) -> std::string {
     for (const auto& row : rows)

@@ -11,7 +11,9 @@ namespace {
 
 using test::TraceBuilder;
 
-Ns sum(const IdleBreakdown& b) { return b.busy_ns + b.sync_bubble_ns + b.host_wait_ns + b.dependency_wait_ns + b.other_ns; }
+Ns sum(const IdleBreakdown& b) {
+  return b.busy_ns + b.sync_bubble_ns + b.host_wait_ns + b.dependency_wait_ns + b.other_ns;
+}
 
 const TimelineIdle& stream_idle(const AnalysisResult& r, std::int64_t stream) {
   for (const auto& s : r.idle_by_stream)

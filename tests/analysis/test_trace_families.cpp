@@ -158,9 +158,9 @@ TEST(TraceFamilies, SyncscopeOwnRoundTrip) {
 // to the GPU window exactly, for the trace, each device and each stream, and the trace's GPU
 // window is the sum of the devices' (first to last GPU activity).
 TEST(TraceFamilies, IdleClassesSumToTheGpuWindowExactly) {
-  for (const char* name : {"traces/kineto_all_categories.json", "traces/families/kineto_2021.json",
-                           "traces/families/torch_compile.json", "traces/families/cuda_graph.json",
-                           "traces/families/rocm_hip.json", "torch/item_loop_l8_h200.json.gz"}) {
+  for (const char* name :
+       {"traces/kineto_all_categories.json", "traces/families/kineto_2021.json", "traces/families/torch_compile.json",
+        "traces/families/cuda_graph.json", "traces/families/rocm_hip.json", "torch/item_loop_l8_h200.json.gz"}) {
     const auto r = analyze_fixture(name);
     auto sum = [](const IdleBreakdown& b) {
       return b.busy_ns + b.sync_bubble_ns + b.host_wait_ns + b.dependency_wait_ns + b.other_ns;

@@ -97,7 +97,9 @@ class TraceBuilder {
   Range& cpu_op(std::string_view name, Ns start, Ns end, std::int64_t tid = 1) {
     return range(RangeKind::CpuOp, name, start, end, tid);
   }
-  Range& annotation(std::string_view name, Ns start, Ns end) { return range(RangeKind::UserAnnotation, name, start, end); }
+  Range& annotation(std::string_view name, Ns start, Ns end) {
+    return range(RangeKind::UserAnnotation, name, start, end);
+  }
 
   Trace done() {
     t.meta.trace_name = "hand-built";

@@ -177,11 +177,10 @@ const Case kScripts[] = {
     {"analyze --time with a newline", nullptr,
      "analyze '" + nccl4() + "' --slurm --dry-run --out o --time $'1:00\\ntouch PWNED'", 2, "--time", nothing_ran},
     {"analyze --time not Slurm's syntax", nullptr,
-     "analyze '" + nccl4() + "' --slurm --dry-run --out o --time '1h; touch PWNED'", 2,
-     "expected MM, MM:SS, HH:MM:SS", nothing_ran},
-    {"analyze --out with a newline", nullptr,
-     "analyze '" + nccl4() + "' --slurm --dry-run --out $'o\\ntouch PWNED'", 2, "holds a control character",
+     "analyze '" + nccl4() + "' --slurm --dry-run --out o --time '1h; touch PWNED'", 2, "expected MM, MM:SS, HH:MM:SS",
      nothing_ran},
+    {"analyze --out with a newline", nullptr, "analyze '" + nccl4() + "' --slurm --dry-run --out $'o\\ntouch PWNED'", 2,
+     "holds a control character", nothing_ran},
     {"sweep --partition with a newline", tiny,
      "sweep tiny.yaml --device sim --slurm --dry-run --out sw --partition $'p\\ntouch PWNED'", 2, "--partition",
      [](const fs::path& d, const Result& r) {
@@ -192,15 +191,16 @@ const Case kScripts[] = {
      "sweep tiny.yaml --device sim --slurm --dry-run --out sw --constraint 'h100$(touch PWNED)'", 2,
      "--constraint 'h100$(touch PWNED)': expected node features", nothing_ran},
     {"every analyze script run with a hostile --out: nothing runs", nullptr,
-     "analyze '" + nccl4() + "' --slurm --dry-run --out " + kNastyOutWord + " --partition gpu --time 1-00:30:00",
-     0, nullptr,
+     "analyze '" + nccl4() + "' --slurm --dry-run --out " + kNastyOutWord + " --partition gpu --time 1-00:30:00", 0,
+     nullptr,
      [](const fs::path& d, const Result& r) {
        const fs::path slurm = d / kNastyOut / "slurm";
        EXPECT_EQ(run_scripts(slurm), "merge.sh part.sh ") << r.out;
        nothing_ran(d, r);
        const std::string part = slurp(slurm / "part.sh");
        EXPECT_NE(part.find("#SBATCH --partition=gpu\n#SBATCH --time=1-00:30:00\n"), std::string::npos) << part;
-       EXPECT_NE(part.find("100%%/slurm/logs/%x-%A_%a.out\"\n"), std::string::npos) << part;  // quoted for sbatch, % kept
+       EXPECT_NE(part.find("100%%/slurm/logs/%x-%A_%a.out\"\n"), std::string::npos)
+           << part;  // quoted for sbatch, % kept
      }},
     {"every sweep script run with a hostile --out: nothing runs", tiny,
      "sweep tiny.yaml --device sim --slurm --dry-run --out " + kNastyOutWord + " --gres gpu:h100:2", 0, nullptr,
@@ -239,7 +239,8 @@ const Case kLinks[] = {
        EXPECT_NE(r.out.find("s--default: done"), std::string::npos) << r.out;
        EXPECT_TRUE(present(d / "sw" / "tasks" / "s--default" / "results.json"));
      }},
-    {"sweep.json's scenario is an option, not a path", [](const fs::path& d) {
+    {"sweep.json's scenario is an option, not a path",
+     [](const fs::path& d) {
        planned_sweep(d);
        auto j = nlohmann::json::parse(slurp(d / "sw" / "sweep.json"));
        j["tasks"][0]["scenario"] = "--help";
@@ -341,7 +342,8 @@ const Case kNamesForce[] = {
      "run tiny.yaml --device sim --out res --force", 2, "results.csv (not the content the run wrote)",
      [](const fs::path& d, const Result&) { EXPECT_EQ(slurp(d / "res" / "results.csv"), "my edits"); }},
     {"run --force still replaces an untouched run", our_run, "run tiny.yaml --device sim --out res --force", -2,
-     nullptr, [](const fs::path& d, const Result&) {
+     nullptr,
+     [](const fs::path& d, const Result&) {
        EXPECT_NE(slurp(d / "res" / "syncscope-manifest.txt").find("file "), std::string::npos);
      }},
 };
@@ -410,9 +412,8 @@ const Case kMedium[] = {
      "ulimit -f 1;"},
     {"disk full is a write failure, exit 1 (issue: exit 2)", [](const fs::path& d) { trace_copy(d, "t.json"); },
      "convert t.json /dev/full", 1, "/dev/full: write failed: No space left on device", nullptr},
-    {"calibrate --output /dev/null writes through (issue: refused)",
-     [](const fs::path& d) { trace_copy(d, "t.json"); }, "calibrate --from-trace t.json --base H200 --output /dev/null",
-     0, nullptr, nullptr},
+    {"calibrate --output /dev/null writes through (issue: refused)", [](const fs::path& d) { trace_copy(d, "t.json"); },
+     "calibrate --from-trace t.json --base H200 --output /dev/null", 0, nullptr, nullptr},
     {"calibrate --from-trace never writes a profile its loader refuses (issue: wrote 1e27 B/s)",
      [](const fs::path& d) {
        // The fixture's one pinned H2D copy made to carry 2e18 bytes in its 2 us: a rate of

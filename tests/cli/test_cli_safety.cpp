@@ -102,7 +102,7 @@ struct Case {
   const char* name;
   std::function<void(const fs::path&)> setup;
   std::string args;
-  int code;             // expected exit status; -2: 0 or 1 (a verdict)
+  int code;                // expected exit status; -2: 0 or 1 (a verdict)
   const char* stderr_has;  // substring of stderr, or nullptr
   std::function<void(const fs::path&, const Result&)> check;
   std::string env = "";
@@ -164,8 +164,7 @@ const Case kForce[] = {
      },
      "run tiny.yaml --device sim --out notarun --force", 2, "notarun is not a syncscope results directory",
      [](const fs::path& d, const Result&) { EXPECT_EQ(slurp(d / "notarun" / "sub" / "important.txt"), "keep"); }},
-    {"run --force replaces our own run",
-     [](const fs::path& d) { our_run(d); },
+    {"run --force replaces our own run", [](const fs::path& d) { our_run(d); },
      "run tiny.yaml --device sim --out res --force --repeats 2", -2, nullptr,
      [](const fs::path& d, const Result&) {
        const auto j = nlohmann::json::parse(slurp(d / "res" / "results.json"));
@@ -207,7 +206,9 @@ const Case kForce[] = {
     {"convert to - writes to stdout",
      [](const fs::path& d) { fs::copy_file(test::fixture("traces/kineto_all_categories.json"), d / "t.json"); },
      "convert t.json - | head -c 100000 > piped.json", 0, nullptr,
-     [](const fs::path& d, const Result&) { EXPECT_NE(slurp(d / "piped.json").find("traceEvents"), std::string::npos); }},
+     [](const fs::path& d, const Result&) {
+       EXPECT_NE(slurp(d / "piped.json").find("traceEvents"), std::string::npos);
+     }},
     {"convert --output a directory --force (issue: cannot rename, exit 1)",
      [](const fs::path& d) {
        fs::copy_file(test::fixture("traces/kineto_all_categories.json"), d / "t.json");
@@ -244,8 +245,7 @@ const Case kForce[] = {
        EXPECT_EQ(path_kind(d / "p.json"), PathKind::Fifo);
        EXPECT_NE(slurp(d / "got.json").find("traceEvents"), std::string::npos);
      }},
-    {"validate --output /dev/stdout",
-     [](const fs::path& d) { our_run(d); },
+    {"validate --output /dev/stdout", [](const fs::path& d) { our_run(d); },
      "validate res --output /dev/stdout --format json > v.json", -2, nullptr,
      [](const fs::path& d, const Result&) {
        EXPECT_EQ(nlohmann::json::parse(slurp(d / "v.json"))["kind"], "syncscope.validation");
@@ -289,20 +289,29 @@ void profile_with(const fs::path& d, const std::string& from, const std::string&
 }
 
 const Case kBounds[] = {
-    {"num_hidden_layers 1e9", [](const fs::path& d) { put(d / "s.yaml", replace(kTiny, "num_hidden_layers: 2", "num_hidden_layers: 1000000000")); },
+    {"num_hidden_layers 1e9",
+     [](const fs::path& d) {
+       put(d / "s.yaml", replace(kTiny, "num_hidden_layers: 2", "num_hidden_layers: 1000000000"));
+     },
      "run s.yaml --device sim --out r", 2, "s.yaml:4:22: model.num_hidden_layers: expected an integer in 1..1024",
      [](const fs::path& d, const Result&) { EXPECT_FALSE(present(d / "r")); }},
-    {"packed_tokens 2e9", [](const fs::path& d) { put(d / "s.yaml", replace(kTiny, "packed_tokens: 256", "packed_tokens: 2000000000")); },
-     "run s.yaml --device sim --out r", 2, "s.yaml:12:18: batch.packed_tokens: expected an integer in 1..16777216", nullptr},
-    {"repeat_steps 1e8", [](const fs::path& d) { put(d / "s.yaml", replace(kTiny, "repeat_steps: 1", "repeat_steps: 100000000")); },
-     "run s.yaml --device sim --out r", 2, "s.yaml:21:17: measure.repeat_steps: expected an integer in 1..10000", nullptr},
+    {"packed_tokens 2e9",
+     [](const fs::path& d) { put(d / "s.yaml", replace(kTiny, "packed_tokens: 256", "packed_tokens: 2000000000")); },
+     "run s.yaml --device sim --out r", 2, "s.yaml:12:18: batch.packed_tokens: expected an integer in 1..16777216",
+     nullptr},
+    {"repeat_steps 1e8",
+     [](const fs::path& d) { put(d / "s.yaml", replace(kTiny, "repeat_steps: 1", "repeat_steps: 100000000")); },
+     "run s.yaml --device sim --out r", 2, "s.yaml:21:17: measure.repeat_steps: expected an integer in 1..10000",
+     nullptr},
     {"run --repeats 1000000", tiny, "run tiny.yaml --device sim --out r --repeats 1000000", 2,
      "--repeats: '1000000': expected an integer in 1..10000", nullptr},
     {"run --layers 0", tiny, "run tiny.yaml --device sim --out r --layers 0", 2, "--layers", nullptr},
-    {"predict --samples 2000000000", nullptr, "predict --fix packing --layers 16 --per-layer-ms 13.7 --samples 2000000000",
-     2, "--samples: '2000000000': expected an integer in 100..1000000", nullptr},
+    {"predict --samples 2000000000", nullptr,
+     "predict --fix packing --layers 16 --per-layer-ms 13.7 --samples 2000000000", 2,
+     "--samples: '2000000000': expected an integer in 100..1000000", nullptr},
     {"a simulation larger than the memory available", tiny, "run tiny.yaml --device sim --out r", 2,
-     "needs an estimated", [](const fs::path& d, const Result& r) {
+     "needs an estimated",
+     [](const fs::path& d, const Result& r) {
        EXPECT_NE(r.err.find("MemAvailable"), std::string::npos) << r.err;
        EXPECT_FALSE(present(d / "r"));
      },
@@ -333,7 +342,9 @@ INSTANTIATE_TEST_SUITE_P(Bounds, CliSafety, ::testing::ValuesIn(kBounds), row_na
 
 // ---- 5: names ---------------------------------------------------------------------------
 
-void named(const fs::path& d, const std::string& yaml_name) { put(d / "s.yaml", replace(kTiny, "name: tiny", "name: " + yaml_name)); }
+void named(const fs::path& d, const std::string& yaml_name) {
+  put(d / "s.yaml", replace(kTiny, "name: tiny", "name: " + yaml_name));
+}
 
 void no_partial_left(const fs::path& d, const Result&) {
   for (const auto& e : fs::directory_iterator(d))
@@ -351,8 +362,7 @@ const Case kNames[] = {
     {"1 MB name (issue: fails at write time)", [](const fs::path& d) { named(d, std::string(1 << 20, 'n')); },
      "run s.yaml --device sim --out r", 2, "the name has 1048576 characters; at most 128", no_partial_left},
     // No '/' in it: a scenario name holds no path separator (it names out/<name>).
-    {"markup in a name is escaped by every printer",
-     [](const fs::path& d) { named(d, "'<b>x<b> & \"q\", y'"); },
+    {"markup in a name is escaped by every printer", [](const fs::path& d) { named(d, "'<b>x<b> & \"q\", y'"); },
      "run s.yaml --device sim --out r", -2, nullptr,
      [](const fs::path& d, const Result& r) {
        const std::string want = "<b>x<b> & \"q\", y";
@@ -389,17 +399,19 @@ const Case kValidatePipes[] = {
      },
      "validate edited.json", 1, "no variant beside a baseline carries a prediction", nullptr},
     {"validate reads standard input", [](const fs::path& d) { our_run(d); }, "validate - < res/results.json", -2,
-     nullptr, [](const fs::path&, const Result& r) { EXPECT_NE(r.out.find("syncscope validate: -"), std::string::npos) << r.out; }},
-    {"run a scenario from process substitution, gzip", tiny,
-     "run <(gzip -c tiny.yaml) --device sim --out r", -2, nullptr,
-     [](const fs::path& d, const Result&) { EXPECT_TRUE(present(d / "r" / "results.json")); }},
+     nullptr,
+     [](const fs::path&, const Result& r) {
+       EXPECT_NE(r.out.find("syncscope validate: -"), std::string::npos) << r.out;
+     }},
+    {"run a scenario from process substitution, gzip", tiny, "run <(gzip -c tiny.yaml) --device sim --out r", -2,
+     nullptr, [](const fs::path& d, const Result&) { EXPECT_TRUE(present(d / "r" / "results.json")); }},
     {"GPU profile and config.json from pipes",
      [](const fs::path& d) {
        tiny(d);
        put(d / "config.json", kConfig);
      },
-     "run tiny.yaml --device sim --out r --gpu-profile <(cat " + (test::source_dir() / "model/profiles/B200.yaml").string() +
-         ") --hf-config <(gzip -c config.json)",
+     "run tiny.yaml --device sim --out r --gpu-profile <(cat " +
+         (test::source_dir() / "model/profiles/B200.yaml").string() + ") --hf-config <(gzip -c config.json)",
      -2, nullptr,
      [](const fs::path& d, const Result&) {
        EXPECT_EQ(nlohmann::json::parse(slurp(d / "r" / "results.json"))["mode"], "simulated");
@@ -413,15 +425,13 @@ INSTANTIATE_TEST_SUITE_P(ValidatePipes, CliSafety, ::testing::ValuesIn(kValidate
 #ifdef SYNCSCOPE_TEST_HAVE_TRACER
 const Case kTrace[] = {
     {"trace --output an empty directory --force (issue: replaced by a file)",
-     [](const fs::path& d) { fs::create_directory(d / "emptydir"); },
-     "trace --output emptydir --force -- true", 2, "is a directory",
-     [](const fs::path& d, const Result&) { EXPECT_TRUE(fs::is_directory(d / "emptydir")); }},
+     [](const fs::path& d) { fs::create_directory(d / "emptydir"); }, "trace --output emptydir --force -- true", 2,
+     "is a directory", [](const fs::path& d, const Result&) { EXPECT_TRUE(fs::is_directory(d / "emptydir")); }},
     {"program that cannot start: no trace, non-zero (issue: wrote one)", nullptr,
      "trace --output t.json -- ./no-such-program", 127, "could not be started",
      [](const fs::path& d, const Result&) { EXPECT_FALSE(present(d / "t.json")); }},
     {"program's own non-zero status wins", nullptr, "trace --output t.json -- sh -c 'exit 3'", 3, nullptr, nullptr},
-    {"no trace written, program exit 0 (issue: exit 0)",
-     [](const fs::path& d) { fs::create_directory(d / "gone"); },
+    {"no trace written, program exit 0 (issue: exit 0)", [](const fs::path& d) { fs::create_directory(d / "gone"); },
      "trace --output gone/t.json -- rm -rf gone", 1, "no trace was written", nullptr},
     {"a program without CUDA gets an empty trace saying so", nullptr, "trace --output t.json -- true", 0,
      "never initialized CUDA", [](const fs::path& d, const Result&) { EXPECT_TRUE(present(d / "t.json")); }},
@@ -433,22 +443,22 @@ INSTANTIATE_TEST_SUITE_P(Trace, CliSafety, ::testing::ValuesIn(kTrace), row_name
 
 const Case kSmall[] = {
     {"predict --samples 0 (issue: intervals collapse)", nullptr,
-     "predict --fix packing --layers 16 --per-layer-ms 13.7 --samples 0", 2, "--samples: '0': expected an integer in 100..",
-     nullptr},
+     "predict --fix packing --layers 16 --per-layer-ms 13.7 --samples 0", 2,
+     "--samples: '0': expected an integer in 100..", nullptr},
     {"predict --prefetch-depth 0 (issue: silently 2)", nullptr,
      "predict --fix offload --layers 16 --copy-ms 2 --compute-ms 3 --prefetch-depth 0", 2,
      "--prefetch-depth: '0': expected an integer in 2..1024", nullptr},
     {"predict --slowdown 1e9 (issue: accepted)", nullptr,
      "predict --fix offload --layers 16 --copy-ms 2 --compute-ms 3 --slowdown 1e9", 2, "--slowdown '1e9': at most 10",
      nullptr},
-    {"predict --layers -16 (issue: says needs --layers)", nullptr, "predict --fix packing --layers -16 --per-layer-ms 13.7",
-     2, "--layers: '-16': expected an integer in 1..1024",
+    {"predict --layers -16 (issue: says needs --layers)", nullptr,
+     "predict --fix packing --layers -16 --per-layer-ms 13.7", 2, "--layers: '-16': expected an integer in 1..1024",
      [](const fs::path&, const Result& r) { EXPECT_EQ(r.err.find("needs --layers"), std::string::npos) << r.err; }},
     {"predict --gpu DIR (issue: says no such file)", [](const fs::path& d) { fs::create_directory(d / "profiles"); },
      "predict --fix packing --layers 16 --per-layer-ms 13.7 --gpu profiles", 2, "'profiles': is a directory", nullptr},
     {"analyze --pid 999999 (issue: says no CUDA runtime calls)", nullptr,
-     "analyze " + test::fixture("traces/kineto_all_categories.json").string() + " --pid 999999", 2,
-     "--pid 999999: ", [](const fs::path&, const Result& r) {
+     "analyze " + test::fixture("traces/kineto_all_categories.json").string() + " --pid 999999", 2, "--pid 999999: ",
+     [](const fs::path&, const Result& r) {
        EXPECT_NE(r.err.find("has no host records of that process; its processes: "), std::string::npos) << r.err;
      }},
     {"convert --format binary is not offered", nullptr, "convert --help", 0, nullptr,
@@ -466,7 +476,8 @@ const Case kSmall[] = {
     {"duplicate key in config.json (issue: last wins)",
      [](const fs::path& d) {
        tiny(d);
-       put(d / "config.json", replace(kConfig, "\"vocab_size\": 1000", "\"vocab_size\": 1000,\n  \"hidden_size\": 512"));
+       put(d / "config.json",
+           replace(kConfig, "\"vocab_size\": 1000", "\"vocab_size\": 1000,\n  \"hidden_size\": 512"));
      },
      "run tiny.yaml --device sim --out r --hf-config config.json", 2,
      "config.json:9:3: hidden_size: duplicate key (first at line 3, column 3); give it once", nullptr},

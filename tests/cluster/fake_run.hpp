@@ -46,15 +46,15 @@ measure:
 )";
 }
 
-inline RunResults template_results() {
-  RunResults r;
+inline model::RunResults template_results() {
+  model::RunResults r;
   r.mode = "simulated";
   r.env.gpu = "H200";
   r.env.gpu_profile = "H200";
   r.env.commit = "test";
   r.env.date_utc = "2026-12-01T00:00:00Z";
   for (const char* v : {"rebuild", "cached"}) {
-    VariantResult x;
+    model::VariantResult x;
     x.scenario = "tiny";
     x.fix = "packing";
     x.variant = v;
@@ -76,27 +76,42 @@ class FakeRun {
   explicit FakeRun(std::filesystem::path dir) : dir_(std::move(dir)) {
     std::filesystem::create_directories(dir_ / "ctl");
     const auto r = template_results();
-    write_file_atomic(dir_ / "results.json", results_to_json(r), true);
-    write_file_atomic(dir_ / "results.csv", results_to_csv(r), true);
+    write_file_atomic(dir_ / "results.json", model::results_to_json(r), true);
+    write_file_atomic(dir_ / "results.csv", model::results_to_csv(r), true);
     const std::string d = dir_.string(), c = (dir_ / "ctl").string();
-    write_executable(dir_ / "syncscope", "#!/bin/bash\n"
-                                         "out=''\n"
-                                         "while [ $# -gt 0 ]; do [ \"$1\" = --out ] && out=$2; shift; done\n"
-                                         "name=$(basename \"$out\")\n"
-                                         "echo \"run $name\" >> '" + d + "/runs.log'\n"
-                                         "echo \"syncscope run: simulated mode, writing $out\" >&2\n"
-                                         "[ -e '" + c + "/sleep-'$name ] && sleep $(cat '" + c + "/sleep-'$name)\n"
-                                         "if [ -e '" + c + "/fail-'$name ]; then echo \"syncscope: error: $(cat '" + c + "/fail-'$name)\" >&2; exit 2; fi\n"
-                                         "p=\"$out.partial-$$\"; mkdir -p \"$p\"\n"
-                                         // The owner marker core/output_policy reads (no start time: a gone pid is enough).
-                                         "printf 'syncscope partial results v1\\npid %s\\nhost %s\\nboot %s\\n' $$ \"$(hostname)\" "
-                                         "\"$(cat /proc/sys/kernel/random/boot_id)\" > \"$p/.syncscope-partial\"\n"
-                                         "cp '" + d + "/results.json' \"$p/\"\n"
-                                         "[ -e '" + c + "/kill-'$name ] && kill -9 $$\n"
-                                         "cp '" + d + "/results.csv' \"$p/\"\n"
-                                         "rm \"$p/.syncscope-partial\"; mv \"$p\" \"$out\"\n"
-                                         "[ -e '" + c + "/verdict-'$name ] && exit 1\n"
-                                         "exit 0\n");
+    write_executable(dir_ / "syncscope",
+                     "#!/bin/bash\n"
+                     "out=''\n"
+                     "while [ $# -gt 0 ]; do [ \"$1\" = --out ] && out=$2; shift; done\n"
+                     "name=$(basename \"$out\")\n"
+                     "echo \"run $name\" >> '" +
+                         d +
+                         "/runs.log'\n"
+                         "echo \"syncscope run: simulated mode, writing $out\" >&2\n"
+                         "[ -e '" +
+                         c + "/sleep-'$name ] && sleep $(cat '" + c +
+                         "/sleep-'$name)\n"
+                         "if [ -e '" +
+                         c + "/fail-'$name ]; then echo \"syncscope: error: $(cat '" + c +
+                         "/fail-'$name)\" >&2; exit 2; fi\n"
+                         "p=\"$out.partial-$$\"; mkdir -p \"$p\"\n"
+                         // The owner marker core/output_policy reads (no start time: a gone pid is enough).
+                         "printf 'syncscope partial results v1\\npid %s\\nhost %s\\nboot %s\\n' $$ \"$(hostname)\" "
+                         "\"$(cat /proc/sys/kernel/random/boot_id)\" > \"$p/.syncscope-partial\"\n"
+                         "cp '" +
+                         d +
+                         "/results.json' \"$p/\"\n"
+                         "[ -e '" +
+                         c +
+                         "/kill-'$name ] && kill -9 $$\n"
+                         "cp '" +
+                         d +
+                         "/results.csv' \"$p/\"\n"
+                         "rm \"$p/.syncscope-partial\"; mv \"$p\" \"$out\"\n"
+                         "[ -e '" +
+                         c +
+                         "/verdict-'$name ] && exit 1\n"
+                         "exit 0\n");
   }
   std::filesystem::path exe() const { return dir_ / "syncscope"; }
   void set(const std::string& what, const std::string& task, const std::string& content = "x") const {

@@ -28,22 +28,44 @@ class FakeSlurm {
   explicit FakeSlurm(std::filesystem::path dir) : dir_(std::move(dir)) {
     std::filesystem::create_directories(dir_);
     const std::string d = dir_.string();
-    write_executable(dir_ / "sbatch", "#!/bin/sh\n"
-                                      "echo \"sbatch $*\" >> '" + d + "/calls.log'\n"
-                                      "[ -e '" + d + "/sbatch.fail' ] && { echo 'sbatch: error: Batch job submission failed: Invalid partition name specified' >&2; exit 1; }\n"
-                                      "n=$(cat '" + d + "/next' 2>/dev/null || echo 100)\n"
-                                      "echo $((n+1)) > '" + d + "/next'\n"
-                                      "echo \"$n\"\n");
-    write_executable(dir_ / "squeue", "#!/bin/sh\n"
-                                      "echo \"squeue $*\" >> '" + d + "/calls.log'\n"
-                                      "[ -e '" + d + "/squeue.fail' ] && exit 1\n"
-                                      "cat '" + d + "/squeue.txt' 2>/dev/null\n"
-                                      "exit 0\n");
-    write_executable(dir_ / "scontrol", "#!/bin/sh\n"
-                                        "echo \"scontrol $*\" >> '" + d + "/calls.log'\n"
-                                        "f='" + d + "/scontrol-'\"$4\"'.txt'\n"
-                                        "[ -e \"$f\" ] || { echo 'slurm_load_jobs error: Invalid job id specified' >&2; exit 1; }\n"
-                                        "cat \"$f\"\n");
+    write_executable(dir_ / "sbatch",
+                     "#!/bin/sh\n"
+                     "echo \"sbatch $*\" >> '" +
+                         d +
+                         "/calls.log'\n"
+                         "[ -e '" +
+                         d +
+                         "/sbatch.fail' ] && { echo 'sbatch: error: Batch job submission failed: Invalid partition "
+                         "name specified' >&2; exit 1; }\n"
+                         "n=$(cat '" +
+                         d +
+                         "/next' 2>/dev/null || echo 100)\n"
+                         "echo $((n+1)) > '" +
+                         d +
+                         "/next'\n"
+                         "echo \"$n\"\n");
+    write_executable(dir_ / "squeue",
+                     "#!/bin/sh\n"
+                     "echo \"squeue $*\" >> '" +
+                         d +
+                         "/calls.log'\n"
+                         "[ -e '" +
+                         d +
+                         "/squeue.fail' ] && exit 1\n"
+                         "cat '" +
+                         d +
+                         "/squeue.txt' 2>/dev/null\n"
+                         "exit 0\n");
+    write_executable(dir_ / "scontrol",
+                     "#!/bin/sh\n"
+                     "echo \"scontrol $*\" >> '" +
+                         d +
+                         "/calls.log'\n"
+                         "f='" +
+                         d +
+                         "/scontrol-'\"$4\"'.txt'\n"
+                         "[ -e \"$f\" ] || { echo 'slurm_load_jobs error: Invalid job id specified' >&2; exit 1; }\n"
+                         "cat \"$f\"\n");
   }
   cluster::SlurmTools tools() const {
     cluster::SlurmTools t;

@@ -91,9 +91,8 @@ TEST(Process, ASignalToUsReachesTheProgramsWholeGroup) {
 
 TEST(Process, GroupRunSetsTheEnvironmentAndSaysWhenExecFails) {
   test::TempDir d;
-  const GroupRun g = run_in_process_group(
-      {"sh", "-c", "echo \"$A|${B-unset}|$MYPID\" > " + (d / "env").string()}, {{"A", "1"}, {"B", std::nullopt}},
-      "MYPID");
+  const GroupRun g = run_in_process_group({"sh", "-c", "echo \"$A|${B-unset}|$MYPID\" > " + (d / "env").string()},
+                                          {{"A", "1"}, {"B", std::nullopt}}, "MYPID");
   EXPECT_TRUE(g.result.ok()) << g.result.describe();
   const std::string env = read_file(d / "env");
   EXPECT_EQ(env.substr(0, 8), "1|unset|");

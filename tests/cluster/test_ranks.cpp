@@ -20,10 +20,10 @@ TEST(RankFromFileName, FindsRankWithSeparatorsAndCase) {
 }
 
 TEST(RankFromFileName, IgnoresWordsThatOnlyContainRank) {
-  EXPECT_FALSE(rank_from_file_name("frank3.json"));       // a letter before "rank"
+  EXPECT_FALSE(rank_from_file_name("frank3.json"));  // a letter before "rank"
   EXPECT_FALSE(rank_from_file_name("node0_1234.1700000000000000000.pt.trace.json"));
   EXPECT_FALSE(rank_from_file_name("rank.json"));
-  EXPECT_FALSE(rank_from_file_name("ranking-2.json"));   // "ranki..." is not rank + digits
+  EXPECT_FALSE(rank_from_file_name("ranking-2.json"));        // "ranki..." is not rank + digits
   EXPECT_FALSE(rank_from_file_name("rank99999999999.json"));  // beyond any job's ranks
   // The first usable "rank<N>" wins.
   EXPECT_EQ(rank_from_file_name("cranky_rank4.json"), 4);
@@ -190,7 +190,7 @@ TEST(SummarizeRanks, EmptyIsEmpty) {
 
 TEST(RankRowFromAnalysis, MediansOverStepsElseTheWholeTrace) {
   test::TraceBuilder b;
-  b.kernel(0, 7, 100, 400);  // step 0: busy 300
+  b.kernel(0, 7, 100, 400);    // step 0: busy 300
   b.kernel(0, 7, 1100, 1200);  // step 1: busy 100
   b.kernel(0, 7, 2100, 2300);  // step 2: busy 200
   for (int k = 0; k < 3; ++k) b.annotation("ProfilerStep#" + std::to_string(k), 1000 * k, 1000 * k + 1000);

@@ -22,7 +22,8 @@ TEST(Slurm, OptionsAreSlurmsSyntaxOnly) {
     return std::string();
   };
   EXPECT_EQ(bad({"gpu,debug", "gpu:h100:2,shard:1", "1-00:30:00"}), "");
-  for (const char* t : {"30", "30:00", "01:00:00", "2-12", "2-12:30", "UNLIMITED"}) EXPECT_EQ(bad({"", "", t}), "") << t;
+  for (const char* t : {"30", "30:00", "01:00:00", "2-12", "2-12:30", "UNLIMITED"})
+    EXPECT_EQ(bad({"", "", t}), "") << t;
   EXPECT_NE(bad({"gpu\ntouch x", "", ""}).find("--partition"), std::string::npos);
   EXPECT_NE(bad({"gpu x", "", ""}).find("--partition"), std::string::npos);
   EXPECT_NE(bad({"", "gpu:1;id", ""}).find("--gres"), std::string::npos);

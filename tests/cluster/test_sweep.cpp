@@ -298,8 +298,8 @@ TEST(SlurmSweep, OneArrayPerConstraintThenTheReportJobAfterAll) {
   EXPECT_NE(calls[2].find("--dependency=afterany:100:101 "), std::string::npos) << calls[2];
   EXPECT_NE(calls[2].find("slurm/report.sh"), std::string::npos) << calls[2];
   const std::string task = read_file(e.d / "sweep" / "slurm" / "task.sh");
-  for (const char* line : {"#SBATCH --partition=gpu\n", "#SBATCH --gres=gpu:1\n", "#SBATCH --time=01:00:00\n",
-                           "job sweep-task "})
+  for (const char* line :
+       {"#SBATCH --partition=gpu\n", "#SBATCH --gres=gpu:1\n", "#SBATCH --time=01:00:00\n", "job sweep-task "})
     EXPECT_NE(task.find(line), std::string::npos) << line << "\n" << task;
   EXPECT_EQ(read_file(e.d / "sweep" / "slurm" / "report.sh").find("--gres"), std::string::npos);
   EXPECT_TRUE(e.run.runs().empty());  // nothing ran here

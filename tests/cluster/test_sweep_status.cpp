@@ -39,7 +39,8 @@ struct Env {
     r.tools = this->slurm.tools();
     return r;
   }
-  void status(const std::string& task, const std::string& state, const std::string& job, const std::string& extra = "") {
+  void status(const std::string& task, const std::string& state, const std::string& job,
+              const std::string& extra = "") {
     fs::create_directories(d / "sweep" / "status");
     write_file_atomic(d / "sweep" / "status" / (task + ".json"),
                       "{\"state\": \"" + state + "\", \"reason\": \"\", \"job\": \"" + job +

@@ -23,8 +23,13 @@ TEST(Bounds, NsChecked) {
   struct Row {
     double in;
     bool ok;
-  } rows[] = {{0, true},   {1.4, true},  {1e18, true}, {4.7e18, false}, {1e300, false},
-              {-1, false}, {std::numeric_limits<double>::quiet_NaN(), false},
+  } rows[] = {{0, true},
+              {1.4, true},
+              {1e18, true},
+              {4.7e18, false},
+              {1e300, false},
+              {-1, false},
+              {std::numeric_limits<double>::quiet_NaN(), false},
               {std::numeric_limits<double>::infinity(), false}};
   for (const auto& r : rows) EXPECT_EQ(bounds::ns_checked(r.in).has_value(), r.ok) << r.in;
   EXPECT_EQ(*bounds::ns_checked(1.4), 1);

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include <unistd.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>

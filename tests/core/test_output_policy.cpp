@@ -72,18 +72,43 @@ TEST_P(OutputFileTable, PlanAndWrite) {
 
 const FileCase kFileCases[] = {
     {"missing file", [](const fs::path& d) { return d / "out.json"; }, false, nullptr, false},
-    {"regular file without --force", [](const fs::path& d) { touch(d / "out.json"); return d / "out.json"; }, false,
-     "already exists", false},
-    {"regular file with --force", [](const fs::path& d) { touch(d / "out.json"); return d / "out.json"; }, true,
-     nullptr, false},
-    {"directory", [](const fs::path& d) { fs::create_directory(d / "out"); return d / "out"; }, true,
-     "a directory is never replaced by a file", false},
-    {"empty directory without --force", [](const fs::path& d) { fs::create_directory(d / "out"); return d / "out"; },
+    {"regular file without --force",
+     [](const fs::path& d) {
+       touch(d / "out.json");
+       return d / "out.json";
+     },
+     false, "already exists", false},
+    {"regular file with --force",
+     [](const fs::path& d) {
+       touch(d / "out.json");
+       return d / "out.json";
+     },
+     true, nullptr, false},
+    {"directory",
+     [](const fs::path& d) {
+       fs::create_directory(d / "out");
+       return d / "out";
+     },
+     true, "a directory is never replaced by a file", false},
+    {"empty directory without --force",
+     [](const fs::path& d) {
+       fs::create_directory(d / "out");
+       return d / "out";
+     },
      false, "is a directory", false},
     {"missing directory", [](const fs::path& d) { return d / "no" / "out.json"; }, true, "does not exist", false},
-    {"parent is a file", [](const fs::path& d) { touch(d / "f"); return d / "f" / "out.json"; }, true,
-     "not a directory", false},
-    {"FIFO", [](const fs::path& d) { ::mkfifo((d / "p").c_str(), 0600); return d / "p"; }, false, nullptr, true},
+    {"parent is a file",
+     [](const fs::path& d) {
+       touch(d / "f");
+       return d / "f" / "out.json";
+     },
+     true, "not a directory", false},
+    {"FIFO",
+     [](const fs::path& d) {
+       ::mkfifo((d / "p").c_str(), 0600);
+       return d / "p";
+     },
+     false, nullptr, true},
     {"/dev/null", [](const fs::path&) { return fs::path("/dev/null"); }, false, nullptr, true},
     {"-", [](const fs::path&) { return fs::path("-"); }, false, nullptr, true},
     {"/dev/stdout", [](const fs::path&) { return fs::path("/dev/stdout"); }, false, nullptr, true},
@@ -240,9 +265,23 @@ TEST_P(OutputDirTable, Plan) {
 
 const DirCase kDirCases[] = {
     {"missing", [](const fs::path& d) { return d / "res"; }, false, nullptr},
-    {"ours without --force", [](const fs::path& d) { make_ours(d / "res"); return d / "res"; }, false, "exists"},
-    {"ours with --force", [](const fs::path& d) { make_ours(d / "res"); return d / "res"; }, true, nullptr},
-    {"ours with a trailing slash", [](const fs::path& d) { make_ours(d / "res"); return fs::path((d / "res").string() + "/"); },
+    {"ours without --force",
+     [](const fs::path& d) {
+       make_ours(d / "res");
+       return d / "res";
+     },
+     false, "exists"},
+    {"ours with --force",
+     [](const fs::path& d) {
+       make_ours(d / "res");
+       return d / "res";
+     },
+     true, nullptr},
+    {"ours with a trailing slash",
+     [](const fs::path& d) {
+       make_ours(d / "res");
+       return fs::path((d / "res").string() + "/");
+     },
      true, nullptr},
     {"a user's directory",
      [](const fs::path& d) {
@@ -251,8 +290,12 @@ const DirCase kDirCases[] = {
        return d / "notarun";
      },
      true, "not a syncscope results directory"},
-    {"an empty directory", [](const fs::path& d) { fs::create_directory(d / "res"); return d / "res"; }, true,
-     "not a syncscope results directory"},
+    {"an empty directory",
+     [](const fs::path& d) {
+       fs::create_directory(d / "res");
+       return d / "res";
+     },
+     true, "not a syncscope results directory"},
     {"ours plus the user's notes",
      [](const fs::path& d) {
        make_ours(d / "res");
@@ -274,7 +317,12 @@ const DirCase kDirCases[] = {
        return d / "res";
      },
      true, "not a syncscope results directory"},
-    {"a regular file", [](const fs::path& d) { touch(d / "res"); return d / "res"; }, true, "a regular file"},
+    {"a regular file",
+     [](const fs::path& d) {
+       touch(d / "res");
+       return d / "res";
+     },
+     true, "a regular file"},
     {"the current directory holding a scenario",
      [](const fs::path& d) {
        make_ours(d);
@@ -390,9 +438,11 @@ TEST(StalePartials, RemovesThoseOfDeadRunsOnThisHostOnly) {
   test::TempDir dir;
   const fs::path target = dir / "res";
   const std::string dead = std::to_string(dead_pid());
-  const fs::path stale = fake_partial(target, dead + "-aaaaaa", [&](std::string t) { return replace_line(t, "pid", dead); });
-  const fs::path reused =
-      fake_partial(target, "1-bbbbbb", [&](std::string t) { return replace_line(t, "start", "12345"); });  // our pid, other start
+  const fs::path stale =
+      fake_partial(target, dead + "-aaaaaa", [&](std::string t) { return replace_line(t, "pid", dead); });
+  const fs::path reused = fake_partial(target, "1-bbbbbb", [&](std::string t) {
+    return replace_line(t, "start", "12345");
+  });  // our pid, other start
   const fs::path rebooted = fake_partial(target, dead + "-cccccc", [&](std::string t) {
     return replace_line(replace_line(t, "pid", std::to_string(::getpid())), "boot", "another-boot");
   });

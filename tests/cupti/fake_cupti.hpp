@@ -18,9 +18,9 @@ namespace syncscope::cupti_detail::test {
 class FakeCupti final : public CuptiApi {
  public:
   // ---- configuration (set before use) ----
-  std::uint32_t api_version = 130001;           // CUDA 13.0's CUPTI_API_VERSION
+  std::uint32_t api_version = 130001;  // CUDA 13.0's CUPTI_API_VERSION
   std::set<CUpti_CallbackId> refused_driver_cbids;
-  std::size_t dropped_per_query = 0;             // returned by each dropped_records call
+  std::size_t dropped_per_query = 0;                 // returned by each dropped_records call
   std::map<std::int32_t, DeviceProperties> devices;  // what the "driver" knows
 
   // ---- what was asked ----

@@ -344,7 +344,8 @@ TEST(CuptiDecoder, ApiCallsAreNamedAndLinkedToTheirKernels) {
   auto ss = api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, 516, 1'600, 9'100);
   ss.returnValue = 0;
   b.add(ss);
-  auto pt = api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_ptsz_v7000, 517, 9'200, 9'300);
+  auto pt =
+      api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_ptsz_v7000, 517, 9'200, 9'300);
   pt.returnValue = 700;  // an error code is kept as is
   b.add(pt);
   b.add(api(CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2, 518, 9'400, 9'500));

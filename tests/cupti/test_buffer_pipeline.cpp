@@ -113,8 +113,8 @@ TEST(BufferPipeline, PastTheCapBuffersComeFromTheReserveThenAnywayAndAreCounted)
   }
   p.drain();
   s = p.stats();
-  EXPECT_EQ(sink.decoded, 10u + 11u);         // the two buffers within the cap
-  EXPECT_EQ(s.lost_to_cap, 12u + 13u);        // counted, not decoded
+  EXPECT_EQ(sink.decoded, 10u + 11u);   // the two buffers within the cap
+  EXPECT_EQ(s.lost_to_cap, 12u + 13u);  // counted, not decoded
   EXPECT_EQ(s.records_decoded, 21u);
   EXPECT_EQ(s.peak_bytes, 4u * 4096u);
   // The reserve is back for the next overflow; the past-cap buffer was freed.

@@ -29,8 +29,9 @@ int main() {
     const std::int64_t N = 64, K = 64, M = 32, E = 4;
     torch::Tensor a = torch::randn({N, K}, dev).requires_grad_(true);
     torch::Tensor b = torch::randn({E, K, M}, dev).requires_grad_(true);
-    const torch::Tensor offs = torch::tensor(std::vector<std::int32_t>(ends.begin(), ends.end()),
-                                             torch::TensorOptions().dtype(torch::kInt32)).to(torch::kCUDA);
+    const torch::Tensor offs =
+        torch::tensor(std::vector<std::int32_t>(ends.begin(), ends.end()), torch::TensorOptions().dtype(torch::kInt32))
+            .to(torch::kCUDA);
     const torch::Tensor y = sk::detail::grouped_mm(a, b, offs, N);
     y.sum().backward();  // a stride-0 gradient, the case the stride rules refuse
     torch::cuda::synchronize();
@@ -49,8 +50,8 @@ int main() {
     };
     const double dy = rel(y.detach(), torch::cat(parts).detach()), da = rel(a.grad(), a32.grad()),
                  db = rel(b.grad(), b32.grad());
-    std::printf("grouped_mm on CUDA: max relative difference y %.3g, dA %.3g, dB %.3g; backward fallbacks %llu\n",
-                dy, da, db, static_cast<unsigned long long>(sk::detail::grouped_mm_backward_fallbacks()));
+    std::printf("grouped_mm on CUDA: max relative difference y %.3g, dA %.3g, dB %.3g; backward fallbacks %llu\n", dy,
+                da, db, static_cast<unsigned long long>(sk::detail::grouped_mm_backward_fallbacks()));
     if (!(dy < 2e-2 && da < 2e-2 && db < 2e-2)) {
       std::printf("grouped_mm disagrees with per-group matmuls\n");
       return 1;

@@ -12,18 +12,18 @@ namespace {
 
 using Key = std::tuple<std::string, std::string, std::string, int>;
 
-Key key_of(const VariantResult& v) { return {v.scenario, v.fix, v.variant, v.layers}; }
+Key key_of(const model::VariantResult& v) { return {v.scenario, v.fix, v.variant, v.layers}; }
 
 }  // namespace
 
-SyncCountComparison compare_sync_counts(const RunResults& measured, const std::string& measured_source,
-                                        const RunResults& program, const std::string& program_source) {
+SyncCountComparison compare_sync_counts(const model::RunResults& measured, const std::string& measured_source,
+                                        const model::RunResults& program, const std::string& program_source) {
   SyncCountComparison c;
   c.measured_source = measured_source;
   c.measured_mode = measured.mode;
   c.program_source = program_source;
   c.program_mode = program.mode;
-  std::map<Key, const VariantResult*> by_key;
+  std::map<Key, const model::VariantResult*> by_key;
   for (const auto& v : program.variants) by_key.emplace(key_of(v), &v);
   for (const auto& m : measured.variants) {
     auto it = by_key.find(key_of(m));

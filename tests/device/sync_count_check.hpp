@@ -34,8 +34,8 @@ struct SyncCountComparison {
 };
 
 // Joins on (scenario, fix, variant, layers).
-SyncCountComparison compare_sync_counts(const RunResults& measured, const std::string& measured_source,
-                                        const RunResults& program, const std::string& program_source);
+SyncCountComparison compare_sync_counts(const model::RunResults& measured, const std::string& measured_source,
+                                        const model::RunResults& program, const std::string& program_source);
 
 std::string sync_counts_to_json(const SyncCountComparison& c);
 std::string sync_counts_to_text(const SyncCountComparison& c);

@@ -17,8 +17,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    const RunResults measured = read_results(argv[1]);
-    const RunResults program = read_results(argv[2]);
+    const model::RunResults measured = model::read_results(argv[1]);
+    const model::RunResults program = model::read_results(argv[2]);
     const gpucheck::SyncCountComparison c = gpucheck::compare_sync_counts(measured, argv[1], program, argv[2]);
     std::fputs(gpucheck::sync_counts_to_text(c).c_str(), stdout);
     if (argc == 5) write_file_atomic(argv[4], gpucheck::sync_counts_to_json(c));

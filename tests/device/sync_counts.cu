@@ -47,8 +47,7 @@ SyncWorkloadReport run_sync_workload(const SyncWorkload& w, void (*before_worklo
   float* pageable = static_cast<float*>(std::malloc(kN * sizeof(float)));
   cudaStream_t main_stream = nullptr, copy_stream = nullptr;
   cudaEvent_t ev = nullptr, k0 = nullptr, k1 = nullptr, c0 = nullptr, c1 = nullptr;
-  bool fine = pageable != nullptr &&
-              ok(cudaMalloc(&dev, kN * sizeof(float)), "cudaMalloc") &&
+  bool fine = pageable != nullptr && ok(cudaMalloc(&dev, kN * sizeof(float)), "cudaMalloc") &&
               ok(cudaMalloc(&dev_big, w.h2d_bytes), "cudaMalloc") &&
               ok(cudaMallocHost(&pinned, w.h2d_bytes), "cudaMallocHost") &&
               ok(cudaMemset(dev, 0, kN * sizeof(float)), "cudaMemset") &&
@@ -69,7 +68,8 @@ SyncWorkloadReport run_sync_workload(const SyncWorkload& w, void (*before_worklo
     }
     for (int i = 0; i < w.event_syncs && fine; ++i) {
       touch<<<grid, block, 0, main_stream>>>(dev, kN);
-      fine = ok(cudaEventRecord(ev, main_stream), "cudaEventRecord") && ok(cudaEventSynchronize(ev), "cudaEventSynchronize");
+      fine = ok(cudaEventRecord(ev, main_stream), "cudaEventRecord") &&
+             ok(cudaEventSynchronize(ev), "cudaEventSynchronize");
     }
     for (int i = 0; i < w.pageable_copies && fine; ++i) {
       fine = ok(cudaMemcpyAsync(pageable, dev, kN * sizeof(float), cudaMemcpyDeviceToHost, main_stream),

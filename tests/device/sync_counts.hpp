@@ -8,17 +8,17 @@
 namespace syncscope::device_test {
 
 struct SyncWorkload {
-  int stream_syncs = 5;       // N x cudaStreamSynchronize (each after a small kernel)
-  int event_syncs = 4;        // M x cudaEventRecord + cudaEventSynchronize
-  int pageable_copies = 3;    // K x cudaMemcpyAsync device -> malloc'd host memory, no sync after
-  double long_kernel_ms = 20;  // the kernel the pinned H2D copy overlaps with
+  int stream_syncs = 5;                           // N x cudaStreamSynchronize (each after a small kernel)
+  int event_syncs = 4;                            // M x cudaEventRecord + cudaEventSynchronize
+  int pageable_copies = 3;                        // K x cudaMemcpyAsync device -> malloc'd host memory, no sync after
+  double long_kernel_ms = 20;                     // the kernel the pinned H2D copy overlaps with
   std::size_t h2d_bytes = std::size_t{32} << 20;  // the pinned copy on the side stream
 };
 
 // What the workload did, as the program saw it.
 struct SyncWorkloadReport {
   bool ok = false;
-  std::string error;                 // the first CUDA error, when !ok
+  std::string error;                   // the first CUDA error, when !ok
   double long_kernel_ms_measured = 0;  // by CUDA events around the long kernel
   double h2d_ms_measured = 0;          // by CUDA events around the pinned copy
 };

@@ -19,8 +19,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "sync_counts: %s\n", r.error.c_str());
     return 1;
   }
-  std::printf("sync_counts: %d stream syncs, %d event syncs, %d pageable D2H copies, 1 device sync; "
-              "long kernel %.2f ms, pinned H2D %.2f ms\n",
-              w.stream_syncs, w.event_syncs, w.pageable_copies, r.long_kernel_ms_measured, r.h2d_ms_measured);
+  std::printf(
+      "sync_counts: %d stream syncs, %d event syncs, %d pageable D2H copies, 1 device sync; "
+      "long kernel %.2f ms, pinned H2D %.2f ms\n",
+      w.stream_syncs, w.event_syncs, w.pageable_copies, r.long_kernel_ms_measured, r.h2d_ms_measured);
   return 0;
 }

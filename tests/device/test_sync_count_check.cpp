@@ -8,8 +8,8 @@
 namespace syncscope::gpucheck {
 namespace {
 
-VariantResult variant(const char* fix, const char* name, int layers, double syncs) {
-  VariantResult v;
+model::VariantResult variant(const char* fix, const char* name, int layers, double syncs) {
+  model::VariantResult v;
   v.scenario = "qwen3-0.6b";
   v.fix = fix;
   v.variant = name;
@@ -18,18 +18,20 @@ VariantResult variant(const char* fix, const char* name, int layers, double sync
   return v;
 }
 
-RunResults run(const char* mode, std::vector<VariantResult> variants) {
-  RunResults r;
+model::RunResults run(const char* mode, std::vector<model::VariantResult> variants) {
+  model::RunResults r;
   r.mode = mode;
   r.variants = std::move(variants);
   return r;
 }
 
 TEST(SyncCountCheck, EqualCountsMatchAndADifferenceIsReported) {
-  const RunResults measured = run("measured", {variant("packing", "rebuild", 28, 85), variant("packing", "cached", 28, 4),
-                                               variant("packing", "device", 28, 2)});
-  const RunResults program = run("simulated", {variant("packing", "device", 28, 1), variant("packing", "rebuild", 28, 85),
-                                               variant("packing", "cached", 28, 4)});
+  const model::RunResults measured =
+      run("measured", {variant("packing", "rebuild", 28, 85), variant("packing", "cached", 28, 4),
+                       variant("packing", "device", 28, 2)});
+  const model::RunResults program =
+      run("simulated", {variant("packing", "device", 28, 1), variant("packing", "rebuild", 28, 85),
+                        variant("packing", "cached", 28, 4)});
   const SyncCountComparison c = compare_sync_counts(measured, "m", program, "p");
   ASSERT_EQ(c.rows.size(), 3u);
   EXPECT_EQ(c.rows[0].variant, "rebuild");  // the measured run's order
@@ -44,8 +46,9 @@ TEST(SyncCountCheck, EqualCountsMatchAndADifferenceIsReported) {
 }
 
 TEST(SyncCountCheck, VariantsWithoutAProgramRunAreListedAndFailTheCheck) {
-  const RunResults measured = run("measured", {variant("packing", "rebuild", 28, 85), variant("packing", "rebuild", 16, 45)});
-  const RunResults program = run("simulated", {variant("packing", "rebuild", 28, 85)});
+  const model::RunResults measured =
+      run("measured", {variant("packing", "rebuild", 28, 85), variant("packing", "rebuild", 16, 45)});
+  const model::RunResults program = run("simulated", {variant("packing", "rebuild", 28, 85)});
   const SyncCountComparison c = compare_sync_counts(measured, "m", program, "p");
   EXPECT_EQ(c.matched, 1);
   ASSERT_EQ(c.without_program.size(), 1u);
@@ -55,8 +58,10 @@ TEST(SyncCountCheck, VariantsWithoutAProgramRunAreListedAndFailTheCheck) {
 }
 
 TEST(SyncCountCheck, GoldenPrinters) {
-  const RunResults measured = run("measured", {variant("packing", "rebuild", 28, 85), variant("packing", "device", 28, 2)});
-  const RunResults program = run("simulated", {variant("packing", "rebuild", 28, 85), variant("packing", "device", 28, 1)});
+  const model::RunResults measured =
+      run("measured", {variant("packing", "rebuild", 28, 85), variant("packing", "device", 28, 2)});
+  const model::RunResults program =
+      run("simulated", {variant("packing", "rebuild", 28, 85), variant("packing", "device", 28, 1)});
   const SyncCountComparison c = compare_sync_counts(measured, "run/qwen3-0.6b", program, "program/qwen3-0.6b");
   EXPECT_EQ(sync_counts_to_text(c),
             "syncs per step: measured run (run/qwen3-0.6b) vs step program (simulated run program/qwen3-0.6b)\n"

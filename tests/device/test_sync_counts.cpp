@@ -67,7 +67,7 @@ TEST_F(TracerDevice, SyncPointsAndOverlapOfAKnownWorkload) {
   EXPECT_EQ(count(by_api, "cudaMemcpyAsync"), static_cast<std::uint64_t>(w.pageable_copies));
   EXPECT_EQ(count(by_api, "cudaDeviceSynchronize"), 1u);
   EXPECT_GE(r.totals.h2d.fraction, 0.9) << "pinned H2D " << report.h2d_ms_measured << " ms during a "
-                                         << report.long_kernel_ms_measured << " ms kernel";
+                                        << report.long_kernel_ms_measured << " ms kernel";
   EXPECT_GT(r.totals.h2d.copy_ns, 0);
 }
 

@@ -20,8 +20,12 @@ inline Trace make_full_trace() {
   t.meta.clock = ClockBase::Monotonic;
   t.meta.base_time_ns = kT0 + 5;  // not a multiple of 1000, and after some records
   t.meta.unknown_categories = {{"Trace", 2}, {"(none)", 1}};
-  t.meta.extra = {{"host", "gpu-01"}, {"cupti_version", "130001"}, {"distributedInfo", R"({"rank": 3})"},
-                  {"traceEvents", "not at the top level"}, {"flag", "true"}, {"odd", " 5"}};
+  t.meta.extra = {{"host", "gpu-01"},
+                  {"cupti_version", "130001"},
+                  {"distributedInfo", R"({"rank": 3})"},
+                  {"traceEvents", "not at the top level"},
+                  {"flag", "true"},
+                  {"odd", " 5"}};
   DeviceProperties d;
   d.id = 1;
   d.name = "NVIDIA H200";
@@ -179,7 +183,7 @@ inline Trace make_full_trace() {
   };
   range(RangeKind::UserAnnotation, "ProfilerStep#0", 0, 10000);
   range(RangeKind::CpuOp, "aten::mm", 900, 2600);
-  range(RangeKind::CpuOp, "aten::mm_same", 900, 2600);  // identical interval
+  range(RangeKind::CpuOp, "aten::mm_same", 900, 2600);        // identical interval
   range(RangeKind::PythonFunction, "straddles", 2400, 3050);  // partially overlaps aten::mm and the API calls
   auto& nvtx = range(RangeKind::NvtxPushPop, "nvtx push", 3000, 3500);
   nvtx.domain = t.intern("my domain");

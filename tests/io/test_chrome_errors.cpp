@@ -31,7 +31,10 @@ std::string expect_error(std::string_view text) {
   return msg;
 }
 
-std::string event(std::string_view body) { return std::string(R"({"traceEvents": [{"ph":"X","cat":"cpu_op","name":"ok","pid":1,"tid":1,"ts":1,"dur":1},)") + std::string(body) + "]}"; }
+std::string event(std::string_view body) {
+  return std::string(R"({"traceEvents": [{"ph":"X","cat":"cpu_op","name":"ok","pid":1,"tid":1,"ts":1,"dur":1},)") +
+         std::string(body) + "]}";
+}
 
 TEST(ChromeErrors, WrongTypesNameTheFieldAndTheEvent) {
   auto m = expect_error(event(R"({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":true,"dur":1})"));
@@ -103,7 +106,7 @@ TEST(ChromeErrors, UnsortedInputIsFine) {
 TEST(ChromeErrors, MalformedJson) {
   const std::string good = event(R"({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1,"dur":1})");
   for (const char* body : {
-           R"({"ph":"X" "cat":"kernel"})",                                             // missing comma
+           R"({"ph":"X" "cat":"kernel"})",  // missing comma
            R"({"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":1,"args":{"x":[1,,2]}})",
            R"({"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":1,"zz":tru})",
            R"({"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":1,"zz":[}])",
@@ -114,7 +117,7 @@ TEST(ChromeErrors, MalformedJson) {
     EXPECT_NE(m.find("traceEvents[1]"), std::string::npos) << body << " -> " << m;
   }
   expect_error(std::string(R"([{"ph":"i","name":")") + "\xff\xfe" + R"(","ts":1}])");  // invalid UTF-8
-  expect_error(std::string(R"([{"ph":"i","name":"a)") + "\x01" + R"(","ts":1}])");  // raw control character
+  expect_error(std::string(R"([{"ph":"i","name":"a)") + "\x01" + R"(","ts":1}])");     // raw control character
   auto m = expect_error(R"({"traceEvents": [{"ph":"i","name":"a","ts":1},]})");
   EXPECT_NE(m.find("trailing ','"), std::string::npos) << m;
   m = expect_error(R"({"traceEvents": [{"ph":"i","name":"a","ts":1} {"ph":"i","name":"a","ts":1}]})");
@@ -137,7 +140,8 @@ TEST(ChromeErrors, MalformedJson) {
   EXPECT_NE(m.find("newer than this build"), std::string::npos) << m;
   m = expect_error(R"({"syncscope": {"schema_version": 1, "clock": "sundial"}, "traceEvents": []})");
   EXPECT_NE(m.find("unknown clock"), std::string::npos) << m;
-  m = expect_error(event(R"({"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":1,"args":{"syncscope":{"range_kind":"bogus"}}})"));
+  m = expect_error(event(
+      R"({"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":1,"args":{"syncscope":{"range_kind":"bogus"}}})"));
   EXPECT_NE(m.find("unknown range kind"), std::string::npos) << m;
 }
 
@@ -178,7 +182,11 @@ TEST(ChromeErrors, FilesThatAreNotTraces) {
   };
   EXPECT_NE(err("empty.json", "").find("empty file"), std::string::npos);
   EXPECT_NE(err("text.json", "hello world").find("not a trace file"), std::string::npos);
-  EXPECT_NE(err("binary.bin", std::string("\x7f" "ELF\x02\x01\x01\0\0\0", 10)).find("not a trace file"), std::string::npos);
+  EXPECT_NE(err("binary.bin", std::string("\x7f"
+                                          "ELF\x02\x01\x01\0\0\0",
+                                          10))
+                .find("not a trace file"),
+            std::string::npos);
   EXPECT_NE(err("number.json", "42").find("not a trace file"), std::string::npos);
 
   const std::string text = test::slurp(test::trace_fixture("kineto_all_categories.json"));

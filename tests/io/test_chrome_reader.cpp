@@ -321,7 +321,7 @@ TEST(ChromeReader, GzipIsRecognizedByContentNotName) {
   test::TempDir dir;
   const std::string text = test::slurp(trace_fixture("kineto_all_categories.json"));
   test::spit_gz(dir / "compressed.json", text);  // gzip data under a .json name
-  test::spit(dir / "plain.json.gz", text);        // plain JSON under a .gz name
+  test::spit(dir / "plain.json.gz", text);       // plain JSON under a .gz name
   const Trace plain = read_trace(trace_fixture("kineto_all_categories.json"));
   EXPECT_EQ(test::diff_traces(plain, read_trace(dir / "compressed.json")), "");
   EXPECT_EQ(test::diff_traces(plain, read_trace(dir / "plain.json.gz")), "");
@@ -334,7 +334,8 @@ TEST(ChromeReader, MultiMemberGzip) {
   test::spit_gz(dir / "a.gz", text.substr(0, half));
   test::spit_gz(dir / "b.gz", text.substr(half));
   test::spit(dir / "joined.json.gz", test::slurp(dir / "a.gz") + test::slurp(dir / "b.gz"));  // cat a.gz b.gz
-  EXPECT_EQ(test::diff_traces(read_trace(trace_fixture("kineto_all_categories.json")), read_trace(dir / "joined.json.gz")),
+  EXPECT_EQ(test::diff_traces(read_trace(trace_fixture("kineto_all_categories.json")),
+                              read_trace(dir / "joined.json.gz")),
             "");
 }
 

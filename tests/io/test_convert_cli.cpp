@@ -22,8 +22,8 @@ struct CliRun {
 
 CliRun convert(const test::TempDir& dir, const std::string& args) {
   const fs::path exe = fs::path(SYNCSCOPE_BINARY_DIR) / "cli" / "syncscope";
-  const std::string cmd =
-      "'" + exe.string() + "' convert " + args + " >'" + (dir / "stdout").string() + "' 2>'" + (dir / "stderr").string() + "'";
+  const std::string cmd = "'" + exe.string() + "' convert " + args + " >'" + (dir / "stdout").string() + "' 2>'" +
+                          (dir / "stderr").string() + "'";
   const int status = std::system(cmd.c_str());
   CliRun r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -87,11 +87,13 @@ TEST(ConvertCli, RefusesToOverwriteWithoutForce) {
 
 TEST(ConvertCli, BinaryFormatIsRefusedClearly) {
   test::TempDir dir;
-  const CliRun r = convert(dir, q(test::trace_fixture("chrome_array.json")) + " " + q(dir / "out.sstrace") + " --format binary");
+  const CliRun r =
+      convert(dir, q(test::trace_fixture("chrome_array.json")) + " " + q(dir / "out.sstrace") + " --format binary");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("binary"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir / "out.sstrace"));
-  const CliRun bad = convert(dir, q(test::trace_fixture("chrome_array.json")) + " " + q(dir / "o.json") + " --format xml");
+  const CliRun bad =
+      convert(dir, q(test::trace_fixture("chrome_array.json")) + " " + q(dir / "o.json") + " --format xml");
   EXPECT_EQ(bad.exit_code, 2);
 }
 

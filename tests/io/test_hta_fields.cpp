@@ -131,7 +131,7 @@ sim::SimOptions four_steps() {
 // A simulated trace: the same field set, and device properties from the H200 profile
 // ("... (Hopper, sm_90)", 132 SMs) instead of zeros.
 TEST(HtaFields, SimulatedTracesCarryTheFieldSetAndDeviceProperties) {
-  const Trace t = sim::simulate(simtest::item_loop_program(8), load_gpu_profile("H200"), four_steps());
+  const Trace t = sim::simulate(simtest::item_loop_program(8), model::load_gpu_profile("H200"), four_steps());
   const std::string out = chrome_json_string(t);
   expect_hta_field_set(out);
   const json doc = json::parse(out);
@@ -152,7 +152,7 @@ TEST(HtaFields, SimulatedTracesCarryTheFieldSetAndDeviceProperties) {
 // host slices all nest has no event on such a lane.
 TEST(HtaFields, SimulatedHostSlicesNestOnTheirThread) {
   for (const char* profile : {"H200", "GB10"}) {
-    const Trace t = sim::simulate(simtest::item_loop_program(8), load_gpu_profile(profile), four_steps());
+    const Trace t = sim::simulate(simtest::item_loop_program(8), model::load_gpu_profile(profile), four_steps());
     const json doc = json::parse(chrome_json_string(t));
     std::size_t host = 0;
     for (const auto& e : doc.at("traceEvents")) {
@@ -172,7 +172,7 @@ TEST(HtaFields, ComputeCapabilityFromEveryShippedProfile) {
   const std::pair<const char*, std::pair<int, int>> expected[] = {
       {"H100", {9, 0}}, {"H200", {9, 0}}, {"B200", {10, 0}}, {"GB10", {12, 1}}, {"RTX5090", {12, 0}}};
   for (const auto& [name, cc] : expected) {
-    const Trace t = sim::simulate(simtest::item_loop_program(1), load_gpu_profile(name), four_steps());
+    const Trace t = sim::simulate(simtest::item_loop_program(1), model::load_gpu_profile(name), four_steps());
     ASSERT_EQ(t.devices.size(), 1u) << name;
     EXPECT_EQ(t.devices[0].compute_major, cc.first) << name;
     EXPECT_EQ(t.devices[0].compute_minor, cc.second) << name;

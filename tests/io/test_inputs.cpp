@@ -140,13 +140,14 @@ TEST(Inputs, AnalyzeReadsProcessSubstitutionAndStdin) {
   gz_bytes(dir, fixture_text());
   const std::string gz = (dir / "t.json.gz").string();
   auto run = [&](const std::string& cmd) {
-    const std::string full = "bash -c \"" + cmd + "\" >'" + (dir / "out").string() + "' 2>'" + (dir / "err").string() + "'";
+    const std::string full =
+        "bash -c \"" + cmd + "\" >'" + (dir / "out").string() + "' 2>'" + (dir / "err").string() + "'";
     const int status = std::system(full.c_str());
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   };
   const std::string sy = "'" + exe.string() + "' analyze --format json ";
-  for (const std::string& cmd : {sy + "<(zcat '" + gz + "')", sy + "<(cat '" + gz + "')", "zcat '" + gz + "' | " + sy + "-",
-                                 "cat '" + gz + "' | " + sy + "-"}) {
+  for (const std::string& cmd : {sy + "<(zcat '" + gz + "')", sy + "<(cat '" + gz + "')",
+                                 "zcat '" + gz + "' | " + sy + "-", "cat '" + gz + "' | " + sy + "-"}) {
     EXPECT_EQ(run(cmd), 0) << cmd << ": " << test::slurp(dir / "err");
     EXPECT_NE(test::slurp(dir / "out").find("\"schema_version\""), std::string::npos) << cmd;
   }

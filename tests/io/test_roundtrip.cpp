@@ -5,10 +5,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "full_trace.hpp"
 #include "io_test_util.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/io/trace_io.hpp"
-#include "full_trace.hpp"
 #include "trace_compare.hpp"
 
 namespace syncscope {

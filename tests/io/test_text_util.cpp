@@ -29,7 +29,7 @@ TEST(ParseUsAsNs, ExponentsAndExtraDigitsRoundToNearestNs) {
   EXPECT_EQ(parse_us_as_ns("1.5e1"), 15000);
   EXPECT_EQ(parse_us_as_ns("15E-3"), 15);
   EXPECT_EQ(parse_us_as_ns("1e-9"), 0);
-  EXPECT_EQ(parse_us_as_ns("0.0015"), 2);     // 1.5 ns: half away from zero
+  EXPECT_EQ(parse_us_as_ns("0.0015"), 2);  // 1.5 ns: half away from zero
   EXPECT_EQ(parse_us_as_ns("0.0014999"), 1);
   EXPECT_EQ(parse_us_as_ns("-0.0015"), -2);
   EXPECT_EQ(parse_us_as_ns("2.25"), 2250);
@@ -37,7 +37,8 @@ TEST(ParseUsAsNs, ExponentsAndExtraDigitsRoundToNearestNs) {
 }
 
 TEST(ParseUsAsNs, RejectsMalformedTextAndOverflow) {
-  for (const char* bad : {"", "-", "1.", ".5", "1e", "1e+", "abc", "1.0x", "+1", "1 ", " 1", "0x10", "1..2", "--1", "true"})
+  for (const char* bad :
+       {"", "-", "1.", ".5", "1e", "1e+", "abc", "1.0x", "+1", "1 ", " 1", "0x10", "1..2", "--1", "true"})
     EXPECT_FALSE(parse_us_as_ns(bad).has_value()) << bad;
   EXPECT_EQ(parse_us_as_ns("9223372036854775.807"), std::numeric_limits<std::int64_t>::max());
   EXPECT_FALSE(parse_us_as_ns("9223372036854775.808").has_value());

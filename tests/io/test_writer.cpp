@@ -48,8 +48,9 @@ std::string nesting_violation(const std::vector<Slice>& slices) {
   std::map<std::string, std::vector<Slice>> by_track;
   for (const auto& s : slices) by_track[s.track].push_back(s);
   for (auto& [track, v] : by_track) {
-    std::stable_sort(v.begin(), v.end(),
-                     [](const Slice& a, const Slice& b) { return a.start != b.start ? a.start < b.start : a.end > b.end; });
+    std::stable_sort(v.begin(), v.end(), [](const Slice& a, const Slice& b) {
+      return a.start != b.start ? a.start < b.start : a.end > b.end;
+    });
     std::vector<const Slice*> open;
     for (const auto& s : v) {
       while (!open.empty() && open.back()->end <= s.start) open.pop_back();
@@ -139,8 +140,9 @@ TEST(ChromeWriter, DistributedInfoRankForHolisticTraceAnalysis) {
   EXPECT_EQ(back.meta.extra.at("distributedInfo"), t.meta.extra.at("distributedInfo"));
 
   // A Kineto trace's rank is read from distributedInfo.
-  const Trace kineto = parse_chrome_json(
-      R"j({"distributedInfo": {"backend": "nccl", "rank": 3, "world_size": 4}, "traceEvents": []})j", "k.json");
+  const Trace kineto =
+      parse_chrome_json(R"j({"distributedInfo": {"backend": "nccl", "rank": 3, "world_size": 4}, "traceEvents": []})j",
+                        "k.json");
   ASSERT_TRUE(kineto.meta.rank.has_value());
   EXPECT_EQ(*kineto.meta.rank, 3);
 }
@@ -174,7 +176,8 @@ TEST(ChromeWriter, GpuEventsCarryKinetoArgs) {
     if (e["ph"] != "X") continue;
     const std::string cat = e["cat"];
     if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset" || cat == "cuda_sync") {
-      for (const char* k : {"device", "stream", "correlation", "context"}) EXPECT_TRUE(e["args"].contains(k)) << e.dump();
+      for (const char* k : {"device", "stream", "correlation", "context"})
+        EXPECT_TRUE(e["args"].contains(k)) << e.dump();
       EXPECT_EQ(e["pid"], e["args"]["device"]) << e.dump();
     }
     if (cat == "kernel") {
@@ -272,7 +275,8 @@ TEST(ChromeWriter, LaunchToGpuFlowArrows) {
   const std::string s_text = R"j("ph":"s","id":11,"pid":4242,"tid":4243,"ts":)j";
   const auto at = text.find(s_text);
   ASSERT_NE(at, std::string::npos);
-  const auto ts = io_detail::parse_us_as_ns(text.substr(at + s_text.size(), text.find(',', at + s_text.size()) - at - s_text.size()));
+  const auto ts = io_detail::parse_us_as_ns(
+      text.substr(at + s_text.size(), text.find(',', at + s_text.size()) - at - s_text.size()));
   EXPECT_EQ(*ts + base, test::kT0 + 1000);
   // The memcpy sits on an overlap lane of stream 13: its arrow must end there.
   EXPECT_NE(ends.at(13)["tid"], 13);

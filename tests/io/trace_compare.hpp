@@ -194,7 +194,7 @@ class TraceDiff {
     if (!out_.empty() || x == y) return;
     std::ostringstream os;
     os << where_ << "." << field << ": ";
-    if constexpr (requires(std::ostream& o, const V& v) { o << v; }) os << x << " vs " << y;
+    if constexpr (requires(std::ostream & o, const V& v) { o << v; }) os << x << " vs " << y;
     else os << "differs";
     out_ = os.str();
   }

@@ -18,10 +18,10 @@ bool have_device() {
   return ss_cuda_device_count(&n) == 0 && n > 0;
 }
 
-#define SS_CHECK(call)                                                  \
-  do {                                                                  \
-    const int rc_ = (call);                                             \
-    ASSERT_EQ(rc_, 0) << #call << ": " << ss_cuda_error_string(rc_);    \
+#define SS_CHECK(call)                                               \
+  do {                                                               \
+    const int rc_ = (call);                                          \
+    ASSERT_EQ(rc_, 0) << #call << ": " << ss_cuda_error_string(rc_); \
   } while (0)
 
 std::uint64_t fresh_seed() {
@@ -45,9 +45,9 @@ std::uint32_t expect_bits(bool allowed, int dtype) {
   }
 }
 
-void check_mask(const std::vector<std::int32_t>& lengths, int window, int dtype) {
-  const PackedMetadata meta = packed_metadata(lengths);
-  const auto ref = packed_causal_mask(lengths, window);
+void check_mask(const std::vector<std::int32_t> &lengths, int window, int dtype) {
+  const program::PackedMetadata meta = program::packed_metadata(lengths);
+  const auto ref = program::packed_causal_mask(lengths, window);
   const std::size_t T = static_cast<std::size_t>(meta.total), n = lengths.size();
   const std::size_t esize = dtype == SS_DTYPE_F32 ? 4 : 2;
   void *d_len = nullptr, *d_cu = nullptr, *d_mask = nullptr;
@@ -57,8 +57,8 @@ void check_mask(const std::vector<std::int32_t>& lengths, int window, int dtype)
   SS_CHECK(ss_cuda_memcpy(d_len, lengths.data(), n * 4, 1));
   SS_CHECK(ss_cuda_memset(d_cu, 0xFF, (n + 1) * 4));      // poison
   SS_CHECK(ss_cuda_memset(d_mask, 0x7F, T * T * esize));  // poison: a NaN/garbage pattern
-  SS_CHECK(ss_packed_mask(static_cast<const std::int32_t*>(d_len), static_cast<int>(n), static_cast<int>(T), window,
-                          static_cast<std::int32_t*>(d_cu), d_mask, dtype, nullptr));
+  SS_CHECK(ss_packed_mask(static_cast<const std::int32_t *>(d_len), static_cast<int>(n), static_cast<int>(T), window,
+                          static_cast<std::int32_t *>(d_cu), d_mask, dtype, nullptr));
   SS_CHECK(ss_cuda_device_synchronize());
   std::vector<std::int32_t> cu(n + 1);
   std::vector<unsigned char> mask(T * T * esize);
@@ -69,7 +69,7 @@ void check_mask(const std::vector<std::int32_t>& lengths, int window, int dtype)
   for (std::size_t i = 0; i < T * T; ++i) {
     std::uint32_t got = 0;
     std::memcpy(&got, mask.data() + i * esize, esize);
-    if (got != expect_bits(mask_allows(ref[i]), dtype) && bad++ < 5)
+    if (got != expect_bits(program::mask_allows(ref[i]), dtype) && bad++ < 5)
       ADD_FAILURE() << "mask[" << i / T << "," << i % T << "] = 0x" << std::hex << got;
   }
   EXPECT_EQ(bad, 0u) << "T=" << T << " window=" << window << " dtype=" << dtype;
@@ -104,8 +104,8 @@ TEST(MoeHistogramKernel, MatchesCpuReference) {
   for (int E : {1, 4, 32, 128})
     for (std::int64_t n : {std::int64_t{0}, std::int64_t{1}, std::int64_t{8192}}) {
       std::vector<std::int64_t> ids(static_cast<std::size_t>(n));
-      for (auto& id : ids) id = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(E));
-      const MoeRouting ref = moe_routing(ids, E);
+      for (auto &id : ids) id = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(E));
+      const program::MoeRouting ref = program::moe_routing(ids, E);
       void *d_ids = nullptr, *d_counts = nullptr, *d_offsets = nullptr;
       SS_CHECK(ss_cuda_malloc(&d_ids, std::max<std::size_t>(1, ids.size()) * 8));
       SS_CHECK(ss_cuda_malloc(&d_counts, static_cast<std::size_t>(E) * 8));
@@ -113,8 +113,8 @@ TEST(MoeHistogramKernel, MatchesCpuReference) {
       if (n > 0) SS_CHECK(ss_cuda_memcpy(d_ids, ids.data(), ids.size() * 8, 1));
       SS_CHECK(ss_cuda_memset(d_counts, 0xFF, static_cast<std::size_t>(E) * 8));
       SS_CHECK(ss_cuda_memset(d_offsets, 0xFF, static_cast<std::size_t>(E + 1) * 8));
-      SS_CHECK(ss_moe_histogram(static_cast<const std::int64_t*>(d_ids), n, E, static_cast<std::int64_t*>(d_counts),
-                                static_cast<std::int64_t*>(d_offsets), nullptr));
+      SS_CHECK(ss_moe_histogram(static_cast<const std::int64_t *>(d_ids), n, E, static_cast<std::int64_t *>(d_counts),
+                                static_cast<std::int64_t *>(d_offsets), nullptr));
       SS_CHECK(ss_cuda_device_synchronize());
       std::vector<std::int64_t> counts(static_cast<std::size_t>(E)), offsets(static_cast<std::size_t>(E + 1));
       SS_CHECK(ss_cuda_memcpy(counts.data(), d_counts, counts.size() * 8, 2));
@@ -146,10 +146,10 @@ TEST(Nf4DequantKernel, EveryVariantMatchesCpuReference) {
     for (std::int64_t n : {std::int64_t{2}, std::int64_t{64}, std::int64_t{130}, std::int64_t{64 * 300 + 18},
                            std::int64_t{5120 * 1024}}) {
       std::vector<float> w(static_cast<std::size_t>(n));
-      for (auto& x : w) x = normal(rng);
-      const Nf4Tensor q = nf4_quantize(w, dq);
-      const std::vector<float> ref = nf4_dequantize(q);
-      const std::vector<float> absmax = nf4_block_absmax(q);
+      for (auto &x : w) x = normal(rng);
+      const program::Nf4Tensor q = program::nf4_quantize(w, dq);
+      const std::vector<float> ref = program::nf4_dequantize(q);
+      const std::vector<float> absmax = program::nf4_block_absmax(q);
       void *d_codes = nullptr, *d_absmax = nullptr, *d_out = nullptr;
       SS_CHECK(ss_cuda_malloc(&d_codes, q.codes.size()));
       SS_CHECK(ss_cuda_malloc(&d_absmax, absmax.size() * 4));
@@ -157,7 +157,7 @@ TEST(Nf4DequantKernel, EveryVariantMatchesCpuReference) {
       SS_CHECK(ss_cuda_memcpy(d_codes, q.codes.data(), q.codes.size(), 1));
       if (dq) {
         // The absmax the kernels read comes from the 8-bit codes on the device.
-        const std::vector<float> map = dynamic_map_signed();
+        const std::vector<float> map = program::dynamic_map_signed();
         void *d_q = nullptr, *d_map = nullptr, *d_a2 = nullptr;
         SS_CHECK(ss_cuda_malloc(&d_q, q.absmax_codes.size()));
         SS_CHECK(ss_cuda_malloc(&d_map, map.size() * 4));
@@ -165,9 +165,9 @@ TEST(Nf4DequantKernel, EveryVariantMatchesCpuReference) {
         SS_CHECK(ss_cuda_memcpy(d_q, q.absmax_codes.data(), q.absmax_codes.size(), 1));
         SS_CHECK(ss_cuda_memcpy(d_map, map.data(), map.size() * 4, 1));
         SS_CHECK(ss_cuda_memcpy(d_a2, q.absmax2.data(), q.absmax2.size() * 4, 1));
-        SS_CHECK(ss_nf4_absmax(static_cast<const std::uint8_t*>(d_q), static_cast<const float*>(d_map),
-                               static_cast<const float*>(d_a2), q.offset, static_cast<std::int64_t>(absmax.size()),
-                               static_cast<float*>(d_absmax), nullptr));
+        SS_CHECK(ss_nf4_absmax(static_cast<const std::uint8_t *>(d_q), static_cast<const float *>(d_map),
+                               static_cast<const float *>(d_a2), q.offset, static_cast<std::int64_t>(absmax.size()),
+                               static_cast<float *>(d_absmax), nullptr));
         SS_CHECK(ss_cuda_device_synchronize());
         std::vector<float> got(absmax.size());
         SS_CHECK(ss_cuda_memcpy(got.data(), d_absmax, got.size() * 4, 2));
@@ -182,7 +182,7 @@ TEST(Nf4DequantKernel, EveryVariantMatchesCpuReference) {
       for (int variant = 1; variant <= SS_NF4_VARIANTS; ++variant) {
         SCOPED_TRACE(testing::Message() << "variant " << variant << " n=" << n << " dq=" << dq);
         SS_CHECK(ss_cuda_memset(d_out, 0xFF, static_cast<std::size_t>(n) * 4));  // poison
-        SS_CHECK(ss_nf4_dequantize(static_cast<const std::uint8_t*>(d_codes), static_cast<const float*>(d_absmax), n,
+        SS_CHECK(ss_nf4_dequantize(static_cast<const std::uint8_t *>(d_codes), static_cast<const float *>(d_absmax), n,
                                    d_out, SS_DTYPE_F32, variant, nullptr));
         SS_CHECK(ss_cuda_device_synchronize());
         std::vector<float> got(static_cast<std::size_t>(n));
@@ -190,7 +190,7 @@ TEST(Nf4DequantKernel, EveryVariantMatchesCpuReference) {
         std::int64_t bad = 0;
         for (std::size_t i = 0; i < got.size(); ++i) bad += std::memcmp(&got[i], &ref[i], 4) != 0;
         EXPECT_EQ(bad, 0);
-        SS_CHECK(ss_nf4_dequantize(static_cast<const std::uint8_t*>(d_codes), static_cast<const float*>(d_absmax), n,
+        SS_CHECK(ss_nf4_dequantize(static_cast<const std::uint8_t *>(d_codes), static_cast<const float *>(d_absmax), n,
                                    d_out, SS_DTYPE_BF16, variant, nullptr));
         SS_CHECK(ss_cuda_device_synchronize());
         std::vector<std::uint16_t> half(static_cast<std::size_t>(n));

@@ -88,7 +88,7 @@ TEST(Nf4Table, FollowsFromTheNormalQuantiles) {
 // so sorted: map[0] = -0.99296875, map[126] = -5.5e-7, map[127] = 0, map[128] = 5.5e-7,
 // map[129] = 3.25e-6 and map[130] = 7.75e-6 (i = 1), map[254] = 0.99296875, map[255] = 1.
 TEST(DynamicMap, IsBitsandbytesSignedDynamicMap) {
-  const std::vector<float> map = dynamic_map_signed();
+  const std::vector<float> map = program::dynamic_map_signed();
   ASSERT_EQ(map.size(), 256u);
   EXPECT_FLOAT_EQ(map[0], -0.99296875f);
   EXPECT_FLOAT_EQ(map[126], -5.5e-7f);
@@ -99,7 +99,8 @@ TEST(DynamicMap, IsBitsandbytesSignedDynamicMap) {
   EXPECT_FLOAT_EQ(map[254], 0.99296875f);
   EXPECT_EQ(map[255], 1.0f);
   // Symmetric apart from the extra 1: map[k] = -map[254 - k] for k < 127.
-  for (int k = 0; k < 127; ++k) EXPECT_EQ(map[static_cast<std::size_t>(k)], -map[static_cast<std::size_t>(254 - k)]) << k;
+  for (int k = 0; k < 127; ++k)
+    EXPECT_EQ(map[static_cast<std::size_t>(k)], -map[static_cast<std::size_t>(254 - k)]) << k;
 }
 
 // One table: the CUDA source takes the codebook from nf4_table.hpp and writes none of its

@@ -22,84 +22,89 @@ using test::tiny_options;
 TEST(PlanOffload, SingleAndDoubleKeepTheLastLayerAsUnslothDoes) {
   // unsloth_zoo gradient_checkpointing.py: the first pass offloads every layer (and counts
   // them); from the second step the last layer's input stays on the device.
-  const OffloadPlan s = plan_offload(OffloadVariant::Single, 8, 100, 1e12, 2, false, 0);
+  const program::OffloadPlan s = program::plan_offload(model::OffloadVariant::Single, 8, 100, 1e12, 2, false, 0);
   EXPECT_EQ(s.first_resident, 7);
   EXPECT_TRUE(s.is_offloaded(6));
   EXPECT_FALSE(s.is_offloaded(7));
   EXPECT_EQ(s.ring_buffers, 1);
   EXPECT_EQ(s.depth, 0);
-  const OffloadPlan d = plan_offload(OffloadVariant::Double, 8, 100, 1e12, 2, false, 0);
+  const program::OffloadPlan d = program::plan_offload(model::OffloadVariant::Double, 8, 100, 1e12, 2, false, 0);
   EXPECT_EQ(d.first_resident, 7);
   EXPECT_EQ(d.ring_buffers, 2);
-  EXPECT_EQ(plan_offload(OffloadVariant::Double, 8, 100, 0, 2, /*first_pass=*/true, 0).first_resident, 8);
-  EXPECT_EQ(plan_offload(OffloadVariant::Double, 2, 100, 0, 2, false, 0).ring_buffers, 1);
+  EXPECT_EQ(program::plan_offload(model::OffloadVariant::Double, 8, 100, 0, 2, /*first_pass=*/true, 0).first_resident,
+            8);
+  EXPECT_EQ(program::plan_offload(model::OffloadVariant::Double, 2, 100, 0, 2, false, 0).ring_buffers, 1);
   // One layer: nothing left to offload once the last is kept.
-  EXPECT_EQ(plan_offload(OffloadVariant::Double, 1, 100, 0, 2, false, 0).ring_buffers, 0);
-  EXPECT_EQ(plan_offload(OffloadVariant::Double, 1, 100, 0, 2, false, 0).first_resident, 0);
+  EXPECT_EQ(program::plan_offload(model::OffloadVariant::Double, 1, 100, 0, 2, false, 0).ring_buffers, 0);
+  EXPECT_EQ(program::plan_offload(model::OffloadVariant::Double, 1, 100, 0, 2, false, 0).first_resident, 0);
 }
 
 TEST(PlanOffload, SmallLayerInputsStayOnTheDevice) {
   // MINIMUM_SIZE = 2 MiB / element size, compared with the element count: an input of
   // exactly 2 MiB stays, one byte more is offloaded (default threshold).
   const double mib2 = 2.0 * 1024 * 1024;
-  EXPECT_EQ(plan_offload(OffloadVariant::Single, 8, mib2, 0, 2).first_resident, 0);
-  EXPECT_EQ(plan_offload(OffloadVariant::Single, 8, mib2, 0, 2).ring_buffers, 0);
-  EXPECT_EQ(plan_offload(OffloadVariant::Double, 8, mib2 + 2, 0, 2).first_resident, 7);
+  EXPECT_EQ(program::plan_offload(model::OffloadVariant::Single, 8, mib2, 0, 2).first_resident, 0);
+  EXPECT_EQ(program::plan_offload(model::OffloadVariant::Single, 8, mib2, 0, 2).ring_buffers, 0);
+  EXPECT_EQ(program::plan_offload(model::OffloadVariant::Double, 8, mib2 + 2, 0, 2).first_resident, 7);
   // Qwen3-0.6B at T = 2048 in bf16: 2048 * 1024 * 2 = 4 MiB, offloaded.
-  EXPECT_EQ(plan_offload(OffloadVariant::Double, 28, 2048.0 * 1024 * 2, 0, 2).first_resident, 27);
+  EXPECT_EQ(program::plan_offload(model::OffloadVariant::Double, 28, 2048.0 * 1024 * 2, 0, 2).first_resident, 27);
 }
 
 TEST(PlanOffload, PrefetchKeepsLastLayersResidentWithinBudget) {
   // L = 8 layers of a = 100 bytes, k = 2: the ring takes 3a; the rest holds resident layers.
-  EXPECT_EQ(plan_offload(OffloadVariant::Prefetch, 8, 100, 800, 2).first_resident, 0);  // 8a fits: no offload
-  EXPECT_EQ(plan_offload(OffloadVariant::Prefetch, 8, 100, 800, 2).ring_buffers, 0);
-  const OffloadPlan p = plan_offload(OffloadVariant::Prefetch, 8, 100, 550, 2);  // (550 - 300) / 100 -> 2 resident
+  EXPECT_EQ(program::plan_offload(model::OffloadVariant::Prefetch, 8, 100, 800, 2).first_resident,
+            0);  // 8a fits: no offload
+  EXPECT_EQ(program::plan_offload(model::OffloadVariant::Prefetch, 8, 100, 800, 2).ring_buffers, 0);
+  const program::OffloadPlan p =
+      program::plan_offload(model::OffloadVariant::Prefetch, 8, 100, 550, 2);  // (550 - 300) / 100 -> 2 resident
   EXPECT_EQ(p.first_resident, 6);
   EXPECT_EQ(p.ring_buffers, 3);
   EXPECT_EQ(p.depth, 2);
   EXPECT_FALSE(p.is_offloaded(6));
   EXPECT_TRUE(p.is_offloaded(5));
-  EXPECT_EQ(plan_offload(OffloadVariant::Prefetch, 8, 100, 750, 2).first_resident, 4);  // (750 - 300) / 100 -> 4
-  EXPECT_EQ(plan_offload(OffloadVariant::Prefetch, 8, 100, 0, 2).first_resident, 8);
-  EXPECT_EQ(plan_offload(OffloadVariant::Prefetch, 8, 100, -5, 2).first_resident, 8);  // negative budget: none
+  EXPECT_EQ(program::plan_offload(model::OffloadVariant::Prefetch, 8, 100, 750, 2).first_resident,
+            4);  // (750 - 300) / 100 -> 4
+  EXPECT_EQ(program::plan_offload(model::OffloadVariant::Prefetch, 8, 100, 0, 2).first_resident, 8);
+  EXPECT_EQ(program::plan_offload(model::OffloadVariant::Prefetch, 8, 100, -5, 2).first_resident,
+            8);  // negative budget: none
   // k larger than the offloaded layers is clamped to them.
-  const OffloadPlan c = plan_offload(OffloadVariant::Prefetch, 3, 100, 0, 10);
+  const program::OffloadPlan c = program::plan_offload(model::OffloadVariant::Prefetch, 3, 100, 0, 10);
   EXPECT_EQ(c.depth, 3);
   EXPECT_EQ(c.ring_buffers, 4);
   // Deterministic: same inputs, same plan.
-  const OffloadPlan again = plan_offload(OffloadVariant::Prefetch, 8, 100, 550, 2);
+  const program::OffloadPlan again = program::plan_offload(model::OffloadVariant::Prefetch, 8, 100, 550, 2);
   EXPECT_EQ(again.first_resident, p.first_resident);
   EXPECT_EQ(again.ring_buffers, p.ring_buffers);
 }
 
 TEST(PlanOffload, RejectsBadInput) {
-  EXPECT_THROW(plan_offload(static_cast<OffloadVariant>(7), 8, 100, 0, 2), InputError);
-  EXPECT_THROW(plan_offload(OffloadVariant::Single, 0, 100, 0, 2), InputError);
-  EXPECT_THROW(plan_offload(OffloadVariant::Single, 4, 0, 0, 2), InputError);
-  EXPECT_THROW(plan_offload(OffloadVariant::Prefetch, 4, 100, 0, 0), InputError);
+  EXPECT_THROW(program::plan_offload(static_cast<model::OffloadVariant>(7), 8, 100, 0, 2), InputError);
+  EXPECT_THROW(program::plan_offload(model::OffloadVariant::Single, 0, 100, 0, 2), InputError);
+  EXPECT_THROW(program::plan_offload(model::OffloadVariant::Single, 4, 0, 0, 2), InputError);
+  EXPECT_THROW(program::plan_offload(model::OffloadVariant::Prefetch, 4, 100, 0, 0), InputError);
 }
 
 // Every layer runs forward in order and backward in reverse; every offloaded layer is
 // reloaded exactly once, into the buffer its backward reads, and the main stream waits for
 // that buffer's load before.
-void check_choreography(const Choreography& c) {
-  const OffloadPlan& p = c.plan;
+void check_choreography(const program::Choreography& c) {
+  const program::OffloadPlan& p = c.plan;
   std::vector<int> fwd, bwd;
-  std::map<int, int> reloads;          // layer -> count
-  std::map<int, int> loaded_buffer;    // buffer -> layer whose reload was recorded last
-  std::map<int, bool> main_waited;     // buffer -> main waited since its last load
-  for (const ChoreoStep& s : c.steps) {
+  std::map<int, int> reloads;        // layer -> count
+  std::map<int, int> loaded_buffer;  // buffer -> layer whose reload was recorded last
+  std::map<int, bool> main_waited;   // buffer -> main waited since its last load
+  for (const program::ChoreoStep& s : c.steps) {
     switch (s.kind) {
-      case ChoreoKind::ForwardLayer: fwd.push_back(s.layer); break;
-      case ChoreoKind::ReloadCopy:
+      case program::ChoreoKind::ForwardLayer: fwd.push_back(s.layer); break;
+      case program::ChoreoKind::ReloadCopy:
         ++reloads[s.layer];
         loaded_buffer[s.buffer] = s.layer;
         main_waited[s.buffer] = false;
         break;
-      case ChoreoKind::MainWaits:
+      case program::ChoreoKind::MainWaits:
         if (s.buffer >= 0) main_waited[s.buffer] = true;
         break;
-      case ChoreoKind::BackwardLayer:
+      case program::ChoreoKind::BackwardLayer:
         bwd.push_back(s.layer);
         if (p.is_offloaded(s.layer)) {
           ASSERT_GE(s.buffer, 0);
@@ -122,28 +127,32 @@ void check_choreography(const Choreography& c) {
 }
 
 TEST(Choreography, EveryVariantReloadsEachOffloadedLayerOnce) {
-  for (const std::string& v : fix_variants(Fix::Offload))
+  for (const std::string& v : scenario::fix_variants(model::Fix::Offload))
     for (int L : {1, 2, 5})
       for (int k : {1, 2, 3})
         for (double budget : {0.0, 300.0, 1e9}) {
           SCOPED_TRACE(testing::Message() << v << " L=" << L << " k=" << k << " budget=" << budget);
-          check_choreography(build_choreography(plan_offload(offload_variant(v), L, 100, budget, k, false, 0)));
-          check_choreography(build_choreography(plan_offload(offload_variant(v), L, 100, budget, k, true, 0)));
+          check_choreography(program::build_choreography(
+              program::plan_offload(model::offload_variant(v), L, 100, budget, k, false, 0)));
+          check_choreography(program::build_choreography(
+              program::plan_offload(model::offload_variant(v), L, 100, budget, k, true, 0)));
         }
 }
 
 TEST(Choreography, PrefetchIssuesTheFirstReloadsBeforeTheHead) {
-  const Choreography c = build_choreography(plan_offload(OffloadVariant::Prefetch, 6, 100, 0, 3, false, 0));
+  const program::Choreography c =
+      program::build_choreography(program::plan_offload(model::OffloadVariant::Prefetch, 6, 100, 0, 3, false, 0));
   int before_head = 0;
-  for (const ChoreoStep& s : c.steps) {
-    if (s.kind == ChoreoKind::Head) break;
-    if (s.kind == ChoreoKind::ReloadCopy) ++before_head;
+  for (const program::ChoreoStep& s : c.steps) {
+    if (s.kind == program::ChoreoKind::Head) break;
+    if (s.kind == program::ChoreoKind::ReloadCopy) ++before_head;
   }
   EXPECT_EQ(before_head, 3);
-  const Choreography d = build_choreography(plan_offload(OffloadVariant::Double, 6, 100, 0, 3, false, 0));
-  for (const ChoreoStep& s : d.steps) {
-    if (s.kind == ChoreoKind::Head) break;
-    EXPECT_NE(s.kind, ChoreoKind::ReloadCopy);  // Unsloth's: no explicit prefetch
+  const program::Choreography d =
+      program::build_choreography(program::plan_offload(model::OffloadVariant::Double, 6, 100, 0, 3, false, 0));
+  for (const program::ChoreoStep& s : d.steps) {
+    if (s.kind == program::ChoreoKind::Head) break;
+    EXPECT_NE(s.kind, program::ChoreoKind::ReloadCopy);  // Unsloth's: no explicit prefetch
   }
 }
 
@@ -158,45 +167,45 @@ TEST(StepProgram, HostSyncsPerPackingVariant) {
   // seq_lengths.sum().item(), seq_lengths.tolist()); the cache reads them once per batch;
   // ours never. Every variant reads the loss once at the end.
   const int L = 3;
-  StepOptions o = tiny_options();
-  o.packing = PackingVariant::Rebuild;
-  EXPECT_EQ(program::program_stats(build_step_program(o)).host_syncs, 3 * L + 1);
-  o.packing = PackingVariant::Cached;
-  EXPECT_EQ(program::program_stats(build_step_program(o)).host_syncs, 3 + 1);
-  o.packing = PackingVariant::Device;
-  EXPECT_EQ(program::program_stats(build_step_program(o)).host_syncs, 1);
+  program::StepOptions o = tiny_options();
+  o.packing = model::PackingVariant::Rebuild;
+  EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, 3 * L + 1);
+  o.packing = model::PackingVariant::Cached;
+  EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, 3 + 1);
+  o.packing = model::PackingVariant::Device;
+  EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, 1);
   // With checkpointing the baseline rebuilds again in every recompute; the cache does not.
-  o.offload = OffloadVariant::Double;
-  o.packing = PackingVariant::Rebuild;
-  EXPECT_EQ(program::program_stats(build_step_program(o)).host_syncs, 2 * 3 * L + 1);
-  o.packing = PackingVariant::Cached;
-  EXPECT_EQ(program::program_stats(build_step_program(o)).host_syncs, 3 + 1);
+  o.offload = model::OffloadVariant::Double;
+  o.packing = model::PackingVariant::Rebuild;
+  EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, 2 * 3 * L + 1);
+  o.packing = model::PackingVariant::Cached;
+  EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, 3 + 1);
 }
 
 TEST(StepProgram, HostSyncsPerMoeVariantWithSlidingWindow) {
   // tiny_moe: L = 2 (layer 0 sliding, layer 1 full), E = 4. Packing "device": 0 syncs, so
   // the MoE counts stand alone: loop E per layer, sorted 3 per layer (bincount's min and max
   // reads plus the tolist), device none.
-  StepOptions o = tiny_options(tiny_moe());
-  o.packing = PackingVariant::Device;
+  program::StepOptions o = tiny_options(tiny_moe());
+  o.packing = model::PackingVariant::Device;
   const int L = 2, E = 4;
-  o.moe = MoeVariant::Loop;
-  EXPECT_EQ(program::program_stats(build_step_program(o)).host_syncs, E * L + 1);
-  o.moe = MoeVariant::Sorted;
-  EXPECT_EQ(program::program_stats(build_step_program(o)).host_syncs, 3 * L + 1);
-  o.moe = MoeVariant::Device;
-  EXPECT_EQ(program::program_stats(build_step_program(o)).host_syncs, 1);
+  o.moe = model::MoeVariant::Loop;
+  EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, E * L + 1);
+  o.moe = model::MoeVariant::Sorted;
+  EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, 3 * L + 1);
+  o.moe = model::MoeVariant::Device;
+  EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, 1);
   // Two windows: the cache holds one mask per window, so 1 metadata read + 2 per mask.
-  o.packing = PackingVariant::Cached;
-  EXPECT_EQ(program::program_stats(build_step_program(o)).host_syncs, 1 + 2 * 2 + 1);
+  o.packing = model::PackingVariant::Cached;
+  EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, 1 + 2 * 2 + 1);
   // Ours builds one mask per window with our kernel.
-  o.packing = PackingVariant::Device;
-  EXPECT_EQ(count(build_step_program(o), OpKind::Kernel, "syncscope::packed_mask_kernel"), 2);
+  o.packing = model::PackingVariant::Device;
+  EXPECT_EQ(count(program::build_step_program(o), OpKind::Kernel, "syncscope::packed_mask_kernel"), 2);
 }
 
 TEST(StepProgram, GemmFlopsFollowTheShape) {
-  StepOptions o = tiny_options(test::tiny_qwen3());
-  const Program p = build_step_program(o);
+  program::StepOptions o = tiny_options(test::tiny_qwen3());
+  const Program p = program::build_step_program(o);
   const double T = 96, H = 64, q = 4 * 24, kv = 2 * 24, I = 128;
   std::map<std::string, double> flops;
   for (const auto& op : p.ops)
@@ -209,13 +218,13 @@ TEST(StepProgram, GemmFlopsFollowTheShape) {
   EXPECT_DOUBLE_EQ(flops["lm_head"], 2 * T * 256 * H);
   // Qwen3's q/k norms are there; Llama's are not.
   EXPECT_GT(count(p, OpKind::Kernel, "q_norm.pow"), 0);
-  EXPECT_EQ(count(build_step_program(tiny_options()), OpKind::Kernel, "q_norm.pow"), 0);
+  EXPECT_EQ(count(program::build_step_program(tiny_options()), OpKind::Kernel, "q_norm.pow"), 0);
 }
 
 // Forward expert gate-projection FLOPs of the program built from `o`.
-double forward_gate_flops(const StepOptions& o) {
+double forward_gate_flops(const program::StepOptions& o) {
   double f = 0;
-  for (const auto& op : build_step_program(o).ops)
+  for (const auto& op : program::build_step_program(o).ops)
     if (op.kind == OpKind::Kernel && op.name.find(".gate") != std::string::npos &&
         op.name.find("backward") == std::string::npos)
       f += op.flops;
@@ -224,13 +233,13 @@ double forward_gate_flops(const StepOptions& o) {
 
 TEST(StepProgram, MoeDevicePaddedPaysCapacityPadding) {
   // C = T rows per expert: E*T instead of T*k rows, E/k times the expert GEMM flops.
-  StepOptions o = tiny_options(tiny_moe());
-  o.moe = MoeVariant::Sorted;
+  program::StepOptions o = tiny_options(tiny_moe());
+  o.moe = model::MoeVariant::Sorted;
   const double sorted = forward_gate_flops(o);
-  o.moe = MoeVariant::Device;
+  o.moe = model::MoeVariant::Device;
   o.moe_expert_gemm = "padded";
   double device = 0;
-  for (const auto& op : build_step_program(o).ops)
+  for (const auto& op : program::build_step_program(o).ops)
     if (op.kind == OpKind::Kernel && op.name == "experts.bmm_gate") device += op.flops;
   ASSERT_GT(sorted, 0);
   EXPECT_DOUBLE_EQ(device / sorted, 4.0 / 2.0);
@@ -238,16 +247,16 @@ TEST(StepProgram, MoeDevicePaddedPaysCapacityPadding) {
 
 TEST(StepProgram, MoeDeviceGroupedHasTheBaselinesExpertFlopsAndNoPadding) {
   // "auto" (the default) models at::_grouped_mm over the T*k sorted rows.
-  StepOptions o = tiny_options(tiny_moe());
-  o.moe = MoeVariant::Sorted;
+  program::StepOptions o = tiny_options(tiny_moe());
+  o.moe = model::MoeVariant::Sorted;
   const double sorted = forward_gate_flops(o);
-  o.moe = MoeVariant::Device;
+  o.moe = model::MoeVariant::Device;
   ASSERT_EQ(o.moe_expert_gemm, "auto");
   const double grouped = forward_gate_flops(o);
   ASSERT_GT(sorted, 0);
   EXPECT_DOUBLE_EQ(grouped, sorted);
   bool pad = false, grouped_op = false;
-  for (const auto& op : build_step_program(o).ops) {
+  for (const auto& op : program::build_step_program(o).ops) {
     pad |= op.name.find("xpad") != std::string::npos;
     grouped_op |= op.name == "experts.grouped_mm.gate";
   }
@@ -258,9 +267,9 @@ TEST(StepProgram, MoeDeviceGroupedHasTheBaselinesExpertFlopsAndNoPadding) {
 }
 
 TEST(StepProgram, RangesAreBalancedAndNamed) {
-  StepOptions o = tiny_options(tiny_moe());
-  o.offload = OffloadVariant::Prefetch;
-  const Program p = build_step_program(o);
+  program::StepOptions o = tiny_options(tiny_moe());
+  o.offload = model::OffloadVariant::Prefetch;
+  const Program p = program::build_step_program(o);
   int depth = 0;
   std::map<std::string, int> pushes;
   for (const auto& op : p.ops) {
@@ -282,9 +291,9 @@ TEST(StepProgram, RangesAreBalancedAndNamed) {
 }
 
 TEST(StepProgram, OffloadCopiesUseThePinnedCopyStream) {
-  StepOptions o = tiny_options();
-  o.offload = OffloadVariant::Single;
-  const Program p = build_step_program(o);
+  program::StepOptions o = tiny_options();
+  o.offload = model::OffloadVariant::Single;
+  const Program p = program::build_step_program(o);
   ASSERT_EQ(p.streams.size(), 2u);
   EXPECT_FALSE(p.streams[0].non_blocking);  // LibTorch's legacy default stream
   EXPECT_TRUE(p.streams[1].non_blocking);
@@ -297,7 +306,7 @@ TEST(StepProgram, OffloadCopiesUseThePinnedCopyStream) {
     }
   EXPECT_EQ(d2h, 2);  // L = 3: the last layer's input stays on the device
   EXPECT_EQ(h2d, 2);
-  EXPECT_EQ(build_step_program(tiny_options()).streams.size(), 1u);
+  EXPECT_EQ(program::build_step_program(tiny_options()).streams.size(), 1u);
 }
 
 TEST(StepProgram, EveryVariantIsBufferSafe) {
@@ -305,12 +314,12 @@ TEST(StepProgram, EveryVariantIsBufferSafe) {
     for (const char* off : {"", "single", "double", "prefetch"})
       for (int k : {1, 2, 4})
         for (double budget : {0.0, 96.0 * 64 * 4 * 4}) {
-          StepOptions o = tiny_options(model);
-          o.offload = *off ? std::optional(offload_variant(off)) : std::nullopt;
+          program::StepOptions o = tiny_options(model);
+          o.offload = *off ? std::optional(model::offload_variant(off)) : std::nullopt;
           o.prefetch_depth = k;
           o.offload_budget_bytes = budget;
-          o.packing = PackingVariant::Cached;
-          const Program p = build_step_program(o);
+          o.packing = model::PackingVariant::Cached;
+          const Program p = program::build_step_program(o);
           const auto v = program::check_buffer_safety(p);
           EXPECT_TRUE(v.empty()) << p.name << " k=" << k << ": " << (v.empty() ? "" : v.front().message);
         }
@@ -332,8 +341,8 @@ int event_named(const Program& p, const std::string& name) {
   return -1;
 }
 
-bool has(const std::vector<program::BufferViolation>& v, program::BufferViolation::Kind kind, const std::string& buffer_prefix,
-         const Program& p) {
+bool has(const std::vector<program::BufferViolation>& v, program::BufferViolation::Kind kind,
+         const std::string& buffer_prefix, const Program& p) {
   return std::any_of(v.begin(), v.end(), [&](const program::BufferViolation& x) {
     return x.kind == kind && p.buffer_names[static_cast<std::size_t>(x.buffer)].rfind(buffer_prefix, 0) == 0;
   });
@@ -341,13 +350,13 @@ bool has(const std::vector<program::BufferViolation>& v, program::BufferViolatio
 
 TEST(ScheduleChecker, CatchesBrokenOffloadSchedules) {
   using K = program::BufferViolation::Kind;
-  StepOptions o = tiny_options();
+  program::StepOptions o = tiny_options();
   o.model.num_hidden_layers = 4;  // 3 offloaded layers: the third reload waits for ring 0's reader
-  o.offload = OffloadVariant::Double;
+  o.offload = model::OffloadVariant::Double;
   // No host reads: with the baseline's .item() calls in every recompute the host would
   // drain the main stream before each reload, which hides these hazards.
-  o.packing = PackingVariant::Device;
-  const Program good = build_step_program(o);
+  o.packing = model::PackingVariant::Device;
+  const Program good = program::build_step_program(o);
   ASSERT_TRUE(program::check_buffer_safety(good).empty());
 
   // The copy stream no longer waits for ring 0's last reader before reloading into it.
@@ -363,9 +372,9 @@ TEST(ScheduleChecker, CatchesBrokenOffloadSchedules) {
   // The same broken schedule under the baseline packing: its .item() in each recompute
   // drains the main stream before the host issues the next reload, so the hazard hides
   // (the serialization the fixes remove is also what made this bug invisible).
-  StepOptions with_syncs = o;
-  with_syncs.packing = PackingVariant::Rebuild;
-  const Program synced = build_step_program(with_syncs);
+  program::StepOptions with_syncs = o;
+  with_syncs.packing = model::PackingVariant::Rebuild;
+  const Program synced = program::build_step_program(with_syncs);
   const int synced_freed0 = event_named(synced, "freed ring 0");
   EXPECT_TRUE(program::check_buffer_safety(without(synced, [&](const program::Op& op) {
                 return op.kind == OpKind::StreamWait && op.stream == 1 && op.event == synced_freed0;
@@ -386,8 +395,8 @@ TEST(ScheduleChecker, CatchesBrokenOffloadSchedules) {
   EXPECT_TRUE(has(v, K::WriteAfterRead, "act_01", good));
 
   // single: the copy stream no longer waits for the whole main stream.
-  o.offload = OffloadVariant::Single;
-  const Program single = build_step_program(o);
+  o.offload = model::OffloadVariant::Single;
+  const Program single = program::build_step_program(o);
   ASSERT_TRUE(program::check_buffer_safety(single).empty());
   const int main_all = event_named(single, "main stream so far");
   // Drop the second wait (the first reload has nothing to wait for).
@@ -403,33 +412,33 @@ TEST(ScheduleChecker, CatchesBrokenOffloadSchedules) {
 }
 
 TEST(StepProgram, RejectsInvalidOptions) {
-  StepOptions o = tiny_options();
-  o.packing = static_cast<PackingVariant>(9);  // no such variant
-  EXPECT_THROW(build_step_program(o), InputError);
+  program::StepOptions o = tiny_options();
+  o.packing = static_cast<model::PackingVariant>(9);  // no such variant
+  EXPECT_THROW(program::build_step_program(o), InputError);
   o = tiny_options();
-  o.offload = static_cast<OffloadVariant>(7);
-  EXPECT_THROW(build_step_program(o), InputError);
+  o.offload = static_cast<model::OffloadVariant>(7);
+  EXPECT_THROW(program::build_step_program(o), InputError);
   o = tiny_options();
   o.model.num_key_value_heads = 3;
-  EXPECT_THROW(build_step_program(o), InputError);
+  EXPECT_THROW(program::build_step_program(o), InputError);
   o = tiny_options();
   o.batch.lengths = {20, 20};
-  EXPECT_THROW(build_step_program(o), InputError);
+  EXPECT_THROW(program::build_step_program(o), InputError);
   o = tiny_options(tiny_moe());
   o.model.num_experts_per_tok = 5;
-  EXPECT_THROW(build_step_program(o), InputError);
+  EXPECT_THROW(program::build_step_program(o), InputError);
 }
 
 TEST(StepOptions, NextBatchesDifferAndStayReproducible) {
-  StepOptions o = tiny_options();
-  EXPECT_EQ(batch_lengths(o, 0), (std::vector<int>{20, 31, 9, 36}));
-  EXPECT_EQ(batch_lengths(o, 1), (std::vector<int>{31, 9, 36, 20}));
+  program::StepOptions o = tiny_options();
+  EXPECT_EQ(program::batch_lengths(o, 0), (std::vector<int>{20, 31, 9, 36}));
+  EXPECT_EQ(program::batch_lengths(o, 1), (std::vector<int>{31, 9, 36, 20}));
   o.batch.distribution = "uniform";
   o.batch.min_len = 5;
   o.batch.max_len = 40;
-  const auto a = batch_lengths(o, 1), b = batch_lengths(o, 2);
+  const auto a = program::batch_lengths(o, 1), b = program::batch_lengths(o, 2);
   EXPECT_NE(a, b);
-  EXPECT_EQ(a, batch_lengths(o, 1));
+  EXPECT_EQ(a, program::batch_lengths(o, 1));
   for (const auto& l : {a, b}) {
     int sum = 0;
     for (int x : l) sum += x;

@@ -40,7 +40,7 @@ struct Outcome {
   std::vector<NamedValues> grads;
 };
 
-Outcome run_once(const StepOptions& o) {
+Outcome run_once(const program::StepOptions& o) {
   ReferenceStep step(o);
   step.record_ranges(true);
   Outcome out;
@@ -96,10 +96,10 @@ std::vector<std::string> program_ranges(const program::Program& p) {
 // `out` is a step's first run(): Unsloth's first pass, which offloads every layer. The
 // step's hand-kept sync count (not a measurement: see the top of this file) and its NVTX
 // ranges against the program's.
-void expect_matches_program(const StepOptions& o, const Outcome& out) {
-  StepOptions first = o;
+void expect_matches_program(const program::StepOptions& o, const Outcome& out) {
+  program::StepOptions first = o;
   first.offload_first_pass = true;
-  const program::Program p = build_step_program(first);
+  const program::Program p = program::build_step_program(first);
   EXPECT_EQ(program::program_stats(p).host_syncs, out.result.host_syncs.total()) << p.name;
   EXPECT_EQ(program_ranges(p), out.result.ranges) << p.name;
 }
@@ -107,9 +107,9 @@ void expect_matches_program(const StepOptions& o, const Outcome& out) {
 TEST(ReferenceStep, PackingVariantsAgreeBitwise) {
   // Same mask values, same operations: rebuild, cached and device give identical numbers.
   std::map<std::string, Outcome> outs;
-  for (const std::string& v : fix_variants(Fix::Packing)) {
-    StepOptions o = tiny_options(tiny_qwen3());
-    o.packing = packing_variant(v);
+  for (const std::string& v : scenario::fix_variants(model::Fix::Packing)) {
+    program::StepOptions o = tiny_options(tiny_qwen3());
+    o.packing = model::packing_variant(v);
     outs[v] = run_once(o);
     expect_matches_program(o, outs[v]);
     EXPECT_TRUE(std::isfinite(outs[v].result.loss));
@@ -123,8 +123,8 @@ TEST(ReferenceStep, PackingVariantsAgreeBitwise) {
   EXPECT_EQ(outs["device"].result.metadata_builds, 1);
   for (const char* v : {"cached", "device"}) {
     EXPECT_EQ(outs[v].result.loss, outs["rebuild"].result.loss) << v;
-    EXPECT_TRUE(bitwise_equal(outs[v].grads, outs["rebuild"].grads)) << v << " max rel diff "
-                                                                     << max_rel_diff(outs[v].grads, outs["rebuild"].grads);
+    EXPECT_TRUE(bitwise_equal(outs[v].grads, outs["rebuild"].grads))
+        << v << " max rel diff " << max_rel_diff(outs[v].grads, outs["rebuild"].grads);
   }
   // The loss of a random model is near ln(vocab).
   EXPECT_NEAR(outs["rebuild"].result.loss, std::log(256.0), 0.5);
@@ -132,25 +132,27 @@ TEST(ReferenceStep, PackingVariantsAgreeBitwise) {
 
 TEST(ReferenceStep, PackingCacheIsNeverStale) {
   // Batch 1 has other lengths; a cache kept from batch 0 would mask the wrong blocks.
-  StepOptions cached = tiny_options();
-  cached.packing = PackingVariant::Cached;
-  StepOptions rebuild = cached;
-  rebuild.packing = PackingVariant::Rebuild;
+  program::StepOptions cached = tiny_options();
+  cached.packing = model::PackingVariant::Cached;
+  program::StepOptions rebuild = cached;
+  rebuild.packing = model::PackingVariant::Rebuild;
   for (const char* v : {"cached", "device"}) {
-    cached.packing = packing_variant(v);
+    cached.packing = model::packing_variant(v);
     ReferenceStep a(cached), b(rebuild);
     a.run();
     b.run();
     const auto cu0 = a.cached_cu_seqlens();
-    EXPECT_EQ(cu0, packed_metadata(std::vector<std::int32_t>(a.lengths().begin(), a.lengths().end())).cu_seqlens);
+    EXPECT_EQ(cu0,
+              program::packed_metadata(std::vector<std::int32_t>(a.lengths().begin(), a.lengths().end())).cu_seqlens);
     a.next_batch();
     b.next_batch();
-    ASSERT_NE(a.lengths(), batch_lengths(cached, 0));
+    ASSERT_NE(a.lengths(), program::batch_lengths(cached, 0));
     const StepResult ra = a.run(), rb = b.run();
     EXPECT_EQ(ra.loss, rb.loss) << v;
     const auto cu1 = a.cached_cu_seqlens();
     EXPECT_NE(cu1, cu0);
-    EXPECT_EQ(cu1, packed_metadata(std::vector<std::int32_t>(a.lengths().begin(), a.lengths().end())).cu_seqlens);
+    EXPECT_EQ(cu1,
+              program::packed_metadata(std::vector<std::int32_t>(a.lengths().begin(), a.lengths().end())).cu_seqlens);
     EXPECT_TRUE(bitwise_equal(a.gradients(), b.gradients())) << v;
   }
 }
@@ -161,20 +163,20 @@ TEST(ReferenceStep, OffloadVariantsGiveIdenticalGradients) {
   // bitwise identical. Against plain autograd (no checkpointing) the recompute repeats the
   // same forward ops, so they agree too; that comparison allows fp32 rounding in case a
   // kernel picks another blocking for the recomputed graph.
-  StepOptions base = tiny_options();
-  base.packing = PackingVariant::Cached;
+  program::StepOptions base = tiny_options();
+  base.packing = model::PackingVariant::Cached;
   base.layers = 5;  // enough layers for a partly resident prefetch plan
   const Outcome plain = run_once(base);
   expect_matches_program(base, plain);
   const double act = 96.0 * 64 * 4;
-  std::vector<std::pair<std::string, StepOptions>> cases;
-  for (const std::string& v : fix_variants(Fix::Offload)) {
-    StepOptions o = base;
-    o.offload = offload_variant(v);
+  std::vector<std::pair<std::string, program::StepOptions>> cases;
+  for (const std::string& v : scenario::fix_variants(model::Fix::Offload)) {
+    program::StepOptions o = base;
+    o.offload = model::offload_variant(v);
     cases.emplace_back(v, o);
   }
-  StepOptions resident = base;  // prefetch with room for one resident layer (ring of 3 + 1)
-  resident.offload = OffloadVariant::Prefetch;
+  program::StepOptions resident = base;  // prefetch with room for one resident layer (ring of 3 + 1)
+  resident.offload = model::OffloadVariant::Prefetch;
   resident.offload_budget_bytes = 4 * act;
   cases.emplace_back("prefetch+resident", resident);
   std::vector<Outcome> outs;
@@ -188,8 +190,8 @@ TEST(ReferenceStep, OffloadVariantsGiveIdenticalGradients) {
     EXPECT_TRUE(bitwise_equal(outs[i].grads, outs[0].grads)) << cases[i].first;
   ReferenceStep probe(resident);
   EXPECT_EQ(probe.offload_plan().first_resident, 4);
-  StepOptions asked = base;
-  asked.offload = OffloadVariant::Prefetch;
+  program::StepOptions asked = base;
+  asked.offload = model::OffloadVariant::Prefetch;
   asked.offload_budget_bytes = -1;  // ask the device: none on CPU, so everything is offloaded
   ReferenceStep on_cpu(asked);
   EXPECT_EQ(on_cpu.options().offload_budget_bytes, 0);
@@ -203,10 +205,10 @@ TEST(ReferenceStep, MoeVariantsAgree) {
   // shapes (capacity-padded bmm), so it agrees within fp32 rounding: 1e-5 relative to each
   // gradient's largest value (bf16 on the GPU: 1e-2, test_kernels_step_device).
   std::map<std::string, Outcome> outs;
-  for (const std::string& v : fix_variants(Fix::MoeRouting)) {
-    StepOptions o = tiny_options(tiny_moe());
-    o.moe = moe_variant(v);
-    o.packing = PackingVariant::Device;
+  for (const std::string& v : scenario::fix_variants(model::Fix::MoeRouting)) {
+    program::StepOptions o = tiny_options(tiny_moe());
+    o.moe = model::moe_variant(v);
+    o.packing = model::PackingVariant::Device;
     outs[v] = run_once(o);
     expect_matches_program(o, outs[v]);
   }
@@ -221,8 +223,8 @@ TEST(ReferenceStep, MoeVariantsAgree) {
 }
 
 TEST(ReferenceStep, MoeDeviceExpertGemmIsResolvedAndReported) {
-  StepOptions o = tiny_options(tiny_moe());
-  o.moe = MoeVariant::Device;
+  program::StepOptions o = tiny_options(tiny_moe());
+  o.moe = model::MoeVariant::Device;
   std::string why;
   // On the CPU at::_grouped_mm's sync-free path is never taken: "auto" pads, and says why.
   EXPECT_EQ(resolve_moe_expert_gemm(o, &why), "padded");
@@ -238,7 +240,7 @@ TEST(ReferenceStep, MoeDeviceExpertGemmIsResolvedAndReported) {
   o.moe_expert_gemm = "auto";
   ReferenceStep step(o);
   EXPECT_EQ(step.run().moe_expert_gemm, "padded");
-  o.moe = MoeVariant::Sorted;
+  o.moe = model::MoeVariant::Sorted;
   ReferenceStep sorted(o);
   EXPECT_EQ(sorted.run().moe_expert_gemm, "");
 }
@@ -246,20 +248,20 @@ TEST(ReferenceStep, MoeDeviceExpertGemmIsResolvedAndReported) {
 // The bookkeeping of every combination (3 x 3 x 3) against its program; on a GPU the
 // counts themselves are checked by scripts/gpu-check's sync-counts stage.
 TEST(ReferenceStep, EveryCombinationKeepsTheSyncBookkeepingAndRangesOfItsProgram) {
-  for (const std::string& pack : fix_variants(Fix::Packing))
+  for (const std::string& pack : scenario::fix_variants(model::Fix::Packing))
     for (const char* off : {"", "single", "prefetch"})
-      for (const std::string& moe : fix_variants(Fix::MoeRouting)) {
-        StepOptions o = tiny_options(tiny_moe());
-        o.packing = packing_variant(pack);
-        o.offload = *off ? std::optional(offload_variant(off)) : std::nullopt;
-        o.moe = moe_variant(moe);
-        SCOPED_TRACE(build_step_program(o).name);
+      for (const std::string& moe : scenario::fix_variants(model::Fix::MoeRouting)) {
+        program::StepOptions o = tiny_options(tiny_moe());
+        o.packing = model::packing_variant(pack);
+        o.offload = *off ? std::optional(model::offload_variant(off)) : std::nullopt;
+        o.moe = model::moe_variant(moe);
+        SCOPED_TRACE(program::build_step_program(o).name);
         expect_matches_program(o, run_once(o));
       }
 }
 
 TEST(ReferenceStep, StepUpdatesParametersAndIsReproducible) {
-  StepOptions o = tiny_options();
+  program::StepOptions o = tiny_options();
   ReferenceStep a(o);
   const auto before = a.parameters();
   const StepResult r1 = a.run();
@@ -279,8 +281,8 @@ TEST(ReferenceStep, StepUpdatesParametersAndIsReproducible) {
 }
 
 TEST(ReferenceStep, RejectsBadOptions) {
-  StepOptions o = tiny_options();
-  o.moe = static_cast<MoeVariant>(5);  // no such variant
+  program::StepOptions o = tiny_options();
+  o.moe = static_cast<model::MoeVariant>(5);  // no such variant
   EXPECT_THROW({ ReferenceStep s(o); }, InputError);
   o = tiny_options();
   o.dtype = "fp8";
@@ -305,7 +307,7 @@ TEST(FixComponents, PackingMasksAgreeExactly) {
   const detail::HostBatch host = detail::pack_batch({5, 40, 1, 50}, 256, 1, false);
   const detail::PackedBatch batch = detail::upload(host, ctx, 1);
   for (int window : {0, 8}) {
-    detail::PackingMetadata rebuild(PackingVariant::Rebuild), device(PackingVariant::Device);
+    detail::PackingMetadata rebuild(model::PackingVariant::Rebuild), device(model::PackingVariant::Device);
     const torch::Tensor a = rebuild.mask(batch, window, ctx), b = device.mask(batch, window, ctx);
     EXPECT_TRUE(torch::equal(a, b)) << "window " << window;
     EXPECT_EQ(rebuild.cu_seqlens(), device.cu_seqlens());
@@ -331,9 +333,10 @@ TEST(FixComponents, MoeCountsAndDispatchAgree) {
   const torch::Tensor weights = torch::softmax(std::get<0>(top), -1);
   std::vector<std::int64_t> flat(static_cast<std::size_t>(T * k));
   std::memcpy(flat.data(), ids.contiguous().data_ptr<std::int64_t>(), flat.size() * 8);
-  const MoeRouting ref = moe_routing(flat, E);
+  const program::MoeRouting ref = program::moe_routing(flat, E);
   auto [counts, offsets] = detail::expert_counts_offsets(ids.reshape({-1}), E, ctx);
-  EXPECT_EQ(std::vector<std::int64_t>(counts.data_ptr<std::int64_t>(), counts.data_ptr<std::int64_t>() + E), ref.counts);
+  EXPECT_EQ(std::vector<std::int64_t>(counts.data_ptr<std::int64_t>(), counts.data_ptr<std::int64_t>() + E),
+            ref.counts);
   EXPECT_EQ(std::vector<std::int64_t>(offsets.data_ptr<std::int64_t>(), offsets.data_ptr<std::int64_t>() + E + 1),
             ref.offsets);
   const torch::Tensor x = torch::randn({T, H});
@@ -346,9 +349,10 @@ TEST(FixComponents, MoeCountsAndDispatchAgree) {
       const torch::Tensor xt = x[t].unsqueeze(0);
       expect[t] += ((torch::silu(xt.mm(w.gate[e])) * xt.mm(w.up[e])).mm(w.down[e]) * weights[t][s]).squeeze(0);
     }
-  for (const std::string& v : fix_variants(Fix::MoeRouting)) {
-    const torch::Tensor got = detail::moe_experts(moe_variant(v), x, ids, weights, w, ctx);
-    EXPECT_TRUE(torch::allclose(got, expect, 1e-5, 1e-4)) << v << " max diff " << (got - expect).abs().max().item<float>();
+  for (const std::string& v : scenario::fix_variants(model::Fix::MoeRouting)) {
+    const torch::Tensor got = detail::moe_experts(model::moe_variant(v), x, ids, weights, w, ctx);
+    EXPECT_TRUE(torch::allclose(got, expect, 1e-5, 1e-4))
+        << v << " max diff " << (got - expect).abs().max().item<float>();
   }
   EXPECT_EQ(syncs.moe, E + 3);  // loop: E nonzero reads; sorted: bincount's two + tolist; device: none
 }

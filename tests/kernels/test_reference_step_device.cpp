@@ -18,8 +18,8 @@ namespace {
 constexpr double kBf16Tol = 1e-2;
 constexpr double kFp32Tol = 1e-4;  // CPU vs GPU fp32: different kernels, same math
 
-ModelShape small_dense() {
-  ModelShape m;
+scenario::ModelShape small_dense() {
+  scenario::ModelShape m;
   m.name = "Qwen3-small";  // Qwen3 structure (q/k norms, head_dim 128) at reduced width
   m.model_type = "qwen3";  // q/k norms come from the family, not the name
   m.num_hidden_layers = 4;
@@ -34,8 +34,8 @@ ModelShape small_dense() {
   return m;
 }
 
-ModelShape small_moe() {
-  ModelShape m;
+scenario::ModelShape small_moe() {
+  scenario::ModelShape m;
   m.name = "gpt-oss-small";
   m.num_hidden_layers = 2;
   m.hidden_size = 1024;
@@ -50,8 +50,8 @@ ModelShape small_moe() {
   return m;
 }
 
-StepOptions gpu_options(const ModelShape& m) {
-  StepOptions o;
+program::StepOptions gpu_options(const scenario::ModelShape& m) {
+  program::StepOptions o;
   o.model = m;
   o.batch.packed_tokens = 1024;
   o.batch.distribution = "uniform";
@@ -70,7 +70,7 @@ struct Outcome {
   std::vector<NamedValues> grads;
 };
 
-Outcome run_once(const StepOptions& o) {
+Outcome run_once(const program::StepOptions& o) {
   ReferenceStep step(o);
   step.run();  // warm-up (allocator, cuBLAS handles)
   step.next_batch();
@@ -100,11 +100,12 @@ double max_rel_diff(const std::vector<NamedValues>& a, const std::vector<NamedVa
 TEST(ReferenceStepDevice, PackingVariantsAgree) {
   SKIP_WITHOUT_CUDA();
   std::map<std::string, Outcome> outs;
-  for (const std::string& v : fix_variants(Fix::Packing)) {
-    StepOptions o = gpu_options(small_dense());
-    o.packing = packing_variant(v);
+  for (const std::string& v : scenario::fix_variants(model::Fix::Packing)) {
+    program::StepOptions o = gpu_options(small_dense());
+    o.packing = model::packing_variant(v);
     outs[v] = run_once(o);
-    EXPECT_EQ(program::program_stats(build_step_program(o)).host_syncs, outs[v].result.host_syncs.total()) << v;
+    EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, outs[v].result.host_syncs.total())
+        << v;
   }
   EXPECT_EQ(outs["device"].result.host_syncs.packing, 0);
   for (const char* v : {"cached", "device"}) {
@@ -116,21 +117,21 @@ TEST(ReferenceStepDevice, PackingVariantsAgree) {
 
 TEST(ReferenceStepDevice, OffloadVariantsAgree) {
   SKIP_WITHOUT_CUDA();
-  StepOptions base = gpu_options(small_dense());
-  base.packing = PackingVariant::Device;
+  program::StepOptions base = gpu_options(small_dense());
+  base.packing = model::PackingVariant::Device;
   const Outcome plain = run_once(base);
-  for (const std::string& v : fix_variants(Fix::Offload))
+  for (const std::string& v : scenario::fix_variants(model::Fix::Offload))
     for (int k : {1, 3}) {
-      StepOptions o = base;
-      o.offload = offload_variant(v);
+      program::StepOptions o = base;
+      o.offload = model::offload_variant(v);
       o.prefetch_depth = k;
       const Outcome out = run_once(o);
       // A reload race (a buffer overwritten while read) shows as a large difference.
       EXPECT_NEAR(out.result.loss, plain.result.loss, kBf16Tol * plain.result.loss) << v << " k=" << k;
       EXPECT_LE(max_rel_diff(out.grads, plain.grads), kBf16Tol) << v << " k=" << k;
     }
-  StepOptions budget = base;  // the memory-aware plan read from the device (default budget)
-  budget.offload = OffloadVariant::Prefetch;
+  program::StepOptions budget = base;  // the memory-aware plan read from the device (default budget)
+  budget.offload = model::OffloadVariant::Prefetch;
   budget.offload_budget_bytes = -1;
   ReferenceStep step(budget);
   EXPECT_EQ(step.offload_plan().first_resident, 0) << "a small model's checkpoints all fit on an H200";
@@ -140,12 +141,13 @@ TEST(ReferenceStepDevice, OffloadVariantsAgree) {
 TEST(ReferenceStepDevice, MoeVariantsAgree) {
   SKIP_WITHOUT_CUDA();
   std::map<std::string, Outcome> outs;
-  for (const std::string& v : fix_variants(Fix::MoeRouting)) {
-    StepOptions o = gpu_options(small_moe());
-    o.moe = moe_variant(v);
-    o.packing = PackingVariant::Device;
+  for (const std::string& v : scenario::fix_variants(model::Fix::MoeRouting)) {
+    program::StepOptions o = gpu_options(small_moe());
+    o.moe = model::moe_variant(v);
+    o.packing = model::PackingVariant::Device;
     outs[v] = run_once(o);
-    EXPECT_EQ(program::program_stats(build_step_program(o)).host_syncs, outs[v].result.host_syncs.total()) << v;
+    EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, outs[v].result.host_syncs.total())
+        << v;
   }
   EXPECT_EQ(outs["device"].result.host_syncs.total(), 1);  // only the loss read
   for (const char* v : {"sorted", "device"}) {
@@ -156,9 +158,9 @@ TEST(ReferenceStepDevice, MoeVariantsAgree) {
 
 TEST(ReferenceStepDevice, MoeDeviceGroupedAndPaddedAgree) {
   SKIP_WITHOUT_CUDA();
-  StepOptions o = gpu_options(small_moe());
-  o.moe = MoeVariant::Device;
-  o.packing = PackingVariant::Device;
+  program::StepOptions o = gpu_options(small_moe());
+  o.moe = model::MoeVariant::Device;
+  o.packing = model::PackingVariant::Device;
   std::string why;
   if (resolve_moe_expert_gemm(o, &why) != "grouped") GTEST_SKIP() << "skipped: no grouped GEMM here: " << why;
   std::map<std::string, Outcome> outs;
@@ -175,7 +177,7 @@ TEST(ReferenceStepDevice, MoeDeviceGroupedAndPaddedAgree) {
 TEST(ReferenceStepDevice, CudaPathMatchesCpuInFp32) {
   SKIP_WITHOUT_CUDA();
   // Tiny fp32 model through every CUDA-specific path (our kernels, the offload engine).
-  ModelShape m = small_moe();
+  scenario::ModelShape m = small_moe();
   m.hidden_size = 64;
   m.num_attention_heads = 4;
   m.num_key_value_heads = 2;
@@ -185,15 +187,15 @@ TEST(ReferenceStepDevice, CudaPathMatchesCpuInFp32) {
   m.num_local_experts = 4;
   m.num_experts_per_tok = 2;
   m.sliding_window = 16;
-  StepOptions o = gpu_options(m);
+  program::StepOptions o = gpu_options(m);
   o.batch.packed_tokens = 96;
   o.batch.min_len = 5;
   o.batch.max_len = 40;
   o.dtype = "fp32";
-  o.packing = PackingVariant::Device;
-  o.moe = MoeVariant::Device;
-  o.offload = OffloadVariant::Prefetch;
-  StepOptions cpu = o;
+  o.packing = model::PackingVariant::Device;
+  o.moe = model::MoeVariant::Device;
+  o.offload = model::OffloadVariant::Prefetch;
+  program::StepOptions cpu = o;
   cpu.device = "cpu";
   // One step each from the same weights (the devices' seeded generators differ).
   ReferenceStep c(cpu), g(o);

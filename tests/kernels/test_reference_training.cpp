@@ -20,7 +20,7 @@ using test::tiny_dense;
 using test::tiny_moe;
 using test::tiny_options;
 
-StepOptions adapters(const char* mode, StepOptions o = tiny_options()) {
+program::StepOptions adapters(const char* mode, program::StepOptions o = tiny_options()) {
   o.training.mode = mode;
   o.training.lora_rank = 4;
   o.training.lora_alpha = 8;
@@ -42,17 +42,17 @@ double max_abs(const std::vector<float>& v) {
 TEST(ReferenceTraining, AdaptersAloneTrainAndStepsMatchTheirPrograms) {
   for (const char* mode : {"lora", "qlora"})
     for (bool dq : {false, true})
-      for (const std::string& pack : fix_variants(Fix::Packing)) {
+      for (const std::string& pack : scenario::fix_variants(model::Fix::Packing)) {
         if (dq && std::string(mode) == "lora") continue;
-        StepOptions o = adapters(mode);
+        program::StepOptions o = adapters(mode);
         o.training.double_quant = dq;
-        o.packing = packing_variant(pack);
-        o.offload = OffloadVariant::Double;
-        SCOPED_TRACE(build_step_program(o).name);
+        o.packing = model::packing_variant(pack);
+        o.offload = model::OffloadVariant::Double;
+        SCOPED_TRACE(program::build_step_program(o).name);
         ReferenceStep step(o);
         step.record_ranges(true);
         const StepResult r = step.run();
-        const program::Program p = build_step_program(step.options());
+        const program::Program p = program::build_step_program(step.options());
         EXPECT_EQ(program::program_stats(p).host_syncs, r.host_syncs.total());
         EXPECT_TRUE(std::isfinite(r.loss));
         // What trains is exactly the adapters: 7 modules x A and B x 3 layers.
@@ -61,7 +61,7 @@ TEST(ReferenceTraining, AdaptersAloneTrainAndStepsMatchTheirPrograms) {
         for (const auto& g : grads) EXPECT_NE(g.name.find(".lora_"), std::string::npos) << g.name;
         std::int64_t trainable = 0;
         for (const auto& g : grads) trainable += static_cast<std::int64_t>(g.values.size());
-        EXPECT_EQ(trainable, network_summary(o).trainable_parameters);
+        EXPECT_EQ(trainable, program::network_summary(o).trainable_parameters);
         // PEFT's initialization: B = 0, so A gets no gradient at the first step and B does.
         EXPECT_GT(max_abs(find(grads, "layers.0.q_proj.lora_B")->values), 0.0);
         EXPECT_EQ(max_abs(find(grads, "layers.0.q_proj.lora_A")->values), 0.0);
@@ -71,9 +71,9 @@ TEST(ReferenceTraining, AdaptersAloneTrainAndStepsMatchTheirPrograms) {
 TEST(ReferenceTraining, PackingVariantsAgreeBitwiseUnderQlora) {
   std::vector<std::vector<NamedValues>> grads;
   std::vector<double> losses;
-  for (const std::string& pack : fix_variants(Fix::Packing)) {
-    StepOptions o = adapters("qlora");
-    o.packing = packing_variant(pack);
+  for (const std::string& pack : scenario::fix_variants(model::Fix::Packing)) {
+    program::StepOptions o = adapters("qlora");
+    o.packing = model::packing_variant(pack);
     ReferenceStep step(o);
     losses.push_back(step.run().loss);
     step.run();  // a second step: the A adapters now get gradients too
@@ -82,7 +82,8 @@ TEST(ReferenceTraining, PackingVariantsAgreeBitwiseUnderQlora) {
   for (std::size_t i = 1; i < grads.size(); ++i) {
     EXPECT_EQ(losses[i], losses[0]);
     ASSERT_EQ(grads[i].size(), grads[0].size());
-    for (std::size_t j = 0; j < grads[0].size(); ++j) EXPECT_EQ(grads[i][j].values, grads[0][j].values) << grads[0][j].name;
+    for (std::size_t j = 0; j < grads[0].size(); ++j)
+      EXPECT_EQ(grads[i][j].values, grads[0][j].values) << grads[0][j].name;
   }
   EXPECT_GT(max_abs(find(grads[0], "layers.0.q_proj.lora_A")->values), 0.0);
 }
@@ -91,7 +92,7 @@ TEST(ReferenceTraining, QloraBaseIsTheNf4OfTheFullBase) {
   // The qlora step's loss at step 0 (adapters contribute nothing: B = 0) is the loss of the
   // full-precision network with its weights replaced by their NF4 round trip: close to the
   // full network's, not equal.
-  StepOptions full = tiny_options();
+  program::StepOptions full = tiny_options();
   const double l_full = ReferenceStep(full).run().loss;
   const double l_lora = ReferenceStep(adapters("lora")).run().loss;
   const double l_qlora = ReferenceStep(adapters("qlora")).run().loss;
@@ -108,13 +109,13 @@ TEST(ReferenceTraining, TorchNf4MatchesTheCpuReference) {
     const detail::Nf4Weight q = detail::quantize_nf4(w, dq);
     const torch::Tensor c = w.contiguous();
     const std::vector<float> values(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
-    const Nf4Tensor ref = nf4_quantize(values, dq);
+    const program::Nf4Tensor ref = program::nf4_quantize(values, dq);
     const torch::Tensor codes = q.codes.contiguous();
     EXPECT_EQ(std::vector<std::uint8_t>(codes.data_ptr<std::uint8_t>(), codes.data_ptr<std::uint8_t>() + codes.numel()),
               ref.codes);
     const torch::Tensor d = detail::dequantize_nf4(q, ctx).contiguous();
     const std::vector<float> got(d.data_ptr<float>(), d.data_ptr<float>() + d.numel());
-    const std::vector<float> want = nf4_dequantize(ref);
+    const std::vector<float> want = program::nf4_dequantize(ref);
     ASSERT_EQ(got.size(), want.size());
     if (!dq) {
       EXPECT_EQ(got, want);
@@ -128,7 +129,7 @@ TEST(ReferenceTraining, TorchNf4MatchesTheCpuReference) {
 }
 
 TEST(ReferenceTraining, TiedEmbeddingsShareOneMatrix) {
-  StepOptions o = tiny_options();
+  program::StepOptions o = tiny_options();
   o.model.tie_word_embeddings = true;
   ReferenceStep step(o);
   step.run();
@@ -137,9 +138,9 @@ TEST(ReferenceTraining, TiedEmbeddingsShareOneMatrix) {
   ASSERT_NE(find(params, "embed_tokens"), nullptr);
   std::int64_t n = 0;
   for (const auto& p : params) n += static_cast<std::int64_t>(p.values.size());
-  EXPECT_EQ(n, network_summary(o).parameters);
-  StepOptions untied = tiny_options();
-  EXPECT_EQ(network_summary(untied).parameters - n, 256 * 64);  // V x H
+  EXPECT_EQ(n, program::network_summary(o).parameters);
+  program::StepOptions untied = tiny_options();
+  EXPECT_EQ(program::network_summary(untied).parameters - n, 256 * 64);  // V x H
   // The tied embedding's gradient has the head's part: rows of tokens never input still move.
   const auto grads = step.gradients();
   EXPECT_GT(max_abs(find(grads, "embed_tokens")->values), 0.0);
@@ -147,25 +148,25 @@ TEST(ReferenceTraining, TiedEmbeddingsShareOneMatrix) {
 
 TEST(ReferenceTraining, CachedMaskIsKeyedLikeUnsloths) {
   // tiny_moe at 4 layers alternates windows: Unsloth's one-entry cache rebuilds every layer.
-  StepOptions o = tiny_options(tiny_moe());
+  program::StepOptions o = tiny_options(tiny_moe());
   o.model.num_hidden_layers = 4;
-  o.moe = MoeVariant::Device;
-  o.packing = PackingVariant::Cached;
+  o.moe = model::MoeVariant::Device;
+  o.packing = model::PackingVariant::Cached;
   ReferenceStep step(o);
   const StepResult r = step.run();
   EXPECT_EQ(r.metadata_builds, 1 + 4);  // metadata once, the mask in each layer
   EXPECT_EQ(r.host_syncs.packing, 1 + 2 * 4);
-  o.packing = PackingVariant::Device;
+  o.packing = model::PackingVariant::Device;
   EXPECT_EQ(ReferenceStep(o).run().metadata_builds, 2);  // ours: one mask per window
 }
 
 TEST(ReferenceTraining, OffloadFirstStepOffloadsEveryLayerLaterOnesKeepTheLast) {
-  StepOptions o = tiny_options();
-  o.offload = OffloadVariant::Double;
+  program::StepOptions o = tiny_options();
+  o.offload = model::OffloadVariant::Double;
   ReferenceStep step(o);
   step.record_ranges(true);
   EXPECT_EQ(step.offload_plan().offloaded(), 2);  // the plan from the second step on
-  const StepResult a = step.run();                 // first pass: all 3
+  const StepResult a = step.run();                // first pass: all 3
   const StepResult b = step.run();
   EXPECT_EQ(a.host_syncs.total(), b.host_syncs.total());
   EXPECT_TRUE(std::isfinite(b.loss));
@@ -176,12 +177,12 @@ TEST(ReferenceTraining, OffloadFirstStepOffloadsEveryLayerLaterOnesKeepTheLast) 
       if (op.kind == program::OpKind::RangePush) out.push_back(op.name);
     return out;
   };
-  StepOptions first_opts = o;
+  program::StepOptions first_opts = o;
   first_opts.offload_first_pass = true;
-  EXPECT_EQ(a.ranges, ranges(build_step_program(first_opts)));
-  EXPECT_EQ(b.ranges, ranges(build_step_program(step.options())));
+  EXPECT_EQ(a.ranges, ranges(program::build_step_program(first_opts)));
+  EXPECT_EQ(b.ranges, ranges(program::build_step_program(step.options())));
   EXPECT_NE(a.ranges, b.ranges);  // the first pass reloads one layer more
-  StepOptions first = o;
+  program::StepOptions first = o;
   first.offload_first_pass = true;
   EXPECT_EQ(ReferenceStep(first).offload_plan().offloaded(), 3);
 }

@@ -131,8 +131,8 @@ TEST(ScheduleChecker, OrderingIsTransitive) {
   p.streams = {{"main", false}, {"copy", true}, {"third", true}};
   p.num_events = 2;
   p.num_buffers = 1;
-  p.ops = {kernel(1, 0, Access::Read), ev(OpKind::EventRecord, 1, 0), ev(OpKind::StreamWait, 0, 0),
-           ev(OpKind::EventRecord, 0, 1), ev(OpKind::StreamWait, 2, 1), kernel(2, 0, Access::Write)};
+  p.ops = {kernel(1, 0, Access::Read),    ev(OpKind::EventRecord, 1, 0), ev(OpKind::StreamWait, 0, 0),
+           ev(OpKind::EventRecord, 0, 1), ev(OpKind::StreamWait, 2, 1),  kernel(2, 0, Access::Write)};
   EXPECT_TRUE(check_buffer_safety(p).empty());
   p.ops.erase(p.ops.begin() + 2);  // main no longer waits for the copy
   EXPECT_EQ(check_buffer_safety(p).size(), 1u);

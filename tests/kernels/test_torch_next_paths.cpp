@@ -61,7 +61,7 @@ void check_sdpa(torch::ScalarType dtype, int window, double tolerance) {
   ctx.ranges = &ranges;
   const detail::HostBatch host = detail::pack_batch({20, 31, 9, 36}, 256, 3, false);
   const detail::PackedBatch batch = detail::upload(host, ctx, 1);
-  detail::PackingMetadata meta(PackingVariant::Device);
+  detail::PackingMetadata meta(model::PackingVariant::Device);
   const torch::Tensor mask = meta.mask(batch, window, ctx);
   const std::int64_t T = batch.total, heads = 4, d = 16;
   ASSERT_EQ(mask.sizes(), torch::IntArrayRef({1, 1, T, T}));
@@ -99,8 +99,8 @@ constexpr bool kHaveGroupedMm = true;
 constexpr bool kHaveGroupedMm = false;
 #endif
 
-#define SKIP_WITHOUT_GROUPED_MM()                                                                          \
-  if (!kHaveGroupedMm)                                                                                     \
+#define SKIP_WITHOUT_GROUPED_MM()                                                                     \
+  if (!kHaveGroupedMm)                                                                                \
   GTEST_SKIP() << "skipped: LibTorch " << torch_version() << " has no at::_grouped_mm (2.8 or later)" \
                << " or it is built out (SYNCSCOPE_ENABLE_GROUPED_MM=OFF)"
 
@@ -229,7 +229,7 @@ TEST(TorchNextGroupedMm, MoeDeviceGroupedEqualsPadded) {
     torch::Tensor x = x0.clone().requires_grad_(true);
     detail::ExpertWeights w{g0.clone().requires_grad_(true), u0.clone().requires_grad_(true),
                             d0.clone().requires_grad_(true)};
-    const torch::Tensor out = detail::moe_experts(MoeVariant::Device, x, ids, weights, w, ctx);
+    const torch::Tensor out = detail::moe_experts(model::MoeVariant::Device, x, ids, weights, w, ctx);
     out.sum().backward();
     EXPECT_EQ(ctx.moe_expert_gemm, gemm) << "the grouped path fell back to padded";
     EXPECT_EQ(syncs.moe, 0);
@@ -237,8 +237,7 @@ TEST(TorchNextGroupedMm, MoeDeviceGroupedEqualsPadded) {
   };
   const auto grouped = run_moe("grouped"), padded = run_moe("padded");
   const char* names[] = {"out", "dx", "dgate", "dup", "ddown"};
-  for (std::size_t i = 0; i < grouped.size(); ++i)
-    EXPECT_LE(rel_diff(grouped[i], padded[i]), 2e-2) << names[i];
+  for (std::size_t i = 0; i < grouped.size(); ++i) EXPECT_LE(rel_diff(grouped[i], padded[i]), 2e-2) << names[i];
 #endif
 }
 

@@ -18,9 +18,9 @@
 namespace syncscope::kernels {
 namespace {
 
-StepOptions gpt_oss_20b() {
-  StepOptions o;
-  ModelShape& m = o.model;
+program::StepOptions gpt_oss_20b() {
+  program::StepOptions o;
+  scenario::ModelShape& m = o.model;
   m.name = "gpt-oss-20b";
   m.model_type = "gpt_oss";
   m.num_hidden_layers = 24;
@@ -38,7 +38,7 @@ StepOptions gpt_oss_20b() {
   m.rope_theta = 150000;
   o.batch.packed_tokens = 2048;
   o.dtype = "bf16";
-  o.offload = OffloadVariant::Double;
+  o.offload = model::OffloadVariant::Double;
   o.offload_budget_bytes = 0;
   o.training.mode = "lora";
   o.training.target_modules = {"q_proj", "k_proj", "v_proj", "o_proj"};
@@ -50,10 +50,10 @@ struct Simulated {
   double syncs = 0;  // sync points per step (median)
 };
 
-Simulated simulate_step(const StepOptions& o, const GpuProfile& profile) {
+Simulated simulate_step(const program::StepOptions& o, const model::GpuProfile& profile) {
   sim::SimOptions so;
   so.steps = 2;
-  const Trace t = sim::simulate(build_step_program(o), profile, so);
+  const Trace t = sim::simulate(program::build_step_program(o), profile, so);
   AnalysisOptions ao;
   const AnalysisResult a = analyze(t, ao);
   return {a.step_summary.duration_ns.median / 1e6, a.step_summary.syncs.median};
@@ -62,20 +62,21 @@ Simulated simulate_step(const StepOptions& o, const GpuProfile& profile) {
 TEST(UnslothFormInTheSimulator, StepTimesAreTheOnesModelReadmeQuotes) {
   // The README's figures are the datasheet-only host (before the shipped profiles took the
   // eager-PyTorch host costs): the H200 profile with a C++ host.
-  const GpuProfile h200 = sim::with_cpp_host(load_gpu_profile("H200"));
+  const model::GpuProfile h200 = sim::with_cpp_host(model::load_gpu_profile("H200"));
   std::map<std::string, std::map<std::string, double>> ms;  // form -> variant -> step ms
   std::map<std::string, std::map<std::string, double>> syncs;
   for (bool form : {false, true})
-    for (const std::string& v : fix_variants(Fix::MoeRouting)) {
-      StepOptions o = gpt_oss_20b();
+    for (const std::string& v : scenario::fix_variants(model::Fix::MoeRouting)) {
+      program::StepOptions o = gpt_oss_20b();
       o.gpt_oss_unsloth_form = form;
-      o.moe = moe_variant(v);
+      o.moe = model::moe_variant(v);
       const Simulated r = simulate_step(o, h200);
       ms[form ? "unsloth" : "reference"][v] = r.step_ms;
       syncs[form ? "unsloth" : "reference"][v] = r.syncs;
     }
   // The form changes the work, not the routing's syncs: the same count per step in both.
-  for (const std::string& v : fix_variants(Fix::MoeRouting)) EXPECT_EQ(syncs["unsloth"][v], syncs["reference"][v]) << v;
+  for (const std::string& v : scenario::fix_variants(model::Fix::MoeRouting))
+    EXPECT_EQ(syncs["unsloth"][v], syncs["reference"][v]) << v;
   for (const auto& [form, vs] : ms)
     std::printf("gpt-oss-20b %s form (H200 sim): loop %.2f ms, sorted %.2f ms (%.4fx), device %.2f ms (%.4fx)\n",
                 form.c_str(), vs.at("loop"), vs.at("sorted"), vs.at("loop") / vs.at("sorted"), vs.at("device"),
@@ -96,10 +97,10 @@ TEST(UnslothFormInTheSimulator, StepTimesAreTheOnesModelReadmeQuotes) {
     for (const auto& [v, q] : vs) EXPECT_NEAR(ms[form]["loop"] / ms[form][v], q, 0.0005) << form << " " << v;
   // The README's conclusion from them: our lighter experts overstate sorted's gain by about
   // 9% (1.369 / 1.256 = 1.090) and device's by about 1% (2.458 / 2.430 = 1.012).
-  const double sorted_over = (ms["reference"]["loop"] / ms["reference"]["sorted"]) /
-                             (ms["unsloth"]["loop"] / ms["unsloth"]["sorted"]);
-  const double device_over = (ms["reference"]["loop"] / ms["reference"]["device"]) /
-                             (ms["unsloth"]["loop"] / ms["unsloth"]["device"]);
+  const double sorted_over =
+      (ms["reference"]["loop"] / ms["reference"]["sorted"]) / (ms["unsloth"]["loop"] / ms["unsloth"]["sorted"]);
+  const double device_over =
+      (ms["reference"]["loop"] / ms["reference"]["device"]) / (ms["unsloth"]["loop"] / ms["unsloth"]["device"]);
   EXPECT_NEAR(sorted_over, 1.09, 0.005);
   EXPECT_NEAR(device_over, 1.01, 0.005);
 }

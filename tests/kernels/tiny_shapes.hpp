@@ -8,8 +8,8 @@
 
 namespace syncscope::kernels::test {
 
-inline ModelShape tiny_dense(const char* name = "tiny-llama") {
-  ModelShape m;
+inline scenario::ModelShape tiny_dense(const char* name = "tiny-llama") {
+  scenario::ModelShape m;
   m.name = name;
   m.num_hidden_layers = 3;
   m.hidden_size = 64;
@@ -23,15 +23,15 @@ inline ModelShape tiny_dense(const char* name = "tiny-llama") {
   return m;
 }
 
-inline ModelShape tiny_qwen3() {
-  ModelShape m = tiny_dense("tiny-qwen3");
-  m.head_dim = 24;  // not hidden/heads, as in Qwen3
+inline scenario::ModelShape tiny_qwen3() {
+  scenario::ModelShape m = tiny_dense("tiny-qwen3");
+  m.head_dim = 24;         // not hidden/heads, as in Qwen3
   m.model_type = "qwen3";  // q/k norms come from the family
   return m;
 }
 
-inline ModelShape tiny_moe() {
-  ModelShape m = tiny_dense("tiny-gpt-oss");
+inline scenario::ModelShape tiny_moe() {
+  scenario::ModelShape m = tiny_dense("tiny-gpt-oss");
   m.num_hidden_layers = 2;
   m.intermediate_size = 32;
   m.num_local_experts = 4;
@@ -41,8 +41,8 @@ inline ModelShape tiny_moe() {
 }
 
 // T = 96 packed from 4 sequences.
-inline StepOptions tiny_options(ModelShape m = tiny_dense()) {
-  StepOptions o;
+inline program::StepOptions tiny_options(scenario::ModelShape m = tiny_dense()) {
+  program::StepOptions o;
   o.model = m;
   o.batch.packed_tokens = 96;
   o.batch.distribution = "list";

@@ -53,7 +53,7 @@ TEST(CalibrateCli, FromTraceWritesAFittedProfileThatPredictAndRunUse) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("host_launch_op_ns"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("wrote " + prof.string()), std::string::npos) << r.out;
-  const GpuProfile p = load_gpu_profile(prof.string());
+  const model::GpuProfile p = model::load_gpu_profile(prof.string());
   EXPECT_EQ(p.provenance.at("traces"), "item_loop_l8_h200.json.gz");
   EXPECT_EQ(p.provenance.at("trace_sha256").size(), 64u);
   EXPECT_GT(p.host_launch_op_ns, 0);
@@ -65,8 +65,8 @@ TEST(CalibrateCli, FromTraceWritesAFittedProfileThatPredictAndRunUse) {
   EXPECT_NE(again.err.find("already exists"), std::string::npos) << again.err;
   EXPECT_EQ(slurp(prof), before);
 
-  const CliRun pr = syncscope(dir, "predict --trace " + q(kTrace) + " --step-range 'train_step#*' --gpu-profile " +
-                                       q(prof));
+  const CliRun pr =
+      syncscope(dir, "predict --trace " + q(kTrace) + " --step-range 'train_step#*' --gpu-profile " + q(prof));
   ASSERT_EQ(pr.exit_code, 0) << pr.err;
   EXPECT_NE(pr.out.find("was fitted from trace(s) item_loop_l8_h200.json.gz"), std::string::npos) << pr.out;
 
@@ -74,7 +74,7 @@ TEST(CalibrateCli, FromTraceWritesAFittedProfileThatPredictAndRunUse) {
   const CliRun run = syncscope(dir, "run " + q(test::source_dir() / "scenarios" / "qwen3-0.6b.yaml") +
                                         " --device sim --gpu-profile " + q(prof) + " --out " + q(out));
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  const RunResults res = read_results(out);
+  const model::RunResults res = model::read_results(out);
   EXPECT_EQ(res.env.extra.at("gpu_profile_trace_sha256"), p.provenance.at("trace_sha256"));
   EXPECT_NE(res.env.extra.at("gpu_profile_host_costs").find("eager Python"), std::string::npos);
 }

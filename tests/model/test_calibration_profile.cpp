@@ -10,8 +10,8 @@
 namespace {
 
 // Plausible numbers for the shape of the data only; no GPU measured them.
-syncscope::CalibrationMeasurements sample() {
-  syncscope::CalibrationMeasurements m;
+syncscope::model::CalibrationMeasurements sample() {
+  syncscope::model::CalibrationMeasurements m;
   m.gpu_name = "Test GPU";
   m.driver_version = "580.159.04";
   m.cuda_runtime = "13.0";
@@ -37,7 +37,7 @@ syncscope::CalibrationMeasurements sample() {
 }  // namespace
 
 TEST(CalibrationProfile, WritesALoadableMeasuredProfile) {
-  auto p = syncscope::profile_from_calibration(sample(), "h200-lab", "2026-11-30T12:00:00Z");
+  auto p = syncscope::model::profile_from_calibration(sample(), "h200-lab", "2026-11-30T12:00:00Z");
   EXPECT_TRUE(p.measured);
   EXPECT_NE(p.measured_on.find("2026-11-30T12:00:00Z"), std::string::npos);
   EXPECT_NE(p.measured_on.find("Test GPU"), std::string::npos);
@@ -45,8 +45,8 @@ TEST(CalibrationProfile, WritesALoadableMeasuredProfile) {
   EXPECT_EQ(p.sources.at("sync_round_trip_ns"), "measured: test method");
   syncscope::test::TempDir dir;
   auto path = dir / "lab.yaml";
-  syncscope::write_file_atomic(path, syncscope::gpu_profile_to_yaml(p));
-  auto q = syncscope::load_gpu_profile(path.string());
+  syncscope::write_file_atomic(path, syncscope::model::gpu_profile_to_yaml(p));
+  auto q = syncscope::model::load_gpu_profile(path.string());
   EXPECT_TRUE(q.measured);
   EXPECT_EQ(q.name, "h200-lab");
   EXPECT_EQ(q.measured_on, p.measured_on);
@@ -61,18 +61,18 @@ TEST(CalibrationProfile, RefusesHoles) {
   auto m = sample();
   m.bf16_flops_per_s = 0;
   try {
-    syncscope::profile_from_calibration(m, "x", "today");
+    syncscope::model::profile_from_calibration(m, "x", "today");
     FAIL() << "expected InputError";
   } catch (const syncscope::InputError& e) {
     EXPECT_NE(std::string(e.what()).find("bf16_flops_per_s"), std::string::npos);
   }
-  EXPECT_THROW(syncscope::profile_from_calibration(sample(), "", "today"), syncscope::InputError);
+  EXPECT_THROW(syncscope::model::profile_from_calibration(sample(), "", "today"), syncscope::InputError);
 }
 
 TEST(CalibrationProfile, DriverVersionFromProc) {
   const std::string text =
       "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu Oct  2 16:53:18 UTC 2025\n"
       "GCC version:  gcc version 13.3.0\n";
-  EXPECT_EQ(syncscope::parse_nvidia_driver_version(text), "580.159.04");
-  EXPECT_EQ(syncscope::parse_nvidia_driver_version("nothing here"), "");
+  EXPECT_EQ(syncscope::model::parse_nvidia_driver_version(text), "580.159.04");
+  EXPECT_EQ(syncscope::model::parse_nvidia_driver_version("nothing here"), "");
 }

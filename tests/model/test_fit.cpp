@@ -102,11 +102,16 @@ TEST(Fit, ExpertTerm) {
 }
 
 TEST(Fit, RejectsUndeterminedDesigns) {
-  std::vector<m::RunObservation> same_l = {{"rebuild", 8, 0, 1e8}, {"rebuild", 8, 0, 1.1e8}, {"cached", 8, 0, 9e7},
-                                           {"cached", 8, 0, 9.1e7}, {"cached", 8, 0, 9.2e7}};
+  std::vector<m::RunObservation> same_l = {{"rebuild", 8, 0, 1e8},
+                                           {"rebuild", 8, 0, 1.1e8},
+                                           {"cached", 8, 0, 9e7},
+                                           {"cached", 8, 0, 9.1e7},
+                                           {"cached", 8, 0, 9.2e7}};
   EXPECT_THROW(m::fit_per_layer_saving(same_l, "rebuild", "cached"), syncscope::InputError);
-  std::vector<m::RunObservation> base_only_one_l = {{"rebuild", 8, 0, 1e8}, {"rebuild", 8, 0, 1.1e8},
-                                                    {"cached", 4, 0, 5e7},  {"cached", 8, 0, 9.1e7},
+  std::vector<m::RunObservation> base_only_one_l = {{"rebuild", 8, 0, 1e8},
+                                                    {"rebuild", 8, 0, 1.1e8},
+                                                    {"cached", 4, 0, 5e7},
+                                                    {"cached", 8, 0, 9.1e7},
                                                     {"cached", 12, 0, 1.3e8}};
   EXPECT_THROW(m::fit_per_layer_saving(base_only_one_l, "rebuild", "cached"), syncscope::InputError);
   EXPECT_THROW(m::fit_per_layer_saving({{"rebuild", 0, 0, 1}}, "rebuild", "cached"), syncscope::InputError);

@@ -7,14 +7,14 @@
 #include "syncscope/model/gpu_profile.hpp"
 #include "test_paths.hpp"
 
-using syncscope::GpuProfile;
 using syncscope::InputError;
+using syncscope::model::GpuProfile;
 
 namespace {
 
 std::string error_of(const std::string& path) {
   try {
-    syncscope::load_gpu_profile(path);
+    syncscope::model::load_gpu_profile(path);
   } catch (const InputError& e) {
     return e.what();
   }
@@ -47,12 +47,12 @@ sources:
 }  // namespace
 
 TEST(GpuProfile, ShippedProfilesLoadWithSources) {
-  auto names = syncscope::shipped_gpu_profiles();
+  auto names = syncscope::model::shipped_gpu_profiles();
   for (const char* want : {"B200", "GB10", "H100", "H200", "RTX5090"})
     EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
   for (const auto& n : names) {
     SCOPED_TRACE(n);
-    GpuProfile p = syncscope::load_gpu_profile(n);
+    model::GpuProfile p = syncscope::model::load_gpu_profile(n);
     EXPECT_EQ(p.name, n);
     EXPECT_FALSE(p.measured);
     EXPECT_GT(p.bf16_flops_per_s, 0);
@@ -60,10 +60,10 @@ TEST(GpuProfile, ShippedProfilesLoadWithSources) {
     EXPECT_TRUE(p.sources.count("dram_bytes_per_s"));
     EXPECT_TRUE(p.sources.count("copy_compute_slowdown"));
   }
-  EXPECT_TRUE(syncscope::load_gpu_profile("gb10").unified_memory);  // names are case-insensitive
-  EXPECT_FALSE(syncscope::load_gpu_profile("H200").unified_memory);
-  EXPECT_EQ(syncscope::load_gpu_profile("H200").sm_count, 132);
-  EXPECT_NEAR(syncscope::load_gpu_profile("B200").h2d_pinned_bytes_per_s, 55.7e9, 1);
+  EXPECT_TRUE(syncscope::model::load_gpu_profile("gb10").unified_memory);  // names are case-insensitive
+  EXPECT_FALSE(syncscope::model::load_gpu_profile("H200").unified_memory);
+  EXPECT_EQ(syncscope::model::load_gpu_profile("H200").sm_count, 132);
+  EXPECT_NEAR(syncscope::model::load_gpu_profile("B200").h2d_pinned_bytes_per_s, 55.7e9, 1);
 }
 
 TEST(GpuProfile, UnknownNameListsShipped) {
@@ -79,7 +79,7 @@ TEST(GpuProfile, StrictLoaderNamesFileAndField) {
     syncscope::write_file_atomic(p, text);
     return p.string();
   };
-  EXPECT_EQ(syncscope::load_gpu_profile(write("ok.yaml", kMinimal)).sm_count, 132);
+  EXPECT_EQ(syncscope::model::load_gpu_profile(write("ok.yaml", kMinimal)).sm_count, 132);
 
   std::string unknown = std::string(kMinimal) + "tensor_cores: 528\n";
   std::string e = error_of(write("unknown.yaml", unknown));
@@ -114,11 +114,11 @@ TEST(GpuProfile, StrictLoaderNamesFileAndField) {
 }
 
 TEST(GpuProfile, YamlRoundTrip) {
-  GpuProfile p = syncscope::load_gpu_profile("B200");
+  model::GpuProfile p = syncscope::model::load_gpu_profile("B200");
   syncscope::test::TempDir dir;
   auto path = dir / "b200-copy.yaml";
-  syncscope::write_file_atomic(path, syncscope::gpu_profile_to_yaml(p));
-  GpuProfile q = syncscope::load_gpu_profile(path.string());
+  syncscope::write_file_atomic(path, syncscope::model::gpu_profile_to_yaml(p));
+  model::GpuProfile q = syncscope::model::load_gpu_profile(path.string());
   EXPECT_EQ(q.name, p.name);
   EXPECT_EQ(q.description, p.description);
   EXPECT_DOUBLE_EQ(q.dram_bytes_per_s, p.dram_bytes_per_s);

@@ -38,7 +38,8 @@ TEST(Interval, LinearMapKeepsTheQuantiles) {
   // asymmetric as the input.
   m::PropagationOptions o;
   o.samples = 20000;
-  auto y = m::propagate({{10, 8, 13}}, [](std::span<const double> x) { return 3 * x[0]; }, o);
+  auto y = m::propagate(
+      {{10, 8, 13}}, [](std::span<const double> x) { return 3 * x[0]; }, o);
   EXPECT_DOUBLE_EQ(y.value, 30);
   EXPECT_NEAR(y.lo, 24, 0.4);
   EXPECT_NEAR(y.hi, 39, 0.4);
@@ -49,7 +50,8 @@ TEST(Interval, SumOfIndependentNarrowsRelativeWidth) {
   // 2 * sqrt(2) ~ 2.83, not the worst case 4.
   m::PropagationOptions o;
   o.samples = 20000;
-  auto y = m::propagate({{10, 8, 12}, {10, 8, 12}}, [](std::span<const double> x) { return x[0] + x[1]; }, o);
+  auto y = m::propagate(
+      {{10, 8, 12}, {10, 8, 12}}, [](std::span<const double> x) { return x[0] + x[1]; }, o);
   EXPECT_NEAR((y.hi - y.lo) / 2, 2 * std::sqrt(2.0), 0.1);
 }
 

@@ -67,15 +67,15 @@ TEST(PublishedOffload, StepTimesSavingsAndHiddenReloads) {
     EXPECT_NEAR(r.step_before_ms, t0, 1e-9);
     EXPECT_NEAR(r.step_after_ms, t1, 1e-9);
     EXPECT_NEAR(r.measured_saving_ms, t0 - t1, 1e-9);
-    EXPECT_NEAR(r.measured_saving_ms, c.saved_ms, 1.0);                      // "~207 ms" etc.
+    EXPECT_NEAR(r.measured_saving_ms, c.saved_ms, 1.0);  // "~207 ms" etc.
     // Stored as the blog prints it (+8.40%, +6.70%, +4.61%), not re-derived from the steps/s,
     // which are published to 4 decimals (14B: 0.2395 / 0.2245 = +6.68%, 32B: +4.60%).
     EXPECT_NEAR(100 * (r.measured_speedup - 1), c.speedup_pct, 1e-9);
     EXPECT_NEAR(100 * (c.after / c.before - 1), c.speedup_pct, 0.05);
     EXPECT_NEAR(r.reload_ms_from_bandwidth, c.gb / 55.7 * 1000.0, 1e-9);
-    EXPECT_NEAR(r.reload_ms_from_bandwidth, c.reload_ms, 0.05);              // 0.37 GB / 55.7 GB/s = 6.64 ms
+    EXPECT_NEAR(r.reload_ms_from_bandwidth, c.reload_ms, 0.05);  // 0.37 GB / 55.7 GB/s = 6.64 ms
     EXPECT_NEAR(r.hidden_reloads, (t0 - t1) / c.reload_ms, 1e-9);
-    EXPECT_EQ(std::lround(r.hidden_reloads), c.hidden);                      // 31, 33, 54
+    EXPECT_EQ(std::lround(r.hidden_reloads), c.hidden);  // 31, 33, 54
     // Plain (L-1) min(c, g) with g >= c: (L-1) c, which over-predicts every case.
     EXPECT_NEAR(r.plain_predicted_ms, (c.L - 1) * c.reload_ms, 1e-9);
     EXPECT_GT(r.plain_predicted_ms, r.measured_saving_ms);
@@ -137,14 +137,14 @@ TEST(PublishedSpeedups, StoredAsPrintedAndComparedWithRuns) {
     }
   EXPECT_EQ(offload, 3);
   // A run's forward and step speedups land beside them (informational: no tolerance).
-  syncscope::RunResults r;
-  syncscope::VariantResult v;
+  syncscope::model::RunResults r;
+  syncscope::model::VariantResult v;
   v.scenario = "qwen3-14b-qlora";
   v.fix = "packing";
   v.variant = "cached";
   v.measured_speedup = {1.20, 1.19, 1.21, 3};
   v.forward_speedup = {1.50, 1.49, 1.51, 3};
-  v.network = syncscope::NetworkInfo{"Qwen3-14B", 1, 1, false, "qlora"};
+  v.network = syncscope::model::NetworkInfo{"Qwen3-14B", 1, 1, false, "qlora"};
   r.variants.push_back(v);
   const auto checks = m::published_checks(r);
   ASSERT_EQ(checks.size(), 2u);

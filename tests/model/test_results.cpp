@@ -11,14 +11,14 @@ using namespace syncscope;
 
 namespace {
 
-RunResults sample() {
-  RunResults r;
+model::RunResults sample() {
+  model::RunResults r;
   r.mode = "simulated";
   r.env.gpu = "H200 (simulated)";
   r.env.gpu_profile = "H200";
   r.env.commit = "abc";
   r.env.extra["cupti"] = "13.0.1";
-  VariantResult v;
+  model::VariantResult v;
   v.scenario = "qwen3-0.6b";
   v.fix = "packing";
   v.variant = "cached";
@@ -41,7 +41,7 @@ RunResults sample() {
 
 std::string error_of(const std::string& json) {
   try {
-    results_from_json(json, "results.json");
+    model::results_from_json(json, "results.json");
   } catch (const InputError& e) {
     return e.what();
   }
@@ -51,10 +51,10 @@ std::string error_of(const std::string& json) {
 }  // namespace
 
 TEST(Results, JsonRoundTrip) {
-  RunResults r = sample();
-  std::string j = results_to_json(r);
-  RunResults q = results_from_json(j, "mem");
-  EXPECT_EQ(q.schema_version, kResultsSchemaVersion);
+  model::RunResults r = sample();
+  std::string j = model::results_to_json(r);
+  model::RunResults q = model::results_from_json(j, "mem");
+  EXPECT_EQ(q.schema_version, model::kResultsSchemaVersion);
   EXPECT_EQ(q.mode, "simulated");
   EXPECT_EQ(q.env.extra.at("cupti"), "13.0.1");
   ASSERT_EQ(q.variants.size(), 2u);
@@ -64,11 +64,11 @@ TEST(Results, JsonRoundTrip) {
   EXPECT_DOUBLE_EQ(q.variants[0].model_parameters.at("s_ns"), 13.7e6);
   EXPECT_TRUE(q.variants[1].baseline);
   EXPECT_EQ(q.notes, r.notes);
-  EXPECT_EQ(results_to_json(q), j);  // stable
+  EXPECT_EQ(model::results_to_json(q), j);  // stable
 }
 
 TEST(Results, CsvHasOneRowPerMetric) {
-  auto rows = csv_parse(results_to_csv(sample()));
+  auto rows = csv_parse(model::results_to_csv(sample()));
   ASSERT_GT(rows.size(), 1u);
   EXPECT_EQ(rows[0][0], "schema_version");
   EXPECT_EQ(rows[0][7], "metric");
@@ -85,7 +85,7 @@ TEST(Results, CsvHasOneRowPerMetric) {
 }
 
 TEST(Results, StrictReaderNamesTheJsonPath) {
-  std::string good = results_to_json(sample());
+  std::string good = model::results_to_json(sample());
   auto replace = [&](const std::string& from, const std::string& to) {
     std::string s = good;
     auto p = s.find(from);
@@ -123,37 +123,37 @@ TEST(Results, StrictReaderNamesTheJsonPath) {
 // Schema 2 names the speedup by the mode ("observed_speedup"); schema 1 files, which called
 // it "measured_speedup" in every mode, are still read.
 TEST(Results, SchemaOneMeasuredSpeedupIsReadAsObserved) {
-  const std::string v2 = results_to_json(sample());
+  const std::string v2 = model::results_to_json(sample());
   EXPECT_NE(v2.find("\"observed_speedup\""), std::string::npos);
   EXPECT_EQ(v2.find("measured_speedup"), std::string::npos);
   std::string v1 = v2;
   v1.replace(v1.find("\"schema_version\": 2"), 19, "\"schema_version\": 1");
   for (auto p = v1.find("\"observed_speedup\""); p != std::string::npos; p = v1.find("\"observed_speedup\""))
     v1.replace(p, 18, "\"measured_speedup\"");
-  const RunResults a = results_from_json(v2, "v2.json"), b = results_from_json(v1, "v1.json");
+  const model::RunResults a = model::results_from_json(v2, "v2.json"), b = model::results_from_json(v1, "v1.json");
   ASSERT_EQ(a.variants.size(), b.variants.size());
   for (std::size_t i = 0; i < a.variants.size(); ++i)
     EXPECT_EQ(a.variants[i].measured_speedup.value, b.variants[i].measured_speedup.value);
-  EXPECT_EQ(b.schema_version, kResultsSchemaVersion);
+  EXPECT_EQ(b.schema_version, model::kResultsSchemaVersion);
 }
 
 TEST(Results, ReadFromRunDirectory) {
   test::TempDir dir;
-  write_file_atomic(dir / "results.json", results_to_json(sample()));
-  EXPECT_EQ(read_results(dir.path()).variants.size(), 2u);
+  write_file_atomic(dir / "results.json", model::results_to_json(sample()));
+  EXPECT_EQ(model::read_results(dir.path()).variants.size(), 2u);
   test::TempDir empty;
-  EXPECT_THROW(read_results(empty.path()), InputError);
+  EXPECT_THROW(model::read_results(empty.path()), InputError);
 }
 
 // The forward pass and the network as built, in JSON and CSV from one field list.
 TEST(Results, ForwardTimesAndNetworkRoundTripInJsonAndCsv) {
-  RunResults r = sample();
+  model::RunResults r = sample();
   auto& v = r.variants[0];
   v.forward_time_ns = {6.0e8, 5.9e8, 6.1e8, 5};
   v.forward_speedup = {1.43, 1.41, 1.45, 5};
-  v.network = NetworkInfo{"Qwen3-0.6B", 596049920 + 10092544, 10092544, true, "qlora"};
-  const std::string j = results_to_json(r);
-  const RunResults q = results_from_json(j, "results.json");
+  v.network = model::NetworkInfo{"Qwen3-0.6B", 596049920 + 10092544, 10092544, true, "qlora"};
+  const std::string j = model::results_to_json(r);
+  const model::RunResults q = model::results_from_json(j, "results.json");
   EXPECT_DOUBLE_EQ(q.variants[0].forward_time_ns.value, 6.0e8);
   EXPECT_DOUBLE_EQ(q.variants[0].forward_speedup.hi, 1.45);
   ASSERT_TRUE(q.variants[0].network);
@@ -163,11 +163,11 @@ TEST(Results, ForwardTimesAndNetworkRoundTripInJsonAndCsv) {
   EXPECT_EQ(q.variants[0].network->training, "qlora");
   EXPECT_FALSE(q.variants[1].network);  // absent stays absent
   EXPECT_EQ(q.variants[1].forward_time_ns.n, 0);
-  EXPECT_EQ(results_to_json(q), j);
+  EXPECT_EQ(model::results_to_json(q), j);
   // Older results (no forward, no network) still read: the sample's JSON has neither field.
-  EXPECT_EQ(results_to_json(sample()).find("forward_time_ns"), std::string::npos);
+  EXPECT_EQ(model::results_to_json(sample()).find("forward_time_ns"), std::string::npos);
   // CSV: the forward pass with its interval, the network as metric rows.
-  const auto rows = csv_parse(results_to_csv(r));
+  const auto rows = csv_parse(model::results_to_csv(r));
   bool fwd = false, fsp = false, params = false, training = false;
   for (const auto& row : rows) {
     if (row[2] != "qwen3-0.6b" || row[4] != "cached") continue;
@@ -183,10 +183,10 @@ TEST(Results, ForwardTimesAndNetworkRoundTripInJsonAndCsv) {
   // The network block is checked like every other field.
   std::string bad = j;
   bad.replace(bad.find("\"qlora\""), 7, "\"int4\"");
-  EXPECT_THROW(results_from_json(bad, "results.json"), InputError);
+  EXPECT_THROW(model::results_from_json(bad, "results.json"), InputError);
   bad = j;
   bad.replace(bad.find("\"trainable_parameters\": 10092544"), 32, "\"trainable_parameters\": 999999999999");
-  EXPECT_THROW(results_from_json(bad, "results.json"), InputError);
+  EXPECT_THROW(model::results_from_json(bad, "results.json"), InputError);
 }
 
 TEST(ForwardTime, FromTheForwardRangeToTheEndOfTheGpuWorkItLaunched) {
@@ -226,7 +226,7 @@ TEST(ForwardTime, FromTheForwardRangeToTheEndOfTheGpuWorkItLaunched) {
   range("forward", 1000, 1600);
   launch(1010, 4, 1500);
   range("backward", 1600, 1700);
-  const Estimate e = model::forward_time_estimate(t);
+  const model::Estimate e = model::forward_time_estimate(t);
   EXPECT_EQ(e.n, 2);
   EXPECT_DOUBLE_EQ(e.lo, 400);
   EXPECT_DOUBLE_EQ(e.hi, 600);

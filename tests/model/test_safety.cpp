@@ -65,7 +65,7 @@ std::string replace(std::string text, const std::string& from, const std::string
 
 std::string profile_error(const std::string& text) {
   try {
-    parse_gpu_profile(text, "p.yaml");
+    model::parse_gpu_profile(text, "p.yaml");
   } catch (const InputError& e) {
     return e.what();
   }
@@ -97,10 +97,12 @@ TEST(ProfileBounds, Table) {
       {"optional rate out of range", "fp32_flops_per_s: 66.9e12", "fp32_flops_per_s: 1e30",
        "'fp32_flops_per_s': expected a number in [1e+09, 1e+16] FLOP/s (the fastest GPU (B200) runs dense bf16 at "
        "2.25e15 FLOP/s) or 0 (unknown)"},
-      {"memory 1e20", "memory_bytes: 141e9", "memory_bytes: 1e20", "'memory_bytes': expected a number in [1e+08, 1e+13]"},
+      {"memory 1e20", "memory_bytes: 141e9", "memory_bytes: 1e20",
+       "'memory_bytes': expected a number in [1e+08, 1e+13]"},
       {"SMs 1e6", "sm_count: 132", "sm_count: 1000000", "'sm_count': expected an integer in 1..4096"},
       {"slowdown 1e9", "copy_compute_slowdown: 0", "copy_compute_slowdown: 1e9", "'copy_compute_slowdown'"},
-      {"duplicate field", "sm_count: 132", "sm_count: 132\nsm_count: 64", "p.yaml:12:1: GPU profile field 'sm_count': given twice"},
+      {"duplicate field", "sm_count: 132", "sm_count: 132\nsm_count: 64",
+       "p.yaml:12:1: GPU profile field 'sm_count': given twice"},
       {"non-scalar key", "sm_count: 132", "sm_count: 132\n[a, b]: 1", "expected a field name"},
       // Found by fuzz_gpu_profile: text that did not survive our own YAML writer.
       {"source with invalid UTF-8", "sm_count: \"datasheet\"", "sm_count: \"data\xFFsheet\"",
@@ -119,13 +121,13 @@ TEST(ProfileBounds, Table) {
 }
 
 TEST(ProfileBounds, ShippedProfilesAreWithinBounds) {
-  for (const auto& n : shipped_gpu_profiles()) EXPECT_NO_THROW(load_gpu_profile(n)) << n;
+  for (const auto& n : model::shipped_gpu_profiles()) EXPECT_NO_THROW(model::load_gpu_profile(n)) << n;
 }
 
 TEST(ProfileBounds, DirectoryAndPipe) {
   test::TempDir dir;
   try {
-    load_gpu_profile(dir.path().string());
+    model::load_gpu_profile(dir.path().string());
     FAIL();
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("is a directory"), std::string::npos) << e.what();  // not "no such file"
@@ -133,7 +135,7 @@ TEST(ProfileBounds, DirectoryAndPipe) {
   const auto fifo = dir / "p.yaml";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   std::thread w([&] { std::ofstream(fifo) << kProfile; });
-  const GpuProfile p = load_gpu_profile(fifo.string());
+  const model::GpuProfile p = model::load_gpu_profile(fifo.string());
   w.join();
   EXPECT_EQ(p.name, "Test");
   EXPECT_EQ(p.source, fifo.string());
@@ -141,8 +143,8 @@ TEST(ProfileBounds, DirectoryAndPipe) {
 
 // ---- simulator -------------------------------------------------------------------------
 
-GpuProfile code_profile() {
-  GpuProfile p = parse_gpu_profile(kProfile, "p.yaml");
+model::GpuProfile code_profile() {
+  model::GpuProfile p = model::parse_gpu_profile(kProfile, "p.yaml");
   return p;
 }
 
@@ -161,7 +163,7 @@ program::Program tiny_program() {
   return prog;
 }
 
-std::string sim_error(const GpuProfile& p) {
+std::string sim_error(const model::GpuProfile& p) {
   try {
     sim::simulate(tiny_program(), p);
   } catch (const InputError& e) {
@@ -175,17 +177,17 @@ TEST(SimulatorOverflow, ProfileValuesThatOverflowNameTheField) {
   // arithmetic must still never wrap to a 0 ns or negative time.
   struct Row {
     const char* name;
-    void (*edit)(GpuProfile&);
+    void (*edit)(model::GpuProfile&);
     const char* field;
   } rows[] = {
-      {"round trip 1e300", [](GpuProfile& p) { p.sync_round_trip_ns = 1e300; }, "sync_round_trip_ns"},
-      {"bf16 1e-300", [](GpuProfile& p) { p.bf16_flops_per_s = 1e-300; }, "bf16_flops_per_s"},
-      {"dram 1e-300", [](GpuProfile& p) { p.dram_bytes_per_s = 1e-300; }, "dram_bytes_per_s"},
-      {"launch overhead 1e300", [](GpuProfile& p) { p.launch_overhead_ns = 1e300; }, "launch_overhead_ns"},
-      {"launch latency 1e300", [](GpuProfile& p) { p.launch_latency_ns = 1e300; }, "launch_latency_ns"},
+      {"round trip 1e300", [](model::GpuProfile& p) { p.sync_round_trip_ns = 1e300; }, "sync_round_trip_ns"},
+      {"bf16 1e-300", [](model::GpuProfile& p) { p.bf16_flops_per_s = 1e-300; }, "bf16_flops_per_s"},
+      {"dram 1e-300", [](model::GpuProfile& p) { p.dram_bytes_per_s = 1e-300; }, "dram_bytes_per_s"},
+      {"launch overhead 1e300", [](model::GpuProfile& p) { p.launch_overhead_ns = 1e300; }, "launch_overhead_ns"},
+      {"launch latency 1e300", [](model::GpuProfile& p) { p.launch_latency_ns = 1e300; }, "launch_latency_ns"},
   };
   for (const auto& r : rows) {
-    GpuProfile p = code_profile();
+    model::GpuProfile p = code_profile();
     r.edit(p);
     const std::string err = sim_error(p);
     EXPECT_NE(err.find(r.field), std::string::npos) << r.name << ": " << err;
@@ -210,16 +212,16 @@ TEST(SimulatorMemory, RefusedBeforeAllocatingWithTheEstimate) {
   EXPECT_NO_THROW(sim::simulate(tiny_program(), code_profile(), o));
 }
 
-kernels::StepOptions options_for(const std::string& scenario, const std::string& packing, const std::string& moe,
+program::StepOptions options_for(const std::string& scenario, const std::string& packing, const std::string& moe,
                                  int layers) {
-  const Scenario s = load_scenario(test::source_dir() / "scenarios" / scenario);
-  kernels::StepOptions o;
+  const scenario::Scenario s = scenario::load_scenario(test::source_dir() / "scenarios" / scenario);
+  program::StepOptions o;
   o.model = s.model;
   o.batch = s.batch;
   o.dtype = s.dtype;
   o.layers = layers;
-  o.packing = packing_variant(packing);
-  o.moe = moe_variant(moe);
+  o.packing = model::packing_variant(packing);
+  o.moe = model::moe_variant(moe);
   o.offload_budget_bytes = 0;
   return o;
 }
@@ -231,14 +233,17 @@ TEST(SimulatorMemory, ProgramOpsEstimateMatchesTheBuiltProgram) {
     const char* moe;
     const char* offload;
     int layers;
-  } rows[] = {{"qwen3-0.6b.yaml", "rebuild", "loop", "", 28},   {"qwen3-0.6b.yaml", "cached", "loop", "", 7},
-              {"qwen3-0.6b.yaml", "device", "loop", "", 28},    {"llama-3.2-1b.yaml", "rebuild", "loop", "single", 16},
-              {"llama-3.2-1b.yaml", "rebuild", "loop", "prefetch", 9}, {"gpt-oss-20b.yaml", "rebuild", "loop", "", 6},
+  } rows[] = {{"qwen3-0.6b.yaml", "rebuild", "loop", "", 28},
+              {"qwen3-0.6b.yaml", "cached", "loop", "", 7},
+              {"qwen3-0.6b.yaml", "device", "loop", "", 28},
+              {"llama-3.2-1b.yaml", "rebuild", "loop", "single", 16},
+              {"llama-3.2-1b.yaml", "rebuild", "loop", "prefetch", 9},
+              {"gpt-oss-20b.yaml", "rebuild", "loop", "", 6},
               {"gpt-oss-20b.yaml", "rebuild", "device", "", 5}};
   for (const auto& r : rows) {
-    kernels::StepOptions o = options_for(r.scenario, r.packing, r.moe, r.layers);
-    if (*r.offload) o.offload = offload_variant(r.offload);
-    const double built = static_cast<double>(kernels::build_step_program(o).ops.size());
+    program::StepOptions o = options_for(r.scenario, r.packing, r.moe, r.layers);
+    if (*r.offload) o.offload = model::offload_variant(r.offload);
+    const double built = static_cast<double>(program::build_step_program(o).ops.size());
     const double estimated = static_cast<double>(sim::estimate_step_program_ops(o));
     // An upper bound, within 25%: exact plus the 10% margin for programs linear in layers
     // and sequences (gpt-oss alternates sliding-window layers; the reload ring is not).
@@ -250,7 +255,7 @@ TEST(SimulatorMemory, ProgramOpsEstimateMatchesTheBuiltProgram) {
 TEST(SimulatorMemory, HugeRunRefusedWithoutBuildingIt) {
   // 1024 layers x 16M tokens in sequences of 1..2 tokens: billions of ops per step. The
   // check must answer from small programs, quickly, without allocating the real one.
-  kernels::StepOptions o = options_for("qwen3-0.6b.yaml", "rebuild", "loop", 28);
+  program::StepOptions o = options_for("qwen3-0.6b.yaml", "rebuild", "loop", 28);
   o.model.num_hidden_layers = 1024;
   o.layers = 1024;
   o.batch.packed_tokens = 1 << 24;
@@ -268,8 +273,8 @@ TEST(SimulatorMemory, HugeRunRefusedWithoutBuildingIt) {
 
 // ---- validate ----------------------------------------------------------------------------
 
-VariantResult variant(const std::string& name, double measured, double spread, double predicted) {
-  VariantResult v;
+model::VariantResult variant(const std::string& name, double measured, double spread, double predicted) {
+  model::VariantResult v;
   v.scenario = "s";
   v.fix = "packing";
   v.variant = name;
@@ -280,10 +285,11 @@ VariantResult variant(const std::string& name, double measured, double spread, d
 }
 
 // The pairwise rule, as the model README states it.
-bool brute_force_matches(const std::vector<VariantResult>& vs) {
+bool brute_force_matches(const std::vector<model::VariantResult>& vs) {
   for (const auto& a : vs)
     for (const auto& b : vs)
-      if (a.measured_speedup.lo > b.measured_speedup.hi && a.measured_speedup.value > b.measured_speedup.value * 1.005 &&
+      if (a.measured_speedup.lo > b.measured_speedup.hi &&
+          a.measured_speedup.value > b.measured_speedup.value * 1.005 &&
           !(a.predicted_speedup.value > b.predicted_speedup.value))
         return false;
   return true;
@@ -293,7 +299,7 @@ TEST(ValidateScaling, LargeGroupsAgreeWithThePairwiseRule) {
   std::mt19937_64 rng(17);
   std::uniform_real_distribution<double> u(1.0, 2.0), spread(0.0, 0.02), noise(-0.05, 0.05);
   for (int trial = 0; trial < 60; ++trial) {
-    RunResults r;
+    model::RunResults r;
     r.mode = "simulated";
     const int n = 65 + trial * 3;  // above the pairwise limit
     for (int i = 0; i < n; ++i) {
@@ -310,7 +316,7 @@ TEST(ValidateScaling, LargeGroupsAgreeWithThePairwiseRule) {
 }
 
 TEST(ValidateScaling, EightyThousandVariantsTakeTheFenwickPath) {
-  RunResults r;
+  model::RunResults r;
   r.mode = "simulated";
   for (int i = 0; i < 80000; ++i) r.variants.push_back(variant("v" + std::to_string(i), 1 + i * 1e-5, 0, 1 + i * 1e-5));
   r.variants.push_back(variant("odd", 3, 0, 0.5));  // measured fastest, predicted slowest
@@ -331,16 +337,16 @@ TEST(ValidateScaling, EightyThousandVariantsTakeTheFenwickPath) {
 
 TEST(ResultsReader, NumberBeyondADoubleIsAnInputError) {
   // Found by fuzzing the config.json reader: nlohmann's out_of_range, not a parse_error.
-  EXPECT_THROW(results_from_json("{\"schema_version\": 1, \"mode\": \"simulated\", \"x\": 1e400}", "r.json"),
+  EXPECT_THROW(model::results_from_json("{\"schema_version\": 1, \"mode\": \"simulated\", \"x\": 1e400}", "r.json"),
                InputError);
 }
 
 TEST(ValidateNothing, NothingComparedIsReported) {
-  RunResults empty;
+  model::RunResults empty;
   empty.mode = "simulated";
   EXPECT_EQ(model::validate_results(empty, "t").compared, 0);
-  RunResults no_pred = empty;
-  VariantResult v = variant("cached", 1.2, 0, 0);
+  model::RunResults no_pred = empty;
+  model::VariantResult v = variant("cached", 1.2, 0, 0);
   v.predicted_speedup = {};
   no_pred.variants.push_back(v);
   const auto rep = model::validate_results(no_pred, "t");
@@ -350,9 +356,9 @@ TEST(ValidateNothing, NothingComparedIsReported) {
 }
 
 TEST(ValidatePrinters, EscapeWhatTheyMust) {
-  RunResults r;
+  model::RunResults r;
   r.mode = "simulated";
-  VariantResult v = variant("a\nb", 1.2, 0, 1.2);
+  model::VariantResult v = variant("a\nb", 1.2, 0, 1.2);
   v.scenario = "bad\xFF\x1B[31m";
   r.variants.push_back(v);
   const auto rep = model::validate_results(r, "t");

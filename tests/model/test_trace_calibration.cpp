@@ -127,7 +127,7 @@ m::TraceCalibration fit(const Trace& t, bool base, int max_steps = 0) {
   m::TraceCalibrationOptions o;
   o.max_steps = max_steps;
   if (base) {
-    o.base = load_gpu_profile("H200");
+    o.base = model::load_gpu_profile("H200");
     o.base_label = "H200";
   }
   o.date_utc = "2026-12-01T00:00:00Z";
@@ -199,7 +199,7 @@ TEST(TraceCalibration, EveryEstimateFromAHandBuiltTrace) {
   EXPECT_DOUBLE_EQ(c.profile.kernels[0].host_after_ns, 10.0 * us);
   EXPECT_EQ(c.profile.kernels[0].host_events, 9);
   // What the trace cannot show came from the base, marked, and warned about.
-  EXPECT_EQ(c.profile.bf16_flops_per_s, load_gpu_profile("H200").bf16_flops_per_s);
+  EXPECT_EQ(c.profile.bf16_flops_per_s, model::load_gpu_profile("H200").bf16_flops_per_s);
   EXPECT_NE(c.profile.sources.at("bf16_flops_per_s").find("from base profile H200"), std::string::npos);
   EXPECT_NE(c.profile.sources.at("sync_round_trip_ns").find("fitted from trace"), std::string::npos);
   bool warned = false;
@@ -247,7 +247,7 @@ TEST(TraceCalibration, NoGpuRecordsOrNoSyncsTakeThoseFieldsFromTheBase) {
     for (const auto& w : a.warnings) warned = warned || w.rfind(std::string(f) + ":", 0) == 0;
     EXPECT_TRUE(warned || std::string(f) == "kernel_floor_ns") << f;
   }
-  EXPECT_EQ(a.profile.sync_round_trip_ns, load_gpu_profile("H200").sync_round_trip_ns);
+  EXPECT_EQ(a.profile.sync_round_trip_ns, model::load_gpu_profile("H200").sync_round_trip_ns);
   const std::string e = input_error([&] { fit(no_gpu, false); });
   EXPECT_NE(e.find("launch_overhead_ns: needs launch calls"), std::string::npos) << e;
   EXPECT_NE(e.find("sync_round_trip_ns: needs sync points"), std::string::npos) << e;
@@ -266,7 +266,7 @@ TEST(TraceCalibration, EmptyTraceAndMixedGpusAreInputErrors) {
   Trace a = hand_trace(1), b = hand_trace(1);
   b.devices[0].name = "NVIDIA B200";
   m::TraceCalibrationOptions o;
-  o.base = load_gpu_profile("H200");
+  o.base = model::load_gpu_profile("H200");
   o.base_label = "H200";
   const std::string e = input_error([&] { m::calibrate_from_traces({{"a.json", "", &a}, {"b.json", "", &b}}, o); });
   EXPECT_NE(e.find("one profile describes one GPU"), std::string::npos) << e;
@@ -277,8 +277,8 @@ TEST(TraceCalibration, FittedProfileRoundTripsThroughTheLoader) {
   const m::TraceCalibration c = fit(t, true);
   test::TempDir dir;
   const auto path = dir / "fitted.yaml";
-  write_file_atomic(path, gpu_profile_to_yaml(c.profile));
-  const GpuProfile p = load_gpu_profile(path.string());
+  write_file_atomic(path, model::gpu_profile_to_yaml(c.profile));
+  const model::GpuProfile p = model::load_gpu_profile(path.string());
   EXPECT_EQ(p.name, c.profile.name);
   EXPECT_TRUE(p.measured);
   // The writer keeps 6 significant digits.
@@ -337,7 +337,7 @@ TEST(TraceCalibration, EveryTraceFixtureSucceedsOrSaysWhatItLacks) {
       EXPECT_TRUE(says) << what;
       ++lacking;
     }
-    o.base = load_gpu_profile("H200");
+    o.base = model::load_gpu_profile("H200");
     o.base_label = "H200";
     try {
       const m::TraceCalibration c = m::calibrate_from_traces({in}, o);
@@ -349,16 +349,16 @@ TEST(TraceCalibration, EveryTraceFixtureSucceedsOrSaysWhatItLacks) {
           EXPECT_GE(x->events, 1) << f;
         }
       };
-      within("sync_round_trip_ns", 100, 1e6);          // 0.1 us .. 1 ms
+      within("sync_round_trip_ns", 100, 1e6);  // 0.1 us .. 1 ms
       within("launch_overhead_ns", 100, 1e6);
       within("launch_latency_ns", 0, 1e6);
       within("copy_latency_ns", 0, 1e6);
-      within("host_launch_op_ns", 0, 1e7);             // up to 10 ms per op
+      within("host_launch_op_ns", 0, 1e7);  // up to 10 ms per op
       within("host_op_ns", 0, 1e7);
       within("host_range_ns", 0, 1e7);
       within("kernel_floor_ns", 100, 1e9);
       within("copy_floor_ns", 100, 1e8);
-      within("h2d_pinned_bytes_per_s", 1e8, 1e12);     // 0.1 GB/s .. 1 TB/s
+      within("h2d_pinned_bytes_per_s", 1e8, 1e12);  // 0.1 GB/s .. 1 TB/s
       within("d2h_pinned_bytes_per_s", 1e8, 1e12);
       within("sm_count", 1, 1000);
       EXPECT_FALSE(c.profile.provenance.at("trace_sha256").empty());
@@ -375,7 +375,7 @@ TEST(TraceCalibration, TheH200TraceGivesItsMeasuredFigures) {
   const Trace t = read_trace(p);
   m::TraceCalibrationOptions o;
   o.step_glob = "train_step#*";
-  o.base = load_gpu_profile("H200");
+  o.base = model::load_gpu_profile("H200");
   o.base_label = "H200";
   const m::TraceCalibration c = m::calibrate_from_traces({{p, m::sha256_file(p), &t}}, o);
   // train_step#0 (5.8 ms, the profiler's start-up inside) is skipped as warm-up; steps 1-2.

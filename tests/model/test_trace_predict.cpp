@@ -52,26 +52,26 @@ PackingTrace packing_trace(bool with_mask_ranges, int passes = 1, bool later_pas
   for (int step = 0; step < out.steps; ++step) {
     Ns step_start = p.now;
     for (int pass = 0; pass < passes; ++pass)
-    for (int l = 0; l < out.layers; ++l) {
-      Ns ls = p.now;
-      if (pass > 0 && !later_passes_rebuild) {
-        p.launch(3000 * us);  // body only
+      for (int l = 0; l < out.layers; ++l) {
+        Ns ls = p.now;
+        if (pass > 0 && !later_passes_rebuild) {
+          p.launch(3000 * us);  // body only
+          p.now += 100 * us;
+          p.range(RangeKind::UserAnnotation, "layer_" + std::to_string(l), ls, p.now);
+          continue;
+        }
+        p.launch(1000 * us);  // body part 1
+        Ns mask_start = p.now;
+        p.launch(500 * us, 7, "build_mask_kernel");
+        p.sync("aten::item");
+        // last GPU end before the return is the mask kernel; then 650 us host mask work
+        p.now += 650 * us;
+        Ns mask_end = p.now;
+        if (with_mask_ranges) p.range(RangeKind::UserAnnotation, "packing::build_sdpa_mask", mask_start, mask_end);
+        p.launch(2000 * us);  // body part 2
         p.now += 100 * us;
         p.range(RangeKind::UserAnnotation, "layer_" + std::to_string(l), ls, p.now);
-        continue;
       }
-      p.launch(1000 * us);  // body part 1
-      Ns mask_start = p.now;
-      p.launch(500 * us, 7, "build_mask_kernel");
-      p.sync("aten::item");
-      // last GPU end before the return is the mask kernel; then 650 us host mask work
-      p.now += 650 * us;
-      Ns mask_end = p.now;
-      if (with_mask_ranges) p.range(RangeKind::UserAnnotation, "packing::build_sdpa_mask", mask_start, mask_end);
-      p.launch(2000 * us);  // body part 2
-      p.now += 100 * us;
-      p.range(RangeKind::UserAnnotation, "layer_" + std::to_string(l), ls, p.now);
-    }
     Ns end = p.sync("aten::item_end_of_step");
     p.range(RangeKind::UserAnnotation, "ProfilerStep#" + std::to_string(step), step_start, end + 2 * us);
     p.now = end + 10 * us;
@@ -198,7 +198,7 @@ TEST(TracePredict, OffloadReloadCopiesInBackward) {
   EXPECT_EQ(d.regime, "compute-bound");
   EXPECT_TRUE(fix(rep, "offload", "prefetch").applicable);
   // The same trace on a unified-memory profile: not applicable.
-  GpuProfile gb10;
+  model::GpuProfile gb10;
   gb10.name = "GB10";
   gb10.unified_memory = true;
   gb10.sync_round_trip_ns = 26000;
@@ -335,8 +335,8 @@ PaddedPair predict_with_and_without_k(const Trace& t, int k) {
 
 TEST(TracePredict, MoePaddingChargesOnlyRowScaledWork) {
   const int L = 2, E = 8, k = 2;
-  const auto r = predict_with_and_without_k(
-      moe_loop_trace(L, E, "nvjet_tst_128x256_64x4_2x1_v_bz_TNT", 150 * us, 50 * us), k);
+  const auto r =
+      predict_with_and_without_k(moe_loop_trace(L, E, "nvjet_tst_128x256_64x4_2x1_v_bz_TNT", 150 * us, 50 * us), k);
   // E/k = 4: three more times each expert GEMM, forward and backward (x3); the gathers and
   // the nonzero kernels are not multiplied: 3 x 3 x 2 layers x 8 experts x 150 us = 21.6 ms.
   EXPECT_NEAR(r.charge(), 21600.0 * us, 1000);
@@ -347,8 +347,8 @@ TEST(TracePredict, MoePaddingChargesOnlyRowScaledWork) {
 
 TEST(TracePredict, MoePaddingWithRecomputeChargesFourForwardPasses) {
   const int L = 2, E = 8, k = 2;
-  const auto r = predict_with_and_without_k(
-      moe_loop_trace(L, E, "sm90_xmma_gemm_bf16bf16", 150 * us, 50 * us, /*passes=*/2), k);
+  const auto r =
+      predict_with_and_without_k(moe_loop_trace(L, E, "sm90_xmma_gemm_bf16bf16", 150 * us, 50 * us, /*passes=*/2), k);
   // Forward, recompute and backward's two GEMMs: four forward passes' worth of padded GEMMs,
   // of which the trace shows two (each layer routes twice): 3 x 4 x 2 x 8 x 150 us = 28.8 ms.
   EXPECT_NEAR(r.charge(), 28800.0 * us, 1000);
@@ -367,14 +367,14 @@ TEST(TracePredict, MoePaddingWithoutGemmNamesIsAnUpperBound) {
 }
 
 TEST(TracePredict, RowScaledKernelNames) {
-  for (const char* n : {"nvjet_tst_192x192_64x4_1x2_h_bz_coopB_TNN",
-                        "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64",
-                        "cutlass3x_sm90_tensorop_s64x128x16gemm_bf16", "ampere_bf16_s16816gemm_bf16_128x64",
-                        "void at::native::vectorized_elementwise_kernel<4, at::native::silu_kernel>",
-                        "expert_07.gate", "expert_07.down", "q_proj", "experts.bmm_up"})
+  for (const char* n :
+       {"nvjet_tst_192x192_64x4_1x2_h_bz_coopB_TNN", "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64",
+        "cutlass3x_sm90_tensorop_s64x128x16gemm_bf16", "ampere_bf16_s16816gemm_bf16_128x64",
+        "void at::native::vectorized_elementwise_kernel<4, at::native::silu_kernel>", "expert_07.gate",
+        "expert_07.down", "q_proj", "experts.bmm_up"})
     EXPECT_TRUE(m::is_row_scaled_kernel(n)) << n;
-  for (const char* n : {"nonzero_kernel", "void at::native::index_select_kernel", "expert_mask.eq",
-                        "out.index_add_", "upsample_kernel", "gate_logits_softmax"})
+  for (const char* n : {"nonzero_kernel", "void at::native::index_select_kernel", "expert_mask.eq", "out.index_add_",
+                        "upsample_kernel", "gate_logits_softmax"})
     EXPECT_FALSE(m::is_row_scaled_kernel(n)) << n;
 }
 

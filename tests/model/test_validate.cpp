@@ -6,14 +6,15 @@
 #include "syncscope/reports/model_printers.hpp"
 
 namespace m = syncscope::model;
-using syncscope::Estimate;
-using syncscope::RunResults;
-using syncscope::VariantResult;
+using syncscope::model::Estimate;
+using syncscope::model::RunResults;
+using syncscope::model::VariantResult;
 
 namespace {
 
-VariantResult variant(std::string name, bool baseline, Estimate measured, Estimate predicted, double tol = 0.10) {
-  VariantResult v;
+model::VariantResult variant(std::string name, bool baseline, model::Estimate measured, model::Estimate predicted,
+                             double tol = 0.10) {
+  model::VariantResult v;
   v.scenario = "qwen3-0.6b";
   v.fix = "packing";
   v.variant = std::move(name);
@@ -27,7 +28,7 @@ VariantResult variant(std::string name, bool baseline, Estimate measured, Estima
 }  // namespace
 
 TEST(Validate, ErrorsMapeAndRanking) {
-  RunResults r;
+  model::RunResults r;
   r.mode = "simulated";
   r.variants.push_back(variant("rebuild", true, {1, 1, 1, 5}, {1, 1, 1, 0}));
   // errors: (1.20 - 1.25)/1.25 = -4%; (1.30 - 1.20)/1.20 = +8.33%
@@ -50,15 +51,15 @@ TEST(Validate, ErrorsMapeAndRanking) {
 // A layer sweep: each depth is ranked on its own. Across depths the shallow run's larger
 // speedup is no ranking error (it was "DIFFERENT ORDER" when depths were pooled).
 TEST(Validate, LayerSweepRanksEachDepthApart) {
-  RunResults r;
+  model::RunResults r;
   r.mode = "simulated";
   const double measured[] = {1.45, 1.38, 1.34};
   const double predicted[] = {1.40, 1.36, 1.35};
   const int depths[] = {4, 8, 16};
   for (int i = 0; i < 3; ++i) {
-    VariantResult b = variant("rebuild", true, {1, 1, 1, 2}, {1, 1, 1, 0});
-    VariantResult c = variant("cached", false, {measured[i], measured[i], measured[i], 2},
-                              {predicted[i], predicted[i], predicted[i], 0});
+    model::VariantResult b = variant("rebuild", true, {1, 1, 1, 2}, {1, 1, 1, 0});
+    model::VariantResult c = variant("cached", false, {measured[i], measured[i], measured[i], 2},
+                                     {predicted[i], predicted[i], predicted[i], 0});
     b.layers = c.layers = depths[i];
     r.variants.push_back(b);
     r.variants.push_back(c);
@@ -80,7 +81,7 @@ TEST(Validate, LayerSweepRanksEachDepthApart) {
 }
 
 TEST(Validate, OverlappingMeasurementsAreTies) {
-  RunResults r;
+  model::RunResults r;
   r.mode = "measured";
   r.variants.push_back(variant("rebuild", true, {1, 1, 1, 5}, {1, 1, 1, 0}));
   r.variants.push_back(variant("cached", false, {1.25, 1.15, 1.30, 5}, {1.20, 1.15, 1.24, 0}));
@@ -92,7 +93,7 @@ TEST(Validate, OverlappingMeasurementsAreTies) {
 TEST(Validate, NearlyEqualPointValuesAreTies) {
   // Simulated results carry no interval. Two schedules 0.01% apart that the model predicts
   // equal are a tie; 1% apart in the other order from the prediction is a mismatch.
-  RunResults r;
+  model::RunResults r;
   r.mode = "simulated";
   r.variants.push_back(variant("single", true, {1, 1, 1, 3}, {1, 1, 1, 0}));
   // As a simulated run writes them: min..max over steps a few ns of rounding apart.
@@ -100,7 +101,7 @@ TEST(Validate, NearlyEqualPointValuesAreTies) {
   r.variants.push_back(variant("prefetch", false, {1.02573, 1.025729, 1.02573, 3}, {1.0225, 1.0225, 1.0225, 0}));
   EXPECT_TRUE(m::validate_results(r, "test").ranking_matches);
   r.variants[2].measured_speedup = {1.0361, 1.0360, 1.0362, 3};  // 1% faster than double
-  r.variants[1].predicted_speedup = {1.03, 1.03, 1.03, 0};        // but predicted slower
+  r.variants[1].predicted_speedup = {1.03, 1.03, 1.03, 0};       // but predicted slower
   const auto rep = m::validate_results(r, "test");
   EXPECT_FALSE(rep.ranking_matches);
   ASSERT_EQ(rep.rankings.size(), 1u);
@@ -109,7 +110,7 @@ TEST(Validate, NearlyEqualPointValuesAreTies) {
 }
 
 TEST(Validate, ToleranceFailuresAndMissingPredictions) {
-  RunResults r;
+  model::RunResults r;
   r.mode = "measured";
   r.variants.push_back(variant("rebuild", true, {1, 1, 1, 5}, {1, 1, 1, 0}));
   r.variants.push_back(variant("cached", false, {1.10, 1.09, 1.11, 5}, {1.40, 1.3, 1.5, 0}, 0.10));  // +27%

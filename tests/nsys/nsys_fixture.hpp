@@ -32,8 +32,8 @@ inline void build_export(const std::string& name, const std::filesystem::path& o
     throw std::runtime_error("cannot create " + out.string());
   char* err = nullptr;
   // One transaction, no journal, no fsync: a fixture is rebuilt for every test.
-  const std::string sql = "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; BEGIN;\n" + nsys_sql(name) + "\n" +
-                          extra_sql + "\nCOMMIT;";
+  const std::string sql =
+      "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; BEGIN;\n" + nsys_sql(name) + "\n" + extra_sql + "\nCOMMIT;";
   const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
   const std::string msg = err != nullptr ? err : "";
   sqlite3_free(err);
@@ -41,7 +41,8 @@ inline void build_export(const std::string& name, const std::filesystem::path& o
   if (rc != SQLITE_OK) throw std::runtime_error(name + ".sql: " + msg);
 }
 
-inline std::filesystem::path build_export(const TempDir& dir, const std::string& name, const std::string& extra_sql = "") {
+inline std::filesystem::path build_export(const TempDir& dir, const std::string& name,
+                                          const std::string& extra_sql = "") {
   const auto path = dir / (name + ".sqlite");
   build_export(name, path, extra_sql);
   return path;

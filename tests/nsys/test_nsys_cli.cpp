@@ -5,9 +5,9 @@
 #include <zlib.h>
 
 #include <algorithm>
-#include <set>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "nsys_fixture.hpp"
 #include "syncscope/analysis/analysis.hpp"
@@ -27,8 +27,8 @@ struct CliRun {
 // Runs `syncscope ARGS` through the shell (so a test can pipe into it).
 CliRun run(const test::TempDir& dir, const std::string& args, const std::string& stdin_from = "") {
   const fs::path exe = fs::path(SYNCSCOPE_BINARY_DIR) / "cli" / "syncscope";
-  std::string cmd = "'" + exe.string() + "' " + args + " >'" + (dir / "stdout").string() + "' 2>'" +
-                    (dir / "stderr").string() + "'";
+  std::string cmd =
+      "'" + exe.string() + "' " + args + " >'" + (dir / "stdout").string() + "' 2>'" + (dir / "stderr").string() + "'";
   if (!stdin_from.empty()) cmd = "cat '" + stdin_from + "' | " + cmd;
   const int status = std::system(cmd.c_str());
   CliRun r;

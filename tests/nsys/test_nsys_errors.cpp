@@ -40,7 +40,8 @@ TEST(NsysErrors, NotAnNsysExport) {
   const auto path = test::build_export(dir, "not_nsys");
   const std::string e = error_of(path);
   EXPECT_NE(e.find(path.string()), std::string::npos) << e;
-  EXPECT_NE(e.find("no CUPTI_ACTIVITY_KIND_RUNTIME or StringIds table: not an Nsight Systems export"), std::string::npos)
+  EXPECT_NE(e.find("no CUPTI_ACTIVITY_KIND_RUNTIME or StringIds table: not an Nsight Systems export"),
+            std::string::npos)
       << e;
 }
 
@@ -110,7 +111,7 @@ TEST(NsysErrors, LockedByAWriter) {
     // What SQLite does to write (os_unix.c): a POSIX write lock on the reserved byte at
     // 1 GiB + 1. Another process must hold it: locks never conflict within one process.
     const int fd = ::open(path.c_str(), O_RDWR);
-    struct flock l{};
+    struct flock l {};
     l.l_type = F_WRLCK;
     l.l_whence = SEEK_SET;
     l.l_start = 0x40000001;

@@ -17,10 +17,10 @@ bool has_warning(const Trace& t, const std::string& text) {
 TEST(NsysHostile, TextInAnIntegerColumnSkipsTheRowWithAWarning) {
   test::TempDir dir;
   const Trace clean = read_trace(test::build_export(dir, "nsys_2024_6"));
-  const Trace t = read_trace(test::build_export(
-      dir, "nsys_2024_6",
-      "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET gridX = 'many' WHERE rowid = 1;\n"
-      "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET correlationId = x'00ff' WHERE rowid = 1;"));
+  const Trace t =
+      read_trace(test::build_export(dir, "nsys_2024_6",
+                                    "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET gridX = 'many' WHERE rowid = 1;\n"
+                                    "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET correlationId = x'00ff' WHERE rowid = 1;"));
   EXPECT_EQ(t.kernels.size() + 1, clean.kernels.size());
   EXPECT_EQ(t.api_calls.size() + 1, clean.api_calls.size());
   EXPECT_TRUE(has_warning(t, "1 rows of CUPTI_ACTIVITY_KIND_KERNEL skipped: text or a blob where an integer belongs"));
@@ -31,9 +31,11 @@ TEST(NsysHostile, TextInAnIntegerColumnSkipsTheRowWithAWarning) {
 TEST(NsysHostile, ANameCutAtOneMebibyteIsSaid) {
   test::TempDir dir;
   // 1.2 million characters: hex(zeroblob(N)) is 2N zeros.
-  const Trace t = read_trace(test::build_export(
-      dir, "nsys_2024_6", "UPDATE StringIds SET value = replace(hex(zeroblob(600000)), '0', 'x') WHERE id = 1;"));
-  EXPECT_TRUE(has_warning(t, "StringIds names longer than 1 MiB cut to 1 MiB")) << ::testing::PrintToString(t.meta.warnings);
+  const Trace t = read_trace(
+      test::build_export(dir, "nsys_2024_6",
+                         "UPDATE StringIds SET value = replace(hex(zeroblob(600000)), '0', 'x') WHERE id = 1;"));
+  EXPECT_TRUE(has_warning(t, "StringIds names longer than 1 MiB cut to 1 MiB"))
+      << ::testing::PrintToString(t.meta.warnings);
 }
 
 }  // namespace

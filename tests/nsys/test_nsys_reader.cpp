@@ -28,7 +28,8 @@ class Nsys2024 : public ::testing::Test {
   }
   static const Trace& t() { return *trace_; }
   static const ApiCall& call(std::uint64_t corr) {
-    auto it = std::find_if(t().api_calls.begin(), t().api_calls.end(), [&](const ApiCall& c) { return c.correlation == corr; });
+    auto it = std::find_if(t().api_calls.begin(), t().api_calls.end(),
+                           [&](const ApiCall& c) { return c.correlation == corr; });
     EXPECT_NE(it, t().api_calls.end()) << "no call with correlation " << corr;
     return *it;
   }
@@ -68,7 +69,7 @@ TEST_F(Nsys2024, ApiCallsRuntimeAndDriverFromOneTable) {
   EXPECT_EQ(launch.start, at(1010000));
   EXPECT_EQ(launch.end, at(1015000));
   EXPECT_EQ(t().str(call(102).name), "cudaMemcpyAsync_ptsz");  // per-thread form kept
-  EXPECT_EQ(call(206).return_code, 600);                        // cudaErrorNotReady from the query
+  EXPECT_EQ(call(206).return_code, 600);                       // cudaErrorNotReady from the query
   const ApiCall& driver = call(208);
   EXPECT_EQ(driver.kind, ApiKind::Driver);
   EXPECT_EQ(t().str(driver.name), "cuMemcpyDtoH_v2");  // the driver's real _v2 stays
@@ -129,7 +130,8 @@ TEST_F(Nsys2024, CopiesWithDirectionAndMemoryKinds) {
 TEST_F(Nsys2024, SyncRecordsTypedByTheirApiCall) {
   ASSERT_EQ(t().syncs.size(), 6u);
   auto rec = [&](std::uint64_t corr) -> const SyncRecord& {
-    return *std::find_if(t().syncs.begin(), t().syncs.end(), [&](const SyncRecord& s) { return s.correlation == corr; });
+    return *std::find_if(t().syncs.begin(), t().syncs.end(),
+                         [&](const SyncRecord& s) { return s.correlation == corr; });
   };
   EXPECT_EQ(rec(103).type, SyncType::StreamSync);
   EXPECT_EQ(rec(103).stream, 7);

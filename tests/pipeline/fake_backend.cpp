@@ -1,8 +1,8 @@
 // A stand-in measured backend for tests/pipeline: the real C table interface of
-// backend_abi.hpp (values as backend_wire.hpp bytes), built from this tree, whose "measurement" is the simulator's trace of the
-// step program (H200 profile) on a device named "Fake NVIDIA H200 (test backend)", altered in
-// two known ways (distort_like_a_measurement) so that the pipeline's comparison of measured
-// and simulated traces (sim_check.json) has differences to find, and the test knows them:
+// backend_abi.hpp (values as backend_wire.hpp bytes), built from this tree, whose "measurement" is the simulator's
+// trace of the step program (H200 profile) on a device named "Fake NVIDIA H200 (test backend)", altered in two known
+// ways (distort_like_a_measurement) so that the pipeline's comparison of measured and simulated traces (sim_check.json)
+// has differences to find, and the test knows them:
 //   1. every timestamp doubled: a device that runs everything at half the simulated speed;
 //   2. one extra zero-length cudaStreamSynchronize per step, on a host thread of its own, at
 //      the middle of a kernel of that step: one more sync point per step that blocks for 0 ns
@@ -69,7 +69,8 @@ void distort_like_a_measurement(Trace& t) {
     const Kernel* k = nullptr;
     for (const auto& x : t.kernels) {
       const Ns mid = x.start + (x.end - x.start) / 2;
-      if (mid >= r.start && mid < r.end && x.end - x.start >= 2 && (k == nullptr || x.end - x.start > k->end - k->start))
+      if (mid >= r.start && mid < r.end && x.end - x.start >= 2 &&
+          (k == nullptr || x.end - x.start > k->end - k->start))
         k = &x;
     }
     if (k == nullptr) continue;
@@ -115,7 +116,7 @@ std::int32_t measure(const char* request, std::uint64_t size, BackendBytes* out,
     }
     sim::SimOptions so;
     so.steps = r.repeat_steps;
-    Trace t = sim::simulate(kernels::build_step_program(r.options), load_gpu_profile("H200"), so);
+    Trace t = sim::simulate(program::build_step_program(r.options), model::load_gpu_profile("H200"), so);
     distort_like_a_measurement(t);
     t.meta.trace_name = r.trace_name;
     t.meta.extra["fake_backend"] = "1";

@@ -6,33 +6,33 @@
 namespace syncscope::pipeline {
 namespace {
 
-Estimate est(double v, double lo, double hi, int n) { return Estimate{v, lo, hi, n}; }
+model::Estimate est(double v, double lo, double hi, int n) { return model::Estimate{v, lo, hi, n}; }
 
 TEST(PipelineAssemble, SpeedupIntervalComesFromBothRanges) {
-  const Estimate s = speedup_estimate(est(100, 90, 110, 5), est(50, 40, 55, 3));
+  const model::Estimate s = speedup_estimate(est(100, 90, 110, 5), est(50, 40, 55, 3));
   EXPECT_DOUBLE_EQ(s.value, 2.0);
   EXPECT_DOUBLE_EQ(s.lo, 90.0 / 55);
   EXPECT_DOUBLE_EQ(s.hi, 110.0 / 40);
   EXPECT_EQ(s.n, 3);
   // No step time: no speedup rather than a division by zero.
-  const Estimate none = speedup_estimate(est(100, 90, 110, 5), est(0, 0, 0, 0));
+  const model::Estimate none = speedup_estimate(est(100, 90, 110, 5), est(0, 0, 0, 0));
   EXPECT_EQ(none.value, 0);
   EXPECT_EQ(none.n, 0);
 }
 
 struct Fixture {
-  std::vector<Scenario> scenarios;
+  std::vector<scenario::Scenario> scenarios;
   std::vector<Job> jobs;
   std::map<std::string, TraceSummary> summaries;
 };
 
 Fixture two_variants() {
   Fixture f;
-  Scenario s;
+  scenario::Scenario s;
   s.name = "s";
   f.scenarios.push_back(s);
   Job base;
-  base.fix = Fix::Packing;
+  base.fix = model::Fix::Packing;
   base.variant = "rebuild";
   base.baseline = true;
   base.layers = 4;
@@ -73,17 +73,17 @@ Fixture two_variants() {
 
 TEST(PipelineAssemble, RowsCarryMeasuredAndPredictedSpeedupsAndNotesOnce) {
   Fixture f = two_variants();
-  RunResults r;
+  model::RunResults r;
   r.notes = {"earlier note"};
   assemble_variants(f.scenarios, f.jobs, f.summaries, r);
   ASSERT_EQ(r.variants.size(), 3u);
-  const VariantResult& base = r.variants[0];
+  const model::VariantResult& base = r.variants[0];
   EXPECT_TRUE(base.baseline);
   EXPECT_EQ(base.measured_speedup.value, 1);
   EXPECT_EQ(base.measured_speedup.n, 5);
   EXPECT_EQ(base.predicted_speedup.value, 1);
   EXPECT_EQ(base.syncs_per_step, 12);
-  const VariantResult& cached = r.variants[1];
+  const model::VariantResult& cached = r.variants[1];
   EXPECT_DOUBLE_EQ(cached.measured_speedup.value, 2.0);
   EXPECT_DOUBLE_EQ(cached.predicted_speedup.value, 1.8);
   EXPECT_EQ(cached.predicted_speedup.n, 5);
@@ -106,15 +106,15 @@ TEST(PipelineAssemble, InapplicablePredictionIsANoteWithItsReason) {
   auto& fp = f.summaries.at("s/base").prediction->fixes[0];
   fp.applicable = false;
   fp.reason = "no repeated per-layer syncs";
-  RunResults r;
+  model::RunResults r;
   assemble_variants(f.scenarios, f.jobs, f.summaries, r);
   EXPECT_EQ(r.variants[1].predicted_speedup.value, 0);
   ASSERT_FALSE(r.notes.empty());
   EXPECT_EQ(r.notes[0], "s packing=cached L=4: no prediction: no repeated per-layer syncs");
 }
 
-VariantResult row(const std::string& variant, int layers, double step_ns) {
-  VariantResult v;
+model::VariantResult row(const std::string& variant, int layers, double step_ns) {
+  model::VariantResult v;
   v.scenario = "s";
   v.fix = "packing";
   v.variant = variant;
@@ -124,11 +124,11 @@ VariantResult row(const std::string& variant, int layers, double step_ns) {
 }
 
 TEST(PipelineAssemble, LayerSweepFitsThePerLayerSaving) {
-  Scenario s;
+  scenario::Scenario s;
   s.name = "s";
-  s.fixes.push_back(FixSelection{Fix::Packing, {"rebuild", "cached"}, 0.1, 2, std::nullopt});
+  s.fixes.push_back(scenario::FixSelection{model::Fix::Packing, {"rebuild", "cached"}, 0.1, 2, std::nullopt});
   s.measure.layer_sweep = {2, 4, 8};
-  RunResults r;
+  model::RunResults r;
   for (int L : {2, 4, 8}) {
     r.variants.push_back(row("rebuild", L, 1000 + 100.0 * L));
     r.variants.push_back(row("cached", L, 1000 + 60.0 * L));
@@ -146,19 +146,19 @@ TEST(PipelineAssemble, LayerSweepFitsThePerLayerSaving) {
 }
 
 TEST(PipelineAssemble, LayerSweepFitFailureIsANote) {
-  Scenario s;
+  scenario::Scenario s;
   s.name = "s";
-  s.fixes.push_back(FixSelection{Fix::Packing, {"rebuild", "cached"}, 0.1, 2, std::nullopt});
+  s.fixes.push_back(scenario::FixSelection{model::Fix::Packing, {"rebuild", "cached"}, 0.1, 2, std::nullopt});
   s.measure.layer_sweep = {2, 4};
-  RunResults r;
+  model::RunResults r;
   r.variants = {row("rebuild", 2, 1200), row("cached", 2, 1100)};  // one depth: nothing to fit
   fit_layer_sweeps({s}, r);
   ASSERT_EQ(r.notes.size(), 1u);
   EXPECT_NE(r.notes[0].find("s packing=cached: L-sweep fit failed: "), std::string::npos) << r.notes[0];
   // Scenarios without a sweep are left alone.
-  Scenario flat = s;
+  scenario::Scenario flat = s;
   flat.measure.layer_sweep.clear();
-  RunResults r2;
+  model::RunResults r2;
   r2.variants = {row("rebuild", 2, 1200), row("cached", 2, 1100)};
   fit_layer_sweeps({flat}, r2);
   EXPECT_TRUE(r2.notes.empty());

@@ -31,8 +31,8 @@ TEST(BackendAbi, LayoutMatchesTheOneRecordedForThisVersion) {
   EXPECT_EQ(std::string(kBackendEntryPoint), "syncscope_backend_v" + std::to_string(kBackendAbiVersion));
 }
 
-kernels::StepOptions every_field_set() {
-  kernels::StepOptions o;
+program::StepOptions every_field_set() {
+  program::StepOptions o;
   o.model.name = "Model \"quoted\" \xC3\xA9";
   o.model.num_hidden_layers = 3;
   o.model.hidden_size = 64;
@@ -58,12 +58,12 @@ kernels::StepOptions every_field_set() {
   o.dtype = "bf16";
   o.device = "cuda";
   o.layers = 2;
-  o.packing = PackingVariant::Device;
-  o.offload = OffloadVariant::Prefetch;
+  o.packing = model::PackingVariant::Device;
+  o.offload = model::OffloadVariant::Prefetch;
   o.prefetch_depth = 3;
   o.offload_budget_bytes = 1.0 / 3.0;
-  o.moe = MoeVariant::Sorted;
-  o.other_fixes[static_cast<Fix>(42)] = 1;
+  o.moe = model::MoeVariant::Sorted;
+  o.other_fixes[static_cast<model::Fix>(42)] = 1;
   o.moe_expert_gemm = "padded";
   o.seed = 0xffffffffffffffffull;
   o.nvtx = false;
@@ -81,8 +81,8 @@ kernels::StepOptions every_field_set() {
 }
 
 TEST(BackendWire, StepOptionsKeepEveryField) {
-  const kernels::StepOptions o = every_field_set();
-  const kernels::StepOptions b = step_options_from_wire(to_wire(o));
+  const program::StepOptions o = every_field_set();
+  const program::StepOptions b = step_options_from_wire(to_wire(o));
   EXPECT_EQ(to_wire(b), to_wire(o));  // the same bytes again
   EXPECT_EQ(b.model.name, o.model.name);
   EXPECT_EQ(b.model.swiglu_limit, 7.0);
@@ -90,9 +90,9 @@ TEST(BackendWire, StepOptionsKeepEveryField) {
   EXPECT_EQ(b.batch.lengths, o.batch.lengths);
   EXPECT_EQ(b.batch.seed, o.batch.seed);
   EXPECT_EQ(b.seed, o.seed);
-  EXPECT_EQ(b.packing, PackingVariant::Device);
-  EXPECT_EQ(b.offload, OffloadVariant::Prefetch);
-  EXPECT_EQ(b.moe, MoeVariant::Sorted);
+  EXPECT_EQ(b.packing, model::PackingVariant::Device);
+  EXPECT_EQ(b.offload, model::OffloadVariant::Prefetch);
+  EXPECT_EQ(b.moe, model::MoeVariant::Sorted);
   EXPECT_EQ(b.other_fixes, o.other_fixes);
   EXPECT_EQ(b.offload_budget_bytes, 1.0 / 3.0);  // doubles exactly
   EXPECT_EQ(b.training.target_modules, o.training.target_modules);
@@ -100,7 +100,7 @@ TEST(BackendWire, StepOptionsKeepEveryField) {
   EXPECT_FALSE(b.nvtx);
   EXPECT_TRUE(b.gpt_oss_unsloth_form);
   EXPECT_EQ(b.offload_min_bytes, 17);
-  kernels::StepOptions off = o;
+  program::StepOptions off = o;
   off.offload.reset();
   EXPECT_FALSE(step_options_from_wire(to_wire(off)).offload);
 }
@@ -120,18 +120,18 @@ TEST(BackendWire, RequestsAndResultsKeepEveryField) {
   EXPECT_EQ(runtime_versions_from_wire(to_wire(v)).libtorch, "2.11.0");
   EXPECT_EQ(runtime_versions_from_wire(to_wire(v)).driver, "580.159.04");
 
-  const CalibrationOptions co{3, true};
+  const model::CalibrationOptions co{3, true};
   EXPECT_EQ(calibration_options_from_wire(to_wire(co)).device, 3);
   EXPECT_TRUE(calibration_options_from_wire(to_wire(co)).quick);
 
-  CalibrationMeasurements m;
+  model::CalibrationMeasurements m;
   m.gpu_name = "NVIDIA H200";
   m.compute_major = 9;
   m.unified_memory = true;
   m.copy_compute_slowdown = 0.125;
   m.method["sync_round_trip_ns"] = "median of 200";
   m.wall_seconds = 41.5;
-  const CalibrationMeasurements mb = calibration_measurements_from_wire(to_wire(m));
+  const model::CalibrationMeasurements mb = calibration_measurements_from_wire(to_wire(m));
   EXPECT_EQ(to_wire(mb), to_wire(m));
   EXPECT_EQ(mb.method, m.method);
   EXPECT_EQ(mb.copy_compute_slowdown, 0.125);

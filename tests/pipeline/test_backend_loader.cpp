@@ -74,7 +74,7 @@ TEST(BackendLoader, CallsAndFailuresCrossAsValuesAndErrors) {
   ::unsetenv("SYNCSCOPE_FAKE_BACKEND_NO_DEVICE");
   EXPECT_EQ(why, "fake backend: no device (SYNCSCOPE_FAKE_BACKEND_NO_DEVICE=1)");
   EXPECT_EQ(b.runtime_versions().libtorch, "fake-torch");
-  kernels::StepOptions o;
+  program::StepOptions o;
   EXPECT_EQ(b.moe_expert_gemm(o, &why), "padded");
   EXPECT_EQ(why, "fake backend pads");
 
@@ -88,7 +88,7 @@ TEST(BackendLoader, CallsAndFailuresCrossAsValuesAndErrors) {
     EXPECT_STREQ(e.what(), "fake backend: bad input for x");
   }
   try {
-    b.calibrate(CalibrationOptions{});
+    b.calibrate(model::CalibrationOptions{});
     FAIL() << "no Error";
   } catch (const InputError&) {
     FAIL() << "an Error came back as an InputError";

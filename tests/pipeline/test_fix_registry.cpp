@@ -22,7 +22,7 @@
 namespace syncscope {
 namespace {
 
-constexpr Fix kToy = static_cast<Fix>(42);
+constexpr model::Fix kToy = static_cast<model::Fix>(42);
 
 // The whole toy fix: names, variants, a step option kept in StepOptions::other_fixes (no
 // hook), per-layer operators in the step program (the baseline reads a flag back to the
@@ -31,14 +31,14 @@ constexpr Fix kToy = static_cast<Fix>(42);
 class ToyFix : public ::testing::Test {
  protected:
   void SetUp() override {
-    FixSpec f;
+    model::FixSpec f;
     f.id = kToy;
     f.name = "toy_fix";
     f.aliases = {"toy"};
     f.variants = {"slow", "fast"};
     f.predicted_variants = {"fast"};
-    f.build_program_layer = [](kernels::ProgramLayerBuilder& b, kernels::ProgramPoint at) {
-      if (at != kernels::ProgramPoint::BeforeAttention) return;
+    f.build_program_layer = [](program::ProgramLayerBuilder& b, program::ProgramPoint at) {
+      if (at != program::ProgramPoint::BeforeAttention) return;
       const auto it = b.options().other_fixes.find(kToy);
       const bool fast = it != b.options().other_fixes.end() && it->second == 1;
       // Step-wide state: how many layers this step has built so far.
@@ -66,9 +66,9 @@ class ToyFix : public ::testing::Test {
       p.reason = "the toy detector finds nothing";
       rep.fixes.push_back(p);
     };
-    register_fix(std::move(f));
+    model::register_fix(std::move(f));
   }
-  void TearDown() override { unregister_fix(kToy); }
+  void TearDown() override { model::unregister_fix(kToy); }
 };
 
 const char* kScenario = R"(name: toy
@@ -94,7 +94,7 @@ fixes:
 )";
 
 TEST_F(ToyFix, ScenarioParsesIt) {
-  const Scenario s = parse_scenario(kScenario, "toy.yaml");
+  const scenario::Scenario s = scenario::parse_scenario(kScenario, "toy.yaml");
   ASSERT_EQ(s.fixes.size(), 2u);
   EXPECT_EQ(s.fixes[1].fix, kToy);
   EXPECT_EQ(s.fixes[1].variants, (std::vector<std::string>{"slow", "fast"}));
@@ -103,7 +103,7 @@ TEST_F(ToyFix, ScenarioParsesIt) {
   std::string bad = kScenario;
   bad.replace(bad.find("[slow, fast]"), 12, "[slow, quick]");
   try {
-    (void)parse_scenario(bad, "toy.yaml");
+    (void)scenario::parse_scenario(bad, "toy.yaml");
     FAIL() << "an unknown toy variant was accepted";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("fixes.toy_fix.variants[1]: expected one of slow, fast"), std::string::npos)
@@ -111,11 +111,11 @@ TEST_F(ToyFix, ScenarioParsesIt) {
   }
   std::string no_base = kScenario;
   no_base.replace(no_base.find("[slow, fast]"), 12, "[fast]");
-  EXPECT_THROW((void)parse_scenario(no_base, "toy.yaml"), InputError);
+  EXPECT_THROW((void)scenario::parse_scenario(no_base, "toy.yaml"), InputError);
 }
 
 TEST_F(ToyFix, PlanRunsEachVariantWithTheOthersAtTheirDefaults) {
-  const Scenario s = parse_scenario(kScenario, "toy.yaml");
+  const scenario::Scenario s = scenario::parse_scenario(kScenario, "toy.yaml");
   const pipeline::RunPlan plan = pipeline::plan_jobs({s});
   ASSERT_EQ(plan.jobs.size(), 4u);  // packing x 2, toy x 2
   const pipeline::Job& fast = plan.jobs[3];
@@ -123,7 +123,7 @@ TEST_F(ToyFix, PlanRunsEachVariantWithTheOthersAtTheirDefaults) {
   EXPECT_EQ(fast.variant, "fast");
   EXPECT_FALSE(fast.baseline);
   EXPECT_EQ(fast.opts.other_fixes.at(kToy), 1);
-  EXPECT_EQ(fast.opts.packing, PackingVariant::Rebuild);  // the other fix stays at its baseline
+  EXPECT_EQ(fast.opts.packing, model::PackingVariant::Rebuild);  // the other fix stays at its baseline
   EXPECT_EQ(fast.key, "toy/L2/packing=rebuild/offload=off/moe=loop/toy_fix=fast");
   EXPECT_EQ(fast.base_key, "toy/L2/packing=rebuild/offload=off/moe=loop/toy_fix=slow");
   // The toy baseline and the packing baseline are one step: one trace serves both.
@@ -134,10 +134,10 @@ TEST_F(ToyFix, PlanRunsEachVariantWithTheOthersAtTheirDefaults) {
 }
 
 TEST_F(ToyFix, StepProgramRunsItsLayerOpsAfterThePackingMetadata) {
-  const Scenario s = parse_scenario(kScenario, "toy.yaml");
+  const scenario::Scenario s = scenario::parse_scenario(kScenario, "toy.yaml");
   const pipeline::RunPlan plan = pipeline::plan_jobs({s});
-  const program::Program slow = kernels::build_step_program(plan.jobs[2].opts);
-  const program::Program fast = kernels::build_step_program(plan.jobs[3].opts);
+  const program::Program slow = program::build_step_program(plan.jobs[2].opts);
+  const program::Program fast = program::build_step_program(plan.jobs[3].opts);
   // The baseline reads the flag back once per layer (2 layers, no checkpoint recompute
   // without offload); the fix does not.
   EXPECT_EQ(program::program_stats(slow).host_syncs - program::program_stats(fast).host_syncs, 2);
@@ -161,11 +161,11 @@ TEST_F(ToyFix, StepProgramRunsItsLayerOpsAfterThePackingMetadata) {
                                                              {"aten::item toy.flag layer 1", 1}}));
   // Without the toy registered, options naming it are refused, and without it the program
   // is the shipped one: no toy operator.
-  unregister_fix(kToy);
-  EXPECT_THROW((void)kernels::build_step_program(plan.jobs[2].opts), InputError);
-  kernels::StepOptions without = plan.jobs[2].opts;
+  model::unregister_fix(kToy);
+  EXPECT_THROW((void)program::build_step_program(plan.jobs[2].opts), InputError);
+  program::StepOptions without = plan.jobs[2].opts;
   without.other_fixes.clear();
-  const program::Program plain = kernels::build_step_program(without);
+  const program::Program plain = program::build_step_program(without);
   EXPECT_EQ(program::program_stats(slow).host_syncs - program::program_stats(plain).host_syncs, 2);
   EXPECT_EQ(std::count_if(plain.ops.begin(), plain.ops.end(), [](const program::Op& o) { return o.name == "toy_fix"; }),
             0);
@@ -201,25 +201,25 @@ TEST_F(ToyFix, PredictFromATraceRunsItsDetectorAfterTheShippedOnes) {
 }
 
 TEST(FixRegistry, ShippedFixesKeepTheirNamesVariantsAndOrder) {
-  const auto& r = fix_registry();
+  const auto& r = model::fix_registry();
   ASSERT_GE(r.size(), 3u);
   EXPECT_EQ(r[0].name, "packing");
   EXPECT_EQ(r[1].name, "offload");
   EXPECT_EQ(r[2].name, "moe_routing");
-  EXPECT_EQ(fix_variants(Fix::Packing), (std::vector<std::string>{"rebuild", "cached", "device"}));
-  EXPECT_EQ(fix_variants(Fix::Offload), (std::vector<std::string>{"single", "double", "prefetch"}));
-  EXPECT_EQ(fix_variants(Fix::MoeRouting), (std::vector<std::string>{"loop", "sorted", "device"}));
+  EXPECT_EQ(scenario::fix_variants(model::Fix::Packing), (std::vector<std::string>{"rebuild", "cached", "device"}));
+  EXPECT_EQ(scenario::fix_variants(model::Fix::Offload), (std::vector<std::string>{"single", "double", "prefetch"}));
+  EXPECT_EQ(scenario::fix_variants(model::Fix::MoeRouting), (std::vector<std::string>{"loop", "sorted", "device"}));
   // The typed enums index the registry's names.
-  EXPECT_EQ(variant_name(PackingVariant::Device), "device");
-  EXPECT_EQ(variant_name(OffloadVariant::Prefetch), "prefetch");
-  EXPECT_EQ(variant_name(MoeVariant::Sorted), "sorted");
-  EXPECT_EQ(find_fix("moe"), Fix::MoeRouting);
-  EXPECT_EQ(find_fix("moe-routing"), Fix::MoeRouting);
-  EXPECT_FALSE(find_fix("mask"));
-  EXPECT_THROW((void)packing_variant("lazy"), InputError);
-  EXPECT_THROW(register_fix(FixSpec{}), std::invalid_argument);  // id 0 is packing's
-  unregister_fix(Fix::Packing);                                  // the shipped ones stay
-  EXPECT_EQ(fix_registry()[0].name, "packing");
+  EXPECT_EQ(model::variant_name(model::PackingVariant::Device), "device");
+  EXPECT_EQ(model::variant_name(model::OffloadVariant::Prefetch), "prefetch");
+  EXPECT_EQ(model::variant_name(model::MoeVariant::Sorted), "sorted");
+  EXPECT_EQ(model::find_fix("moe"), model::Fix::MoeRouting);
+  EXPECT_EQ(model::find_fix("moe-routing"), model::Fix::MoeRouting);
+  EXPECT_FALSE(model::find_fix("mask"));
+  EXPECT_THROW((void)model::packing_variant("lazy"), InputError);
+  EXPECT_THROW(model::register_fix(model::FixSpec{}), std::invalid_argument);  // id 0 is packing's
+  model::unregister_fix(model::Fix::Packing);                                  // the shipped ones stay
+  EXPECT_EQ(model::fix_registry()[0].name, "packing");
 }
 
 }  // namespace

@@ -16,7 +16,7 @@ TEST(PipelinePlan, OverridesApplyAndNamesMustDiffer) {
   r.layers = 2;
   r.repeats = 7;
   r.warmup = 3;
-  std::vector<Scenario> s = load_run_scenarios(r);
+  std::vector<scenario::Scenario> s = load_run_scenarios(r);
   ASSERT_EQ(s.size(), 1u);
   EXPECT_EQ(s[0].layers(), 2);
   EXPECT_EQ(s[0].measure.repeat_steps, 7);
@@ -40,7 +40,7 @@ TEST(PipelinePlan, LayersOverrideClearsTheSweep) {
   r.scenarios = {test::write_scenario(dir.path(), "s.yaml", text).string()};
   EXPECT_EQ(load_run_scenarios(r)[0].measure.layer_sweep.size(), 2u);
   r.layers = 3;
-  const Scenario s = load_run_scenarios(r)[0];
+  const scenario::Scenario s = load_run_scenarios(r)[0];
   EXPECT_TRUE(s.measure.layer_sweep.empty());
   EXPECT_EQ(s.layers(), 3);
 }
@@ -49,7 +49,7 @@ TEST(PipelinePlan, JobsShareTracesOfIdenticalStepsAndBaselinesComeFirst) {
   test::TempDir dir;
   RunRequest r;
   r.scenarios = {test::write_scenario(dir.path(), "a.yaml").string()};
-  const std::vector<Scenario> scenarios = load_run_scenarios(r);
+  const std::vector<scenario::Scenario> scenarios = load_run_scenarios(r);
   const RunPlan plan = plan_jobs(scenarios);
   ASSERT_EQ(plan.jobs.size(), 4u);  // packing x2, offload x2
   // packing=rebuild reloads as Unsloth does by default (double buffering), and
@@ -73,7 +73,7 @@ TEST(PipelinePlan, JobsShareTracesOfIdenticalStepsAndBaselinesComeFirst) {
   EXPECT_FALSE(plan.baseline_keys.count(plan.jobs[plan.produce_order[2]].key));
   for (const Job& j : plan.jobs) {
     EXPECT_EQ(j.layers, 4);
-    EXPECT_EQ(j.base_key, j.fix == Fix::Packing ? rebuild.key : single.key);
+    EXPECT_EQ(j.base_key, j.fix == model::Fix::Packing ? rebuild.key : single.key);
     ASSERT_TRUE(j.network.has_value());  // the network each step builds
     // tiny.yaml by hand (full training, untied LM head, no q/k norms: not a Qwen3 name):
     //   embedding and LM head 2 x 1000 x 256                       =   512,000
@@ -121,28 +121,28 @@ TEST(PipelinePlan, StepOptionsKeepOtherFixesAtBaselineAndOffloadEveryLayer) {
   test::TempDir dir;
   RunRequest r;
   r.scenarios = {test::write_scenario(dir.path(), "a.yaml").string()};
-  const Scenario s = load_run_scenarios(r)[0];
-  const kernels::StepOptions o = step_options(s, Fix::Offload, "double", 3, 2);
+  const scenario::Scenario s = load_run_scenarios(r)[0];
+  const program::StepOptions o = step_options(s, model::Fix::Offload, "double", 3, 2);
   EXPECT_EQ(o.layers, 3);
-  EXPECT_EQ(o.offload, OffloadVariant::Double);
-  EXPECT_EQ(o.packing, PackingVariant::Rebuild);
-  EXPECT_EQ(o.moe, MoeVariant::Loop);
+  EXPECT_EQ(o.offload, model::OffloadVariant::Double);
+  EXPECT_EQ(o.packing, model::PackingVariant::Rebuild);
+  EXPECT_EQ(o.moe, model::MoeVariant::Loop);
   EXPECT_EQ(o.offload_budget_bytes, 0);
   EXPECT_EQ(o.prefetch_depth, 2);
   EXPECT_EQ(variant_option_key(o), "L3/packing=rebuild/offload=double/moe=loop");
-  Scenario no_offload = s;
+  scenario::Scenario no_offload = s;
   no_offload.offload = false;
-  EXPECT_FALSE(step_options(no_offload, Fix::Packing, "cached", 3, 2).offload);
+  EXPECT_FALSE(step_options(no_offload, model::Fix::Packing, "cached", 3, 2).offload);
 }
 
 TEST(PipelinePlan, FileStemsAreSafeAndLabelsNameTheDepthInSweeps) {
   Job j;
-  j.fix = Fix::MoeRouting;
+  j.fix = model::Fix::MoeRouting;
   j.variant = "device";
   j.layers = 8;
   EXPECT_EQ(file_stem("my scen/x", j, false), "my_scen_x__moe_routing-device");
   EXPECT_EQ(file_stem("s", j, true), "s__moe_routing-device__L8");
-  Scenario s;
+  scenario::Scenario s;
   s.name = "s";
   EXPECT_EQ(job_label(s, j), "s moe_routing=device");
   s.measure.layer_sweep = {4, 8};

@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
-bool any_note(const RunResults& r, const std::string& part) {
+bool any_note(const model::RunResults& r, const std::string& part) {
   for (const auto& n : r.notes)
     if (contains(n, part)) return true;
   return false;
@@ -63,7 +63,7 @@ TEST_F(PipelineRun, SimulatedRunPublishesLabelledResults) {
   for (const char* f : {"results.json", "results.csv", "timelines.json", "report.html"})
     EXPECT_TRUE(fs::exists(o.out / f)) << f;
   EXPECT_FALSE(fs::exists(o.out / "sim_check.json"));
-  EXPECT_EQ(read_results(o.out).variants.size(), 4u);
+  EXPECT_EQ(model::read_results(o.out).variants.size(), 4u);
   EXPECT_EQ(o.validation.mode, "simulated");
   EXPECT_EQ(o.validation.compared, 1);
   for (const auto& e : fs::directory_iterator(dir_.path()))
@@ -86,8 +86,9 @@ TEST_F(PipelineRun, AutoWithoutTheBackendFallsBackAndNamesTheFile) {
   r.repeats = 1;
   const RunOutcome o = run(r);
   EXPECT_EQ(o.results.mode, "simulated");
-  EXPECT_TRUE(any_note(o.results, "no CUDA device (the measured backend libsyncscope_backend.so was not found (looked "
-                                  "for /nonexistent-syncscope/libsyncscope_backend.so"))
+  EXPECT_TRUE(any_note(o.results,
+                       "no CUDA device (the measured backend libsyncscope_backend.so was not found (looked "
+                       "for /nonexistent-syncscope/libsyncscope_backend.so"))
       << o.results.notes.front();
   EXPECT_TRUE(any_note(o.results, "running the simulator with GPU profile H200"));
 
@@ -99,8 +100,9 @@ TEST_F(PipelineRun, AutoWithoutTheBackendFallsBackAndNamesTheFile) {
   } catch (const InputError&) {
     FAIL() << "a missing backend is not bad input";
   } catch (const Error& e) {
-    EXPECT_TRUE(contains(e.what(), "--device cuda is unavailable: the measured backend libsyncscope_backend.so was "
-                                   "not found (looked for /nonexistent-syncscope/libsyncscope_backend.so"))
+    EXPECT_TRUE(contains(e.what(),
+                         "--device cuda is unavailable: the measured backend libsyncscope_backend.so was "
+                         "not found (looked for /nonexistent-syncscope/libsyncscope_backend.so"))
         << e.what();
   }
   EXPECT_FALSE(fs::exists(dir_ / "res-cuda"));
@@ -149,8 +151,8 @@ TEST_F(PipelineRun, MeasuredThroughTheBackendIsLabelledAndCheckedAgainstTheSimul
     std::map<std::string, nlohmann::json> m;
     for (const auto& x : c["comparison"]["metrics"]) m[x["metric"].get<std::string>()] = x;
     ASSERT_EQ(m.size(), 9u);
-    for (const char* ns : {"step_time_ns", "gpu_busy_ns_per_step", "sync_blocked_ns_per_step",
-                           "sync_bubble_ns_per_step"}) {
+    for (const char* ns :
+         {"step_time_ns", "gpu_busy_ns_per_step", "sync_blocked_ns_per_step", "sync_bubble_ns_per_step"}) {
       const double simulated_ns = m[ns]["simulated"].get<double>();
       EXPECT_EQ(m[ns]["measured"].get<double>(), 2 * simulated_ns) << ns;
       EXPECT_EQ(m[ns]["relative"].get<double>(), simulated_ns == 0 ? 0.0 : -0.5) << ns;

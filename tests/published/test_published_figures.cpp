@@ -43,7 +43,7 @@ std::vector<std::string> published_scenarios() {
 // trace"): the rest of the step then runs at an eager host's pace too, as Unsloth's does.
 // Not a B200 measurement: one H200 host, under the profiler.
 std::string eager_b200_profile(const fs::path& dir) {
-  GpuProfile p = load_gpu_profile("B200");
+  model::GpuProfile p = model::load_gpu_profile("B200");
   p.name = "B200-eager-host";
   p.description += " + eager-PyTorch host cost per op from our H200 trace";
   p.host_launch_op_ns = 21'300;
@@ -54,7 +54,7 @@ std::string eager_b200_profile(const fs::path& dir) {
   p.sources["host_launch_op_ns"] = src;
   p.sources["host_after_launch_ns"] = src;
   const fs::path file = dir / "B200-eager-host.yaml";
-  write_file_atomic(file, gpu_profile_to_yaml(p), true);
+  write_file_atomic(file, model::gpu_profile_to_yaml(p), true);
   return file.string();
 }
 
@@ -67,7 +67,7 @@ pipeline::RunOutcome run_published(const std::string& profile, const fs::path& o
   return pipeline::run(r);
 }
 
-void print_steps(const RunResults& results) {
+void print_steps(const model::RunResults& results) {
   for (const auto& v : results.variants)
     std::printf("  %-36s %-12s %-8s step %9.2f ms  forward %9.2f ms  syncs/step %6.0f\n", v.scenario.c_str(),
                 v.fix.c_str(), v.variant.c_str(), v.step_time_ns.value / 1e6, v.forward_time_ns.value / 1e6,
@@ -86,7 +86,7 @@ class PublishedFigures : public ::testing::Test {
     delete eager_;
     delete dir_;
   }
-  static const VariantResult& variant(const std::string& scenario, const std::string& name) {
+  static const model::VariantResult& variant(const std::string& scenario, const std::string& name) {
     for (const auto& v : outcome_->results.variants)
       if (v.scenario == scenario && v.variant == name) return v;
     throw std::runtime_error("no variant " + scenario + "/" + name);
@@ -157,7 +157,7 @@ Side side(double ratio) {
   return ratio < model::kPublishedGoalLo ? Side::Below : ratio > model::kPublishedGoalHi ? Side::Above : Side::Within;
 }
 
-void expect_sides(const RunResults& results, const std::map<std::string, Side>& documented, const char* run) {
+void expect_sides(const model::RunResults& results, const std::map<std::string, Side>& documented, const char* run) {
   for (const auto& r : model::published_figure_rows({results})) {
     auto it = documented.find(r.figure);
     ASSERT_NE(it, documented.end()) << r.figure;
@@ -209,9 +209,9 @@ TEST_F(PublishedFigures, RecomputeRepeatsTheRebuildSoBackwardSavesAboutWhatForwa
   // (Unsloth's code: the recompute calls the layer again with the captured kwargs), so the
   // backward saves about as much as the forward (40 rebuilds against 39): between 0.9 and
   // 1.3 here. A model that hid part of the recompute's rebuild would land nearer 0.46.
-  for (const RunResults* r : {&outcome_->results, &eager_->results}) {
-    const VariantResult* base = nullptr;
-    const VariantResult* fix = nullptr;
+  for (const model::RunResults* r : {&outcome_->results, &eager_->results}) {
+    const model::VariantResult* base = nullptr;
+    const model::VariantResult* fix = nullptr;
     for (const auto& v : r->variants)
       if (v.scenario == "published-qwen3-14b-qlora-packing") (v.baseline ? base : fix) = &v;
     ASSERT_TRUE(base && fix);
@@ -230,17 +230,19 @@ TEST(PublishedScenarioKey, RebuildFormIsCheckedAndOnlyUnderPacking) {
       "model: {name: m, num_hidden_layers: 2, hidden_size: 64, num_attention_heads: 4, num_key_value_heads: 4,\n"
       "        intermediate_size: 128, vocab_size: 256}\n"
       "batch: {packed_tokens: 64, distribution: fixed, max_len: 32}\n";
-  const Scenario ok = parse_scenario(base + "fixes: {packing: {rebuild_form: unsloth_sdpa_mask}}\n", "ok.yaml");
+  const scenario::Scenario ok =
+      scenario::parse_scenario(base + "fixes: {packing: {rebuild_form: unsloth_sdpa_mask}}\n", "ok.yaml");
   EXPECT_EQ(ok.fixes.at(0).rebuild_form, "unsloth_sdpa_mask");
-  EXPECT_EQ(parse_scenario(base + "fixes: {packing: {}}\n", "d.yaml").fixes.at(0).rebuild_form, "reference");
+  EXPECT_EQ(scenario::parse_scenario(base + "fixes: {packing: {}}\n", "d.yaml").fixes.at(0).rebuild_form, "reference");
   try {
-    (void)parse_scenario(base + "fixes: {packing: {rebuild_form: python}}\n", "bad.yaml");
+    (void)scenario::parse_scenario(base + "fixes: {packing: {rebuild_form: python}}\n", "bad.yaml");
     FAIL() << "an unknown rebuild_form was accepted";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("fixes.packing.rebuild_form"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("unsloth_sdpa_mask"), std::string::npos) << e.what();
   }
-  EXPECT_THROW((void)parse_scenario(base + "offload: true\nfixes: {offload: {rebuild_form: reference}}\n", "o.yaml"),
+  EXPECT_THROW((void)scenario::parse_scenario(base + "offload: true\nfixes: {offload: {rebuild_form: reference}}\n",
+                                              "o.yaml"),
                InputError);
 }
 

@@ -46,8 +46,9 @@ const std::string kTrace = "'" + test::fixture("torch/item_loop_l8_h200.json.gz"
 
 TEST(ReplayCli, PredictJsonCarriesReplayAndWhatIf) {
   test::TempDir dir;
-  const CliRun r = syncscope(dir, "predict --trace " + kTrace +
-                                      " --step-range 'train_step#*' --format json --what-if remove-syncs:cause=aten::item");
+  const CliRun r =
+      syncscope(dir, "predict --trace " + kTrace +
+                         " --step-range 'train_step#*' --format json --what-if remove-syncs:cause=aten::item");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   const auto& rp = j.at("replay");
@@ -71,8 +72,8 @@ TEST(ReplayCli, PredictJsonCarriesReplayAndWhatIf) {
 
 TEST(ReplayCli, AnEditThatSelectsNothingExits2NamingIt) {
   test::TempDir dir;
-  const CliRun r =
-      syncscope(dir, "predict --trace " + kTrace + " --step-range 'train_step#*' --what-if remove-syncs:cause=aten::nonzero");
+  const CliRun r = syncscope(dir, "predict --trace " + kTrace +
+                                      " --step-range 'train_step#*' --what-if remove-syncs:cause=aten::nonzero");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("aten::nonzero"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("24 x aten::item"), std::string::npos) << r.err;
@@ -85,8 +86,9 @@ TEST(ReplayCli, AnEditThatSelectsNothingExits2NamingIt) {
 
 TEST(ReplayCli, DiffJsonOfATraceWithItself) {
   test::TempDir dir;
-  const CliRun r = syncscope(dir, "diff " + kTrace + " " + kTrace +
-                                      " --step-range 'train_step#*' --format json --what-if remove-syncs:api=cudaStreamSynchronize");
+  const CliRun r =
+      syncscope(dir, "diff " + kTrace + " " + kTrace +
+                         " --step-range 'train_step#*' --format json --what-if remove-syncs:api=cudaStreamSynchronize");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j.at("before").at("steps"), 3);
@@ -110,8 +112,9 @@ TEST(ReplayCli, AnalyzeSaysWhatRemovingEachCauseSaves) {
   const double saving = worst[0].at("removal_saving_ns").get<double>();
   EXPECT_GT(saving, 0);
   // predict --what-if remove-syncs:cause=aten::item replays the same removal.
-  const CliRun p = syncscope(dir, "predict --trace " + kTrace +
-                                      " --step-range 'train_step#*' --format json --what-if remove-syncs:cause=aten::item");
+  const CliRun p =
+      syncscope(dir, "predict --trace " + kTrace +
+                         " --step-range 'train_step#*' --format json --what-if remove-syncs:cause=aten::item");
   ASSERT_EQ(p.exit_code, 0) << p.err;
   EXPECT_DOUBLE_EQ(nlohmann::json::parse(p.out).at("what_if")[0].at("saving_ns").get<double>(), saving);
 

@@ -38,7 +38,7 @@ Program loop(bool with_sync) {
 Trace run(const Program& p) {
   sim::SimOptions o;
   o.steps = 4;
-  return sim::simulate(p, load_gpu_profile("H200"), o);
+  return sim::simulate(p, model::load_gpu_profile("H200"), o);
 }
 
 TEST(ReplaySim, IdentityOnSimulatedTraces) {
@@ -54,7 +54,8 @@ TEST(ReplaySim, IdentityOnSimulatedTraces) {
 TEST(ReplaySim, DiffWhatIfAgreesWithTheSimulatedFix) {
   const Trace before = run(loop(true)), after = run(loop(false));
   m::TracePredictOptions o;
-  const m::DiffReport d = m::diff_traces(before, after, {"remove-syncs:api=cudaStreamSynchronize"}, o, "before", "after");
+  const m::DiffReport d =
+      m::diff_traces(before, after, {"remove-syncs:api=cudaStreamSynchronize"}, o, "before", "after");
   ASSERT_TRUE(d.what_if_error.has_value());
   std::printf("before %.1f us, after %.1f us, replayed after %.1f us, error %+.2f%%\n", d.before.step_ns / 1e3,
               d.after.step_ns / 1e3, *d.predicted_after_step_ns / 1e3, *d.what_if_error * 100);

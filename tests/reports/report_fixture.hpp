@@ -7,9 +7,9 @@
 
 namespace syncscope::reporttest {
 
-inline VariantResult row(const std::string& fix, const std::string& variant, bool baseline, double step_ms,
-                         double syncs, double pred, double meas) {
-  VariantResult v;
+inline model::VariantResult row(const std::string& fix, const std::string& variant, bool baseline, double step_ms,
+                                double syncs, double pred, double meas) {
+  model::VariantResult v;
   v.scenario = "tiny<&>";
   v.fix = fix;
   v.variant = variant;
@@ -27,8 +27,8 @@ inline VariantResult row(const std::string& fix, const std::string& variant, boo
   return v;
 }
 
-inline RunResults synthetic_results(const std::string& gpu = "TEST-GPU") {
-  RunResults r;
+inline model::RunResults synthetic_results(const std::string& gpu = "TEST-GPU") {
+  model::RunResults r;
   r.mode = "simulated";
   r.env.gpu = gpu;
   r.env.gpu_profile = gpu;
@@ -59,10 +59,12 @@ inline TimelineStrip synthetic_strip(const std::string& variant, bool with_syncs
   }
   t.segments.push_back({"stream 7 (main)", "kernel", 450'000, 1'000'000, "attention"});
   // The step: 100 ms with syncs (57 of them), 88 ms without; parts add up.
-  t.step = with_syncs ? StepBreakdown{"ProfilerStep#1", 3, 0, 100'000'000, 60'000'000, 5'000'000, 25'000'000,
-                                      10'000'000, 30'000'000, 57, {}, IdleVerdict::NoGpuActivity}
-                      : StepBreakdown{"ProfilerStep#1", 3, 0, 88'000'000, 60'000'000, 5'000'000, 3'000'000,
-                                      20'000'000, 2'000'000, 3, {}, IdleVerdict::NoGpuActivity};
+  t.step =
+      with_syncs
+          ? StepBreakdown{"ProfilerStep#1", 3,          0,          100'000'000, 60'000'000, 5'000'000,
+                          25'000'000,       10'000'000, 30'000'000, 57,          {},         IdleVerdict::NoGpuActivity}
+          : StepBreakdown{"ProfilerStep#1", 3,          0,         88'000'000, 60'000'000, 5'000'000,
+                          3'000'000,        20'000'000, 2'000'000, 3,          {},         IdleVerdict::NoGpuActivity};
   return t;
 }
 

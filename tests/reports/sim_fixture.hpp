@@ -10,8 +10,8 @@
 
 namespace syncscope::simtest {
 
-inline GpuProfile profile() {
-  GpuProfile p;
+inline model::GpuProfile profile() {
+  model::GpuProfile p;
   p.name = "test";
   p.launch_overhead_ns = 5'000;
   p.launch_latency_ns = 10'000;

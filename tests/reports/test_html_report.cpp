@@ -19,7 +19,7 @@ std::size_t count(const std::string& text, const std::string& what) {
 
 TEST(HtmlReport, EscapesEveryString) {
   EXPECT_EQ(html_escape("<a href=\"x\">'&'</a>"), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
-  ReportRun run{synthetic_results(), "dir<1>", {}, {}};
+  model::ReportRun run{synthetic_results(), "dir<1>", {}, {}};
   std::string html = render_html_report({run});
   EXPECT_EQ(html.find("<script>"), std::string::npos);  // the host name above
   EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
@@ -29,8 +29,10 @@ TEST(HtmlReport, EscapesEveryString) {
 }
 
 TEST(HtmlReport, SelfContainedWithChartsTablesAndPrintStyles) {
-  ReportRun run{synthetic_results(), "out/tiny-simulated",
-                {synthetic_strip("rebuild", true), synthetic_strip("cached", false)}, {}};
+  model::ReportRun run{synthetic_results(),
+                       "out/tiny-simulated",
+                       {synthetic_strip("rebuild", true), synthetic_strip("cached", false)},
+                       {}};
   std::string html = render_html_report({run});
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
   EXPECT_EQ(html.find("<script"), std::string::npos);  // no scripts needed
@@ -67,10 +69,10 @@ TEST(HtmlReport, SelfContainedWithChartsTablesAndPrintStyles) {
 }
 
 TEST(HtmlReport, MergesRunsFromSeveralGpus) {
-  RunResults measured = synthetic_results("GPU-A");
+  model::RunResults measured = synthetic_results("GPU-A");
   measured.mode = "measured";
-  ReportRun a{measured, "a", {}, {}};
-  ReportRun b{synthetic_results("GPU-B"), "b", {}, {}};
+  model::ReportRun a{measured, "a", {}, {}};
+  model::ReportRun b{synthetic_results("GPU-B"), "b", {}, {}};
   std::string html = render_html_report({a, b});
   EXPECT_EQ(count(html, "class=\"chart speedup-chart\""), 2u);
   EXPECT_NE(html.find("class=\"cross-gpu\""), std::string::npos);
@@ -81,7 +83,7 @@ TEST(HtmlReport, MergesRunsFromSeveralGpus) {
 
 TEST(HtmlReport, TimelinesRoundTripThroughJson) {
   std::vector<TimelineStrip> strips = {synthetic_strip("rebuild", true), synthetic_strip("cached", false)};
-  auto back = timelines_from_json(timelines_to_json(strips), "t.json");
+  auto back = model::timelines_from_json(model::timelines_to_json(strips), "t.json");
   ASSERT_EQ(back.size(), 2u);
   EXPECT_EQ(back[0].segments.size(), strips[0].segments.size());
   for (std::size_t i = 0; i < strips[0].segments.size(); ++i) {
@@ -99,18 +101,19 @@ TEST(HtmlReport, TimelinesRoundTripThroughJson) {
             std::tie(b.step, b.steps, b.device, b.duration_ns, b.compute_ns, b.copy_ns, b.sync_bubble_ns,
                      b.other_idle_ns, b.host_blocked_ns, b.syncs));
   // Schema 1 files (before the breakdown) still read, without it.
-  auto v1 = timelines_from_json(
+  auto v1 = model::timelines_from_json(
       R"({"schema_version": 1, "strips": [{"scenario": "s", "fix": "packing", "variant": "cached", "window": "w",
           "duration_ns": 10, "syncs": 0, "bubble_ns": 0, "lanes": ["host"], "segments": [[0, "api", 0, 5, "x"]]}]})",
       "old.json");
   ASSERT_EQ(v1.size(), 1u);
   EXPECT_FALSE(v1[0].step.has_value());
   try {
-    timelines_from_json(R"({"schema_version": 2, "strips": [{"scenario": "s", "fix": "f", "variant": "v", "window":
+    model::timelines_from_json(
+        R"({"schema_version": 2, "strips": [{"scenario": "s", "fix": "f", "variant": "v", "window":
         "w", "duration_ns": 10, "syncs": 0, "bubble_ns": 0, "lanes": [], "segments": [], "step": {"step": "p",
         "steps": 1, "device": 0, "duration_ns": 10, "compute_ns": -4, "copy_ns": 0, "sync_bubble_ns": 0,
         "other_idle_ns": 0, "host_blocked_ns": 0, "syncs": 0}}]})",
-                        "t.json");
+        "t.json");
     FAIL();
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("t.json: /strips/0/step/compute_ns: expected a non-negative integer"),
@@ -118,13 +121,14 @@ TEST(HtmlReport, TimelinesRoundTripThroughJson) {
         << e.what();
   }
   try {
-    timelines_from_json(R"({"schema_version": 1, "strips": [{"scenario": 3}]})", "t.json");
+    model::timelines_from_json(R"({"schema_version": 1, "strips": [{"scenario": 3}]})", "t.json");
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("t.json: /strips/0/scenario: expected a string"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("t.json: /strips/0/scenario: expected a string"), std::string::npos)
+        << e.what();
   }
-  EXPECT_THROW(timelines_from_json(R"({"schema_version": 99, "strips": []})", "t.json"), InputError);
-  EXPECT_THROW(timelines_from_json("{", "t.json"), InputError);
+  EXPECT_THROW(model::timelines_from_json(R"({"schema_version": 99, "strips": []})", "t.json"), InputError);
+  EXPECT_THROW(model::timelines_from_json("{", "t.json"), InputError);
 }
 
 }  // namespace

@@ -41,8 +41,10 @@ class ReportInChromium : public ::testing::Test {
   void SetUp() override {
     chromium_ = find_chromium();
     if (chromium_.empty()) GTEST_SKIP() << "skipped: chromium not installed (apt-get install chromium)";
-    ReportRun run{synthetic_results(), "out/tiny-simulated",
-                  {synthetic_strip("rebuild", true), synthetic_strip("cached", false)}, {}};
+    model::ReportRun run{synthetic_results(),
+                         "out/tiny-simulated",
+                         {synthetic_strip("rebuild", true), synthetic_strip("cached", false)},
+                         {}};
     html_ = dir_ / "report.html";
     write_file_atomic(html_, render_html_report({run}));
   }
@@ -72,7 +74,7 @@ TEST_F(ReportInChromium, DomHoldsChartsAndTables) {
         "<i class=\"k-simulated\"></i>simulated</span>"})
     EXPECT_NE(text.find(needle), std::string::npos) << needle;
   EXPECT_EQ(text.find("<details class=\"parameters\" open"), std::string::npos);  // folded by default
-  EXPECT_NE(text.find("tiny&lt;&amp;&gt;"), std::string::npos);  // still escaped after parsing
+  EXPECT_NE(text.find("tiny&lt;&amp;&gt;"), std::string::npos);                   // still escaped after parsing
 }
 
 TEST_F(ReportInChromium, ScreenshotIsANonEmptyPng) {

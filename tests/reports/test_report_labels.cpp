@@ -44,10 +44,10 @@ std::vector<std::string> sections(const std::string& html) {
   return out;
 }
 
-ReportRun run_of(const std::string& mode, const std::string& gpu) {
-  RunResults r = synthetic_results(gpu);
+model::ReportRun run_of(const std::string& mode, const std::string& gpu) {
+  model::RunResults r = synthetic_results(gpu);
   r.mode = mode;
-  return ReportRun{r, "out/" + mode, {synthetic_strip("rebuild", true), synthetic_strip("cached", false)}, {}};
+  return model::ReportRun{r, "out/" + mode, {synthetic_strip("rebuild", true), synthetic_strip("cached", false)}, {}};
 }
 
 TEST(ReportLabels, SimulatedRunSaysSimulatedEverywhere) {
@@ -69,10 +69,10 @@ TEST(ReportLabels, SimulatedRunSaysSimulatedEverywhere) {
 // The forward pass's speedup beside the step's, under the run's mode; a dash where
 // a variant has none.
 TEST(ReportLabels, ForwardSpeedupColumn) {
-  ReportRun run = run_of("simulated", "H200");
+  model::ReportRun run = run_of("simulated", "H200");
   ASSERT_GE(run.results.variants.size(), 2u);
-  for (auto& v : run.results.variants) v.forward_speedup = Estimate{};
-  run.results.variants[1].forward_speedup = Estimate{1.433, 1.40, 1.45, 3};
+  for (auto& v : run.results.variants) v.forward_speedup = model::Estimate{};
+  run.results.variants[1].forward_speedup = model::Estimate{1.433, 1.40, 1.45, 3};
   const std::string html = render_html_report({run});
   EXPECT_EQ(labels_with(html, "simulated forward speedup"), 1u);
   EXPECT_NE(html.find("<td>1.433 <span class=\"ci\">[1.400, 1.450]</span></td>"), std::string::npos);
@@ -81,7 +81,7 @@ TEST(ReportLabels, ForwardSpeedupColumn) {
 
 // A run with a profile fitted from traces shows where the profile came from.
 TEST(ReportLabels, FittedProfileProvenanceIsShown) {
-  ReportRun run = run_of("simulated", "H200");
+  model::ReportRun run = run_of("simulated", "H200");
   run.results.env.gpu_profile = "fitted.yaml";
   run.results.env.extra["gpu_profile_traces"] = "item_loop_l8_h200.json.gz";
   run.results.env.extra["gpu_profile_trace_sha256"] = "ab12";
@@ -152,7 +152,8 @@ void expect_round_ticks(const std::vector<double>& ticks, const std::string& wha
 }
 
 // The tick labels of the first element of class `cls` (an svg), as numbers and units.
-std::vector<std::pair<double, std::string>> tick_labels(const std::string& html, const std::string& cls, std::size_t nth = 0) {
+std::vector<std::pair<double, std::string>> tick_labels(const std::string& html, const std::string& cls,
+                                                        std::size_t nth = 0) {
   std::size_t p = 0;
   for (std::size_t i = 0; i <= nth; ++i) {
     p = html.find("class=\"" + cls + "\"", i ? p + 1 : 0);
@@ -168,12 +169,12 @@ std::vector<std::pair<double, std::string>> tick_labels(const std::string& html,
 }
 
 TEST(ReportAxes, TimelinesShareOneTimeAxisWithRoundTicks) {
-  RunResults r = synthetic_results();
+  model::RunResults r = synthetic_results();
   TimelineStrip longer = synthetic_strip("cached", false);
   longer.duration_ns = 4'000'000;  // four times the baseline's window
   longer.segments.back().end = 4'000'000;
   const std::string html =
-      render_html_report({ReportRun{r, "out", {synthetic_strip("rebuild", true), longer}, {}}});
+      render_html_report({model::ReportRun{r, "out", {synthetic_strip("rebuild", true), longer}, {}}});
   const auto per_px = attrs(html, "timeline-strip", "data-ns-per-px");
   ASSERT_EQ(per_px.size(), 2u);
   EXPECT_EQ(per_px[0], per_px[1]);  // the same ms per pixel
@@ -201,7 +202,7 @@ TEST(ReportAxes, SpeedupAxisHasRoundTicks) {
   std::vector<double> values;
   for (const auto& [v, unit] : tick_labels(html, "chart speedup-chart")) values.push_back(v);
   expect_round_ticks(values, "speedup");
-  EXPECT_LT(values.front(), 1.0);  // the baseline line is inside the axis
+  EXPECT_LT(values.front(), 1.0);        // the baseline line is inside the axis
   EXPECT_GE(values.back(), 1.5 * 1.05);  // device's prediction and its interval
 }
 
@@ -224,16 +225,17 @@ TEST(ReportAxes, NiceAxisAndTimeUnits) {
 }
 
 TEST(ReportStepBars, PartsAddUpAndTheSavingIsOnTheBar) {
-  RunResults r = synthetic_results();
+  model::RunResults r = synthetic_results();
   std::vector<TimelineStrip> strips = {synthetic_strip("rebuild", true), synthetic_strip("cached", false),
                                        synthetic_strip("device", false)};
   strips[2].step.reset();  // as from an older timelines.json: no bar
-  const std::string html = render_html_report({ReportRun{r, "out", strips, {}}});
+  const std::string html = render_html_report({model::ReportRun{r, "out", strips, {}}});
   const auto p = html.find("class=\"chart step-chart\"");
   ASSERT_NE(p, std::string::npos);
   const std::string svg = html.substr(p, html.find("</svg>", p) - p);
   // One bar per variant with a breakdown (device has none: not drawn).
-  static const std::regex bar(R"re(<g class="variant step-bar" data-variant="([^"]+)" data-step-ns="(\d+)">([\s\S]*?)</g>)re");
+  static const std::regex bar(
+      R"re(<g class="variant step-bar" data-variant="([^"]+)" data-step-ns="(\d+)">([\s\S]*?)</g>)re");
   static const std::regex part(R"re(<rect class="part [a-z-]+" x="([0-9.]+)" y="\d+" width="([0-9.]+)")re");
   const double left = 190, scale = std::stod(attrs(html, "chart step-chart", "data-ns-per-px").at(0));
   int bars = 0;
@@ -274,18 +276,20 @@ TEST(ReportStepBars, PartsAddUpAndTheSavingIsOnTheBar) {
 // classes == window), and the verdict is named; a step without the attribution (an older
 // timelines.json) draws no bar.
 TEST(ReportIdleBars, OneStackedBarPerStepOverItsGpuWindow) {
-  RunResults r = synthetic_results();
+  model::RunResults r = synthetic_results();
   std::vector<TimelineStrip> strips = {synthetic_strip("rebuild", true), synthetic_strip("cached", false)};
   // rebuild: window 80 ms = busy 50 + sync bubble 20 + host wait 6 + dependency 3 + other 1.
   IdleBreakdown& i = strips[0].step->idle;
   i = {80'000'000, 50'000'000, 20'000'000, 6'000'000, 3'000'000, 1'000'000, {}};
   strips[0].step->verdict = verdict_of(i);
-  const std::string html = render_html_report({ReportRun{r, "out", strips, {}}});
+  const std::string html = render_html_report({model::ReportRun{r, "out", strips, {}}});
   const auto p = html.find("class=\"chart idle-chart\"");
   ASSERT_NE(p, std::string::npos);
   const std::string svg = html.substr(p, html.find("</svg>", p) - p);
-  static const std::regex bar(R"re(<g class="variant idle-bar" data-variant="([^"]+)" data-window-ns="(\d+)" data-verdict="([a-z-]+)">([\s\S]*?)</g>)re");
-  static const std::regex part(R"re(<rect class="part [a-z-]+"(?: style="[^"]*")? x="([0-9.]+)" y="\d+" width="([0-9.]+)")re");
+  static const std::regex bar(
+      R"re(<g class="variant idle-bar" data-variant="([^"]+)" data-window-ns="(\d+)" data-verdict="([a-z-]+)">([\s\S]*?)</g>)re");
+  static const std::regex part(
+      R"re(<rect class="part [a-z-]+"(?: style="[^"]*")? x="([0-9.]+)" y="\d+" width="([0-9.]+)")re");
   int bars = 0;
   for (auto it = std::sregex_iterator(svg.begin(), svg.end(), bar); it != std::sregex_iterator(); ++it, ++bars) {
     EXPECT_EQ((*it)[1], "packing=rebuild");
@@ -307,10 +311,13 @@ TEST(ReportIdleBars, OneStackedBarPerStepOverItsGpuWindow) {
 }
 
 TEST(ReportParameters, FoldedPerFixWithUnitsAndIntervals) {
-  RunResults r = synthetic_results();
-  r.variants[1].model_parameters = {{"gpu_ns_per_layer", 511'842}, {"gpu_ns_per_layer_lo", 500'000},
-                                    {"gpu_ns_per_layer_hi", 520'000}, {"L", 28}, {"s_ns", 13.7e6}};
-  const std::string html = render_html_report({ReportRun{r, "out", {}, {}}});
+  model::RunResults r = synthetic_results();
+  r.variants[1].model_parameters = {{"gpu_ns_per_layer", 511'842},
+                                    {"gpu_ns_per_layer_lo", 500'000},
+                                    {"gpu_ns_per_layer_hi", 520'000},
+                                    {"L", 28},
+                                    {"s_ns", 13.7e6}};
+  const std::string html = render_html_report({model::ReportRun{r, "out", {}, {}}});
   const auto p = html.find("<details class=\"parameters\">");
   ASSERT_NE(p, std::string::npos);  // folded: no "open" attribute
   const std::string details = html.substr(p, html.find("</details>", p) - p);
@@ -324,9 +331,11 @@ TEST(ReportParameters, FoldedPerFixWithUnitsAndIntervals) {
                          "</td><td class=\"l\">ms</td><td>13.70</td><td>1.500</td>"),
             std::string::npos)
       << details;
-  EXPECT_NE(details.find("<code>L</code></td><td class=\"l\">the count the formula multiplies (see the note below), not always the "
-                         "depth</td><td class=\"l\">&ndash;</td><td>28</td>"),
-            std::string::npos)
+  EXPECT_NE(
+      details.find(
+          "<code>L</code></td><td class=\"l\">the count the formula multiplies (see the note below), not always the "
+          "depth</td><td class=\"l\">&ndash;</td><td>28</td>"),
+      std::string::npos)
       << details;
   EXPECT_EQ(details.find("_lo"), std::string::npos);
   EXPECT_EQ(details.find("_ns"), std::string::npos);

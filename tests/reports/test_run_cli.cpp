@@ -4,8 +4,8 @@
 
 #include <cmath>
 #include <fstream>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "syncscope/core/csv.hpp"
 #include "syncscope/core/file_io.hpp"
@@ -50,8 +50,8 @@ struct Result {
 
 Result run(const fs::path& cwd, const std::string& args) {
   const fs::path out = cwd / "stdout.txt", err = cwd / "stderr.txt";
-  const std::string cmd = "cd '" + cwd.string() + "' && '" SYNCSCOPE_CLI "' " + args + " > '" + out.string() + "' 2> '" +
-                          err.string() + "' < /dev/null";
+  const std::string cmd = "cd '" + cwd.string() + "' && '" SYNCSCOPE_CLI "' " + args + " > '" + out.string() +
+                          "' 2> '" + err.string() + "' < /dev/null";
   const int status = std::system(cmd.c_str());
   Result r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -104,7 +104,8 @@ TEST_F(RunCli, SimulatedRunWritesLabelledResultsAndRefusesOverwrite) {
   // time axis, the speedup headers saying what the numbers are.
   EXPECT_NE(html.find("class=\"chart step-chart\""), std::string::npos);
   std::size_t bars = 0;
-  for (auto p = html.find("class=\"variant step-bar\""); p != std::string::npos; p = html.find("class=\"variant step-bar\"", p + 1))
+  for (auto p = html.find("class=\"variant step-bar\""); p != std::string::npos;
+       p = html.find("class=\"variant step-bar\"", p + 1))
     ++bars;
   EXPECT_EQ(bars, 4u);
   std::set<std::string> scales;

@@ -29,15 +29,15 @@ class RunDirectory : public ::testing::Test {
   }
   // results.json whose first variant names `trace_file`.
   void write_results(const std::string& trace_file) {
-    RunResults r = synthetic_results();
+    model::RunResults r = synthetic_results();
     r.variants[0].trace_file = trace_file;
     for (std::size_t i = 1; i < r.variants.size(); ++i) r.variants[i].trace_file = "";
-    write_file_atomic(run_ / "results.json", results_to_json(r), /*force=*/true);
+    write_file_atomic(run_ / "results.json", model::results_to_json(r), /*force=*/true);
   }
   // The message of the InputError load_report_run throws ("" when it loads).
   std::string refusal() {
     try {
-      load_report_run(run_);
+      model::load_report_run(run_);
     } catch (const InputError& e) {
       return e.what();
     }
@@ -60,8 +60,8 @@ TEST_F(RunDirectory, AbsoluteTracePathIsRefused) {
 }
 
 TEST_F(RunDirectory, DotDotEscapesAreRefused) {
-  for (const std::string p : {"../../../../etc/passwd", "../elsewhere/secret.txt", "traces/../../elsewhere/secret.txt",
-                              ".."}) {
+  for (const std::string p :
+       {"../../../../etc/passwd", "../elsewhere/secret.txt", "traces/../../elsewhere/secret.txt", ".."}) {
     write_results(p);
     const std::string e = refusal();
     EXPECT_NE(e.find("\"" + p + "\""), std::string::npos) << p << ": " << e;
@@ -118,7 +118,7 @@ TEST_F(RunDirectory, PathsInsideTheDirectoryLoad) {
   for (const std::string p : {"traces/../traces/real.json.gz", "traces/alias.json.gz", "./traces/real.json.gz"}) {
     write_results(p);
     EXPECT_EQ(refusal(), "") << p;
-    const ReportRun run = load_report_run(run_);
+    const model::ReportRun run = model::load_report_run(run_);
     ASSERT_EQ(run.timelines.size(), 1u) << p;  // extracted from the trace: no timelines.json
     EXPECT_EQ(run.timelines[0].syncs, 1u);
     ASSERT_TRUE(run.timelines[0].step.has_value());
@@ -130,7 +130,7 @@ TEST_F(RunDirectory, PathsInsideTheDirectoryLoad) {
   // The run directory itself may be reached through a link.
   fs::create_symlink(run_, dir_ / "latest");
   write_results("traces/real.json.gz");
-  EXPECT_EQ(load_report_run(dir_ / "latest").timelines.size(), 1u);
+  EXPECT_EQ(model::load_report_run(dir_ / "latest").timelines.size(), 1u);
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 // extract_timeline on simulated traces whose timelines are worked out by hand.
 #include <gtest/gtest.h>
 
-#include "syncscope/reports/html_report.hpp"
 #include "sim_fixture.hpp"
+#include "syncscope/reports/html_report.hpp"
 
 namespace syncscope {
 namespace {
@@ -160,8 +160,8 @@ TEST(StepBreakdown, CopiesOnlyWhereNoKernelRunsAndEdgeIdleIsOther) {
   const StepBreakdown b = break_down_step(t, analyze(t));
   // fwd [10,60], copy [15,215], bwd [60,160]; the device sync [15,235]; the step [0,235].
   EXPECT_EQ(b.duration_ns, 235'000);
-  EXPECT_EQ(b.compute_ns, 150'000);   // [10,160]
-  EXPECT_EQ(b.copy_ns, 55'000);       // [160,215]
+  EXPECT_EQ(b.compute_ns, 150'000);  // [10,160]
+  EXPECT_EQ(b.copy_ns, 55'000);      // [160,215]
   EXPECT_EQ(b.sync_bubble_ns, 0);
   EXPECT_EQ(b.other_idle_ns, 30'000);  // [0,10] and [215,235]
   EXPECT_EQ(b.host_blocked_ns, 220'000);

@@ -17,16 +17,20 @@
 namespace syncscope {
 namespace {
 
-ModelShape fixture_model(const std::string& dir) { return load_hf_config(test::fixture("hf/" + dir + "/config.json")); }
+scenario::ModelShape fixture_model(const std::string& dir) {
+  return scenario::load_hf_config(test::fixture("hf/" + dir + "/config.json"));
+}
 
-kernels::StepOptions options_for(const ModelShape& m) {
-  kernels::StepOptions o;
+program::StepOptions options_for(const scenario::ModelShape& m) {
+  program::StepOptions o;
   o.model = m;
   o.training.mode = "full";
   return o;
 }
 
-std::int64_t base_parameters(const ModelShape& m) { return kernels::network_summary(options_for(m)).base_parameters; }
+std::int64_t base_parameters(const scenario::ModelShape& m) {
+  return program::network_summary(options_for(m)).base_parameters;
+}
 
 struct Published {
   const char* fixture;
@@ -38,9 +42,9 @@ struct Published {
 // head twice gave 3,204,046,080.
 TEST(HfModels, ParameterCountsMatchThePublishedTotals) {
   const Published table[] = {
-      {"gemma-2-2b", 2614341888},       {"qwen2.5-7b", 7615616512},     {"mistral-7b-v0.1", 7241732096},
-      {"qwen3-30b-a3b", 30532122624},   {"llama-3.2-1b", 1235814400},   {"qwen3-0.6b", 596049920},
-      {"gpt-oss-20b", 20914757184},     {"gpt-oss-120b", 116829156672}, {"qwen3-14b", 14768307200},
+      {"gemma-2-2b", 2614341888},         {"qwen2.5-7b", 7615616512},     {"mistral-7b-v0.1", 7241732096},
+      {"qwen3-30b-a3b", 30532122624},     {"llama-3.2-1b", 1235814400},   {"qwen3-0.6b", 596049920},
+      {"gpt-oss-20b", 20914757184},       {"gpt-oss-120b", 116829156672}, {"qwen3-14b", 14768307200},
       {"mixtral-8x7b-v0.1", 46702792704}, {"gemma-3-1b-pt", 999885952},
   };
   for (const auto& p : table) {
@@ -50,40 +54,40 @@ TEST(HfModels, ParameterCountsMatchThePublishedTotals) {
 }
 
 TEST(HfModels, FamilyDefaultsFillWhatTheConfigLeavesOut) {
-  const ModelShape gemma2 = fixture_model("gemma-2-2b");
+  const scenario::ModelShape gemma2 = fixture_model("gemma-2-2b");
   EXPECT_EQ(gemma2.traits.family, "gemma2");
   EXPECT_TRUE(gemma2.tie_word_embeddings);  // Gemma2Config default; the key is absent
   EXPECT_EQ(gemma2.traits.norms_per_layer, 4);
   EXPECT_EQ(gemma2.traits.attn_logit_softcapping, 50.0);
   EXPECT_EQ(gemma2.traits.final_logit_softcapping, 30.0);
-  EXPECT_EQ(layer_window(gemma2.traits, 0), 4096);
-  EXPECT_EQ(layer_window(gemma2.traits, 1), 0);
-  EXPECT_EQ(describe_windows(gemma2.traits, 26), "a 4096-token sliding window on 13 of 26 layers");
+  EXPECT_EQ(scenario::layer_window(gemma2.traits, 0), 4096);
+  EXPECT_EQ(scenario::layer_window(gemma2.traits, 1), 0);
+  EXPECT_EQ(scenario::describe_windows(gemma2.traits, 26), "a 4096-token sliding window on 13 of 26 layers");
 
-  const ModelShape qwen2 = fixture_model("qwen2.5-7b");
+  const scenario::ModelShape qwen2 = fixture_model("qwen2.5-7b");
   EXPECT_TRUE(qwen2.traits.qkv_bias);  // modeling_qwen2.py: bias=True on q/k/v
   EXPECT_FALSE(qwen2.traits.o_bias);
   EXPECT_EQ(qwen2.sliding_window, 0);  // use_sliding_window: false
   EXPECT_TRUE(qwen2.traits.layer_windows.empty());
 
-  const ModelShape mistral = fixture_model("mistral-7b-v0.1");
-  EXPECT_EQ(describe_windows(mistral.traits, 32), "a 4096-token sliding window on every layer");
+  const scenario::ModelShape mistral = fixture_model("mistral-7b-v0.1");
+  EXPECT_EQ(scenario::describe_windows(mistral.traits, 32), "a 4096-token sliding window on every layer");
 
-  const ModelShape gemma3 = fixture_model("gemma-3-1b-pt");
+  const scenario::ModelShape gemma3 = fixture_model("gemma-3-1b-pt");
   EXPECT_EQ(gemma3.traits.family, "gemma3");  // model_type gemma3_text
   EXPECT_TRUE(gemma3.traits.qk_norm);
   EXPECT_TRUE(gemma3.tie_word_embeddings);
-  for (int l = 0; l < 12; ++l) EXPECT_EQ(layer_window(gemma3.traits, l), (l + 1) % 6 == 0 ? 0 : 512) << l;
+  for (int l = 0; l < 12; ++l) EXPECT_EQ(scenario::layer_window(gemma3.traits, l), (l + 1) % 6 == 0 ? 0 : 512) << l;
 
-  const ModelShape moe = fixture_model("qwen3-30b-a3b");
+  const scenario::ModelShape moe = fixture_model("qwen3-30b-a3b");
   EXPECT_TRUE(moe.traits.qk_norm);
   EXPECT_EQ(moe.num_local_experts, 128);
   EXPECT_EQ(moe.intermediate_size, 768);  // moe_intermediate_size, per expert
 
-  const ModelShape oss = fixture_model("gpt-oss-120b");
+  const scenario::ModelShape oss = fixture_model("gpt-oss-120b");
   EXPECT_TRUE(oss.traits.attention_sinks);
   EXPECT_TRUE(oss.traits.moe_biases);
-  EXPECT_EQ(describe_windows(oss.traits, 36), "a 128-token sliding window on 18 of 36 layers");
+  EXPECT_EQ(scenario::describe_windows(oss.traits, 36), "a 128-token sliding window on 18 of 36 layers");
   EXPECT_TRUE(oss.traits.assumed.empty());
 }
 
@@ -104,22 +108,22 @@ std::string read(const std::filesystem::path& p) {
 TEST(HfModels, QkNormComesFromModelTypeNotTheName) {
   test::TempDir dir;
   const auto p = write(dir, "snapshots/9c6a8ed0f1/config.json", read(test::fixture("hf/qwen3-0.6b/config.json")));
-  const ModelShape m = load_hf_config(p);
+  const scenario::ModelShape m = scenario::load_hf_config(p);
   EXPECT_EQ(m.name, "9c6a8ed0f1");
   EXPECT_TRUE(m.traits.qk_norm);
-  EXPECT_TRUE(kernels::uses_qk_norm(m));
+  EXPECT_TRUE(program::uses_qk_norm(m));
   EXPECT_EQ(base_parameters(m), 596049920);
   // And a Llama named like Qwen3 gets none.
-  ModelShape named = fixture_model("llama-3.2-1b");
+  scenario::ModelShape named = fixture_model("llama-3.2-1b");
   named.name = "qwen3-lookalike";
-  EXPECT_FALSE(kernels::uses_qk_norm(named));
+  EXPECT_FALSE(program::uses_qk_norm(named));
 }
 
 TEST(HfModels, UnknownModelTypeRunsAsTheClosestFamilyWithAWarning) {
   test::TempDir dir;
   std::string text = read(test::fixture("hf/qwen2.5-7b/config.json"));
   text.replace(text.find("\"qwen2\""), 7, "\"qwen2_next\"");
-  const ModelShape m = load_hf_config(write(dir, "config.json", text));
+  const scenario::ModelShape m = scenario::load_hf_config(write(dir, "config.json", text));
   EXPECT_EQ(m.traits.family, "qwen2");
   EXPECT_NE(m.traits.assumed.find("model_type \"qwen2_next\" is not a model_type syncscope knows"), std::string::npos)
       << m.traits.assumed;
@@ -128,7 +132,7 @@ TEST(HfModels, UnknownModelTypeRunsAsTheClosestFamilyWithAWarning) {
 
   std::string other = read(test::fixture("hf/mistral-7b-v0.1/config.json"));
   other.replace(other.find("\"mistral\""), 9, "\"zephyrish\"");
-  const ModelShape z = load_hf_config(write(dir, "z.json", other));
+  const scenario::ModelShape z = scenario::load_hf_config(write(dir, "z.json", other));
   EXPECT_EQ(z.traits.family, "mistral");  // unknown, no prefix match, a window: Mistral's layout
   EXPECT_NE(z.traits.assumed.find("zephyrish"), std::string::npos);
 }
@@ -137,18 +141,19 @@ TEST(HfModels, LayerTypesAreReadAndCheckedWithTheirLine) {
   test::TempDir dir;
   std::string text = read(test::fixture("hf/mistral-7b-v0.1/config.json"));
   std::string types = "\"layer_types\": [";
-  for (int i = 0; i < 32; ++i) types += std::string(i ? ", " : "") + (i < 30 ? "\"full_attention\"" : "\"sliding_attention\"");
+  for (int i = 0; i < 32; ++i)
+    types += std::string(i ? ", " : "") + (i < 30 ? "\"full_attention\"" : "\"sliding_attention\"");
   types += "],\n  ";
   std::string good = text;
   good.insert(good.find("\"max_position_embeddings\""), types);
-  const ModelShape m = load_hf_config(write(dir, "good.json", good));
-  EXPECT_EQ(describe_windows(m.traits, 32), "a 4096-token sliding window on 2 of 32 layers");
-  EXPECT_EQ(layer_window(m.traits, 31), 4096);
+  const scenario::ModelShape m = scenario::load_hf_config(write(dir, "good.json", good));
+  EXPECT_EQ(scenario::describe_windows(m.traits, 32), "a 4096-token sliding window on 2 of 32 layers");
+  EXPECT_EQ(scenario::layer_window(m.traits, 31), 4096);
 
   std::string bad = text;
   bad.insert(bad.find("\"max_position_embeddings\""), "\"layer_types\": [\"full_attention\"],\n  ");
   try {
-    load_hf_config(write(dir, "bad.json", bad));
+    scenario::load_hf_config(write(dir, "bad.json", bad));
     ADD_FAILURE() << "a one-entry layer_types for 32 layers was accepted";
   } catch (const InputError& e) {
     const std::string what = e.what();
@@ -161,18 +166,18 @@ TEST(HfModels, LayerTypesAreReadAndCheckedWithTheirLine) {
 // plus the loss read. Read as alternating (the rule before model_type was read), it
 // rebuilt the mask in every other layer: 128 syncs per step.
 TEST(HfModels, MistralCachedPackingKeepsFourSyncsPerStep) {
-  kernels::StepOptions o;
+  program::StepOptions o;
   o.model = fixture_model("mistral-7b-v0.1");
   o.dtype = "bf16";
   o.training.mode = "qlora";
-  o.offload = kernels::kUnslothDefaultReload;
+  o.offload = program::kUnslothDefaultReload;
   o.offload_budget_bytes = 0;
   o.batch.packed_tokens = 2048;
-  o.packing = PackingVariant::Cached;
-  EXPECT_EQ(program::program_stats(kernels::build_step_program(o)).host_syncs, 4);
+  o.packing = model::PackingVariant::Cached;
+  EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, 4);
   // Gemma 2 alternates: the same cache misses in every layer whose window differs.
   o.model = fixture_model("gemma-2-2b");
-  EXPECT_GT(program::program_stats(kernels::build_step_program(o)).host_syncs, 4);
+  EXPECT_GT(program::program_stats(program::build_step_program(o)).host_syncs, 4);
 }
 
 }  // namespace

@@ -11,10 +11,10 @@
 #include "syncscope/model/gpu_profile.hpp"
 #include "syncscope/model/trace_calibration.hpp"
 #include "syncscope/model/validate.hpp"
-#include "syncscope/reports/model_printers.hpp"
 #include "syncscope/pipeline/plan.hpp"
 #include "syncscope/pipeline/results_dir.hpp"
 #include "syncscope/pipeline/run.hpp"
+#include "syncscope/reports/model_printers.hpp"
 #include "syncscope/sim/memory_estimate.hpp"
 #include "test_paths.hpp"
 
@@ -57,10 +57,10 @@ TEST(HfRunNames, DefaultDirectoryNamesTheModelAndStaysUnderOut) {
 // Equal predictions (double and prefetch at 1.042 on the offload scenario) are a
 // tie, printed as one, not as the order "double > prefetch".
 TEST(HfRunNames, EqualSpeedupsArePrintedAsTies) {
-  RunResults r;
+  model::RunResults r;
   r.mode = "simulated";
   auto variant = [](const char* name, bool baseline, double speedup) {
-    VariantResult v;
+    model::VariantResult v;
     v.scenario = "qwen3-14b";
     v.fix = "offload";
     v.variant = name;
@@ -79,7 +79,7 @@ TEST(HfRunNames, EqualSpeedupsArePrintedAsTies) {
 
 // Shipped scenarios fit the H200 profile (so the check costs them nothing) ...
 TEST(HfRunMemory, ShippedScenariosFitTheH200Profile) {
-  const GpuProfile h200 = load_gpu_profile("H200");
+  const model::GpuProfile h200 = model::load_gpu_profile("H200");
   for (const char* f : {"llama-3.2-1b.yaml", "qwen3-0.6b.yaml", "qwen3-14b.yaml", "qwen3-14b-qlora.yaml",
                         "gpt-oss-20b.yaml", "qwen3-0.6b-lsweep.yaml"}) {
     SCOPED_TRACE(f);
@@ -106,7 +106,7 @@ TEST(HfRunMemory, GptOss120bLoraOnTheH200ProfileIsRefusedWithAnExplanation) {
   const auto& o = plan.jobs.front().opts;
   const auto need = sim::estimate_step_memory(o);
   EXPECT_GT(need.parts.front().second, 233e9);  // weights: 116.8e9 values x 2 bytes
-  const GpuProfile h200 = load_gpu_profile("H200");
+  const model::GpuProfile h200 = model::load_gpu_profile("H200");
   try {
     sim::check_step_memory(o, h200.memory_bytes, "H200", "gpt-oss-20b", false);
     ADD_FAILURE() << "gpt-oss-120b LoRA fit the H200 profile";

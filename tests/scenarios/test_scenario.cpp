@@ -53,7 +53,7 @@ std::string load_error(const std::string& text) {
   test::TempDir dir;
   auto p = write(dir, "x.yaml", text);
   try {
-    load_scenario(p);
+    scenario::load_scenario(p);
   } catch (const InputError& e) {
     std::string msg = e.what();
     // Make the message independent of the temp dir.
@@ -66,13 +66,13 @@ std::string load_error(const std::string& text) {
 
 TEST(Scenario, ValidBaseLoadsWithDefaults) {
   test::TempDir dir;
-  Scenario s = load_scenario(write(dir, "x.yaml", kValid));
+  scenario::Scenario s = scenario::load_scenario(write(dir, "x.yaml", kValid));
   EXPECT_EQ(s.name, "t");
-  EXPECT_EQ(s.model.name, "t");  // defaults to the scenario's name
+  EXPECT_EQ(s.model.name, "t");          // defaults to the scenario's name
   EXPECT_EQ(s.model.head_dim, 256 / 8);  // Llama convention when head_dim is absent
   EXPECT_EQ(s.layers(), 4);
   ASSERT_EQ(s.fixes.size(), 1u);
-  EXPECT_EQ(s.fixes[0].fix, Fix::Packing);
+  EXPECT_EQ(s.fixes[0].fix, model::Fix::Packing);
   EXPECT_EQ(s.fixes[0].variants, (std::vector<std::string>{"rebuild", "cached"}));
   EXPECT_EQ(s.dtype, "bf16");
   EXPECT_FALSE(s.offload);
@@ -95,7 +95,7 @@ TEST(Scenario, ShippedScenariosMatchPublishedShapes) {
   };
   for (const auto& sh : shapes) {
     SCOPED_TRACE(sh.file);
-    Scenario s = load_scenario(scenario_file(sh.file));
+    scenario::Scenario s = scenario::load_scenario(scenario_file(sh.file));
     EXPECT_EQ(s.model.num_hidden_layers, sh.layers);
     EXPECT_EQ(s.model.hidden_size, sh.hidden);
     EXPECT_EQ(s.model.num_attention_heads, sh.heads);
@@ -108,7 +108,7 @@ TEST(Scenario, ShippedScenariosMatchPublishedShapes) {
     EXPECT_EQ(s.name + ".yaml", sh.file);
     // Quick enough for the GPU check: a handful of steps per variant.
     EXPECT_LE(s.measure.warmup_steps + s.measure.repeat_steps, 5);
-    const auto lengths = sequence_lengths(s.batch);
+    const auto lengths = scenario::sequence_lengths(s.batch);
     EXPECT_EQ(std::accumulate(lengths.begin(), lengths.end(), 0), s.batch.packed_tokens);
   }
 }
@@ -117,7 +117,7 @@ TEST(Scenario, LargeModelsRunEveryLayerWithAdaptersAndSayWhy) {
   // Trained as Unsloth trains them (adapters on a frozen base), the large models
   // fit at full depth; each file gives the memory arithmetic.
   for (const char* f : {"qwen3-14b.yaml", "qwen3-14b-qlora.yaml", "gpt-oss-20b.yaml"}) {
-    Scenario s = load_scenario(scenario_file(f));
+    scenario::Scenario s = scenario::load_scenario(scenario_file(f));
     EXPECT_FALSE(s.measure.layers_override) << f;
     EXPECT_EQ(s.layers(), s.model.num_hidden_layers) << f;
     EXPECT_TRUE(s.training.adapters()) << f;
@@ -125,7 +125,7 @@ TEST(Scenario, LargeModelsRunEveryLayerWithAdaptersAndSayWhy) {
     std::string text((std::istreambuf_iterator<char>(in)), {});
     EXPECT_NE(text.find("Memory at L ="), std::string::npos) << f << " should give the memory arithmetic";
   }
-  Scenario sweep = load_scenario(scenario_file("qwen3-0.6b-lsweep.yaml"));
+  scenario::Scenario sweep = scenario::load_scenario(scenario_file("qwen3-0.6b-lsweep.yaml"));
   EXPECT_GE(sweep.measure.layer_sweep.size(), 2u);
 }
 
@@ -143,17 +143,21 @@ TEST(Scenario, RejectsImpossibleAndMistypedValues) {
       {"hidden_size: 256", "hidden_size: big", "x.yaml:4:16: model.hidden_size: expected a positive integer, got big"},
       {"hidden_size: 256", "hidden_size: 2.5", "model.hidden_size: expected a positive integer, got 2.5"},
       {"num_hidden_layers: 4", "num_hidden_layers: -4", "x.yaml:3:22: model.num_hidden_layers: expected a positive"},
-      {"num_key_value_heads: 4", "num_key_value_heads: 3", "x.yaml:6:24: model.num_key_value_heads: expected a divisor"},
-      {"num_attention_heads: 8", "num_attention_heads: 12", "model.head_dim: missing, and num_attention_heads (12) does not"},
+      {"num_key_value_heads: 4", "num_key_value_heads: 3",
+       "x.yaml:6:24: model.num_key_value_heads: expected a divisor"},
+      {"num_attention_heads: 8", "num_attention_heads: 12",
+       "model.head_dim: missing, and num_attention_heads (12) does not"},
       {"[rebuild, cached]", "[rebuild, cachd]", "x.yaml:15:25: fixes.packing.variants[1]: expected one of rebuild, "},
-      {"[rebuild, cached]", "[cached]", "fixes.packing.variants: expected a list that includes the baseline \"rebuild\""},
+      {"[rebuild, cached]", "[cached]",
+       "fixes.packing.variants: expected a list that includes the baseline \"rebuild\""},
       {"[rebuild, cached]", "[rebuild, rebuild]", "fixes.packing.variants[1]: expected each variant once"},
       {"packing:", "packin:", "x.yaml:14:3: fixes.packin: unknown key; expected one of: packing, offload, moe_routing"},
       {"  max_len: 128", "  max_len: 8", "x.yaml:12:12: batch.max_len: expected an integer >= batch.min_len (16)"},
       {"  max_len: 128", "  max_len: 128\n  lengths: [100, 100]", "batch.lengths: expected lengths summing to batch"},
       {"  max_len: 128", "  max_len: 128\n  distribution: poisson", "batch.distribution: expected one of uniform"},
       {"  repeat_steps: 2", "  repeat_steps: 2\n  layers: 5", "measure.layers: expected an integer in 1..model."},
-      {"  repeat_steps: 2", "  repeat_steps: 2\n  layer_sweep: [2, 2]", "measure.layer_sweep[1]: expected a value above"},
+      {"  repeat_steps: 2", "  repeat_steps: 2\n  layer_sweep: [2, 2]",
+       "measure.layer_sweep[1]: expected a value above"},
       {"  repeat_steps: 2", "  repeat_steps: 0", "measure.repeat_steps: expected a positive integer, got 0"},
       {"name: t", "name: t\ndtype: int8", "x.yaml:2:8: dtype: expected one of bf16, fp16, fp32, got \"int8\""},
       {"name: t", "name: t\noffload: maybe", "x.yaml:2:10: offload: expected true or false, got maybe"},
@@ -161,12 +165,14 @@ TEST(Scenario, RejectsImpossibleAndMistypedValues) {
       {"  vocab_size: 1000", "  vocab_size: 1000\n  num_local_experts: 4\n  num_experts_per_tok: 6",
        "model.num_experts_per_tok: expected an integer in 1..num_local_experts (4), got 6"},
       {"  vocab_size: 1000", "  vocab_size: 1000\n  num_experts_per_tok: 2", "expected no value for a dense model"},
-      {"fixes:\n", "fixes:\n  moe_routing:\n    variants: [loop]\n", "fixes.moe_routing: expected a mixture-of-experts"},
+      {"fixes:\n", "fixes:\n  moe_routing:\n    variants: [loop]\n",
+       "fixes.moe_routing: expected a mixture-of-experts"},
       {"name: t", "name: t\noffload: false",  // with the offload fix below
        ""},
       {"  vocab_size: 1000\n", "", "model: missing required key vocab_size"},
       {"  packing:\n", "  packing:\n    tolerance: -1\n", "fixes.packing.tolerance: expected a relative error"},
-      {"measure:\n  warmup_steps: 0\n  repeat_steps: 2\n", "measure: [1]\n", "x.yaml:16:10: measure: expected a mapping with keys"},
+      {"measure:\n  warmup_steps: 0\n  repeat_steps: 2\n", "measure: [1]\n",
+       "x.yaml:16:10: measure: expected a mapping with keys"},
       {"max_len: 128", "max_len: [128", "x.yaml:"},  // YAML syntax error still names the file
   };
   for (const auto& c : cases) {
@@ -180,10 +186,10 @@ TEST(Scenario, RejectsImpossibleAndMistypedValues) {
 TEST(Scenario, OffloadFixNeedsOffloadOnAndDefaultsItOn) {
   const std::string with_fix = replace(kValid, "fixes:\n", "fixes:\n  offload:\n    variants: [single, double]\n");
   test::TempDir dir;
-  Scenario s = load_scenario(write(dir, "o.yaml", with_fix));
+  scenario::Scenario s = scenario::load_scenario(write(dir, "o.yaml", with_fix));
   EXPECT_TRUE(s.offload);
   ASSERT_EQ(s.fixes.size(), 2u);
-  EXPECT_EQ(s.fixes[0].fix, Fix::Offload);
+  EXPECT_EQ(s.fixes[0].fix, model::Fix::Offload);
   EXPECT_EQ(s.fixes[0].prefetch_depth, 2);
   std::string msg = load_error(replace(with_fix, "name: t", "name: t\noffload: false"));
   EXPECT_NE(msg.find("x.yaml:2:10: offload: expected true when fixes.offload is selected"), std::string::npos) << msg;
@@ -196,19 +202,19 @@ TEST(Scenario, OffloadFixNeedsOffloadOnAndDefaultsItOn) {
 
 TEST(Scenario, EmptyOrMissingFileIsInputError) {
   EXPECT_NE(load_error("").find("empty scenario"), std::string::npos);
-  EXPECT_THROW(load_scenario("/nonexistent/x.yaml"), InputError);
+  EXPECT_THROW(scenario::load_scenario("/nonexistent/x.yaml"), InputError);
   EXPECT_NE(load_error("model: {num_hidden_layers: 1}\n").find("model: missing required key hidden_size"),
             std::string::npos);
 }
 
 TEST(SequenceLengths, UniformIsDeterministicAndSums) {
-  BatchSpec b;
+  scenario::BatchSpec b;
   b.packed_tokens = 4096;
   b.min_len = 100;
   b.max_len = 700;
   b.seed = 7;
-  auto a = sequence_lengths(b);
-  EXPECT_EQ(a, sequence_lengths(b));
+  auto a = scenario::sequence_lengths(b);
+  EXPECT_EQ(a, scenario::sequence_lengths(b));
   EXPECT_EQ(std::accumulate(a.begin(), a.end(), 0), 4096);
   for (std::size_t i = 0; i + 1 < a.size(); ++i) {
     EXPECT_GE(a[i], 100);
@@ -217,58 +223,59 @@ TEST(SequenceLengths, UniformIsDeterministicAndSums) {
   EXPECT_GE(a.back(), 1);
   EXPECT_LE(a.back(), 700);
   b.seed = 8;
-  EXPECT_NE(a, sequence_lengths(b));
+  EXPECT_NE(a, scenario::sequence_lengths(b));
   std::set<int> distinct(a.begin(), a.end());
   EXPECT_GT(distinct.size(), 1u);
 }
 
 TEST(SequenceLengths, FixedAndList) {
-  BatchSpec b;
+  scenario::BatchSpec b;
   b.packed_tokens = 1024;
   b.distribution = "fixed";
   b.max_len = 256;
-  EXPECT_EQ(sequence_lengths(b), (std::vector<int>{256, 256, 256, 256}));
+  EXPECT_EQ(scenario::sequence_lengths(b), (std::vector<int>{256, 256, 256, 256}));
   b.distribution = "list";
   b.lengths = {1000, 24};
-  EXPECT_EQ(sequence_lengths(b), b.lengths);
+  EXPECT_EQ(scenario::sequence_lengths(b), b.lengths);
 }
 
 TEST(Scenario, ListLengthsMustSumAndImplyList) {
   test::TempDir dir;
-  Scenario s = load_scenario(write(dir, "l.yaml", replace(kValid, "  max_len: 128", "  lengths: [500, 12]")));
+  scenario::Scenario s =
+      scenario::load_scenario(write(dir, "l.yaml", replace(kValid, "  max_len: 128", "  lengths: [500, 12]")));
   EXPECT_EQ(s.batch.distribution, "list");
-  EXPECT_EQ(sequence_lengths(s.batch), (std::vector<int>{500, 12}));
+  EXPECT_EQ(scenario::sequence_lengths(s.batch), (std::vector<int>{500, 12}));
   std::string msg = load_error(replace(kValid, "  max_len: 128", "  lengths: [500, 0, 12]"));
   EXPECT_NE(msg.find("x.yaml:12:18: batch.lengths[1]: expected a positive integer, got 0"), std::string::npos) << msg;
 }
 
 TEST(Scenario, ValidateAndReplaceModel) {
-  Scenario s = load_scenario(scenario_file("qwen3-14b.yaml"));
-  EXPECT_NO_THROW(validate_scenario(s));
+  scenario::Scenario s = scenario::load_scenario(scenario_file("qwen3-14b.yaml"));
+  EXPECT_NO_THROW(scenario::validate_scenario(s));
   s.measure.layers_override = 99;
-  EXPECT_THROW(validate_scenario(s), InputError);
+  EXPECT_THROW(scenario::validate_scenario(s), InputError);
   s.measure.layers_override = 8;
-  ModelShape dense = s.model;
+  scenario::ModelShape dense = s.model;
   dense.num_key_value_heads = 7;
   try {
-    replace_model(s, dense, "cfg.json");
+    scenario::replace_model(s, dense, "cfg.json");
     FAIL() << "expected InputError";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("cfg.json: model.num_key_value_heads"), std::string::npos) << e.what();
   }
   EXPECT_EQ(s.model.num_key_value_heads, 8);  // unchanged on error
-  Scenario moe = load_scenario(scenario_file("gpt-oss-20b.yaml"));
-  ModelShape small = s.model;
-  EXPECT_THROW(replace_model(moe, small, "cfg.json"), InputError);  // moe_routing on a dense model
+  scenario::Scenario moe = scenario::load_scenario(scenario_file("gpt-oss-20b.yaml"));
+  scenario::ModelShape small = s.model;
+  EXPECT_THROW(scenario::replace_model(moe, small, "cfg.json"), InputError);  // moe_routing on a dense model
 }
 
 TEST(FixNames, RoundTrip) {
-  for (Fix f : {Fix::Packing, Fix::Offload, Fix::MoeRouting}) {
-    EXPECT_EQ(parse_fix(fix_name(f)), f);
-    EXPECT_EQ(fix_variants(f).front(), baseline_variant(f));
-    EXPECT_EQ(fix_variants(f).size(), 3u);
+  for (model::Fix f : {model::Fix::Packing, model::Fix::Offload, model::Fix::MoeRouting}) {
+    EXPECT_EQ(scenario::parse_fix(scenario::fix_name(f)), f);
+    EXPECT_EQ(scenario::fix_variants(f).front(), scenario::baseline_variant(f));
+    EXPECT_EQ(scenario::fix_variants(f).size(), 3u);
   }
-  EXPECT_FALSE(parse_fix("nope"));
+  EXPECT_FALSE(scenario::parse_fix("nope"));
 }
 
 // ---- Hugging Face config.json ---------------------------------------------------------
@@ -293,7 +300,7 @@ TEST(HfConfig, Qwen3DenseWithUnknownKeys) {
   "use_sliding_window": false,
   "vocab_size": 151936
 })");
-  ModelShape m = load_hf_config(p);
+  scenario::ModelShape m = scenario::load_hf_config(p);
   EXPECT_EQ(m.num_hidden_layers, 28);
   EXPECT_EQ(m.head_dim, 128);
   EXPECT_EQ(m.num_key_value_heads, 8);
@@ -305,20 +312,23 @@ TEST(HfConfig, Qwen3DenseWithUnknownKeys) {
 
 TEST(HfConfig, GptOssAndQwen3MoeExpertNames) {
   test::TempDir dir;
-  ModelShape g = load_hf_config(write(dir, "gpt.json", R"({"num_hidden_layers": 24, "hidden_size": 2880,
+  scenario::ModelShape g =
+      scenario::load_hf_config(write(dir, "gpt.json", R"({"num_hidden_layers": 24, "hidden_size": 2880,
     "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64, "intermediate_size": 2880,
     "vocab_size": 201088, "num_local_experts": 32, "num_experts_per_tok": 4, "experts_per_token": 4,
     "sliding_window": 128, "model_type": "gpt_oss"})"));
   EXPECT_EQ(g.num_local_experts, 32);
   EXPECT_EQ(g.num_experts_per_tok, 4);
   EXPECT_EQ(g.sliding_window, 128);
-  ModelShape q = load_hf_config(write(dir, "qmoe.json", R"({"num_hidden_layers": 48, "hidden_size": 2048,
+  scenario::ModelShape q =
+      scenario::load_hf_config(write(dir, "qmoe.json", R"({"num_hidden_layers": 48, "hidden_size": 2048,
     "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128, "intermediate_size": 6144,
     "moe_intermediate_size": 768, "num_experts": 128, "num_experts_per_tok": 8, "vocab_size": 151936})"));
   EXPECT_EQ(q.num_local_experts, 128);
   EXPECT_EQ(q.intermediate_size, 768);  // per expert
   // Llama: no head_dim, no kv heads -> derived.
-  ModelShape l = load_hf_config(write(dir, "llama.json", R"({"num_hidden_layers": 2, "hidden_size": 512,
+  scenario::ModelShape l =
+      scenario::load_hf_config(write(dir, "llama.json", R"({"num_hidden_layers": 2, "hidden_size": 512,
     "num_attention_heads": 8, "intermediate_size": 1024, "vocab_size": 100})"));
   EXPECT_EQ(l.head_dim, 64);
   EXPECT_EQ(l.num_key_value_heads, 8);
@@ -329,7 +339,7 @@ TEST(HfConfig, MissingOrMistypedRequiredKeysNameFileAndPosition) {
   auto expect_error = [&](const std::string& text, const std::string& want) {
     auto p = write(dir, "config.json", text);
     try {
-      load_hf_config(p);
+      scenario::load_hf_config(p);
       ADD_FAILURE() << "no error for " << text;
     } catch (const InputError& e) {
       std::string msg = e.what();
@@ -339,9 +349,10 @@ TEST(HfConfig, MissingOrMistypedRequiredKeysNameFileAndPosition) {
   };
   expect_error(R"({"hidden_size": 8, "num_attention_heads": 2, "intermediate_size": 8, "vocab_size": 8})",
                "missing required key \"num_hidden_layers\"");
-  expect_error("{\"num_hidden_layers\": 2,\n \"hidden_size\": \"8\", \"num_attention_heads\": 2, "
-               "\"intermediate_size\": 8, \"vocab_size\": 8}",
-               ":2:2: hidden_size: expected an integer, got \"8\"");
+  expect_error(
+      "{\"num_hidden_layers\": 2,\n \"hidden_size\": \"8\", \"num_attention_heads\": 2, "
+      "\"intermediate_size\": 8, \"vocab_size\": 8}",
+      ":2:2: hidden_size: expected an integer, got \"8\"");
   expect_error(R"({"num_hidden_layers": 2, "hidden_size": 8, "num_attention_heads": 2, "num_key_value_heads": 3,
                    "intermediate_size": 8, "vocab_size": 8})",
                "num_key_value_heads: expected a divisor of num_attention_heads (2)");

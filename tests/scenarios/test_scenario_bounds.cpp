@@ -45,7 +45,7 @@ std::string replace(std::string text, const std::string& from, const std::string
 
 std::string parse_error(const std::string& text) {
   try {
-    parse_scenario(text, "x.yaml");
+    scenario::parse_scenario(text, "x.yaml");
   } catch (const InputError& e) {
     return e.what();
   }
@@ -66,8 +66,10 @@ const Row kRows[] = {
     {"layers 1e9 (issue: 17 GB then bad_alloc)", "num_hidden_layers: 4", "num_hidden_layers: 1000000000",
      "x.yaml:3:22: model.num_hidden_layers: expected an integer in 1..1024 (the largest published LLMs"},
     {"layers 0", "num_hidden_layers: 4", "num_hidden_layers: 0", "x.yaml:3:22: model.num_hidden_layers"},
-    {"hidden size", "hidden_size: 256", "hidden_size: 1000000", "x.yaml:4:16: model.hidden_size: expected an integer in 1..131072"},
-    {"heads", "num_attention_heads: 8", "num_attention_heads: 4096", "model.num_attention_heads: expected an integer in 1..1024"},
+    {"hidden size", "hidden_size: 256", "hidden_size: 1000000",
+     "x.yaml:4:16: model.hidden_size: expected an integer in 1..131072"},
+    {"heads", "num_attention_heads: 8", "num_attention_heads: 4096",
+     "model.num_attention_heads: expected an integer in 1..1024"},
     {"intermediate", "intermediate_size: 512", "intermediate_size: 2000000000", "model.intermediate_size"},
     {"vocabulary", "vocab_size: 1000", "vocab_size: 100000000", "x.yaml:8:15: model.vocab_size"},
     {"experts", "vocab_size: 1000", "vocab_size: 1000\n  num_local_experts: 100000\n  num_experts_per_tok: 2",
@@ -82,12 +84,15 @@ const Row kRows[] = {
     {"repeat steps at the bound", "repeat_steps: 2", "repeat_steps: 10000", nullptr},
     {"warmup steps", "warmup_steps: 0", "warmup_steps: 1000000", "x.yaml:17:17: measure.warmup_steps"},
     {"prefetch depth", "fixes:\n  packing:\n    variants: [rebuild, cached]",
-     "offload: true\nfixes:\n  offload:\n    prefetch_depth: 100000", "fixes.offload.prefetch_depth: expected an integer in 1..1024"},
+     "offload: true\nfixes:\n  offload:\n    prefetch_depth: 100000",
+     "fixes.offload.prefetch_depth: expected an integer in 1..1024"},
     // Names (issue item 5): UTF-8, printable, at most 128 characters, at their line:column.
-    {"name with a newline", "name: t", "name: \"a\\nb\"", "x.yaml:1:7: name: the name holds a control character (U+000A"},
+    {"name with a newline", "name: t", "name: \"a\\nb\"",
+     "x.yaml:1:7: name: the name holds a control character (U+000A"},
     {"name with NUL", "name: t", "name: \"a\\0b\"", "x.yaml:1:7: name: the name holds a control character (U+0000"},
     {"name of invalid UTF-8", "name: t", "name: t\xFF", "name: the name is not valid UTF-8"},
-    {"name of 1 MB", "name: t", "name: " + std::string(1 << 20, 'n'), "name: the name has 1048576 characters; at most 128"},
+    {"name of 1 MB", "name: t", "name: " + std::string(1 << 20, 'n'),
+     "name: the name has 1048576 characters; at most 128"},
     {"name of 128 characters", "name: t", "name: " + std::string(128, 'n'), nullptr},
     {"name with an escape sequence", "name: t", "name: \"red\\e[31m\"", "control character (U+001B"},
     {"model name", "model:\n", "model:\n  name: \"x\\ty\"\n", "x.yaml:3:9: model.name: the name holds a control"},
@@ -116,18 +121,18 @@ std::string row_name(const ::testing::TestParamInfo<Row>& row) {
 INSTANTIATE_TEST_SUITE_P(Fields, ScenarioBounds, ::testing::ValuesIn(kRows), row_name);
 
 TEST(ScenarioBounds, ShippedScenariosLoad) {
-  for (const char* f : {"qwen3-0.6b.yaml", "qwen3-0.6b-lsweep.yaml", "llama-3.2-1b.yaml", "qwen3-14b.yaml",
-                        "gpt-oss-20b.yaml"})
-    EXPECT_NO_THROW(load_scenario(test::source_dir() / "scenarios" / f)) << f;
+  for (const char* f :
+       {"qwen3-0.6b.yaml", "qwen3-0.6b-lsweep.yaml", "llama-3.2-1b.yaml", "qwen3-14b.yaml", "gpt-oss-20b.yaml"})
+    EXPECT_NO_THROW(scenario::load_scenario(test::source_dir() / "scenarios" / f)) << f;
 }
 
 TEST(ScenarioBounds, ChangedInCodeIsCheckedToo) {
-  Scenario s = parse_scenario(kValid, "x.yaml");
+  scenario::Scenario s = scenario::parse_scenario(kValid, "x.yaml");
   s.measure.repeat_steps = 1000000;  // e.g. from --repeats
-  EXPECT_THROW(validate_scenario(s), InputError);
+  EXPECT_THROW(scenario::validate_scenario(s), InputError);
   s.measure.repeat_steps = 2;
   s.name = "line\nbreak";
-  EXPECT_THROW(validate_scenario(s), InputError);
+  EXPECT_THROW(scenario::validate_scenario(s), InputError);
 }
 
 TEST(ScenarioBounds, OversizedFileRefusedBeforeParsing) {
@@ -138,7 +143,7 @@ TEST(ScenarioBounds, OversizedFileRefusedBeforeParsing) {
     out << kValid << "# " << std::string(17 << 20, 'x') << "\n";
   }
   try {
-    load_scenario(p);
+    scenario::load_scenario(p);
     FAIL();
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("more than 16.0 MiB"), std::string::npos) << e.what();
@@ -150,7 +155,7 @@ TEST(ScenarioPipes, LoadsFromAFifoAndAPipeOnce) {
   const auto fifo = dir / "s.yaml";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   std::thread writer([&] { std::ofstream(fifo) << kValid; });
-  const Scenario s = load_scenario(fifo);
+  const scenario::Scenario s = scenario::load_scenario(fifo);
   writer.join();
   EXPECT_EQ(s.name, "t");
 
@@ -166,7 +171,8 @@ TEST(ScenarioPipes, LoadsFromAFifoAndAPipeOnce) {
     (void)!::write(fds[1], gz.data(), gz.size());
     ::close(fds[1]);
   });
-  const Scenario g = load_scenario("/dev/fd/" + std::to_string(fds[0]));  // <(zcat ...) and <(cat x.gz) alike
+  const scenario::Scenario g =
+      scenario::load_scenario("/dev/fd/" + std::to_string(fds[0]));  // <(zcat ...) and <(cat x.gz) alike
   pw.join();
   ::close(fds[0]);
   EXPECT_EQ(g.name, "t");
@@ -186,7 +192,7 @@ const char* kConfig = R"({
 
 std::string config_error(const std::string& text) {
   try {
-    parse_hf_config(text, "config.json");
+    scenario::parse_hf_config(text, "config.json");
   } catch (const InputError& e) {
     return e.what();
   }
@@ -207,7 +213,8 @@ TEST(HfConfigBounds, Table) {
        "config.json:9:33: rope_scaling.factor: duplicate key (first at line 9, column 20)"},
       {"same key in two objects is fine", "\"vocab_size\": 151936",
        "\"vocab_size\": 151936,\n  \"a\": {\"factor\": 2}, \"b\": {\"factor\": 4}", nullptr},
-      {"experts", "\"vocab_size\": 151936", "\"vocab_size\": 151936, \"num_local_experts\": 5000, \"num_experts_per_tok\": 2",
+      {"experts", "\"vocab_size\": 151936",
+       "\"vocab_size\": 151936, \"num_local_experts\": 5000, \"num_experts_per_tok\": 2",
        "num_local_experts: expected an integer in 0..1024"},
       // Found by fuzz_hf_config: nlohmann throws out_of_range (not parse_error) for this.
       {"number beyond a double", "\"vocab_size\": 151936", "\"vocab_size\": 151936, \"rope_theta\": 21e308",
@@ -225,8 +232,9 @@ TEST(HfConfigBounds, Table) {
 }
 
 TEST(HfConfigBounds, NestedTextConfigPositions) {
-  const std::string text = "{\"model_type\": \"mm\",\n \"text_config\": {\"num_hidden_layers\": 5000, \"hidden_size\": 8,"
-                           " \"num_attention_heads\": 2, \"intermediate_size\": 8, \"vocab_size\": 8}}";
+  const std::string text =
+      "{\"model_type\": \"mm\",\n \"text_config\": {\"num_hidden_layers\": 5000, \"hidden_size\": 8,"
+      " \"num_attention_heads\": 2, \"intermediate_size\": 8, \"vocab_size\": 8}}";
   EXPECT_NE(config_error(text).find("config.json:2:18: num_hidden_layers"), std::string::npos) << config_error(text);
 }
 
@@ -241,9 +249,10 @@ TEST(HfConfigBounds, UnprintableOrLongNamesFallBackInsteadOfFailing) {
   };
   for (const auto& r : rows) {
     std::string text = replace(kConfig, "\"num_hidden_layers\": 28",
-                               "\"_name_or_path\": \"" + r.name_or_path + "\", \"model_type\": \"qwen3\", "
-                               "\"num_hidden_layers\": 28");
-    EXPECT_EQ(parse_hf_config(text, "config.json").name, r.want);
+                               "\"_name_or_path\": \"" + r.name_or_path +
+                                   "\", \"model_type\": \"qwen3\", "
+                                   "\"num_hidden_layers\": 28");
+    EXPECT_EQ(scenario::parse_hf_config(text, "config.json").name, r.want);
   }
 }
 

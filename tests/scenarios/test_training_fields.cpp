@@ -33,12 +33,12 @@ measure:
   repeat_steps: 2
 )";
 
-std::string load_error(const std::string& text, Scenario* out = nullptr) {
+std::string load_error(const std::string& text, scenario::Scenario* out = nullptr) {
   test::TempDir dir;
   auto p = dir / "x.yaml";
   std::ofstream(p) << text;
   try {
-    Scenario s = load_scenario(p);
+    scenario::Scenario s = scenario::load_scenario(p);
     if (out) *out = s;
   } catch (const InputError& e) {
     std::string msg = e.what();
@@ -52,7 +52,7 @@ std::string load_error(const std::string& text, Scenario* out = nullptr) {
 std::string with(const std::string& extra) { return std::string(kBase) + extra; }
 
 TEST(TrainingFields, DefaultsAreFullFineTuningAndUnslothsAdapters) {
-  Scenario s;
+  scenario::Scenario s;
   ASSERT_EQ(load_error(kBase, &s), "");
   EXPECT_EQ(s.training.mode, "full");
   EXPECT_FALSE(s.training.adapters());
@@ -64,11 +64,13 @@ TEST(TrainingFields, DefaultsAreFullFineTuningAndUnslothsAdapters) {
 }
 
 TEST(TrainingFields, ReadsModeLoraTiedAndBudget) {
-  Scenario s;
-  const std::string text = with("training: qlora\nlora:\n  r: 8\n  alpha: 32\n  target_modules: [q_proj, v_proj]\n"
-                                "  double_quant: true\n");
+  scenario::Scenario s;
+  const std::string text = with(
+      "training: qlora\nlora:\n  r: 8\n  alpha: 32\n  target_modules: [q_proj, v_proj]\n"
+      "  double_quant: true\n");
   std::string t = text;
-  t.replace(t.find("    variants: [single, prefetch]"), 32, "    variants: [single, prefetch]\n    prefetch_budget_gib: 0.5");
+  t.replace(t.find("    variants: [single, prefetch]"), 32,
+            "    variants: [single, prefetch]\n    prefetch_budget_gib: 0.5");
   t.replace(t.find("  vocab_size: 1000"), 18, "  vocab_size: 1000\n  tie_word_embeddings: true\n  swiglu_limit: 7.0");
   ASSERT_EQ(load_error(t, &s), "");
   EXPECT_EQ(s.training.mode, "qlora");
@@ -83,7 +85,8 @@ TEST(TrainingFields, ReadsModeLoraTiedAndBudget) {
 }
 
 TEST(TrainingFields, BadValuesNameFileLineAndColumn) {
-  EXPECT_EQ(load_error(with("training: half\n")), "x.yaml:19:11: training: expected one of full, lora, qlora, got \"half\"");
+  EXPECT_EQ(load_error(with("training: half\n")),
+            "x.yaml:19:11: training: expected one of full, lora, qlora, got \"half\"");
   EXPECT_EQ(load_error(with("training: lora\nlora:\n  r: 0\n")),
             "x.yaml:21:6: lora.r: expected an integer in 1..128 (an adapter's rank cannot exceed the smallest "
             "projection width), got 0");
@@ -97,9 +100,11 @@ TEST(TrainingFields, BadValuesNameFileLineAndColumn) {
   EXPECT_NE(load_error(with("training: lora\nlora:\n  alpha: -1\n")).find("lora.alpha: expected a number in (0, 1e6]"),
             std::string::npos);
   std::string t = kBase;
-  t.replace(t.find("    variants: [single, prefetch]"), 32, "    variants: [single, prefetch]\n    prefetch_budget_gib: -1");
-  EXPECT_EQ(load_error(t), "x.yaml:16:26: fixes.offload.prefetch_budget_gib: expected a number of GiB in [0, 65536] "
-                           "(device memory), got -1");
+  t.replace(t.find("    variants: [single, prefetch]"), 32,
+            "    variants: [single, prefetch]\n    prefetch_budget_gib: -1");
+  EXPECT_EQ(load_error(t),
+            "x.yaml:16:26: fixes.offload.prefetch_budget_gib: expected a number of GiB in [0, 65536] "
+            "(device memory), got -1");
   t = kBase;
   t.replace(t.find("  vocab_size: 1000"), 18, "  vocab_size: 1000\n  swiglu_limit: -2");
   EXPECT_EQ(load_error(t), "x.yaml:9:17: model.swiglu_limit: expected a number in [0, 10000] (0: no clamp), got -2");
@@ -123,7 +128,7 @@ TEST(TrainingFields, ShippedScenariosSayTheirModeAndTies) {
                           Expect{"qwen3-0.6b-lsweep.yaml", "qlora", true}, Expect{"qwen3-14b.yaml", "qlora", false},
                           Expect{"qwen3-14b-qlora.yaml", "qlora", false}, Expect{"gpt-oss-20b.yaml", "lora", false}}) {
     SCOPED_TRACE(e.file);
-    const Scenario s = load_scenario(test::source_dir() / "scenarios" / e.file);
+    const scenario::Scenario s = scenario::load_scenario(test::source_dir() / "scenarios" / e.file);
     EXPECT_EQ(s.training.mode, e.mode);
     EXPECT_EQ(s.model.tie_word_embeddings, e.tied);
     // Checkpointing as Unsloth runs it by default: offloaded and recomputed.
@@ -132,17 +137,19 @@ TEST(TrainingFields, ShippedScenariosSayTheirModeAndTies) {
     EXPECT_NE(text.find("Training mode"), std::string::npos) << "should say which mode the published figure used";
   }
   // The headline: packing at all 40 layers of Qwen3-14B QLoRA.
-  const Scenario h = load_scenario(test::source_dir() / "scenarios" / "qwen3-14b-qlora.yaml");
+  const scenario::Scenario h = scenario::load_scenario(test::source_dir() / "scenarios" / "qwen3-14b-qlora.yaml");
   EXPECT_EQ(h.layers(), 40);
   ASSERT_EQ(h.fixes.size(), 1u);
-  EXPECT_EQ(h.fixes[0].fix, Fix::Packing);
+  EXPECT_EQ(h.fixes[0].fix, model::Fix::Packing);
   // prefetch's budget is pinned so that it offloads on an H200.
-  const Scenario o = load_scenario(test::source_dir() / "scenarios" / "qwen3-14b.yaml");
+  const scenario::Scenario o = scenario::load_scenario(test::source_dir() / "scenarios" / "qwen3-14b.yaml");
   bool pinned = false;
   for (const auto& f : o.fixes)
-    if (f.fix == Fix::Offload) pinned = f.prefetch_budget_bytes && *f.prefetch_budget_bytes < 40.0 * 2048 * 5120 * 2;
+    if (f.fix == model::Fix::Offload)
+      pinned = f.prefetch_budget_bytes && *f.prefetch_budget_bytes < 40.0 * 2048 * 5120 * 2;
   EXPECT_TRUE(pinned);
-  EXPECT_DOUBLE_EQ(load_scenario(test::source_dir() / "scenarios" / "gpt-oss-20b.yaml").model.swiglu_limit, 7.0);
+  EXPECT_DOUBLE_EQ(scenario::load_scenario(test::source_dir() / "scenarios" / "gpt-oss-20b.yaml").model.swiglu_limit,
+                   7.0);
 }
 
 }  // namespace

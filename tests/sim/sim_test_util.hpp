@@ -16,8 +16,8 @@ using program::Program;
 
 // Round numbers so expected times can be worked out by hand: 1 TFLOP/s bf16 means 1e6
 // flops take 1 us; 1 GB/s means 1000 bytes take 1 us.
-inline GpuProfile test_profile() {
-  GpuProfile p;
+inline model::GpuProfile test_profile() {
+  model::GpuProfile p;
   p.name = "test";
   p.launch_overhead_ns = 5'000;   // host: 5 us per enqueue call
   p.launch_latency_ns = 10'000;   // call start -> earliest GPU start: 10 us

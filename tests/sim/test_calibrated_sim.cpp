@@ -27,14 +27,14 @@ model::TraceCalibration fit_first_step(const Trace& measured, double warmup_fact
   o.step_glob = "train_step#*";
   o.max_steps = 1;
   o.warmup_factor = warmup_factor;
-  o.base = load_gpu_profile("H200");
+  o.base = model::load_gpu_profile("H200");
   o.base_label = "H200";
   o.date_utc = "test";
   const std::string path = test::fixture(kTrace).string();
   return model::calibrate_from_traces({{path, model::sha256_file(path), &measured}}, o);
 }
 
-sim::TraceComparison simulate_against(const GpuProfile& profile, const Trace& measured, const char* steps) {
+sim::TraceComparison simulate_against(const model::GpuProfile& profile, const Trace& measured, const char* steps) {
   sim::SimOptions so;
   so.steps = 3;
   so.step_range_prefix = "train_step#";
@@ -61,11 +61,11 @@ TEST(SimCalibrated, ItemLoopFittedFromItsFirstStepReproducesTheOthers) {
   const model::TraceCalibration cal = fit_first_step(measured, 1.5);
   std::printf("%s", calibration_to_text(cal).c_str());
   EXPECT_TRUE(mentions(cal.notes, "1 of 3 'train_step#*' step ranges (train_step#0 skipped")) << cal.notes[0];
-  const GpuProfile& fitted = cal.profile;
+  const model::GpuProfile& fitted = cal.profile;
   // Fitted from the trace, not taken from the base.
-  for (const char* f : {"sync_round_trip_ns", "launch_overhead_ns", "launch_latency_ns", "copy_latency_ns",
-                        "host_launch_op_ns", "host_after_launch_ns", "host_range_ns", "kernel_floor_ns",
-                        "copy_floor_ns"})
+  for (const char* f :
+       {"sync_round_trip_ns", "launch_overhead_ns", "launch_latency_ns", "copy_latency_ns", "host_launch_op_ns",
+        "host_after_launch_ns", "host_range_ns", "kernel_floor_ns", "copy_floor_ns"})
     EXPECT_NE(cal.find(f), nullptr) << f;
   EXPECT_EQ(fitted.kernels.size(), 5u);  // sgemm, split-K reduce, two elementwise, the max reduction
   EXPECT_NE(fitted.provenance.at("host_costs").find("eager Python"), std::string::npos);
@@ -83,13 +83,13 @@ TEST(SimCalibrated, ItemLoopFittedFromItsFirstStepReproducesTheOthers) {
   // shipped profile was before it took this trace's eager host costs), for the README's
   // before/after table: the simulated host runs far ahead of the eager loop.
   const sim::TraceComparison d =
-      simulate_against(sim::with_cpp_host(load_gpu_profile("H200")), measured, "train_step#2");
+      simulate_against(sim::with_cpp_host(model::load_gpu_profile("H200")), measured, "train_step#2");
   std::printf("shipped H200 profile with host: cpp, against train_step#2:\n%s", sim::comparison_to_text(d).c_str());
   EXPECT_GT(std::abs(d.find("step_time_ns")->relative), 0.5);
   // The shipped profile carries the host costs fitted from this very trace (all its steady
   // steps), so it reproduces the step time: consistency with its own source, not a check on
   // another trace. Its round trip and launch figures stay datasheet leads.
-  const sim::TraceComparison e = simulate_against(load_gpu_profile("H200"), measured, "train_step#2");
+  const sim::TraceComparison e = simulate_against(model::load_gpu_profile("H200"), measured, "train_step#2");
   std::printf("shipped H200 profile (eager host costs), against train_step#2:\n%s", sim::comparison_to_text(e).c_str());
   EXPECT_LE(std::abs(e.find("step_time_ns")->relative), 0.10);
 }

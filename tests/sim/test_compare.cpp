@@ -40,7 +40,7 @@ TEST(SimCompare, ReportsStepTimeAndSyncDifferences) {
   sim::SimOptions opt;
   opt.steps = 3;
   Trace simulated = sim::simulate(step_program(), test_profile(), opt);
-  GpuProfile slower = test_profile();
+  model::GpuProfile slower = test_profile();
   slower.sync_round_trip_ns = 40'000;  // the "measured" machine's syncs cost 20 us more
   Program measured_prog = step_program();
   measured_prog.ops.push_back(simple(OpKind::StreamSync, 0));  // and it syncs twice per step
@@ -82,7 +82,7 @@ TEST(SimCompare, ItemLoopAgainstTheMeasuredH200Trace) {
   sim::SimOptions so;
   so.steps = 3;
   so.step_range_prefix = "train_step#";
-  const Trace simulated = sim::simulate(p, load_gpu_profile("H200"), so);
+  const Trace simulated = sim::simulate(p, model::load_gpu_profile("H200"), so);
   const Trace measured = read_trace(test::fixture("torch/item_loop_l8_h200.json.gz"));
   AnalysisOptions ao;
   ao.step_glob = "train_step#*";

@@ -55,7 +55,7 @@ int expect_within_goal(const RunOutcome& o, const std::string& what) {
 
 TEST(Forms, ShippedProfilesCarryTheFittedEagerHostCosts) {
   for (const char* name : {"H200", "H100", "B200", "RTX5090", "GB10"}) {
-    const GpuProfile p = load_gpu_profile(name);
+    const model::GpuProfile p = model::load_gpu_profile(name);
     // calibrate --from-trace on tests/fixtures/torch/item_loop_l8_h200.json.gz: 20.48 us per
     // op up to its launch, 3.65 us after it, 13.19 us per range boundary.
     EXPECT_NEAR(p.host_launch_op_ns, 20480, 1) << name;
@@ -105,7 +105,7 @@ TEST(Forms, CppHostRunsWithoutPerOpHostCosts) {
   EXPECT_TRUE(contains(cpp.results.env.extra.at("gpu_profile_host_costs"), "C++")) << "labelled";
   std::ofstream(dir / "bad.yaml") << text << "host: python\n";
   try {
-    (void)load_scenario(dir / "bad.yaml");
+    (void)scenario::load_scenario(dir / "bad.yaml");
     ADD_FAILURE() << "host: python accepted";
   } catch (const InputError& e) {
     EXPECT_TRUE(contains(e.what(), "host")) << e.what();

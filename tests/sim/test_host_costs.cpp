@@ -17,14 +17,18 @@ constexpr double us = 1000;
 Program layer_program() {
   Program p;
   p.name = "layer";
-  p.ops = {simple(OpKind::RangePush, 0, -1, "layer_0"), kernel("A", 0, 1), kernel("B", 0, 1),
-           copy(CopyKind::DtoH, 0, 1), simple(OpKind::StreamSync, 0), simple(OpKind::RangePop)};
+  p.ops = {simple(OpKind::RangePush, 0, -1, "layer_0"),
+           kernel("A", 0, 1),
+           kernel("B", 0, 1),
+           copy(CopyKind::DtoH, 0, 1),
+           simple(OpKind::StreamSync, 0),
+           simple(OpKind::RangePop)};
   p.ops[2].continues_op = true;
   return p;
 }
 
-GpuProfile fitted_profile() {
-  GpuProfile p = test_profile();  // launch call 5 us, latency 10 us, round trip 20 us
+model::GpuProfile fitted_profile() {
+  model::GpuProfile p = test_profile();  // launch call 5 us, latency 10 us, round trip 20 us
   p.host_launch_op_ns = 20 * us;
   p.host_after_launch_ns = 4 * us;
   p.host_range_ns = 10 * us;
@@ -67,8 +71,8 @@ TEST(SimHostCosts, DatasheetProfileUnchanged) {
 }
 
 TEST(SimHostCosts, FittedKernelsMatchWholeIdentifiers) {
-  GpuProfile p = fitted_profile();
-  FittedKernel abs;
+  model::GpuProfile p = fitted_profile();
+  model::FittedKernel abs;
   abs.name = "at::native::vectorized_elementwise_kernel<4, at::native::AbsFunctor<float> >";
   abs.kernel_class = "elementwise";
   abs.median_ns = 7 * us;
@@ -96,9 +100,9 @@ TEST(SimHostCosts, FittedKernelsMatchWholeIdentifiers) {
 // The same step with an eager-Python profile and a C++ one: the host costs the trace showed
 // make the difference, as between the two kinds of run.
 TEST(SimHostCosts, EagerPythonAndCppProfilesDiffer) {
-  GpuProfile eager = test_profile();
+  model::GpuProfile eager = test_profile();
   eager.fp32_flops_per_s = eager.bf16_flops_per_s = eager.dram_bytes_per_s = 1e15;  // kernels at the 2 us floor
-  GpuProfile cpp = eager;
+  model::GpuProfile cpp = eager;
   eager.host_launch_op_ns = 25 * us;
   eager.host_range_ns = 12 * us;
   cpp.host_launch_op_ns = 3 * us;

@@ -73,7 +73,7 @@ struct Case {
 TEST(OffloadArithmetic, SingleAndDoubleMatchPublishedFormulas) {
   // c < g, c > g and c = g; L as in the published 8B/14B/32B models' depths.
   const Case cases[] = {{36, 3000, 5000}, {40, 8400, 6000}, {64, 4100, 4100}, {2, 1000, 3000}};
-  GpuProfile p = test_profile();  // copy_compute_slowdown = 0: the formulas assume free overlap
+  model::GpuProfile p = test_profile();  // copy_compute_slowdown = 0: the formulas assume free overlap
   for (const auto& c : cases) {
     SCOPED_TRACE(testing::Message() << "L=" << c.layers << " c=" << c.c_us << " g=" << c.g_us);
     const double L = c.layers, cn = c.c_us * 1e3, gn = c.g_us * 1e3;
@@ -90,7 +90,7 @@ TEST(OffloadArithmetic, SingleAndDoubleMatchPublishedFormulas) {
 }
 
 TEST(OffloadArithmetic, InterferenceShrinksTheSaving) {
-  GpuProfile p = test_profile();
+  model::GpuProfile p = test_profile();
   p.copy_compute_slowdown = 0.2;
   const int L = 16;
   const Ns single = loop_time(sim::simulate(single_buffer(L, 3000, 5000, 1e9), p));
@@ -110,7 +110,7 @@ TEST(OffloadArithmetic, InterferenceShrinksTheSaving) {
 // which is >= 1 (no help, or harm) exactly when s >= 1.
 double unified_ratio(int L, double s) { return (2.0 + (L - 1) * (1.0 + s)) / (2.0 * L); }
 
-double simulated_ratio(const GpuProfile& p, int L, double c_us) {
+double simulated_ratio(const model::GpuProfile& p, int L, double c_us) {
   const double rate = p.h2d_pinned_bytes_per_s;
   Program s = single_buffer(L, c_us, c_us, rate);
   Program d = double_buffer(L, c_us, c_us, rate);
@@ -125,7 +125,7 @@ TEST(OffloadArithmetic, UnifiedMemoryDoubleBufferHelpsOnlyWhenProfileSaysSo) {
   const int L = 16;
   for (double s : {0.25, 1.0, 1.5}) {
     SCOPED_TRACE(s);
-    GpuProfile p = test_profile();
+    model::GpuProfile p = test_profile();
     p.unified_memory = true;
     p.copy_compute_slowdown = s;
     const double r = simulated_ratio(p, L, 2000);
@@ -134,7 +134,7 @@ TEST(OffloadArithmetic, UnifiedMemoryDoubleBufferHelpsOnlyWhenProfileSaysSo) {
     else EXPECT_GE(r, 1.0 - 1e-6);
   }
   // On a discrete GPU the same slowdown only slows the kernels: the copy is not slowed.
-  GpuProfile discrete = test_profile();
+  model::GpuProfile discrete = test_profile();
   discrete.copy_compute_slowdown = 1.0;
   EXPECT_LT(simulated_ratio(discrete, L, 2000), unified_ratio(L, 1.0));
 }
@@ -146,7 +146,7 @@ TEST(OffloadArithmetic, UnifiedMemoryDoubleBufferHelpsOnlyWhenProfileSaysSo) {
 // interference, so a double-buffered stage takes c (1 + s_total) with
 //   1 + s_total = (1 + sigma) * (dram + k * h2d) / dram,   k = 2 unified, 1 discrete,
 // when sigma applies to both (unified) or is 0; then the unified_ratio form above holds.
-double memory_bound_ratio(const GpuProfile& p, int L, double c_us) {
+double memory_bound_ratio(const model::GpuProfile& p, int L, double c_us) {
   Program s = single_buffer(L, c_us, c_us, p.h2d_pinned_bytes_per_s);
   Program d = double_buffer(L, c_us, c_us, p.h2d_pinned_bytes_per_s);
   for (Program* prog : {&s, &d})
@@ -158,7 +158,7 @@ double memory_bound_ratio(const GpuProfile& p, int L, double c_us) {
   return static_cast<double>(loop_time(sim::simulate(d, p))) / static_cast<double>(loop_time(sim::simulate(s, p)));
 }
 
-double expected_s_total(const GpuProfile& p) {
+double expected_s_total(const model::GpuProfile& p) {
   const double k = p.unified_memory ? 2.0 : 1.0;
   return (1.0 + p.copy_compute_slowdown) * (p.dram_bytes_per_s + k * p.h2d_pinned_bytes_per_s) / p.dram_bytes_per_s -
          1.0;
@@ -166,7 +166,7 @@ double expected_s_total(const GpuProfile& p) {
 
 TEST(OffloadArithmetic, MemoryBoundReloadOnUnifiedMemoryGainsNothing) {
   // A GB10-like profile: one 273 GB/s DRAM, host-to-device copies at half of it.
-  GpuProfile p = test_profile();
+  model::GpuProfile p = test_profile();
   p.unified_memory = true;
   p.dram_bytes_per_s = 273e9;
   p.h2d_pinned_bytes_per_s = 136.5e9;
@@ -188,9 +188,9 @@ class ShippedProfile : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(ShippedProfile, FollowsItsOwnNumbers) {
   const char* name = GetParam();
-  GpuProfile p;
+  model::GpuProfile p;
   try {
-    p = load_gpu_profile(name);
+    p = model::load_gpu_profile(name);
   } catch (const InputError& e) {
     GTEST_SKIP() << "shipped profile " << name << " not available: " << e.what();
   }

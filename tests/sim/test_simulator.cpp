@@ -54,7 +54,7 @@ TEST(Simulator, BlockingSideStreamSerializesWithLegacyDefaultStream) {
 TEST(Simulator, CopyOverlapsKernelAndSlowsItByProfileFactor) {
   Program prog = two_stream_program(true);
   prog.ops = {kernel("K", 0, 1000), copy(CopyKind::HtoD, 1, 500)};
-  GpuProfile p = test_profile();
+  model::GpuProfile p = test_profile();
   Trace free_overlap = sim::simulate(prog, p);
   // K [10, 1010]; the copy's call is [5, 10], it starts at 15 and takes 500 us.
   EXPECT_EQ(kernel_named(free_overlap, "K").end, 1010 * us);
@@ -115,13 +115,13 @@ TEST(Simulator, StreamWaitEventOrdersAcrossStreams) {
   Program prog = two_stream_program(true);
   prog.num_events = 2;
   prog.ops = {
-      copy(CopyKind::HtoD, 1, 500),            // call [0,5]: runs [10,510]
-      simple(OpKind::EventRecord, 1, 0),       // call [5,10]: completes at 510
-      simple(OpKind::StreamWait, 0, 1),        // call [10,15]: event 1 never recorded: no wait
-      kernel("early", 0, 10),                  // call [15,20]: starts at 25
-      simple(OpKind::StreamWait, 0, 0),        // call [20,25]: main waits for the copy
-      kernel("late", 0, 100),                  // call [25,30]: ready at 35 but waits to 510
-      simple(OpKind::EventRecord, 1, 1),       // recording event 1 afterwards changes nothing
+      copy(CopyKind::HtoD, 1, 500),       // call [0,5]: runs [10,510]
+      simple(OpKind::EventRecord, 1, 0),  // call [5,10]: completes at 510
+      simple(OpKind::StreamWait, 0, 1),   // call [10,15]: event 1 never recorded: no wait
+      kernel("early", 0, 10),             // call [15,20]: starts at 25
+      simple(OpKind::StreamWait, 0, 0),   // call [20,25]: main waits for the copy
+      kernel("late", 0, 100),             // call [25,30]: ready at 35 but waits to 510
+      simple(OpKind::EventRecord, 1, 1),  // recording event 1 afterwards changes nothing
   };
   Trace t = sim::simulate(prog, test_profile());
   EXPECT_EQ(kernel_named(t, "early").start, 25 * us);
@@ -188,7 +188,7 @@ TEST(Simulator, OneCopyEnginePerDirection) {
 }
 
 TEST(Simulator, RooflineDurations) {
-  GpuProfile p = test_profile();
+  model::GpuProfile p = test_profile();
   Op k = kernel("k", 0, 0);
   k.flops = 1e9;  // 1 ms at 1 TFLOP/s
   k.bytes = 1e6;  // 1 us at 1 TB/s
@@ -244,9 +244,13 @@ TEST(Simulator, TraceShapeStepsAndCorrelations) {
 TEST(Simulator, Deterministic) {
   Program prog = two_stream_program(true);
   prog.num_events = 1;
-  prog.ops = {kernel("K", 0, 333.3), copy(CopyKind::HtoD, 1, 123.4), simple(OpKind::EventRecord, 1, 0),
-              simple(OpKind::StreamWait, 0, 0), kernel("L", 0, 77.7), simple(OpKind::DeviceSync)};
-  GpuProfile p = test_profile();
+  prog.ops = {kernel("K", 0, 333.3),
+              copy(CopyKind::HtoD, 1, 123.4),
+              simple(OpKind::EventRecord, 1, 0),
+              simple(OpKind::StreamWait, 0, 0),
+              kernel("L", 0, 77.7),
+              simple(OpKind::DeviceSync)};
+  model::GpuProfile p = test_profile();
   p.copy_compute_slowdown = 0.37;
   Trace a = sim::simulate(prog, p), b = sim::simulate(prog, p);
   ASSERT_EQ(a.kernels.size(), b.kernels.size());
@@ -258,7 +262,7 @@ TEST(Simulator, Deterministic) {
 }
 
 TEST(Simulator, RejectsInconsistentPrograms) {
-  GpuProfile p = test_profile();
+  model::GpuProfile p = test_profile();
   Program prog;
   prog.ops = {kernel("A", 3, 1)};
   EXPECT_THROW(sim::simulate(prog, p), InputError);

@@ -18,7 +18,8 @@
 
 int main() {
   const torch::Tensor t = torch::arange(6, torch::kFloat32).reshape({2, 3});
-  const std::string s = fmt::format("{}x{} sum {:.1f} fmt {}", t.size(0), t.size(1), t.sum().item<float>(), FMT_VERSION);
+  const std::string s =
+      fmt::format("{}x{} sum {:.1f} fmt {}", t.size(0), t.size(1), t.sum().item<float>(), FMT_VERSION);
   std::printf("%s\n", s.c_str());
   return s.rfind("2x3 sum 15.0 fmt ", 0) == 0 ? 0 : 1;
 }

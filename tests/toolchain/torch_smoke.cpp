@@ -1,12 +1,15 @@
 // LibTorch and a raw CUDA kernel on the same tensor, ordered on the default stream.
+#include <cuda_runtime.h>
 #include <torch/torch.h>
 #include <iostream>
-#include <cuda_runtime.h>
 int raw_add_one(float* p, long n, cudaStream_t s);
 int main() {
   std::cout << "libtorch " << TORCH_VERSION_MAJOR << "." << TORCH_VERSION_MINOR << "." << TORCH_VERSION_PATCH
             << " cuda available " << torch::cuda::is_available() << "\n";
-  if (!torch::cuda::is_available()) { std::cout << "skipped: no CUDA device\n"; return 0; }
+  if (!torch::cuda::is_available()) {
+    std::cout << "skipped: no CUDA device\n";
+    return 0;
+  }
   auto t = torch::zeros({1024}, torch::TensorOptions().device(torch::kCUDA).dtype(torch::kFloat32));
   if (raw_add_one(t.data_ptr<float>(), t.numel(), nullptr) != 0) return 1;
   auto s = t.sum().item<float>();

@@ -19,7 +19,7 @@ int ss_cuda_device_count(int* count);
 /* Name of the current device and the driver version (e.g. 13000), for provenance. */
 int ss_cuda_device_name(char* name, int capacity, int* driver_version);
 int ss_cuda_device_capability(int* major, int* minor); /* of the current device */
-int ss_cuda_stream_create_nonblocking(void** stream); /* cudaStreamNonBlocking: no implicit sync with stream 0 */
+int ss_cuda_stream_create_nonblocking(void** stream);  /* cudaStreamNonBlocking: no implicit sync with stream 0 */
 int ss_cuda_stream_destroy(void* stream);
 int ss_cuda_stream_synchronize(void* stream);
 int ss_cuda_device_synchronize(void);

@@ -4,8 +4,8 @@
 
 #include <cuda_runtime.h>
 
-#include <cstdio>
 #include <nvtx3/nvToolsExt.h>
+#include <cstdio>
 
 namespace {
 cudaStream_t as_stream(void* s) { return s ? static_cast<cudaStream_t>(s) : cudaStreamLegacy; }

@@ -29,11 +29,17 @@ __constant__ syncscope::kernels::Nf4Codebook kNf4 = syncscope::kernels::kNf4Code
 template <typename T>
 __device__ __forceinline__ T from_float(float v);
 template <>
-__device__ __forceinline__ float from_float<float>(float v) { return v; }
+__device__ __forceinline__ float from_float<float>(float v) {
+  return v;
+}
 template <>
-__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16(v); }
+__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
+  return __float2bfloat16(v);
+}
 template <>
-__device__ __forceinline__ __half from_float<__half>(float v) { return __float2half(v); }
+__device__ __forceinline__ __half from_float<__half>(float v) {
+  return __float2half(v);
+}
 
 template <typename T>
 __global__ void nf4_kernel1(const uint8_t* __restrict__ codes, const float* __restrict__ absmax, int64_t n,
@@ -117,7 +123,8 @@ extern "C" int ss_nf4_absmax(const uint8_t* absmax_codes, const float* code_map,
   if (nblocks == 0) return 0;
   cudaStream_t s = stream ? static_cast<cudaStream_t>(stream) : cudaStreamLegacy;
   const int64_t grid = (nblocks + kThreads - 1) / kThreads;
-  absmax_kernel<<<static_cast<unsigned>(grid), kThreads, 0, s>>>(absmax_codes, code_map, absmax2, offset, nblocks, absmax);
+  absmax_kernel<<<static_cast<unsigned>(grid), kThreads, 0, s>>>(absmax_codes, code_map, absmax2, offset, nblocks,
+                                                                 absmax);
   return static_cast<int>(cudaGetLastError());
 }
 

@@ -8,7 +8,7 @@
 #include "fix_program_hooks.hpp"
 #include "syncscope/kernels/program_layer.hpp"
 
-namespace syncscope::kernels::detail {
+namespace syncscope::program::detail {
 
 namespace {
 
@@ -34,7 +34,7 @@ void moe_program_layer(ProgramLayerBuilder& b, ProgramPoint at) {
   const double tk = T * K;
   const double per_expert = tk / E;  // balanced-routing assumption (step_program.hpp)
   b.push_range("moe_routing");
-  if (o.moe == MoeVariant::Loop) {
+  if (o.moe == model::MoeVariant::Loop) {
     b.elementwise("moe.out.zeros", T * H, 2);
     for (int e = 0; e < experts; ++e) {
       b.bookkeeping("expert_mask.eq", tk, tk * 9);
@@ -46,7 +46,7 @@ void moe_program_layer(ProgramLayerBuilder& b, ProgramPoint at) {
       b.expert(fmt::format("expert_{:02}", e), per_expert);
       accumulate(b, per_expert);
     }
-  } else if (o.moe == MoeVariant::Sorted) {
+  } else if (o.moe == model::MoeVariant::Sorted) {
     b.bookkeeping("argsort_stable", tk, tk * 32);
     // torch.bincount on CUDA reads min and max back before counting (SummaryOps.cu).
     b.bookkeeping("bincount.min", tk, tk * 8);
@@ -106,4 +106,4 @@ void moe_program_layer(ProgramLayerBuilder& b, ProgramPoint at) {
   b.pop_range();
 }
 
-}  // namespace syncscope::kernels::detail
+}  // namespace syncscope::program::detail

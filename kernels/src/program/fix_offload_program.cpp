@@ -8,7 +8,7 @@
 #include "fix_program_hooks.hpp"
 #include "syncscope/kernels/offload_schedule.hpp"
 
-namespace syncscope::kernels::detail {
+namespace syncscope::program::detail {
 
 bool offload_program_schedule(const StepOptions& o, ProgramSchedule& out) {
   if (!o.offload) return false;
@@ -32,4 +32,4 @@ bool offload_program_schedule(const StepOptions& o, ProgramSchedule& out) {
   return true;
 }
 
-}  // namespace syncscope::kernels::detail
+}  // namespace syncscope::program::detail

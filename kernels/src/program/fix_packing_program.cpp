@@ -8,7 +8,7 @@
 
 #include "syncscope/kernels/program_layer.hpp"
 
-namespace syncscope::kernels::detail {
+namespace syncscope::program::detail {
 
 namespace {
 
@@ -49,24 +49,24 @@ void unsloth_mask(ProgramLayerBuilder& b, int window) {
 
 void packing_program_layer(ProgramLayerBuilder& b, ProgramPoint at) {
   if (at != ProgramPoint::BeforeAttention) return;
-  std::any& state = b.fix_state(Fix::Packing);
+  std::any& state = b.fix_state(model::Fix::Packing);
   if (!state.has_value()) state = PackingCache{};
   auto& cache = std::any_cast<PackingCache&>(state);
-  const PackingVariant v = b.options().packing;
+  const model::PackingVariant v = b.options().packing;
   const int window = layer_sliding_window(b.options().model, b.layer());
   const double N = static_cast<double>(b.lengths().size());
   const double T = b.tokens();
   b.push_range("packing_metadata");
-  if ((v == PackingVariant::Rebuild || v == PackingVariant::Cached) &&
+  if ((v == model::PackingVariant::Rebuild || v == model::PackingVariant::Cached) &&
       b.options().packing_rebuild_form == "unsloth_sdpa_mask") {
     // Unsloth's pre-cache code, op by op (packing_unsloth.cpp); the same cache keys below.
-    const bool meta_miss = !(v == PackingVariant::Cached && cache.meta_cached);
-    const bool mask_miss = !(v == PackingVariant::Cached && cache.cached_mask_window == window);
+    const bool meta_miss = !(v == model::PackingVariant::Cached && cache.meta_cached);
+    const bool mask_miss = !(v == model::PackingVariant::Cached && cache.cached_mask_window == window);
     unsloth_precache_rebuild(b, window, meta_miss, mask_miss);
     cache.meta_cached = true;
     cache.cached_mask_window = window;
-  } else if (v == PackingVariant::Rebuild || v == PackingVariant::Cached) {
-    const bool meta_hit = v == PackingVariant::Cached && cache.meta_cached;
+  } else if (v == model::PackingVariant::Rebuild || v == model::PackingVariant::Cached) {
+    const bool meta_hit = v == model::PackingVariant::Cached && cache.meta_cached;
     if (!meta_hit) {
       // get_packed_info_from_kwargs: cu_seqlens and max_seqlen (lengths.max().item()).
       b.bookkeeping("cu_seqlens.zeros", N + 1, (N + 1) * 4);
@@ -77,7 +77,7 @@ void packing_program_layer(ProgramLayerBuilder& b, ProgramPoint at) {
     }
     // Unsloth's _SDPA_MASK_CACHE: one entry per device keyed by (dtype, sliding window), so
     // alternating windows (gpt-oss) rebuild the mask in every layer.
-    const bool mask_hit = v == PackingVariant::Cached && cache.cached_mask_window == window;
+    const bool mask_hit = v == model::PackingVariant::Cached && cache.cached_mask_window == window;
     if (!mask_hit) {
       b.bookkeeping("seq_lengths.sum", N, N * 4);
       unsloth_mask(b, window);
@@ -94,4 +94,4 @@ void packing_program_layer(ProgramLayerBuilder& b, ProgramPoint at) {
   b.pop_range();
 }
 
-}  // namespace syncscope::kernels::detail
+}  // namespace syncscope::program::detail

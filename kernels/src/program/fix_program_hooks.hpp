@@ -5,7 +5,7 @@
 
 #include "syncscope/kernels/program_layer.hpp"
 
-namespace syncscope::kernels::detail {
+namespace syncscope::program::detail {
 
 // fix_packing_program.cpp: the packed-sequence metadata before each layer's attention.
 void packing_program_layer(ProgramLayerBuilder& b, ProgramPoint at);
@@ -18,4 +18,4 @@ void moe_program_layer(ProgramLayerBuilder& b, ProgramPoint at);
 // offload (false otherwise).
 bool offload_program_schedule(const StepOptions& o, ProgramSchedule& out);
 
-}  // namespace syncscope::kernels::detail
+}  // namespace syncscope::program::detail

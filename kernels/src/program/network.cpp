@@ -8,7 +8,7 @@
 
 #include "syncscope/core/error.hpp"
 
-namespace syncscope::kernels {
+namespace syncscope::program {
 
 namespace {
 
@@ -19,9 +19,10 @@ namespace {
 // published with a model.
 class Lister {
  public:
-  Lister(const StepOptions& o, bool architecture) : o_(o), arch_(architecture), t_(model_traits(o.model)) {}
+  Lister(const StepOptions& o, bool architecture) : o_(o), arch_(architecture), t_(scenario::model_traits(o.model)) {}
 
-  void add(std::string name, std::vector<std::int64_t> shape, bool trainable, ParamStorage storage = ParamStorage::Dense) {
+  void add(std::string name, std::vector<std::int64_t> shape, bool trainable,
+           ParamStorage storage = ParamStorage::Dense) {
     ParamInfo p;
     p.name = std::move(name);
     p.numel = 1;
@@ -34,7 +35,8 @@ class Lister {
 
   // A linear layer [out, in] of `module`: frozen under lora/qlora (NF4 where quantized), its
   // adapter A [r, in] and B [out, r] when targeted.
-  void linear(const std::string& prefix, const std::string& module, std::int64_t out, std::int64_t in, bool bias = false) {
+  void linear(const std::string& prefix, const std::string& module, std::int64_t out, std::int64_t in,
+              bool bias = false) {
     const bool full = !o_.training.adapters();
     add(prefix + module, {out, in}, full, nf4_quantized(o_, module) ? ParamStorage::Nf4 : ParamStorage::Dense);
     if (arch_) {
@@ -49,7 +51,7 @@ class Lister {
   }
 
   std::vector<ParamInfo> build() {
-    const ModelShape& m = o_.model;
+    const scenario::ModelShape& m = o_.model;
     const bool full = !o_.training.adapters();
     // gpt-oss extras only where they are built: the step programs with gpt_oss_unsloth_form.
     const bool oss = !arch_ && is_gpt_oss(m) && o_.gpt_oss_unsloth_form;
@@ -106,7 +108,7 @@ class Lister {
  private:
   const StepOptions& o_;
   const bool arch_;
-  const ModelTraits t_;
+  const scenario::ModelTraits t_;
   std::vector<ParamInfo> out_;
 };
 
@@ -160,4 +162,4 @@ double nf4_storage_bytes(std::int64_t numel, bool double_quant) {
   return codes + blocks + 4.0 * std::ceil(blocks / 256.0) + 4.0;
 }
 
-}  // namespace syncscope::kernels
+}  // namespace syncscope::program

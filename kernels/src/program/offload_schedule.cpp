@@ -7,9 +7,9 @@
 
 #include "syncscope/core/error.hpp"
 
-namespace syncscope::kernels {
+namespace syncscope::program {
 
-OffloadPlan plan_offload(OffloadVariant variant, int layers, double activation_bytes, double budget_bytes,
+OffloadPlan plan_offload(model::OffloadVariant variant, int layers, double activation_bytes, double budget_bytes,
                          int prefetch_depth, bool first_pass, double min_offload_bytes) {
   SYNCSCOPE_INPUT_ERROR_IF(layers <= 0, fmt::format("offload plan: layers must be positive, got {}", layers));
   SYNCSCOPE_INPUT_ERROR_IF(!(activation_bytes > 0),
@@ -17,14 +17,14 @@ OffloadPlan plan_offload(OffloadVariant variant, int layers, double activation_b
   OffloadPlan plan;
   plan.variant = variant;
   plan.layers = layers;
-  if (variant == OffloadVariant::Single || variant == OffloadVariant::Double) {
+  if (variant == model::OffloadVariant::Single || variant == model::OffloadVariant::Double) {
     // Unsloth: offload only inputs above MINIMUM_SIZE; keep the last layer's after the first pass.
     const int offloaded = activation_bytes <= min_offload_bytes ? 0 : first_pass ? layers : layers - 1;
     plan.first_resident = offloaded;
-    plan.ring_buffers = std::min(variant == OffloadVariant::Single ? 1 : 2, offloaded);
+    plan.ring_buffers = std::min(variant == model::OffloadVariant::Single ? 1 : 2, offloaded);
     return plan;
   }
-  SYNCSCOPE_INPUT_ERROR_IF(variant != OffloadVariant::Prefetch,
+  SYNCSCOPE_INPUT_ERROR_IF(variant != model::OffloadVariant::Prefetch,
                            fmt::format("offload plan: variant {}: expected single, double or prefetch",
                                        static_cast<int>(variant)));
   SYNCSCOPE_INPUT_ERROR_IF(prefetch_depth < 1,
@@ -54,7 +54,7 @@ class Builder {
     auto& ev = c_.events;
     int next = 0;
     ev.produced = next++;
-    if (plan.variant == OffloadVariant::Single) ev.main_all = next++;
+    if (plan.variant == model::OffloadVariant::Single) ev.main_all = next++;
     for (int l = 0; l < plan.offloaded(); ++l) ev.offloaded.push_back(next++);
     for (int b = 0; b < plan.ring_buffers; ++b) ev.loaded.push_back(next++);
     for (int b = 0; b < plan.ring_buffers; ++b) ev.freed.push_back(next++);
@@ -71,7 +71,7 @@ class Builder {
 
   void reload(int j) {
     const int b = buffer_of(j);
-    if (c_.plan.variant == OffloadVariant::Single) {
+    if (c_.plan.variant == model::OffloadVariant::Single) {
       add(ChoreoKind::RecordMain, -1, -1, c_.events.main_all);  // everything queued on main so far
       add(ChoreoKind::CopyWaits, -1, -1, c_.events.main_all);
     } else if (j >= c_.plan.ring_buffers) {
@@ -99,7 +99,7 @@ class Builder {
       }
     }
     const int n = p.offloaded();
-    if (p.variant == OffloadVariant::Prefetch)
+    if (p.variant == model::OffloadVariant::Prefetch)
       for (int j = 0; j < std::min(p.depth, n); ++j) reload(j);  // hidden behind the LM head
     add(ChoreoKind::Head);
     for (int l = p.layers - 1; l >= 0; --l) {
@@ -108,7 +108,7 @@ class Builder {
         continue;
       }
       const int j = n - 1 - l;
-      if (p.variant == OffloadVariant::Prefetch) {
+      if (p.variant == model::OffloadVariant::Prefetch) {
         if (j + p.depth < n && j + p.depth >= std::min(p.depth, n)) reload(j + p.depth);
       } else {
         reload(j);
@@ -116,7 +116,7 @@ class Builder {
       const int b = buffer_of(j);
       add(ChoreoKind::MainWaits, l, b, ev.loaded[b]);
       add(ChoreoKind::BackwardLayer, l, b);
-      if (p.variant != OffloadVariant::Single) add(ChoreoKind::RecordMain, l, b, ev.freed[b]);
+      if (p.variant != model::OffloadVariant::Single) add(ChoreoKind::RecordMain, l, b, ev.freed[b]);
     }
     return c_;
   }
@@ -129,7 +129,8 @@ class Builder {
 
 Choreography build_choreography(const OffloadPlan& plan) {
   SYNCSCOPE_THROW_IF(plan.layers <= 0, "build_choreography: plan without layers");
-  SYNCSCOPE_THROW_IF(plan.offloaded() > 0 && plan.ring_buffers <= 0, "build_choreography: offloading without ring buffers");
+  SYNCSCOPE_THROW_IF(plan.offloaded() > 0 && plan.ring_buffers <= 0,
+                     "build_choreography: offloading without ring buffers");
   return Builder(plan).build();
 }
 
@@ -144,4 +145,4 @@ Choreography build_plain_choreography(int layers) {
   return c;
 }
 
-}  // namespace syncscope::kernels
+}  // namespace syncscope::program

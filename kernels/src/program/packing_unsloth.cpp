@@ -24,7 +24,7 @@
 
 #include "syncscope/kernels/program_layer.hpp"
 
-namespace syncscope::kernels::detail {
+namespace syncscope::program::detail {
 
 namespace {
 
@@ -83,4 +83,4 @@ void unsloth_precache_rebuild(ProgramLayerBuilder& b, int window, bool metadata,
   }
 }
 
-}  // namespace syncscope::kernels::detail
+}  // namespace syncscope::program::detail

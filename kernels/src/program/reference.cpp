@@ -7,7 +7,7 @@
 
 #include "syncscope/core/error.hpp"
 
-namespace syncscope::kernels {
+namespace syncscope::program {
 
 PackedMetadata packed_metadata(const std::vector<std::int32_t>& lengths) {
   PackedMetadata m;
@@ -15,7 +15,8 @@ PackedMetadata packed_metadata(const std::vector<std::int32_t>& lengths) {
   m.cu_seqlens.push_back(0);
   std::int64_t total = 0;
   for (std::size_t i = 0; i < lengths.size(); ++i) {
-    SYNCSCOPE_INPUT_ERROR_IF(lengths[i] <= 0, fmt::format("packed metadata: lengths[{}] = {}: lengths must be positive", i, lengths[i]));
+    SYNCSCOPE_INPUT_ERROR_IF(lengths[i] <= 0,
+                             fmt::format("packed metadata: lengths[{}] = {}: lengths must be positive", i, lengths[i]));
     total += lengths[i];
     SYNCSCOPE_INPUT_ERROR_IF(total > (1ll << 31) - 1, "packed metadata: more than 2^31-1 tokens");
     m.cu_seqlens.push_back(static_cast<std::int32_t>(total));
@@ -50,7 +51,8 @@ MoeRouting moe_routing(const std::vector<std::int64_t>& expert_ids, int num_expe
   r.counts.assign(static_cast<std::size_t>(num_experts), 0);
   for (std::size_t i = 0; i < expert_ids.size(); ++i) {
     SYNCSCOPE_INPUT_ERROR_IF(expert_ids[i] < 0 || expert_ids[i] >= num_experts,
-                             fmt::format("moe routing: expert_ids[{}] = {} outside [0, {})", i, expert_ids[i], num_experts));
+                             fmt::format("moe routing: expert_ids[{}] = {} outside [0, {})", i, expert_ids[i],
+                                         num_experts));
     ++r.counts[static_cast<std::size_t>(expert_ids[i])];
   }
   r.offsets.assign(static_cast<std::size_t>(num_experts) + 1, 0);
@@ -170,14 +172,15 @@ std::vector<float> nf4_block_absmax(const Nf4Tensor& t) {
   const std::vector<float> map = dynamic_map_signed();
   std::vector<float> out(static_cast<std::size_t>(nblocks));
   for (std::int64_t b = 0; b < nblocks; ++b)
-    out[static_cast<std::size_t>(b)] =
-        map[t.absmax_codes[static_cast<std::size_t>(b)]] * t.absmax2[static_cast<std::size_t>(b / kNf4AbsmaxBlockSize)] +
-        t.offset;
+    out[static_cast<std::size_t>(b)] = map[t.absmax_codes[static_cast<std::size_t>(b)]] *
+                                           t.absmax2[static_cast<std::size_t>(b / kNf4AbsmaxBlockSize)] +
+                                       t.offset;
   return out;
 }
 
 std::vector<float> nf4_dequantize(const Nf4Tensor& t) {
-  SYNCSCOPE_INPUT_ERROR_IF(static_cast<std::int64_t>(t.codes.size()) != blocks_of(t.numel, 2), "nf4: code size mismatch");
+  SYNCSCOPE_INPUT_ERROR_IF(static_cast<std::int64_t>(t.codes.size()) != blocks_of(t.numel, 2),
+                           "nf4: code size mismatch");
   const std::vector<float> absmax = nf4_block_absmax(t);
   std::vector<float> out(static_cast<std::size_t>(t.numel));
   for (std::int64_t i = 0; i < t.numel; ++i) {
@@ -188,4 +191,4 @@ std::vector<float> nf4_dequantize(const Nf4Tensor& t) {
   return out;
 }
 
-}  // namespace syncscope::kernels
+}  // namespace syncscope::program

@@ -52,15 +52,14 @@ bool runs_on_stream(const Op& op) {
     case OpKind::Copy:
     case OpKind::Memset:
     case OpKind::EventRecord:
-    case OpKind::StreamWait:
-      return true;
+    case OpKind::StreamWait: return true;
     case OpKind::HostWork:
       // An allocator hand-back (or any HostWork touching a buffer) takes effect at its
       // place in the stream's order.
       if (op.buffer >= 0) return true;
-      return std::any_of(op.more_buffers.begin(), op.more_buffers.end(), [](const BufferUse& u) { return u.buffer >= 0; });
-    default:
-      return false;
+      return std::any_of(op.more_buffers.begin(), op.more_buffers.end(),
+                         [](const BufferUse& u) { return u.buffer >= 0; });
+    default: return false;
   }
 }
 
@@ -119,9 +118,10 @@ std::vector<BufferViolation> check_buffer_safety(const Program& p) {
     v.earlier = earlier;
     v.later = later;
     const int k = static_cast<int>(kind);
-    v.message = fmt::format("{}: {} {} it while {}, which {} it, may still be running (no event, stream order or "
-                            "host sync orders them)",
-                            buffer_label(p, buffer), op_label(p, later), what[k], op_label(p, earlier), before[k]);
+    v.message = fmt::format(
+        "{}: {} {} it while {}, which {} it, may still be running (no event, stream order or "
+        "host sync orders them)",
+        buffer_label(p, buffer), op_label(p, later), what[k], op_label(p, earlier), before[k]);
     out.push_back(std::move(v));
   };
 
@@ -145,7 +145,8 @@ std::vector<BufferViolation> check_buffer_safety(const Program& p) {
       if (legacy && blocking) {
         if (s == 0) {
           for (int t = 1; t < num_streams; ++t)
-            if (!p.streams[static_cast<std::size_t>(t)].non_blocking) join(node.clock, tail[static_cast<std::size_t>(t)]);
+            if (!p.streams[static_cast<std::size_t>(t)].non_blocking)
+              join(node.clock, tail[static_cast<std::size_t>(t)]);
         } else {
           join(node.clock, tail[0]);
         }
@@ -166,7 +167,8 @@ std::vector<BufferViolation> check_buffer_safety(const Program& p) {
         recorded[static_cast<std::size_t>(op.event)] = after;
       }
       // A copy into pageable memory returns to the host only when done (D2H).
-      if (op.kind == OpKind::Copy && op.host_memory == MemoryKind::Pageable && op.copy == CopyKind::DtoH) join(host, after);
+      if (op.kind == OpKind::Copy && op.host_memory == MemoryKind::Pageable && op.copy == CopyKind::DtoH)
+        join(host, after);
     } else {
       switch (op.kind) {
         case OpKind::StreamSync:
@@ -186,7 +188,8 @@ std::vector<BufferViolation> check_buffer_safety(const Program& p) {
         }
         case OpKind::RangePush: ++open_ranges; break;
         case OpKind::RangePop:
-          SYNCSCOPE_THROW_IF(open_ranges == 0, fmt::format("check_buffer_safety: {} pops a range never pushed", op_label(p, i)));
+          SYNCSCOPE_THROW_IF(open_ranges == 0,
+                             fmt::format("check_buffer_safety: {} pops a range never pushed", op_label(p, i)));
           --open_ranges;
           break;
         default: break;
@@ -210,7 +213,8 @@ std::vector<BufferViolation> check_buffer_safety(const Program& p) {
         if (st.last_write && st.last_write->op != i && !finished_before(node, st.last_write->node))
           report(BufferViolation::Kind::WriteAfterWrite, u.buffer, st.last_write->op, i);
         for (const Access& r : st.reads_since_write)
-          if (r.op != i && !finished_before(node, r.node)) report(BufferViolation::Kind::WriteAfterRead, u.buffer, r.op, i);
+          if (r.op != i && !finished_before(node, r.node))
+            report(BufferViolation::Kind::WriteAfterRead, u.buffer, r.op, i);
         st.reads_since_write.clear();
         st.last_write = Access{i, node};
       }

@@ -13,7 +13,7 @@
 #include "syncscope/kernels/network.hpp"
 #include "syncscope/kernels/reference.hpp"
 
-namespace syncscope::kernels::detail {
+namespace syncscope::program::detail {
 
 void StepBuilder::attention() {
   const double T = T_;
@@ -117,4 +117,4 @@ void StepBuilder::moe() {
   ew("residual_add", T * H_);
 }
 
-}  // namespace syncscope::kernels::detail
+}  // namespace syncscope::program::detail

@@ -8,7 +8,7 @@
 
 #include "syncscope/core/error.hpp"
 
-namespace syncscope::kernels {
+namespace syncscope::program {
 
 namespace {
 
@@ -39,9 +39,9 @@ int dtype_bytes(const std::string& dtype) {
 }
 
 // From the architecture (model_type's config class), never from the name.
-bool uses_qk_norm(const ModelShape& model) { return model_traits(model).qk_norm; }
+bool uses_qk_norm(const scenario::ModelShape& model) { return scenario::model_traits(model).qk_norm; }
 
-bool is_gpt_oss(const ModelShape& model) {
+bool is_gpt_oss(const scenario::ModelShape& model) {
   if (model.model_type == "gpt_oss") return true;
   std::string n = model.name;
   std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -62,15 +62,18 @@ bool lora_adapted(const StepOptions& o, const std::string& module) {
 bool nf4_quantized(const StepOptions& o, const std::string& module) {
   if (o.training.mode != "qlora") return false;
   if (o.model.is_moe() && dense_mlp_module(module)) return false;
-  return std::find(std::begin(kLoraModules), std::end(kLoraModules), module) != std::end(kLoraModules);
+  return std::find(std::begin(scenario::kLoraModules), std::end(scenario::kLoraModules), module) !=
+         std::end(scenario::kLoraModules);
 }
 
 // The pattern the config class gives (every layer for Mistral, alternating for
 // Gemma 2 and gpt-oss, 5 of 6 for Gemma 3, layer_types when stated).
-int layer_sliding_window(const ModelShape& model, int layer) { return layer_window(model_traits(model), layer); }
+int layer_sliding_window(const scenario::ModelShape& model, int layer) {
+  return scenario::layer_window(scenario::model_traits(model), layer);
+}
 
 void validate(const StepOptions& o) {
-  const ModelShape& m = o.model;
+  const scenario::ModelShape& m = o.model;
   auto positive = [](const std::string& field, long long v) {
     if (v <= 0) bad(field, "a positive integer", std::to_string(v));
   };
@@ -98,40 +101,42 @@ void validate(const StepOptions& o) {
   dtype_bytes(o.dtype);
   if (o.device != "cpu" && o.device != "cuda") bad("device", "\"cpu\" or \"cuda\"", "\"" + o.device + "\"");
   // The variants are typed; a value outside its enum (a cast) is still refused.
-  auto known = [&](const char* field, Fix fix, std::uint8_t v) {
-    const auto& names = fix_spec(fix).variants;
+  auto known = [&](const char* field, model::Fix fix, std::uint8_t v) {
+    const auto& names = model::fix_spec(fix).variants;
     std::string list;
     for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
     if (v >= names.size()) bad(field, "one of " + list, std::to_string(v));
   };
-  known("packing", Fix::Packing, static_cast<std::uint8_t>(o.packing));
-  if (o.offload) known("offload", Fix::Offload, static_cast<std::uint8_t>(*o.offload));
-  known("moe", Fix::MoeRouting, static_cast<std::uint8_t>(o.moe));
+  known("packing", model::Fix::Packing, static_cast<std::uint8_t>(o.packing));
+  if (o.offload) known("offload", model::Fix::Offload, static_cast<std::uint8_t>(*o.offload));
+  known("moe", model::Fix::MoeRouting, static_cast<std::uint8_t>(o.moe));
   // Registered fixes beyond the typed fields: each must still be registered.
   for (const auto& [fix_binding, v] : o.other_fixes) {
     // A copy: clang before 16 cannot capture a structured binding in a lambda (the fuzz preset).
-    const Fix fix = fix_binding;
+    const model::Fix fix = fix_binding;
     const std::string field = fmt::format("other_fixes[{}]", static_cast<int>(fix));
-    if (std::none_of(fix_registry().begin(), fix_registry().end(), [&](const FixSpec& f) { return f.id == fix; }))
+    if (std::none_of(model::fix_registry().begin(), model::fix_registry().end(),
+                     [&](const model::FixSpec& f) { return f.id == fix; }))
       bad(field, "a registered fix", "a fix id nobody registered");
     known(field.c_str(), fix, v);
   }
   if (!one_of(o.moe_expert_gemm, kMoeExpertGemms))
     bad("moe_expert_gemm", list(kMoeExpertGemms), "\"" + o.moe_expert_gemm + "\"");
   if (o.prefetch_depth < 1) bad("prefetch_depth", "a positive integer", std::to_string(o.prefetch_depth));
-  if (!one_of(o.packing_rebuild_form, kPackingRebuildForms))
-    bad("packing_rebuild_form", list(kPackingRebuildForms), "\"" + o.packing_rebuild_form + "\"");
+  if (!one_of(o.packing_rebuild_form, scenario::kPackingRebuildForms))
+    bad("packing_rebuild_form", list(scenario::kPackingRebuildForms), "\"" + o.packing_rebuild_form + "\"");
   if (!(o.learning_rate > 0)) bad("learning_rate", "a positive number", fmt::format("{}", o.learning_rate));
   if (!(o.offload_min_bytes >= 0))
     bad("offload_min_bytes", "a non-negative number of bytes", fmt::format("{}", o.offload_min_bytes));
-  if (!one_of(o.training.mode, kTrainingModes))
-    bad("training.mode", list(kTrainingModes), "\"" + o.training.mode + "\"");
+  if (!one_of(o.training.mode, scenario::kTrainingModes))
+    bad("training.mode", list(scenario::kTrainingModes), "\"" + o.training.mode + "\"");
   if (o.training.adapters()) {
     if (o.training.lora_rank < 1) bad("training.lora_rank", "a positive integer", std::to_string(o.training.lora_rank));
     if (!(o.training.lora_alpha > 0))
       bad("training.lora_alpha", "a positive number", fmt::format("{}", o.training.lora_alpha));
     for (const auto& t : o.training.target_modules)
-      if (!one_of(t, kLoraModules)) bad("training.target_modules", list(kLoraModules), "\"" + t + "\"");
+      if (!one_of(t, scenario::kLoraModules))
+        bad("training.target_modules", list(scenario::kLoraModules), "\"" + t + "\"");
   }
   if (o.training.mode == "qlora" && (m.hidden_size % 2 != 0 || m.intermediate_size % 2 != 0 || m.head_dim % 2 != 0))
     bad("model.hidden_size", "even hidden, intermediate and head sizes for qlora (two 4-bit codes per byte)",
@@ -149,14 +154,14 @@ void validate(const StepOptions& o) {
 
 std::vector<int> batch_lengths(const StepOptions& o, int batch_index) {
   SYNCSCOPE_THROW_IF(batch_index < 0, "batch_lengths: negative batch index");
-  BatchSpec spec = o.batch;
+  scenario::BatchSpec spec = o.batch;
   if (spec.distribution == "uniform") {
     // A new batch draws new lengths: reseed with a per-batch odd-constant stride so the
     // sequence of batches is reproducible from (seed, index).
     spec.seed = spec.seed + static_cast<std::uint64_t>(batch_index) * 0x9E3779B97F4A7C15ull;
-    return sequence_lengths(spec);
+    return scenario::sequence_lengths(spec);
   }
-  std::vector<int> lengths = sequence_lengths(spec);
+  std::vector<int> lengths = scenario::sequence_lengths(spec);
   if (!lengths.empty()) {
     const auto shift = static_cast<std::ptrdiff_t>(static_cast<std::size_t>(batch_index) % lengths.size());
     std::rotate(lengths.begin(), lengths.begin() + shift, lengths.end());
@@ -164,4 +169,4 @@ std::vector<int> batch_lengths(const StepOptions& o, int batch_index) {
   return lengths;
 }
 
-}  // namespace syncscope::kernels
+}  // namespace syncscope::program

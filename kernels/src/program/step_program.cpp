@@ -17,12 +17,12 @@
 #include "syncscope/kernels/reference.hpp"
 #include "syncscope/kernels/step_program.hpp"
 
-namespace syncscope::kernels {
+namespace syncscope::program {
 namespace detail {
 
 StepBuilder::StepBuilder(const StepOptions& o) : o_(o) {
   validate(o_);
-  const ModelShape& m = o_.model;
+  const scenario::ModelShape& m = o_.model;
   L_ = effective_layers(o_);
   b_ = dtype_bytes(o_.dtype);
   low_precision_ = o_.dtype != "fp32";
@@ -42,15 +42,15 @@ StepBuilder::StepBuilder(const StepOptions& o) : o_(o) {
   // The layer loop: a fix's schedule (offload's choreography) or plain autograd.
   bind_program_fix_hooks();
   ProgramSchedule schedule;
-  for (const FixSpec& f : fix_registry())
+  for (const model::FixSpec& f : model::fix_registry())
     if (f.build_program_schedule && f.build_program_schedule(o_, schedule)) {
       checkpointing_ = true;
       break;
     }
   choreo_ = checkpointing_ ? std::move(schedule.choreography) : build_plain_choreography(L_);
-  p_.name =
-      fmt::format("{}/L={}/{}/packing={}/offload={}{}", m.name, L_, o_.training.mode, variant_name(o_.packing),
-                  o_.offload ? variant_name(*o_.offload) : "off", m.is_moe() ? "/moe=" + variant_name(o_.moe) : "");
+  p_.name = fmt::format("{}/L={}/{}/packing={}/offload={}{}", m.name, L_, o_.training.mode,
+                        model::variant_name(o_.packing), o_.offload ? model::variant_name(*o_.offload) : "off",
+                        m.is_moe() ? "/moe=" + model::variant_name(o_.moe) : "");
   p_.streams = {{"main", false}};
   if (checkpointing_) p_.streams.push_back({"copy", true});
   p_.num_events = choreo_.events.num_events;
@@ -261,7 +261,7 @@ void StepBuilder::rope_tables() {
 }
 
 void StepBuilder::fix_point(ProgramPoint at) {
-  for (const FixSpec& f : fix_registry())
+  for (const model::FixSpec& f : model::fix_registry())
     if (f.build_program_layer) f.build_program_layer(*this, at);
 }
 
@@ -432,4 +432,4 @@ void StepBuilder::loss_item() { host_read("aten::item loss", b_); }
 
 program::Program build_step_program(const StepOptions& options) { return detail::StepBuilder(options).build(); }
 
-}  // namespace syncscope::kernels
+}  // namespace syncscope::program

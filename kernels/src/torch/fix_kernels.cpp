@@ -22,7 +22,7 @@ std::string torch_version() {
   return fmt::format("{}.{}.{}", TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR, TORCH_VERSION_PATCH);
 }
 
-std::string resolve_moe_expert_gemm(const StepOptions& o, std::string* why) {
+std::string resolve_moe_expert_gemm(const program::StepOptions& o, std::string* why) {
   std::string reason;
 #ifndef SYNCSCOPE_HAVE_GROUPED_MM
 #ifdef SYNCSCOPE_NO_GROUPED_MM
@@ -32,11 +32,13 @@ std::string resolve_moe_expert_gemm(const StepOptions& o, std::string* why) {
 #endif
 #endif
   if (reason.empty() && o.device != "cuda") reason = "at::_grouped_mm's sync-free path runs on CUDA only";
-  if (reason.empty() && o.dtype != "bf16") reason = fmt::format("at::_grouped_mm takes bf16, the step runs {}", o.dtype);
+  if (reason.empty() && o.dtype != "bf16")
+    reason = fmt::format("at::_grouped_mm takes bf16, the step runs {}", o.dtype);
   if (reason.empty() && (o.model.hidden_size % 8 != 0 || o.model.intermediate_size % 8 != 0))
-    reason = fmt::format("at::_grouped_mm needs 16-byte aligned rows: hidden_size {} and intermediate_size {} must be "
-                         "multiples of 8",
-                         o.model.hidden_size, o.model.intermediate_size);
+    reason = fmt::format(
+        "at::_grouped_mm needs 16-byte aligned rows: hidden_size {} and intermediate_size {} must be "
+        "multiples of 8",
+        o.model.hidden_size, o.model.intermediate_size);
 #ifdef SYNCSCOPE_KERNELS_CUDA
   if (reason.empty()) {
     int major = 0, minor = 0;

@@ -36,7 +36,9 @@ torch::Tensor padded_rows(const torch::Tensor& ends, std::int64_t rows, std::int
 }
 
 torch::Tensor to_padded(const torch::Tensor& x, const torch::Tensor& dest, std::int64_t groups, std::int64_t capacity) {
-  return torch::zeros({groups * capacity, x.size(1)}, x.options()).index_copy(0, dest, x).view({groups, capacity, x.size(1)});
+  return torch::zeros({groups * capacity, x.size(1)}, x.options())
+      .index_copy(0, dest, x)
+      .view({groups, capacity, x.size(1)});
 }
 
 class GroupedMm : public torch::autograd::Function<GroupedMm> {
@@ -76,7 +78,8 @@ class GroupedMm : public torch::autograd::Function<GroupedMm> {
     const torch::Tensor dest = padded_rows(offs, a.size(0), capacity);
     const torch::Tensor gpad = to_padded(g, dest, groups, capacity);
     const torch::Tensor apad = to_padded(a, dest, groups, capacity);
-    const torch::Tensor ga = torch::bmm(gpad, b.transpose(1, 2)).reshape({groups * capacity, a.size(1)}).index_select(0, dest);
+    const torch::Tensor ga =
+        torch::bmm(gpad, b.transpose(1, 2)).reshape({groups * capacity, a.size(1)}).index_select(0, dest);
     const torch::Tensor gb = torch::bmm(apad.transpose(1, 2), gpad);
     return {ga, gb, torch::Tensor(), torch::Tensor()};
   }
@@ -93,7 +96,9 @@ torch::Tensor grouped_mm_padded(const torch::Tensor& a, const torch::Tensor& b, 
                                 std::int64_t capacity) {
   const std::int64_t groups = b.size(0);
   const torch::Tensor dest = padded_rows(offs, a.size(0), capacity);
-  return torch::bmm(to_padded(a, dest, groups, capacity), b).reshape({groups * capacity, b.size(2)}).index_select(0, dest);
+  return torch::bmm(to_padded(a, dest, groups, capacity), b)
+      .reshape({groups * capacity, b.size(2)})
+      .index_select(0, dest);
 }
 
 std::uint64_t grouped_mm_backward_fallbacks() { return g_backward_fallbacks.load(); }

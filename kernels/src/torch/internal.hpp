@@ -75,10 +75,10 @@ void check_cuda(int rc, const char* what);
 
 // The packed batch as uploaded for one step.
 struct PackedBatch {
-  std::vector<std::int32_t> host_lengths;  // known to the packer before upload
+  std::vector<std::int32_t> host_lengths;         // known to the packer before upload
   torch::Tensor input_ids, labels, position_ids;  // [T] int64, device
-  torch::Tensor seq_lengths;                       // [N] int32, device
-  std::uint64_t generation = 0;                    // identity of this upload (cache key)
+  torch::Tensor seq_lengths;                      // [N] int32, device
+  std::uint64_t generation = 0;                   // identity of this upload (cache key)
   int total = 0;
 };
 
@@ -89,25 +89,25 @@ struct PackedBatch {
 // window per batch).
 class PackingMetadata {
  public:
-  explicit PackingMetadata(PackingVariant variant) : variant_(variant) {}
+  explicit PackingMetadata(model::PackingVariant variant) : variant_(variant) {}
   // The additive mask [1, 1, T, T] in ctx.dtype for `window` (0: full causal).
   torch::Tensor mask(const PackedBatch& batch, int window, Ctx& ctx);
   // cu_seqlens as last built (the cache's for cached/device), on the host.
   std::vector<std::int32_t> cu_seqlens() const;
   std::int64_t max_seqlen() const { return max_seqlen_; }
-  PackingVariant variant() const { return variant_; }
+  model::PackingVariant variant() const { return variant_; }
 
  private:
   torch::Tensor unsloth_mask(const PackedBatch& batch, int window, Ctx& ctx);
   void unsloth_metadata(const PackedBatch& batch, Ctx& ctx);
   torch::Tensor device_mask(const PackedBatch& batch, int window, Ctx& ctx);
 
-  PackingVariant variant_;
+  model::PackingVariant variant_;
   std::uint64_t generation_ = 0;  // batch the cache holds; 0: none
   torch::Tensor cu_seqlens_;
   std::int64_t max_seqlen_ = 0;
   std::map<int, torch::Tensor> masks_;  // "device": by sliding window
-  torch::Tensor cached_mask_;            // "cached": Unsloth's single (dtype, window) entry
+  torch::Tensor cached_mask_;           // "cached": Unsloth's single (dtype, window) entry
   int cached_window_ = -1;
 };
 
@@ -121,7 +121,7 @@ struct ExpertWeights {
 // expert), "sorted" (stable argsort + bincount + one tolist), "device" (no host read:
 // counts/offsets on the device, then grouped GEMMs or capacity-padded bmm with C = T, as
 // ctx.moe_expert_gemm says).
-torch::Tensor moe_experts(MoeVariant variant, const torch::Tensor& x, const torch::Tensor& expert_ids,
+torch::Tensor moe_experts(model::MoeVariant variant, const torch::Tensor& x, const torch::Tensor& expert_ids,
                           const torch::Tensor& weights, const ExpertWeights& w, Ctx& ctx);
 // Counts [E] and exclusive offsets [E+1] (int64) without a host read: our histogram kernel
 // on CUDA, scatter_add_ + cumsum on CPU.
@@ -131,7 +131,7 @@ std::pair<torch::Tensor, torch::Tensor> expert_counts_offsets(const torch::Tenso
 // CPU (where every op completes in order, so the choreography is trivially safe there).
 class OffloadEngine {
  public:
-  OffloadEngine(const Choreography& choreo, std::int64_t rows, std::int64_t cols, Ctx& ctx);
+  OffloadEngine(const program::Choreography& choreo, std::int64_t rows, std::int64_t cols, Ctx& ctx);
   ~OffloadEngine();
   OffloadEngine(const OffloadEngine&) = delete;
   OffloadEngine& operator=(const OffloadEngine&) = delete;
@@ -158,7 +158,7 @@ class OffloadEngine {
 // quantization the 8-bit absmax codes, their per-256 fp32 scales, the offset and the map.
 struct Nf4Weight {
   std::int64_t rows = 0, cols = 0;
-  torch::Tensor codes, absmax;              // absmax: fp32 [blocks] (undefined with double quant)
+  torch::Tensor codes, absmax;               // absmax: fp32 [blocks] (undefined with double quant)
   torch::Tensor absmax_codes, absmax2, map;  // double quantization
   double offset = 0;
   bool defined() const { return codes.defined(); }
@@ -178,7 +178,7 @@ struct LayerWeights {
   torch::Tensor input_norm, q_norm, k_norm, post_norm;
   LinearWeight q, k, v, o;
   LinearWeight gate, up, down;  // dense MLP: [I, H], [I, H], [H, I]
-  torch::Tensor router;          // MoE: [E, H]
+  torch::Tensor router;         // MoE: [E, H]
   ExpertWeights experts;
 };
 
@@ -202,17 +202,18 @@ torch::Tensor nf4_linear(const torch::Tensor& x, const Nf4Weight& w, const Ctx& 
 // The projection with its adapter: base(x) + (x A^T) B^T * scale.
 torch::Tensor apply_linear(const LinearWeight& l, const torch::Tensor& x, const Ctx& ctx);
 
-ModelWeights make_weights(const StepOptions& options, int layers, const Ctx& ctx);
+ModelWeights make_weights(const program::StepOptions& options, int layers, const Ctx& ctx);
 
 struct Rope {
   torch::Tensor cos, sin;  // [T, 1, head_dim], dtype
 };
-Rope rope_tables(const torch::Tensor& position_ids, const ModelShape& model, const Ctx& ctx);
+Rope rope_tables(const torch::Tensor& position_ids, const scenario::ModelShape& model, const Ctx& ctx);
 
 torch::Tensor rmsnorm(const torch::Tensor& x, const torch::Tensor& w, double eps, const Ctx& ctx);
-torch::Tensor layer_forward(const StepOptions& options, int layer, const LayerWeights& w, const torch::Tensor& x,
-                            const PackedBatch& batch, const Rope& rope, PackingMetadata& packing, Ctx& ctx);
-torch::Tensor head_loss(const StepOptions& options, const ModelWeights& w, const torch::Tensor& x,
+torch::Tensor layer_forward(const program::StepOptions& options, int layer, const LayerWeights& w,
+                            const torch::Tensor& x, const PackedBatch& batch, const Rope& rope,
+                            PackingMetadata& packing, Ctx& ctx);
+torch::Tensor head_loss(const program::StepOptions& options, const ModelWeights& w, const torch::Tensor& x,
                         const torch::Tensor& labels, const Ctx& ctx);
 
 // The packer: token ids, labels (next token within a sequence, -100 at each sequence's

@@ -47,11 +47,11 @@ torch::Tensor attention_core(const torch::Tensor& q, const torch::Tensor& k, con
 
 }  // namespace
 
-ModelWeights make_weights(const StepOptions& o, int layers, const Ctx& ctx) {
-  const ModelShape& m = o.model;
-  StepOptions at_depth = o;
+ModelWeights make_weights(const program::StepOptions& o, int layers, const Ctx& ctx) {
+  const scenario::ModelShape& m = o.model;
+  program::StepOptions at_depth = o;
   at_depth.layers = layers;
-  const std::vector<ParamInfo> params = network_parameters(at_depth);
+  const std::vector<program::ParamInfo> params = program::network_parameters(at_depth);
   torch::manual_seed(o.seed);  // seeds the CPU and every CUDA generator
   const auto gen_opts = torch::TensorOptions().device(ctx.device).dtype(torch::kFloat32);
   ModelWeights w;
@@ -60,12 +60,12 @@ ModelWeights make_weights(const StepOptions& o, int layers, const Ctx& ctx) {
   std::map<std::string, torch::Tensor> dense;
   std::map<std::string, Nf4Weight> nf4;
   std::map<std::string, std::vector<std::int64_t>> shapes;
-  for (const ParamInfo& p : params) {
+  for (const program::ParamInfo& p : params) {
     if (p.name.find(".lora_") != std::string::npos) continue;
     shapes[p.name] = p.shape;
     const bool norm = p.name.find("norm") != std::string::npos;
     torch::Tensor t = norm ? torch::ones(p.shape, gen_opts) : torch::randn(p.shape, gen_opts) * kInitStd;
-    if (p.storage == ParamStorage::Nf4) {
+    if (p.storage == program::ParamStorage::Nf4) {
       nf4[p.name] = quantize_nf4(t, o.training.double_quant);
       w.frozen_elements += p.numel;
       continue;
@@ -82,7 +82,7 @@ ModelWeights make_weights(const StepOptions& o, int layers, const Ctx& ctx) {
   // Pass 2: adapters as PEFT initializes them: A ~ U(-1/sqrt(in), 1/sqrt(in)) (kaiming
   // uniform with a = sqrt(5)), B = 0, so the first forward equals the base network's.
   std::map<std::string, torch::Tensor> adapters;
-  for (const ParamInfo& p : params) {
+  for (const program::ParamInfo& p : params) {
     if (p.name.find(".lora_") == std::string::npos) continue;
     torch::Tensor t;
     if (p.name.find(".lora_A") != std::string::npos) {
@@ -149,9 +149,10 @@ Nf4Weight quantize_nf4(const torch::Tensor& w, bool double_quant) {
   // count of midpoints below x), two codes per byte with the first in the high nibble.
   const torch::Tensor flat = w.detach().to(torch::kFloat32).reshape({-1});
   const std::int64_t n = flat.numel();
-  const std::int64_t blocks = (n + kNf4BlockSize - 1) / kNf4BlockSize;
+  const std::int64_t blocks = (n + program::kNf4BlockSize - 1) / program::kNf4BlockSize;
   const auto f = torch::TensorOptions().device(w.device()).dtype(torch::kFloat32);
-  const torch::Tensor padded = torch::cat({flat, torch::zeros({blocks * kNf4BlockSize - n}, f)}).view({blocks, kNf4BlockSize});
+  const torch::Tensor padded =
+      torch::cat({flat, torch::zeros({blocks * program::kNf4BlockSize - n}, f)}).view({blocks, program::kNf4BlockSize});
   const torch::Tensor absmax = std::get<0>(padded.abs().max(1));
   const torch::Tensor safe = torch::where(absmax > 0, absmax, torch::ones_like(absmax));
   const torch::Tensor x = torch::where(absmax.unsqueeze(1) > 0, padded / safe.unsqueeze(1), torch::zeros_like(padded));
@@ -172,14 +173,16 @@ Nf4Weight quantize_nf4(const torch::Tensor& w, bool double_quant) {
   // compress_statistics: absmax minus its mean, 8-bit dynamic-map codes in blocks of 256.
   q.offset = absmax.mean().item<double>();
   const torch::Tensor centred = absmax - q.offset;
-  const std::int64_t b2 = (blocks + kNf4AbsmaxBlockSize - 1) / kNf4AbsmaxBlockSize;
-  const torch::Tensor c2 = torch::cat({centred, torch::zeros({b2 * kNf4AbsmaxBlockSize - blocks}, f)}).view({b2, kNf4AbsmaxBlockSize});
+  const std::int64_t b2 = (blocks + program::kNf4AbsmaxBlockSize - 1) / program::kNf4AbsmaxBlockSize;
+  const torch::Tensor c2 = torch::cat({centred, torch::zeros({b2 * program::kNf4AbsmaxBlockSize - blocks}, f)})
+                               .view({b2, program::kNf4AbsmaxBlockSize});
   q.absmax2 = std::get<0>(c2.abs().max(1)).contiguous();
   const torch::Tensor safe2 = torch::where(q.absmax2 > 0, q.absmax2, torch::ones_like(q.absmax2));
   const torch::Tensor y = (c2 / safe2.unsqueeze(1)).reshape({-1}).narrow(0, 0, blocks);
-  std::vector<float> map = dynamic_map_signed();
+  std::vector<float> map = program::dynamic_map_signed();
   std::vector<float> mids2;
-  for (int i = 0; i + 1 < 256; ++i) mids2.push_back(0.5f * (map[static_cast<std::size_t>(i)] + map[static_cast<std::size_t>(i) + 1]));
+  for (int i = 0; i + 1 < 256; ++i)
+    mids2.push_back(0.5f * (map[static_cast<std::size_t>(i)] + map[static_cast<std::size_t>(i) + 1]));
   const torch::Tensor mid2_t = torch::from_blob(mids2.data(), {255}, torch::kFloat32).clone().to(w.device());
   q.absmax_codes = torch::bucketize(y, mid2_t, false, false).to(torch::kUInt8);
   q.map = torch::from_blob(map.data(), {256}, torch::kFloat32).clone().to(w.device());
@@ -194,13 +197,14 @@ torch::Tensor resolved_absmax(const Nf4Weight& w, const Ctx& ctx) {
   if (ctx.cuda) {
 #ifdef SYNCSCOPE_KERNELS_CUDA
     torch::Tensor out = torch::empty({blocks}, torch::TensorOptions().device(ctx.device).dtype(torch::kFloat32));
-    check_cuda(ss_nf4_absmax(w.absmax_codes.data_ptr<std::uint8_t>(), w.map.data_ptr<float>(), w.absmax2.data_ptr<float>(),
-                             static_cast<float>(w.offset), blocks, out.data_ptr<float>(), nullptr),
+    check_cuda(ss_nf4_absmax(w.absmax_codes.data_ptr<std::uint8_t>(), w.map.data_ptr<float>(),
+                             w.absmax2.data_ptr<float>(), static_cast<float>(w.offset), blocks, out.data_ptr<float>(),
+                             nullptr),
                "ss_nf4_absmax");
     return out;
 #endif
   }
-  const torch::Tensor scale2 = w.absmax2.repeat_interleave(kNf4AbsmaxBlockSize).narrow(0, 0, blocks);
+  const torch::Tensor scale2 = w.absmax2.repeat_interleave(program::kNf4AbsmaxBlockSize).narrow(0, 0, blocks);
   return w.map.index_select(0, w.absmax_codes.to(torch::kLong)) * scale2 + static_cast<float>(w.offset);
 }
 
@@ -212,7 +216,9 @@ torch::Tensor dequantize_nf4(const Nf4Weight& w, const Ctx& ctx) {
   if (ctx.cuda) {
 #ifdef SYNCSCOPE_KERNELS_CUDA
     torch::Tensor out = torch::empty({w.rows, w.cols}, ctx.opts());
-    const int code = ctx.dtype == torch::kFloat32 ? SS_DTYPE_F32 : ctx.dtype == torch::kBFloat16 ? SS_DTYPE_BF16 : SS_DTYPE_F16;
+    const int code = ctx.dtype == torch::kFloat32    ? SS_DTYPE_F32
+                     : ctx.dtype == torch::kBFloat16 ? SS_DTYPE_BF16
+                                                     : SS_DTYPE_F16;
     check_cuda(ss_nf4_dequantize(w.codes.data_ptr<std::uint8_t>(), absmax.data_ptr<float>(), n, out.data_ptr(), code,
                                  SS_NF4_DEFAULT_VARIANT, nullptr),
                "ss_nf4_dequantize");
@@ -224,8 +230,9 @@ torch::Tensor dequantize_nf4(const Nf4Weight& w, const Ctx& ctx) {
   // The CPU reference's arithmetic (kernels/reference.cpp nf4_dequantize) with torch ops.
   const torch::Tensor lut = torch::from_blob(const_cast<float*>(kNf4Values), {16}, torch::kFloat32).clone();
   const torch::Tensor codes = w.codes.to(torch::kLong);
-  const torch::Tensor idx = torch::stack({torch::div(codes, 16, "floor"), torch::remainder(codes, 16)}, 1).reshape({-1}).narrow(0, 0, n);
-  const torch::Tensor scale = absmax.repeat_interleave(kNf4BlockSize).narrow(0, 0, n);
+  const torch::Tensor idx =
+      torch::stack({torch::div(codes, 16, "floor"), torch::remainder(codes, 16)}, 1).reshape({-1}).narrow(0, 0, n);
+  const torch::Tensor scale = absmax.repeat_interleave(program::kNf4BlockSize).narrow(0, 0, n);
   return (lut.index_select(0, idx) * scale).to(ctx.dtype).view({w.rows, w.cols});
 }
 
@@ -259,12 +266,13 @@ torch::Tensor apply_linear(const LinearWeight& l, const torch::Tensor& x, const 
   return y;
 }
 
-Rope rope_tables(const torch::Tensor& position_ids, const ModelShape& m, const Ctx& ctx) {
+Rope rope_tables(const torch::Tensor& position_ids, const scenario::ModelShape& m, const Ctx& ctx) {
   // inv_freq = theta^(-2i/d), built on the device: a host-built table would be a pageable
   // H2D copy, which LibTorch follows with a stream synchronization on CUDA.
   const std::int64_t d = m.head_dim;
   const auto f = torch::TensorOptions().device(ctx.device).dtype(torch::kFloat32);
-  const torch::Tensor inv_freq = torch::pow(m.rope_theta, torch::arange(0, d, 2, f) / static_cast<double>(d)).reciprocal();
+  const torch::Tensor inv_freq =
+      torch::pow(m.rope_theta, torch::arange(0, d, 2, f) / static_cast<double>(d)).reciprocal();
   const torch::Tensor freqs = position_ids.to(torch::kFloat32).unsqueeze(1) * inv_freq.unsqueeze(0);
   const torch::Tensor emb = torch::cat({freqs, freqs}, -1);
   return Rope{emb.cos().to(ctx.dtype).unsqueeze(1), emb.sin().to(ctx.dtype).unsqueeze(1)};
@@ -279,16 +287,16 @@ torch::Tensor rmsnorm(const torch::Tensor& x, const torch::Tensor& w, double eps
   return y * w;
 }
 
-torch::Tensor layer_forward(const StepOptions& o, int layer, const LayerWeights& w, const torch::Tensor& x,
+torch::Tensor layer_forward(const program::StepOptions& o, int layer, const LayerWeights& w, const torch::Tensor& x,
                             const PackedBatch& batch, const Rope& rope, PackingMetadata& packing, Ctx& ctx) {
-  const ModelShape& m = o.model;
+  const scenario::ModelShape& m = o.model;
   const std::int64_t T = x.size(0), nh = m.num_attention_heads, nkv = m.num_key_value_heads, d = m.head_dim;
   const double eps = m.rms_norm_eps;
   const torch::Tensor n = rmsnorm(x, w.input_norm, eps, ctx);
   torch::Tensor q = apply_linear(w.q, n, ctx).view({T, nh, d});
   torch::Tensor k = apply_linear(w.k, n, ctx).view({T, nkv, d});
   torch::Tensor v = apply_linear(w.v, n, ctx).view({T, nkv, d});
-  if (uses_qk_norm(m)) {
+  if (program::uses_qk_norm(m)) {
     q = rmsnorm(q, w.q_norm, eps, ctx);
     k = rmsnorm(k, w.k_norm, eps, ctx);
   }
@@ -298,7 +306,7 @@ torch::Tensor layer_forward(const StepOptions& o, int layer, const LayerWeights&
     k = k.unsqueeze(2).expand({T, nkv, nh / nkv, d}).reshape({T, nh, d});
     v = v.unsqueeze(2).expand({T, nkv, nh / nkv, d}).reshape({T, nh, d});
   }
-  const torch::Tensor mask = packing.mask(batch, layer_sliding_window(m, layer), ctx);
+  const torch::Tensor mask = packing.mask(batch, program::layer_sliding_window(m, layer), ctx);
   const torch::Tensor attn = attention_core(q.transpose(0, 1).unsqueeze(0), k.transpose(0, 1).unsqueeze(0),
                                             v.transpose(0, 1).unsqueeze(0), mask, static_cast<int>(d));
   const torch::Tensor h = x + apply_linear(w.o, attn.squeeze(0).transpose(0, 1).reshape({T, nh * d}), ctx);
@@ -313,8 +321,8 @@ torch::Tensor layer_forward(const StepOptions& o, int layer, const LayerWeights&
   return h + out.to(x.scalar_type());
 }
 
-torch::Tensor head_loss(const StepOptions& o, const ModelWeights& w, const torch::Tensor& x, const torch::Tensor& labels,
-                        const Ctx& ctx) {
+torch::Tensor head_loss(const program::StepOptions& o, const ModelWeights& w, const torch::Tensor& x,
+                        const torch::Tensor& labels, const Ctx& ctx) {
   const torch::Tensor logits = torch::linear(rmsnorm(x, w.final_norm, o.model.rms_norm_eps, ctx), w.lm_head);
   namespace F = torch::nn::functional;
   return F::cross_entropy(logits, labels, F::CrossEntropyFuncOptions().ignore_index(-100));
@@ -356,7 +364,9 @@ PackedBatch upload(const HostBatch& host, const Ctx& ctx, std::uint64_t generati
   b.total = static_cast<int>(host.input_ids.numel());
   // non_blocking from pinned memory on CUDA; copy=true so every step gets new tensors (a new
   // batch object) even on CPU.
-  auto up = [&](const torch::Tensor& t) { return t.to(ctx.device, t.scalar_type(), /*non_blocking=*/true, /*copy=*/true); };
+  auto up = [&](const torch::Tensor& t) {
+    return t.to(ctx.device, t.scalar_type(), /*non_blocking=*/true, /*copy=*/true);
+  };
   b.input_ids = up(host.input_ids);
   b.labels = up(host.labels);
   b.position_ids = up(host.position_ids);

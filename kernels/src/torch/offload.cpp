@@ -14,7 +14,7 @@
 
 namespace syncscope::kernels::detail {
 
-OffloadEngine::OffloadEngine(const Choreography& choreo, std::int64_t rows, std::int64_t cols, Ctx& ctx)
+OffloadEngine::OffloadEngine(const program::Choreography& choreo, std::int64_t rows, std::int64_t cols, Ctx& ctx)
     : cuda_(ctx.cuda) {
   const auto host_opts = torch::TensorOptions().dtype(ctx.dtype).pinned_memory(ctx.cuda);
   for (int l = 0; l < choreo.plan.offloaded(); ++l) host_.push_back(torch::empty({rows, cols}, host_opts));
@@ -83,7 +83,8 @@ void OffloadEngine::offload(int layer, const torch::Tensor& input) {
     return;
   }
 #ifdef SYNCSCOPE_KERNELS_CUDA
-  check_cuda(ss_cuda_memcpy_async(dst.data_ptr(), input.data_ptr(), static_cast<size_t>(input.nbytes()), 2, copy_stream_),
+  check_cuda(ss_cuda_memcpy_async(dst.data_ptr(), input.data_ptr(), static_cast<size_t>(input.nbytes()), 2,
+                                  copy_stream_),
              "cudaMemcpyAsync(D2H offload)");
 #endif
 }

@@ -66,7 +66,9 @@ torch::Tensor PackingMetadata::device_mask(const PackedBatch& batch, int window,
     const auto n = static_cast<std::int64_t>(batch.host_lengths.size());
     torch::Tensor cu = torch::empty({n + 1}, torch::TensorOptions().device(ctx.device).dtype(torch::kInt32));
     torch::Tensor mask = torch::empty({total, total}, ctx.opts());
-    const int code = ctx.dtype == torch::kFloat32 ? SS_DTYPE_F32 : ctx.dtype == torch::kBFloat16 ? SS_DTYPE_BF16 : SS_DTYPE_F16;
+    const int code = ctx.dtype == torch::kFloat32    ? SS_DTYPE_F32
+                     : ctx.dtype == torch::kBFloat16 ? SS_DTYPE_BF16
+                                                     : SS_DTYPE_F16;
     // Launched on the legacy default stream, after the lengths' upload queued there.
     check_cuda(ss_packed_mask(batch.seq_lengths.data_ptr<std::int32_t>(), static_cast<int>(n), static_cast<int>(total),
                               window, cu.data_ptr<std::int32_t>(), mask.data_ptr(), code, nullptr),
@@ -78,16 +80,16 @@ torch::Tensor PackingMetadata::device_mask(const PackedBatch& batch, int window,
 #endif
   }
   // CPU: the same computation from the host lengths (the CPU reference of the kernel).
-  const PackedMetadata meta = packed_metadata(batch.host_lengths);
+  const program::PackedMetadata meta = program::packed_metadata(batch.host_lengths);
   cu_seqlens_ = host_i32(meta.cu_seqlens);
-  std::vector<float> m = packed_causal_mask(batch.host_lengths, window);
+  std::vector<float> m = program::packed_causal_mask(batch.host_lengths, window);
   torch::Tensor mask = torch::from_blob(m.data(), {total, total}, torch::kFloat32).to(ctx.dtype).clone();
   return mask.unsqueeze(0).unsqueeze(0);
 }
 
 torch::Tensor PackingMetadata::mask(const PackedBatch& batch, int window, Ctx& ctx) {
   RangeGuard range(*ctx.ranges, "packing_metadata");
-  if (variant_ == PackingVariant::Rebuild) {
+  if (variant_ == model::PackingVariant::Rebuild) {
     ++*ctx.metadata_builds;
     unsloth_metadata(batch, ctx);
     generation_ = batch.generation;
@@ -98,12 +100,12 @@ torch::Tensor PackingMetadata::mask(const PackedBatch& batch, int window, Ctx& c
     masks_.clear();
     cached_mask_ = torch::Tensor();
     cu_seqlens_ = torch::Tensor();
-    if (variant_ == PackingVariant::Cached) {
+    if (variant_ == model::PackingVariant::Cached) {
       ++*ctx.metadata_builds;
       unsloth_metadata(batch, ctx);
     }
   }
-  if (variant_ == PackingVariant::Cached) {
+  if (variant_ == model::PackingVariant::Cached) {
     // Unsloth's _SDPA_MASK_CACHE: one entry per device, hit only for the same batch object
     // and the same (dtype, sliding window); another window replaces it. With gpt-oss's
     // alternating windows every layer rebuilds (2 host reads each).

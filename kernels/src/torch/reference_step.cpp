@@ -20,7 +20,7 @@ std::uint64_t batch_seed(std::uint64_t seed, int index) {
 }  // namespace
 
 struct ReferenceStep::Impl {
-  StepOptions opt;
+  program::StepOptions opt;
   int layers = 0;
   Ctx ctx;
   SyncCounts syncs;
@@ -28,10 +28,10 @@ struct ReferenceStep::Impl {
   Ranges ranges;
   ModelWeights w;
   std::unique_ptr<torch::optim::AdamW> adam;
-  Choreography choreo;
+  program::Choreography choreo;
   std::unique_ptr<OffloadEngine> engine;
   // Unsloth's first pass offloads every layer (offload_first_pass); later steps keep the last.
-  Choreography first_choreo;
+  program::Choreography first_choreo;
   std::unique_ptr<OffloadEngine> first_engine;
   int steps_run = 0;
   PackingMetadata packing;
@@ -40,18 +40,19 @@ struct ReferenceStep::Impl {
   HostBatch host;
   std::uint64_t generation = 0;
 
-  explicit Impl(const StepOptions& o) : opt(o), packing(o.packing) {
+  explicit Impl(const program::StepOptions& o) : opt(o), packing(o.packing) {
     validate(opt);
-    layers = effective_layers(opt);
+    layers = program::effective_layers(opt);
     ctx.cuda = opt.device == "cuda";
     if (ctx.cuda) {
-      SYNCSCOPE_THROW_IF(!cuda_available(),
-                         "device \"cuda\" requested but no CUDA device is usable (needs LibTorch with CUDA, a CUDA build "
-                         "of syncscope and a GPU)");
+      SYNCSCOPE_THROW_IF(
+          !cuda_available(),
+          "device \"cuda\" requested but no CUDA device is usable (needs LibTorch with CUDA, a CUDA build "
+          "of syncscope and a GPU)");
       ctx.device = torch::Device(torch::kCUDA, 0);
     }
     ctx.dtype = parse_dtype(opt.dtype);
-    if (opt.model.is_moe() && opt.moe == MoeVariant::Device) ctx.moe_expert_gemm = resolve_moe_expert_gemm(opt);
+    if (opt.model.is_moe() && opt.moe == model::MoeVariant::Device) ctx.moe_expert_gemm = resolve_moe_expert_gemm(opt);
     ctx.syncs = &syncs;
     ctx.metadata_builds = &builds;
     ctx.ranges = &ranges;
@@ -63,9 +64,9 @@ struct ReferenceStep::Impl {
         params, torch::optim::AdamWOptions(opt.learning_rate).weight_decay(opt.weight_decay));
     const std::int64_t T = opt.batch.packed_tokens, H = opt.model.hidden_size;
     if (!opt.offload) {
-      choreo = build_plain_choreography(layers);
+      choreo = program::build_plain_choreography(layers);
     } else {
-      const double act = static_cast<double>(T) * static_cast<double>(H) * dtype_bytes(opt.dtype);
+      const double act = static_cast<double>(T) * static_cast<double>(H) * program::dtype_bytes(opt.dtype);
       double budget = opt.offload_budget_bytes;
       if (budget < 0) {
         budget = 0;
@@ -73,26 +74,27 @@ struct ReferenceStep::Impl {
         if (ctx.cuda) {
           size_t free_bytes = 0, total_bytes = 0;
           check_cuda(ss_cuda_mem_get_info(&free_bytes, &total_bytes), "cudaMemGetInfo");
-          budget = std::max(0.0, static_cast<double>(free_bytes) - kOffloadReserveBytes);
+          budget = std::max(0.0, static_cast<double>(free_bytes) - program::kOffloadReserveBytes);
         }
 #endif
       }
       opt.offload_budget_bytes = budget;  // resolved: build_step_program(options()) plans the same
 #ifdef SYNCSCOPE_KERNELS_CUDA
-      if (ctx.cuda && opt.offload == OffloadVariant::Double) {
-        // Unsloth double-buffers only with memory for the second buffer (docs/sources.md#offload-double-buffer: > 512 MB
-        // free) and falls back to one buffer otherwise; options() then says "single".
+      if (ctx.cuda && opt.offload == model::OffloadVariant::Double) {
+        // Unsloth double-buffers only with memory for the second buffer (docs/sources.md#offload-double-buffer: > 512
+        // MB free) and falls back to one buffer otherwise; options() then says "single".
         size_t free_bytes = 0, total_bytes = 0;
         check_cuda(ss_cuda_mem_get_info(&free_bytes, &total_bytes), "cudaMemGetInfo");
-        if (static_cast<double>(free_bytes) < act + kUnslothDoubleBufferFreeBytes) opt.offload = OffloadVariant::Single;
+        if (static_cast<double>(free_bytes) < act + program::kUnslothDoubleBufferFreeBytes)
+          opt.offload = model::OffloadVariant::Single;
       }
 #endif
-      choreo = build_choreography(plan_offload(*opt.offload, layers, act, budget, opt.prefetch_depth,
-                                               opt.offload_first_pass, opt.offload_min_bytes));
+      choreo = program::build_choreography(program::plan_offload(*opt.offload, layers, act, budget, opt.prefetch_depth,
+                                                                 opt.offload_first_pass, opt.offload_min_bytes));
       engine = std::make_unique<OffloadEngine>(choreo, T, H, ctx);
-      if (!opt.offload_first_pass && opt.offload != OffloadVariant::Prefetch) {
-        first_choreo = build_choreography(
-            plan_offload(*opt.offload, layers, act, budget, opt.prefetch_depth, true, opt.offload_min_bytes));
+      if (!opt.offload_first_pass && opt.offload != model::OffloadVariant::Prefetch) {
+        first_choreo = program::build_choreography(
+            program::plan_offload(*opt.offload, layers, act, budget, opt.prefetch_depth, true, opt.offload_min_bytes));
         first_engine = std::make_unique<OffloadEngine>(first_choreo, T, H, ctx);
       }
     }
@@ -101,7 +103,7 @@ struct ReferenceStep::Impl {
 
   void load_batch(int index) {
     batch = index;
-    lengths = batch_lengths(opt, index);
+    lengths = program::batch_lengths(opt, index);
     long long sum = 0;
     for (int len : lengths) sum += len;
     SYNCSCOPE_INPUT_ERROR_IF(sum != opt.batch.packed_tokens,
@@ -116,7 +118,7 @@ struct ReferenceStep::Impl {
     return run_with(first ? first_choreo : choreo, first ? first_engine.get() : engine.get());
   }
 
-  StepResult run_with(const Choreography& choreo, OffloadEngine* engine) {
+  StepResult run_with(const program::Choreography& choreo, OffloadEngine* engine) {
     syncs = {};
     builds = 0;
     for (auto& [name, p] : w.named) p.mutable_grad().reset();  // set_to_none: no zeroing kernels
@@ -134,22 +136,22 @@ struct ReferenceStep::Impl {
       acts[0] = emb.detach();
       torch::Tensor grad;
       bool in_choreo_range = false;
-      for (const ChoreoStep& s : choreo.steps) {
-        const bool is_choreo =
-            s.kind != ChoreoKind::ForwardLayer && s.kind != ChoreoKind::BackwardLayer && s.kind != ChoreoKind::Head;
+      for (const program::ChoreoStep& s : choreo.steps) {
+        const bool is_choreo = s.kind != program::ChoreoKind::ForwardLayer &&
+                               s.kind != program::ChoreoKind::BackwardLayer && s.kind != program::ChoreoKind::Head;
         if (is_choreo && !in_choreo_range) ranges.push("offload_reload");
         if (!is_choreo && in_choreo_range) ranges.pop();
         in_choreo_range = is_choreo;
         const auto l = static_cast<std::size_t>(std::max(s.layer, 0));
         switch (s.kind) {
-          case ChoreoKind::RecordMain: engine->record_main(s.event); break;
-          case ChoreoKind::RecordCopy: engine->record_copy(s.event); break;
-          case ChoreoKind::CopyWaits: engine->copy_waits(s.event); break;
-          case ChoreoKind::MainWaits: engine->main_waits(s.event); break;
-          case ChoreoKind::OffloadCopy: engine->offload(s.layer, acts[l]); break;
-          case ChoreoKind::ReloadCopy: engine->reload(s.layer, s.buffer); break;
-          case ChoreoKind::ReleaseInput: acts[l] = torch::Tensor(); break;
-          case ChoreoKind::ForwardLayer: {
+          case program::ChoreoKind::RecordMain: engine->record_main(s.event); break;
+          case program::ChoreoKind::RecordCopy: engine->record_copy(s.event); break;
+          case program::ChoreoKind::CopyWaits: engine->copy_waits(s.event); break;
+          case program::ChoreoKind::MainWaits: engine->main_waits(s.event); break;
+          case program::ChoreoKind::OffloadCopy: engine->offload(s.layer, acts[l]); break;
+          case program::ChoreoKind::ReloadCopy: engine->reload(s.layer, s.buffer); break;
+          case program::ChoreoKind::ReleaseInput: acts[l] = torch::Tensor(); break;
+          case program::ChoreoKind::ForwardLayer: {
             RangeGuard r(ranges, fmt::format("layer_{:02}", s.layer));
             const LayerWeights& lw = w.layers[l];
             if (offload) {
@@ -163,7 +165,7 @@ struct ReferenceStep::Impl {
             }
             break;
           }
-          case ChoreoKind::Head: {
+          case program::ChoreoKind::Head: {
             const torch::Tensor last = acts[static_cast<std::size_t>(layers)].detach().requires_grad_(true);
             loss = head_loss(opt, w, last, b.labels, ctx);
             ranges.pop();  // forward
@@ -172,7 +174,7 @@ struct ReferenceStep::Impl {
             grad = last.grad();
             break;
           }
-          case ChoreoKind::BackwardLayer: {
+          case program::ChoreoKind::BackwardLayer: {
             RangeGuard r(ranges, fmt::format("layer_{:02}", s.layer));
             if (offload) {
               // Recompute from the reloaded (or resident) input, then backward through it.
@@ -193,7 +195,7 @@ struct ReferenceStep::Impl {
       }
       if (in_choreo_range) ranges.pop();
       if (emb.requires_grad()) emb.backward(grad);  // a frozen embedding (lora/qlora) gets none
-      ranges.pop();  // backward
+      ranges.pop();                                 // backward
       {
         RangeGuard r(ranges, "optimizer");
         adam->step();
@@ -209,7 +211,7 @@ struct ReferenceStep::Impl {
   }
 };
 
-ReferenceStep::ReferenceStep(const StepOptions& options) : impl_(std::make_unique<Impl>(options)) {}
+ReferenceStep::ReferenceStep(const program::StepOptions& options) : impl_(std::make_unique<Impl>(options)) {}
 ReferenceStep::~ReferenceStep() = default;
 ReferenceStep::ReferenceStep(ReferenceStep&&) noexcept = default;
 ReferenceStep& ReferenceStep::operator=(ReferenceStep&&) noexcept = default;
@@ -218,8 +220,8 @@ StepResult ReferenceStep::run() { return impl_->run(); }
 void ReferenceStep::next_batch() { impl_->load_batch(impl_->batch + 1); }
 int ReferenceStep::batch_index() const { return impl_->batch; }
 const std::vector<int>& ReferenceStep::lengths() const { return impl_->lengths; }
-const StepOptions& ReferenceStep::options() const { return impl_->opt; }
-const OffloadPlan& ReferenceStep::offload_plan() const { return impl_->choreo.plan; }
+const program::StepOptions& ReferenceStep::options() const { return impl_->opt; }
+const program::OffloadPlan& ReferenceStep::offload_plan() const { return impl_->choreo.plan; }
 void ReferenceStep::record_ranges(bool on) { impl_->ranges.record(on); }
 
 void ReferenceStep::synchronize() {
@@ -258,10 +260,10 @@ void ReferenceStep::set_parameters(const std::vector<NamedValues>& values) {
     auto& [name, p] = named[i];
     const NamedValues& v = values[i];
     SYNCSCOPE_INPUT_ERROR_IF(v.name != name || static_cast<std::int64_t>(v.values.size()) != p.numel(),
-                             fmt::format("set_parameters: entry {} is \"{}\" with {} values, expected \"{}\" with {}", i,
-                                         v.name, v.values.size(), name, p.numel()));
-    const torch::Tensor src =
-        torch::from_blob(const_cast<float*>(v.values.data()), p.sizes(), torch::kFloat32).to(p.device(), p.scalar_type());
+                             fmt::format("set_parameters: entry {} is \"{}\" with {} values, expected \"{}\" with {}",
+                                         i, v.name, v.values.size(), name, p.numel()));
+    const torch::Tensor src = torch::from_blob(const_cast<float*>(v.values.data()), p.sizes(), torch::kFloat32)
+                                  .to(p.device(), p.scalar_type());
     p.copy_(src);
   }
 }

@@ -191,7 +191,8 @@ double moe_saving_sorted_ns(int experts, int moe_layers, int passes, double q, d
   SYNCSCOPE_INPUT_ERROR_IF(experts < 1 || moe_layers < 0 || passes < 1,
                            "moe: need experts >= 1, moe layers >= 0, passes >= 1");
   SYNCSCOPE_INPUT_ERROR_IF(syncs_left < 0 || syncs_left > experts,
-                           fmt::format("moe: syncs left per MoE call must be in 0..E ({}), got {}", experts, syncs_left));
+                           fmt::format("moe: syncs left per MoE call must be in 0..E ({}), got {}", experts,
+                                       syncs_left));
   return static_cast<double>(moe_layers) * passes * (experts - syncs_left) * q + kernel_delta;
 }
 
@@ -205,7 +206,8 @@ double moe_sorted_segment_saving_ns(int experts, double sync_saving_ns, double q
                                     int syncs_left) {
   SYNCSCOPE_INPUT_ERROR_IF(experts < 1, "moe: need experts >= 1");
   SYNCSCOPE_INPUT_ERROR_IF(syncs_left < 0 || syncs_left > experts,
-                           fmt::format("moe: syncs left per MoE call must be in 0..E ({}), got {}", experts, syncs_left));
+                           fmt::format("moe: syncs left per MoE call must be in 0..E ({}), got {}", experts,
+                                       syncs_left));
   const double replaced = static_cast<double>(experts) * kMoeSortedLaunchesPerExpert + kMoeSortedLaunchesPerCall;
   return (experts - syncs_left) * sync_saving_ns + (query_launches - replaced) * launch_ns;
 }

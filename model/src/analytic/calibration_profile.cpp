@@ -7,7 +7,7 @@
 
 #include "syncscope/core/error.hpp"
 
-namespace syncscope {
+namespace syncscope::model {
 
 GpuProfile profile_from_calibration(const CalibrationMeasurements& m, const std::string& name,
                                     const std::string& date_utc) {
@@ -17,10 +17,14 @@ GpuProfile profile_from_calibration(const CalibrationMeasurements& m, const std:
     double value;
   };
   const Required required[] = {
-      {"sync_round_trip_ns", m.sync_round_trip_ns},   {"launch_overhead_ns", m.launch_overhead_ns},
-      {"launch_latency_ns", m.launch_latency_ns},     {"h2d_pinned_bytes_per_s", m.h2d_pinned_bytes_per_s},
-      {"d2h_pinned_bytes_per_s", m.d2h_pinned_bytes_per_s}, {"dram_bytes_per_s", m.dram_bytes_per_s},
-      {"bf16_flops_per_s", m.bf16_flops_per_s},       {"memory_bytes", m.memory_bytes},
+      {"sync_round_trip_ns", m.sync_round_trip_ns},
+      {"launch_overhead_ns", m.launch_overhead_ns},
+      {"launch_latency_ns", m.launch_latency_ns},
+      {"h2d_pinned_bytes_per_s", m.h2d_pinned_bytes_per_s},
+      {"d2h_pinned_bytes_per_s", m.d2h_pinned_bytes_per_s},
+      {"dram_bytes_per_s", m.dram_bytes_per_s},
+      {"bf16_flops_per_s", m.bf16_flops_per_s},
+      {"memory_bytes", m.memory_bytes},
       {"sm_count", static_cast<double>(m.sm_count)},
   };
   for (const auto& r : required)
@@ -32,10 +36,10 @@ GpuProfile profile_from_calibration(const CalibrationMeasurements& m, const std:
   p.description = fmt::format("{} (compute capability {}.{}), measured by syncscope calibrate", m.gpu_name,
                               m.compute_major, m.compute_minor);
   p.measured = true;
-  p.measured_on = fmt::format("{}, {}, driver {}, CUDA runtime {}", date_utc, m.gpu_name,
-                              m.driver_version.empty() ? "unknown (driver API " + m.cuda_driver_api + ")"
-                                                       : m.driver_version,
-                              m.cuda_runtime);
+  p.measured_on =
+      fmt::format("{}, {}, driver {}, CUDA runtime {}", date_utc, m.gpu_name,
+                  m.driver_version.empty() ? "unknown (driver API " + m.cuda_driver_api + ")" : m.driver_version,
+                  m.cuda_runtime);
   p.sync_round_trip_ns = m.sync_round_trip_ns;
   p.launch_overhead_ns = m.launch_overhead_ns;
   p.launch_latency_ns = m.launch_latency_ns;
@@ -88,4 +92,4 @@ std::string parse_nvidia_driver_version(const std::string& text) {
   return "";
 }
 
-}  // namespace syncscope
+}  // namespace syncscope::model

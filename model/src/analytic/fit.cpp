@@ -4,8 +4,8 @@
 #include <cmath>
 #include <set>
 
-#include <Eigen/Dense>
 #include <fmt/format.h>
+#include <Eigen/Dense>
 
 #include "syncscope/core/error.hpp"
 
@@ -54,16 +54,18 @@ LinearFit fit_linear(const std::vector<std::vector<double>>& rows, const std::ve
   }
   // Scale columns so the rank test is not fooled by ns-sized values next to counts.
   Eigen::VectorXd scale = X.colwise().norm().transpose();
-  for (Eigen::Index k = 0; k < p; ++k) if (scale(k) == 0) scale(k) = 1;
+  for (Eigen::Index k = 0; k < p; ++k)
+    if (scale(k) == 0) scale(k) = 1;
   Eigen::MatrixXd Xs = X * scale.cwiseInverse().asDiagonal();
   Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(Xs);
   qr.setThreshold(1e-10);
   if (qr.rank() < p) {
     std::string cols;
     for (const auto& s : names) cols += (cols.empty() ? "" : ", ") + s;
-    throw InputError(fmt::format("fit: the runs do not determine all of ({}): the design has rank {} < {}; "
-                                 "vary the layer count (and expert count) across runs",
-                                 cols, qr.rank(), p));
+    throw InputError(
+        fmt::format("fit: the runs do not determine all of ({}): the design has rank {} < {}; "
+                    "vary the layer count (and expert count) across runs",
+                    cols, qr.rank(), p));
   }
   auto solve = [&](const Eigen::VectorXd& rhs) -> Eigen::VectorXd {
     return (qr.solve(rhs).array() / scale.array()).matrix();
@@ -100,8 +102,7 @@ LinearFit fit_linear(const std::vector<std::vector<double>>& rows, const std::ve
   return out;
 }
 
-FittedParameter linear_combination(const LinearFit& fit, const std::vector<double>& w, std::string name,
-                                   double level) {
+FittedParameter linear_combination(const LinearFit& fit, const std::vector<double>& w, std::string name, double level) {
   SYNCSCOPE_THROW_IF(static_cast<int>(w.size()) != fit.p, "linear_combination: weight count != parameter count");
   double value = 0;
   for (int k = 0; k < fit.p; ++k) value += w[k] * fit.parameters[k].value;
@@ -115,21 +116,23 @@ FittedParameter linear_combination(const LinearFit& fit, const std::vector<doubl
   return summarize(std::move(name), value, draws, level);
 }
 
-SavingFit fit_per_layer_saving(const std::vector<RunObservation>& runs, const std::string& base,
-                               const std::string& fix, const FitOptions& options) {
+SavingFit fit_per_layer_saving(const std::vector<RunObservation>& runs, const std::string& base, const std::string& fix,
+                               const FitOptions& options) {
   std::vector<const RunObservation*> use;
   std::set<int> layers_seen, experts_seen;
   for (const auto& r : runs) {
     if (r.variant != base && r.variant != fix) continue;
-    SYNCSCOPE_INPUT_ERROR_IF(r.layers < 1, fmt::format("fit: run of '{}' has layers {} (need >= 1)", r.variant, r.layers));
+    SYNCSCOPE_INPUT_ERROR_IF(r.layers < 1,
+                             fmt::format("fit: run of '{}' has layers {} (need >= 1)", r.variant, r.layers));
     SYNCSCOPE_INPUT_ERROR_IF(!(r.step_ns > 0), fmt::format("fit: run of '{}' at L={} has step time {} ns (need > 0)",
-                                                          r.variant, r.layers, r.step_ns));
+                                                           r.variant, r.layers, r.step_ns));
     use.push_back(&r);
     layers_seen.insert(r.layers);
     experts_seen.insert(r.experts);
   }
   SYNCSCOPE_INPUT_ERROR_IF(layers_seen.size() < 2,
-                           fmt::format("fit: runs of '{}' and '{}' need at least two different layer counts", base, fix));
+                           fmt::format("fit: runs of '{}' and '{}' need at least two different layer counts", base,
+                                       fix));
   const bool experts = experts_seen.size() > 1;
   // Columns: a_base, b_base, [e_base], a_fix, b_fix, [e_fix].
   std::vector<std::string> names = {"intercept_" + base, "per_layer_" + base};
@@ -160,7 +163,8 @@ SavingFit fit_per_layer_saving(const std::vector<RunObservation>& runs, const st
   out.per_layer_saving = linear_combination(out.fit, w(1), "per_layer_saving_ns", options.level);
   out.intercept_difference = linear_combination(out.fit, w(0), "intercept_difference_ns", options.level);
   out.has_experts = experts;
-  if (experts) out.per_layer_expert_saving = linear_combination(out.fit, w(2), "per_layer_expert_saving_ns", options.level);
+  if (experts)
+    out.per_layer_expert_saving = linear_combination(out.fit, w(2), "per_layer_expert_saving_ns", options.level);
   if (!experts) {
     for (int L : layers_seen) {
       std::vector<double> v(names.size(), 0.0);
@@ -168,7 +172,8 @@ SavingFit fit_per_layer_saving(const std::vector<RunObservation>& runs, const st
       v[1] = L;
       v[half] = -1;
       v[half + 1] = -L;
-      out.saving_at_layers.emplace_back(L, linear_combination(out.fit, v, fmt::format("saving_at_L{}_ns", L), options.level));
+      out.saving_at_layers.emplace_back(L, linear_combination(out.fit, v, fmt::format("saving_at_L{}_ns", L),
+                                                              options.level));
     }
   }
   return out;

@@ -24,12 +24,12 @@ Estimate forward_time_estimate(const Trace& t, std::string_view range_name) {
   std::vector<double> durations;
   for (const auto& r : t.ranges) {
     // Host ranges only: NVTX (our tracer, the simulator) or record_function (torch.profiler).
-    const bool host = r.kind == RangeKind::NvtxPushPop || r.kind == RangeKind::NvtxStartEnd ||
-                      r.kind == RangeKind::UserAnnotation;
+    const bool host =
+        r.kind == RangeKind::NvtxPushPop || r.kind == RangeKind::NvtxStartEnd || r.kind == RangeKind::UserAnnotation;
     if (!host || t.str(r.name) != range_name || r.end < r.start) continue;
     Ns end = r.end;
-    auto it = std::lower_bound(calls.begin(), calls.end(), r.start,
-                               [](const ApiCall* a, Ns s) { return a->start < s; });
+    auto it =
+        std::lower_bound(calls.begin(), calls.end(), r.start, [](const ApiCall* a, Ns s) { return a->start < s; });
     for (; it != calls.end() && (*it)->start < r.end; ++it) {
       const ApiCall& a = **it;
       if (r.pid >= 0 && a.pid >= 0 && (a.pid != r.pid || (r.tid >= 0 && a.tid >= 0 && a.tid != r.tid))) continue;

@@ -9,14 +9,14 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "gpu_profile_fitted.hpp"
 #include "syncscope/core/bounds.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
 #include "syncscope/core/output_policy.hpp"
 #include "syncscope/core/text.hpp"
-#include "gpu_profile_fitted.hpp"
 
-namespace syncscope {
+namespace syncscope::model {
 
 namespace {
 
@@ -67,7 +67,7 @@ constexpr Field kFields[] = {
     {"copy_floor_ns", FieldType::Number, false},
     {"kernels", FieldType::String, false},     // a list; gpu_profile_fitted.cpp
     {"provenance", FieldType::String, false},  // a map; gpu_profile_fitted.cpp
-    {"sources", FieldType::String, true},  // a map; checked separately
+    {"sources", FieldType::String, true},      // a map; checked separately
 };
 
 // Fields whose value needs a source (every measured or datasheet quantity).
@@ -107,7 +107,8 @@ std::string where(const std::string& file, const YAML::Node& node) {
   return fmt::format("{}:{}:{}", file, m.line + 1, m.column + 1);
 }
 
-[[noreturn]] void fail(const std::string& file, const YAML::Node& node, const std::string& field, const std::string& what) {
+[[noreturn]] void fail(const std::string& file, const YAML::Node& node, const std::string& field,
+                       const std::string& what) {
   throw InputError(fmt::format("{}: GPU profile field '{}': {}", where(file, node), printable(field), what));
 }
 
@@ -199,8 +200,7 @@ GpuProfile parse_profile(const std::string& text, const std::string& file) {
         if (!kv.first.IsScalar()) fail(file, kv.first, "sources", "expected field names as keys");
         std::string k = kv.first.Scalar();
         if (!seen_sources.insert(k).second) fail(file, kv.first, "sources." + k, "given twice; give it once");
-        if (!known.count(k) || k == "sources")
-          fail(file, kv.first, "sources." + k, "names no profile field");
+        if (!known.count(k) || k == "sources") fail(file, kv.first, "sources." + k, "names no profile field");
         p.sources[k] = scalar_as<std::string>(file, kv.second, "sources." + k, "a string");
         if (p.sources[k].empty()) fail(file, kv.second, "sources." + k, "empty source");
         if (auto problem = name_problem(p.sources[k], kMaxTextChars))
@@ -221,7 +221,8 @@ GpuProfile parse_profile(const std::string& text, const std::string& file) {
         if (f.required && v.empty()) fail(file, node, key, "must not be empty");
         // Printed in tables, traces and the report: printable UTF-8, a name at most 128
         // characters, other text at most kMaxTextChars.
-        if (auto problem = name_problem(v, key == "name" ? bounds::kMaxNameChars : kMaxTextChars); problem && !v.empty())
+        if (auto problem = name_problem(v, key == "name" ? bounds::kMaxNameChars : kMaxTextChars);
+            problem && !v.empty())
           fail(file, node, key, "the text " + *problem);
         break;
       }
@@ -239,7 +240,8 @@ GpuProfile parse_profile(const std::string& text, const std::string& file) {
             fail(file, node, key, fmt::format("this build reads schema_version {}", kGpuProfileSchemaVersion));
         } else if (key == "sm_count") {
           if (!bounds::kSmCount.contains(v))
-            fail(file, node, key, fmt::format("expected {}, got {}", bounds::describe_int(bounds::kSmCount), node.Scalar()));
+            fail(file, node, key,
+                 fmt::format("expected {}, got {}", bounds::describe_int(bounds::kSmCount), node.Scalar()));
           p.sm_count = static_cast<int>(v);
         }
         break;
@@ -249,10 +251,11 @@ GpuProfile parse_profile(const std::string& text, const std::string& file) {
         if (!std::isfinite(v) || v < 0) fail(file, node, key, "must be a finite number >= 0");
         if (f.required && v <= 0) fail(file, node, key, "must be > 0");
         const char* unit = "";
-        if (const bounds::Range* r = number_bounds(key, &unit); r != nullptr && !r->contains(v) && (f.required || v != 0))
+        if (const bounds::Range* r = number_bounds(key, &unit);
+            r != nullptr && !r->contains(v) && (f.required || v != 0))
           fail(file, node, key,
-               fmt::format("expected {}{}, got {}", bounds::describe_number(*r, unit), f.required ? "" : " or 0 (unknown)",
-                           node.Scalar()));
+               fmt::format("expected {}{}, got {}", bounds::describe_number(*r, unit),
+                           f.required ? "" : " or 0 (unknown)", node.Scalar()));
         *number_member(p, key) = v;
         break;
       }
@@ -263,10 +266,11 @@ GpuProfile parse_profile(const std::string& text, const std::string& file) {
   for (const auto& f : kFields) {
     if (!needs_source(f) || !root[f.key]) continue;
     if (!p.sources.count(f.key))
-      throw InputError(fmt::format("{}: GPU profile: field '{}' has no entry in 'sources' (add sources.{}: "
-                                   "\"<datasheet URL/title>\", \"docs/sources.md#<anchor>\", \"measured: ...\" or "
-                                   "\"assumed: <reason>\")",
-                                   file, f.key, f.key));
+      throw InputError(
+          fmt::format("{}: GPU profile: field '{}' has no entry in 'sources' (add sources.{}: "
+                      "\"<datasheet URL/title>\", \"docs/sources.md#<anchor>\", \"measured: ...\" or "
+                      "\"assumed: <reason>\")",
+                      file, f.key, f.key));
   }
   return p;
 }
@@ -330,9 +334,10 @@ GpuProfile load_gpu_profile(const std::string& name_or_path) {
   fs::path p(name_or_path);
   const PathKind kind = name_or_path.empty() ? PathKind::Missing : path_kind(p);
   if (kind == PathKind::Directory)
-    throw InputError(fmt::format("GPU profile '{}': is a directory; give a profile file (YAML, e.g. from syncscope "
-                                 "calibrate) or a shipped name",
-                                 name_or_path));
+    throw InputError(
+        fmt::format("GPU profile '{}': is a directory; give a profile file (YAML, e.g. from syncscope "
+                    "calibrate) or a shipped name",
+                    name_or_path));
   // A regular file, or a pipe or FIFO (read once: <(...) works too).
   if (kind != PathKind::Missing) return parse_gpu_profile(read_file(p, bounds::kMaxConfigBytes), p.string());
   fs::path dir = shipped_dir();
@@ -344,10 +349,11 @@ GpuProfile load_gpu_profile(const std::string& name_or_path) {
   }
   std::string list;
   for (const auto& n : shipped_gpu_profiles()) list += (list.empty() ? "" : ", ") + n;
-  throw InputError(fmt::format("GPU profile '{}': no such file and no shipped profile of that name (shipped: {}; "
-                               "directory: {})",
-                               name_or_path, list.empty() ? "none found" : list,
-                               dir.empty() ? "not found, set SYNCSCOPE_PROFILES_DIR" : dir.string()));
+  throw InputError(
+      fmt::format("GPU profile '{}': no such file and no shipped profile of that name (shipped: {}; "
+                  "directory: {})",
+                  name_or_path, list.empty() ? "none found" : list,
+                  dir.empty() ? "not found, set SYNCSCOPE_PROFILES_DIR" : dir.string()));
 }
 
 std::string gpu_profile_to_yaml(const GpuProfile& p) {
@@ -376,4 +382,4 @@ std::string gpu_profile_to_yaml(const GpuProfile& p) {
   return out;
 }
 
-}  // namespace syncscope
+}  // namespace syncscope::model

@@ -6,7 +6,7 @@
 
 #include "syncscope/core/error.hpp"
 
-namespace syncscope {
+namespace syncscope::model {
 
 namespace {
 
@@ -45,8 +45,7 @@ std::string quoted(const std::string& s) {
 
 }  // namespace
 
-void parse_fitted_section(const std::string& file, const std::string& key, const YAML::Node& node,
-                          GpuProfile& p) {
+void parse_fitted_section(const std::string& file, const std::string& key, const YAML::Node& node, GpuProfile& p) {
   if (key == "provenance") {
     if (!node.IsMap()) bad(file, node, key, "expected a mapping of key -> text");
     for (const auto& kv : node) {
@@ -108,4 +107,4 @@ std::string fitted_sections_to_yaml(const GpuProfile& p) {
   return out;
 }
 
-}  // namespace syncscope
+}  // namespace syncscope::model

@@ -9,14 +9,13 @@
 
 #include "syncscope/model/gpu_profile.hpp"
 
-namespace syncscope {
+namespace syncscope::model {
 
 // Reads `node` (the value of `key`, "kernels" or "provenance") into `profile`; InputError
 // naming file:line:column and the field on anything malformed.
-void parse_fitted_section(const std::string& file, const std::string& key, const YAML::Node& node,
-                          GpuProfile& profile);
+void parse_fitted_section(const std::string& file, const std::string& key, const YAML::Node& node, GpuProfile& profile);
 
 // The two sections as YAML ("" when the profile has neither).
 std::string fitted_sections_to_yaml(const GpuProfile& profile);
 
-}  // namespace syncscope
+}  // namespace syncscope::model

@@ -14,8 +14,8 @@ void check_interval(const Interval& x, const std::string& what) {
   SYNCSCOPE_INPUT_ERROR_IF(!std::isfinite(x.value) || !std::isfinite(x.lo) || !std::isfinite(x.hi),
                            fmt::format("{}: value and interval must be finite numbers", what));
   SYNCSCOPE_INPUT_ERROR_IF(!(x.lo <= x.value && x.value <= x.hi),
-                           fmt::format("{}: interval [{}, {}] must contain the value {} (need lo <= value <= hi)",
-                                       what, x.lo, x.hi, x.value));
+                           fmt::format("{}: interval [{}, {}] must contain the value {} (need lo <= value <= hi)", what,
+                                       x.lo, x.hi, x.value));
 }
 
 double Rng::uniform() { return static_cast<double>(engine_() >> 11) * 0x1.0p-53; }
@@ -56,7 +56,8 @@ double two_sided_z(double level) {
   double lo = 0, hi = 10;
   for (int it = 0; it < 200; ++it) {
     double mid = 0.5 * (lo + hi);
-    if (std::erf(mid / std::sqrt(2.0)) < level) lo = mid; else hi = mid;
+    if (std::erf(mid / std::sqrt(2.0)) < level) lo = mid;
+    else hi = mid;
   }
   return 0.5 * (lo + hi);
 }

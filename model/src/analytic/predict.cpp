@@ -25,9 +25,9 @@ void attach_speedup(FixPrediction& f, const std::optional<Interval>& step_ns, co
   if (!f.applicable) return;
   // Validate at the point values (a clear error); draws where S >= T are dropped.
   (void)speedup(step_ns->value, f.saving_ns.value);
-  f.speedup = propagate({*step_ns, f.saving_ns}, [](std::span<const double> x) {
-    return x[1] < x[0] && x[0] > 0 ? x[0] / (x[0] - x[1]) : std::nan("");
-  }, prop);
+  f.speedup = propagate(
+      {*step_ns, f.saving_ns},
+      [](std::span<const double> x) { return x[1] < x[0] && x[0] > 0 ? x[0] / (x[0] - x[1]) : std::nan(""); }, prop);
 }
 
 FixPrediction predict_packing(const PackingParams& p, const std::optional<Interval>& step_ns,
@@ -43,36 +43,44 @@ FixPrediction predict_packing(const PackingParams& p, const std::optional<Interv
   const int L = p.layers;
   f.parameters["L"] = Interval::exact(L);
   f.parameters["s_ns"] = p.s_ns;
-  Interval published = propagate({p.s_ns}, [L](std::span<const double> x) { return packing_saving_published_ns(L, x[0]); }, prop);
+  Interval published = propagate(
+      {p.s_ns}, [L](std::span<const double> x) { return packing_saving_published_ns(L, x[0]); }, prop);
   f.saving_ns = published;
   const bool segment = p.host_ns && p.gpu_ns && p.rebuild_host_ns && p.rebuild_gpu_ns && p.round_trip_ns;
   if (variant == "device") {
     if (!segment) {
       f.applicable = false;
-      f.reason = "the device variant builds the metadata once per batch on the GPU: predicting it needs host and "
-                 "GPU time per layer, the rebuild's host/GPU split and the round trip (or a trace)";
+      f.reason =
+          "the device variant builds the metadata once per batch on the GPU: predicting it needs host and "
+          "GPU time per layer, the rebuild's host/GPU split and the round trip (or a trace)";
       f.saving_ns = Interval::exact(0);
       f.formula = "segment model (inputs missing)";
       return f;
     }
     std::vector<Interval> in = {*p.host_ns, *p.gpu_ns, *p.rebuild_host_ns, *p.rebuild_gpu_ns, *p.round_trip_ns};
     const int k = p.syncs_per_layer;
-    f.saving_ns = propagate(in, [L, k](std::span<const double> x) {
-      return packing_segment_device(L, {x[0], x[1], x[2], x[3], x[4], k}).saved_ns;
-    }, prop);
+    f.saving_ns = propagate(
+        in,
+        [L, k](std::span<const double> x) {
+          return packing_segment_device(L, {x[0], x[1], x[2], x[3], x[4], k}).saved_ns;
+        },
+        prop);
     PackingTimes t = packing_segment_device(L, {in[0].value, in[1].value, in[2].value, in[3].value, in[4].value, k});
     f.regime = regime_name(t.regime);
     f.formula = "segment model: L(k r + w_h + max(H - w_h, D)) - max(L (H - w_h), L (D - w_d) + w_d)";
-    const char* names[] = {"host_ns_per_layer", "gpu_ns_per_layer", "rebuild_host_ns", "rebuild_gpu_ns", "round_trip_ns"};
+    const char* names[] = {"host_ns_per_layer", "gpu_ns_per_layer", "rebuild_host_ns", "rebuild_gpu_ns",
+                           "round_trip_ns"};
     for (std::size_t i = 0; i < in.size(); ++i) f.parameters[names[i]] = in[i];
-    f.notes.push_back("built once per batch by one GPU kernel from lengths the host already knows: every layer's "
-                      "syncs and rebuild leave, and host and GPU overlap across all layers");
+    f.notes.push_back(
+        "built once per batch by one GPU kernel from lengths the host already knows: every layer's "
+        "syncs and rebuild leave, and host and GPU overlap across all layers");
     attach_speedup(f, step_ns, prop);
     return f;
   }
   if (segment) {
     std::vector<Interval> in = {*p.host_ns, *p.gpu_ns, *p.rebuild_host_ns, *p.rebuild_gpu_ns, *p.round_trip_ns};
-    const char* names[] = {"host_ns_per_layer", "gpu_ns_per_layer", "rebuild_host_ns", "rebuild_gpu_ns", "round_trip_ns"};
+    const char* names[] = {"host_ns_per_layer", "gpu_ns_per_layer", "rebuild_host_ns", "rebuild_gpu_ns",
+                           "round_trip_ns"};
     for (std::size_t i = 0; i < in.size(); ++i) {
       check_interval(in[i], std::string("packing: ") + names[i]);
       f.parameters[names[i]] = in[i];
@@ -90,24 +98,28 @@ FixPrediction predict_packing(const PackingParams& p, const std::optional<Interv
     f.saving_ns = seg_saving;
     f.formula = "segment model: L(k r + w_h + max(H - w_h, D)) - [first layer + (L-1) max(H - w_h, D - w_d)]";
     if (t.regime == Regime::HostBound && in[3].value <= 0) {
-      f.notes.push_back("host-bound after the fix: the host stays the bottleneck; the saving is the removed host "
-                        "rebuild work and round trips");
+      f.notes.push_back(
+          "host-bound after the fix: the host stays the bottleneck; the saving is the removed host "
+          "rebuild work and round trips");
     } else if (t.regime == Regime::HostBound) {
       f.notes.push_back(fmt::format(
           "host-bound after the fix: the rebuild kernels ({} per layer) were already hidden under host time, so the "
           "published (L-1)*s over-predicts by up to (L-1)*w_d",
           ms(in[3].value)));
     } else if (t.regime == Regime::GpuBound) {
-      f.notes.push_back("gpu-bound after the fix: the segment model and (L-1)*s agree (the whole rebuild and its "
-                        "round trips leave the critical path)");
+      f.notes.push_back(
+          "gpu-bound after the fix: the segment model and (L-1)*s agree (the whole rebuild and its "
+          "round trips leave the critical path)");
     } else {
-      f.notes.push_back("balanced: host and GPU time per layer are within 25% of each other; removing the syncs "
-                        "lets them overlap, and the segment model's saving sits between the two bounds");
+      f.notes.push_back(
+          "balanced: host and GPU time per layer are within 25% of each other; removing the syncs "
+          "lets them overlap, and the segment model's saving sits between the two bounds");
     }
   } else {
     f.regime = "unknown";
-    f.notes.push_back("regime unknown: give host and GPU time per layer (or a trace) for the segment model; "
-                      "(L-1)*s assumes every layer's rebuild, with its syncs, is serial and equal");
+    f.notes.push_back(
+        "regime unknown: give host and GPU time per layer (or a trace) for the segment model; "
+        "(L-1)*s assumes every layer's rebuild, with its syncs, is serial and equal");
   }
   attach_speedup(f, step_ns, prop);
   return f;
@@ -123,7 +135,8 @@ FixPrediction predict_offload(const OffloadParams& p, const std::string& variant
   check_interval(p.slowdown, "offload: overlap slowdown sigma");
   const int depth = variant == "double" ? 1 : p.prefetch_depth;
   SYNCSCOPE_INPUT_ERROR_IF(variant == "prefetch" && depth < 2,
-                           fmt::format("offload prefetch: depth must be >= 2 (got {}); depth 1 is double buffering", depth));
+                           fmt::format("offload prefetch: depth must be >= 2 (got {}); depth 1 is double buffering",
+                                       depth));
   const bool per_layer = !p.copy_per_layer_ns.empty();
   if (per_layer) {
     SYNCSCOPE_INPUT_ERROR_IF(p.copy_per_layer_ns.size() != p.compute_per_layer_ns.size() ||
@@ -141,9 +154,10 @@ FixPrediction predict_offload(const OffloadParams& p, const std::string& variant
   f.parameters["prefetch_depth"] = Interval::exact(depth);
   if (p.unified_memory) {
     f.applicable = false;
-    f.reason = "unified-memory GPU (GB10 / DGX Spark, APUs): the reload is not a PCIe copy that can hide under "
-               "compute; double buffering made steps ~2.15x slower on one APU and is off by default there "
-               "(unsloth-zoo PR 928, docs/sources.md#offload-double-buffer)";
+    f.reason =
+        "unified-memory GPU (GB10 / DGX Spark, APUs): the reload is not a PCIe copy that can hide under "
+        "compute; double buffering made steps ~2.15x slower on one APU and is off by default there "
+        "(unsloth-zoo PR 928, docs/sources.md#offload-double-buffer)";
     f.saving_ns = Interval::exact(0);
     f.formula = "not applicable";
     return f;
@@ -169,28 +183,30 @@ FixPrediction predict_offload(const OffloadParams& p, const std::string& variant
   f.formula = depth == 1 ? "(L-1)(c + g - stage(c, g, sigma)); sigma = 0: (L-1)*min(c,g)"
                          : fmt::format("ring of {} buffers (prefetch depth {}), event recurrence", depth + 1, depth);
   if (per_layer) f.formula += " over per-layer c_i, g_i";
-  Interval plain = propagate({p.copy_ns, p.compute_ns}, [L](std::span<const double> x) {
-    return offload_saving_published_ns(L, x[0], x[1]);
-  }, prop);
+  Interval plain = propagate(
+      {p.copy_ns, p.compute_ns}, [L](std::span<const double> x) { return offload_saving_published_ns(L, x[0], x[1]); },
+      prop);
   f.alternatives["published (L-1)*min(c,g)"] = plain;
   if (depth == 1 && !per_layer) {
-    f.alternatives["closed form with slowdown"] = propagate({p.copy_ns, p.compute_ns, p.slowdown}, [L](std::span<const double> x) {
-      return offload_saving_slowed_ns(L, x[0], x[1], x[2]);
-    }, prop);
+    f.alternatives["closed form with slowdown"] = propagate(
+        {p.copy_ns, p.compute_ns, p.slowdown},
+        [L](std::span<const double> x) { return offload_saving_slowed_ns(L, x[0], x[1], x[2]); }, prop);
   }
   const double sigma = p.slowdown.value;
   f.regime = c0 >= g0 * (1 + sigma) ? "copy-bound" : "compute-bound";
   if (c0 > 0) {
-    f.parameters["hidden_reloads"] = propagate({f.saving_ns, p.copy_ns}, [](std::span<const double> x) {
-      return x[1] > 0 ? x[0] / x[1] : std::nan("");
-    }, prop);
+    f.parameters["hidden_reloads"] = propagate(
+        {f.saving_ns, p.copy_ns}, [](std::span<const double> x) { return x[1] > 0 ? x[0] / x[1] : std::nan(""); },
+        prop);
   }
   if (sigma == 0)
-    f.notes.push_back("sigma = 0 assumes overlap is free; kernels that share memory bandwidth with a running copy "
-                      "slow down (fit sigma from traces or `syncscope calibrate`; the B200 figures imply ~0.15)");
+    f.notes.push_back(
+        "sigma = 0 assumes overlap is free; kernels that share memory bandwidth with a running copy "
+        "slow down (fit sigma from traces or `syncscope calibrate`; the B200 figures imply ~0.15)");
   if (f.regime == "copy-bound")
-    f.notes.push_back("copy-bound: c >= g(1+sigma), so the saving is limited by compute (L-1)*g; a deeper ring "
-                      "helps only when c and g vary per layer");
+    f.notes.push_back(
+        "copy-bound: c >= g(1+sigma), so the saving is limited by compute (L-1)*g; a deeper ring "
+        "helps only when c and g vary per layer");
   attach_speedup(f, step_ns, prop);
   return f;
 }
@@ -212,13 +228,14 @@ FixPrediction predict_moe(const MoeParams& p, const std::string& variant, const 
   f.parameters["q_ns"] = p.per_expert_ns;
   f.parameters["kernel_delta_ns"] = p.kernel_delta_ns;
   const int E = p.experts, N = p.moe_layers, P = p.passes, K = p.sorted_syncs_left;
-  SYNCSCOPE_INPUT_ERROR_IF(K < 0 || K > E, fmt::format("moe: sorted syncs per call must be in 0..E ({}), got {}", E, K));
+  SYNCSCOPE_INPUT_ERROR_IF(K < 0 || K > E,
+                           fmt::format("moe: sorted syncs per call must be in 0..E ({}), got {}", E, K));
   if (variant == "sorted") {
     f.formula = fmt::format("N * passes * (E-{}) * q + kernel delta", p.sorted_syncs_left);
     f.parameters["sorted_syncs_per_call"] = Interval::exact(p.sorted_syncs_left);
-    f.saving_ns = propagate({p.per_expert_ns, p.kernel_delta_ns}, [=](std::span<const double> x) {
-      return moe_saving_sorted_ns(E, N, P, x[0], x[1], K);
-    }, prop);
+    f.saving_ns = propagate(
+        {p.per_expert_ns, p.kernel_delta_ns},
+        [=](std::span<const double> x) { return moe_saving_sorted_ns(E, N, P, x[0], x[1], K); }, prop);
     if (p.sync_saving_ns && p.query_launches && p.query_launch_ns && p.calls_per_step > 0) {
       // Each removed sync saves its segment's share (min of the host's wait and the GPU's
       // idle), and the loop's per-expert queries go with their own time, less what sorted
@@ -231,16 +248,18 @@ FixPrediction predict_moe(const MoeParams& p, const std::string& variant, const 
       const double calls = p.calls_per_step;
       f.formula = fmt::format("calls * ((E-{0}) * s_sync + (n_q - E*{1} - {2}) * h_q) + kernel delta", K,
                               kMoeSortedLaunchesPerExpert, kMoeSortedLaunchesPerCall);
-      f.saving_ns = propagate({*p.sync_saving_ns, *p.query_launches, *p.query_launch_ns, p.kernel_delta_ns},
-                              [=](std::span<const double> x) {
-                                return calls * moe_sorted_segment_saving_ns(E, x[0], x[1], x[2], K) + x[3];
-                              }, prop);
+      f.saving_ns = propagate(
+          {*p.sync_saving_ns, *p.query_launches, *p.query_launch_ns, p.kernel_delta_ns},
+          [=](std::span<const double> x) {
+            return calls * moe_sorted_segment_saving_ns(E, x[0], x[1], x[2], K) + x[3];
+          },
+          prop);
     }
   } else {
     f.formula = "N * passes * E * q + kernel delta";
-    f.saving_ns = propagate({p.per_expert_ns, p.kernel_delta_ns}, [=](std::span<const double> x) {
-      return moe_saving_device_ns(E, N, P, x[0], x[1]);
-    }, prop);
+    f.saving_ns = propagate(
+        {p.per_expert_ns, p.kernel_delta_ns},
+        [=](std::span<const double> x) { return moe_saving_device_ns(E, N, P, x[0], x[1]); }, prop);
     if (p.gpu_busy_ns && p.other_bubble_ns && p.host_after_ns && step_ns) {
       // Without a routing sync the host no longer waits for the GPU inside the MoE layers,
       // so the step runs at the pace of whichever side is longer, not at the sum of both
@@ -250,8 +269,9 @@ FixPrediction predict_moe(const MoeParams& p, const std::string& variant, const 
       f.parameters["other_bubble_ns_per_step"] = *p.other_bubble_ns;
       f.parameters["host_after_ns_per_step"] = *p.host_after_ns;
       f.formula = "T_step - max(GPU busy - kernel delta + other bubbles, host time after)";
-      f.saving_ns = propagate({*step_ns, *p.gpu_busy_ns, p.kernel_delta_ns, *p.other_bubble_ns, *p.host_after_ns},
-                              [](std::span<const double> x) { return x[0] - std::max(x[1] - x[2] + x[3], x[4]); }, prop);
+      f.saving_ns = propagate(
+          {*step_ns, *p.gpu_busy_ns, p.kernel_delta_ns, *p.other_bubble_ns, *p.host_after_ns},
+          [](std::span<const double> x) { return x[0] - std::max(x[1] - x[2] + x[3], x[4]); }, prop);
       const double gpu_side = p.gpu_busy_ns->value - p.kernel_delta_ns.value + p.other_bubble_ns->value;
       f.regime = gpu_side >= p.host_after_ns->value ? "gpu-bound" : "host-bound";
       f.alternatives["segment (gpu side)"] = Interval::exact(step_ns->value - gpu_side);

@@ -85,7 +85,7 @@ std::set<Fix> chosen_fixes(const std::vector<std::string>& names) {
 // What a scenario implies for options left unset: its layers, experts, prefetch depth and
 // the bytes one layer's checkpoint reloads.
 void apply_scenario(ExplicitPredictInputs& in, std::set<Fix>& want, PredictionReport& rep) {
-  const Scenario sc = load_scenario(in.scenario);
+  const scenario::Scenario sc = scenario::load_scenario(in.scenario);
   rep.source = "scenario " + in.scenario;
   if (in.layers == 0) in.layers = sc.layers();
   if (sc.model.is_moe()) {

@@ -44,7 +44,8 @@ constexpr OffloadFact kOffload[] = {
     {"Qwen3-14B", 40, 0.2245, 0.2395, 6.70, 0.47, 8.4},
     {"Qwen3-32B", 64, 0.1979, 0.2070, 4.61, 0.23, 4.1},
 };
-constexpr double kPinnedH2dGBs = 55.7;  // docs/sources.md#offload-double-buffer: pinned H2D ~55.7 GB/s (PCIe Gen5 x16, 64 GB/s ceiling)
+constexpr double kPinnedH2dGBs =
+    55.7;  // docs/sources.md#offload-double-buffer: pinned H2D ~55.7 GB/s (PCIe Gen5 x16, 64 GB/s ceiling)
 
 // Relative least squares for saved = A / (1 + sigma): with u = 1/(1+sigma),
 // minimise sum ((m - u A)/m)^2  =>  u = sum(A/m) / sum((A/m)^2).
@@ -136,10 +137,12 @@ PublishedReport reproduce_published_figures() {
   stats(&OffloadPublishedCase::plain_error, rep.plain_mape, rep.plain_max_abs_error);
   stats(&OffloadPublishedCase::slowed_error, rep.slowed_mape, rep.slowed_max_abs_error);
   stats(&OffloadPublishedCase::loo_error, rep.loo_mape, rep.loo_max_abs_error);
-  rep.notes.push_back("g (backward time per layer) is not published: the compute-bound branch (g >= c) is assumed, "
-                      "as the blog's 'hidden reloads' arithmetic does");
-  rep.notes.push_back("the published reload times (6.6 / 8.4 / 4.1 ms) are the extra buffer size over 55.7 GB/s; "
-                      "they are used as published");
+  rep.notes.push_back(
+      "g (backward time per layer) is not published: the compute-bound branch (g >= c) is assumed, "
+      "as the blog's 'hidden reloads' arithmetic does");
+  rep.notes.push_back(
+      "the published reload times (6.6 / 8.4 / 4.1 ms) are the extra buffer size over 55.7 GB/s; "
+      "they are used as published");
   rep.notes.push_back("sigma is fitted on 3 points: the leave-one-out errors are the out-of-sample measure");
   return rep;
 }
@@ -220,11 +223,12 @@ std::string published_report_to_markdown(const PublishedReport& r) {
   out += "| model | L | (L-1)*13.7 ms | measured | error | step (implied) | speedup pred/meas |\n";
   out += "|---|---|---|---|---|---|---|\n";
   for (const auto& c : r.packing)
-    out += fmt::format("| {} | {} | {:.1f} ms | {:.0f} ms | {:+.1f}% | {:.0f} ms | {:.3f} / {:.3f} |\n", c.model,
-                       c.layers, c.predicted_ms, c.measured_ms, 100 * c.error, c.step_ms, c.predicted_speedup,
-                       c.measured_speedup);
-  out += "\n| model | L | step before/after | saved | speedup | c | hidden reloads | (L-1)c | error | "
-         "sigma implied | (L-1)c/(1+sigma) | error | leave-one-out error |\n";
+    out +=
+        fmt::format("| {} | {} | {:.1f} ms | {:.0f} ms | {:+.1f}% | {:.0f} ms | {:.3f} / {:.3f} |\n", c.model, c.layers,
+                    c.predicted_ms, c.measured_ms, 100 * c.error, c.step_ms, c.predicted_speedup, c.measured_speedup);
+  out +=
+      "\n| model | L | step before/after | saved | speedup | c | hidden reloads | (L-1)c | error | "
+      "sigma implied | (L-1)c/(1+sigma) | error | leave-one-out error |\n";
   out += "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& c : r.offload)
     out += fmt::format(

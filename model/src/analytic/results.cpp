@@ -14,7 +14,7 @@
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
 
-namespace syncscope {
+namespace syncscope::model {
 
 namespace {
 
@@ -285,8 +285,9 @@ RunResults results_from_json(std::string_view text, std::string_view source_name
   RunResults r;
   r.schema_version = root.integer("schema_version", true);
   if (r.schema_version != kResultsSchemaVersion && r.schema_version != 1)
-    root.fail("$.schema_version", fmt::format("this build reads schema_version 1 and {} (got {}): use a matching syncscope",
-                                              kResultsSchemaVersion, r.schema_version));
+    root.fail("$.schema_version",
+              fmt::format("this build reads schema_version 1 and {} (got {}): use a matching syncscope",
+                          kResultsSchemaVersion, r.schema_version));
   if (r.schema_version == 1) {
     // Schema 1 called every mode's speedup "measured_speedup"; read as schema 2's
     // "observed_speedup" (what observed it is `mode`).
@@ -381,10 +382,10 @@ RunResults read_results(const std::filesystem::path& path_or_dir) {
   if (std::filesystem::is_directory(p, ec)) {
     p /= "results.json";
     if (!std::filesystem::exists(p, ec))
-      throw InputError(fmt::format("{}: a run directory must hold results.json (from `syncscope run`)",
-                                   path_or_dir.string()));
+      throw InputError(
+          fmt::format("{}: a run directory must hold results.json (from `syncscope run`)", path_or_dir.string()));
   }
   return results_from_json(read_file(p), p.string());
 }
 
-}  // namespace syncscope
+}  // namespace syncscope::model

@@ -7,14 +7,14 @@
 
 #include <algorithm>
 #include <map>
-#include <type_traits>
 #include <nlohmann/json.hpp>
+#include <type_traits>
 
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
 #include "syncscope/io/trace_io.hpp"
 
-namespace syncscope {
+namespace syncscope::model {
 
 // ---- timelines.json -------------------------------------------------------------------
 
@@ -23,9 +23,9 @@ std::string timelines_to_json(const std::vector<TimelineStrip>& strips) {
   j["schema_version"] = kTimelineSchemaVersion;
   j["strips"] = nlohmann::json::array();
   for (const auto& s : strips) {
-    nlohmann::json o = {{"scenario", s.scenario}, {"fix", s.fix},           {"variant", s.variant},
-                        {"window", s.window},     {"range", s.range},       {"duration_ns", s.duration_ns},
-                        {"lanes", s.lanes},       {"syncs", s.syncs},       {"bubble_ns", s.bubble_ns}};
+    nlohmann::json o = {{"scenario", s.scenario}, {"fix", s.fix},     {"variant", s.variant},
+                        {"window", s.window},     {"range", s.range}, {"duration_ns", s.duration_ns},
+                        {"lanes", s.lanes},       {"syncs", s.syncs}, {"bubble_ns", s.bubble_ns}};
     // Compact rows: [lane index (-1: all GPU lanes), kind, start, end, label].
     nlohmann::json segs = nlohmann::json::array();
     for (const auto& g : s.segments) {
@@ -47,9 +47,12 @@ std::string timelines_to_json(const std::vector<TimelineStrip>& strips) {
                    {"host_blocked_ns", b.host_blocked_ns},
                    {"syncs", b.syncs}};
       const IdleBreakdown& i = b.idle;  // the step's idle attribution (analysis/idle.hpp)
-      o["step"]["idle"] = {{"window_ns", i.window_ns},       {"busy_ns", i.busy_ns},
-                           {"sync_bubble_ns", i.sync_bubble_ns}, {"host_wait_ns", i.host_wait_ns},
-                           {"dependency_wait_ns", i.dependency_wait_ns}, {"other_ns", i.other_ns},
+      o["step"]["idle"] = {{"window_ns", i.window_ns},
+                           {"busy_ns", i.busy_ns},
+                           {"sync_bubble_ns", i.sync_bubble_ns},
+                           {"host_wait_ns", i.host_wait_ns},
+                           {"dependency_wait_ns", i.dependency_wait_ns},
+                           {"other_ns", i.other_ns},
                            {"verdict", std::string(verdict_name(b.verdict))}};
     }
     j["strips"].push_back(std::move(o));
@@ -89,9 +92,10 @@ std::vector<TimelineStrip> timelines_from_json(std::string_view text, std::strin
   const auto& arr = need(j, "strips", "");
   typed(arr.is_array(), "/strips", "an array");
   if (arr.size() > kMaxStrips)
-    throw InputError(fmt::format("{}: /strips: {} strips, more than the {} syncscope writes at most; is it the file a "
-                                 "run wrote?",
-                                 source, arr.size(), kMaxStrips));
+    throw InputError(
+        fmt::format("{}: /strips: {} strips, more than the {} syncscope writes at most; is it the file a "
+                    "run wrote?",
+                    source, arr.size(), kMaxStrips));
   std::vector<TimelineStrip> out;
   for (std::size_t i = 0; i < arr.size(); ++i) {
     const std::string p = fmt::format("/strips/{}", i);
@@ -126,14 +130,15 @@ std::vector<TimelineStrip> timelines_from_json(std::string_view text, std::strin
     const auto& segs = need(o, "segments", p);
     typed(segs.is_array(), p + "/segments", "an array");
     if (segs.size() > kMaxSegmentsPerStrip)
-      throw InputError(fmt::format("{}: {}/segments: {} segments, more than the {} a strip may hold (a run writes "
-                                   "about 1500); is it the file a run wrote?",
-                                   source, p, segs.size(), kMaxSegmentsPerStrip));
+      throw InputError(
+          fmt::format("{}: {}/segments: {} segments, more than the {} a strip may hold (a run writes "
+                      "about 1500); is it the file a run wrote?",
+                      source, p, segs.size(), kMaxSegmentsPerStrip));
     for (std::size_t g = 0; g < segs.size(); ++g) {
       const auto& r = segs[g];
       const std::string gp = fmt::format("{}/segments/{}", p, g);
-      typed(r.is_array() && r.size() == 5 && r[0].is_number_integer() && r[1].is_string() &&
-                r[2].is_number_integer() && r[3].is_number_integer() && r[4].is_string(),
+      typed(r.is_array() && r.size() == 5 && r[0].is_number_integer() && r[1].is_string() && r[2].is_number_integer() &&
+                r[3].is_number_integer() && r[4].is_string(),
             gp, "[lane, kind, start_ns, end_ns, label]");
       const auto lane = r[0].get<long>();
       typed(lane >= -1 && lane < static_cast<long>(s.lanes.size()), gp + "/0", "a lane index or -1");
@@ -199,8 +204,7 @@ fs::path inside_run(const fs::path& dir, const std::string& name, const std::str
   const fs::path rel(name);
   const std::string why =
       fmt::format(": report reads only files inside the run directories it is given ({})", dir.string());
-  if (rel.has_root_path())
-    throw InputError(fmt::format("{} \"{}\" is an absolute path{}", what, name, why));
+  if (rel.has_root_path()) throw InputError(fmt::format("{} \"{}\" is an absolute path{}", what, name, why));
   const fs::path norm = rel.lexically_normal();
   if (norm.empty() || *norm.begin() == "..")
     throw InputError(fmt::format("{} \"{}\" leads outside the run directory{}", what, name, why));
@@ -224,7 +228,8 @@ T field(const nlohmann::json& o, const char* key, T fallback, const std::string&
   const auto& v = o[key];
   const bool ok = std::is_same_v<T, std::string> ? v.is_string() : v.is_number();
   if (!ok)
-    throw InputError(fmt::format("{}/{}: expected {}", path, key, std::is_same_v<T, std::string> ? "a string" : "a number"));
+    throw InputError(
+        fmt::format("{}/{}: expected {}", path, key, std::is_same_v<T, std::string> ? "a string" : "a number"));
   return v.get<T>();
 }
 
@@ -277,8 +282,7 @@ ReportRun load_report_run(const fs::path& dir) {
   for (std::size_t i = 0; i < traces.size(); ++i) {
     const auto& v = run.results.variants[i];
     if (v.trace_file.empty()) continue;
-    traces[i] = inside_run(dir, v.trace_file,
-                           fmt::format("{}: /variants/{}/trace_file", results_file.string(), i));
+    traces[i] = inside_run(dir, v.trace_file, fmt::format("{}: /variants/{}/trace_file", results_file.string(), i));
   }
   const auto tl = inside_run(dir, "timelines.json", dir.string() + ":");
   if (fs::exists(tl)) {
@@ -310,4 +314,4 @@ ReportRun load_report_run(const fs::path& dir) {
   return run;
 }
 
-}  // namespace syncscope
+}  // namespace syncscope::model

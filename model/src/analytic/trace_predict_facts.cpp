@@ -138,15 +138,17 @@ void TraceFacts::find_layers(PredictionReport& rep) {
     layers = match_ranges(trace, g, true);
     if (layers.size() >= 2) {
       layer_glob = g;
-      rep.notes.push_back(fmt::format("layer ranges found by the default pattern '{}' ({} ranges); "
-                                      "set --layer-range to choose another",
-                                      g, layers.size()));
+      rep.notes.push_back(
+          fmt::format("layer ranges found by the default pattern '{}' ({} ranges); "
+                      "set --layer-range to choose another",
+                      g, layers.size()));
       return;
     }
     layers.clear();
   }
-  rep.notes.push_back("no layer ranges found (tried layer_*, layer*, Layer*, *DecoderLayer*, *decoder_layer*, "
-                      "*.layers.*): pass --layer-range GLOB naming one range per transformer layer");
+  rep.notes.push_back(
+      "no layer ranges found (tried layer_*, layer*, Layer*, *DecoderLayer*, *decoder_layer*, "
+      "*.layers.*): pass --layer-range GLOB naming one range per transformer layer");
 }
 
 void TraceFacts::find_steps(PredictionReport& rep) {
@@ -169,22 +171,24 @@ void TraceFacts::find_steps(PredictionReport& rep) {
     step_ns = Interval{median(d), quantile(d, tail), quantile(d, 1 - tail)};
     step_ns->lo = std::min(step_ns->lo, step_ns->value);
     step_ns->hi = std::max(step_ns->hi, step_ns->value);
-    rep.notes.push_back(fmt::format("step time: median of {} '{}' ranges = {} (interval: {:.0f}% of steps)",
-                                    d.size(), opt.step_glob, ms(step_ns->value), 100 * level));
+    rep.notes.push_back(fmt::format("step time: median of {} '{}' ranges = {} (interval: {:.0f}% of steps)", d.size(),
+                                    opt.step_glob, ms(step_ns->value), 100 * level));
     if (d.size() < 3) rep.notes.push_back("fewer than 3 steps: the step-time interval is the observed range only");
   } else if (have_iterations()) {
     std::vector<double> d;
     for (const auto& w : iterations) d.push_back(static_cast<double>(w.end - w.start));
     double tail = (1 - level) / 2;
     step_ns = Interval{median(d), std::min(median(d), quantile(d, tail)), std::max(median(d), quantile(d, 1 - tail))};
-    rep.notes.push_back(fmt::format("no step ranges match '{}'; {}: step time = their median, {} (interval: {:.0f}% "
-                                    "of iterations)",
-                                    opt.step_glob, iteration_source, ms(step_ns->value), 100 * level));
+    rep.notes.push_back(
+        fmt::format("no step ranges match '{}'; {}: step time = their median, {} (interval: {:.0f}% "
+                    "of iterations)",
+                    opt.step_glob, iteration_source, ms(step_ns->value), 100 * level));
   } else {
-    rep.notes.push_back(fmt::format("no step ranges match '{}' and no repeated forward, backward or optimizer ranges "
-                                    "mark iterations: per-step figures and speedups need --step-range GLOB (or "
-                                    "torch.profiler's prof.step())",
-                                    opt.step_glob));
+    rep.notes.push_back(
+        fmt::format("no step ranges match '{}' and no repeated forward, backward or optimizer ranges "
+                    "mark iterations: per-step figures and speedups need --step-range GLOB (or "
+                    "torch.profiler's prof.step())",
+                    opt.step_glob));
   }
 }
 
@@ -212,12 +216,12 @@ std::string TraceFacts::repeat_check(const std::vector<bool>& has, const std::st
     n += with_layers[i];
     k += with_pattern[i];
   }
-  if (n == 0)
-    return fmt::format("no layer range lies inside the {}: nothing per step to count", iteration_source);
+  if (n == 0) return fmt::format("no layer range lies inside the {}: nothing per step to count", iteration_source);
   if (k < 0.75 * n)
-    return fmt::format("{} appears in only {} of the {} iterations that hold layers ({}): it does not repeat per "
-                       "step",
-                       what, k, n, iteration_source);
+    return fmt::format(
+        "{} appears in only {} of the {} iterations that hold layers ({}): it does not repeat per "
+        "step",
+        what, k, n, iteration_source);
   return "";
 }
 

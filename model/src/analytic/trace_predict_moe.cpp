@@ -46,10 +46,11 @@ void detect_moe(const TraceFacts& facts, PredictionReport& rep) {
                               facts.layers.size(), facts.have_iterations() ? " within whole iterations" : "");
   } else if (!facts.have_iterations() && moe_layer_names.size() < 2) {
     base.applicable = false;
-    base.reason = fmt::format("the routing layers share one name and there are no step ranges ('{}') or repeated "
-                              "forward, backward or optimizer ranges: MoE layers per step cannot be counted (pass "
-                              "--step-range GLOB)",
-                              facts.opt.step_glob);
+    base.reason = fmt::format(
+        "the routing layers share one name and there are no step ranges ('{}') or repeated "
+        "forward, backward or optimizer ranges: MoE layers per step cannot be counted (pass "
+        "--step-range GLOB)",
+        facts.opt.step_glob);
   } else if (std::string r = facts.repeat_check(has, "the routing-sync pattern"); !r.empty()) {
     base.applicable = false;
     base.reason = r;
@@ -69,9 +70,9 @@ void detect_moe(const TraceFacts& facts, PredictionReport& rep) {
     std::string cs;
     for (const auto& [c, n] : causes) cs += fmt::format("{}{} x{}", cs.empty() ? "" : ", ", c, n);
     // Occurrences per step: over whole iterations, else each name's occurrences (one pass).
-    const double steps_seen = facts.have_iterations() ? static_cast<double>(facts.n_steps)
-                                                      : static_cast<double>(moe_layer_occ) /
-                                                            static_cast<double>(moe_layer_names.size());
+    const double steps_seen = facts.have_iterations()
+                                  ? static_cast<double>(facts.n_steps)
+                                  : static_cast<double>(moe_layer_occ) / static_cast<double>(moe_layer_names.size());
     const double per_step_expert_ns = expert_gpu_ns / steps_seen;
     const double per_step_row_ns = expert_row_ns / steps_seen;
     // Padding multiplies only the work that scales with an expert's rows: its GEMMs and
@@ -200,10 +201,10 @@ void detect_moe(const TraceFacts& facts, PredictionReport& rep) {
         const double q_e = query_count.count(i) ? query_count[i] / E : 0.0;
         const double work = std::max(0.0, n_e - q_e);
         const double fwd = E * n_e - work - kMoeDeviceRoutingLaunches;
-        const double passes_here =
-            facts.have_iterations() ? std::max(1.0, static_cast<double>(occ_per_name[facts.layers[i].name]) /
-                                                        static_cast<double>(facts.n_steps))
-                                    : 1.0;
+        const double passes_here = facts.have_iterations()
+                                       ? std::max(1.0, static_cast<double>(occ_per_name[facts.layers[i].name]) /
+                                                           static_cast<double>(facts.n_steps))
+                                       : 1.0;
         const double bwd = (E - 1) * work / passes_here;
         launches[static_cast<std::size_t>(facts.layers[i].step)] += std::max(0.0, fwd + bwd) * h;
         // The GPU side loses the query kernels' time and, per expert launch folded into a
@@ -246,21 +247,25 @@ void detect_moe(const TraceFacts& facts, PredictionReport& rep) {
             "(x{:.2f} the measured work): {} more per step",
             ms(per_step_row_ns), ms(per_step_expert_ns), ratio, passes, 1.0 + 2.0 / passes, ms(extra_ns)));
         if (!row_work_known)
-          f.notes.push_back("no GEMM- or activation-like kernel names in the routing region: all of its GPU time "
-                            "taken as row work, so the padding's cost is an upper bound");
+          f.notes.push_back(
+              "no GEMM- or activation-like kernel names in the routing region: all of its GPU time "
+              "taken as row work, so the padding's cost is an upper bound");
       }
-      f.evidence.push_back(fmt::format("{} of {} layer ranges hold a run of routing syncs; median {} per layer "
-                                       "(taken as E): {}",
-                                       moe_layer_occ, facts.layers.size(), p.experts, cs));
+      f.evidence.push_back(
+          fmt::format("{} of {} layer ranges hold a run of routing syncs; median {} per layer "
+                      "(taken as E): {}",
+                      moe_layer_occ, facts.layers.size(), p.experts, cs));
       f.evidence.push_back(fmt::format("q = mean bubble of those syncs = {} (bootstrap {:.0f}% interval)",
                                        us(p.per_expert_ns.value), 100 * facts.level));
       if (facts.have_iterations())
-        f.notes.push_back(fmt::format("moe_layers counts layer occurrences per step with routing syncs over {} (a "
-                                      "recompute pass counts again), so passes = 1",
-                                      facts.iteration_source));
+        f.notes.push_back(
+            fmt::format("moe_layers counts layer occurrences per step with routing syncs over {} (a "
+                        "recompute pass counts again), so passes = 1",
+                        facts.iteration_source));
       else
-        f.notes.push_back("no step ranges or iteration markers: moe_layers counts each layer name with routing syncs "
-                          "once (one routing pass per step assumed)");
+        f.notes.push_back(
+            "no step ranges or iteration markers: moe_layers counts each layer name with routing syncs "
+            "once (one routing pass per step assumed)");
       if (std::string(v) == "sorted" && p.sync_saving_ns)
         f.evidence.push_back(fmt::format(
             "per MoE call ({:.1f} per step): a routing sync's segment saving min(blocked, bubble) = {}; {:.1f} "

@@ -33,11 +33,11 @@ std::vector<Window> backward_ranges(const Trace& trace) {
 }
 
 struct Reloads {
-  std::vector<const Memcpy*> copies;        // reloads inside whole iterations
-  std::vector<int> per_iteration;           // reloads per iteration
-  std::size_t elsewhere = 0;                // >= 1 MiB H2D copies not launched inside backward on its thread
-  std::size_t no_call = 0;                  // copies whose launching call is not in the trace
-  double backward_kernel_ns = 0;            // kernels launched inside backward, whole iterations
+  std::vector<const Memcpy*> copies;  // reloads inside whole iterations
+  std::vector<int> per_iteration;     // reloads per iteration
+  std::size_t elsewhere = 0;          // >= 1 MiB H2D copies not launched inside backward on its thread
+  std::size_t no_call = 0;            // copies whose launching call is not in the trace
+  double backward_kernel_ns = 0;      // kernels launched inside backward, whole iterations
 };
 
 Reloads find_reloads(const TraceFacts& facts, const std::vector<Window>& bw) {
@@ -88,8 +88,8 @@ std::string reject_reloads(const TraceFacts& facts, const Reloads& r, double per
   const double tol = std::max(1.0, 0.25 * med);
   for (std::size_t i = 0; i < counts.size(); ++i)
     if (std::abs(counts[i] - med) > tol)
-      return fmt::format("{}: the count does not repeat per step ({} in iteration {}, median {:.0f})", where,
-                         counts[i], i, med);
+      return fmt::format("{}: the count does not repeat per step ({} in iteration {}, median {:.0f})", where, counts[i],
+                         i, med);
   const double L = static_cast<double>(facts.distinct_layer_names);
   if (L >= 2 && std::abs(per_step - L) > std::max(2.0, 0.25 * L))
     return fmt::format("{}: {:.1f} per step is not near the {} layer ranges' count", where, per_step, L);
@@ -106,13 +106,15 @@ void detect_offload(const TraceFacts& facts, PredictionReport& rep) {
   double per_step_reloads = 0;
   if (bw.empty()) {
     base.applicable = false;
-    base.reason = "no backward ranges (host ranges whose name contains 'backward', e.g. torch.profiler's autograd "
-                  "ops) to locate checkpoint reload copies in";
+    base.reason =
+        "no backward ranges (host ranges whose name contains 'backward', e.g. torch.profiler's autograd "
+        "ops) to locate checkpoint reload copies in";
   } else if (!facts.have_iterations()) {
     base.applicable = false;
-    base.reason = fmt::format("no step ranges ('{}') and no repeated forward, backward or optimizer ranges to find "
-                              "iterations: reloads per step cannot be counted (pass --step-range GLOB)",
-                              facts.opt.step_glob);
+    base.reason = fmt::format(
+        "no step ranges ('{}') and no repeated forward, backward or optimizer ranges to find "
+        "iterations: reloads per step cannot be counted (pass --step-range GLOB)",
+        facts.opt.step_glob);
   } else {
     reloads = find_reloads(facts, bw);
     per_step_reloads = static_cast<double>(reloads.copies.size()) / static_cast<double>(facts.iterations.size());
@@ -120,8 +122,9 @@ void detect_offload(const TraceFacts& facts, PredictionReport& rep) {
     base.applicable = base.reason.empty();
     if (base.applicable && facts.opt.profile && facts.opt.profile->unified_memory) {
       base.applicable = false;
-      base.reason = "the GPU profile says unified memory (GB10 / APU): double-buffered reload is known to hurt there "
-                    "(unsloth-zoo PR 928)";
+      base.reason =
+          "the GPU profile says unified memory (GB10 / APU): double-buffered reload is known to hurt there "
+          "(unsloth-zoo PR 928)";
     }
   }
   if (!base.applicable) {
@@ -164,16 +167,16 @@ void detect_offload(const TraceFacts& facts, PredictionReport& rep) {
     if (facts.opt.profile) {
       p.slowdown = Interval::exact(facts.opt.profile->copy_compute_slowdown);
       p.unified_memory = facts.opt.profile->unified_memory;
-      sigma_evidence = fmt::format("overlap slowdown sigma = {:.3f} from GPU profile {}", p.slowdown.value,
-                                   facts.opt.profile->name);
+      sigma_evidence =
+          fmt::format("overlap slowdown sigma = {:.3f} from GPU profile {}", p.slowdown.value, facts.opt.profile->name);
     }
     if (auto est = estimate_overlap_slowdown(facts.trace, facts.opt.bootstrap, facts.opt.seed + 7)) {
       // Measured in this very trace: preferred over the profile's value.
       p.slowdown = {std::max(0.0, est->sigma.value), std::max(0.0, est->sigma.lo), std::max(0.0, est->sigma.hi)};
-      sigma_evidence = fmt::format("overlap slowdown sigma = {:.3f} [{:.3f}, {:.3f}] measured in this trace ({} kernel "
-                                   "names, {} launches beside a copy vs {} alone)",
-                                   p.slowdown.value, p.slowdown.lo, p.slowdown.hi, est->kernel_names, est->beside,
-                                   est->alone);
+      sigma_evidence = fmt::format(
+          "overlap slowdown sigma = {:.3f} [{:.3f}, {:.3f}] measured in this trace ({} kernel "
+          "names, {} launches beside a copy vs {} alone)",
+          p.slowdown.value, p.slowdown.lo, p.slowdown.hi, est->kernel_names, est->beside, est->alone);
     }
     p.prefetch_depth = std::max(2, facts.opt.prefetch_depth);
     std::vector<std::string> evidence = {
@@ -185,9 +188,10 @@ void detect_offload(const TraceFacts& facts, PredictionReport& rep) {
         fmt::format("{:.0f}% of the reload copy time overlaps kernels on other streams", 100 * overlap)};
     if (!sigma_evidence.empty()) evidence.push_back(sigma_evidence);
     if (kept_last)
-      evidence.push_back(fmt::format("{} reloads per step with {} layer ranges: the last layer's input stays on the "
-                                     "GPU (as Unsloth does), so L = reloads + 1 = {}",
-                                     per_step, facts.distinct_layer_names, p.layers));
+      evidence.push_back(
+          fmt::format("{} reloads per step with {} layer ranges: the last layer's input stays on the "
+                      "GPU (as Unsloth does), so L = reloads + 1 = {}",
+                      per_step, facts.distinct_layer_names, p.layers));
     else if (facts.distinct_layer_names < 2)
       evidence.push_back("no layer ranges: the reload count could not be checked against the layer count");
     for (const char* v : {"double", "prefetch"}) {
@@ -196,17 +200,19 @@ void detect_offload(const TraceFacts& facts, PredictionReport& rep) {
         f = base;
         f.variant = v;
         f.applicable = false;
-        f.reason = fmt::format("the reload copies already overlap compute ({:.0f}% of their time): the run looks "
-                               "double-buffered already",
-                               100 * overlap);
+        f.reason = fmt::format(
+            "the reload copies already overlap compute ({:.0f}% of their time): the run looks "
+            "double-buffered already",
+            100 * overlap);
         f.saving_ns = Interval::exact(0);
       } else {
         f = predict_offload(p, v, facts.step_ns, facts.opt.propagation);
       }
       f.evidence = evidence;
       if (sigma_evidence.empty())
-        f.notes.push_back("no GPU profile and no overlapped kernels to measure it: overlap slowdown sigma = 0 "
-                          "(pass --gpu to use a profile's)");
+        f.notes.push_back(
+            "no GPU profile and no overlapped kernels to measure it: overlap slowdown sigma = 0 "
+            "(pass --gpu to use a profile's)");
       rep.fixes.push_back(std::move(f));
     }
   }

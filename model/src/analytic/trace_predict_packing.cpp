@@ -50,18 +50,20 @@ void detect_packing(const TraceFacts& facts, PredictionReport& rep) {
     f.reason = "needs at least two layer ranges (--layer-range GLOB) to see a per-layer pattern";
   } else if (!by_name && !facts.have_iterations()) {
     f.applicable = false;
-    f.reason = fmt::format("the layer ranges share one name and there are no step ranges ('{}') or repeated "
-                           "forward, backward or optimizer ranges: layers per step cannot be counted (pass "
-                           "--step-range GLOB)",
-                           facts.opt.step_glob);
+    f.reason = fmt::format(
+        "the layer ranges share one name and there are no step ranges ('{}') or repeated "
+        "forward, backward or optimizer ranges: layers per step cannot be counted (pass "
+        "--step-range GLOB)",
+        facts.opt.step_glob);
   } else if (!repeats.empty()) {
     f.applicable = false;
     f.reason = repeats;
   } else if (with_pattern < 0.75 * static_cast<double>(units)) {
     f.applicable = false;
-    f.reason = fmt::format("no per-layer metadata/mask rebuild: {} of {} {} hold a sync with a repeated "
-                           "cause or a range named like mask/seqlen/cu_seqlens (need at least 75%)",
-                           with_pattern, units, by_name ? "distinct layer names" : "layer ranges");
+    f.reason = fmt::format(
+        "no per-layer metadata/mask rebuild: {} of {} {} hold a sync with a repeated "
+        "cause or a range named like mask/seqlen/cu_seqlens (need at least 75%)",
+        with_pattern, units, by_name ? "distinct layer names" : "layer ranges");
   } else {
     std::vector<double> s_v, host_v, gpu_v, wh_v, wd_v, k_v;
     std::map<std::string, int> cause_count;
@@ -110,8 +112,7 @@ void detect_packing(const TraceFacts& facts, PredictionReport& rep) {
     f = predict_packing(p, facts.step_ns, facts.opt.propagation);
     packing_params = p;
     f.evidence.push_back(fmt::format("{} matching '{}' ({} per step)", facts.layer_count_text(facts.layers.size()),
-                                     facts.layer_glob,
-                                     p.layers));
+                                     facts.layer_glob, p.layers));
     std::size_t nsync = 0;
     for (const auto& l : facts.ls) nsync += l.packing.size();
     std::string causes;
@@ -123,11 +124,12 @@ void detect_packing(const TraceFacts& facts, PredictionReport& rep) {
     if (facts.any_rebuild_range) {
       std::string names;
       for (const auto& [n, c] : range_count) names += fmt::format("{}'{}' x{}", names.empty() ? "" : ", ", n, c);
-      f.evidence.push_back(fmt::format("rebuild ranges: {}; their kernels: {} per layer on the GPU", names,
-                                       ms(median(wd_v))));
+      f.evidence.push_back(
+          fmt::format("rebuild ranges: {}; their kernels: {} per layer on the GPU", names, ms(median(wd_v))));
     } else {
-      f.evidence.push_back("no ranges named like mask/seqlen/cu_seqlens: s counts only the sync bubbles (the "
-                           "rebuild's own GPU kernels are not attributed)");
+      f.evidence.push_back(
+          "no ranges named like mask/seqlen/cu_seqlens: s counts only the sync bubbles (the "
+          "rebuild's own GPU kernels are not attributed)");
       // A sync repeated in every layer is what a metadata rebuild looks like, but also what
       // any other per-layer host read looks like (a logged scalar, a data-dependent shape).
       f.notes.push_back(fmt::format(
@@ -136,18 +138,20 @@ void detect_packing(const TraceFacts& facts, PredictionReport& rep) {
           "record_function/NVTX range named like 'cu_seqlens' or 'mask' to confirm it",
           causes.empty() ? "none" : causes));
     }
-    f.evidence.push_back(fmt::format("s per layer = sync bubbles + rebuild kernel time: mean {} over {} layers "
-                                     "(bootstrap {:.0f}% interval)",
-                                     ms(p.s_ns.value), facts.layers.size(), 100 * facts.level));
+    f.evidence.push_back(
+        fmt::format("s per layer = sync bubbles + rebuild kernel time: mean {} over {} layers "
+                    "(bootstrap {:.0f}% interval)",
+                    ms(p.s_ns.value), facts.layers.size(), 100 * facts.level));
     if (facts.round_trip_ns > 0)
       f.evidence.push_back(fmt::format("round trip r = {} ({})", us(facts.round_trip_ns), facts.round_trip_source));
     if (p.layers > 0 && static_cast<double>(facts.layers.size()) / static_cast<double>(facts.n_steps) > 0) {
       std::set<std::string> distinct;
       for (const auto& l : facts.layers) distinct.insert(l.name);
       if (distinct.size() > 1 && static_cast<int>(distinct.size()) < p.layers)
-        f.notes.push_back(fmt::format("{} rebuilds per step but {} distinct layer names: layers rebuild more "
-                                      "than once per step (a checkpoint recompute); the cache serves them all",
-                                      p.layers, distinct.size()));
+        f.notes.push_back(
+            fmt::format("{} rebuilds per step but {} distinct layer names: layers rebuild more "
+                        "than once per step (a checkpoint recompute); the cache serves them all",
+                        p.layers, distinct.size()));
     }
   }
   if (!f.applicable) {

@@ -61,7 +61,9 @@ std::vector<long> discordant_partners(const std::vector<VariantCheck>& v, const 
   };
   const Best none{std::numeric_limits<double>::infinity(), -1};
   std::vector<Best> tree(m + 1, none);  // 1-based Fenwick tree over reversed ranks
-  auto better = [](const Best& a, const Best& b) { return a.pred < b.pred || (a.pred == b.pred && a.pos >= 0 && (b.pos < 0 || a.pos < b.pos)); };
+  auto better = [](const Best& a, const Best& b) {
+    return a.pred < b.pred || (a.pred == b.pred && a.pos >= 0 && (b.pos < 0 || a.pos < b.pos));
+  };
   auto insert = [&](std::size_t reversed_rank, Best b) {
     for (std::size_t k = reversed_rank + 1; k <= m; k += k & (~k + 1))
       if (better(b, tree[k])) tree[k] = b;
@@ -83,13 +85,14 @@ std::vector<long> discordant_partners(const std::vector<VariantCheck>& v, const 
     while (next < n && v[idx[by_lo[next]]].measured.lo > B.measured.hi) {
       const std::size_t a = by_lo[next++];
       const VariantCheck& A = v[idx[a]];
-      const auto rank = static_cast<std::size_t>(std::lower_bound(values.begin(), values.end(), A.measured.value) -
-                                                 values.begin());
+      const auto rank =
+          static_cast<std::size_t>(std::lower_bound(values.begin(), values.end(), A.measured.value) - values.begin());
       insert(m - 1 - rank, Best{A.predicted.value, static_cast<long>(a)});
     }
     // Values strictly above B's tie threshold: ranks [r0, m), reversed ranks [0, m - r0).
     const double threshold = B.measured.value * (1.0 + kTieFraction);
-    const auto r0 = static_cast<std::size_t>(std::upper_bound(values.begin(), values.end(), threshold) - values.begin());
+    const auto r0 =
+        static_cast<std::size_t>(std::upper_bound(values.begin(), values.end(), threshold) - values.begin());
     const Best best = prefix_min(m - r0);
     if (best.pos >= 0 && !(best.pred > B.predicted.value)) out[b] = best.pos;
   }
@@ -113,9 +116,10 @@ ValidationReport validate_results(const RunResults& results, const std::string& 
     // A tolerance is a fraction of the measured speedup: above 10 (1000%) every prediction
     // passes, and the verdict means nothing (1e300 was accepted).
     if (!(v.tolerance > 0 && v.tolerance <= kMaxTolerance))
-      throw InputError(fmt::format("{}: $.variants[{}].tolerance: {} is outside (0, {}] (a fraction of the measured "
-                                   "speedup, e.g. 0.10)",
-                                   source, i, v.tolerance, kMaxTolerance));
+      throw InputError(
+          fmt::format("{}: $.variants[{}].tolerance: {} is outside (0, {}] (a fraction of the measured "
+                      "speedup, e.g. 0.10)",
+                      source, i, v.tolerance, kMaxTolerance));
     VariantCheck c;
     c.scenario = v.scenario;
     c.fix = v.fix;
@@ -136,8 +140,8 @@ ValidationReport validate_results(const RunResults& results, const std::string& 
       }
       if (!c.within) ++rep.failures;
     } else if (!c.baseline) {
-      rep.notes.push_back(fmt::format("{}/{}/{}: no prediction in the results; not compared", c.scenario, c.fix,
-                                      c.variant));
+      rep.notes.push_back(
+          fmt::format("{}/{}/{}: no prediction in the results; not compared", c.scenario, c.fix, c.variant));
     }
     groups[{c.scenario, c.fix, c.layers}].push_back(rep.variants.size());
     rep.variants.push_back(c);
@@ -169,7 +173,8 @@ ValidationReport validate_results(const RunResults& results, const std::string& 
           const auto& B = rep.variants[with_pred[b]];
           if (measured_faster(A, B) && !(A.predicted.value > B.predicted.value)) {
             rk.matches = false;
-            rk.discordant.push_back(fmt::format("{} {} faster than {}, predicted not", A.variant, observed_word(results.mode), B.variant));
+            rk.discordant.push_back(
+                fmt::format("{} {} faster than {}, predicted not", A.variant, observed_word(results.mode), B.variant));
           }
         }
     } else {
@@ -182,16 +187,16 @@ ValidationReport validate_results(const RunResults& results, const std::string& 
           ++listed;
           rk.discordant.push_back(fmt::format("{} {} faster than {}, predicted not",
                                               rep.variants[with_pred[static_cast<std::size_t>(found[b])]].variant,
-                                              observed_word(results.mode),
-                                              rep.variants[with_pred[b]].variant));
+                                              observed_word(results.mode), rep.variants[with_pred[b]].variant));
         } else {
           ++more;
         }
       }
       if (more > 0)
-        rk.discordant.push_back(fmt::format("... and {} more variants the model does not place below one measured "
-                                            "faster",
-                                            more));
+        rk.discordant.push_back(
+            fmt::format("... and {} more variants the model does not place below one measured "
+                        "faster",
+                        more));
     }
     rep.ranking_matches = rep.ranking_matches && rk.matches;
     rep.rankings.push_back(std::move(rk));
@@ -240,10 +245,17 @@ std::string validation_to_json(const ValidationReport& r) {
                   {"failures", r.failures}};
   j["published"] = json::array();
   for (const auto& p : r.published)
-    j["published"].push_back({{"scenario", p.scenario}, {"fix", p.fix}, {"variant", p.variant}, {"model", p.model},
-                              {"what", p.what}, {"published_speedup", p.published}, {"speedup", p.measured},
-                              {"difference", p.difference}, {"training_published", p.training_published},
-                              {"training_run", p.training_run}, {"source", p.source}});
+    j["published"].push_back({{"scenario", p.scenario},
+                              {"fix", p.fix},
+                              {"variant", p.variant},
+                              {"model", p.model},
+                              {"what", p.what},
+                              {"published_speedup", p.published},
+                              {"speedup", p.measured},
+                              {"difference", p.difference},
+                              {"training_published", p.training_published},
+                              {"training_run", p.training_run},
+                              {"source", p.source}});
   j["notes"] = r.notes;
   // Names from a results file we did not check may hold invalid UTF-8: replaced, not fatal.
   return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";

@@ -8,14 +8,15 @@
 #include "syncscope/model/calibration.hpp"
 #include "syncscope/model/calibration_profile.hpp"
 
-namespace syncscope {
+namespace syncscope::model {
 
 CalibrationMeasurements run_calibration(const CalibrationOptions& options) {
   CalibrationMeasurements m;
   try {
     m = calibrate_detail::run(options);
   } catch (const calibrate_detail::NoDevice& e) {
-    throw Error(std::string("calibrate: ") + e.what() + ": calibrate measures a real GPU; the shipped profiles "
+    throw Error(std::string("calibrate: ") + e.what() +
+                ": calibrate measures a real GPU; the shipped profiles "
                 "(model/profiles) hold datasheet values");
   } catch (const calibrate_detail::Failure& e) {
     throw CudaError(std::string("calibrate: ") + e.what(), e.code);
@@ -32,4 +33,4 @@ CalibrationMeasurements run_calibration(const CalibrationOptions& options) {
   return m;
 }
 
-}  // namespace syncscope
+}  // namespace syncscope::model

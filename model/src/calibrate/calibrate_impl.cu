@@ -210,8 +210,8 @@ double launch_latency(const Stream& st, int warmup, int reps) {
   return median(t);
 }
 
-double copy_rate_events(const Stream& st, void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind,
-                        int reps, double bytes_counted) {
+double copy_rate_events(const Stream& st, void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, int reps,
+                        double bytes_counted) {
   Event e0, e1;
   std::vector<double> t;
   for (int i = 0; i < reps + 1; ++i) {
@@ -257,8 +257,8 @@ double bf16_gemm_rate(const Stream& st, int n, int reps, std::string& note) {
   const int warmup = 2;
   for (int i = 0; i < warmup + reps; ++i) {
     CK(cudaEventRecord(e0.e, st.s));
-    CK(cublasGemmEx(blas.h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, A.get(), CUDA_R_16BF, n, B.get(), CUDA_R_16BF,
-                    n, &beta, C.get(), CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    CK(cublasGemmEx(blas.h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, A.get(), CUDA_R_16BF, n, B.get(), CUDA_R_16BF, n,
+                    &beta, C.get(), CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     CK(cudaEventRecord(e1.e, st.s));
     CK(cudaEventSynchronize(e1.e));
     if (i >= warmup) t.push_back(elapsed_ns(e0, e1));
@@ -330,8 +330,8 @@ double copy_compute_slowdown(const Stream& ks, const Stream& cs, void* kin, void
     }
   }
   std::ostringstream os;
-  os << kernels_per_run << " stream-copy kernels over " << (kbytes >> 20) << " MiB, alone vs beside a " << (cbytes >> 20)
-     << " MiB pinned H2D copy on another stream, median of " << reps << " (" << valid
+  os << kernels_per_run << " stream-copy kernels over " << (kbytes >> 20) << " MiB, alone vs beside a "
+     << (cbytes >> 20) << " MiB pinned H2D copy on another stream, median of " << reps << " (" << valid
      << " runs fully overlapped); slowdown = t_with / t_alone - 1";
   note = os.str();
   if (with.empty() || alone.empty()) {
@@ -354,14 +354,15 @@ std::string version_text(int v) {
 
 }  // namespace
 
-CalibrationMeasurements run(const CalibrationOptions& opt) {
+model::CalibrationMeasurements run(const model::CalibrationOptions& opt) {
   auto t_start = Clock::now();
   int count = 0;
   cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess || count == 0) {
     std::ostringstream os;
     os << "no usable CUDA device (cudaGetDeviceCount: "
-       << (e != cudaSuccess ? std::string(cudaGetErrorName(e)) + " - " + cudaGetErrorString(e) : std::string("0 devices"))
+       << (e != cudaSuccess ? std::string(cudaGetErrorName(e)) + " - " + cudaGetErrorString(e)
+                            : std::string("0 devices"))
        << ")";
     throw NoDevice(os.str());
   }
@@ -373,7 +374,7 @@ CalibrationMeasurements run(const CalibrationOptions& opt) {
   CK(cudaSetDevice(opt.device));
   CK(cudaFree(nullptr));  // create the context before anything is timed
 
-  CalibrationMeasurements m;
+  model::CalibrationMeasurements m;
   cudaDeviceProp prop{};
   CK(cudaGetDeviceProperties(&prop, opt.device));
   m.gpu_name = prop.name;
@@ -394,16 +395,19 @@ CalibrationMeasurements run(const CalibrationOptions& opt) {
   Stream st, side;
 
   m.sync_round_trip_ns = sync_round_trip(st, 20, q ? 50 : 300);
-  m.method["sync_round_trip_ns"] = std::string("empty kernel launch + cudaStreamSynchronize on an idle non-blocking "
-                                               "stream, host steady_clock, 20 warm-up, median of ") +
+  m.method["sync_round_trip_ns"] = std::string(
+                                       "empty kernel launch + cudaStreamSynchronize on an idle non-blocking "
+                                       "stream, host steady_clock, 20 warm-up, median of ") +
                                    (q ? "50" : "300");
   m.launch_overhead_ns = launch_overhead(st, q ? 5 : 21, 1000);
-  m.method["launch_overhead_ns"] = std::string("1000 back-to-back empty-kernel launches per batch, host time / 1000, "
-                                               "median of ") +
+  m.method["launch_overhead_ns"] = std::string(
+                                       "1000 back-to-back empty-kernel launches per batch, host time / 1000, "
+                                       "median of ") +
                                    (q ? "5" : "21") + " batches";
   m.launch_latency_ns = launch_latency(st, 10, q ? 30 : 200);
-  m.method["launch_latency_ns"] = std::string("launch call to the kernel's write into mapped pinned memory seen by the "
-                                              "host (includes one PCIe write), idle GPU, median of ") +
+  m.method["launch_latency_ns"] = std::string(
+                                      "launch call to the kernel's write into mapped pinned memory seen by the "
+                                      "host (includes one PCIe write), idle GPU, median of ") +
                                   (q ? "30" : "200");
 
   {
@@ -419,25 +423,27 @@ CalibrationMeasurements run(const CalibrationOptions& opt) {
     size << (copy_bytes >> 20) << " MiB";
     m.h2d_pinned_bytes_per_s = copy_rate_events(st, d0.get(), hp.get(), copy_bytes, cudaMemcpyHostToDevice, reps, b);
     m.d2h_pinned_bytes_per_s = copy_rate_events(st, hp.get(), d0.get(), copy_bytes, cudaMemcpyDeviceToHost, reps, b);
-    m.method["h2d_pinned_bytes_per_s"] = "cudaMemcpyAsync " + size.str() + " pinned -> device, CUDA events, median of " +
-                                         std::to_string(reps);
-    m.method["d2h_pinned_bytes_per_s"] = "cudaMemcpyAsync " + size.str() + " device -> pinned, CUDA events, median of " +
-                                         std::to_string(reps);
+    m.method["h2d_pinned_bytes_per_s"] =
+        "cudaMemcpyAsync " + size.str() + " pinned -> device, CUDA events, median of " + std::to_string(reps);
+    m.method["d2h_pinned_bytes_per_s"] =
+        "cudaMemcpyAsync " + size.str() + " device -> pinned, CUDA events, median of " + std::to_string(reps);
     m.h2d_pageable_bytes_per_s = copy_rate_pageable(d0.get(), pageable.get(), copy_bytes, cudaMemcpyHostToDevice, reps);
     m.d2h_pageable_bytes_per_s = copy_rate_pageable(pageable.get(), d0.get(), copy_bytes, cudaMemcpyDeviceToHost, reps);
-    m.method["h2d_pageable_bytes_per_s"] = "cudaMemcpy " + size.str() + " pageable -> device, host clock, median of " +
-                                           std::to_string(reps);
-    m.method["d2h_pageable_bytes_per_s"] = "cudaMemcpy " + size.str() + " device -> pageable, host clock, median of " +
-                                           std::to_string(reps);
+    m.method["h2d_pageable_bytes_per_s"] =
+        "cudaMemcpy " + size.str() + " pageable -> device, host clock, median of " + std::to_string(reps);
+    m.method["d2h_pageable_bytes_per_s"] =
+        "cudaMemcpy " + size.str() + " device -> pageable, host clock, median of " + std::to_string(reps);
     m.dram_bytes_per_s = copy_rate_events(st, d1.get(), d0.get(), copy_bytes, cudaMemcpyDeviceToDevice, reps, 2 * b);
-    m.method["dram_bytes_per_s"] = "cudaMemcpyAsync " + size.str() + " device -> device, read + write counted (2x "
-                                   "bytes), CUDA events, median of " + std::to_string(reps);
+    m.method["dram_bytes_per_s"] = "cudaMemcpyAsync " + size.str() +
+                                   " device -> device, read + write counted (2x "
+                                   "bytes), CUDA events, median of " +
+                                   std::to_string(reps);
 
     std::string note;
     DevicePtr kin = device_alloc(copy_bytes), kout = device_alloc(copy_bytes);
     CK(cudaMemset(kin.get(), 0, copy_bytes));
-    m.copy_compute_slowdown = copy_compute_slowdown(st, side, kin.get(), kout.get(), copy_bytes / 4, hp.get(),
-                                                    d0.get(), copy_bytes, reps, note);
+    m.copy_compute_slowdown = copy_compute_slowdown(st, side, kin.get(), kout.get(), copy_bytes / 4, hp.get(), d0.get(),
+                                                    copy_bytes, reps, note);
     m.method["copy_compute_slowdown"] = note;
   }
   {

@@ -20,6 +20,6 @@ struct NoDevice : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-CalibrationMeasurements run(const CalibrationOptions& options);
+model::CalibrationMeasurements run(const model::CalibrationOptions& options);
 
 }  // namespace syncscope::calibrate_detail

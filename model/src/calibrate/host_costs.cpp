@@ -71,7 +71,7 @@ Split split(const Item& op) {
 }
 
 struct ThreadRecords {
-  std::vector<const Range*> ops;    // CpuOp ranges
+  std::vector<const Range*> ops;     // CpuOp ranges
   std::vector<const Range*> ranges;  // boundary ranges
   std::vector<const ApiCall*> launches;
   std::vector<std::pair<Ns, Ns>> syncs;  // blocked intervals

@@ -157,8 +157,9 @@ TraceCalibration calibrate_from_traces(const std::vector<TraceInput>& traces, co
     const TraceInput& in = traces[i];
     const Trace& t = *in.trace;
     SYNCSCOPE_INPUT_ERROR_IF(t.api_calls.empty() && t.kernels.empty() && t.memcpys.empty() && t.ranges.empty(),
-                             in.path + ": the trace holds no host calls, CPU ops or GPU records: nothing to calibrate "
-                                       "from (record with torch.profiler's ProfilerActivity.CPU and CUDA)");
+                             in.path +
+                                 ": the trace holds no host calls, CPU ops or GPU records: nothing to calibrate "
+                                 "from (record with torch.profiler's ProfilerActivity.CPU and CUDA)");
     AnalysisOptions ao;
     ao.step_glob = opt.step_glob;
     const AnalysisResult an = analyze(t, ao);
@@ -176,9 +177,10 @@ TraceCalibration calibrate_from_traces(const std::vector<TraceInput>& traces, co
     calib::collect_gpu_samples(t, an, windows, s);
     if (const DeviceProperties* d = main_device(t)) {
       if (!gpu_name.empty() && !d->name.empty() && d->name != gpu_name)
-        throw InputError(fmt::format("calibrate --from-trace: {} ran on '{}', {} on '{}': one profile describes one "
-                                     "GPU; calibrate them apart",
-                                     basename_of(in.path), d->name, basename_of(traces.front().path), gpu_name));
+        throw InputError(
+            fmt::format("calibrate --from-trace: {} ran on '{}', {} on '{}': one profile describes one "
+                        "GPU; calibrate them apart",
+                        basename_of(in.path), d->name, basename_of(traces.front().path), gpu_name));
       if (!d->name.empty()) gpu_name = d->name;
       if (!props) props = d;
     }
@@ -202,8 +204,7 @@ TraceCalibration calibrate_from_traces(const std::vector<TraceInput>& traces, co
                   "waited",
                   s.round_trip_ns.size(), s.syncs));
   add("launch_overhead_ns", calib::grouped_median_mean(s.launch_call_ns, B, ++seed),
-      calib::total_count(s.launch_call_ns),
-      "launch call duration: per API name the median, weighted by calls");
+      calib::total_count(s.launch_call_ns), "launch call duration: per API name the median, weighted by calls");
   add("launch_latency_ns", calib::median_ci(s.latency_ns, B, ++seed), static_cast<std::int64_t>(s.latency_ns.size()),
       "median of (kernel or memset start - launch call start) for work on a stream idle at the call");
   add("copy_latency_ns", calib::median_ci(s.copy_latency_ns, B, ++seed),
@@ -220,8 +221,7 @@ TraceCalibration calibrate_from_traces(const std::vector<TraceInput>& traces, co
     add("dram_bytes_per_s", {2 * r.value, 2 * r.lo, 2 * r.hi}, static_cast<std::int64_t>(it->second.size()),
         "2 x bytes / time of device-to-device copies >= 256 KiB (each byte read and written)");
   }
-  if (props && props->sm_count > 0)
-    add("sm_count", Interval::exact(props->sm_count), 1, "deviceProperties.numSms");
+  if (props && props->sm_count > 0) add("sm_count", Interval::exact(props->sm_count), 1, "deviceProperties.numSms");
   if (props && props->total_memory_bytes > 0)
     add("memory_bytes", Interval::exact(static_cast<double>(props->total_memory_bytes)), 1,
         "deviceProperties.totalGlobalMem");
@@ -308,8 +308,8 @@ TraceCalibration calibrate_from_traces(const std::vector<TraceInput>& traces, co
     const std::string f = n.field;
     if (out.find(f)) continue;
     // A base field counts when it has a value (or, for the flag, a stated source).
-    const bool in_base = opt.base && (f == "unified_memory" ? opt.base->sources.count(f) > 0
-                                                            : field_value(*opt.base, f) > 0);
+    const bool in_base =
+        opt.base && (f == "unified_memory" ? opt.base->sources.count(f) > 0 : field_value(*opt.base, f) > 0);
     if (in_base) {
       if (f == "sm_count") p.sm_count = opt.base->sm_count;
       else if (f == "unified_memory") p.unified_memory = opt.base->unified_memory;
@@ -318,17 +318,18 @@ TraceCalibration calibrate_from_traces(const std::vector<TraceInput>& traces, co
       p.sources[f] = fmt::format("from base profile {}: {}", opt.base_label,
                                  src != opt.base->sources.end() ? src->second : "(no source given)");
       out.from_base.push_back(f);
-      out.warnings.push_back(fmt::format("{}: not in the trace(s) (needs {}); taken from base profile {}", f,
-                                         n.events, opt.base_label));
+      out.warnings.push_back(
+          fmt::format("{}: not in the trace(s) (needs {}); taken from base profile {}", f, n.events, opt.base_label));
     } else if (n.required) {
       missing.push_back(fmt::format("  {}: needs {}", f, n.events));
     }
   }
   if (opt.base && !opt.base->kernels.empty() && p.kernels.empty()) {
     p.kernels = opt.base->kernels;
-    out.warnings.push_back(fmt::format("kernels: no kernel records in the trace(s); the kernel table of base profile "
-                                       "{} is kept",
-                                       opt.base_label));
+    out.warnings.push_back(
+        fmt::format("kernels: no kernel records in the trace(s); the kernel table of base profile "
+                    "{} is kept",
+                    opt.base_label));
   }
   if (!missing.empty())
     throw InputError(fmt::format(
@@ -348,8 +349,8 @@ TraceCalibration calibrate_from_traces(const std::vector<TraceInput>& traces, co
   p.provenance["tool"] = "syncscope calibrate --from-trace";
   out.notes.push_back("host costs: " + host_kind);
   if (s.syncs_idle > 0)
-    out.notes.push_back(fmt::format("{} of {} syncs found the GPU idle and do not enter the round trip", s.syncs_idle,
-                                    s.syncs));
+    out.notes.push_back(
+        fmt::format("{} of {} syncs found the GPU idle and do not enter the round trip", s.syncs_idle, s.syncs));
   return out;
 }
 

@@ -40,13 +40,13 @@ struct Samples {
 
   // GPU side (gpu_estimators.cpp).
   std::map<std::string, std::vector<double>> launch_call_ns;  // API name -> call durations
-  std::vector<double> latency_ns;        // launch call start -> kernel/memset start, stream idle
-  std::vector<double> copy_latency_ns;   // the same for copies
-  std::vector<double> round_trip_ns;     // last GPU activity end -> sync return, syncs that waited
+  std::vector<double> latency_ns;                             // launch call start -> kernel/memset start, stream idle
+  std::vector<double> copy_latency_ns;                        // the same for copies
+  std::vector<double> round_trip_ns;                          // last GPU activity end -> sync return, syncs that waited
   std::int64_t syncs = 0, syncs_idle = 0;
   std::map<std::string, std::vector<CopySample>> copies;  // "h2d_pinned", ..., "d2d": copies >= 256 KiB
-  std::vector<double> small_copy_ns;     // host copies < 64 KiB
-  std::map<std::string, std::vector<double>> kernels;  // kernel key -> durations
+  std::vector<double> small_copy_ns;                      // host copies < 64 KiB
+  std::map<std::string, std::vector<double>> kernels;     // kernel key -> durations
   std::int64_t gpu_records = 0;
 };
 

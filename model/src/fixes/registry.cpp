@@ -10,7 +10,7 @@
 
 #include "syncscope/core/error.hpp"
 
-namespace syncscope {
+namespace syncscope::model {
 
 namespace {
 
@@ -141,4 +141,4 @@ MoeVariant moe_variant(std::string_view name) {
   return static_cast<MoeVariant>(parse_variant(Fix::MoeRouting, name, "moe variant"));
 }
 
-}  // namespace syncscope
+}  // namespace syncscope::model

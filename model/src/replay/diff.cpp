@@ -31,11 +31,16 @@ std::string delta(double a, double b, bool time) {
 }
 
 nlohmann::ordered_json digest_json(const TraceDigest& d) {
-  return {{"source", d.source},           {"steps", d.steps},
-          {"step_ns", d.step_ns},         {"syncs", d.syncs},
-          {"syncs_by_cause", d.syncs_by_cause}, {"bubble_ns", d.bubble_ns},
-          {"blocked_ns", d.blocked_ns},   {"h2d_overlap", d.h2d_overlap},
-          {"d2h_overlap", d.d2h_overlap}, {"gpu_busy_ns", d.gpu_busy_ns},
+  return {{"source", d.source},
+          {"steps", d.steps},
+          {"step_ns", d.step_ns},
+          {"syncs", d.syncs},
+          {"syncs_by_cause", d.syncs_by_cause},
+          {"bubble_ns", d.bubble_ns},
+          {"blocked_ns", d.blocked_ns},
+          {"h2d_overlap", d.h2d_overlap},
+          {"d2h_overlap", d.d2h_overlap},
+          {"gpu_busy_ns", d.gpu_busy_ns},
           {"kernel_ns_by_name", d.kernel_ns_by_name}};
 }
 
@@ -114,7 +119,10 @@ std::string diff_to_text(const DiffReport& d) {
   for (const auto& [c, n] : d.before.syncs_by_cause) causes.insert(c);
   for (const auto& [c, n] : d.after.syncs_by_cause) causes.insert(c);
   for (const auto& c : causes) {
-    auto get = [&](const std::map<std::string, double>& m) { auto it = m.find(c); return it == m.end() ? 0.0 : it->second; };
+    auto get = [&](const std::map<std::string, double>& m) {
+      auto it = m.find(c);
+      return it == m.end() ? 0.0 : it->second;
+    };
     row("syncs: " + c, get(d.before.syncs_by_cause), get(d.after.syncs_by_cause), false);
   }
   // Kernel time by name: the 10 names that changed most.
@@ -122,7 +130,10 @@ std::string diff_to_text(const DiffReport& d) {
   for (const auto& [k, v] : d.before.kernel_ns_by_name) names.insert(k);
   for (const auto& [k, v] : d.after.kernel_ns_by_name) names.insert(k);
   std::vector<std::pair<double, std::string>> changed;
-  auto get = [](const std::map<std::string, double>& m, const std::string& k) { auto it = m.find(k); return it == m.end() ? 0.0 : it->second; };
+  auto get = [](const std::map<std::string, double>& m, const std::string& k) {
+    auto it = m.find(k);
+    return it == m.end() ? 0.0 : it->second;
+  };
   for (const auto& k : names)
     changed.push_back({std::abs(get(d.after.kernel_ns_by_name, k) - get(d.before.kernel_ns_by_name, k)), k});
   std::sort(changed.rbegin(), changed.rend());
@@ -149,7 +160,8 @@ std::string diff_to_json(const DiffReport& d) {
     j["what_if"] = {{"edits", d.edits},
                     {"predicted_after_step_ns", *d.predicted_after_step_ns},
                     {"real_after_step_ns", d.after.step_ns},
-                    {"error", d.what_if_error ? nlohmann::ordered_json(*d.what_if_error) : nlohmann::ordered_json(nullptr)}};
+                    {"error",
+                     d.what_if_error ? nlohmann::ordered_json(*d.what_if_error) : nlohmann::ordered_json(nullptr)}};
   j["warnings"] = d.warnings;
   return j.dump(2) + "\n";
 }

@@ -21,11 +21,11 @@
 #include <fmt/format.h>
 
 #include "../analytic/trace_predict_facts.hpp"
+#include "edit_util.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/glob.hpp"
 #include "syncscope/model/analytic.hpp"
 #include "syncscope/model/replay.hpp"
-#include "edit_util.hpp"
 
 namespace syncscope::model {
 namespace replay_detail {
@@ -55,7 +55,8 @@ std::int32_t thread_of(const ReplayGraph& g, std::int64_t pid, std::int64_t tid)
 void remove_host_window(ReplayGraph& g, std::int32_t thread, Ns a, Ns b, std::set<std::uint32_t>& gone) {
   if (thread < 0) return;
   const auto& list = g.thread_calls[static_cast<std::size_t>(thread)];
-  auto it = std::lower_bound(list.begin(), list.end(), a, [&](std::uint32_t n, Ns x) { return g.nodes[n].rec_start < x; });
+  auto it =
+      std::lower_bound(list.begin(), list.end(), a, [&](std::uint32_t n, Ns x) { return g.nodes[n].rec_start < x; });
   if (it != list.begin()) --it;  // the call the window may start inside
   for (; it != list.end(); ++it) {
     ReplayNode& n = g.nodes[*it];
@@ -135,14 +136,14 @@ WhatIfEdit parse_what_if(const std::string& text) {
   else if (text.starts_with("prefetch:")) {
     e.kind = WhatIfEdit::Kind::Prefetch;
     const std::string k = text.substr(9);
-    const bool digits = !k.empty() && k.size() <= 4 && std::all_of(k.begin(), k.end(), [](char c) { return c >= '0' && c <= '9'; });
+    const bool digits =
+        !k.empty() && k.size() <= 4 && std::all_of(k.begin(), k.end(), [](char c) { return c >= '0' && c <= '9'; });
     e.depth = digits ? std::stoi(k) : 0;
     SYNCSCOPE_INPUT_ERROR_IF(e.depth < 2 || e.depth > 1024,
                              fmt::format("--what-if '{}': prefetch:K looks K = 2..1024 layers ahead (a ring of K+1 "
                                          "buffers; K = 1 is double-buffer)",
                                          text));
-  }
-  else if (text == "moe-sorted") e.kind = WhatIfEdit::Kind::MoeSorted;
+  } else if (text == "moe-sorted") e.kind = WhatIfEdit::Kind::MoeSorted;
   else if (text == "moe-device") e.kind = WhatIfEdit::Kind::MoeDevice;
   else if (text == "remove-syncs:all") {
     e.kind = WhatIfEdit::Kind::RemoveSyncs;
@@ -157,7 +158,8 @@ WhatIfEdit parse_what_if(const std::string& text) {
     e.selector = rest.substr(0, eq);
     e.pattern = rest.substr(eq + 1);
     SYNCSCOPE_INPUT_ERROR_IF(e.selector != "cause" && e.selector != "api" && e.selector != "range",
-                             fmt::format("--what-if '{}': the selector '{}' is not cause, api or range", text, e.selector));
+                             fmt::format("--what-if '{}': the selector '{}' is not cause, api or range", text,
+                                         e.selector));
   } else {
     throw InputError(fmt::format("--what-if '{}': expected {}", text, forms));
   }
@@ -185,9 +187,10 @@ EditResult apply_what_if(const Trace& trace, ReplayGraph& g, const WhatIfEdit& e
     }
     if (r.selected == 0) {
       if (edit.selector == "range")
-        r.nothing_selected = fmt::format("--what-if {}: no sync point starts inside a host range matching '{}' ({} such "
-                                         "range(s)); {}",
-                                         edit.text, edit.pattern, ranges.size(), holdings(g, true));
+        r.nothing_selected = fmt::format(
+            "--what-if {}: no sync point starts inside a host range matching '{}' ({} such "
+            "range(s)); {}",
+            edit.text, edit.pattern, ranges.size(), holdings(g, true));
       else
         r.nothing_selected = fmt::format("--what-if {}: no sync point's {} matches '{}'; {}", edit.text, edit.selector,
                                          edit.pattern, holdings(g, edit.selector != "api"));
@@ -211,7 +214,8 @@ EditResult apply_what_if(const Trace& trace, ReplayGraph& g, const WhatIfEdit& e
       waited[n.lane].push_back(static_cast<std::uint32_t>(i));
     }
     for (auto& [lane, v] : waited) {
-      std::sort(v.begin(), v.end(), [&](std::uint32_t a, std::uint32_t b) { return g.nodes[a].rec_start < g.nodes[b].rec_start; });
+      std::sort(v.begin(), v.end(),
+                [&](std::uint32_t a, std::uint32_t b) { return g.nodes[a].rec_start < g.nodes[b].rec_start; });
       std::vector<std::vector<std::uint32_t>> before(v.size());
       for (std::size_t k = 0; k < v.size(); ++k) before[k] = g.nodes[v[k]].waits;
       for (std::size_t k = 1; k < v.size(); ++k) {
@@ -220,9 +224,10 @@ EditResult apply_what_if(const Trace& trace, ReplayGraph& g, const WhatIfEdit& e
       }
     }
     if (r.selected == 0)
-      r.nothing_selected = fmt::format("--what-if {}: no host-to-device copy of at least 1 MiB waits (through an event) "
-                                       "for another stream more than once; the trace has {} copies",
-                                       edit.text, trace.memcpys.size());
+      r.nothing_selected = fmt::format(
+          "--what-if {}: no host-to-device copy of at least 1 MiB waits (through an event) "
+          "for another stream more than once; the trace has {} copies",
+          edit.text, trace.memcpys.size());
     return r;
   }
 

@@ -2,21 +2,20 @@
 // activities are sorted once; every join is a binary search or a hash lookup.
 #include <algorithm>
 #include <limits>
-#include <optional>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
-#include "syncscope/trace/api_classes.hpp"
 #include "syncscope/analysis/analysis.hpp"
 #include "syncscope/core/glob.hpp"
 #include "syncscope/model/replay.hpp"
+#include "syncscope/trace/api_classes.hpp"
 
 namespace syncscope::model {
 namespace {
-
 
 // The median (the mean of the two middle values for an even count).
 Ns median_of(std::vector<Ns> v, Ns fallback) {
@@ -52,29 +51,35 @@ std::vector<std::string> ReplayProblems::describe(const std::string& step_glob) 
   std::vector<std::string> out;
   if (no_gpu_records) out.push_back("replay: the trace has no GPU records (kernels, copies, memsets): host time only");
   if (no_steps)
-    out.push_back(fmt::format("replay: no host ranges match the step glob '{}': the whole trace is replayed as one "
-                              "window (pass --step-range GLOB)",
-                              step_glob));
+    out.push_back(
+        fmt::format("replay: no host ranges match the step glob '{}': the whole trace is replayed as one "
+                    "window (pass --step-range GLOB)",
+                    step_glob));
   if (gpu_without_launch)
-    out.push_back(fmt::format("replay: {} GPU record(s) have a correlation id that points to no host call: they keep "
-                              "their recorded offset on their stream, and no saving is claimed in a step holding them",
-                              gpu_without_launch));
+    out.push_back(
+        fmt::format("replay: {} GPU record(s) have a correlation id that points to no host call: they keep "
+                    "their recorded offset on their stream, and no saving is claimed in a step holding them",
+                    gpu_without_launch));
   if (overlapping_calls)
-    out.push_back(fmt::format("replay: {} host call(s) start inside the previous call of their thread (impossible on "
-                              "one thread): replayed from the previous call's end",
-                              overlapping_calls));
+    out.push_back(
+        fmt::format("replay: {} host call(s) start inside the previous call of their thread (impossible on "
+                    "one thread): replayed from the previous call's end",
+                    overlapping_calls));
   if (syncs_without_work)
-    out.push_back(fmt::format("replay: {} sync call(s) whose stream, event or copy is not in the trace: they keep their "
-                              "own recorded time and no saving is claimed in a step holding them",
-                              syncs_without_work));
+    out.push_back(
+        fmt::format("replay: {} sync call(s) whose stream, event or copy is not in the trace: they keep their "
+                    "own recorded time and no saving is claimed in a step holding them",
+                    syncs_without_work));
   if (waits_without_record)
-    out.push_back(fmt::format("replay: {} stream wait(s) whose event record is not in the trace: replayed without "
-                              "that cross-stream edge; no saving is claimed in a step holding them",
-                              waits_without_record));
+    out.push_back(
+        fmt::format("replay: {} stream wait(s) whose event record is not in the trace: replayed without "
+                    "that cross-stream edge; no saving is claimed in a step holding them",
+                    waits_without_record));
   if (cycle_nodes)
-    out.push_back(fmt::format("replay: {} node(s) in a dependency cycle (inconsistent timestamps) kept at recorded "
-                              "times",
-                              cycle_nodes));
+    out.push_back(
+        fmt::format("replay: {} node(s) in a dependency cycle (inconsistent timestamps) kept at recorded "
+                    "times",
+                    cycle_nodes));
   return out;
 }
 
@@ -181,7 +186,8 @@ ReplayGraph build_replay_graph(const Trace& trace, const ReplayOptions& options)
           static_cast<std::uint32_t>(i));
   }
   auto by_start = [&](std::uint32_t a, std::uint32_t b) {
-    return std::tie(g.nodes[a].rec_start, g.nodes[a].rec_end, a) < std::tie(g.nodes[b].rec_start, g.nodes[b].rec_end, b);
+    return std::tie(g.nodes[a].rec_start, g.nodes[a].rec_end, a) <
+           std::tie(g.nodes[b].rec_start, g.nodes[b].rec_end, b);
   };
   for (std::size_t l = 0; l < lanes.nodes.size(); ++l) {
     auto& v = lanes.nodes[l];
@@ -256,7 +262,8 @@ ReplayGraph build_replay_graph(const Trace& trace, const ReplayOptions& options)
           std::int32_t lane = -1;
           if (rec && rec->stream >= 0) {
             for (std::size_t l = 0; l < g.lanes.size(); ++l)
-              if (g.lanes[l].second == rec->stream && (device < 0 || g.lanes[l].first == device || g.lanes[l].first < 0))
+              if (g.lanes[l].second == rec->stream &&
+                  (device < 0 || g.lanes[l].first == device || g.lanes[l].first < 0))
                 lane = static_cast<std::int32_t>(l);
           } else {
             lane = last_lane_of_thread[t];  // the stream this thread last gave work to
@@ -269,7 +276,8 @@ ReplayGraph build_replay_graph(const Trace& trace, const ReplayOptions& options)
           n.sync = true;
           for (std::size_t l = 0; l < g.lanes.size(); ++l)
             if (device < 0 || g.lanes[l].first == device || g.lanes[l].first < 0)
-              if (auto w = lanes.last_before(static_cast<std::int32_t>(l), n.rec_start); w != kNoNode) n.waits.push_back(w);
+              if (auto w = lanes.last_before(static_cast<std::int32_t>(l), n.rec_start); w != kNoNode)
+                n.waits.push_back(w);
           break;
         case ApiClass::EventSync: {
           n.sync = true;
@@ -310,9 +318,10 @@ ReplayGraph build_replay_graph(const Trace& trace, const ReplayOptions& options)
             // An async copy into pageable memory blocks (CUDA docs, "API synchronization
             // behavior"), unless the trace shows the call returning before its copy started:
             // then the wait fell to the sync after it (the analysis's merged copy+sync).
-            const bool blocks = cls == ApiClass::SyncCopy
-                                    ? host
-                                    : m.kind == CopyKind::DtoH && m.dst_kind == MemoryKind::Pageable && n.rec_end > x.rec_start;
+            const bool blocks =
+                cls == ApiClass::SyncCopy
+                    ? host
+                    : m.kind == CopyKind::DtoH && m.dst_kind == MemoryKind::Pageable && n.rec_end > x.rec_start;
             if (blocks) {
               n.sync = true;
               n.waits.push_back(a);
@@ -320,11 +329,10 @@ ReplayGraph build_replay_graph(const Trace& trace, const ReplayOptions& options)
           }
           break;
         }
-        default:
-          break;
+        default: break;
       }
-      if (n.sync && n.waits.empty() && cls != ApiClass::SyncCopy && cls != ApiClass::AsyncCopy && !g.problems.no_gpu_records &&
-          n.unbuilt)
+      if (n.sync && n.waits.empty() && cls != ApiClass::SyncCopy && cls != ApiClass::AsyncCopy &&
+          !g.problems.no_gpu_records && n.unbuilt)
         ++g.problems.syncs_without_work;
       for (std::uint32_t a : launched[ni]) last_lane_of_thread[t] = g.nodes[a].lane;
     }

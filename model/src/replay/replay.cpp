@@ -110,10 +110,8 @@ std::vector<std::uint32_t> path_back(const ReplayGraph& g, const ReplayTimes& t,
   for (std::size_t guard = 0; cur != kNoNode && t.end[cur] > from && guard <= g.nodes.size(); ++guard) {
     out.push_back(cur);
     const ReplayNode& n = g.nodes[cur];
-    if (n.kind == ReplayNode::Kind::Call)
-      cur = t.binding[cur] != kNoNode ? t.binding[cur] : n.prev;
-    else
-      cur = t.binding[cur];
+    if (n.kind == ReplayNode::Kind::Call) cur = t.binding[cur] != kNoNode ? t.binding[cur] : n.prev;
+    else cur = t.binding[cur];
   }
   return out;
 }
@@ -210,7 +208,8 @@ Ns replayed_time(const ReplayGraph& g, const ReplayTimes& t, std::int32_t thread
   if (thread < 0 || static_cast<std::size_t>(thread) >= g.thread_calls.size()) return x;
   const auto& list = g.thread_calls[static_cast<std::size_t>(thread)];
   if (list.empty()) return x;
-  auto it = std::upper_bound(list.begin(), list.end(), x, [&](Ns v, std::uint32_t n) { return v < g.nodes[n].rec_start; });
+  auto it =
+      std::upper_bound(list.begin(), list.end(), x, [&](Ns v, std::uint32_t n) { return v < g.nodes[n].rec_start; });
   if (it == list.begin()) return t.start[list.front()] - (g.nodes[list.front()].rec_start - x);
   const std::uint32_t c = *(it - 1);
   const ReplayNode& n = g.nodes[c];

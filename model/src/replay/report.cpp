@@ -56,9 +56,10 @@ ReplayReport replay_what_if(const Trace& trace, const std::vector<std::string>& 
   rep.round_trip_ns = g.round_trip_ns;
   rep.warnings = g.problems.describe(g.step_glob);
   if (t.cycle_nodes)
-    rep.warnings.push_back(fmt::format("replay: {} node(s) in a dependency cycle (inconsistent timestamps) timed in "
-                                       "recorded order",
-                                       t.cycle_nodes));
+    rep.warnings.push_back(
+        fmt::format("replay: {} node(s) in a dependency cycle (inconsistent timestamps) timed in "
+                    "recorded order",
+                    t.cycle_nodes));
   if (g.round_trip_samples == 0 && !g.syncs.empty())
     rep.warnings.push_back("replay: no sync in the trace waited for GPU work, so the round trip is unknown (0 used)");
   std::vector<double> errs;
@@ -73,7 +74,8 @@ ReplayReport replay_what_if(const Trace& trace, const std::vector<std::string>& 
   if (!rep.steps.empty()) {
     std::vector<std::size_t> idx(rep.steps.size());
     for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
-    std::sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return rep.steps[a].measured_ns < rep.steps[b].measured_ns; });
+    std::sort(idx.begin(), idx.end(),
+              [&](std::size_t a, std::size_t b) { return rep.steps[a].measured_ns < rep.steps[b].measured_ns; });
     mid = idx[idx.size() / 2];
     rep.critical_step = rep.steps[mid].name;
     rep.critical_path = critical_path(trace, g, t, mid);
@@ -83,9 +85,8 @@ ReplayReport replay_what_if(const Trace& trace, const std::vector<std::string>& 
 
   const bool explicit_edits = !edits.empty();
   const std::vector<std::string> list =
-      explicit_edits ? edits
-                     : std::vector<std::string>{"packing-cache", "packing-device", "double-buffer", "prefetch",
-                                                "moe-sorted",    "moe-device"};
+      explicit_edits ? edits : std::vector<std::string>{"packing-cache", "packing-device", "double-buffer",
+                                                        "prefetch",      "moe-sorted",     "moe-device"};
   bool first_explicit = true;
   for (const std::string& text : list) {
     const WhatIfEdit edit = parse_what_if(text);
@@ -152,14 +153,15 @@ ReplayReport replay_what_if(const Trace& trace, const std::vector<std::string>& 
     out.replayed_step_ns = median_value(replayed);
     if (!saving.empty()) out.saving_ns = median_value(saving);
     if (withheld)
-      out.notes.push_back(fmt::format("{} of {} step(s) hold an edge the replay could not build: the saving is the "
-                                      "median over the other {}{}",
-                                      withheld, steps_e.size(), steps_e.size() - withheld,
-                                      saving.empty() ? " (none: no saving is claimed)" : ""));
+      out.notes.push_back(
+          fmt::format("{} of {} step(s) hold an edge the replay could not build: the saving is the "
+                      "median over the other {}{}",
+                      withheld, steps_e.size(), steps_e.size() - withheld,
+                      saving.empty() ? " (none: no saving is claimed)" : ""));
     for (const auto& [what, n] : came_off)
       out.off_critical_path.push_back(fmt::format(
-          "{} x {} per step", count_text(static_cast<double>(n) / static_cast<double>(std::max<std::size_t>(1, steps_e.size()))),
-          what));
+          "{} x {} per step",
+          count_text(static_cast<double>(n) / static_cast<double>(std::max<std::size_t>(1, steps_e.size()))), what));
     if (explicit_edits && first_explicit) {
       first_explicit = false;
       if (!rep.steps.empty()) rep.edited_critical_path = critical_path(trace, ge, te, mid);
@@ -181,16 +183,18 @@ TracePredictionWithReplay predict_with_replay(const Trace& trace, const TracePre
 
 std::string replay_to_text(const ReplayReport& r) {
   std::string s;
-  s += fmt::format("\nReplay of the trace as a dependency graph (model/README.md, \"Replay\"); round trip r = {:.1f} us\n",
-                   static_cast<double>(r.round_trip_ns) / 1e3);
+  s += fmt::format(
+      "\nReplay of the trace as a dependency graph (model/README.md, \"Replay\"); round trip r = {:.1f} us\n",
+      static_cast<double>(r.round_trip_ns) / 1e3);
   for (const auto& w : r.warnings) s += "  warning: " + w + "\n";
   s += fmt::format("  {:<28} {:>12} {:>12} {:>9}\n", "step", "measured", "replayed", "error");
   for (const auto& st : r.steps)
     s += fmt::format("  {:<28} {:>12} {:>12} {:>+8.2f}%{}\n", st.name, ms_text(static_cast<double>(st.measured_ns)),
                      ms_text(static_cast<double>(st.replayed_ns)), st.error() * 100,
                      st.unbuilt ? fmt::format("  ({} unbuilt edge(s))", st.unbuilt) : "");
-  s += fmt::format("  identity replay, step time |error|: median {:.2f}%, max {:.2f}% (goal: median <= 1%, max <= 5%)\n",
-                   r.median_abs_error * 100, r.max_abs_error * 100);
+  s +=
+      fmt::format("  identity replay, step time |error|: median {:.2f}%, max {:.2f}% (goal: median <= 1%, max <= 5%)\n",
+                  r.median_abs_error * 100, r.max_abs_error * 100);
   auto path = [&](const std::vector<CriticalSegment>& p, const std::string& title) {
     if (p.empty()) return;
     s += title;
@@ -198,8 +202,8 @@ std::string replay_to_text(const ReplayReport& r) {
       s += fmt::format("    +{:>9.3f} ms {:>9.3f} ms  {:<44} {}\n", static_cast<double>(c.start_ns) / 1e6,
                        static_cast<double>(c.duration_ns) / 1e6, c.where, c.what);
   };
-  path(r.critical_path, fmt::format("  critical path of {} (identity replay; start offset, duration, where, what):\n",
-                                    r.critical_step));
+  path(r.critical_path,
+       fmt::format("  critical path of {} (identity replay; start offset, duration, where, what):\n", r.critical_step));
   if (!r.what_if.empty()) {
     s += "What-if, replayed from this trace (closed form beside it):\n";
     for (const auto& w : r.what_if) {
@@ -225,7 +229,10 @@ std::string prediction_with_replay_to_json(const PredictionReport& prediction, c
   nlohmann::ordered_json j = nlohmann::ordered_json::parse(prediction_to_json(prediction));
   nlohmann::ordered_json steps = nlohmann::ordered_json::array();
   for (const auto& s : r.steps)
-    steps.push_back({{"name", s.name}, {"measured_ns", s.measured_ns}, {"replayed_ns", s.replayed_ns}, {"unbuilt_edges", s.unbuilt}});
+    steps.push_back({{"name", s.name},
+                     {"measured_ns", s.measured_ns},
+                     {"replayed_ns", s.replayed_ns},
+                     {"unbuilt_edges", s.unbuilt}});
   nlohmann::ordered_json path = nlohmann::ordered_json::array();
   for (const auto& c : r.critical_path)
     path.push_back({{"where", c.where}, {"what", c.what}, {"start_ns", c.start_ns}, {"duration_ns", c.duration_ns}});

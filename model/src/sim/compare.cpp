@@ -137,8 +137,12 @@ std::string comparison_to_json(const TraceComparison& c, int indent) {
   j["max_abs_relative"] = c.max_abs_relative;
   j["metrics"] = nlohmann::json::array();
   for (const auto& m : c.metrics)
-    j["metrics"].push_back({{"metric", m.metric}, {"unit", m.unit}, {"simulated", m.simulated},
-                            {"measured", m.measured}, {"difference", m.difference}, {"relative", m.relative}});
+    j["metrics"].push_back({{"metric", m.metric},
+                            {"unit", m.unit},
+                            {"simulated", m.simulated},
+                            {"measured", m.measured},
+                            {"difference", m.difference},
+                            {"relative", m.relative}});
   j["notes"] = c.notes;
   return j.dump(indent);
 }

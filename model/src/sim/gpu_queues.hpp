@@ -46,7 +46,7 @@ struct Item {
 // The GPU side: streams of items, two copy engines, concurrent kernels.
 class Gpu {
  public:
-  Gpu(const GpuProfile& profile, std::size_t streams) : profile_(profile), queues_(streams) {}
+  Gpu(const model::GpuProfile& profile, std::size_t streams) : profile_(profile), queues_(streams) {}
 
   std::size_t submit(Item item) {
     item.remaining = item.work;
@@ -234,7 +234,7 @@ class Gpu {
     }
   }
 
-  const GpuProfile& profile_;
+  const model::GpuProfile& profile_;
   std::vector<Queue> queues_;
   std::vector<Item> items_;
   std::vector<std::size_t> active_;

@@ -18,20 +18,21 @@ using program::OpKind;
 namespace detail {
 
 // "GPU profile H200 (model/profiles/H200.yaml)"
-std::string profile_label(const GpuProfile& p) {
+std::string profile_label(const model::GpuProfile& p) {
   return "GPU profile " + p.name + (p.source.empty() ? std::string() : " (" + p.source + ")");
 }
 
 // A simulated time as integer ns. Times are bounded (bounds::kMaxTimeNs, 146 years): a
 // profile value that makes one larger is an error naming it, never a wrapped or 0 ns time.
-Ns round_ns(double t, const GpuProfile& p, const char* field) {
+Ns round_ns(double t, const model::GpuProfile& p, const char* field) {
   if (auto ns = bounds::ns_checked(t)) return *ns;
-  throw InputError(fmt::format("simulator: {}: {} makes a simulated time of {:g} ns, beyond the simulator's range "
-                               "(2^62 ns, 146 years); the value is not physical: check {}",
-                               profile_label(p), field, t, field));
+  throw InputError(
+      fmt::format("simulator: {}: {} makes a simulated time of {:g} ns, beyond the simulator's range "
+                  "(2^62 ns, 146 years); the value is not physical: check {}",
+                  profile_label(p), field, t, field));
 }
 
-void require_positive(const GpuProfile& p, double v, const char* field) {
+void require_positive(const model::GpuProfile& p, double v, const char* field) {
   if (!(v > 0))
     throw InputError(fmt::format("GPU profile {}: {} must be positive for the simulator, got {}", p.name, field, v));
 }
@@ -46,7 +47,7 @@ using detail::round_ns;
 // Profiles may leave the pageable rates out (datasheets do not give them); the pinned rate
 // stands in then, an upper bound. Step programs copy only scalars and small index arrays
 // through pageable memory, where min_copy_ns dominates anyway.
-double copy_rate(const Op& op, const GpuProfile& p) {
+double copy_rate(const Op& op, const model::GpuProfile& p) {
   const bool pageable = op.host_memory == MemoryKind::Pageable;
   switch (op.copy) {
     case CopyKind::HtoD:
@@ -63,13 +64,13 @@ double copy_rate(const Op& op, const GpuProfile& p) {
   }
 }
 
-Ns kernel_floor(const GpuProfile& p, const SimOptions& o) {
+Ns kernel_floor(const model::GpuProfile& p, const SimOptions& o) {
   return p.kernel_floor_ns > 0 ? round_ns(p.kernel_floor_ns, p, "kernel_floor_ns") : o.min_kernel_ns;
 }
 
 }  // namespace
 
-Ns op_duration_ns(const Op& op, const GpuProfile& p, const SimOptions& options) {
+Ns op_duration_ns(const Op& op, const model::GpuProfile& p, const SimOptions& options) {
   switch (op.kind) {
     case OpKind::Kernel: {
       Ns t = 0;
@@ -85,7 +86,7 @@ Ns op_duration_ns(const Op& op, const GpuProfile& p, const SimOptions& options) 
       }
       // A fitted profile knows this kernel's time at the traced shapes, and the shortest
       // kernels' time on that GPU (the floor below which no launch finishes).
-      if (const FittedKernel* k = detail::fitted_kernel(p, op.name))
+      if (const model::FittedKernel* k = detail::fitted_kernel(p, op.name))
         t = std::max(t, round_ns(k->median_ns, p, "a fitted kernel's median_ns"));
       return std::max(t, kernel_floor(p, options));
     }
@@ -100,8 +101,7 @@ Ns op_duration_ns(const Op& op, const GpuProfile& p, const SimOptions& options) 
       return std::max(round_ns(op.bytes / rate * 1e9, p, field),
                       p.copy_floor_ns > 0 ? round_ns(p.copy_floor_ns, p, "copy_floor_ns") : options.min_copy_ns);
     }
-    default:
-      return 0;
+    default: return 0;
   }
 }
 

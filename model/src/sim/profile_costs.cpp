@@ -24,15 +24,15 @@ bool contains_identifier(std::string_view hay, std::string_view needle) {
 
 }  // namespace
 
-const FittedKernel* fitted_kernel(const GpuProfile& p, std::string_view name) {
+const model::FittedKernel* fitted_kernel(const model::GpuProfile& p, std::string_view name) {
   if (name.empty()) return nullptr;
-  const FittedKernel* best = nullptr;
+  const model::FittedKernel* best = nullptr;
   for (const auto& k : p.kernels)
     if (contains_identifier(k.name, name) && (!best || k.events > best->events)) best = &k;
   return best;
 }
 
-OpHostCost op_host_cost(const program::Op& op, const GpuProfile& p) {
+OpHostCost op_host_cost(const program::Op& op, const model::GpuProfile& p) {
   using program::OpKind;
   OpHostCost c;
   switch (op.kind) {
@@ -41,7 +41,7 @@ OpHostCost op_host_cost(const program::Op& op, const GpuProfile& p) {
     case OpKind::Copy: {
       if (op.continues_op) break;
       c.starts_op = true;
-      const FittedKernel* k = op.kind == OpKind::Kernel ? fitted_kernel(p, op.name) : nullptr;
+      const model::FittedKernel* k = op.kind == OpKind::Kernel ? fitted_kernel(p, op.name) : nullptr;
       const bool own = k && k->host_events > 0;
       c.before = (own ? k->host_before_ns : p.host_launch_op_ns) + p.plain_ops_per_launch_op * p.host_op_ns;
       c.after = own ? k->host_after_ns : p.host_after_launch_ns;
@@ -52,8 +52,7 @@ OpHostCost op_host_cost(const program::Op& op, const GpuProfile& p) {
       c.boundary = true;
       c.before = p.host_range_ns;
       break;
-    default:
-      break;
+    default: break;
   }
   return c;
 }
@@ -62,7 +61,7 @@ OpHostCost op_host_cost(const program::Op& op, const GpuProfile& p) {
 
 namespace syncscope::sim {
 
-GpuProfile with_cpp_host(GpuProfile p) {
+model::GpuProfile with_cpp_host(model::GpuProfile p) {
   p.host_op_ns = 0;
   p.host_launch_op_ns = 0;
   p.host_after_launch_ns = 0;

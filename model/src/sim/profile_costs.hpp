@@ -27,17 +27,17 @@ struct OpHostCost {
   bool starts_op = false;  // a new framework op begins here
   bool boundary = false;   // a range push or pop
 };
-OpHostCost op_host_cost(const program::Op& op, const GpuProfile& profile);
+OpHostCost op_host_cost(const program::Op& op, const model::GpuProfile& profile);
 
 // The fitted kernel whose name contains `name` as a whole identifier (the most launched one
 // when several do); nullptr when none does or `name` is empty.
-const FittedKernel* fitted_kernel(const GpuProfile& profile, std::string_view name);
+const model::FittedKernel* fitted_kernel(const model::GpuProfile& profile, std::string_view name);
 
 // op_duration.cpp: "GPU profile H200 (model/profiles/H200.yaml)" for messages.
-std::string profile_label(const GpuProfile& p);
+std::string profile_label(const model::GpuProfile& p);
 // A simulated time as integer ns; beyond bounds::kMaxTimeNs an InputError naming `field`.
-Ns round_ns(double t, const GpuProfile& p, const char* field);
+Ns round_ns(double t, const model::GpuProfile& p, const char* field);
 // An InputError naming `field` unless v > 0.
-void require_positive(const GpuProfile& p, double v, const char* field);
+void require_positive(const model::GpuProfile& p, double v, const char* field);
 
 }  // namespace syncscope::sim::detail

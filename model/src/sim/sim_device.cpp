@@ -35,7 +35,7 @@ std::pair<std::int32_t, std::int32_t> compute_capability(const std::string& text
 
 }  // namespace
 
-DeviceProperties simulated_device(const GpuProfile& p, std::int32_t device) {
+DeviceProperties simulated_device(const model::GpuProfile& p, std::int32_t device) {
   DeviceProperties d;
   d.id = device;
   d.name = (p.description.empty() ? p.name : p.description) + " (simulated)";

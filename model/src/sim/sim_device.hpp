@@ -8,6 +8,6 @@
 
 namespace syncscope::sim_detail {
 
-DeviceProperties simulated_device(const GpuProfile& p, std::int32_t device);
+DeviceProperties simulated_device(const model::GpuProfile& p, std::int32_t device);
 
 }  // namespace syncscope::sim_detail

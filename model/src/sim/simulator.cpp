@@ -79,7 +79,7 @@ void check_program(const Program& prog) {
 // waits), and at the end the GPU's records of what ran join the host's in the trace.
 class Simulation {
  public:
-  Simulation(const Program& prog, const GpuProfile& p, const SimOptions& opt);
+  Simulation(const Program& prog, const model::GpuProfile& p, const SimOptions& opt);
   void run_step(int step);
   Trace finish();
 
@@ -125,7 +125,7 @@ class Simulation {
   };
 
   const Program& prog_;
-  const GpuProfile& p_;
+  const model::GpuProfile& p_;
   const SimOptions& opt_;
   const int nstreams_;
   bool own_steps_ = false;  // the program pushes its own step ranges
@@ -145,7 +145,7 @@ class Simulation {
   std::optional<PendingCpuOp> pending_cpu_op_;
 };
 
-Simulation::Simulation(const Program& prog, const GpuProfile& p, const SimOptions& opt)
+Simulation::Simulation(const Program& prog, const model::GpuProfile& p, const SimOptions& opt)
     : prog_(prog),
       p_(p),
       opt_(opt),
@@ -500,7 +500,7 @@ std::int64_t trace_stream_id(const Program& prog, int index) {
   return 13 + index;
 }
 
-Trace simulate(const Program& prog, const GpuProfile& p, const SimOptions& opt) {
+Trace simulate(const Program& prog, const model::GpuProfile& p, const SimOptions& opt) {
   SYNCSCOPE_INPUT_ERROR_IF(prog.streams.empty(), "simulator: program " + prog.name + " has no streams");
   SYNCSCOPE_INPUT_ERROR_IF(opt.steps < 1, "simulator: steps must be at least 1");
   check_program(prog);

@@ -5,13 +5,14 @@
 
 namespace syncscope::pipeline::backend {
 
-CalibrationMeasurements calibrate(const CalibrationOptions& options) {
+model::CalibrationMeasurements calibrate(const model::CalibrationOptions& options) {
 #if SYNCSCOPE_BACKEND_CALIBRATE
-  return run_calibration(options);
+  return model::run_calibration(options);
 #else
   (void)options;
-  throw Error("this measured backend was built without CUDA: calibrate needs a build with -DSYNCSCOPE_ENABLE_CUDA=ON "
-              "(nvcc and the CUDA toolkit with cuBLAS)");
+  throw Error(
+      "this measured backend was built without CUDA: calibrate needs a build with -DSYNCSCOPE_ENABLE_CUDA=ON "
+      "(nvcc and the CUDA toolkit with cuBLAS)");
 #endif
 }
 

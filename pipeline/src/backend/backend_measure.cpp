@@ -61,15 +61,16 @@ bool device_available(std::string* why) {
   return ok;
 #else
   if (why != nullptr)
-    *why = "the measured backend was built without the LibTorch reference steps (SYNCSCOPE_ENABLE_TORCH with a CUDA "
-           "LibTorch) or without the CUPTI tracer (SYNCSCOPE_ENABLE_CUDA)";
+    *why =
+        "the measured backend was built without the LibTorch reference steps (SYNCSCOPE_ENABLE_TORCH with a CUDA "
+        "LibTorch) or without the CUPTI tracer (SYNCSCOPE_ENABLE_CUDA)";
   return false;
 #endif
 }
 
 Trace measure(const MeasureRequest& request) {
 #if SYNCSCOPE_BACKEND_KERNELS && SYNCSCOPE_BACKEND_TRACER
-  kernels::StepOptions o = request.options;
+  program::StepOptions o = request.options;
   o.device = "cuda";
   kernels::ReferenceStep step(o);
   for (int i = 0; i < request.warmup_steps; ++i) step.run();
@@ -96,12 +97,13 @@ Trace measure(const MeasureRequest& request) {
   return t;
 #else
   (void)request;
-  throw Error("this measured backend cannot measure: it was built without the LibTorch reference steps or the CUPTI "
-              "tracer");
+  throw Error(
+      "this measured backend cannot measure: it was built without the LibTorch reference steps or the CUPTI "
+      "tracer");
 #endif
 }
 
-std::string moe_expert_gemm(const kernels::StepOptions& options, std::string* why) {
+std::string moe_expert_gemm(const program::StepOptions& options, std::string* why) {
 #if SYNCSCOPE_BACKEND_KERNELS
   return kernels::resolve_moe_expert_gemm(options, why);
 #else

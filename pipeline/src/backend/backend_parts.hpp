@@ -16,8 +16,8 @@ std::string description();  // what this build holds, e.g. "LibTorch 2.11.0, CUP
 
 bool device_available(std::string* why);
 Trace measure(const MeasureRequest& request);
-std::string moe_expert_gemm(const kernels::StepOptions& options, std::string* why);
+std::string moe_expert_gemm(const program::StepOptions& options, std::string* why);
 RuntimeVersions runtime_versions();
-CalibrationMeasurements calibrate(const CalibrationOptions& options);
+model::CalibrationMeasurements calibrate(const model::CalibrationOptions& options);
 
 }  // namespace syncscope::pipeline::backend

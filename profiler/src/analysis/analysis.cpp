@@ -57,10 +57,8 @@ void merge_run(const std::vector<StreamInterval>& v, std::size_t first, std::siz
                std::vector<std::pair<Ns, Ns>>& out) {
   for (std::size_t k = first; k < last; ++k) {
     if (v[k].end <= v[k].start) continue;
-    if (!out.empty() && v[k].start <= out.back().second)
-      out.back().second = std::max(out.back().second, v[k].end);
-    else
-      out.emplace_back(v[k].start, v[k].end);
+    if (!out.empty() && v[k].start <= out.back().second) out.back().second = std::max(out.back().second, v[k].end);
+    else out.emplace_back(v[k].start, v[k].end);
   }
 }
 
@@ -150,7 +148,9 @@ std::vector<std::uint8_t> communication_names(const Trace& trace) {
   return memo;
 }
 
-bool is_comm(const std::vector<std::uint8_t>& memo, const Kernel& k) { return k.name < memo.size() && memo[k.name] == 1; }
+bool is_comm(const std::vector<std::uint8_t>& memo, const Kernel& k) {
+  return k.name < memo.size() && memo[k.name] == 1;
+}
 
 std::vector<DeviceSets> build_device_sets(const Trace& trace, const std::vector<DeviceTimeline>& timelines) {
   std::vector<StreamInterval> kernels, h2d, d2h, comm;
@@ -169,8 +169,10 @@ std::vector<DeviceSets> build_device_sets(const Trace& trace, const std::vector<
   std::sort(h2d.begin(), h2d.end());
   std::sort(d2h.begin(), d2h.end());
   auto device_range = [](const std::vector<StreamInterval>& v, std::int32_t d) {
-    auto lo = std::lower_bound(v.begin(), v.end(), d, [](const StreamInterval& x, std::int32_t dev) { return x.device < dev; });
-    auto hi = std::upper_bound(v.begin(), v.end(), d, [](std::int32_t dev, const StreamInterval& x) { return dev < x.device; });
+    auto lo = std::lower_bound(v.begin(), v.end(), d,
+                               [](const StreamInterval& x, std::int32_t dev) { return x.device < dev; });
+    auto hi = std::upper_bound(v.begin(), v.end(), d,
+                               [](std::int32_t dev, const StreamInterval& x) { return dev < x.device; });
     return std::make_pair(static_cast<std::size_t>(lo - v.begin()), static_cast<std::size_t>(hi - v.begin()));
   };
 
@@ -499,11 +501,13 @@ AnalysisResult analyze(const Trace& trace, const AnalysisOptions& options) {
   auto& w = r.warnings;
   w.insert(w.end(), trace.meta.warnings.begin(), trace.meta.warnings.end());  // the reader's, first
   if (trace.meta.dropped_records > 0)
-    w.push_back(std::to_string(trace.meta.dropped_records) + " records were dropped by the tracer: counts are lower bounds");
+    w.push_back(std::to_string(trace.meta.dropped_records) +
+                " records were dropped by the tracer: counts are lower bounds");
   const bool no_gpu = trace.kernels.empty() && trace.memcpys.empty() && trace.memsets.empty();
   if (no_gpu)
-    w.push_back("the trace has no GPU activity (kernels, copies, memsets): GPU busy time, bubbles and overlap are 0; "
-                "record with CUDA activities enabled (torch.profiler: ProfilerActivity.CUDA)");
+    w.push_back(
+        "the trace has no GPU activity (kernels, copies, memsets): GPU busy time, bubbles and overlap are 0; "
+        "record with CUDA activities enabled (torch.profiler: ProfilerActivity.CUDA)");
   if (scan.api_calls_considered == 0) {
     if (!trace.syncs.empty())
       w.push_back("the trace has " + std::to_string(trace.syncs.size()) +
@@ -516,9 +520,9 @@ AnalysisResult analyze(const Trace& trace, const AnalysisOptions& options) {
   }
   if (!options.step_glob.empty() && steps.empty()) {
     const std::string hint = range_name_suggestions(trace, "step");
-    w.push_back("no host range matches --step-range '" + options.step_glob + "': no per-step statistics" +
-                (hint.empty() ? std::string("; the trace has no step-like ranges")
-                              : "; ranges that look like steps: " + hint));
+    w.push_back(
+        "no host range matches --step-range '" + options.step_glob + "': no per-step statistics" +
+        (hint.empty() ? std::string("; the trace has no step-like ranges") : "; ranges that look like steps: " + hint));
   }
   if (!options.layer_glob.empty() && layers.empty()) {
     const std::string hint = range_name_suggestions(trace, "layer");
@@ -526,9 +530,11 @@ AnalysisResult analyze(const Trace& trace, const AnalysisOptions& options) {
                 (hint.empty() ? std::string() : "; ranges that look like layers: " + hint));
   }
   if (const std::uint64_t n = scan.unresolved_sync_copies + scan.unresolved_async_copies; n > 0)
-    w.push_back(std::to_string(n) + " memcpy calls were not counted as sync points because the trace does not say whether "
-                "they block the host (" + std::to_string(scan.unresolved_sync_copies) +
-                " synchronous without a direction, " + std::to_string(scan.unresolved_async_copies) +
+    w.push_back(std::to_string(n) +
+                " memcpy calls were not counted as sync points because the trace does not say whether "
+                "they block the host (" +
+                std::to_string(scan.unresolved_sync_copies) + " synchronous without a direction, " +
+                std::to_string(scan.unresolved_async_copies) +
                 " async device-to-host into host memory of unknown kind, not followed by a sync of their stream); "
                 "record with CUDA activities so each call has its GPU copy record");
   for (const auto& rw : trace.meta.read_warnings) w.push_back(describe(rw));

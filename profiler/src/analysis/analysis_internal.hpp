@@ -24,15 +24,15 @@ std::vector<DeviceTimeline> build_timelines(const Trace& trace);
 Ns bubble_at(const DeviceTimeline& timeline, Ns t);
 
 struct SyncScan {
-  std::vector<SyncPoint> points;        // sorted by start
-  std::vector<Ns> stream_wait_starts;   // cudaStreamWaitEvent call starts, sorted
+  std::vector<SyncPoint> points;       // sorted by start
+  std::vector<Ns> stream_wait_starts;  // cudaStreamWaitEvent call starts, sorted
   // Copy calls not counted because the trace does not say whether they block the host:
   // synchronous ones without a direction, async device-to-host ones into host memory of
   // unknown kind not followed by a sync of their stream.
   std::uint64_t unresolved_sync_copies = 0;
   std::uint64_t unresolved_async_copies = 0;
-  std::uint64_t unknown_device_points = 0;    // sync points with no device in a multi-device trace
-  std::uint64_t api_calls_considered = 0;     // after the pid filter
+  std::uint64_t unknown_device_points = 0;  // sync points with no device in a multi-device trace
+  std::uint64_t api_calls_considered = 0;   // after the pid filter
 };
 
 SyncScan scan_sync_points(const Trace& trace, const AnalysisOptions& options,

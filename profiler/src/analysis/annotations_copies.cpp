@@ -28,13 +28,15 @@ void annotations(const Trace& trace, const LaunchIndex& launches, GpuAnalyses& o
   std::vector<Launch> ls;
   ls.reserve(trace.kernels.size() + trace.memcpys.size() + trace.memsets.size());
   auto push = [&](const GpuActivity& g) {
-    if (const ApiCall* c = launches.call(g.correlation)) ls.push_back({c->pid, c->tid, c->start, std::max<Ns>(0, g.end - g.start)});
+    if (const ApiCall* c = launches.call(g.correlation))
+      ls.push_back({c->pid, c->tid, c->start, std::max<Ns>(0, g.end - g.start)});
   };
   for (const auto& k : trace.kernels) push(k);
   for (const auto& m : trace.memcpys) push(m);
   for (const auto& m : trace.memsets) push(m);
-  std::sort(ls.begin(), ls.end(),
-            [](const Launch& a, const Launch& b) { return std::tie(a.pid, a.tid, a.start) < std::tie(b.pid, b.tid, b.start); });
+  std::sort(ls.begin(), ls.end(), [](const Launch& a, const Launch& b) {
+    return std::tie(a.pid, a.tid, a.start) < std::tie(b.pid, b.tid, b.start);
+  });
   std::vector<Ns> prefix(ls.size() + 1, 0);
   for (std::size_t i = 0; i < ls.size(); ++i) prefix[i + 1] = prefix[i] + ls[i].gpu_ns;
 
@@ -70,7 +72,9 @@ void annotations(const Trace& trace, const LaunchIndex& launches, GpuAnalyses& o
 void copies(const Trace& trace, GpuAnalyses& out) {
   std::map<std::pair<CopyKind, MemoryKind>, CopyBandwidth> by;
   for (const auto& m : trace.memcpys) {
-    const MemoryKind host = m.kind == CopyKind::HtoD ? m.src_kind : m.kind == CopyKind::DtoH ? m.dst_kind : MemoryKind::Device;
+    const MemoryKind host = m.kind == CopyKind::HtoD   ? m.src_kind
+                            : m.kind == CopyKind::DtoH ? m.dst_kind
+                                                       : MemoryKind::Device;
     auto& c = by[{m.kind, host}];
     c.kind = m.kind;
     c.host_memory = host;

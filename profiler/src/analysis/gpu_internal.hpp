@@ -10,9 +10,10 @@ namespace syncscope::analysis_detail {
 
 GpuAnalyses gpu_analyses(const Trace& trace, const std::vector<SyncPoint>& points, const LaunchIndex& launches);
 
-void kernel_breakdown(const Trace& trace, GpuAnalyses& out);                              // kernel_breakdown.cpp
+void kernel_breakdown(const Trace& trace, GpuAnalyses& out);  // kernel_breakdown.cpp
 void launch_delay_and_queues(const Trace& trace, const LaunchIndex& launches, GpuAnalyses& out);  // launch_queue.cpp
-void annotations_and_copies(const Trace& trace, const LaunchIndex& launches, GpuAnalyses& out);   // annotations_copies.cpp
+void annotations_and_copies(const Trace& trace, const LaunchIndex& launches,
+                            GpuAnalyses& out);  // annotations_copies.cpp
 void rule_findings(const Trace& trace, const std::vector<SyncPoint>& points, GpuAnalyses& out);  // rules.cpp
 
 // count, total, median and p90 (linear interpolation, as distribution()), max; reorders `v`.

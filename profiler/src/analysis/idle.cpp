@@ -22,9 +22,9 @@ IdleVerdict verdict_of(const IdleBreakdown& b) {
   // The largest idle class names the bound; ties go to the class listed first (the one
   // the user can act on most directly: syncs, then the host, then dependencies).
   const std::pair<Ns, IdleVerdict> c[] = {{b.sync_bubble_ns, IdleVerdict::SyncBound},
-                                      {b.host_wait_ns, IdleVerdict::HostBound},
-                                      {b.dependency_wait_ns, IdleVerdict::DependencyBound},
-                                      {b.other_ns, IdleVerdict::OtherIdle}};
+                                          {b.host_wait_ns, IdleVerdict::HostBound},
+                                          {b.dependency_wait_ns, IdleVerdict::DependencyBound},
+                                          {b.other_ns, IdleVerdict::OtherIdle}};
   const auto* best = &c[0];
   for (const auto& x : c)
     if (x.first > best->first) best = &x;
@@ -160,9 +160,8 @@ IdleTimeline classify(const std::vector<Act>& acts, const std::vector<std::uint3
       tl.sync_gaps.push_back({g0, g1, sp});
     } else if (a.launch != kNoLaunch && a.launch > g0) {
       c = IdleClass::HostWait;
-    } else if (a.launch != kNoLaunch &&
-               (waits.any_in(a.device, a.stream, a.prev_launch, a.launch) ||
-                (device_busy && device_busy->measure(g0, g1) > 0))) {
+    } else if (a.launch != kNoLaunch && (waits.any_in(a.device, a.stream, a.prev_launch, a.launch) ||
+                                         (device_busy && device_busy->measure(g0, g1) > 0))) {
       c = IdleClass::DependencyWait;
     }
     if (keep_sets) cls[static_cast<int>(c)].emplace_back(g0, g1);
@@ -189,7 +188,9 @@ IdleAttribution::IdleAttribution(const Trace& trace, const std::vector<SyncPoint
     const auto& K = trace.kernels;
     const auto& C = trace.memcpys;
     const auto& S = trace.memsets;
-    auto before = [](const GpuActivity& x, const GpuActivity& y) { return std::tie(x.start, x.end) < std::tie(y.start, y.end); };
+    auto before = [](const GpuActivity& x, const GpuActivity& y) {
+      return std::tie(x.start, x.end) < std::tie(y.start, y.end);
+    };
     while (i < K.size() || j < C.size() || k < S.size()) {
       const GpuActivity* g = nullptr;
       int which = 0;
@@ -201,9 +202,8 @@ IdleAttribution::IdleAttribution(const Trace& trace, const std::vector<SyncPoint
     }
   }
   if (acts.empty()) return;
-  if (!std::is_sorted(acts.begin(), acts.end(), [](const Act& x, const Act& y) {
-        return std::tie(x.start, x.end) < std::tie(y.start, y.end);
-      }))
+  if (!std::is_sorted(acts.begin(), acts.end(),
+                      [](const Act& x, const Act& y) { return std::tie(x.start, x.end) < std::tie(y.start, y.end); }))
     std::stable_sort(acts.begin(), acts.end(),
                      [](const Act& x, const Act& y) { return std::tie(x.start, x.end) < std::tie(y.start, y.end); });
 
@@ -266,7 +266,8 @@ void IdleAttribution::add(const IdleTimeline& tl, Ns a, Ns b, IdleBreakdown& out
   out.busy_ns += tl.busy.measure(a, b);
   const bool whole_window = a == tl.first && b == tl.last;
   for (int c = 0; c < kIdleClasses; ++c)
-    out.of(static_cast<IdleClass>(c)) += whole_window || !tl.has_sets ? tl.class_total[c] : tl.by_class[c].measure(a, b);
+    out.of(static_cast<IdleClass>(c)) +=
+        whole_window || !tl.has_sets ? tl.class_total[c] : tl.by_class[c].measure(a, b);
   auto it = std::upper_bound(tl.sync_gaps.begin(), tl.sync_gaps.end(), a,
                              [](Ns t, const IdleTimeline::SyncGap& g) { return t < g.end; });
   for (; it != tl.sync_gaps.end() && it->start < b; ++it)
@@ -275,8 +276,7 @@ void IdleAttribution::add(const IdleTimeline& tl, Ns a, Ns b, IdleBreakdown& out
 
 IdleBreakdown IdleAttribution::measure(Ns a, Ns b, bool all) const {
   IdleBreakdown out;
-  for (const auto& tl : devices_)
-    add(tl, all ? tl.first : a, all ? tl.last : b, out);
+  for (const auto& tl : devices_) add(tl, all ? tl.first : a, all ? tl.last : b, out);
   return out;
 }
 

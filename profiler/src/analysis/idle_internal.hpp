@@ -18,8 +18,8 @@ struct IdleTimeline {
   std::int64_t stream = -1;  // -1: the whole device
   Ns first = 0, last = 0;    // GPU window; first == last: no activity
   IntervalSet busy;
-  bool has_sets = false;                 // by_class filled (device timelines)
-  IntervalSet by_class[kIdleClasses];    // the gaps of each class (IdleClass order)
+  bool has_sets = false;               // by_class filled (device timelines)
+  IntervalSet by_class[kIdleClasses];  // the gaps of each class (IdleClass order)
   Ns class_total[kIdleClasses] = {0, 0, 0, 0};
   struct SyncGap {
     Ns start, end;

@@ -93,7 +93,8 @@ void kernel_breakdown(const Trace& trace, GpuAnalyses& out) {
     }
   };
   for (const auto& m : trace.memcpys)
-    activity(static_cast<std::size_t>(m.kind), "Memcpy " + std::string(kind_name(m.kind)), std::max<Ns>(0, m.end - m.start));
+    activity(static_cast<std::size_t>(m.kind), "Memcpy " + std::string(kind_name(m.kind)),
+             std::max<Ns>(0, m.end - m.start));
   for (const auto& m : trace.memsets) activity(6, "Memset", std::max<Ns>(0, m.end - m.start));
 
   std::array<std::vector<Ns>, kKernelClasses> by_class;

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <map>
 
-#include "syncscope/trace/api_classes.hpp"
 #include "gpu_internal.hpp"
+#include "syncscope/trace/api_classes.hpp"
 
 namespace syncscope::analysis_detail {
 

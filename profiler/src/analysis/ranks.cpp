@@ -125,8 +125,10 @@ RankRow rank_row(const AnalysisResult& a, std::int64_t rank, std::string rank_fr
   if (!a.steps.empty()) {
     r.step_ns = over_steps(a.steps, [](const WindowStats& w) { return static_cast<double>(w.duration_ns); }).median;
     r.syncs = over_steps(a.steps, [](const WindowStats& w) { return static_cast<double>(w.syncs.total); }).median;
-    r.blocked_ns = over_steps(a.steps, [](const WindowStats& w) { return static_cast<double>(w.syncs.blocked_ns); }).median;
-    r.bubble_ns = over_steps(a.steps, [](const WindowStats& w) { return static_cast<double>(w.syncs.bubble_ns); }).median;
+    r.blocked_ns =
+        over_steps(a.steps, [](const WindowStats& w) { return static_cast<double>(w.syncs.blocked_ns); }).median;
+    r.bubble_ns =
+        over_steps(a.steps, [](const WindowStats& w) { return static_cast<double>(w.syncs.bubble_ns); }).median;
     r.busy_ns = over_steps(a.steps, [](const WindowStats& w) { return static_cast<double>(w.gpu_busy_ns); }).median;
     r.compute_ns =
         over_steps(a.steps, [](const WindowStats& w) { return static_cast<double>(w.compute_kernel_ns); }).median;
@@ -151,8 +153,7 @@ RankRow rank_row(const AnalysisResult& a, std::int64_t rank, std::string rank_fr
   r.devices = t.gpu_busy_by_device.size();
   if (!a.worst.empty()) r.top_cause = a.worst.front().cause;
   r.warnings = a.warnings;
-  if (a.steps.empty())
-    r.warnings.push_back("no step ranges: this rank's per-step figures are over the whole trace");
+  if (a.steps.empty()) r.warnings.push_back("no step ranges: this rank's per-step figures are over the whole trace");
   return r;
 }
 
@@ -164,10 +165,10 @@ RankAnalysis summarize_ranks(std::vector<RankRow> rows, std::string source, std:
   out.layer_glob = std::move(layer_glob);
   std::stable_sort(rows.begin(), rows.end(), [](const RankRow& x, const RankRow& y) { return x.rank < y.rank; });
   for (std::size_t i = 1; i < rows.size(); ++i)
-    SYNCSCOPE_INPUT_ERROR_IF(rows[i].rank == rows[i - 1].rank,
-                             rows[i - 1].source + " and " + rows[i].source + " both claim rank " +
-                                 std::to_string(rows[i].rank) + " (" + rows[i - 1].rank_from + ", " +
-                                 rows[i].rank_from + "): pass one trace per rank");
+    SYNCSCOPE_INPUT_ERROR_IF(rows[i].rank == rows[i - 1].rank, rows[i - 1].source + " and " + rows[i].source +
+                                                                   " both claim rank " + std::to_string(rows[i].rank) +
+                                                                   " (" + rows[i - 1].rank_from + ", " +
+                                                                   rows[i].rank_from + "): pass one trace per rank");
   out.ranks = std::move(rows);
   const auto& rs = out.ranks;
   if (rs.empty()) return out;

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <string>
 
-#include "syncscope/trace/api_classes.hpp"
 #include "gpu_internal.hpp"
+#include "syncscope/trace/api_classes.hpp"
 
 namespace syncscope::analysis_detail {
 
@@ -51,15 +51,31 @@ bool is_sync_memset(std::string_view base) {
 }  // namespace
 
 void rule_findings(const Trace& trace, const std::vector<SyncPoint>& points, GpuAnalyses& out) {
-  Finding async_pageable{"async_copy_pageable", "async copies with pageable host memory (they block the host)", 0, 0, {},
+  Finding async_pageable{"async_copy_pageable",
+                         "async copies with pageable host memory (they block the host)",
+                         0,
+                         0,
+                         {},
                          "pin the host buffer (tensor.pin_memory(), cudaHostAlloc) so the copy is asynchronous, or "
                          "keep the data on the device"};
-  Finding sync_copy{"sync_copy", "synchronous host<->device copies (host-to-device of at most 64 KiB excepted)", 0, 0, {},
+  Finding sync_copy{"sync_copy",
+                    "synchronous host<->device copies (host-to-device of at most 64 KiB excepted)",
+                    0,
+                    0,
+                    {},
                     "use cudaMemcpyAsync with pinned memory on a non-default stream (non_blocking=True in PyTorch) "
                     "and synchronize only where the result is needed"};
-  Finding sync_memset{"sync_memset", "synchronous memsets of pinned or managed memory (they block the host)", 0, 0, {},
+  Finding sync_memset{"sync_memset",
+                      "synchronous memsets of pinned or managed memory (they block the host)",
+                      0,
+                      0,
+                      {},
                       "use cudaMemsetAsync on a stream"};
-  Finding polling{"event_query_polling", "cudaEventQuery polling loops (2 or more queries in a row)", 0, 0, {},
+  Finding polling{"event_query_polling",
+                  "cudaEventQuery polling loops (2 or more queries in a row)",
+                  0,
+                  0,
+                  {},
                   "wait with cudaStreamWaitEvent on the device, or block once with cudaEventSynchronize "
                   "instead of spinning the host"};
 

@@ -22,7 +22,8 @@ CorrIndex index_by_correlation(const std::vector<T>& records, Keep keep) {
   CorrIndex idx;
   idx.reserve(records.size());
   for (std::size_t i = 0; i < records.size(); ++i)
-    if (records[i].correlation != 0 && keep(records[i])) idx.emplace_back(records[i].correlation, static_cast<std::uint32_t>(i));
+    if (records[i].correlation != 0 && keep(records[i]))
+      idx.emplace_back(records[i].correlation, static_cast<std::uint32_t>(i));
   std::sort(idx.begin(), idx.end());
   return idx;
 }
@@ -59,8 +60,9 @@ std::vector<DeviceTimeline> build_timelines(const Trace& trace) {
   for (const auto& k : trace.kernels) acts.push_back({k.device, k.start, k.end});
   for (const auto& m : trace.memcpys) acts.push_back({m.device, m.start, m.end});
   for (const auto& m : trace.memsets) acts.push_back({m.device, m.start, m.end});
-  std::sort(acts.begin(), acts.end(),
-            [](const Act& a, const Act& b) { return std::tie(a.device, a.start, a.end) < std::tie(b.device, b.start, b.end); });
+  std::sort(acts.begin(), acts.end(), [](const Act& a, const Act& b) {
+    return std::tie(a.device, a.start, a.end) < std::tie(b.device, b.start, b.end);
+  });
   std::vector<DeviceTimeline> out;
   for (std::size_t i = 0; i < acts.size();) {
     std::size_t j = i;
@@ -92,14 +94,16 @@ Ns bubble_at(const DeviceTimeline& tl, Ns t) {
   return std::max<Ns>(0, tl.starts[k] - tl.max_end[k - 1]);
 }
 
-SyncScan scan_sync_points(const Trace& trace, const AnalysisOptions& options, const std::vector<DeviceTimeline>& timelines) {
+SyncScan scan_sync_points(const Trace& trace, const AnalysisOptions& options,
+                          const std::vector<DeviceTimeline>& timelines) {
   SyncScan scan;
   const auto& calls = trace.api_calls;
   const CorrIndex copy_idx = index_by_correlation(trace.memcpys, [](const Memcpy&) { return true; });
   // Sync records are evidence for where a sync call waited (stream, device). Query records
   // and stream-wait-event records describe other calls.
-  const CorrIndex sync_idx = index_by_correlation(
-      trace.syncs, [](const SyncRecord& s) { return !s.is_query && s.type != SyncType::StreamWaitEvent; });
+  const CorrIndex sync_idx = index_by_correlation(trace.syncs, [](const SyncRecord& s) {
+    return !s.is_query && s.type != SyncType::StreamWaitEvent;
+  });
   // Event Sync records of any origin (a query's own, flagged is_query by our tracer, or
   // Kineto's, which does not say): a cudaEventQuery with one is a poll (see analysis.hpp).
   const CorrIndex event_sync_idx =
@@ -123,7 +127,8 @@ SyncScan scan_sync_points(const Trace& trace, const AnalysisOptions& options, co
   auto classify = [&](const ApiCall& c) {
     const std::size_t slot = static_cast<std::size_t>(c.name) * 2 + (c.kind == ApiKind::Driver ? 1 : 0);
     if (c.name == kNoString || slot >= class_memo.size()) return classify_api(c.kind, trace.str(c.name), c.cbid);
-    if (class_memo[slot] == 0xFF) class_memo[slot] = static_cast<std::uint8_t>(classify_api(c.kind, trace.str(c.name), -1));
+    if (class_memo[slot] == 0xFF)
+      class_memo[slot] = static_cast<std::uint8_t>(classify_api(c.kind, trace.str(c.name), -1));
     return static_cast<ApiClass>(class_memo[slot]);
   };
 
@@ -210,10 +215,9 @@ SyncScan scan_sync_points(const Trace& trace, const AnalysisOptions& options, co
       }
 
       if (pending) {
-        const bool merges =
-            (cls == ApiClass::StreamSync && same_or_unknown(stream, pending->stream) &&
-             same_or_unknown(device, pending->device)) ||
-            (cls == ApiClass::DeviceSync && same_or_unknown(device, pending->device));
+        const bool merges = (cls == ApiClass::StreamSync && same_or_unknown(stream, pending->stream) &&
+                             same_or_unknown(device, pending->device)) ||
+                            (cls == ApiClass::DeviceSync && same_or_unknown(device, pending->device));
         if (merges) {
           emit(calls[pending->call], c, device >= 0 ? device : pending->device, stream >= 0 ? stream : pending->stream,
                true, cls == ApiClass::DeviceSync);
@@ -226,12 +230,8 @@ SyncScan scan_sync_points(const Trace& trace, const AnalysisOptions& options, co
       switch (cls) {
         case ApiClass::StreamSync:
         case ApiClass::DeviceSync:
-        case ApiClass::EventSync:
-          emit(c, c, device, stream, false, cls == ApiClass::DeviceSync);
-          break;
-        case ApiClass::StreamWaitEvent:
-          scan.stream_wait_starts.push_back(c.start);
-          break;
+        case ApiClass::EventSync: emit(c, c, device, stream, false, cls == ApiClass::DeviceSync); break;
+        case ApiClass::StreamWaitEvent: scan.stream_wait_starts.push_back(c.start); break;
         case ApiClass::SyncCopy: {
           // Direction: the GPU copy record, else the call's own "kind" argument, else its name.
           auto [lo, hi] = lookup(copy_idx, c.correlation);
@@ -283,8 +283,7 @@ SyncScan scan_sync_points(const Trace& trace, const AnalysisOptions& options, co
         case ApiClass::DeviceCopy:
         case ApiClass::Enqueue:
         case ApiClass::Other:
-        case ApiClass::Query:
-          break;
+        case ApiClass::Query: break;
       }
     }
     flush();
@@ -297,7 +296,8 @@ SyncScan scan_sync_points(const Trace& trace, const AnalysisOptions& options, co
   std::vector<std::uint32_t> ops;
   for (std::size_t i = 0; i < trace.ranges.size(); ++i) {
     const Range& r = trace.ranges[i];
-    if (r.kind == RangeKind::CpuOp && (!options.pid || r.pid == *options.pid)) ops.push_back(static_cast<std::uint32_t>(i));
+    if (r.kind == RangeKind::CpuOp && (!options.pid || r.pid == *options.pid))
+      ops.push_back(static_cast<std::uint32_t>(i));
   }
   std::sort(ops.begin(), ops.end(), [&](std::uint32_t a, std::uint32_t b) {
     const auto &x = trace.ranges[a], &y = trace.ranges[b];
@@ -316,7 +316,8 @@ SyncScan scan_sync_points(const Trace& trace, const AnalysisOptions& options, co
         oi = static_cast<std::size_t>(
             std::lower_bound(ops.begin(), ops.end(), std::make_pair(sp.pid, sp.tid),
                              [&](std::uint32_t a, const std::pair<std::int64_t, std::int64_t>& key) {
-                               return std::tie(trace.ranges[a].pid, trace.ranges[a].tid) < std::tie(key.first, key.second);
+                               return std::tie(trace.ranges[a].pid, trace.ranges[a].tid) <
+                                      std::tie(key.first, key.second);
                              }) -
             ops.begin());
       }
@@ -336,12 +337,9 @@ SyncScan scan_sync_points(const Trace& trace, const AnalysisOptions& options, co
         if (!outer_aten && trace.str(r.name).starts_with("aten::")) outer_aten = &r;
         inner = &r;
       }
-      if (outer_aten)
-        sp.cause = trace.str(outer_aten->name);
-      else if (inner)
-        sp.cause = trace.str(inner->name);
-      else
-        sp.cause = sp.api;
+      if (outer_aten) sp.cause = trace.str(outer_aten->name);
+      else if (inner) sp.cause = trace.str(inner->name);
+      else sp.cause = sp.api;
     }
   }
 

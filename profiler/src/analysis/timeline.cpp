@@ -150,8 +150,10 @@ TimelineStrip extract_timeline(const Trace& trace, const AnalysisResult& analysi
     }
   }
   for (const auto& m : trace.memsets)
-    if (auto c = clip(m.start, m.end)) gpu.push_back({m.stream, c->first, c->second, own(m.correlation, "kernel"), "Memset"});
-  std::sort(gpu.begin(), gpu.end(), [](const Gpu& a, const Gpu& b) { return std::tie(a.stream, a.s) < std::tie(b.stream, b.s); });
+    if (auto c = clip(m.start, m.end))
+      gpu.push_back({m.stream, c->first, c->second, own(m.correlation, "kernel"), "Memset"});
+  std::sort(gpu.begin(), gpu.end(),
+            [](const Gpu& a, const Gpu& b) { return std::tie(a.stream, a.s) < std::tie(b.stream, b.s); });
   for (const auto& g : gpu) streams.insert(g.stream);
 
   strip.lanes.push_back("host");

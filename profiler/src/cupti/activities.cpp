@@ -62,8 +62,8 @@ std::uint32_t parse_activities(std::string_view list) {
     else result |= bits;
     any = true;
   }
-  SYNCSCOPE_INPUT_ERROR_IF(!any || result == 0,
-                           "--activities: '" + std::string(list) + "' selects nothing; e.g. 'all' or 'kernel,memcpy,sync,runtime'");
+  SYNCSCOPE_INPUT_ERROR_IF(!any || result == 0, "--activities: '" + std::string(list) +
+                                                    "' selects nothing; e.g. 'all' or 'kernel,memcpy,sync,runtime'");
   return result;
 }
 

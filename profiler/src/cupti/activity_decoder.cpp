@@ -147,15 +147,11 @@ void TraceBuilder::add(const CUpti_Activity& record) {
   ++stats_.records;
   switch (record.kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-      add_kernel(reinterpret_cast<const KernelRecord&>(record));
-      break;
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: add_kernel(reinterpret_cast<const KernelRecord&>(record)); break;
     case CUPTI_ACTIVITY_KIND_MEMCPY: add_memcpy(reinterpret_cast<const MemcpyRecord&>(record)); break;
     case CUPTI_ACTIVITY_KIND_MEMCPY2: add_peer_copy(reinterpret_cast<const PeerCopyRecord&>(record)); break;
     case CUPTI_ACTIVITY_KIND_MEMSET: add_memset(reinterpret_cast<const MemsetRecord&>(record)); break;
-    case CUPTI_ACTIVITY_KIND_RUNTIME:
-      add_api(reinterpret_cast<const ApiRecord&>(record), ApiKind::Runtime);
-      break;
+    case CUPTI_ACTIVITY_KIND_RUNTIME: add_api(reinterpret_cast<const ApiRecord&>(record), ApiKind::Runtime); break;
     case CUPTI_ACTIVITY_KIND_DRIVER: add_api(reinterpret_cast<const ApiRecord&>(record), ApiKind::Driver); break;
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: add_sync(reinterpret_cast<const SyncRecordT&>(record)); break;
     case CUPTI_ACTIVITY_KIND_CUDA_EVENT: add_cuda_event(reinterpret_cast<const CudaEventRecordT&>(record)); break;

@@ -81,18 +81,18 @@ using ApiRecord = CUpti_ActivityAPI;
 using SyncRecordT = CUpti_ActivitySynchronization2;
 using OverheadRecordT = CUpti_ActivityOverhead3;
 using MarkerRecord = CUpti_ActivityMarker2;
-using DeviceRecord = CUpti_ActivityDevice5;   // fields read are in every later version
+using DeviceRecord = CUpti_ActivityDevice5;  // fields read are in every later version
 using ContextRecord = CUpti_ActivityContext3;
 
 struct DecodeStats {
-  std::uint64_t records = 0;                       // records seen, any kind
-  std::map<std::string, std::uint64_t> by_kind;    // "kernel", "memcpy", ... -> records
-  std::uint64_t unknown = 0;                       // kinds not modelled
-  std::uint64_t malformed_buffers = 0;             // iteration stopped by an error
-  std::uint64_t no_timestamp = 0;                  // GPU and sync records with start = end = 0
+  std::uint64_t records = 0;                     // records seen, any kind
+  std::map<std::string, std::uint64_t> by_kind;  // "kernel", "memcpy", ... -> records
+  std::uint64_t unknown = 0;                     // kinds not modelled
+  std::uint64_t malformed_buffers = 0;           // iteration stopped by an error
+  std::uint64_t no_timestamp = 0;                // GPU and sync records with start = end = 0
   std::uint64_t instant_markers = 0;
-  std::uint64_t unpaired_markers = 0;              // set by finish()
-  std::uint64_t nested_driver_calls = 0;           // set by finish()
+  std::uint64_t unpaired_markers = 0;     // set by finish()
+  std::uint64_t nested_driver_calls = 0;  // set by finish()
   std::uint64_t dropped_by_cupti = 0;
   std::uint64_t lost_to_cap = 0;
 };
@@ -156,10 +156,10 @@ class TraceBuilder {
   std::string source_version_;
   std::string trace_name_;
   std::map<std::string, std::string> extra_;
-  std::unordered_map<std::uint64_t, StringId> api_names_;        // (kind << 32 | cbid) -> name
-  std::unordered_map<StringId, StringId> demangled_;             // mangled -> display name
+  std::unordered_map<std::uint64_t, StringId> api_names_;          // (kind << 32 | cbid) -> name
+  std::unordered_map<StringId, StringId> demangled_;               // mangled -> display name
   std::unordered_map<std::uint32_t, PendingMarker> open_markers_;  // by marker id
-  std::unordered_map<std::uint32_t, Ns> early_marker_ends_;       // END seen before START
+  std::unordered_map<std::uint32_t, Ns> early_marker_ends_;        // END seen before START
   std::unordered_map<std::uint32_t, std::uint32_t> context_device_;
 };
 

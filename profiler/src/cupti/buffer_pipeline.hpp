@@ -41,8 +41,8 @@ struct PipelineStats {
   std::uint64_t records_decoded = 0;    // as returned by DecodeFn
   std::uint64_t lost_to_cap = 0;        // records counted in over-cap buffers (CountFn)
   std::uint64_t bytes_decoded = 0;
-  std::uint64_t peak_bytes = 0;         // most buffer memory allocated at once
-  std::uint64_t unknown_buffers = 0;    // complete() with a pointer we never handed out
+  std::uint64_t peak_bytes = 0;       // most buffer memory allocated at once
+  std::uint64_t unknown_buffers = 0;  // complete() with a pointer we never handed out
 };
 
 class BufferPipeline {
@@ -92,8 +92,8 @@ class BufferPipeline {
   CountFn count_;
 
   mutable std::mutex mutex_;
-  std::condition_variable work_cv_;   // decoder: queue not empty or stopping
-  std::condition_variable idle_cv_;   // drain(): queue empty and decoder idle
+  std::condition_variable work_cv_;  // decoder: queue not empty or stopping
+  std::condition_variable idle_cv_;  // drain(): queue empty and decoder idle
   std::vector<std::uint8_t*> free_pool_;
   std::vector<std::uint8_t*> free_reserve_;
   std::unordered_map<std::uint8_t*, Origin> outstanding_;  // handed to CUPTI

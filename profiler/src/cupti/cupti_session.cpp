@@ -209,7 +209,8 @@ std::vector<std::string> Session::warnings() const {
 
 Status Session::open(const SessionConfig& config) {
   std::lock_guard lock(mutex_);
-  if (open_.load()) return {CUPTI_ERROR_INVALID_OPERATION, "a syncscope tracing session is already active in this process"};
+  if (open_.load())
+    return {CUPTI_ERROR_INVALID_OPERATION, "a syncscope tracing session is already active in this process"};
   config_ = config;
   warnings_.clear();
   {
@@ -226,8 +227,8 @@ Status Session::open(const SessionConfig& config) {
   // The timestamp callback first: records made before it would use CUPTI's own clock
   // (cupti_activity.h). Ours is CLOCK_REALTIME in ns, the clock of every host timestamp.
   if (!timestamp_registered_) {
-    Status s = make_status(api_.register_timestamp_callback(&Session::on_timestamp),
-                           "cuptiActivityRegisterTimestampCallback");
+    Status s =
+        make_status(api_.register_timestamp_callback(&Session::on_timestamp), "cuptiActivityRegisterTimestampCallback");
     if (!s.ok()) {
       if (s.code == CUPTI_ERROR_NOT_SUPPORTED || s.code == CUPTI_ERROR_NOT_COMPATIBLE) {
         // CUPTI's default on Linux is CLOCK_REALTIME too: same clock, noted.
@@ -247,9 +248,10 @@ Status Session::open(const SessionConfig& config) {
     return decode_activity_buffer(data, valid, *target);
   };
   if (!pipeline_) {
-    pipeline_ = std::make_unique<BufferPipeline>(
-        config.pipeline, decode,
-        [](const std::uint8_t* data, std::size_t valid) { return count_activity_records(data, valid); });
+    pipeline_ =
+        std::make_unique<BufferPipeline>(config.pipeline, decode, [](const std::uint8_t* data, std::size_t valid) {
+          return count_activity_records(data, valid);
+        });
     live_pipeline_.store(pipeline_.get(), std::memory_order_release);
   } else {
     pipeline_->reset_session(decode, config.pipeline.max_record_bytes);

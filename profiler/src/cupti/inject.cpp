@@ -57,8 +57,7 @@ bool is_sync_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
   }
   return cbid == CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize || cbid == CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2 ||
          cbid == CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize ||
-         cbid == CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz ||
-         cbid == CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize;
+         cbid == CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz || cbid == CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize;
 }
 
 const char* ascii_message(const nvtxEventAttributes_t* a) {
@@ -86,17 +85,13 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
                             true, 0);
           break;
         case CUPTI_CBID_NVTX_nvtxDomainRangePushEx:
-          inj.on_range_open(
-              ascii_message(static_cast<const nvtxDomainRangePushEx_params*>(nv->functionParams)->core.eventAttrib),
-              true, 0);
+          inj.on_range_open(ascii_message(
+                                static_cast<const nvtxDomainRangePushEx_params*>(nv->functionParams)->core.eventAttrib),
+                            true, 0);
           break;
-        case CUPTI_CBID_NVTX_nvtxRangePushW:
-          inj.on_range_open(nullptr, true, 0);
-          break;
+        case CUPTI_CBID_NVTX_nvtxRangePushW: inj.on_range_open(nullptr, true, 0); break;
         case CUPTI_CBID_NVTX_nvtxRangePop:
-        case CUPTI_CBID_NVTX_nvtxDomainRangePop:
-          inj.on_push_pop_close();
-          break;
+        case CUPTI_CBID_NVTX_nvtxDomainRangePop: inj.on_push_pop_close(); break;
         case CUPTI_CBID_NVTX_nvtxRangeStartA:
         case CUPTI_CBID_NVTX_nvtxRangeStartEx:
         case CUPTI_CBID_NVTX_nvtxDomainRangeStartEx: {
@@ -106,7 +101,8 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
           else if (cbid == CUPTI_CBID_NVTX_nvtxRangeStartEx)
             name = ascii_message(static_cast<const nvtxRangeStartEx_params*>(nv->functionParams)->eventAttrib);
           else
-            name = ascii_message(static_cast<const nvtxDomainRangeStartEx_params*>(nv->functionParams)->core.eventAttrib);
+            name =
+                ascii_message(static_cast<const nvtxDomainRangeStartEx_params*>(nv->functionParams)->core.eventAttrib);
           const auto* id = static_cast<const nvtxRangeId_t*>(nv->functionReturnValue);
           inj.on_range_open(name, false, id != nullptr ? *id : 0);
           break;
@@ -119,8 +115,7 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
           inj.on_start_end_close(id);
           break;
         }
-        default:
-          break;
+        default: break;
       }
       return;
     }

@@ -118,8 +118,10 @@ void Injection::initialize(const InjectConfig& config, CUpti_CallbackFunc callba
     } else {
       subscriber_.store(sub);
       Status res = make_status(api_.enable_domain(true, sub, CUPTI_CB_DOMAIN_RESOURCE), "cuptiEnableDomain(RESOURCE)");
-      if (!res.ok()) log_once("resource", "no resource callbacks (" + res.what + "): contexts are not flushed before "
-                                          "they are destroyed");
+      if (!res.ok())
+        log_once("resource", "no resource callbacks (" + res.what +
+                                 "): contexts are not flushed before "
+                                 "they are destroyed");
       if (range_control) {
         Status nv = make_status(api_.enable_domain(true, sub, CUPTI_CB_DOMAIN_NVTX), "cuptiEnableDomain(NVTX)");
         if (!nv.ok()) {
@@ -144,7 +146,8 @@ void Injection::initialize(const InjectConfig& config, CUpti_CallbackFunc callba
 void Injection::begin_tracing() noexcept {
   try {
     Status st = session_.enable();
-    if (!st.ok()) log_once("enable", "could not enable CUPTI activities (" + st.what + "); the trace will be incomplete");
+    if (!st.ok())
+      log_once("enable", "could not enable CUPTI activities (" + st.what + "); the trace will be incomplete");
   } catch (...) {
     phase_.store(InjectPhase::Failed);
   }
@@ -294,8 +297,8 @@ void Injection::write_trace_at_exit() noexcept {
     trace.meta.extra["injection"] = "libsyncscope_inject.so";
     switch (phase_.load()) {
       case InjectPhase::WaitingForRange:
-        trace.meta.extra["note"] = "no NVTX range matched SYNCSCOPE_TRACE_START_RANGE='" + config_.start_range +
-                                   "': nothing was recorded";
+        trace.meta.extra["note"] =
+            "no NVTX range matched SYNCSCOPE_TRACE_START_RANGE='" + config_.start_range + "': nothing was recorded";
         break;
       case InjectPhase::Failed:
         trace.meta.extra["note"] = "tracing failed to start: CUPTI refused (see syncscope_inject_message_*)";

@@ -33,8 +33,9 @@ bool cuda_device_available(std::string* why) {
   const cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess || n == 0) {
     if (why != nullptr) {
-      *why = e != cudaSuccess ? std::string(cudaGetErrorString(e)) + " (cudaGetDeviceCount error " + std::to_string(e) + ")"
-                              : std::string("cudaGetDeviceCount reports no device");
+      *why = e != cudaSuccess
+                 ? std::string(cudaGetErrorString(e)) + " (cudaGetDeviceCount error " + std::to_string(e) + ")"
+                 : std::string("cudaGetDeviceCount reports no device");
     }
     // Reset the runtime's last-error state so the caller's next check does not see it.
     (void)cudaGetLastError();

@@ -76,7 +76,9 @@ struct GzipSource::State {
 };
 
 GzipSource::GzipSource(std::unique_ptr<ByteSource> compressed, std::string name, std::size_t chunk_bytes)
-    : in_(std::move(compressed)), name_(std::move(name)), z_(std::make_unique<State>()),
+    : in_(std::move(compressed)),
+      name_(std::move(name)),
+      z_(std::make_unique<State>()),
       inbuf_(std::clamp<std::size_t>(chunk_bytes, 1, std::size_t{1} << 24)) {
   // 16 + MAX_WBITS: expect gzip framing (header and CRC trailer).
   if (inflateInit2(&z_->zs, 16 + MAX_WBITS) != Z_OK) throw Error("zlib inflateInit2 failed");
@@ -175,8 +177,9 @@ OpenedInput open_input(const fs::path& path, std::size_t chunk_bytes) {
   }
   // Inflating takes about a third of a .json.gz's import on one core: it runs in its own
   // thread, a few blocks ahead of the parser. The inflated bytes say what they are in turn.
-  auto inflated = std::make_unique<HeadSource>(std::make_unique<PrefetchSource>(
-      std::make_unique<GzipSource>(std::move(raw), in.name, chunk_bytes), chunk_bytes, kPrefetchBlocks, may_block));
+  auto inflated = std::make_unique<HeadSource>(
+      std::make_unique<PrefetchSource>(std::make_unique<GzipSource>(std::move(raw), in.name, chunk_bytes), chunk_bytes,
+                                       kPrefetchBlocks, may_block));
   in.kind = sniff_input(inflated->head(16));
   if (in.kind == InputKind::Gzip) in.kind = InputKind::Json;  // gzip inside gzip: not a trace; the reader says so
   in.source = std::move(inflated);

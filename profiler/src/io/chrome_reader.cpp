@@ -83,10 +83,12 @@ Trace ChromeReader::run() {
                                    : "expected ',' or '}' after the value of top-level key \"" + key + "\"");
     }
     if (!saw_events_)
-      throw InputError(in_.name() + ": no \"traceEvents\" array: not a Chrome trace (expected {\"traceEvents\": [...]})");
+      throw InputError(in_.name() +
+                       ": no \"traceEvents\" array: not a Chrome trace (expected {\"traceEvents\": [...]})");
   } else {
-    throw InputError(in_.name() + ": not a trace file: expected Chrome trace JSON (starting with '{' or '['), "
-                                  "gzip-compressed JSON, or a syncscope trace");
+    throw InputError(in_.name() +
+                     ": not a trace file: expected Chrome trace JSON (starting with '{' or '['), "
+                     "gzip-compressed JSON, or a syncscope trace");
   }
   if (in_.peek() >= 0) in_.fail(in_.offset(), "unexpected data after the end of the JSON document");
   finish();
@@ -118,9 +120,9 @@ void ChromeReader::read_events_array() {
       in_.consume();
       return;
     }
-    in_.fail(in_.offset(), c < 0 ? "the input ends inside traceEvents after event " + std::to_string(i) +
-                                       " (truncated file?)"
-                                 : "expected ',' or ']' after traceEvents[" + std::to_string(i) + "]");
+    in_.fail(in_.offset(),
+             c < 0 ? "the input ends inside traceEvents after event " + std::to_string(i) + " (truncated file?)"
+                   : "expected ',' or ']' after traceEvents[" + std::to_string(i) + "]");
   }
 }
 
@@ -303,8 +305,7 @@ void ChromeReader::parse_block(od::value& v) {
       case BlockKey::Unknown: validate(x); break;
     }
   });
-  if (block_.schema_version < 1)
-    fail("field \"syncscope.schema_version\": missing or not a positive integer");
+  if (block_.schema_version < 1) fail("field \"syncscope.schema_version\": missing or not a positive integer");
   if (block_.schema_version > kTraceSchemaVersion)
     fail("written with trace schema_version " + std::to_string(block_.schema_version) + ", newer than this build's " +
          std::to_string(kTraceSchemaVersion) + "; upgrade syncscope to read it");
@@ -327,9 +328,7 @@ void ChromeReader::finish() {
                        std::to_string(base) + "); timestamps must be >= 0");
   }
   if (base != 0) {
-    auto shift = [base](auto& v, auto... members) {
-      v.for_each([&](auto& r) { ((r.*members += base), ...); });
-    };
+    auto shift = [base](auto& v, auto... members) { v.for_each([&](auto& r) { ((r.*members += base), ...); }); };
     shift(api_, &ApiCall::start, &ApiCall::end);
     shift(kernels_, &Kernel::start, &Kernel::end);
     shift(memcpys_, &Memcpy::start, &Memcpy::end);
@@ -352,7 +351,8 @@ void ChromeReader::finish() {
 
   meta.base_time_ns = base;
   if (base_ns_) meta.clock = ClockBase::UnixEpoch;
-  for (const auto& [cat, n] : unknown_) meta.unknown_categories[cat == kNoString ? "(none)" : std::string(t_.str(cat))] += n;
+  for (const auto& [cat, n] : unknown_)
+    meta.unknown_categories[cat == kNoString ? "(none)" : std::string(t_.str(cat))] += n;
   const bool kineto_cats = !t_.kernels.empty() || !t_.api_calls.empty() || !t_.ranges.empty() || !t_.memcpys.empty();
   if (kineto_ || kineto_cats) meta.source_tool = "torch.profiler";
   std::string version;

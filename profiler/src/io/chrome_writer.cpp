@@ -208,7 +208,8 @@ void Writer::events() {
     if (std::is_sorted(v.begin(), v.end(), less)) return;
     order[k].resize(v.size());
     std::iota(order[k].begin(), order[k].end(), 0u);
-    std::stable_sort(order[k].begin(), order[k].end(), [&](std::uint32_t a, std::uint32_t b) { return less(v[a], v[b]); });
+    std::stable_sort(order[k].begin(), order[k].end(),
+                     [&](std::uint32_t a, std::uint32_t b) { return less(v[a], v[b]); });
   };
   make_order(kRange, t_.ranges, by_interval);
   make_order(kApi, t_.api_calls, by_interval);
@@ -220,9 +221,9 @@ void Writer::events() {
   make_order(kSync, t_.syncs, by_interval);
   make_order(kEvent, t_.cuda_events, [](const auto& a, const auto& b) { return a.timestamp < b.timestamp; });
 
-  const std::array<std::size_t, kNumTypes> sizes = {t_.ranges.size(), t_.api_calls.size(), t_.overheads.size(),
-                                                    t_.others.size(), t_.kernels.size(), t_.memcpys.size(),
-                                                    t_.memsets.size(), t_.syncs.size(), t_.cuda_events.size()};
+  const std::array<std::size_t, kNumTypes> sizes = {t_.ranges.size(),  t_.api_calls.size(), t_.overheads.size(),
+                                                    t_.others.size(),  t_.kernels.size(),   t_.memcpys.size(),
+                                                    t_.memsets.size(), t_.syncs.size(),     t_.cuda_events.size()};
   std::array<std::size_t, kNumTypes> pos{};
   auto index_of = [&](std::size_t k) { return order[k].empty() ? pos[k] : order[k][pos[k]]; };
   auto interval = [&](std::size_t k, std::size_t i) -> std::pair<Ns, Ns> {
@@ -326,7 +327,8 @@ void Writer::flows() {
 }
 
 void Writer::metadata() {
-  auto meta_event = [&](std::string_view what, auto pid_writer, auto tid_writer, std::string_view name, bool generated) {
+  auto meta_event = [&](std::string_view what, auto pid_writer, auto tid_writer, std::string_view name,
+                        bool generated) {
     begin_event();
     Obj m(o_);
     m.key(schema::key_name(schema::Key::Name)).str(what);
@@ -365,15 +367,17 @@ void Writer::metadata() {
   // Names for GPU tracks the trace does not name: Perfetto shows "GPU 0" / "stream 7".
   for (auto d : gpu_pids_) {
     if (named_pids.count(std::to_string(d))) continue;
-    meta_event(schema::kProcessName, [&](JsonOut& o) { o.num(d); }, [&](JsonOut& o) { o.num(0); },
-               "GPU " + std::to_string(d), true);
+    meta_event(
+        schema::kProcessName, [&](JsonOut& o) { o.num(d); }, [&](JsonOut& o) { o.num(0); }, "GPU " + std::to_string(d),
+        true);
   }
   for (const auto& ds : gpu_tracks_) {
     const std::int64_t d = ds.first;  // plain copies: clang 14 cannot capture structured bindings
     const std::int64_t s = ds.second;
     if (thread_names.count({std::to_string(d), std::to_string(s)})) continue;
-    meta_event(schema::kThreadName, [&](JsonOut& o) { o.num(d); }, [&](JsonOut& o) { o.num(s); },
-               "stream " + std::to_string(s), true);
+    meta_event(
+        schema::kThreadName, [&](JsonOut& o) { o.num(d); }, [&](JsonOut& o) { o.num(s); },
+        "stream " + std::to_string(s), true);
   }
   // Sort order and labels as the source gave them (TrackOrder), with Kineto's args.
   for (const auto& o : t_.track_order) {
@@ -398,8 +402,10 @@ void Writer::metadata() {
   for (const auto& entry : extra_lanes_) {
     const TrackId track = entry.first;
     const std::uint8_t lane = entry.second;
-    const std::string pid = track.pid_str ? std::string(t_.str(static_cast<StringId>(track.pid))) : std::to_string(track.pid);
-    const std::string tid = track.tid_str ? std::string(t_.str(static_cast<StringId>(track.tid))) : std::to_string(track.tid);
+    const std::string pid =
+        track.pid_str ? std::string(t_.str(static_cast<StringId>(track.pid))) : std::to_string(track.pid);
+    const std::string tid =
+        track.tid_str ? std::string(t_.str(static_cast<StringId>(track.tid))) : std::to_string(track.tid);
     std::string base;
     if (auto it = thread_names.find({pid, tid}); it != thread_names.end()) base = it->second;
     else if (!track.pid_str && gpu_pids_.count(track.pid)) base = "stream " + tid;

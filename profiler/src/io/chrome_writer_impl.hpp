@@ -128,8 +128,8 @@ class Writer {
   bool first_event_ = true;
   std::unordered_map<TrackId, TrackState, TrackIdHash> tracks_;
   std::array<std::vector<std::uint8_t>, kNumTypes> lanes_;
-  std::set<std::pair<TrackId, std::uint8_t>, std::function<bool(const std::pair<TrackId, std::uint8_t>&,
-                                                                   const std::pair<TrackId, std::uint8_t>&)>>
+  std::set<std::pair<TrackId, std::uint8_t>,
+           std::function<bool(const std::pair<TrackId, std::uint8_t>&, const std::pair<TrackId, std::uint8_t>&)>>
       extra_lanes_{[](const auto& a, const auto& b) {
         return std::tie(a.first.pid_str, a.first.pid, a.first.tid_str, a.first.tid, a.second) <
                std::tie(b.first.pid_str, b.first.pid, b.first.tid_str, b.first.tid, b.second);

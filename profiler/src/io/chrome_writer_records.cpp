@@ -182,7 +182,8 @@ void Writer::write_range(Obj& ev, std::size_t i) {
   if (r.external_id != 0) a.args.key(arg(Arg::ExternalId)).num(r.external_id);
   if (r.correlation != 0) a.args.key(arg(Arg::Correlation)).num(r.correlation);
   track_tid(a.ss, lane, tid);
-  if (r.kind == RangeKind::NvtxPushPop || r.kind == RangeKind::NvtxStartEnd) a.ss.key(ss(SsArg::RangeKind)).str(kind_name(r.kind));
+  if (r.kind == RangeKind::NvtxPushPop || r.kind == RangeKind::NvtxStartEnd)
+    a.ss.key(ss(SsArg::RangeKind)).str(kind_name(r.kind));
   if (r.domain != kNoString) a.ss.key(ss(SsArg::Domain)).str(t_.str(r.domain));
   if (gpu) {
     if (r.pid != -1) a.ss.key(ss(SsArg::Pid)).num(r.pid);
@@ -214,7 +215,8 @@ void Writer::write_other(Obj& ev, std::size_t i) {
   if (e.phase == 'X') {
     const auto pv = canonical_int(pid);
     const auto tv = canonical_int(tid);
-    const TrackId track{!pv, !tv, pv ? *pv : static_cast<std::int64_t>(e.pid), tv ? *tv : static_cast<std::int64_t>(e.tid)};
+    const TrackId track{!pv, !tv, pv ? *pv : static_cast<std::int64_t>(e.pid),
+                        tv ? *tv : static_cast<std::int64_t>(e.tid)};
     lane = assign_lane(track, e.start, e.start + e.duration);
   }
   ev.key(key(Key::Pid)).id_text(pid);

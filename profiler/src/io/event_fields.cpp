@@ -42,7 +42,8 @@ class FieldName {
 bool fits(std::uint64_t bits, ArgType type, bool negative_text) {
   const auto v = static_cast<std::int64_t>(bits);
   switch (type) {
-    case ArgType::Int32: return v >= std::numeric_limits<std::int32_t>::min() && v <= std::numeric_limits<std::int32_t>::max();
+    case ArgType::Int32:
+      return v >= std::numeric_limits<std::int32_t>::min() && v <= std::numeric_limits<std::int32_t>::max();
     case ArgType::UInt32: return !negative_text && bits <= std::numeric_limits<std::uint32_t>::max();
     case ArgType::UInt64: return !negative_text;
     default: return true;
@@ -174,7 +175,8 @@ bool ChromeReader::read_triple(od::value& v, std::string_view field, Arg arg, st
       } else if (x.get_int64().get(i)) {
         ok = false;
         check_number(x);
-      } else if (n < 3 && i >= std::numeric_limits<std::int32_t>::min() && i <= std::numeric_limits<std::int32_t>::max()) {
+      } else if (n < 3 && i >= std::numeric_limits<std::int32_t>::min() &&
+                 i <= std::numeric_limits<std::int32_t>::max()) {
         tmp[n] = static_cast<std::int32_t>(i);
       } else {
         ok = false;

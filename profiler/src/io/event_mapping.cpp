@@ -40,7 +40,8 @@ StringId ChromeReader::id_text(const IdVal& v) {
 
 void ChromeReader::dispatch(Event& e) {
   if (!e.ph) fail("missing required field \"ph\" (the event phase, e.g. \"X\")");
-  if (e.ph->size() != 1) fail("field \"ph\": expected a one-letter event phase, got \"" + std::string(e.ph->substr(0, 20)) + "\"");
+  if (e.ph->size() != 1)
+    fail("field \"ph\": expected a one-letter event phase, got \"" + std::string(e.ph->substr(0, 20)) + "\"");
   const char ph = (*e.ph)[0];
   if (e.args.ss_track_tid.kind != IdVal::None) e.tid = e.args.ss_track_tid;  // undo our writer's overlap lanes
   switch (ph) {
@@ -70,11 +71,8 @@ void ChromeReader::dispatch(Event& e) {
     case 'M':
       if (accept_fields(e, Cat::Other)) handle_metadata(e);
       return;
-    case 'X':
-      handle_complete(e);
-      return;
-    default:
-      break;
+    case 'X': handle_complete(e); return;
+    default: break;
   }
   if (!e.ts) fail("missing required field \"ts\"");
   if (!e.name && ph != 'E' && ph != 'e') fail("missing required field \"name\"");
@@ -166,8 +164,8 @@ void ChromeReader::handle_complete(Event& e) {
       r.correlation = a.u(Arg::Correlation, 0);
       r.external_id = a.u(Arg::ExternalId, 0);
       r.return_code = a.ss_return_code ? narrow32(*a.ss_return_code, "args.syncscope.return_code") : 0;
-      r.device = a.ss_device ? narrow32(*a.ss_device, "args.syncscope.device")
-                             : narrow32(a.i(Arg::Device, -1), "args.device");
+      r.device =
+          a.ss_device ? narrow32(*a.ss_device, "args.syncscope.device") : narrow32(a.i(Arg::Device, -1), "args.device");
       api_.push(r);
       return;
     }
@@ -251,7 +249,8 @@ void ChromeReader::handle_complete(Event& e) {
                                                : RangeKind::PythonFunction;
       if (a.ss_range_kind) {
         auto k = parse_range_kind(*a.ss_range_kind);
-        if (!k) fail("field \"args.syncscope.range_kind\": unknown range kind \"" + std::string(*a.ss_range_kind) + "\"");
+        if (!k)
+          fail("field \"args.syncscope.range_kind\": unknown range kind \"" + std::string(*a.ss_range_kind) + "\"");
         r.kind = *k;
       }
       r.name = intern(*e.name);

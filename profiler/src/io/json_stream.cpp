@@ -50,10 +50,9 @@ inline const char* find_structural(const char* p, const char* end) {
   const __m128i close_s = _mm_set1_epi8(']');
   while (end - p >= 16) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    const __m128i hit = _mm_or_si128(
-        _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, open_c)),
-        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, close_c), _mm_cmpeq_epi8(v, open_s)),
-                     _mm_or_si128(_mm_cmpeq_epi8(v, close_s), _mm_cmpeq_epi8(v, bslash))));
+    const __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, open_c)),
+                                     _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, close_c), _mm_cmpeq_epi8(v, open_s)),
+                                                  _mm_or_si128(_mm_cmpeq_epi8(v, close_s), _mm_cmpeq_epi8(v, bslash))));
     const int m = _mm_movemask_epi8(hit);
     if (m != 0) return p + __builtin_ctz(static_cast<unsigned>(m));
     p += 16;
@@ -80,11 +79,11 @@ inline BlockMasks block_masks(const char* p) {
     const int sh = 16 * i;
     m.quote |= static_cast<std::uint64_t>(static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, q)))) << sh;
     m.backslash |= static_cast<std::uint64_t>(static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, bs)))) << sh;
-    m.open |= static_cast<std::uint64_t>(static_cast<unsigned>(
-                  _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, oc), _mm_cmpeq_epi8(v, os)))))
+    m.open |= static_cast<std::uint64_t>(
+                  static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, oc), _mm_cmpeq_epi8(v, os)))))
               << sh;
-    m.close |= static_cast<std::uint64_t>(static_cast<unsigned>(
-                   _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, cc), _mm_cmpeq_epi8(v, cs)))))
+    m.close |= static_cast<std::uint64_t>(
+                   static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, cc), _mm_cmpeq_epi8(v, cs)))))
                << sh;
   }
 #else
@@ -93,8 +92,10 @@ inline BlockMasks block_masks(const char* p) {
     switch (p[i]) {
       case '"': m.quote |= bit; break;
       case '\\': m.backslash |= bit; break;
-      case '{': case '[': m.open |= bit; break;
-      case '}': case ']': m.close |= bit; break;
+      case '{':
+      case '[': m.open |= bit; break;
+      case '}':
+      case ']': m.close |= bit; break;
       default: break;
     }
   }
@@ -128,8 +129,10 @@ inline std::uint64_t find_escaped(std::uint64_t backslash, std::uint64_t& prev_e
 }  // namespace
 
 JsonPull::JsonPull(ByteSource& source, std::size_t chunk_bytes, std::string source_name)
-    : source_(source), name_(std::move(source_name)),
-      chunk_(std::clamp<std::size_t>(chunk_bytes, 1, std::size_t{1} << 28)), buf_(chunk_ + kJsonPadding, '\0') {}
+    : source_(source),
+      name_(std::move(source_name)),
+      chunk_(std::clamp<std::size_t>(chunk_bytes, 1, std::size_t{1} << 28)),
+      buf_(chunk_ + kJsonPadding, '\0') {}
 
 void JsonPull::fail(std::uint64_t offset, const std::string& what) const {
   throw InputError(name_ + ": " + std::string(source_.offset_unit()) + " " + std::to_string(offset) + ": " + what);
@@ -258,7 +261,10 @@ ValueView JsonPull::scan_value() {
     s = 0;
     if (!fill()) {
       if (scalar) break;
-      fail(start_offset, std::string("the input ends inside this ") + (c0 == '"' ? "string" : c0 == '{' ? "object" : "array") +
+      fail(start_offset, std::string("the input ends inside this ") +
+                             (c0 == '"'   ? "string"
+                              : c0 == '{' ? "object"
+                                          : "array") +
                              " (truncated file?)");
     }
   }

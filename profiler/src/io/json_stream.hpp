@@ -50,10 +50,10 @@ class JsonPull {
   ByteSource& source_;
   std::string name_;
   std::size_t chunk_;
-  std::vector<char> buf_;    // chunk_ + kJsonPadding
-  std::size_t pos_ = 0;      // next unread byte in buf_
-  std::size_t end_ = 0;      // bytes of buf_ holding data
-  std::uint64_t base_ = 0;   // stream offset of buf_[0]
+  std::vector<char> buf_;   // chunk_ + kJsonPadding
+  std::size_t pos_ = 0;     // next unread byte in buf_
+  std::size_t end_ = 0;     // bytes of buf_ holding data
+  std::uint64_t base_ = 0;  // stream offset of buf_[0]
   bool eof_ = false;
   std::vector<char> carry_;  // a value that straddles chunks
 };

@@ -89,8 +89,19 @@ constexpr std::string_view name_of(const Entry (&table)[N], V v) {
 
 // ---- event categories ("cat") ---------------------------------------------------------------
 enum class Cat : std::uint8_t {
-  Other, Kernel, Memcpy, Memset, Runtime, Driver, Sync, CudaEvent, UserAnnotation, GpuUserAnnotation, CpuOp,
-  PythonFunction, Overhead,
+  Other,
+  Kernel,
+  Memcpy,
+  Memset,
+  Runtime,
+  Driver,
+  Sync,
+  CudaEvent,
+  UserAnnotation,
+  GpuUserAnnotation,
+  CpuOp,
+  PythonFunction,
+  Overhead,
 };
 
 inline constexpr Named<Cat> kCategories[] = {
@@ -167,11 +178,11 @@ constexpr std::uint32_t bit(Cat c) { return std::uint32_t{1} << static_cast<unsi
 // How an argument is read. Integers may be written as text: ids, streams and pointers as
 // "0x1f" or "31" (ROCm writes streams so).
 enum class ArgType : std::uint8_t {
-  Int32,     // device numbers, counts: fits in 32 bits
-  UInt32,    // contexts
-  Int64,     // streams, signed ids
-  UInt64,    // correlation and external ids, byte counts
-  Triple,    // an array of 3 integers (grid, block)
+  Int32,   // device numbers, counts: fits in 32 bits
+  UInt32,  // contexts
+  Int64,   // streams, signed ids
+  UInt64,  // correlation and external ids, byte counts
+  Triple,  // an array of 3 integers (grid, block)
   String,
   CopyKind,  // cudaMemcpyKind/hipMemcpyKind number (0 HtoH, 1 HtoD, 2 DtoH, 3 DtoD, 4 default) or "DtoH"
   Object,    // our own args.syncscope block
@@ -261,7 +272,7 @@ constexpr std::string_view arg_name(Arg a) { return name_of(kArgs, a); }
 // Launch -> GPU activity arrows: ph "s" on the API call, ph "f" with binding point "e" on the
 // GPU activity, id = correlation id.
 struct FlowNames {
-  std::string_view category;        // also the name
+  std::string_view category;  // also the name
   std::string_view id_key;
   std::string_view bind_point_key;
   std::string_view bind_enclosing;  // the arrow ends on the slice enclosing its timestamp
@@ -286,13 +297,17 @@ enum class TopKey : std::uint8_t {
   BaseTimeNanoseconds,
   TraceName,
   DistributedInfo,  // {"rank": N, ...}: Holistic Trace Analysis needs it (its rank regex wants `"rank": N`)
-  Syncscope,  // our own block for what Kineto has no field for (also the per-event args key)
+  Syncscope,        // our own block for what Kineto has no field for (also the per-event args key)
 };
 inline constexpr Named<TopKey> kTopKeys[] = {
-    {"traceEvents", TopKey::TraceEvents}, {"schemaVersion", TopKey::SchemaVersion},
-    {"deviceProperties", TopKey::DeviceProperties}, {"displayTimeUnit", TopKey::DisplayTimeUnit},
-    {"baseTimeNanoseconds", TopKey::BaseTimeNanoseconds}, {"traceName", TopKey::TraceName},
-    {"distributedInfo", TopKey::DistributedInfo}, {"syncscope", TopKey::Syncscope},
+    {"traceEvents", TopKey::TraceEvents},
+    {"schemaVersion", TopKey::SchemaVersion},
+    {"deviceProperties", TopKey::DeviceProperties},
+    {"displayTimeUnit", TopKey::DisplayTimeUnit},
+    {"baseTimeNanoseconds", TopKey::BaseTimeNanoseconds},
+    {"traceName", TopKey::TraceName},
+    {"distributedInfo", TopKey::DistributedInfo},
+    {"syncscope", TopKey::Syncscope},
 };
 // Every TopKey but Other has a spelling.
 static_assert(name_of(kTopKeys, TopKey::DistributedInfo) == "distributedInfo" &&
@@ -303,22 +318,42 @@ constexpr std::string_view top_key_name(TopKey k) { return name_of(kTopKeys, k);
 inline constexpr std::string_view kSyncscope = top_key_name(TopKey::Syncscope);
 inline constexpr std::string_view kRank = "rank";
 // Top-level provenance Kineto writes (cupti_version, ...) shown as the source version.
-inline constexpr std::string_view kVersionKeys[][2] = {
-    {"cupti_version", "CUPTI "}, {"cuda_driver_version", "CUDA driver "}, {"cuda_runtime_version", "CUDA runtime "}};
+inline constexpr std::string_view kVersionKeys[][2] = {{"cupti_version", "CUPTI "},
+                                                       {"cuda_driver_version", "CUDA driver "},
+                                                       {"cuda_runtime_version", "CUDA runtime "}};
 
 // ---- deviceProperties entries --------------------------------------------------------------
 enum class DeviceKey : std::uint8_t {
-  Unknown, Id, Name, TotalGlobalMem, ComputeMajor, ComputeMinor, MaxThreadsPerBlock, MaxThreadsPerSm,
-  RegsPerBlock, WarpSize, SharedMemPerBlock, NumSms, RegsPerSm, SharedMemPerBlockOptin, SharedMemPerSm,
+  Unknown,
+  Id,
+  Name,
+  TotalGlobalMem,
+  ComputeMajor,
+  ComputeMinor,
+  MaxThreadsPerBlock,
+  MaxThreadsPerSm,
+  RegsPerBlock,
+  WarpSize,
+  SharedMemPerBlock,
+  NumSms,
+  RegsPerSm,
+  SharedMemPerBlockOptin,
+  SharedMemPerSm,
 };
 // In the order libkineto writes them.
 inline constexpr Named<DeviceKey> kDeviceKeys[] = {
-    {"id", DeviceKey::Id}, {"name", DeviceKey::Name}, {"totalGlobalMem", DeviceKey::TotalGlobalMem},
-    {"computeMajor", DeviceKey::ComputeMajor}, {"computeMinor", DeviceKey::ComputeMinor},
+    {"id", DeviceKey::Id},
+    {"name", DeviceKey::Name},
+    {"totalGlobalMem", DeviceKey::TotalGlobalMem},
+    {"computeMajor", DeviceKey::ComputeMajor},
+    {"computeMinor", DeviceKey::ComputeMinor},
     {"maxThreadsPerBlock", DeviceKey::MaxThreadsPerBlock},
-    {"maxThreadsPerMultiprocessor", DeviceKey::MaxThreadsPerSm}, {"regsPerBlock", DeviceKey::RegsPerBlock},
-    {"warpSize", DeviceKey::WarpSize}, {"sharedMemPerBlock", DeviceKey::SharedMemPerBlock},
-    {"numSms", DeviceKey::NumSms}, {"regsPerMultiprocessor", DeviceKey::RegsPerSm},
+    {"maxThreadsPerMultiprocessor", DeviceKey::MaxThreadsPerSm},
+    {"regsPerBlock", DeviceKey::RegsPerBlock},
+    {"warpSize", DeviceKey::WarpSize},
+    {"sharedMemPerBlock", DeviceKey::SharedMemPerBlock},
+    {"numSms", DeviceKey::NumSms},
+    {"regsPerMultiprocessor", DeviceKey::RegsPerSm},
     {"sharedMemPerBlockOptin", DeviceKey::SharedMemPerBlockOptin},
     {"sharedMemPerMultiprocessor", DeviceKey::SharedMemPerSm},
 };
@@ -326,31 +361,68 @@ inline constexpr auto kDeviceKeyIndex = make_index(kDeviceKeys);
 
 // ---- args.syncscope (per event) ------------------------------------------------------------
 enum class SsArg : std::uint8_t {
-  Unknown, TrackTid, ReturnCode, Device, Stream, Pid, Tid, PeerDevice, Value, EventSyncId, Async, IsQuery,
-  Generated, RangeKind, Domain,
+  Unknown,
+  TrackTid,
+  ReturnCode,
+  Device,
+  Stream,
+  Pid,
+  Tid,
+  PeerDevice,
+  Value,
+  EventSyncId,
+  Async,
+  IsQuery,
+  Generated,
+  RangeKind,
+  Domain,
 };
 inline constexpr Named<SsArg> kSsArgs[] = {
-    {"track_tid", SsArg::TrackTid},     {"return_code", SsArg::ReturnCode}, {"device", SsArg::Device},
-    {"stream", SsArg::Stream},          {"pid", SsArg::Pid},                {"tid", SsArg::Tid},
-    {"peer_device", SsArg::PeerDevice}, {"value", SsArg::Value},            {"event_sync_id", SsArg::EventSyncId},
-    {"async", SsArg::Async},            {"is_query", SsArg::IsQuery},       {"generated", SsArg::Generated},
-    {"range_kind", SsArg::RangeKind},   {"domain", SsArg::Domain},
+    {"track_tid", SsArg::TrackTid},
+    {"return_code", SsArg::ReturnCode},
+    {"device", SsArg::Device},
+    {"stream", SsArg::Stream},
+    {"pid", SsArg::Pid},
+    {"tid", SsArg::Tid},
+    {"peer_device", SsArg::PeerDevice},
+    {"value", SsArg::Value},
+    {"event_sync_id", SsArg::EventSyncId},
+    {"async", SsArg::Async},
+    {"is_query", SsArg::IsQuery},
+    {"generated", SsArg::Generated},
+    {"range_kind", SsArg::RangeKind},
+    {"domain", SsArg::Domain},
 };
 inline constexpr auto kSsArgIndex = make_index(kSsArgs);
 constexpr std::string_view ss_arg_name(SsArg a) { return name_of(kSsArgs, a); }
 
 // ---- the top-level "syncscope" block ---------------------------------------------------------
 enum class BlockKey : std::uint8_t {
-  Unknown, SchemaVersion, SourceTool, SourceVersion, TraceName, SourceSchemaVersion, DroppedRecords, Clock,
-  BaseTimeNs, UnknownCategories, Extra, Rank,
+  Unknown,
+  SchemaVersion,
+  SourceTool,
+  SourceVersion,
+  TraceName,
+  SourceSchemaVersion,
+  DroppedRecords,
+  Clock,
+  BaseTimeNs,
+  UnknownCategories,
+  Extra,
+  Rank,
 };
 // In the order we write them.
 inline constexpr Named<BlockKey> kBlockKeys[] = {
-    {"schema_version", BlockKey::SchemaVersion}, {"source_tool", BlockKey::SourceTool},
-    {"source_version", BlockKey::SourceVersion}, {"trace_name", BlockKey::TraceName},
-    {"source_schema_version", BlockKey::SourceSchemaVersion}, {"dropped_records", BlockKey::DroppedRecords},
-    {"clock", BlockKey::Clock}, {"base_time_ns", BlockKey::BaseTimeNs},
-    {"unknown_categories", BlockKey::UnknownCategories}, {"extra", BlockKey::Extra},
+    {"schema_version", BlockKey::SchemaVersion},
+    {"source_tool", BlockKey::SourceTool},
+    {"source_version", BlockKey::SourceVersion},
+    {"trace_name", BlockKey::TraceName},
+    {"source_schema_version", BlockKey::SourceSchemaVersion},
+    {"dropped_records", BlockKey::DroppedRecords},
+    {"clock", BlockKey::Clock},
+    {"base_time_ns", BlockKey::BaseTimeNs},
+    {"unknown_categories", BlockKey::UnknownCategories},
+    {"extra", BlockKey::Extra},
     {"rank", BlockKey::Rank},  // written only when known: distributedInfo always has one (0 when unknown)
 };
 inline constexpr auto kBlockKeyIndex = make_index(kBlockKeys);

@@ -77,12 +77,8 @@ IdVal ValueReader::get_id(od::value& v, std::string_view field) const {
 void ValueReader::validate(od::value& v, int depth) const {
   if (depth > 256) fail("JSON nested more than 256 levels deep");
   switch (type_of(v)) {
-    case od::json_type::array:
-      each_element(v, [&](od::value& e) { validate(e, depth + 1); });
-      break;
-    case od::json_type::object:
-      each_field(v, [&](std::string_view, od::value& x) { validate(x, depth + 1); });
-      break;
+    case od::json_type::array: each_element(v, [&](od::value& e) { validate(e, depth + 1); }); break;
+    case od::json_type::object: each_field(v, [&](std::string_view, od::value& x) { validate(x, depth + 1); }); break;
     case od::json_type::number: {
       double d = 0;
       if (v.get_double().get(d)) fail("malformed number " + token(v));

@@ -102,7 +102,10 @@ struct SampledHash {
   }
   std::size_t operator()(std::string_view s) const noexcept {
     std::uint64_t h = s.size() * 0x9E3779B97F4A7C15ull;
-    auto mix = [&h](std::uint64_t w) { h = (h ^ w) * 0xff51afd7ed558ccdull; h ^= h >> 29; };
+    auto mix = [&h](std::uint64_t w) {
+      h = (h ^ w) * 0xff51afd7ed558ccdull;
+      h ^= h >> 29;
+    };
     const std::size_t n = s.size();
     if (n >= 8) {
       mix(word(s.data()));

@@ -37,7 +37,7 @@ std::optional<std::int64_t> parse_us_as_ns(std::string_view s) {
   // Significant digits (leading zeros dropped) and where the decimal point falls among them.
   std::array<char, 32> digits{};
   std::size_t ndigits = 0;
-  bool sticky = false;   // a non-zero digit was dropped beyond the 32 kept
+  bool sticky = false;     // a non-zero digit was dropped beyond the 32 kept
   std::int64_t point = 0;  // digits before the decimal point, counting dropped leading zeros as none
   std::size_t int_len = 0;
   for (; i < s.size() && is_digit(s[i]); ++i, ++int_len) {
@@ -89,7 +89,8 @@ std::optional<std::int64_t> parse_us_as_ns(std::string_view s) {
   if (point >= 0 && point < static_cast<std::int64_t>(ndigits) && digits[static_cast<std::size_t>(point)] >= '5') ++v;
   const std::uint64_t limit = neg ? std::uint64_t{1} << 63 : (std::uint64_t{1} << 63) - 1;
   if (v > limit) return std::nullopt;
-  if (neg) return v == (std::uint64_t{1} << 63) ? std::numeric_limits<std::int64_t>::min() : -static_cast<std::int64_t>(v);
+  if (neg)
+    return v == (std::uint64_t{1} << 63) ? std::numeric_limits<std::int64_t>::min() : -static_cast<std::int64_t>(v);
   return static_cast<std::int64_t>(v);
 }
 

@@ -1,9 +1,9 @@
 #include "syncscope/io/trace_io.hpp"
 
-#include "byte_source.hpp"
-#include "chrome_reader.hpp"
 #include <fcntl.h>
 #include <unistd.h>
+#include "byte_source.hpp"
+#include "chrome_reader.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -20,8 +20,9 @@ namespace {
 // A compact binary form (.sstrace) was considered and left out: see bench/trace_io/README.md
 // for the measurements that decided it.
 [[noreturn]] void no_binary(const std::string& name) {
-  throw InputError(name + ": the binary trace format (.sstrace) is not supported by this build; "
-                          "use Chrome trace JSON (.json or .json.gz)");
+  throw InputError(name +
+                   ": the binary trace format (.sstrace) is not supported by this build; "
+                   "use Chrome trace JSON (.json or .json.gz)");
 }
 
 bool ends_with(std::string_view s, std::string_view suffix) {
@@ -125,7 +126,8 @@ void write_trace(const Trace& trace, const std::filesystem::path& path, const Wr
   const bool binary = options.format == TraceFormat::Binary ||
                       (options.format == TraceFormat::Auto && ends_with(path.string(), ".sstrace"));
   if (binary) no_binary(path.string());
-  write_file_atomic(path, [&](const Sink& sink) { write_chrome_json(trace, sink); }, options.overwrite);
+  write_file_atomic(
+      path, [&](const Sink& sink) { write_chrome_json(trace, sink); }, options.overwrite);
 }
 
 }  // namespace syncscope

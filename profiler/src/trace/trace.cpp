@@ -108,8 +108,8 @@ constexpr std::array<std::string_view, 6> kCopy = {"unknown", "HtoD", "DtoH", "D
 constexpr std::array<std::string_view, 5> kMem = {"unknown", "pageable", "pinned", "device", "managed"};
 constexpr std::array<std::string_view, 5> kSync = {"unknown", "event_sync", "stream_wait_event", "stream_sync",
                                                    "context_sync"};
-constexpr std::array<std::string_view, 6> kRange = {"nvtx_push_pop", "nvtx_start_end", "user_annotation",
-                                                    "gpu_user_annotation", "cpu_op", "python_function"};
+constexpr std::array<std::string_view, 6> kRange = {"nvtx_push_pop",       "nvtx_start_end", "user_annotation",
+                                                    "gpu_user_annotation", "cpu_op",         "python_function"};
 constexpr std::array<std::string_view, 4> kClock = {"unknown", "unix_epoch", "monotonic", "simulated"};
 
 template <class E, std::size_t N>

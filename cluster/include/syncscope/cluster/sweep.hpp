@@ -48,9 +48,9 @@ struct SweepTarget {
 };
 
 struct SweepTask {
-  std::size_t index = 0;  // the array task id
-  std::string name;       // "<scenario file stem>--<target label>"
-  std::string scenario;   // absolute path of the scenario file
+  std::size_t index = 0;      // the array task id
+  std::string name;           // "<scenario file stem>--<target label>"
+  std::string scenario;       // absolute path of the scenario file
   std::string scenario_hash;  // FNV-1a 64 of its content, hex: an edited scenario is another sweep
   SweepTarget target;
 };
@@ -92,8 +92,8 @@ struct TaskStatus {
   std::size_t index = 0;
   std::string name;
   TaskState state = TaskState::Missing;
-  std::string reason;   // why failed/cancelled/lost/queued; the verdict when done
-  std::string job;      // "123_4", "local", "" when never started
+  std::string reason;  // why failed/cancelled/lost/queued; the verdict when done
+  std::string job;     // "123_4", "local", "" when never started
   std::string host;
   std::string started_utc, ended_utc;
   std::uint64_t files = 0, bytes = 0;  // what tasks/NAME holds

@@ -49,12 +49,12 @@ class CudaError : public Error {
 
 }  // namespace syncscope
 
-#define SYNCSCOPE_THROW_IF(cond, msg)                                  \
-  do {                                                                 \
-    if (cond) throw ::syncscope::Error(std::string(msg));              \
+#define SYNCSCOPE_THROW_IF(cond, msg)                     \
+  do {                                                    \
+    if (cond) throw ::syncscope::Error(std::string(msg)); \
   } while (0)
 
-#define SYNCSCOPE_INPUT_ERROR_IF(cond, msg)                            \
-  do {                                                                 \
-    if (cond) throw ::syncscope::InputError(std::string(msg));         \
+#define SYNCSCOPE_INPUT_ERROR_IF(cond, msg)                    \
+  do {                                                         \
+    if (cond) throw ::syncscope::InputError(std::string(msg)); \
   } while (0)

@@ -29,8 +29,8 @@ struct OutputFile {
   std::filesystem::path requested;  // as given
   std::filesystem::path target;     // where the bytes go: symlinks resolved
   PathKind existing = PathKind::Missing;
-  bool stream = false;              // written straight through (no temporary file, no rename)
-  int stream_fd = -1;               // >= 0: write to this open descriptor ("-" and /dev/stdout: 1)
+  bool stream = false;  // written straight through (no temporary file, no rename)
+  int stream_fd = -1;   // >= 0: write to this open descriptor ("-" and /dev/stdout: 1)
 };
 
 // Decides how `path` may be written; throws InputError (exit 2) saying what is there when

@@ -10,7 +10,7 @@
 
 #include "syncscope/kernels/step_options.hpp"
 
-namespace syncscope::kernels {
+namespace syncscope::program {
 
 enum class ParamStorage : std::uint8_t {
   Dense,  // the compute dtype (fp32 on CPU by default, bf16 on CUDA)
@@ -18,10 +18,10 @@ enum class ParamStorage : std::uint8_t {
 };
 
 struct ParamInfo {
-  std::string name;            // "embed_tokens", "layers.0.q_proj", "layers.0.q_proj.lora_A", ...
+  std::string name;  // "embed_tokens", "layers.0.q_proj", "layers.0.q_proj.lora_A", ...
   std::vector<std::int64_t> shape;
   std::int64_t numel = 0;
-  bool trainable = true;       // AdamW updates it
+  bool trainable = true;  // AdamW updates it
   ParamStorage storage = ParamStorage::Dense;
 };
 
@@ -38,7 +38,7 @@ struct NetworkSummary {
   std::int64_t parameters = 0;            // every element the step builds, adapters included
   std::int64_t trainable_parameters = 0;  // what AdamW updates
   bool tied_embeddings = false;
-  std::string training;                   // "full" | "lora" | "qlora"
+  std::string training;  // "full" | "lora" | "qlora"
   // The architecture's own base (architecture_parameters), and what of it the
   // step leaves out (kinds such as "q_proj.bias", and their values over every layer).
   std::int64_t base_parameters = 0;
@@ -52,4 +52,4 @@ NetworkSummary network_summary(const StepOptions& options);
 // fp32 absmax per 256 blocks and one fp32 offset.
 double nf4_storage_bytes(std::int64_t numel, bool double_quant);
 
-}  // namespace syncscope::kernels
+}  // namespace syncscope::program

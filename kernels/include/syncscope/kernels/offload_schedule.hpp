@@ -20,7 +20,7 @@
 
 #include "syncscope/model/fix_spec.hpp"
 
-namespace syncscope::kernels {
+namespace syncscope::program {
 
 // Device memory held back from the plan when the budget is read from the device:
 // optimizer state, gradients and the non-checkpointed activations of one layer live
@@ -28,7 +28,7 @@ namespace syncscope::kernels {
 inline constexpr double kOffloadReserveBytes = 8.0 * 1024 * 1024 * 1024;
 
 struct OffloadPlan {
-  OffloadVariant variant = OffloadVariant::Single;
+  model::OffloadVariant variant = model::OffloadVariant::Single;
   int layers = 0;          // L
   int first_resident = 0;  // layers [first_resident, L) keep their input on the device
   int ring_buffers = 0;    // device reload buffers (0 when nothing is offloaded)
@@ -47,7 +47,7 @@ struct OffloadPlan {
 // buffers (k clamped to [1, offloaded layers]) and as many of the LAST layers resident as the
 // rest of the budget holds: backward needs the last layers first, when no reload could have
 // been hidden yet. Deterministic; throws InputError for an unknown variant or non-positive sizes.
-OffloadPlan plan_offload(OffloadVariant variant, int layers, double activation_bytes, double budget_bytes,
+OffloadPlan plan_offload(model::OffloadVariant variant, int layers, double activation_bytes, double budget_bytes,
                          int prefetch_depth, bool first_pass = false, double min_offload_bytes = 2.0 * 1024 * 1024);
 
 enum class ChoreoKind {
@@ -74,11 +74,11 @@ struct ChoreoStep {
 
 // Event ids used by a choreography (indices from 0 to num_events-1).
 struct ChoreoEvents {
-  int produced = -1;               // main: a layer's input is ready to be offloaded
-  int main_all = -1;               // single: everything queued on main so far
-  std::vector<int> offloaded;      // per layer: its D2H copy finished
-  std::vector<int> loaded;         // per ring buffer: its reload finished
-  std::vector<int> freed;          // per ring buffer: its last reader finished
+  int produced = -1;           // main: a layer's input is ready to be offloaded
+  int main_all = -1;           // single: everything queued on main so far
+  std::vector<int> offloaded;  // per layer: its D2H copy finished
+  std::vector<int> loaded;     // per ring buffer: its reload finished
+  std::vector<int> freed;      // per ring buffer: its last reader finished
   int num_events = 0;
 };
 
@@ -93,4 +93,4 @@ struct Choreography {
 Choreography build_choreography(const OffloadPlan& plan);
 Choreography build_plain_choreography(int layers);
 
-}  // namespace syncscope::kernels
+}  // namespace syncscope::program

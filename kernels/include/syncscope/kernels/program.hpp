@@ -47,18 +47,18 @@ enum class CpuOp : std::uint8_t {
 
 struct Op {
   OpKind kind = OpKind::Kernel;
-  std::string name;       // kernel / range / API name as a trace would show it
-  int stream = 0;         // index into Program::streams
-  int event = -1;         // event index for EventRecord/StreamWait/EventSync
-  double flops = 0;       // Kernel: floating-point operations
-  double bytes = 0;       // Kernel: device-memory bytes moved; Copy/Memset: bytes
+  std::string name;  // kernel / range / API name as a trace would show it
+  int stream = 0;    // index into Program::streams
+  int event = -1;    // event index for EventRecord/StreamWait/EventSync
+  double flops = 0;  // Kernel: floating-point operations
+  double bytes = 0;  // Kernel: device-memory bytes moved; Copy/Memset: bytes
   CopyKind copy = CopyKind::Unknown;
   MemoryKind host_memory = MemoryKind::Unknown;  // Copy: pinned or pageable host side
-  bool bf16 = true;       // Kernel: tensor-core bf16 rate (else fp32 rate)
-  Ns host_ns = 0;         // HostWork duration; for other ops extra host time beyond launch
-  int buffer = -1;        // device buffer touched (schedule checker); -1 none
+  bool bf16 = true;                              // Kernel: tensor-core bf16 rate (else fp32 rate)
+  Ns host_ns = 0;                                // HostWork duration; for other ops extra host time beyond launch
+  int buffer = -1;                               // device buffer touched (schedule checker); -1 none
   Access access = Access::None;
-  int layer = -1;         // layer index, for attribution
+  int layer = -1;  // layer index, for attribution
   // Issued by the same framework op as the launch before it (a GEMM's split-K reduce after
   // its main kernel): the simulator charges a fitted profile's host cost per op once per op.
   bool continues_op = false;
@@ -70,12 +70,12 @@ struct Op {
 };
 
 struct Stream {
-  std::string name;       // "main", "copy"
+  std::string name;  // "main", "copy"
   bool non_blocking = true;
 };
 
 struct Program {
-  std::string name;       // e.g. "qwen3-0.6b/packing=cached"
+  std::string name;  // e.g. "qwen3-0.6b/packing=cached"
   std::vector<Stream> streams{{"main", false}};
   int num_events = 0;
   int num_buffers = 0;

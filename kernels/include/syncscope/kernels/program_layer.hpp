@@ -14,7 +14,7 @@
 #include "syncscope/kernels/program.hpp"
 #include "syncscope/kernels/step_options.hpp"
 
-namespace syncscope::kernels {
+namespace syncscope::program {
 
 // Where in each layer's forward (and its checkpoint recompute) the builder calls every
 // registered fix's build_program_layer, in registry order. A hook emits nothing at the
@@ -41,7 +41,7 @@ class ProgramLayerBuilder {
   virtual int element_bytes() const = 0;                // bytes of one element of the compute dtype
   // State a fix keeps for the whole step (a cache that spans layers and the recompute),
   // empty on first use; the hook stores its own type in it.
-  virtual std::any& fix_state(Fix fix) = 0;
+  virtual std::any& fix_state(model::Fix fix) = 0;
 
   virtual void push_range(const std::string& name) = 0;  // an NVTX range on the host
   virtual void pop_range() = 0;
@@ -73,4 +73,4 @@ struct ProgramSchedule {
   std::vector<std::string> event_names;
 };
 
-}  // namespace syncscope::kernels
+}  // namespace syncscope::program

@@ -11,13 +11,13 @@
 
 #include "syncscope/kernels/nf4_table.hpp"
 
-namespace syncscope::kernels {
+namespace syncscope::program {
 
 struct PackedMetadata {
   std::vector<std::int32_t> cu_seqlens;  // N+1 prefix sums of the lengths, starting at 0
   std::vector<std::int64_t> positions;   // T: position within its own sequence (RoPE)
   std::int32_t max_seqlen = 0;
-  std::int32_t total = 0;                // T
+  std::int32_t total = 0;  // T
 };
 
 // Lengths must be positive and sum to a positive total.
@@ -47,7 +47,7 @@ std::vector<std::int64_t> moe_capacity_rows(const std::vector<std::int64_t>& exp
 
 // ---- NF4 (QLoRA's 4-bit NormalFloat, bitsandbytes' storage) ---------------------------
 // The 16 code values: kNf4Values, from nf4_table.hpp (one table for CPU and CUDA code).
-inline constexpr int kNf4BlockSize = 64;       // values per absmax (bitsandbytes' QLoRA default)
+inline constexpr int kNf4BlockSize = 64;         // values per absmax (bitsandbytes' QLoRA default)
 inline constexpr int kNf4AbsmaxBlockSize = 256;  // absmax values per second-level absmax (double quant)
 
 // A weight as bitsandbytes stores it for QLoRA (quantize_4bit, quant_type "nf4", blocksize
@@ -59,7 +59,7 @@ struct Nf4Tensor {
   std::int64_t numel = 0;
   std::vector<std::uint8_t> codes;  // ceil(numel/2)
   bool double_quant = false;
-  std::vector<float> absmax;              // ceil(numel/64) (empty with double_quant)
+  std::vector<float> absmax;               // ceil(numel/64) (empty with double_quant)
   std::vector<std::uint8_t> absmax_codes;  // ceil(numel/64) (double_quant)
   std::vector<float> absmax2;              // ceil(blocks/256) (double_quant)
   float offset = 0;                        // mean absmax (double_quant)
@@ -74,4 +74,4 @@ Nf4Tensor nf4_quantize(const std::vector<float>& values, bool double_quant);
 std::vector<float> nf4_block_absmax(const Nf4Tensor& t);
 std::vector<float> nf4_dequantize(const Nf4Tensor& t);
 
-}  // namespace syncscope::kernels
+}  // namespace syncscope::program

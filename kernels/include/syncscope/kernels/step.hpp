@@ -39,7 +39,7 @@ struct SyncCounts {
 };
 
 struct StepResult {
-  double loss = 0;                  // mean cross-entropy over labelled tokens
+  double loss = 0;  // mean cross-entropy over labelled tokens
   SyncCounts host_syncs;
   int metadata_builds = 0;          // packing metadata/mask constructions this step
   std::vector<std::string> ranges;  // NVTX ranges opened, in order (when record_ranges)
@@ -56,7 +56,7 @@ class ReferenceStep {
  public:
   // Validates the options (InputError), builds the weights from options.seed and uploads
   // batch 0. device "cuda" needs a CUDA build of LibTorch and a device (Error otherwise).
-  explicit ReferenceStep(const StepOptions& options);
+  explicit ReferenceStep(const program::StepOptions& options);
   ~ReferenceStep();
   ReferenceStep(ReferenceStep&&) noexcept;
   ReferenceStep& operator=(ReferenceStep&&) noexcept;
@@ -73,9 +73,9 @@ class ReferenceStep {
   // The options as resolved: offload_budget_bytes < 0 is replaced by the budget read from
   // the device (free memory - kOffloadReserveBytes; 0 on CPU), so build_step_program(
   // options()) describes the plan this step runs.
-  const StepOptions& options() const;
+  const program::StepOptions& options() const;
   // The offload plan in use (plan.variant empty when offload is off).
-  const OffloadPlan& offload_plan() const;
+  const program::OffloadPlan& offload_plan() const;
   // Record NVTX range names into StepResult::ranges (tests); off by default.
   void record_ranges(bool on);
   // Wait for all queued device work (cudaDeviceSynchronize); a no-op on CPU.
@@ -106,6 +106,6 @@ std::string torch_version();
 // available (LibTorch >= 2.8, device "cuda" with compute capability >= 9.0, bf16, hidden and
 // intermediate sizes multiples of 8), else "padded". `why` gets the reason grouped is not
 // available ("" when it is). InputError when "grouped" is asked for and not available.
-std::string resolve_moe_expert_gemm(const StepOptions& options, std::string* why = nullptr);
+std::string resolve_moe_expert_gemm(const program::StepOptions& options, std::string* why = nullptr);
 
 }  // namespace syncscope::kernels

@@ -11,32 +11,32 @@
 
 #include "syncscope/scenario/scenario.hpp"
 
-namespace syncscope::kernels {
+namespace syncscope::program {
 
 inline constexpr const char* kMoeExpertGemms[] = {"auto", "grouped", "padded"};
 
 struct StepOptions {
-  ModelShape model;
-  BatchSpec batch;
-  std::string dtype = "fp32";     // "fp32" | "bf16" | "fp16"
-  std::string device = "cpu";     // "cpu" | "cuda"
-  int layers = 0;                 // decoder layers to run; 0: model.num_hidden_layers
+  scenario::ModelShape model;
+  scenario::BatchSpec batch;
+  std::string dtype = "fp32";  // "fp32" | "bf16" | "fp16"
+  std::string device = "cpu";  // "cpu" | "cuda"
+  int layers = 0;              // decoder layers to run; 0: model.num_hidden_layers
   // The fixes' variants, typed (fix_spec.hpp; their names come from the fix registry).
-  PackingVariant packing = PackingVariant::Rebuild;
+  model::PackingVariant packing = model::PackingVariant::Rebuild;
   // How the step program builds the packing metadata where it is rebuilt or missed
   // (scenario.hpp FixSelection::rebuild_form, kPackingRebuildForms). Step programs only: the
   // LibTorch step runs its own code.
   std::string packing_rebuild_form = "reference";
-  std::optional<OffloadVariant> offload;  // nullopt: no checkpoint offload
-  int prefetch_depth = 2;         // offload "prefetch": look-ahead k over a ring of k+1 buffers
+  std::optional<model::OffloadVariant> offload;  // nullopt: no checkpoint offload
+  int prefetch_depth = 2;                        // offload "prefetch": look-ahead k over a ring of k+1 buffers
   // offload "prefetch": device bytes the memory-aware plan may use for resident layer
   // inputs (beyond the ring). < 0: ask the device (cudaMemGetInfo free bytes minus
   // kOffloadReserveBytes); on CPU and in programs: 0 (every layer offloaded).
   double offload_budget_bytes = -1;
-  MoeVariant moe = MoeVariant::Loop;
+  model::MoeVariant moe = model::MoeVariant::Loop;
   // Variants of registered fixes beyond the three typed fields (a fix added to the registry
   // before it has a field here, e.g. by a test), by fix: FixSpec::variants index.
-  std::map<Fix, std::uint8_t> other_fixes;
+  std::map<model::Fix, std::uint8_t> other_fixes;
   // How moe "device" runs its expert GEMMs without a host read (kMoeExpertGemms):
   //   "grouped": one grouped GEMM per projection over the T*k rows sorted by expert, group
   //              ends read from device memory (at::_grouped_mm: LibTorch >= 2.8, CUDA,
@@ -46,13 +46,13 @@ struct StepOptions {
   //   "auto":    grouped where it is available, else padded. Step programs (the
   //              simulator) take "auto" as grouped: the H200/LibTorch 2.11 target has it.
   std::string moe_expert_gemm = "auto";
-  std::uint64_t seed = 0;         // weights, token ids and (with batch.seed) the lengths
-  bool nvtx = true;               // emit NVTX ranges (CUDA builds)
-  double learning_rate = 1e-4;    // AdamW
-  double weight_decay = 0.0;      // AdamW; 0 keeps cross-variant parameter checks simple
+  std::uint64_t seed = 0;       // weights, token ids and (with batch.seed) the lengths
+  bool nvtx = true;             // emit NVTX ranges (CUDA builds)
+  double learning_rate = 1e-4;  // AdamW
+  double weight_decay = 0.0;    // AdamW; 0 keeps cross-variant parameter checks simple
   // full | lora | qlora, LoRA rank/alpha/targets, NF4 double quantization
   // (scenario.hpp TrainingSpec). AdamW updates only what trains (adapters under lora/qlora).
-  TrainingSpec training;
+  scenario::TrainingSpec training;
   // Offload: the first step of a run, when Unsloth's checkpointer still offloads the last
   // layer too (its FIRST_PASS counts the layers; from the second step the last layer's input
   // stays on the device). ReferenceStep sets it for its own first run().
@@ -70,7 +70,7 @@ struct StepOptions {
 
 // Unsloth's default reload schedule for runs whose fix under test is not offload (its
 // gradient checkpointer double-buffers since unsloth-zoo PR 534).
-inline constexpr OffloadVariant kUnslothDefaultReload = OffloadVariant::Double;
+inline constexpr model::OffloadVariant kUnslothDefaultReload = model::OffloadVariant::Double;
 
 // Unsloth's checkpointer offloads a layer input only when it is larger than 2 MiB
 // (unsloth_zoo/gradient_checkpointing.py: MINIMUM_SIZE = 2 MiB / element size, compared
@@ -81,7 +81,7 @@ inline constexpr double kUnslothDoubleBufferFreeBytes = 512.0 * 1024 * 1024;
 
 // gpt-oss (model_type "gpt_oss", or a name containing "gpt-oss"): attention biases, sinks,
 // router and expert biases, the clamped SwiGLU.
-bool is_gpt_oss(const ModelShape& model);
+bool is_gpt_oss(const scenario::ModelShape& model);
 // True when `module` ("q_proj", ..., "down_proj") carries a LoRA adapter in these options.
 // MoE experts and the router never do (Unsloth's gate/up/down targets name dense MLPs).
 bool lora_adapted(const StepOptions& options, const std::string& module);
@@ -94,7 +94,7 @@ bool nf4_quantized(const StepOptions& options, const std::string& module);
 // a fix without one keeps its variant in other_fixes): the fix under test takes `variant`
 // (a name from its FixSpec; InputError otherwise), every other fix its default for runs of
 // other fixes. `prefetch_depth` is the look-ahead of the selection under test.
-void apply_fix_variants(StepOptions& o, const Scenario& s, Fix under_test, const std::string& variant,
+void apply_fix_variants(StepOptions& o, const scenario::Scenario& s, model::Fix under_test, const std::string& variant,
                         int prefetch_depth);
 // "packing=rebuild/offload=double/moe=loop": each registered fix's variant in `o`, in
 // registry order (FixSpec::option_name; "off" where a fix is not applied).
@@ -118,14 +118,14 @@ std::vector<int> batch_lengths(const StepOptions& options, int batch_index);
 
 // Qwen3, Qwen3-MoE and Gemma 3 apply RMSNorm to q and k per head before RoPE (q_norm/k_norm):
 // from the model's traits (model_type's config class, scenario/model_traits.hpp).
-bool uses_qk_norm(const ModelShape& model);
+bool uses_qk_norm(const scenario::ModelShape& model);
 
 // The sliding window of `layer` as the model's traits place it (every layer for Mistral,
 // alternating from layer 0 for Gemma 2 and gpt-oss, layer_types when the config states it),
 // or 0 for full attention.
-int layer_sliding_window(const ModelShape& model, int layer);
+int layer_sliding_window(const scenario::ModelShape& model, int layer);
 
 // Bytes per element of a dtype name ("fp32" 4, "bf16"/"fp16" 2).
 int dtype_bytes(const std::string& dtype);
 
-}  // namespace syncscope::kernels
+}  // namespace syncscope::program

@@ -104,8 +104,7 @@ struct RingTimeline {
   std::vector<double> copy_start, copy_end, compute_start, compute_end;
   double total_ns = 0;
 };
-RingTimeline offload_ring(const std::vector<double>& c_ns, const std::vector<double>& g_ns, int depth,
-                          double sigma);
+RingTimeline offload_ring(const std::vector<double>& c_ns, const std::vector<double>& g_ns, int depth, double sigma);
 double offload_ring_ns(const std::vector<double>& c_ns, const std::vector<double>& g_ns, int depth, double sigma);
 
 // ---- MoE routing -----------------------------------------------------------------------

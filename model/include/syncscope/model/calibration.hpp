@@ -6,7 +6,7 @@
 #include <map>
 #include <string>
 
-namespace syncscope {
+namespace syncscope::model {
 
 struct CalibrationOptions {
   int device = 0;
@@ -25,23 +25,23 @@ struct CalibrationMeasurements {
   double memory_bytes = 0;
   bool unified_memory = false;  // cudaDeviceProp::integrated
 
-  double sync_round_trip_ns = 0;   // host: trivial kernel launch + cudaStreamSynchronize
-  double launch_overhead_ns = 0;   // host: cudaLaunchKernel call duration, many back to back
-  double launch_latency_ns = 0;    // launch call -> kernel start on an idle GPU
+  double sync_round_trip_ns = 0;  // host: trivial kernel launch + cudaStreamSynchronize
+  double launch_overhead_ns = 0;  // host: cudaLaunchKernel call duration, many back to back
+  double launch_latency_ns = 0;   // launch call -> kernel start on an idle GPU
   double h2d_pinned_bytes_per_s = 0;
   double d2h_pinned_bytes_per_s = 0;
   double h2d_pageable_bytes_per_s = 0;
   double d2h_pageable_bytes_per_s = 0;
-  double dram_bytes_per_s = 0;     // D2D cudaMemcpy, read + write counted
-  double bf16_flops_per_s = 0;     // cublasGemmEx bf16 in, fp32 compute
-  double fp32_flops_per_s = 0;     // FMA-chain kernel
-  double copy_compute_slowdown = 0;  // bandwidth-bound kernel beside an H2D copy: t_with/t_alone - 1
+  double dram_bytes_per_s = 0;                // D2D cudaMemcpy, read + write counted
+  double bf16_flops_per_s = 0;                // cublasGemmEx bf16 in, fp32 compute
+  double fp32_flops_per_s = 0;                // FMA-chain kernel
+  double copy_compute_slowdown = 0;           // bandwidth-bound kernel beside an H2D copy: t_with/t_alone - 1
   std::map<std::string, std::string> method;  // field -> how it was measured (sizes, repeats)
-  double wall_seconds = 0;         // how long the calibration took
+  double wall_seconds = 0;                    // how long the calibration took
 };
 
 // Runs the microbenchmarks (syncscope_calibrate, CUDA builds only). Throws syncscope::CudaError
 // (declared in core/error.hpp) on any failed CUDA/cuBLAS call.
 CalibrationMeasurements run_calibration(const CalibrationOptions& options);
 
-}  // namespace syncscope
+}  // namespace syncscope::model

@@ -6,7 +6,7 @@
 #include "syncscope/model/calibration.hpp"
 #include "syncscope/model/gpu_profile.hpp"
 
-namespace syncscope {
+namespace syncscope::model {
 
 // A measured profile: measured = true, measured_on = "<date_utc>, <GPU name>, driver <v>",
 // every value's source "measured: <method>". Throws InputError when a required value was not
@@ -22,4 +22,4 @@ std::string profile_slug(const std::string& gpu_name);
 // ("... Kernel Module  580.159.04  ..."); "" when absent.
 std::string parse_nvidia_driver_version(const std::string& proc_text);
 
-}  // namespace syncscope
+}  // namespace syncscope::model

@@ -27,22 +27,23 @@
 #include <string_view>
 #include <vector>
 
-namespace syncscope {
-
+namespace syncscope::scenario {
 struct Scenario;  // syncscope/scenario/scenario.hpp
-namespace kernels {
+}  // namespace syncscope::scenario
+namespace syncscope::program {
 struct StepOptions;         // syncscope/kernels/step_options.hpp
 class ProgramLayerBuilder;  // syncscope/kernels/program_layer.hpp
 enum class ProgramPoint : std::uint8_t;
 struct ProgramSchedule;
-}  // namespace kernels
-namespace model {
+}  // namespace syncscope::program
+
+namespace syncscope::model {
+
 struct PredictionReport;       // syncscope/model/predict.hpp
 struct ExplicitPredictInputs;  // syncscope/model/predict_inputs.hpp
 namespace detail {
 class TraceFacts;  // model/src/analytic/trace_predict_facts.hpp (private)
 }
-}  // namespace model
 
 // Which fix. The three shipped fixes are named; register_fix() accepts any other value (a
 // fix added by a test or a later module), so code must not assume these three are all.
@@ -60,7 +61,7 @@ struct ReplayEditContext;
 // The inputs a fix's step-option setter sees: the scenario, and the variant under test when
 // this fix is the one under test (nullopt: the fix takes its default for runs of other fixes).
 struct StepOptionContext {
-  const Scenario& scenario;
+  const scenario::Scenario& scenario;
   std::optional<std::uint8_t> variant;
   int prefetch_depth = 2;  // the look-ahead of the fix under test's selection (FixSelection)
 };
@@ -90,16 +91,16 @@ struct FixSpec {
 
   // ---- hooks (empty: this fix has nothing in that layer) ----
   // kernels/: set this fix's field of the step options (program and LibTorch step).
-  std::function<void(kernels::StepOptions&, const StepOptionContext&)> set_step_option;
+  std::function<void(program::StepOptions&, const StepOptionContext&)> set_step_option;
   // kernels/: this fix's variant as the step options hold it ("off" where not applied), for
   // the run plan's job keys.
-  std::function<std::string(const kernels::StepOptions&)> step_option_name;
+  std::function<std::string(const program::StepOptions&)> step_option_name;
   // kernels/: this fix's operators at a point of each layer of the step program (packing's
   // metadata before attention, MoE's routing and experts), emitted through the builder.
-  std::function<void(kernels::ProgramLayerBuilder&, kernels::ProgramPoint)> build_program_layer;
+  std::function<void(program::ProgramLayerBuilder&, program::ProgramPoint)> build_program_layer;
   // kernels/: the step's layer schedule when this fix reorders it (offload's reload
   // choreography); false leaves the plain schedule. The first fix that schedules wins.
-  std::function<bool(const kernels::StepOptions&, kernels::ProgramSchedule&)> build_program_schedule;
+  std::function<bool(const program::StepOptions&, program::ProgramSchedule&)> build_program_schedule;
   // model/: find this fix in a trace and predict its variants (predict --trace).
   std::function<void(const model::detail::TraceFacts&, model::PredictionReport&)> detect;
   // model/: whether explicit values give this fix's inputs (predict without --fix predicts
@@ -145,4 +146,4 @@ PackingVariant packing_variant(std::string_view name);
 OffloadVariant offload_variant(std::string_view name);
 MoeVariant moe_variant(std::string_view name);
 
-}  // namespace syncscope
+}  // namespace syncscope::model

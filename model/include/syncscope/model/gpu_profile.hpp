@@ -12,7 +12,7 @@
 
 #include "syncscope/core/units.hpp"
 
-namespace syncscope {
+namespace syncscope::model {
 
 inline constexpr int kGpuProfileSchemaVersion = 1;
 
@@ -23,7 +23,7 @@ struct FittedKernel {
   std::string name;          // the trace's kernel name without "void " and its parameter list
   std::string kernel_class;  // gemm, attention, reduce, elementwise or other (by name)
   double median_ns = 0;
-  std::int64_t events = 0;   // launches behind the median
+  std::int64_t events = 0;  // launches behind the median
   // The op that launched it first (0 and 0 events when it never was an op's first launch):
   // host time before that launch call (the gap before the op and its own time up to the
   // call) and after it (the op's own time after its first launch call, calls excluded).
@@ -33,25 +33,25 @@ struct FittedKernel {
 };
 
 struct GpuProfile {
-  std::string name;             // "H200", "B200", "GB10", ...
-  std::string description;      // "NVIDIA H200 SXM 141 GB"
-  bool measured = false;        // true when written by `syncscope calibrate`
-  std::string measured_on;      // date and machine when measured
+  std::string name;         // "H200", "B200", "GB10", ...
+  std::string description;  // "NVIDIA H200 SXM 141 GB"
+  bool measured = false;    // true when written by `syncscope calibrate`
+  std::string measured_on;  // date and machine when measured
   // Host <-> device
-  double sync_round_trip_ns = 0;   // cudaStreamSynchronize on an idle stream, host-observed
-  double launch_overhead_ns = 0;   // host time per kernel launch (API call duration)
-  double launch_latency_ns = 0;    // launch call -> kernel start, GPU idle
+  double sync_round_trip_ns = 0;  // cudaStreamSynchronize on an idle stream, host-observed
+  double launch_overhead_ns = 0;  // host time per kernel launch (API call duration)
+  double launch_latency_ns = 0;   // launch call -> kernel start, GPU idle
   double h2d_pinned_bytes_per_s = 0;
   double d2h_pinned_bytes_per_s = 0;
   double h2d_pageable_bytes_per_s = 0;
   double d2h_pageable_bytes_per_s = 0;
   // Device
-  double dram_bytes_per_s = 0;     // device memory bandwidth (read + write counted)
-  double bf16_flops_per_s = 0;     // dense bf16 matrix rate
-  double fp32_flops_per_s = 0;     // plain fp32 (non-tensor-core) rate
+  double dram_bytes_per_s = 0;  // device memory bandwidth (read + write counted)
+  double bf16_flops_per_s = 0;  // dense bf16 matrix rate
+  double fp32_flops_per_s = 0;  // plain fp32 (non-tensor-core) rate
   int sm_count = 0;
   double memory_bytes = 0;
-  bool unified_memory = false;     // host and device share memory (GB10, APUs)
+  bool unified_memory = false;  // host and device share memory (GB10, APUs)
   // Kernels running beside a copy that shares memory bandwidth slow down by this fraction
   // (0 = free overlap). Fitted from traces when available.
   double copy_compute_slowdown = 0;
@@ -73,7 +73,7 @@ struct GpuProfile {
   // whether the host costs are eager Python or C++ (key -> text).
   std::map<std::string, std::string> provenance;
   std::map<std::string, std::string> sources;  // field name -> where its value comes from
-  std::string source;  // the file it was loaded from ("" when built in code); named in errors
+  std::string source;                          // the file it was loaded from ("" when built in code); named in errors
 };
 
 // Loads a profile by shipped name ("H200") or by file path (YAML or JSON). Strict: an
@@ -85,4 +85,4 @@ GpuProfile parse_gpu_profile(const std::string& text, const std::string& source)
 std::vector<std::string> shipped_gpu_profiles();  // names under model/profiles
 std::string gpu_profile_to_yaml(const GpuProfile& profile);
 
-}  // namespace syncscope
+}  // namespace syncscope::model

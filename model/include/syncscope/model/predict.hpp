@@ -19,12 +19,12 @@ struct FixPrediction {
   std::string fix;      // "packing" | "offload" | "moe_routing"
   std::string variant;  // "cached", "double", "prefetch", "sorted", "device"
   bool applicable = true;
-  std::string reason;   // why not applicable, or which inputs are missing
-  std::string formula;  // the form used, e.g. "(L-1)*s"
-  Interval saving_ns;   // per step
-  std::optional<Interval> step_time_ns;  // baseline step time when known
-  std::optional<Interval> speedup;       // needs a step time
-  std::string regime;                    // "host-bound", "gpu-bound", "balanced", "copy-bound", ... or ""
+  std::string reason;                            // why not applicable, or which inputs are missing
+  std::string formula;                           // the form used, e.g. "(L-1)*s"
+  Interval saving_ns;                            // per step
+  std::optional<Interval> step_time_ns;          // baseline step time when known
+  std::optional<Interval> speedup;               // needs a step time
+  std::string regime;                            // "host-bound", "gpu-bound", "balanced", "copy-bound", ... or ""
   std::map<std::string, Interval> parameters;    // s_ns, c_ns, g_ns, q_ns, L, ...
   std::map<std::string, Interval> alternatives;  // other forms' savings (e.g. the published form)
   std::vector<std::string> evidence;             // what in a trace supports the parameters
@@ -50,13 +50,13 @@ struct PackingParams {
 
 struct OffloadParams {
   int layers = 0;
-  Interval copy_ns;                  // c
-  Interval compute_ns;               // g
+  Interval copy_ns;                        // c
+  Interval compute_ns;                     // g
   Interval slowdown = Interval::exact(0);  // sigma
-  int prefetch_depth = 1;            // 1: double buffering; k >= 2: ring of k+1 ("prefetch")
+  int prefetch_depth = 1;                  // 1: double buffering; k >= 2: ring of k+1 ("prefetch")
   // Per-layer times (backward order) when they vary; used by the ring recurrence.
   std::vector<double> copy_per_layer_ns, compute_per_layer_ns;
-  bool unified_memory = false;       // GB10 / APUs: host and device share memory
+  bool unified_memory = false;  // GB10 / APUs: host and device share memory
 };
 
 struct MoeParams {
@@ -65,7 +65,7 @@ struct MoeParams {
   int passes = 1;  // forward (+1 for the recompute under gradient checkpointing)
   // Syncs each "sorted" MoE call still issues (bincount's min and max reads, .tolist()).
   int sorted_syncs_left = kMoeSortedSyncsPerCall;
-  Interval per_expert_ns;                      // q
+  Interval per_expert_ns;                         // q
   Interval kernel_delta_ns = Interval::exact(0);  // measured kernel-time difference per step
   // Segment form of "device" (all routing syncs gone: host and GPU overlap across the MoE
   // layers), per step of the baseline: GPU busy time, the bubbles of its other (non-routing)

@@ -40,8 +40,8 @@ struct OffloadPublishedCase {
   double sigma_implied = 0;                      // sigma that makes the model exact for this case
   double slowed_predicted_ms = 0;                // (L-1) c / (1 + sigma_pooled)
   double slowed_error = 0;
-  double loo_sigma = 0;                          // sigma fitted on the other two cases
-  double loo_predicted_ms = 0;                   // prediction with loo_sigma (out of sample)
+  double loo_sigma = 0;         // sigma fitted on the other two cases
+  double loo_predicted_ms = 0;  // prediction with loo_sigma (out of sample)
   double loo_error = 0;
 };
 
@@ -90,15 +90,15 @@ struct PublishedFigureRow {
   std::string figure;    // "Llama-3.2-1B packing cache, step"
   std::string scenario;  // scenarios/published/*.yaml `name`
   std::string fix, variant;
-  std::string what;        // "step" | "forward" | "backward" | "rebuild_ms"
-  double published = 0;    // gain (fraction), or ms for rebuild_ms
+  std::string what;                           // "step" | "forward" | "backward" | "rebuild_ms"
+  double published = 0;                       // gain (fraction), or ms for rebuild_ms
   double published_lo = 0, published_hi = 0;  // a published range ("10-15%"); else = published
-  bool found = false;      // a run of the scenario with this fix and variant was given
-  double simulated = 0;    // same unit as `published`
-  double ratio = 0;        // simulated / published
-  bool independent = true; // false: a profile value was fitted to this figure (say so)
-  std::string assumptions;  // what the comparison rests on, beyond the scenario's header
-  std::string source;       // docs/sources.md anchor of the published figure
+  bool found = false;                         // a run of the scenario with this fix and variant was given
+  double simulated = 0;                       // same unit as `published`
+  double ratio = 0;                           // simulated / published
+  bool independent = true;                    // false: a profile value was fitted to this figure (say so)
+  std::string assumptions;                    // what the comparison rests on, beyond the scenario's header
+  std::string source;                         // docs/sources.md anchor of the published figure
 };
 inline constexpr double kPublishedGoalLo = 0.8, kPublishedGoalHi = 1.25;
 // True for a scenarios/published/ scenario name; and whether it stands for a figure of kind

@@ -25,8 +25,8 @@
 #include <string>
 #include <vector>
 
-#include "syncscope/core/units.hpp"
 #include "syncscope/analysis/analysis.hpp"
+#include "syncscope/core/units.hpp"
 #include "syncscope/model/predict.hpp"
 #include "syncscope/model/trace_predict.hpp"
 #include "syncscope/trace/trace.hpp"
@@ -36,7 +36,7 @@ namespace syncscope::model {
 inline constexpr std::uint32_t kNoNode = 0xFFFF'FFFFu;
 
 struct ReplayOptions {
-  std::string step_glob = "ProfilerStep#*";   // host ranges that delimit steps
+  std::string step_glob = "ProfilerStep#*";  // host ranges that delimit steps
   std::optional<std::int64_t> pid;           // restrict host threads to this process
 };
 
@@ -45,18 +45,18 @@ struct ReplayNode {
   Kind kind = Kind::Call;
   std::uint32_t record = 0;  // index into trace.api_calls / kernels / memcpys / memsets
   Ns rec_start = 0, rec_end = 0;
-  Ns own_ns = 0;  // host: the call's own time (a sync's wait excluded); GPU: its duration
-  Ns gap_ns = 0;  // host: recorded gap after the previous call of its thread
-  std::uint32_t prev = kNoNode;         // host: previous call of its thread; GPU: previous on its stream
-  std::uint32_t engine_prev = kNoNode;  // copy: previous copy on its device's engine, same direction
-  std::uint32_t launch = kNoNode;       // GPU: the top-level call that launched it
-  std::vector<std::uint32_t> waits;     // sync call: GPU work it waits for; GPU: event-wait sources
-  std::int32_t thread = -1;             // host: index into ReplayGraph::threads
-  std::int32_t lane = -1;               // GPU: index into ReplayGraph::lanes
+  Ns own_ns = 0;                           // host: the call's own time (a sync's wait excluded); GPU: its duration
+  Ns gap_ns = 0;                           // host: recorded gap after the previous call of its thread
+  std::uint32_t prev = kNoNode;            // host: previous call of its thread; GPU: previous on its stream
+  std::uint32_t engine_prev = kNoNode;     // copy: previous copy on its device's engine, same direction
+  std::uint32_t launch = kNoNode;          // GPU: the top-level call that launched it
+  std::vector<std::uint32_t> waits;        // sync call: GPU work it waits for; GPU: event-wait sources
+  std::int32_t thread = -1;                // host: index into ReplayGraph::threads
+  std::int32_t lane = -1;                  // GPU: index into ReplayGraph::lanes
   CopyKind direction = CopyKind::Unknown;  // copies
-  bool sync = false;      // a host call that blocks until `waits` finish
-  bool unbuilt = false;   // an edge it needs could not be built (see ReplayProblems)
-  bool removed = false;   // an edit removed it (time 0, order kept)
+  bool sync = false;                       // a host call that blocks until `waits` finish
+  bool unbuilt = false;                    // an edge it needs could not be built (see ReplayProblems)
+  bool removed = false;                    // an edit removed it (time 0, order kept)
 };
 
 // One sync point of the analysis (analysis.hpp's definition) as graph nodes.
@@ -78,11 +78,11 @@ struct ReplayStepWindow {
 
 // What the graph could not build, counted; replay goes on without those edges.
 struct ReplayProblems {
-  std::uint64_t gpu_without_launch = 0;   // GPU records whose correlation points to no call
-  std::uint64_t overlapping_calls = 0;    // calls starting inside the previous call of their thread
-  std::uint64_t syncs_without_work = 0;   // sync calls whose stream, event or copy was not found
-  std::uint64_t waits_without_record = 0; // stream waits whose event record was not found
-  std::uint64_t cycle_nodes = 0;          // nodes left in a dependency cycle (kept at recorded times)
+  std::uint64_t gpu_without_launch = 0;    // GPU records whose correlation points to no call
+  std::uint64_t overlapping_calls = 0;     // calls starting inside the previous call of their thread
+  std::uint64_t syncs_without_work = 0;    // sync calls whose stream, event or copy was not found
+  std::uint64_t waits_without_record = 0;  // stream waits whose event record was not found
+  std::uint64_t cycle_nodes = 0;           // nodes left in a dependency cycle (kept at recorded times)
   bool no_gpu_records = false;
   bool no_steps = false;
   std::vector<std::string> describe(const std::string& step_glob) const;  // one line per problem
@@ -94,9 +94,9 @@ struct ReplayGraph {
   std::vector<std::pair<std::int32_t, std::int64_t>> lanes;    // (device, stream)
   std::vector<std::vector<std::uint32_t>> thread_calls;        // per thread, its calls in order
   std::vector<ReplaySync> syncs;
-  std::vector<ReplayStepWindow> steps;  // the step ranges, or one window over the whole trace
-  Ns round_trip_ns = 0;      // median (sync end - end of the work it waited for), syncs that waited
-  Ns sync_own_ns = 0;        // median duration of syncs that did not wait: a waited sync's own time
+  std::vector<ReplayStepWindow> steps;     // the step ranges, or one window over the whole trace
+  Ns round_trip_ns = 0;                    // median (sync end - end of the work it waited for), syncs that waited
+  Ns sync_own_ns = 0;                      // median duration of syncs that did not wait: a waited sync's own time
   Ns launch_latency_ns[4] = {0, 0, 0, 0};  // by Kind: median (start - launch start), launch-bound activities
   std::uint64_t round_trip_samples = 0;
   ReplayProblems problems;
@@ -145,7 +145,15 @@ std::vector<std::size_t> critical_syncs(const ReplayGraph& graph, const ReplayTi
 //   remove-syncs:cause=GLOB | remove-syncs:api=GLOB | remove-syncs:range=GLOB | remove-syncs:all
 //   packing-cache | packing-device | double-buffer | prefetch[:K] | moe-sorted | moe-device
 struct WhatIfEdit {
-  enum class Kind : std::uint8_t { RemoveSyncs, PackingCache, PackingDevice, DoubleBuffer, Prefetch, MoeSorted, MoeDevice };
+  enum class Kind : std::uint8_t {
+    RemoveSyncs,
+    PackingCache,
+    PackingDevice,
+    DoubleBuffer,
+    Prefetch,
+    MoeSorted,
+    MoeDevice
+  };
   Kind kind = Kind::RemoveSyncs;
   std::string selector;  // "cause", "api", "range", "all" (RemoveSyncs)
   std::string pattern;   // the glob
@@ -167,11 +175,11 @@ EditResult apply_what_if(const Trace& trace, ReplayGraph& graph, const WhatIfEdi
 struct WhatIfOutcome {
   std::string edit;
   bool applicable = true;
-  std::string reason;                 // not applicable: why
-  Ns replayed_step_ns = 0;            // median over steps, edited replay
-  std::optional<Ns> saving_ns;        // median over steps of (identity replay - edited), steps fully built
+  std::string reason;           // not applicable: why
+  Ns replayed_step_ns = 0;      // median over steps, edited replay
+  std::optional<Ns> saving_ns;  // median over steps of (identity replay - edited), steps fully built
   std::optional<double> closed_form_saving_ns;
-  std::string closed_form;            // which form
+  std::string closed_form;                     // which form
   std::vector<std::string> off_critical_path;  // "8 x aten::item (cudaStreamSynchronize) per step"
   std::vector<std::string> notes;
 };

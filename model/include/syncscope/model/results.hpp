@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace syncscope {
+namespace syncscope::model {
 
 // 2: "measured_speedup" became "observed_speedup": `mode` says whether a GPU measured it or
 // the simulator produced it (schema 1 files are still read).
@@ -27,14 +27,14 @@ struct Estimate {
 };
 
 struct Environment {
-  std::string gpu;             // "NVIDIA H200" or the simulated profile's name
-  std::string gpu_profile;     // profile used by the model/simulator (name or file)
-  std::string driver;          // driver version ("" when simulated)
-  std::string cuda;            // CUDA runtime version
-  std::string libtorch;        // LibTorch version
-  std::string host;            // hostname / machine description
-  std::string commit;          // syncscope build commit
-  std::string date_utc;        // ISO 8601
+  std::string gpu;                           // "NVIDIA H200" or the simulated profile's name
+  std::string gpu_profile;                   // profile used by the model/simulator (name or file)
+  std::string driver;                        // driver version ("" when simulated)
+  std::string cuda;                          // CUDA runtime version
+  std::string libtorch;                      // LibTorch version
+  std::string host;                          // hostname / machine description
+  std::string commit;                        // syncscope build commit
+  std::string date_utc;                      // ISO 8601
   std::map<std::string, std::string> extra;  // clocks as read, CUPTI version, ...
 };
 
@@ -44,7 +44,7 @@ struct NetworkInfo {
   std::int64_t parameters = 0;            // every element, adapters included
   std::int64_t trainable_parameters = 0;  // what AdamW updates
   bool tied_embeddings = false;
-  std::string training;                   // "full" | "lora" | "qlora"
+  std::string training;  // "full" | "lora" | "qlora"
   // The frozen base as its architecture defines it (every bias, sink and norm of
   // the config class, at the layers run; no adapters): at full depth, the count published
   // with the model. 0: not recorded (older results). `family`: the Hugging Face family whose
@@ -60,8 +60,8 @@ struct VariantResult {
   std::string variant;  // e.g. "rebuild", "cached", "device"
   bool baseline = false;
   int layers = 0;
-  Estimate step_time_ns;           // per training step
-  double syncs_per_step = 0;       // sync points per step (median over steps)
+  Estimate step_time_ns;      // per training step
+  double syncs_per_step = 0;  // sync points per step (median over steps)
   double sync_bubble_ns_per_step = 0;
   double sync_blocked_ns_per_step = 0;
   double h2d_overlap_fraction = 0;
@@ -70,8 +70,8 @@ struct VariantResult {
                                // baseline), measured or simulated as `mode` says
   Estimate predicted_speedup;  // the analytical model's prediction
   double predicted_saving_ns = 0;
-  double tolerance = 0.10;      // from the scenario
-  std::string trace_file;       // relative to the results directory ("" when none kept)
+  double tolerance = 0.10;                         // from the scenario
+  std::string trace_file;                          // relative to the results directory ("" when none kept)
   std::map<std::string, double> model_parameters;  // e.g. s_ns, c_ns, g_ns, q_ns
   // The forward pass alone (the "forward" range: from its start on the host to the
   // end of the last GPU work it launched), and baseline forward / this forward. n = 0: not
@@ -95,4 +95,4 @@ std::string results_to_csv(const RunResults& results);
 RunResults results_from_json(std::string_view json, std::string_view source_name);
 RunResults read_results(const std::filesystem::path& path_or_dir);  // dir: DIR/results.json
 
-}  // namespace syncscope
+}  // namespace syncscope::model

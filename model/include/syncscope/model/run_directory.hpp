@@ -11,7 +11,7 @@
 #include "syncscope/analysis/timeline.hpp"
 #include "syncscope/model/results.hpp"
 
-namespace syncscope {
+namespace syncscope::model {
 
 // 2: each strip may carry "step", the breakdown of its step (schema 1 files still read).
 inline constexpr int kTimelineSchemaVersion = 2;
@@ -37,4 +37,4 @@ struct ReportRun {
 // extracted from DIR/traces/* named by the results), and DIR/sim_check.json when present.
 ReportRun load_report_run(const std::filesystem::path& dir);
 
-}  // namespace syncscope
+}  // namespace syncscope::model

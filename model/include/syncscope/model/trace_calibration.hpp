@@ -25,10 +25,10 @@ struct TraceCalibrationOptions {
   // Steps longer than this times the median step are warm-up (the profiler's start-up, first
   // calls' set-up) or outliers, not fitted from; 0 keeps every step.
   double warmup_factor = 1.5;
-  std::optional<GpuProfile> base;            // what the traces cannot show
-  std::string base_label;                    // how the user named it ("H200", a file)
-  std::string name;                          // profile name; "" -> from the GPU's name
-  std::string date_utc;                      // for provenance (the caller's clock)
+  std::optional<GpuProfile> base;  // what the traces cannot show
+  std::string base_label;          // how the user named it ("H200", a file)
+  std::string name;                // profile name; "" -> from the GPU's name
+  std::string date_utc;            // for provenance (the caller's clock)
   int bootstrap = 1000;
   std::uint64_t seed = 20261130;
 };
@@ -42,8 +42,8 @@ struct TraceInput {
 
 // A parameter estimated from the traces.
 struct FittedEstimate {
-  std::string field;      // the profile field ("sync_round_trip_ns", "host_op_ns", ...)
-  Interval value;         // with its 90% interval
+  std::string field;  // the profile field ("sync_round_trip_ns", "host_op_ns", ...)
+  Interval value;     // with its 90% interval
   std::int64_t events = 0;
   std::string estimator;  // what was measured how (also written as the field's source)
 };
@@ -59,12 +59,12 @@ struct KernelClassStats {
 
 struct TraceCalibration {
   int schema_version = kTraceCalibrationSchemaVersion;
-  GpuProfile profile;                       // ready to write (gpu_profile_to_yaml)
-  std::vector<FittedEstimate> estimates;    // from the traces
-  std::vector<std::string> from_base;       // fields taken from the base profile
+  GpuProfile profile;                     // ready to write (gpu_profile_to_yaml)
+  std::vector<FittedEstimate> estimates;  // from the traces
+  std::vector<std::string> from_base;     // fields taken from the base profile
   std::vector<KernelClassStats> kernel_classes;
-  std::vector<std::string> warnings;        // each field taken from the base, and why
-  std::vector<std::string> notes;           // windows used, host-cost kind, ...
+  std::vector<std::string> warnings;  // each field taken from the base, and why
+  std::vector<std::string> notes;     // windows used, host-cost kind, ...
   const FittedEstimate* find(const std::string& field) const;
 };
 

@@ -25,7 +25,7 @@ namespace syncscope::model {
 
 struct TracePredictOptions {
   std::string step_glob = "ProfilerStep#*";
-  std::string layer_glob;  // empty: try common layer names (layer_*, *DecoderLayer*, ...)
+  std::string layer_glob;             // empty: try common layer names (layer_*, *DecoderLayer*, ...)
   std::optional<GpuProfile> profile;  // round trip, overlap slowdown, unified memory
   int prefetch_depth = 2;             // for the "prefetch" offload variant
   // Experts per token (k), given when our sync-free MoE variant pads every expert to T rows
@@ -44,7 +44,7 @@ struct TracePredictOptions {
 // those names, with a bootstrap interval over names. nullopt when no name qualifies.
 struct SlowdownEstimate {
   Interval sigma;
-  int kernel_names = 0;  // names that qualified
+  int kernel_names = 0;       // names that qualified
   int beside = 0, alone = 0;  // launches used
 };
 std::optional<SlowdownEstimate> estimate_overlap_slowdown(const Trace& trace, int bootstrap = 1000,

@@ -35,7 +35,7 @@ struct VariantCheck {
 struct RankingCheck {
   std::string scenario, fix;
   int layers = 0;
-  std::vector<std::string> measured_order;   // fastest first
+  std::vector<std::string> measured_order;  // fastest first
   std::vector<std::string> predicted_order;
   bool matches = true;
   std::vector<std::string> discordant;  // "a vs b" pairs ordered differently (and not tied)

@@ -16,12 +16,12 @@ namespace syncscope::sim {
 // rebuilds of per-sequence metadata), so four programs of 1-2 layers x 1-2 sequences give
 // the count for any shape; 10% is added for what is not exactly linear (an upper bound on
 // the shipped scenarios, tests/model/test_safety.cpp).
-std::uint64_t estimate_step_program_ops(const kernels::StepOptions& options);
+std::uint64_t estimate_step_program_ops(const program::StepOptions& options);
 
 // Refuses, with an InputError giving the estimate, a simulation of `options` for `steps`
 // steps (the program and simulate()'s own memory) that needs more memory than this machine
 // has available (MemAvailable). `what` names the run in the message.
-void check_simulation_memory(const kernels::StepOptions& options, int steps, const std::string& what);
+void check_simulation_memory(const program::StepOptions& options, int steps, const std::string& what);
 
 // The GPU memory one training step of `options` holds at its peak, by part, in
 // bytes. An estimate from the step's own parameter list and shapes, not a measurement:
@@ -41,14 +41,14 @@ struct StepMemory {
   std::vector<std::pair<std::string, double>> parts;  // name -> bytes, in the order above
   double total() const;
 };
-StepMemory estimate_step_memory(const kernels::StepOptions& options);
+StepMemory estimate_step_memory(const program::StepOptions& options);
 
 // Refuses (InputError, exit 2) a step whose estimate exceeds `capacity_bytes` (the GPU
 // profile's memory), giving the estimate by part and what would fit: qlora, fewer layers
 // (--layers), checkpoint offload. With `force` it returns the same text instead, for the
 // run to label its outputs; "" when the step fits. `what` names the scenario, `gpu` the
 // profile.
-std::string check_step_memory(const kernels::StepOptions& options, double capacity_bytes, const std::string& gpu,
+std::string check_step_memory(const program::StepOptions& options, double capacity_bytes, const std::string& gpu,
                               const std::string& what, bool force);
 
 }  // namespace syncscope::sim

@@ -81,7 +81,7 @@ struct SimOptions {
 };
 
 // The duration a kernel/copy/memset op takes alone on the GPU (no interference), in ns.
-Ns op_duration_ns(const program::Op& op, const GpuProfile& profile, const SimOptions& options = {});
+Ns op_duration_ns(const program::Op& op, const model::GpuProfile& profile, const SimOptions& options = {});
 
 // Stream id written to the trace for program stream `index` (CUDA's legacy default stream
 // shows as 7 in CUPTI and Kineto traces; other streams 13, 14, ...).
@@ -98,12 +98,12 @@ double simulation_bytes(std::uint64_t ops_per_step, int steps);
 // fitted kernels' own host figures cleared too. A labelled assumption, not a measurement
 // (LibTorch's C++ dispatch is not free, only far cheaper than eager Python's); recorded in
 // provenance as host_costs so traces and results say which host ran.
-GpuProfile with_cpp_host(GpuProfile profile);
+model::GpuProfile with_cpp_host(model::GpuProfile profile);
 
 // Runs the program; throws InputError for an inconsistent program (a stream or event index
 // out of range, RangePop without RangePush, a copy without a direction), for a profile
 // value that makes a time overflow (naming the field), and for a simulation too large for
 // the memory available.
-Trace simulate(const program::Program& program, const GpuProfile& profile, const SimOptions& options = {});
+Trace simulate(const program::Program& program, const model::GpuProfile& profile, const SimOptions& options = {});
 
 }  // namespace syncscope::sim

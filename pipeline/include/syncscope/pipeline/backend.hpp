@@ -37,9 +37,9 @@ class MeasuredBackend {
   // True when a CUDA device can be measured on; otherwise `why` says why.
   bool device_available(std::string* why) const;
   Trace measure(const MeasureRequest& request) const;
-  std::string moe_expert_gemm(const kernels::StepOptions& options, std::string* why) const;
+  std::string moe_expert_gemm(const program::StepOptions& options, std::string* why) const;
   RuntimeVersions runtime_versions() const;
-  CalibrationMeasurements calibrate(const CalibrationOptions& options) const;
+  model::CalibrationMeasurements calibrate(const model::CalibrationOptions& options) const;
 
  private:
   std::filesystem::path file_;

@@ -18,7 +18,7 @@ inline constexpr int kBackendWireVersion = 1;
 // One measured variant: run `warmup_steps` untraced steps, then `repeat_steps` traced steps
 // delimited by NVTX ranges "ProfilerStep#<i>" (the names torch.profiler gives steps).
 struct MeasureRequest {
-  kernels::StepOptions options;  // device is set to "cuda" by the backend
+  program::StepOptions options;  // device is set to "cuda" by the backend
   int warmup_steps = 0;
   int repeat_steps = 1;
   std::string trace_name;
@@ -31,18 +31,18 @@ struct RuntimeVersions {
   std::string libtorch;      // "2.11.0"
 };
 
-std::string to_wire(const kernels::StepOptions& options);
+std::string to_wire(const program::StepOptions& options);
 std::string to_wire(const MeasureRequest& request);
 std::string to_wire(const RuntimeVersions& versions);
-std::string to_wire(const CalibrationOptions& options);
-std::string to_wire(const CalibrationMeasurements& measurements);
+std::string to_wire(const model::CalibrationOptions& options);
+std::string to_wire(const model::CalibrationMeasurements& measurements);
 std::string trace_to_wire(const Trace& trace);
 
-kernels::StepOptions step_options_from_wire(std::string_view bytes);
+program::StepOptions step_options_from_wire(std::string_view bytes);
 MeasureRequest measure_request_from_wire(std::string_view bytes);
 RuntimeVersions runtime_versions_from_wire(std::string_view bytes);
-CalibrationOptions calibration_options_from_wire(std::string_view bytes);
-CalibrationMeasurements calibration_measurements_from_wire(std::string_view bytes);
+model::CalibrationOptions calibration_options_from_wire(std::string_view bytes);
+model::CalibrationMeasurements calibration_measurements_from_wire(std::string_view bytes);
 Trace trace_from_wire(std::string_view bytes);
 
 }  // namespace syncscope::pipeline

@@ -13,8 +13,8 @@
 namespace syncscope::pipeline {
 
 struct ModeChoice {
-  std::string mode;         // "measured" | "simulated"
-  std::string why_no_cuda;  // why not measured (device auto or sim: "" when not probed)
+  std::string mode;                                // "measured" | "simulated"
+  std::string why_no_cuda;                         // why not measured (device auto or sim: "" when not probed)
   std::shared_ptr<const MeasuredBackend> backend;  // set when measured
 };
 

@@ -16,7 +16,7 @@ namespace syncscope::pipeline {
 // Writes them into `partial` (each atomically); `out` is where the directory will be
 // published (the report names it as its source).
 void write_run_outputs(const std::filesystem::path& partial, const std::filesystem::path& out,
-                       const RunResults& results, const std::vector<Scenario>& scenarios,
+                       const model::RunResults& results, const std::vector<scenario::Scenario>& scenarios,
                        const std::vector<Job>& jobs, const std::map<std::string, TraceSummary>& summaries);
 
 }  // namespace syncscope::pipeline

@@ -21,8 +21,8 @@ namespace syncscope::pipeline {
 struct RunRequest {
   std::vector<std::string> scenarios;  // scenario files
   std::string device = "auto";         // auto | cuda | sim
-  std::string gpu_profile;  // "" : H200 in simulation, matched to the GPU when measured
-  std::string out;          // "" : out/<first scenario>-<mode>
+  std::string gpu_profile;             // "" : H200 in simulation, matched to the GPU when measured
+  std::string out;                     // "" : out/<first scenario>-<mode>
   bool force = false;
   std::optional<int> layers;
   std::optional<int> repeats;
@@ -38,19 +38,19 @@ struct RunRequest {
 
 // Loads the scenarios, applies --hf-config, --layers, --repeats and --warmup, validates them
 // and refuses two with one name (InputError naming the file).
-std::vector<Scenario> load_run_scenarios(const RunRequest& request);
+std::vector<scenario::Scenario> load_run_scenarios(const RunRequest& request);
 
 struct Job {
   std::size_t scenario = 0;  // index into the scenarios
-  Fix fix = Fix::Packing;
+  model::Fix fix = model::Fix::Packing;
   std::string variant;
   bool baseline = false;
   int layers = 0;
   double tolerance = 0.1;
-  kernels::StepOptions opts;
-  std::string key;       // identical step options share one trace
-  std::string base_key;  // the baseline run of this fix at this depth
-  std::optional<NetworkInfo> network;  // the network the step builds (results.json's `network`)
+  program::StepOptions opts;
+  std::string key;                            // identical step options share one trace
+  std::string base_key;                       // the baseline run of this fix at this depth
+  std::optional<model::NetworkInfo> network;  // the network the step builds (results.json's `network`)
 };
 
 struct RunPlan {
@@ -62,15 +62,16 @@ struct RunPlan {
   std::vector<std::size_t> produce_order;
 };
 
-RunPlan plan_jobs(const std::vector<Scenario>& scenarios);
+RunPlan plan_jobs(const std::vector<scenario::Scenario>& scenarios);
 
 // The step options of one variant: the fix under test takes the variant, every other fix
 // stays at its baseline; offload schedules are compared with every layer offloaded.
-kernels::StepOptions step_options(const Scenario& s, Fix fix, const std::string& variant, int layers, int depth);
-std::string variant_option_key(const kernels::StepOptions& o);
+program::StepOptions step_options(const scenario::Scenario& s, model::Fix fix, const std::string& variant, int layers,
+                                  int depth);
+std::string variant_option_key(const program::StepOptions& o);
 // The trace file stem: "<scenario>__<fix>-<variant>[__L<layers>]", file-name safe.
 std::string file_stem(const std::string& scenario, const Job& j, bool sweep);
 // "<scenario> <fix>=<variant>[ L=<layers>]": progress lines and trace names.
-std::string job_label(const Scenario& s, const Job& j);
+std::string job_label(const scenario::Scenario& s, const Job& j);
 
 }  // namespace syncscope::pipeline

@@ -15,24 +15,24 @@ namespace syncscope::pipeline {
 class Producer {
  public:
   virtual ~Producer() = default;
-  virtual Trace produce(const Job& job, const Scenario& s, const std::string& name) = 0;
+  virtual Trace produce(const Job& job, const scenario::Scenario& s, const std::string& name) = 0;
 };
 
 class SimProducer : public Producer {
  public:
-  explicit SimProducer(GpuProfile p) : profile_(std::move(p)) {}
+  explicit SimProducer(model::GpuProfile p) : profile_(std::move(p)) {}
   // Deterministic: warm-up steps would be identical copies; only the measured ones run.
-  Trace produce(const Job& job, const Scenario& s, const std::string& name) override;
-  const GpuProfile& profile() const { return profile_; }
+  Trace produce(const Job& job, const scenario::Scenario& s, const std::string& name) override;
+  const model::GpuProfile& profile() const { return profile_; }
 
  private:
-  GpuProfile profile_;
+  model::GpuProfile profile_;
 };
 
 class MeasuredProducer : public Producer {
  public:
   explicit MeasuredProducer(std::shared_ptr<const MeasuredBackend> backend) : backend_(std::move(backend)) {}
-  Trace produce(const Job& job, const Scenario& s, const std::string& name) override;
+  Trace produce(const Job& job, const scenario::Scenario& s, const std::string& name) override;
 
  private:
   std::shared_ptr<const MeasuredBackend> backend_;

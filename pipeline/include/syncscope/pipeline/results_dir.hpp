@@ -19,7 +19,8 @@ OwnedDirRules run_dir_rules();
 // a second config against the same scenario does not collide with the first. Each name is
 // reduced to a safe file name (letters, digits, '.', '_', '-'; nothing that climbs or
 // hides), so the directory is always under ./out.
-std::filesystem::path default_results_dir(const std::string& scenario, const std::string& model, const std::string& mode);
+std::filesystem::path default_results_dir(const std::string& scenario, const std::string& model,
+                                          const std::string& mode);
 // A name reduced to a safe single path component ("Qwen/Qwen3 0.6B" -> "Qwen-Qwen3-0.6B").
 std::string safe_file_name(const std::string& name);
 

@@ -16,7 +16,7 @@
 namespace syncscope::pipeline {
 
 struct RunOutcome {
-  RunResults results;
+  model::RunResults results;
   model::ValidationReport validation;  // of results.json as published
   std::filesystem::path out;           // the published results directory
   std::size_t traces = 0;              // traces produced and written

@@ -23,7 +23,7 @@ std::string measured_trace_key(const std::string& scenario, const std::string& f
 MeasuredTraces read_compare_measured(const std::string& dir, std::vector<std::string>& notes);
 
 // Simulates `job` with the checker's profile and compares it with the measured trace.
-SimCheck check_measured(const Trace& measured, SimProducer& checker, const Job& job, const Scenario& s,
+SimCheck check_measured(const Trace& measured, SimProducer& checker, const Job& job, const scenario::Scenario& s,
                         const std::string& label);
 // Compares a simulated trace with a measured trace file.
 SimCheck check_simulated(const Trace& simulated, const std::filesystem::path& measured_file,

@@ -27,10 +27,10 @@ struct SimCheck {
 
 struct TraceSummary {
   std::string trace_file;  // relative to the results directory
-  Estimate step_ns;
+  model::Estimate step_ns;
   double syncs = 0, bubble = 0, blocked = 0, h2d = 0, d2h = 0;  // per-step medians
   std::vector<std::string> warnings;
-  Estimate forward;  // the forward pass per step
+  model::Estimate forward;                            // the forward pass per step
   std::optional<model::PredictionReport> prediction;  // when it is a baseline
   std::optional<TimelineStrip> strip;
   std::optional<SimCheck> sim_check;
@@ -41,7 +41,7 @@ AnalysisOptions run_analysis_options();
 
 // Median step time with min..max as its interval: a handful of repeats gives no honest
 // confidence interval, and their spread is what a reader needs to judge a speedup.
-Estimate step_estimate(const AnalysisResult& a);
+model::Estimate step_estimate(const AnalysisResult& a);
 
 // Which layer each strip shows: a fix's strip shows the layer its baseline's strip shows,
 // so summarize baselines first.
@@ -49,7 +49,8 @@ class StripLayers {
  public:
   // The strip of one layer of this trace when the job runs at the scenario's deepest depth
   // (what the report shows), else nullopt.
-  std::optional<TimelineStrip> strip(const Trace& t, const AnalysisResult& a, const Job& job, const Scenario& s);
+  std::optional<TimelineStrip> strip(const Trace& t, const AnalysisResult& a, const Job& job,
+                                     const scenario::Scenario& s);
 
  private:
   std::map<std::string, std::string> layer_;  // baseline key -> layer range its strip shows
@@ -58,15 +59,15 @@ class StripLayers {
 // Analyzes the trace (written at `trace_file`) into a summary with its strip. Error when the
 // trace has no ProfilerStep# ranges (`label` names the variant).
 TraceSummary summarize_trace(const Trace& t, const std::string& trace_file, const std::string& label, const Job& job,
-                             const Scenario& s, StripLayers& strips);
+                             const scenario::Scenario& s, StripLayers& strips);
 
 // The baseline's prediction from its own trace, as `syncscope predict --trace` would make
 // it. For MoE scenarios it records in env.extra how MoE "device" runs its expert GEMMs
 // (asked of the backend when measured, modelled when simulated) and prices padding where
 // the device pads.
 model::PredictionReport predict_baseline(const Trace& t, const std::string& trace_file, const Job& job,
-                                         const Scenario& s, const std::string& mode,
-                                         const std::optional<GpuProfile>& profile, const MeasuredBackend* backend,
-                                         Environment& env);
+                                         const scenario::Scenario& s, const std::string& mode,
+                                         const std::optional<model::GpuProfile>& profile,
+                                         const MeasuredBackend* backend, model::Environment& env);
 
 }  // namespace syncscope::pipeline

@@ -89,8 +89,8 @@ struct SyncPoint {
   Ns end = 0;
   Ns blocked_ns = 0;
   Ns bubble_ns = 0;
-  std::string api;    // e.g. "cudaStreamSynchronize"; for the .item() pattern the sync API
-  std::string cause;  // "aten::item" when a CPU op encloses it, else the API name (see above)
+  std::string api;           // e.g. "cudaStreamSynchronize"; for the .item() pattern the sync API
+  std::string cause;         // "aten::item" when a CPU op encloses it, else the API name (see above)
   bool merged_copy = false;  // a D2H-pageable copy and its stream sync counted as one
   bool polling = false;      // a run of cudaEventQuery calls with Event Sync records (above)
   std::uint32_t polls = 0;   // polling: the query calls in the run
@@ -129,7 +129,7 @@ struct WindowStats {
   Ns duration_ns = 0;
   Ns gpu_busy_ns = 0;  // over all devices' unions, summed
   std::map<std::int32_t, Ns> gpu_busy_by_device;
-  Ns kernel_ns = 0;  // union of kernel intervals
+  Ns kernel_ns = 0;          // union of kernel intervals
   Ns compute_kernel_ns = 0;  // union of kernels that are not communication
   CommStats comm;            // communication (NCCL/RCCL) kernels
   std::uint64_t kernels = 0;
@@ -176,20 +176,20 @@ struct Offender {  // a cause ranked by the time it costs
 
 struct AnalysisResult {
   int schema_version = kAnalysisSchemaVersion;
-  std::string source;  // file name or description
+  std::string source;       // file name or description
   AnalysisOptions options;  // what produced this result (step/layer globs, pid)
   TraceMetadata meta;
   WindowStats totals;
   std::vector<WindowStats> steps;
   std::vector<WindowStats> layers;
-  StepSummary step_summary;  // n == 0 when there are no steps
-  StepSummary layer_summary;  // the same over layer windows; n == 0 when there are none
+  StepSummary step_summary;                  // n == 0 when there are no steps
+  StepSummary layer_summary;                 // the same over layer windows; n == 0 when there are none
   std::vector<TimelineIdle> idle_by_device;  // each device's whole GPU window
   std::vector<TimelineIdle> idle_by_stream;  // each (device, stream)'s
   GpuAnalyses gpu;                           // kernels, launch delay, queues, ... (gpu_analyses.hpp)
-  std::vector<SyncPoint> sync_points;  // all, in time order
-  std::vector<Offender> worst;         // causes by blocked+bubble time, largest first
-  std::vector<std::string> warnings;   // dropped records, missing categories, ...
+  std::vector<SyncPoint> sync_points;        // all, in time order
+  std::vector<Offender> worst;               // causes by blocked+bubble time, largest first
+  std::vector<std::string> warnings;         // dropped records, missing categories, ...
 };
 
 AnalysisResult analyze(const Trace& trace, const AnalysisOptions& options = {});

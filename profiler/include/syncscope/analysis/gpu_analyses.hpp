@@ -72,7 +72,7 @@ struct LaunchDelayCall {
 struct StreamLaunchDelay {
   std::int32_t device = -1;
   std::int64_t stream = -1;
-  DurationStats delay;                // over kernels with a launch call
+  DurationStats delay;                 // over kernels with a launch call
   std::vector<LaunchDelayCall> worst;  // largest delays first (at most 5)
 };
 
@@ -80,8 +80,8 @@ struct StreamQueue {
   std::int32_t device = -1;
   std::int64_t stream = -1;
   std::uint64_t max_depth = 0;
-  Ns max_at_ns = 0;        // when the maximum was first reached
-  double mean_depth = 0;   // time-weighted over [first launch, last end)
+  Ns max_at_ns = 0;       // when the maximum was first reached
+  double mean_depth = 0;  // time-weighted over [first launch, last end)
 };
 
 struct AnnotationGpuTime {
@@ -112,10 +112,10 @@ struct FindingEvent {
 };
 
 struct Finding {
-  std::string rule;     // "async_copy_pageable", "sync_copy", "sync_memset", "event_query_polling"
+  std::string rule;  // "async_copy_pageable", "sync_copy", "sync_memset", "event_query_polling"
   std::string title;
   std::uint64_t count = 0;
-  Ns host_ns = 0;  // host time in the calls that triggered it
+  Ns host_ns = 0;                    // host time in the calls that triggered it
   std::vector<FindingEvent> events;  // the first few (at most 5)
   std::string advice;
 };

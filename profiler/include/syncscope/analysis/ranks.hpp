@@ -33,8 +33,8 @@ inline constexpr double kStandoutThreshold = 0.10;
 
 struct RankRow {
   std::int64_t rank = -1;
-  std::string rank_from;  // "distributedInfo" or "file name"
-  std::string source;     // the trace file
+  std::string rank_from;    // "distributedInfo" or "file name"
+  std::string source;       // the trace file
   std::uint64_t steps = 0;  // step windows; 0: the per-step figures are the whole trace's
   // Per step (medians over the rank's steps).
   double step_ns = 0;
@@ -60,9 +60,9 @@ struct RankRow {
 
 // The per-step metrics compared across ranks, in this order everywhere (JSON, CSV, table).
 enum class RankMetric : std::uint8_t { StepTime, Syncs, Blocked, Bubble, Busy, Compute, Communication };
-inline constexpr RankMetric kRankMetrics[] = {RankMetric::StepTime, RankMetric::Syncs,   RankMetric::Blocked,
-                                             RankMetric::Bubble,   RankMetric::Busy,    RankMetric::Compute,
-                                             RankMetric::Communication};
+inline constexpr RankMetric kRankMetrics[] = {RankMetric::StepTime,     RankMetric::Syncs, RankMetric::Blocked,
+                                              RankMetric::Bubble,       RankMetric::Busy,  RankMetric::Compute,
+                                              RankMetric::Communication};
 std::string_view metric_key(RankMetric m);    // "step_ns", "syncs", ... (JSON and CSV)
 std::string_view metric_label(RankMetric m);  // "step time", "sync points", ... (people)
 bool metric_is_time(RankMetric m);
@@ -87,7 +87,7 @@ struct RankAnalysis {
   std::string source;  // the directory or the files as given
   std::string step_glob;
   std::string layer_glob;
-  std::vector<RankRow> ranks;  // by rank
+  std::vector<RankRow> ranks;       // by rank
   std::vector<RankSpread> spreads;  // one per kRankMetrics entry; empty without ranks
   std::optional<RankStandout> standout;
   std::vector<std::string> warnings;  // about the set (ranks missing from 0..N-1, ...)

@@ -16,7 +16,7 @@ namespace syncscope {
 
 // One bar of a timeline strip. Times are ns from the strip's start.
 struct TimelineSegment {
-  std::string lane;   // "host", "stream 7", "stream 14 (copy)", ...
+  std::string lane;  // "host", "stream 7", "stream 14 (copy)", ...
   // "range" (the window's host range), "api", "sync" (a host wait that starts in the range),
   // "sync-elsewhere" (one that starts outside it: the label names the range it is in),
   // "kernel", "h2d", "d2h", "copy" (GPU work launched from the range), "other" (GPU work

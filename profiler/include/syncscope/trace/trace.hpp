@@ -57,7 +57,6 @@ enum class ApiKind : std::uint8_t { Runtime = 0, Driver = 1 };
 // Values match CUPTI's CUpti_ActivityMemcpyKind where both have them, except PtoP/HtoH.
 enum class CopyKind : std::uint8_t { Unknown = 0, HtoD = 1, DtoH = 2, DtoD = 3, PtoP = 4, HtoH = 5 };
 
-
 struct ApiCall {
   ApiKind kind = ApiKind::Runtime;
   // A copy call's direction from its own arguments (HIP traces give hipMemcpyKind as "kind");
@@ -89,7 +88,7 @@ struct GpuActivity {
 };
 
 struct Kernel : GpuActivity {
-  StringId name = kNoString;  // for display: demangled when the source gave a mangled name
+  StringId name = kNoString;          // for display: demangled when the source gave a mangled name
   StringId mangled_name = kNoString;  // as the source gave it when it differs from `name`
   std::uint64_t external_id = 0;
   std::int32_t grid[3] = {0, 0, 0};
@@ -135,11 +134,11 @@ struct SyncRecord {
   SyncType type = SyncType::Unknown;
   std::int32_t device = -1;
   std::uint32_t context = 0;
-  std::int64_t stream = -1;           // -1 when not applicable (context sync)
-  std::uint64_t event_id = 0;         // CUDA event handle id; reused by CUDA, do not join on it
-  std::uint64_t event_sync_id = 0;    // cudaEventSyncId: joins with CudaEventRecord
-  std::int64_t wait_on_stream = -1;   // for StreamWaitEvent when known (Kineto)
-  Ns start = 0;                       // host-side start/end of the blocking call
+  std::int64_t stream = -1;          // -1 when not applicable (context sync)
+  std::uint64_t event_id = 0;        // CUDA event handle id; reused by CUDA, do not join on it
+  std::uint64_t event_sync_id = 0;   // cudaEventSyncId: joins with CudaEventRecord
+  std::int64_t wait_on_stream = -1;  // for StreamWaitEvent when known (Kineto)
+  Ns start = 0;                      // host-side start/end of the blocking call
   Ns end = 0;
   std::uint64_t correlation = 0;
   std::uint64_t external_id = 0;
@@ -177,7 +176,7 @@ struct Range {
   StringId domain = kNoString;  // NVTX domain when known
   std::int64_t pid = -1;        // host ranges: process/thread
   std::int64_t tid = -1;
-  std::int32_t device = -1;     // GpuUserAnnotation: device/stream
+  std::int32_t device = -1;  // GpuUserAnnotation: device/stream
   std::int64_t stream = -1;
   Ns start = 0;
   Ns end = 0;
@@ -230,9 +229,9 @@ struct DeviceProperties {
 
 enum class ClockBase : std::uint8_t {
   Unknown = 0,
-  UnixEpoch = 1,   // ns since 1970 (Kineto with baseTimeNanoseconds, our tracer)
-  Monotonic = 2,   // CLOCK_MONOTONIC-like, arbitrary origin
-  Simulated = 3,   // the simulator's own clock, starting at 0
+  UnixEpoch = 1,  // ns since 1970 (Kineto with baseTimeNanoseconds, our tracer)
+  Monotonic = 2,  // CLOCK_MONOTONIC-like, arbitrary origin
+  Simulated = 3,  // the simulator's own clock, starting at 0
 };
 
 // Something a reader tolerated instead of rejecting the trace, counted once per (kind,
@@ -254,8 +253,8 @@ struct ReadWarning {
 std::string describe(const ReadWarning& w);
 
 struct TraceMetadata {
-  std::string source_tool;      // "syncscope-tracer", "torch.profiler", "syncscope-sim", ...
-  std::string source_version;   // e.g. CUPTI version, torch version
+  std::string source_tool;     // "syncscope-tracer", "torch.profiler", "syncscope-sim", ...
+  std::string source_version;  // e.g. CUPTI version, torch version
   std::string trace_name;
   int schema_version = kTraceSchemaVersion;  // of the model this trace was written with
   int source_schema_version = 0;             // e.g. Kineto "schemaVersion"
@@ -264,7 +263,7 @@ struct TraceMetadata {
   Ns base_time_ns = 0;  // Kineto baseTimeNanoseconds (ts in files are relative to it)
   std::map<std::string, std::uint64_t> unknown_categories;  // category -> events seen
   std::map<std::string, std::string> extra;                 // free-form provenance
-  std::optional<std::int64_t> rank;  // distributedInfo.rank: the process's rank in a distributed job
+  std::optional<std::int64_t> rank;        // distributedInfo.rank: the process's rank in a distributed job
   std::vector<ReadWarning> read_warnings;  // about the file read; not written back
   // What the reader counted but did not reject (rows with impossible times, no CUDA data);
   // shown with the analysis's warnings. Not written to files: a reading's notes, not data.

@@ -67,13 +67,13 @@ struct TracerOptions {
 
 // Numbers about one tracing session, also written into Trace::meta.extra.
 struct TracerStats {
-  std::uint64_t records = 0;             // decoded into the trace model
-  std::uint64_t dropped_by_cupti = 0;    // cuptiActivityGetNumDroppedRecords, summed
-  std::uint64_t lost_to_cap = 0;         // records in buffers handed out over the cap
+  std::uint64_t records = 0;           // decoded into the trace model
+  std::uint64_t dropped_by_cupti = 0;  // cuptiActivityGetNumDroppedRecords, summed
+  std::uint64_t lost_to_cap = 0;       // records in buffers handed out over the cap
   std::uint64_t buffers_completed = 0;
   std::uint64_t buffers_allocated = 0;
   std::uint64_t peak_buffer_bytes = 0;
-  std::uint64_t unknown_records = 0;     // kinds the decoder does not model (kept counted)
+  std::uint64_t unknown_records = 0;  // kinds the decoder does not model (kept counted)
 };
 
 class Tracer {

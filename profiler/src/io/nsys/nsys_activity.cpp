@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <set>
 
-#include "syncscope/trace/api_classes.hpp"
 #include "nsys_reader.hpp"
+#include "syncscope/trace/api_classes.hpp"
 
 namespace syncscope::nsys_detail {
 namespace {
@@ -47,11 +47,11 @@ void Reader::read_kernels() {
   const Columns cols(db_, kKernelTable);
   if (!cols.present()) return;
   reserve_rows(kKernelTable, t_.kernels, &kernel_pid_);
-  Stmt s = db_.prepare(cols.select({"start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid",
-                                    "demangledName", "shortName", "mangledName", "gridX", "gridY", "gridZ", "blockX",
-                                    "blockY", "blockZ", "registersPerThread", "staticSharedMemory",
-                                    "dynamicSharedMemory"}),
-                       "reading CUPTI_ACTIVITY_KIND_KERNEL");
+  Stmt s =
+      db_.prepare(cols.select({"start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid",
+                               "demangledName", "shortName", "mangledName", "gridX", "gridY", "gridZ", "blockX",
+                               "blockY", "blockZ", "registersPerThread", "staticSharedMemory", "dynamicSharedMemory"}),
+                  "reading CUPTI_ACTIVITY_KIND_KERNEL");
   while (s.step()) {
     Kernel k;
     std::int32_t pid = -1;
@@ -209,10 +209,14 @@ void Reader::make_correlations_unique() {
     return corr == 0 ? 0 : (static_cast<std::uint64_t>(pid < 0 ? 0xFFFFFF : pid) << 32) | corr;
   };
   for (auto& c : t_.api_calls) c.correlation = unique(c.correlation, c.pid);
-  for (std::size_t i = 0; i < t_.kernels.size(); ++i) t_.kernels[i].correlation = unique(t_.kernels[i].correlation, kernel_pid_[i]);
-  for (std::size_t i = 0; i < t_.memcpys.size(); ++i) t_.memcpys[i].correlation = unique(t_.memcpys[i].correlation, memcpy_pid_[i]);
-  for (std::size_t i = 0; i < t_.memsets.size(); ++i) t_.memsets[i].correlation = unique(t_.memsets[i].correlation, memset_pid_[i]);
-  for (std::size_t i = 0; i < t_.syncs.size(); ++i) t_.syncs[i].correlation = unique(t_.syncs[i].correlation, sync_pid_[i]);
+  for (std::size_t i = 0; i < t_.kernels.size(); ++i)
+    t_.kernels[i].correlation = unique(t_.kernels[i].correlation, kernel_pid_[i]);
+  for (std::size_t i = 0; i < t_.memcpys.size(); ++i)
+    t_.memcpys[i].correlation = unique(t_.memcpys[i].correlation, memcpy_pid_[i]);
+  for (std::size_t i = 0; i < t_.memsets.size(); ++i)
+    t_.memsets[i].correlation = unique(t_.memsets[i].correlation, memset_pid_[i]);
+  for (std::size_t i = 0; i < t_.syncs.size(); ++i)
+    t_.syncs[i].correlation = unique(t_.syncs[i].correlation, sync_pid_[i]);
   for (std::size_t i = 0; i < t_.cuda_events.size(); ++i)
     t_.cuda_events[i].correlation = unique(t_.cuda_events[i].correlation, event_pid_[i]);
   t_.meta.extra["nsys.correlation"] = "(pid << 32) | correlationId: the export holds " + std::to_string(pids.size()) +
@@ -220,7 +224,8 @@ void Reader::make_correlations_unique() {
 }
 
 void Reader::link_to_api_calls() {
-  for (auto* v : {&kernel_pid_, &memcpy_pid_, &memset_pid_, &sync_pid_, &event_pid_}) std::vector<std::int32_t>().swap(*v);
+  for (auto* v : {&kernel_pid_, &memcpy_pid_, &memset_pid_, &sync_pid_, &event_pid_})
+    std::vector<std::int32_t>().swap(*v);
   // The API call of each correlation the model's records need joined (copies, memsets,
   // sync and event records): a sorted list of those ids and one pass over the calls, so the
   // index is the size of those records, not of the millions of calls.
@@ -272,10 +277,11 @@ void Reader::link_to_api_calls() {
     if (r.type == SyncType::ContextSync) r.stream = -1;
   }
   if (unmatched > 0)
-    notes_.add("synchronization records have no synchronizing API call with their correlation id (were CUDA API "
-               "calls traced?): their kind is unknown; syncType is not trusted, its values changed between nsys "
-               "releases",
-               unmatched);
+    notes_.add(
+        "synchronization records have no synchronizing API call with their correlation id (were CUDA API "
+        "calls traced?): their kind is unknown; syncType is not trusted, its values changed between nsys "
+        "releases",
+        unmatched);
 
   for (auto& e : t_.cuda_events)
     if (e.timestamp == 0)

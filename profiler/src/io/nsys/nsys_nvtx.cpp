@@ -29,7 +29,7 @@ void Reader::read_nvtx() {
   if (!cols.present()) return;
   Stmt s = db_.prepare(cols.select({"start", "end", "eventType", "text", "textId", "globalTid", "domainId"}),
                        "reading NVTX_EVENTS");
-  std::map<std::int64_t, StringId> domains;  // domainId -> name (NvtxDomainCreate rows)
+  std::map<std::int64_t, StringId> domains;                     // domainId -> name (NvtxDomainCreate rows)
   std::vector<std::pair<std::size_t, std::int64_t>> in_domain;  // (range, domainId) when not the default
   reserve_rows(kNvtxTable, t_.ranges);
   while (s.step()) {

@@ -12,7 +12,8 @@ namespace {
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
-constexpr const char* kCudaTables[] = {kRuntimeTable, kDriverTable, kKernelTable, kMemcpyTable, kMemsetTable, kSyncTable};
+constexpr const char* kCudaTables[] = {kRuntimeTable, kDriverTable, kKernelTable,
+                                       kMemcpyTable,  kMemsetTable, kSyncTable};
 
 // Metadata tables: META_DATA_EXPORT in current exports, EXPORT_META_DATA in older ones, none
 // in the oldest.
@@ -41,9 +42,9 @@ void Reader::check_is_export() const {
     std::array<const char*, 3> columns;  // nullptr-padded
   };
   static constexpr Required required[] = {
-      {kRuntimeTable, {"start", "end", "nameId"}}, {kDriverTable, {"start", "end", "nameId"}},
-      {kKernelTable, {"start", "end", nullptr}},   {kMemcpyTable, {"start", "end", "copyKind"}},
-      {kMemsetTable, {"start", "end", nullptr}},   {kSyncTable, {"start", "end", nullptr}},
+      {kRuntimeTable, {"start", "end", "nameId"}},   {kDriverTable, {"start", "end", "nameId"}},
+      {kKernelTable, {"start", "end", nullptr}},     {kMemcpyTable, {"start", "end", "copyKind"}},
+      {kMemsetTable, {"start", "end", nullptr}},     {kSyncTable, {"start", "end", nullptr}},
       {kNvtxTable, {"start", "eventType", nullptr}}, {kStringTable, {"id", "value", nullptr}}};
   for (const auto& [table, cols] : required) {
     const Columns have(db_, table);
@@ -108,9 +109,9 @@ void Reader::read_devices() {
   const Columns cols(db_, "TARGET_INFO_GPU");
   if (!cols.has("id")) return;
   Stmt s = db_.prepare(cols.select({"id", "name", "totalMemory", "smCount", "computeMajor", "computeMinor",
-                                    "maxThreadsPerBlock", "threadsPerWarp", "maxRegistersPerBlock",
-                                    "maxRegistersPerSm", "maxShmemPerBlock", "maxShmemPerBlockOptin", "maxShmemPerSm",
-                                    "maxWarpsPerSm", "isDiscrete", "chipName"}),
+                                    "maxThreadsPerBlock", "threadsPerWarp", "maxRegistersPerBlock", "maxRegistersPerSm",
+                                    "maxShmemPerBlock", "maxShmemPerBlockOptin", "maxShmemPerSm", "maxWarpsPerSm",
+                                    "isDiscrete", "chipName"}),
                        "reading TARGET_INFO_GPU");
   auto small = [&](int col) { return s.is_null(col) ? 0 : dim32(s.i64(col)); };
   while (s.step()) {
@@ -137,8 +138,10 @@ void Reader::read_devices() {
     d.max_threads_per_sm = threads_per_sm <= 0x7fffffff ? static_cast<std::int32_t>(threads_per_sm) : 0;
     // Integrated GPUs (Jetson, DGX Spark/GB10) share memory with the host: copies there are
     // not PCIe transfers, which matters when reading copy times.
-    if (!s.is_null(14)) t_.meta.extra["nsys.gpu" + std::to_string(id) + ".integrated"] = s.i64(14) == 0 ? "true" : "false";
-    if (!s.is_null(15)) t_.meta.extra["nsys.gpu" + std::to_string(id) + ".chip"] = std::string(s.text(15).substr(0, 64));
+    if (!s.is_null(14))
+      t_.meta.extra["nsys.gpu" + std::to_string(id) + ".integrated"] = s.i64(14) == 0 ? "true" : "false";
+    if (!s.is_null(15))
+      t_.meta.extra["nsys.gpu" + std::to_string(id) + ".chip"] = std::string(s.text(15).substr(0, 64));
     if (t_.devices.size() < 4096) t_.devices.push_back(std::move(d));
   }
 }
@@ -176,8 +179,9 @@ void Reader::read_api_calls(const char* table) {
   const Columns cols(db_, table);
   if (!cols.present()) return;
   reserve_rows(table, t_.api_calls);
-  Stmt s = db_.prepare(cols.select({"start", "end", "eventClass", "globalTid", "correlationId", "nameId", "returnValue"}),
-                       std::string("reading ") + table);
+  Stmt s =
+      db_.prepare(cols.select({"start", "end", "eventClass", "globalTid", "correlationId", "nameId", "returnValue"}),
+                  std::string("reading ") + table);
   // Names and classes per StringIds id: a trace has millions of calls of a few hundred names.
   struct Named {
     StringId name = kNoString;
@@ -213,8 +217,10 @@ void Reader::read_api_calls(const char* table) {
                  (cls != EventClass::Runtime && starts_with(full, "cu") && !starts_with(full, "cuda"));
       it = named.emplace(s.i64(5), n).first;
     }
-    if (cls == EventClass::Other && !s.is_null(2)) notes_.add(std::string(table) + " rows of an unexpected eventClass read by their name");
-    if (it->second.name == kNoString) notes_.add(std::string(table) + " rows whose nameId is not in StringIds kept without a name");
+    if (cls == EventClass::Other && !s.is_null(2))
+      notes_.add(std::string(table) + " rows of an unexpected eventClass read by their name");
+    if (it->second.name == kNoString)
+      notes_.add(std::string(table) + " rows whose nameId is not in StringIds kept without a name");
     ApiCall c;
     c.kind = it->second.driver ? ApiKind::Driver : ApiKind::Runtime;
     c.name = it->second.name;
@@ -276,7 +282,8 @@ void Reader::sort_records() {
   sort(t_.kernels, [](const Kernel& k) { return std::make_tuple(k.start, -k.end, k.device, k.stream, k.correlation); });
   sort(t_.memcpys, [](const Memcpy& m) { return std::make_tuple(m.start, -m.end, m.device, m.stream, m.correlation); });
   sort(t_.memsets, [](const Memset& m) { return std::make_tuple(m.start, -m.end, m.device, m.stream, m.correlation); });
-  sort(t_.syncs, [](const SyncRecord& r) { return std::make_tuple(r.start, -r.end, r.device, r.stream, r.correlation); });
+  sort(t_.syncs,
+       [](const SyncRecord& r) { return std::make_tuple(r.start, -r.end, r.device, r.stream, r.correlation); });
   sort(t_.ranges, [](const Range& r) {
     return std::make_tuple(r.start, -r.end, r.pid, r.tid, static_cast<int>(r.kind), r.name, r.domain);
   });
@@ -303,7 +310,8 @@ void Reader::run() {
   bool cuda = false;
   for (const char* table : kCudaTables) cuda = cuda || db_.has_table(table);
   if (!cuda)
-    notes_.note(db_.name() + ": the export has no CUDA data (no CUPTI_ACTIVITY_KIND_* table): profile with "
+    notes_.note(db_.name() +
+                ": the export has no CUDA data (no CUPTI_ACTIVITY_KIND_* table): profile with "
                 "`nsys profile --trace=cuda` (on by default) to record CUDA API calls and GPU work");
   if (strings_.cut() > 0) notes_.add("StringIds names longer than 1 MiB cut to 1 MiB", strings_.cut());
   if (strings_.missing() > 0)

@@ -58,14 +58,17 @@ EventClass event_class_from_symbol(std::string_view s) {
 }
 
 // The documented numbering ("SQLite Schema Event Values"), for files without ENUM tables.
-constexpr const char* kDefaultCopySymbols[] = {
-    "CUDA_MEMCPY_KIND_UNKNOWN", "CUDA_MEMCPY_KIND_HTOD",     "CUDA_MEMCPY_KIND_DTOH",     "CUDA_MEMCPY_KIND_HTOA",
-    "CUDA_MEMCPY_KIND_ATOH",    "CUDA_MEMCPY_KIND_ATOA",     "CUDA_MEMCPY_KIND_ATOD",     "CUDA_MEMCPY_KIND_DTOA",
-    "CUDA_MEMCPY_KIND_DTOD",    "CUDA_MEMCPY_KIND_HTOH",     "CUDA_MEMCPY_KIND_PTOP",     "CUDA_MEMCPY_KIND_UVM_HTOD",
-    "CUDA_MEMCPY_KIND_UVM_DTOH", "CUDA_MEMCPY_KIND_UVM_DTOD"};
+constexpr const char* kDefaultCopySymbols[] = {"CUDA_MEMCPY_KIND_UNKNOWN",  "CUDA_MEMCPY_KIND_HTOD",
+                                               "CUDA_MEMCPY_KIND_DTOH",     "CUDA_MEMCPY_KIND_HTOA",
+                                               "CUDA_MEMCPY_KIND_ATOH",     "CUDA_MEMCPY_KIND_ATOA",
+                                               "CUDA_MEMCPY_KIND_ATOD",     "CUDA_MEMCPY_KIND_DTOA",
+                                               "CUDA_MEMCPY_KIND_DTOD",     "CUDA_MEMCPY_KIND_HTOH",
+                                               "CUDA_MEMCPY_KIND_PTOP",     "CUDA_MEMCPY_KIND_UVM_HTOD",
+                                               "CUDA_MEMCPY_KIND_UVM_DTOH", "CUDA_MEMCPY_KIND_UVM_DTOD"};
 constexpr const char* kDefaultMemSymbols[] = {
-    "CUDA_MEMOPR_MEMORY_KIND_PAGEABLE", "CUDA_MEMOPR_MEMORY_KIND_PINNED",        "CUDA_MEMOPR_MEMORY_KIND_DEVICE",
-    "CUDA_MEMOPR_MEMORY_KIND_ARRAY",    "CUDA_MEMOPR_MEMORY_KIND_MANAGED",       "CUDA_MEMOPR_MEMORY_KIND_DEVICE_STATIC",
+    "CUDA_MEMOPR_MEMORY_KIND_PAGEABLE",       "CUDA_MEMOPR_MEMORY_KIND_PINNED",
+    "CUDA_MEMOPR_MEMORY_KIND_DEVICE",         "CUDA_MEMOPR_MEMORY_KIND_ARRAY",
+    "CUDA_MEMOPR_MEMORY_KIND_MANAGED",        "CUDA_MEMOPR_MEMORY_KIND_DEVICE_STATIC",
     "CUDA_MEMOPR_MEMORY_KIND_MANAGED_STATIC", "CUDA_MEMOPR_MEMORY_KIND_UNKNOWN"};
 
 }  // namespace
@@ -184,9 +187,7 @@ std::int32_t device_index(std::int64_t v) { return v >= 0 && v < 4096 ? static_c
 
 std::int64_t stream_id(std::int64_t v) { return v >= 0 && v < kNotApplicable32 ? v : -1; }
 
-std::uint32_t id32(std::int64_t v) {
-  return v > 0 && v < kNotApplicable32 ? static_cast<std::uint32_t>(v) : 0u;
-}
+std::uint32_t id32(std::int64_t v) { return v > 0 && v < kNotApplicable32 ? static_cast<std::uint32_t>(v) : 0u; }
 
 std::int32_t dim32(std::int64_t v) { return v >= 0 && v <= 0x7fffffff ? static_cast<std::int32_t>(v) : 0; }
 

@@ -25,7 +25,8 @@ namespace syncscope::nsys_detail {
 
 // Table names (CUPTI_ACTIVITY_KIND_RUNTIME holds runtime and driver calls alike).
 inline constexpr const char* kRuntimeTable = "CUPTI_ACTIVITY_KIND_RUNTIME";
-inline constexpr const char* kDriverTable = "CUPTI_ACTIVITY_KIND_DRIVER";  // not in any documented schema; read if there
+inline constexpr const char* kDriverTable =
+    "CUPTI_ACTIVITY_KIND_DRIVER";  // not in any documented schema; read if there
 inline constexpr const char* kKernelTable = "CUPTI_ACTIVITY_KIND_KERNEL";
 inline constexpr const char* kMemcpyTable = "CUPTI_ACTIVITY_KIND_MEMCPY";
 inline constexpr const char* kMemsetTable = "CUPTI_ACTIVITY_KIND_MEMSET";

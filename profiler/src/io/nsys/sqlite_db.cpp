@@ -39,8 +39,8 @@ void check_header(const unsigned char* h, std::size_t have, std::uint64_t file_s
   if (pages > 0 && be32(h + 24) == be32(h + 92)) {
     const std::uint64_t expected = std::uint64_t{pages} * page;
     if (expected > file_size)
-      throw InputError(name + ": truncated SQLite database: its header says " + std::to_string(expected) +
-                       " bytes (" + std::to_string(pages) + " pages of " + std::to_string(page) + "), the file has " +
+      throw InputError(name + ": truncated SQLite database: its header says " + std::to_string(expected) + " bytes (" +
+                       std::to_string(pages) + " pages of " + std::to_string(page) + "), the file has " +
                        std::to_string(file_size) + "; the copy is incomplete" + std::string(kReexport));
   }
 }
@@ -52,7 +52,7 @@ void check_header(const unsigned char* h, std::size_t have, std::uint64_t file_s
 // half-written database. Read-only immutable access would not notice, so ask the kernel.
 // Returns the writer's pid, 0 when none (or when the file system cannot tell).
 long writer_lock_pid(int fd) {
-  struct flock probe{};
+  struct flock probe {};
   probe.l_type = F_RDLCK;  // conflicts only with write locks: RESERVED, PENDING, EXCLUSIVE
   probe.l_whence = SEEK_SET;
   probe.l_start = 0x40000000;
@@ -111,8 +111,12 @@ Db::~Db() {
 }
 
 Db::Db(Db&& other) noexcept
-    : db_(other.db_), name_(std::move(other.name_)), image_(std::move(other.image_)), tables_(std::move(other.tables_)),
-      warnings_(std::move(other.warnings_)), size_bytes_(other.size_bytes_) {
+    : db_(other.db_),
+      name_(std::move(other.name_)),
+      image_(std::move(other.image_)),
+      tables_(std::move(other.tables_)),
+      warnings_(std::move(other.warnings_)),
+      size_bytes_(other.size_bytes_) {
   other.db_ = nullptr;
 }
 
@@ -134,7 +138,7 @@ Db Db::open_file(const fs::path& path, std::string name) {
   if (fs::is_directory(st)) throw InputError(name + ": is a directory, expected a trace file");
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw InputError(name + ": cannot open for reading: " + std::strerror(errno));
-  struct stat sb{};
+  struct stat sb {};
   unsigned char header[100] = {};
   std::size_t have = 0;
   bool read_failed = false;
@@ -162,7 +166,8 @@ Db Db::open_file(const fs::path& path, std::string name) {
 
   sqlite3* raw = nullptr;
   const std::string uri = file_uri(path);
-  const int rc = sqlite3_open_v2(uri.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
+  const int rc =
+      sqlite3_open_v2(uri.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
   Db db(raw, std::move(name));
   if (rc != SQLITE_OK) db.fail(rc, "opening it");
   db.size_bytes_ = static_cast<std::uint64_t>(sb.st_size);

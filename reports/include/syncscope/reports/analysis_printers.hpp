@@ -7,9 +7,9 @@
 // `sync_points_total`, `sync_points_truncated`. A window (totals, each step and layer)
 // carries name, index, start_ns, end_ns, duration_ns, gpu_busy_ns, gpu_busy_by_device,
 // kernel_ns, compute_kernel_ns, communication.{kernel_ns,kernels,overlapped_ns,
-// overlap_fraction} (NCCL/RCCL kernels apart from compute), kernels, memcpys, memcpy_bytes, syncs.{total,by_cause,by_api,
-// stream_wait_events,polling}, sync_blocked_ns, sync_bubble_ns, overlap.{h2d,d2h}.{copy_ns,
-// overlapped_ns,fraction}, idle.{window_ns,busy_ns,sync_bubble_ns,host_wait_ns,
+// overlap_fraction} (NCCL/RCCL kernels apart from compute), kernels, memcpys, memcpy_bytes,
+// syncs.{total,by_cause,by_api, stream_wait_events,polling}, sync_blocked_ns, sync_bubble_ns,
+// overlap.{h2d,d2h}.{copy_ns, overlapped_ns,fraction}, idle.{window_ns,busy_ns,sync_bubble_ns,host_wait_ns,
 // dependency_wait_ns,other_ns,span_ns,fractions_of_window,sync_bubble_by_cause} and verdict
 // (analysis/idle.hpp). Top level also: idle_by_device[], idle_by_stream[] ({device, stream,
 // first_ns, last_ns, gaps, idle, verdict}) and gpu.{kernels_by_class, kernels_by_name,

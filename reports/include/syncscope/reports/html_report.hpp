@@ -27,6 +27,6 @@ struct HtmlReportOptions {
 };
 
 std::string html_escape(std::string_view text);
-std::string render_html_report(const std::vector<ReportRun>& runs, const HtmlReportOptions& options = {});
+std::string render_html_report(const std::vector<model::ReportRun>& runs, const HtmlReportOptions& options = {});
 
 }  // namespace syncscope

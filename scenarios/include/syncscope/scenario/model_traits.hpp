@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-namespace syncscope {
+namespace syncscope::scenario {
 
 struct ModelShape;
 
@@ -27,13 +27,13 @@ struct ModelTraits {
   // Sliding window (tokens) per decoder layer, 0 for full attention; empty: every layer
   // full. Layers beyond the list (a sweep deeper than the config) repeat it cyclically.
   std::vector<int> layer_windows;
-  bool qk_norm = false;          // RMSNorm on q and k per head (Qwen3, Qwen3-MoE, Gemma 3)
-  bool qkv_bias = false;         // biases on q/k/v projections (Qwen2 always; attention_bias)
-  bool o_bias = false;           // bias on o_proj (attention_bias: Llama, gpt-oss)
-  bool mlp_bias = false;         // biases on the dense MLP projections (Llama's mlp_bias)
-  bool attention_sinks = false;  // a learned logit per head in the softmax (gpt-oss)
-  bool moe_biases = false;       // router and expert biases (gpt-oss)
-  int norms_per_layer = 2;       // input + post-attention; Gemma 2/3 add pre/post feed-forward
+  bool qk_norm = false;                // RMSNorm on q and k per head (Qwen3, Qwen3-MoE, Gemma 3)
+  bool qkv_bias = false;               // biases on q/k/v projections (Qwen2 always; attention_bias)
+  bool o_bias = false;                 // bias on o_proj (attention_bias: Llama, gpt-oss)
+  bool mlp_bias = false;               // biases on the dense MLP projections (Llama's mlp_bias)
+  bool attention_sinks = false;        // a learned logit per head in the softmax (gpt-oss)
+  bool moe_biases = false;             // router and expert biases (gpt-oss)
+  int norms_per_layer = 2;             // input + post-attention; Gemma 2/3 add pre/post feed-forward
   double attn_logit_softcapping = 0;   // tanh cap on attention logits (Gemma 2: 50); 0: none
   double final_logit_softcapping = 0;  // tanh cap on the LM head's logits (Gemma 2: 30); 0: none
 };
@@ -46,18 +46,18 @@ std::optional<std::string> model_family(std::string_view model_type);
 // What a config.json says beyond the shape (unset: the key is absent, so the class's
 // default holds). hf_config.cpp reads these; resolve_model_traits() applies the defaults.
 struct TraitInputs {
-  std::string model_type;                       // "" when the config has none
+  std::string model_type;  // "" when the config has none
   int num_hidden_layers = 0;
   bool moe = false;
-  bool qwen_moe_naming = false;                 // experts named num_experts (Qwen3-MoE style)
+  bool qwen_moe_naming = false;  // experts named num_experts (Qwen3-MoE style)
   std::optional<bool> tie_word_embeddings;
   std::optional<bool> attention_bias, mlp_bias;
-  std::optional<bool> use_sliding_window;       // Qwen2/Qwen3: windows only when true
-  bool sliding_window_given = false;            // the key is present (a null means "none")
-  int sliding_window = 0;                       // its value (0 for null)
-  std::optional<int> max_window_layers;         // Qwen2/Qwen3: layers from this index slide
-  std::optional<int> sliding_window_pattern;    // Gemma 3: every Nth layer is full
-  std::optional<std::vector<bool>> layer_types; // true: "sliding_attention"
+  std::optional<bool> use_sliding_window;        // Qwen2/Qwen3: windows only when true
+  bool sliding_window_given = false;             // the key is present (a null means "none")
+  int sliding_window = 0;                        // its value (0 for null)
+  std::optional<int> max_window_layers;          // Qwen2/Qwen3: layers from this index slide
+  std::optional<int> sliding_window_pattern;     // Gemma 3: every Nth layer is full
+  std::optional<std::vector<bool>> layer_types;  // true: "sliding_attention"
   std::optional<double> attn_logit_softcapping, final_logit_softcapping;
 };
 
@@ -86,4 +86,4 @@ std::string describe_windows(const ModelTraits& traits, int layers);
 // "attention sinks", "4 norms per layer", "attention logit soft-capping 50").
 std::vector<std::string> architecture_features(const ModelTraits& traits);
 
-}  // namespace syncscope
+}  // namespace syncscope::scenario

@@ -14,27 +14,27 @@
 #include "syncscope/model/fix_spec.hpp"
 #include "syncscope/scenario/model_traits.hpp"
 
-namespace syncscope {
+namespace syncscope::scenario {
 
 // Hugging Face config.json field names in comments.
 struct ModelShape {
-  std::string name;                    // e.g. "Qwen3-0.6B"
-  int num_hidden_layers = 0;           // num_hidden_layers
-  int hidden_size = 0;                 // hidden_size
-  int num_attention_heads = 0;         // num_attention_heads
-  int num_key_value_heads = 0;         // num_key_value_heads
-  int head_dim = 0;                    // head_dim (NOT always hidden/heads: Qwen3, gpt-oss)
-  int intermediate_size = 0;           // intermediate_size (per expert for MoE)
-  int vocab_size = 0;                  // vocab_size
-  int num_local_experts = 0;           // num_local_experts (0: dense)
-  int num_experts_per_tok = 0;         // num_experts_per_tok
-  double rms_norm_eps = 1e-6;          // rms_norm_eps
-  double rope_theta = 10000.0;         // rope_theta
-  int sliding_window = 0;              // sliding_window (gpt-oss alternates; 0: none)
+  std::string name;             // e.g. "Qwen3-0.6B"
+  int num_hidden_layers = 0;    // num_hidden_layers
+  int hidden_size = 0;          // hidden_size
+  int num_attention_heads = 0;  // num_attention_heads
+  int num_key_value_heads = 0;  // num_key_value_heads
+  int head_dim = 0;             // head_dim (NOT always hidden/heads: Qwen3, gpt-oss)
+  int intermediate_size = 0;    // intermediate_size (per expert for MoE)
+  int vocab_size = 0;           // vocab_size
+  int num_local_experts = 0;    // num_local_experts (0: dense)
+  int num_experts_per_tok = 0;  // num_experts_per_tok
+  double rms_norm_eps = 1e-6;   // rms_norm_eps
+  double rope_theta = 10000.0;  // rope_theta
+  int sliding_window = 0;       // sliding_window (gpt-oss alternates; 0: none)
   // Training as Unsloth does it; optional in scenarios and config.json.
-  bool tie_word_embeddings = false;    // tie_word_embeddings: the LM head is the embedding matrix
-  std::string model_type;              // model_type ("llama", "qwen3", "gpt_oss"); "" when not given
-  double swiglu_limit = 0;             // swiglu_limit (gpt-oss: 7.0, clamps the expert SwiGLU); 0: none
+  bool tie_word_embeddings = false;  // tie_word_embeddings: the LM head is the embedding matrix
+  std::string model_type;            // model_type ("llama", "qwen3", "gpt_oss"); "" when not given
+  double swiglu_limit = 0;           // swiglu_limit (gpt-oss: 7.0, clamps the expert SwiGLU); 0: none
   // The architecture as its config class means it (model_traits.hpp). Resolved by
   // load_hf_config; a scenario's shape leaves it empty and model_traits() derives it from
   // model_type.
@@ -49,8 +49,8 @@ struct ModelShape {
 // blocks of 256), dequantized before each use; adapters as in lora. Defaults are those of
 // Unsloth's examples (r = 16, alpha = 16, q/k/v/o/gate/up/down).
 inline constexpr const char* kTrainingModes[] = {"full", "lora", "qlora"};
-inline constexpr const char* kLoraModules[] = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
-                                               "down_proj"};
+inline constexpr const char* kLoraModules[] = {"q_proj",    "k_proj",  "v_proj",   "o_proj",
+                                               "gate_proj", "up_proj", "down_proj"};
 struct TrainingSpec {
   std::string mode = "full";
   int lora_rank = 16;
@@ -75,7 +75,7 @@ struct BatchSpec {
 };
 
 struct FixSelection {
-  Fix fix = Fix::Packing;
+  model::Fix fix = model::Fix::Packing;
   std::vector<std::string> variants;  // names from the lists above; baseline included
   double tolerance = 0.10;            // validation: max |predicted-measured|/measured speedup error
   int prefetch_depth = 2;             // offload "prefetch": look-ahead k (ring of k+1 buffers)
@@ -130,14 +130,14 @@ ModelShape parse_hf_config(const std::string& text, const std::filesystem::path&
 std::vector<int> sequence_lengths(const BatchSpec& batch);
 
 // Shorthands over the fix registry (fix_spec.hpp).
-const char* fix_name(Fix fix);                        // "packing", "offload", "moe_routing"
-std::optional<Fix> parse_fix(std::string_view name);  // inverse of fix_name (names, not aliases)
-std::vector<std::string> fix_variants(Fix fix);       // the registry's list, baseline first
-const char* baseline_variant(Fix fix);                // "rebuild", "single", "loop"
+const char* fix_name(model::Fix fix);                        // "packing", "offload", "moe_routing"
+std::optional<model::Fix> parse_fix(std::string_view name);  // inverse of fix_name (names, not aliases)
+std::vector<std::string> fix_variants(model::Fix fix);       // the registry's list, baseline first
+const char* baseline_variant(model::Fix fix);                // "rebuild", "single", "loop"
 // Checks a scenario built or changed in code (e.g. after --hf-config or --layers replaced a
 // part of it) with the loader's rules; InputError names `source` and the field.
 void validate_scenario(const Scenario& scenario);
 // Replaces the model shape (from --hf-config) and re-validates, naming `config_path` in errors.
 void replace_model(Scenario& scenario, const ModelShape& model, const std::filesystem::path& config_path);
 
-}  // namespace syncscope
+}  // namespace syncscope::scenario
