@@ -9,6 +9,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "string_scan.hpp"
 #include "syncscope/core/error.hpp"
 
 namespace syncscope::io_detail {
@@ -21,22 +22,6 @@ inline bool is_ws(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\
 
 // End of a number or literal: structural characters and whitespace.
 inline bool ends_scalar(char c) { return c == ',' || c == '}' || c == ']' || c == ':' || is_ws(c); }
-
-// Inside a string only the closing quote and backslashes matter.
-inline const char* find_quote_or_backslash(const char* p, const char* end) {
-#if defined(__SSE2__)
-  const __m128i quote = _mm_set1_epi8('"');
-  const __m128i bslash = _mm_set1_epi8('\\');
-  while (end - p >= 16) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    const int m = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)));
-    if (m != 0) return p + __builtin_ctz(static_cast<unsigned>(m));
-    p += 16;
-  }
-#endif
-  while (p < end && *p != '"' && *p != '\\') ++p;
-  return p;
-}
 
 // Outside strings: a quote, a bracket or a backslash (which escapes the next byte
 // wherever it is, exactly as the block scanner below treats it).
