@@ -8,8 +8,10 @@
 namespace syncscope::bench {
 
 struct BarePass {
-  double seconds = 0;       // read the whole (gunzipped) file into memory, then parse it
-  double warm_seconds = 0;  // the same parse again: file and parser already in memory
+  double seconds = 0;           // read the whole (gunzipped) file into memory, then parse it
+  double warm_seconds = 0;      // the same parse again: file and parser already in memory
+  double cpu_seconds = 0;       // CPU time of the first pass (this process)
+  double warm_cpu_seconds = 0;  // CPU time of the warm pass (this thread): steadier than wall under load
   std::uint64_t json_bytes = 0;
   std::uint64_t events = 0;
   std::uint64_t checksum = 0;  // keeps the compiler from dropping the work
@@ -24,5 +26,9 @@ BarePass bare_simdjson_pass(const std::string& path);
 const char* bare_ondemand_kernel();
 std::string bare_stage1_kernel();
 const char* bare_simdjson_version();
+
+// CPU seconds used so far by this process (all threads) or by the calling thread.
+double process_cpu_seconds();
+double thread_cpu_seconds();
 
 }  // namespace syncscope::bench
