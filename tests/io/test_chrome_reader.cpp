@@ -317,6 +317,33 @@ TEST(ChromeReader, NegativeRelativeTimesAreFineWhenTheBaseMakesThemPositive) {
   EXPECT_EQ(t.ranges[0].start, 2500);
 }
 
+// Keys and strings without a backslash are read in place, the others through simdjson's
+// unescaping: both spellings of the same event must give the same record.
+TEST(ChromeReader, EscapedKeysAndStringsReadLikePlainOnes) {
+  const Trace plain = parse_chrome_json(
+      R"({"traceEvents": [{"ph":"X","cat":"kernel","name":"gemm \"q\"","pid":0,"tid":"stream 7","ts":1.5,"dur":2,)"
+      R"("args":{"device":0,"stream":7,"correlation":3,"grid":[1,2,3]}}]})",
+      "plain.json");
+  const Trace escaped = parse_chrome_json(
+      R"({"traceEvents": [{"\u0070h":"\u0058","c\u0061t":"kern\u0065l","n\u0061me":"gemm \"q\"","pid":0,)"
+      R"("t\u0069d":"stream\u00207","\u0074s":"1.5","dur":2,)"
+      R"("\u0061rgs":{"d\u0065vice":0,"str\u0065am":"7","correl\u0061tion":3,"gr\u0069d":[1,2,3]}}]})",
+      "escaped.json");
+  ASSERT_EQ(plain.kernels.size(), 1u);
+  ASSERT_EQ(escaped.kernels.size(), 1u);
+  EXPECT_EQ(plain.str(plain.kernels[0].name), "gemm \"q\"");
+  EXPECT_EQ(escaped.str(escaped.kernels[0].name), "gemm \"q\"");
+  for (const Trace* t : {&plain, &escaped}) {
+    const Kernel& k = t->kernels[0];
+    EXPECT_EQ(k.start, 1500);
+    EXPECT_EQ(k.end, 3500);
+    EXPECT_EQ(k.stream, 7);
+    EXPECT_EQ(k.correlation, 3u);
+    EXPECT_EQ(k.grid[2], 3);
+    EXPECT_TRUE(t->meta.read_warnings.empty());
+  }
+}
+
 TEST(ChromeReader, GzipIsRecognizedByContentNotName) {
   test::TempDir dir;
   const std::string text = test::slurp(trace_fixture("kineto_all_categories.json"));

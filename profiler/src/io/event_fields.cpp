@@ -147,7 +147,7 @@ std::optional<std::uint64_t> ChromeReader::read_integer(od::value& v, ArgType ty
     else if (fits(bits, type, false)) return bits;
   } else if (t == od::json_type::string) {
     std::string_view text;
-    check(v.get_string().get(text));
+    text = string_text(v);
     if (auto bits = parse_integer_text(text)) {
       const bool negative = text.find('-') != std::string_view::npos;
       if (fits(*bits, type, negative) && (is_signed || !negative)) return *bits;
@@ -224,7 +224,7 @@ void ChromeReader::parse_args(od::value& v, Args& a) {
           if (!x.get_int64().get(n)) kind = copy_kind_from_number(n);
           else check_number(x);
         } else if (t == od::json_type::string) {
-          check(x.get_string().get(text));
+          text = string_text(x);
           kind = copy_kind_from_text(text);
         } else {
           validate(x);

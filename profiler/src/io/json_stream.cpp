@@ -8,7 +8,12 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define SYNCSCOPE_SCAN_AVX2 1  // an AVX2 block scanner, chosen at run time (below)
+#endif
 
+#include "string_scan.hpp"
 #include "syncscope/core/error.hpp"
 
 namespace syncscope::io_detail {
@@ -21,22 +26,6 @@ inline bool is_ws(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\
 
 // End of a number or literal: structural characters and whitespace.
 inline bool ends_scalar(char c) { return c == ',' || c == '}' || c == ']' || c == ':' || is_ws(c); }
-
-// Inside a string only the closing quote and backslashes matter.
-inline const char* find_quote_or_backslash(const char* p, const char* end) {
-#if defined(__SSE2__)
-  const __m128i quote = _mm_set1_epi8('"');
-  const __m128i bslash = _mm_set1_epi8('\\');
-  while (end - p >= 16) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    const int m = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)));
-    if (m != 0) return p + __builtin_ctz(static_cast<unsigned>(m));
-    p += 16;
-  }
-#endif
-  while (p < end && *p != '"' && *p != '\\') ++p;
-  return p;
-}
 
 // Outside strings: a quote, a bracket or a backslash (which escapes the next byte
 // wherever it is, exactly as the block scanner below treats it).
@@ -126,6 +115,90 @@ inline std::uint64_t find_escaped(std::uint64_t backslash, std::uint64_t& prev_e
   return (even_bits ^ invert_mask) & follows_escape;
 }
 
+// The scanner's state between bytes: inside a string, the next byte escaped, bracket depth.
+struct ScanState {
+  bool in_string = false;
+  bool escape = false;
+  int depth = 0;
+};
+
+// Whole 64-byte blocks from `p` while at least 64 bytes remain before `e`: returns where it
+// stopped, with `done` set when the value ended there (then the return is just past it).
+// `Masks::get(p)` classifies one block; inlined into each caller (one per instruction set).
+template <class Masks>
+[[gnu::always_inline]] inline const char* scan_blocks(const char* p, const char* e, ScanState& st, bool& done) {
+  while (e - p >= 64) {
+    const BlockMasks m = Masks::get(p);
+    std::uint64_t prev_escaped = st.escape ? 1 : 0;
+    const std::uint64_t escaped = find_escaped(m.backslash, prev_escaped);
+    const std::uint64_t in_str = prefix_xor(m.quote & ~escaped) ^ (st.in_string ? ~std::uint64_t{0} : 0);
+    const std::uint64_t open = m.open & ~in_str & ~escaped;
+    std::uint64_t brackets = (m.open | m.close) & ~in_str & ~escaped;
+    const std::uint64_t quotes_closing = m.quote & ~escaped & ~in_str;  // where a string value would end
+    if (st.depth == 0 && quotes_closing != 0 &&
+        (brackets == 0 || __builtin_ctzll(quotes_closing) < __builtin_ctzll(brackets))) {
+      done = true;
+      return p + __builtin_ctzll(quotes_closing) + 1;
+    }
+    while (brackets != 0) {
+      const int i = __builtin_ctzll(brackets);
+      if ((open >> i) & 1) {
+        ++st.depth;
+      } else if (--st.depth == 0) {
+        done = true;
+        return p + i + 1;
+      }
+      brackets &= brackets - 1;
+    }
+    st.in_string = (in_str >> 63) != 0;
+    st.escape = prev_escaped != 0;
+    p += 64;
+  }
+  return p;
+}
+
+struct BaselineMasks {
+  static BlockMasks get(const char* p) { return block_masks(p); }
+};
+
+#if defined(SYNCSCOPE_SCAN_AVX2)
+// The same masks from two 32-byte loads. '[' and '{' (0x5B, 0x7B) differ only in bit 0x20,
+// as do ']' and '}' (0x5D, 0x7D): one compare of (byte | 0x20) finds both.
+struct Avx2Masks {
+  __attribute__((target("avx2"))) static std::uint64_t eq(__m256i lo, __m256i hi, __m256i c) {
+    const auto a = static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(lo, c)));
+    const auto b = static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(hi, c)));
+    return a | static_cast<std::uint64_t>(b) << 32;
+  }
+  __attribute__((target("avx2"))) static BlockMasks get(const char* p) {
+    const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32));
+    const __m256i bit5 = _mm256_set1_epi8(0x20);
+    const __m256i lo_f = _mm256_or_si256(lo, bit5), hi_f = _mm256_or_si256(hi, bit5);
+    BlockMasks m;
+    m.quote = eq(lo, hi, _mm256_set1_epi8('"'));
+    m.backslash = eq(lo, hi, _mm256_set1_epi8('\\'));
+    m.open = eq(lo_f, hi_f, _mm256_set1_epi8('{'));
+    m.close = eq(lo_f, hi_f, _mm256_set1_epi8('}'));
+    return m;
+  }
+};
+
+__attribute__((target("avx2"))) const char* scan_blocks_avx2(const char* p, const char* e, ScanState& st, bool& done) {
+  return scan_blocks<Avx2Masks>(p, e, st, done);
+}
+
+// Checked once: every x86-64 since 2013-2015 has AVX2, and the baseline build cannot assume it.
+const bool kHasAvx2 = __builtin_cpu_supports("avx2");
+#endif
+
+inline const char* scan_blocks_best(const char* p, const char* e, ScanState& st, bool& done) {
+#if defined(SYNCSCOPE_SCAN_AVX2)
+  if (kHasAvx2) return scan_blocks_avx2(p, e, st, done);
+#endif
+  return scan_blocks<BaselineMasks>(p, e, st, done);
+}
+
 }  // namespace
 
 JsonPull::JsonPull(ByteSource& source, std::size_t chunk_bytes, std::string source_name)
@@ -183,36 +256,11 @@ ValueView JsonPull::scan_value() {
     } else {
       // Whole 64-byte blocks first; the scalar loop below finishes the chunk's tail with
       // the same state (in a string, next byte escaped, depth).
-      while (e - p >= 64) {
-        const BlockMasks m = block_masks(p);
-        std::uint64_t prev_escaped = escape ? 1 : 0;
-        const std::uint64_t escaped = find_escaped(m.backslash, prev_escaped);
-        const std::uint64_t in_str = prefix_xor(m.quote & ~escaped) ^ (in_string ? ~std::uint64_t{0} : 0);
-        const std::uint64_t open = m.open & ~in_str & ~escaped;
-        std::uint64_t brackets = (m.open | m.close) & ~in_str & ~escaped;
-        const std::uint64_t quotes_closing = m.quote & ~escaped & ~in_str;  // where a string value would end
-        if (depth == 0 && quotes_closing != 0 &&
-            (brackets == 0 || __builtin_ctzll(quotes_closing) < __builtin_ctzll(brackets))) {
-          p += __builtin_ctzll(quotes_closing) + 1;
-          done = true;
-          break;
-        }
-        while (brackets != 0) {
-          const int i = __builtin_ctzll(brackets);
-          if ((open >> i) & 1) {
-            ++depth;
-          } else if (--depth == 0) {
-            p += i + 1;
-            done = true;
-            break;
-          }
-          brackets &= brackets - 1;
-        }
-        if (done) break;
-        in_string = (in_str >> 63) != 0;
-        escape = prev_escaped != 0;
-        p += 64;
-      }
+      ScanState st{in_string, escape, depth};
+      p = scan_blocks_best(p, e, st, done);
+      in_string = st.in_string;
+      escape = st.escape;
+      depth = st.depth;
       while (!done && p < e) {
         if (escape) {
           escape = false;

@@ -48,7 +48,7 @@ std::int64_t ValueReader::get_time(od::value& v, std::string_view field) const {
   if (t == od::json_type::number) {
     text = trim_right(v.raw_json_token());
   } else if (t == od::json_type::string) {
-    check(v.get_string().get(text));
+    text = string_text(v);
   } else {
     fail_type(field, "microseconds as a number or a \"us.nnn\" string", t);
   }
@@ -67,7 +67,7 @@ IdVal ValueReader::get_id(od::value& v, std::string_view field) const {
     id.i = get_int(v, field);
   } else if (t == od::json_type::string) {
     id.kind = IdVal::Str;
-    check(v.get_string().get(id.s));
+    id.s = string_text(v);
   } else {
     fail_type(field, "an integer or a string", t);
   }
@@ -84,11 +84,7 @@ void ValueReader::validate(od::value& v, int depth) const {
       if (v.get_double().get(d)) fail("malformed number " + token(v));
       break;
     }
-    case od::json_type::string: {
-      std::string_view s;
-      check(v.get_string().get(s));
-      break;
-    }
+    case od::json_type::string: (void)string_text(v); break;  // a bad escape fails there
     case od::json_type::boolean: {
       bool b = false;
       check(v.get_bool().get(b));
