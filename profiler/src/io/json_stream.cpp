@@ -188,13 +188,22 @@ __attribute__((target("avx2"))) const char* scan_blocks_avx2(const char* p, cons
   return scan_blocks<Avx2Masks>(p, e, st, done);
 }
 
-// Checked once: every x86-64 since 2013-2015 has AVX2, and the baseline build cannot assume it.
-const bool kHasAvx2 = __builtin_cpu_supports("avx2");
+// Checked once, on first use: every x86-64 since 2013-2015 has AVX2, and the baseline build
+// cannot assume it. Not a namespace-scope constant: a static initializer may run before
+// libgcc's own CPU detection, where __builtin_cpu_supports answers false until
+// __builtin_cpu_init has run (GCC manual, "x86 Built-in Functions").
+bool has_avx2() {
+  static const bool yes = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") != 0;
+  }();
+  return yes;
+}
 #endif
 
 inline const char* scan_blocks_best(const char* p, const char* e, ScanState& st, bool& done) {
 #if defined(SYNCSCOPE_SCAN_AVX2)
-  if (kHasAvx2) return scan_blocks_avx2(p, e, st, done);
+  if (has_avx2()) return scan_blocks_avx2(p, e, st, done);
 #endif
   return scan_blocks<BaselineMasks>(p, e, st, done);
 }
