@@ -274,13 +274,13 @@ void Simulation::run_step(int step) {
   if (!own_steps_) open_ranges_.emplace_back(opt_.step_range_prefix + std::to_string(opt_.first_step + step), h_);
   for (std::size_t i = 0; i < prog_.ops.size(); ++i) issue(i);
   charge_after();
-  flush_cpu_op();
   if (!own_steps_) {
     h_ += p_.host_range_ns;  // the step range's pop
     auto [name, start] = open_ranges_.back();
     open_ranges_.pop_back();
     range(RangeKind::NvtxPushPop, name, start, h_);
   }
+  flush_cpu_op();  // after the range that holds it: same extent, parent first (Trace::finalize)
 }
 
 void Simulation::issue(std::size_t i) {
@@ -311,8 +311,12 @@ void Simulation::issue(std::size_t i) {
   const bool extends_launch_op = own_launch_op && op.continues_op && pending_cpu_op_ && pending_cpu_op_->launch &&
                                  pending_cpu_op_->end == op_start;
   const bool in_open_op = continues || extends_launch_op;
+  // A range that closes here is recorded before the op it holds, so that on the same extent
+  // (no host time between them) the range stays the parent (Trace::finalize keeps the order
+  // of ties).
+  const bool pops = op.kind == OpKind::RangePop;
   if (!in_open_op) {
-    flush_cpu_op();
+    if (!pops) flush_cpu_op();
     if (opens) pending_cpu_op_ = PendingCpuOp{op.name, op_start, op_start, next_external_id_++, false};
     else if (own_launch_op)
       pending_cpu_op_ = PendingCpuOp{launch_op_name(op), before_start, op_start, next_external_id_++, true};
@@ -326,6 +330,7 @@ void Simulation::issue(std::size_t i) {
       auto [name, start] = open_ranges_.back();
       open_ranges_.pop_back();
       range(RangeKind::NvtxPushPop, name, start, h_);
+      if (!in_open_op) flush_cpu_op();
       break;
     }
     case OpKind::Kernel:
