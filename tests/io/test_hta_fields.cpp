@@ -48,6 +48,11 @@ void expect_hta_field_set(const std::string& text) {
     if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset") {
       for (const char* k : {"correlation", "stream", "device"}) EXPECT_TRUE(args.contains(k)) << k << ": " << e.dump();
     }
+    // HTA's parser keeps "External id" as external_id (hta/configs/event_args_formats/
+    // event_args_1.0.0.yaml, index::external_id); its call stacks join ops to their kernels by it.
+    if (cat == "cpu_op") {
+      EXPECT_TRUE(args.contains("External id")) << e.dump();
+    }
     if (cat == "cuda_runtime" || cat == "cuda_driver") {
       for (const char* k : {"correlation", "cbid"}) EXPECT_TRUE(args.contains(k)) << k << ": " << e.dump();
     }
