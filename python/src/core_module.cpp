@@ -22,6 +22,7 @@
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/version.hpp"
 #include "syncscope/io/trace_io.hpp"
+#include "syncscope/model/critical_path.hpp"
 #include "syncscope/model/gpu_profile.hpp"
 #include "syncscope/model/predict.hpp"
 #include "syncscope/model/predict_inputs.hpp"
@@ -79,6 +80,7 @@ struct AnalyzeArgs {
   std::optional<std::int64_t> pid;
   std::size_t max_sync_points = 10000;
   std::size_t replay_causes = 6;  // cli/cmd_analyze.cpp's --replay-causes default
+  bool critical_path = false;     // cli/cmd_analyze.cpp's --critical-path
 };
 
 // What the trace holds, by record kind: lets the torch handler say "no GPU in this trace" or
@@ -98,6 +100,8 @@ std::pair<std::string, RecordCounts> analyze_trace(syncscope::Trace trace, const
   opts.pid = a.pid;
   syncscope::AnalysisResult result = syncscope::analyze(trace, opts);
   result.source = source;
+  // As cli/cmd_analyze.cpp with --critical-path: each step's path over the replay graph.
+  if (a.critical_path) syncscope::model::add_critical_paths(trace, result);
   // As cli/cmd_analyze.cpp: what removing each of the worst causes saves, by replay.
   const syncscope::CauseRemovals removals = syncscope::model::removal_savings(result, trace, a.replay_causes);
   syncscope::AnalysisJsonOptions jo;
@@ -215,24 +219,24 @@ PYBIND11_MODULE(_core, m) {
   m.def(
       "analyze_path",
       [](const std::string& path, const std::string& step_range, const std::string& layer_range,
-         std::optional<std::int64_t> pid, std::size_t max_sync_points, std::size_t replay_causes) {
-        AnalyzeArgs a{step_range, layer_range, pid, max_sync_points, replay_causes};
+         std::optional<std::int64_t> pid, std::size_t max_sync_points, std::size_t replay_causes, bool critical_path) {
+        AnalyzeArgs a{step_range, layer_range, pid, max_sync_points, replay_causes, critical_path};
         return to_python(guarded([&] { return analyze_trace(syncscope::read_trace(path), path, a); }));
       },
       py::arg("path"), py::arg("step_range"), py::arg("layer_range"), py::arg("pid"), py::arg("max_sync_points"),
-      py::arg("replay_causes"),
+      py::arg("replay_causes"), py::arg("critical_path") = false,
       "analysis_to_json of the trace at path (Kineto/syncscope JSON, .json.gz, Nsight Systems SQLite) and its "
       "record counts");
   m.def(
       "analyze_text",
       [](const std::string& text, const std::string& source, const std::string& step_range,
          const std::string& layer_range, std::optional<std::int64_t> pid, std::size_t max_sync_points,
-         std::size_t replay_causes) {
-        AnalyzeArgs a{step_range, layer_range, pid, max_sync_points, replay_causes};
+         std::size_t replay_causes, bool critical_path) {
+        AnalyzeArgs a{step_range, layer_range, pid, max_sync_points, replay_causes, critical_path};
         return to_python(guarded([&] { return analyze_trace(parse_text(text, source), source, a); }));
       },
       py::arg("text"), py::arg("source"), py::arg("step_range"), py::arg("layer_range"), py::arg("pid"),
-      py::arg("max_sync_points"), py::arg("replay_causes"),
+      py::arg("max_sync_points"), py::arg("replay_causes"), py::arg("critical_path") = false,
       "analysis_to_json of Chrome trace JSON text and its record counts");
 
   m.def(

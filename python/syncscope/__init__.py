@@ -116,7 +116,7 @@ def _int_or_none(value, name):
 
 
 def analyze(trace, step_range=DEFAULT_STEP_RANGE, layer_range="", *, pid=None,
-            max_sync_points=DEFAULT_MAX_SYNC_POINTS, jobs=0, replay_causes=DEFAULT_REPLAY_CAUSES):
+            max_sync_points=DEFAULT_MAX_SYNC_POINTS, jobs=0, replay_causes=DEFAULT_REPLAY_CAUSES, critical_path=False):
     """Sync points, bubbles, copy/compute overlap and GPU busy time of one trace.
 
     ``trace``: a path (Kineto/torch.profiler or syncscope Chrome JSON, ``.json`` or ``.json.gz``,
@@ -126,6 +126,9 @@ def analyze(trace, step_range=DEFAULT_STEP_RANGE, layer_range="", *, pid=None,
     process's host threads (``--pid``). ``max_sync_points``: at most this many individual sync
     points listed (``--max-sync-points``). ``replay_causes``: the worst causes whose removal is
     replayed (``--replay-causes``; ``result.worst``'s ``removal_saving_ns``, 0 for none).
+    ``critical_path``: each step's critical path through host and GPU (``--critical-path``; the
+    trace replayed as a dependency graph, docs/analysis.md): ``result.critical_path`` and
+    ``result.critical_path_runs``, and ``critical_path`` in the JSON's totals and steps.
 
     Returns an :class:`AnalysisResult` holding exactly the CLI's JSON (``result.json``).
     Several traces (a list of paths) or a directory of them: one trace per rank, as the CLI's
@@ -134,6 +137,8 @@ def analyze(trace, step_range=DEFAULT_STEP_RANGE, layer_range="", *, pid=None,
     """
     ranks = _rank_inputs(trace)
     if ranks is not None:
+        if critical_path:
+            raise InputError("analyze: --critical-path follows the steps of one trace: leave it out with several traces")
         if pid is not None:
             raise InputError("analyze: --pid picks one process of one trace; ranks are different processes: leave it "
                              "out with several traces")
@@ -153,10 +158,14 @@ def analyze(trace, step_range=DEFAULT_STEP_RANGE, layer_range="", *, pid=None,
     replay_causes = _int_or_none(replay_causes, "replay_causes")
     if replay_causes is None or not 0 <= replay_causes <= 1000:
         raise InputError(f"replay_causes {replay_causes}: expected 0..1000 (0 replays none)")
+    if not isinstance(critical_path, bool):
+        raise TypeError(f"analyze: critical_path is a bool, not {type(critical_path).__name__}")
     if kind == "path":
-        text, counts = _core.analyze_path(value, step_range, layer_range, pid, max_sync_points, replay_causes)
+        text, counts = _core.analyze_path(value, step_range, layer_range, pid, max_sync_points, replay_causes,
+                                          critical_path)
     else:
-        text, counts = _core.analyze_text(value, name, step_range, layer_range, pid, max_sync_points, replay_causes)
+        text, counts = _core.analyze_text(value, name, step_range, layer_range, pid, max_sync_points, replay_causes,
+                                          critical_path)
     return AnalysisResult(_json.loads(text), counts)
 
 

@@ -37,6 +37,10 @@ def _flatten(obj, prefix=""):
 _SPARSE_PREFIXES = ("syncs.by_cause.", "syncs.by_api.", "gpu_busy_by_device.")
 
 
+# The critical path's per-step columns (reports/src/analysis_critical_path.cpp's JSON names).
+_CRITICAL_COLUMNS = ("name", "length_ns", "host_ns", "gpu_ns", "launch_ns", "sync_wait_ns", "other_ns", "sync_edges")
+
+
 def window_rows(windows):
     """One flat dict per window (step or layer), every row with the same keys."""
     rows = [_flatten(w) for w in windows]
@@ -136,6 +140,36 @@ class AnalysisResult:
         return _table(rows, cols)
 
     @property
+    def critical_path(self):
+        """One row per step with a critical path (``analyze(..., critical_path=True)``; the
+        CLI's ``--critical-path``): name, length_ns and its shares host_ns, gpu_ns, launch_ns,
+        sync_wait_ns, other_ns (summing exactly to length_ns, docs/analysis.md "Critical
+        path"), sync_edges. Times are the identity replay's, not the recorded ones. Empty
+        without the option."""
+        rows = []
+        for s in self.json["steps"]:
+            c = s.get("critical_path")
+            if c is None:
+                continue
+            row = {"name": s["name"]}
+            row.update({k: c[k] for k in _CRITICAL_COLUMNS[1:]})
+            rows.append(row)
+        return _table(rows, list(_CRITICAL_COLUMNS))
+
+    @property
+    def critical_path_runs(self):
+        """The longest runs on each step's critical path (at most 5 a step, longest first): step,
+        rank (1 = longest), kind (host, gpu, launch, sync_wait, other), where, what (first ..
+        last record), start_ns (offset from the step's replayed start), duration_ns."""
+        rows = []
+        for s in self.json["steps"]:
+            c = s.get("critical_path")
+            for i, r in enumerate(c["top"] if c else [], start=1):
+                rows.append({"step": s["name"], "rank": i, "kind": r["kind"], "where": r["where"], "what": r["what"],
+                             "start_ns": r["start_ns"], "duration_ns": r["duration_ns"]})
+        return _table(rows, ["step", "rank", "kind", "where", "what", "start_ns", "duration_ns"])
+
+    @property
     def has_gpu_activity(self):
         n = self.record_counts
         return n.get("kernels", 0) + n.get("memcpys", 0) + n.get("memsets", 0) > 0
@@ -166,6 +200,18 @@ class AnalysisResult:
             parts.append(_html_table(["step", "sync points", "blocked", "bubble", "GPU busy", "duration"], rows))
             if len(steps) > 50:
                 parts.append(f"<p>... {len(steps) - 50} more steps (result.steps has them all)</p>")
+        paths = [s for s in steps[:50] if s.get("critical_path")]
+        if paths:
+            parts.append("<h4>critical path per step (replayed; shares of its length)</h4>")
+            rows = []
+            for s in paths:
+                c = s["critical_path"]
+                share = [f"{100.0 * c[k] / c['length_ns']:.1f}%" if c["length_ns"] else "-"
+                         for k in _CRITICAL_COLUMNS[2:7]]
+                top = "; ".join(f"{r['kind']} {r['where']} {format_ns(r['duration_ns'])}" for r in c["top"][:3])
+                rows.append([s["name"], format_ns(c["length_ns"])] + share + [c["sync_edges"], top])
+            parts.append(_html_table(["step", "length", "host", "GPU", "launch", "sync wait", "other", "sync edges",
+                                      "longest runs"], rows))
         worst = self.json["worst"][:10]
         if worst:
             parts.append(_html_table(["cause", "count", "blocked", "bubble", "blocked + bubble",

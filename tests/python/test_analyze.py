@@ -111,6 +111,34 @@ class H200Fixture(unittest.TestCase):
             self.assertEqual(got.pop("source"), name)
             self.assertEqual(got, {k: v for k, v in expected.items() if k != "source"})
 
+    def test_critical_path_per_step(self):
+        r = syncscope.analyze(H200_ITEM_LOOP, step_range=STEPS, critical_path=True)
+        cli = cli_json("analyze", H200_ITEM_LOOP, "--step-range", STEPS, "--format", "json", "--critical-path")
+        self.assertEqual(r.json, cli)
+        rows, runs = r.critical_path, r.critical_path_runs
+        if _results.have_pandas():
+            rows, runs = rows.to_dict("records"), runs.to_dict("records")
+        self.assertEqual([x["name"] for x in rows], [s["name"] for s in cli["steps"]])
+        for row, s in zip(rows, cli["steps"]):
+            c = s["critical_path"]
+            self.assertEqual(row["length_ns"], c["length_ns"])
+            self.assertEqual(row["sync_edges"], c["sync_edges"])
+            # The shares sum exactly to the length (integer ns).
+            self.assertEqual(sum(row[k] for k in ("host_ns", "gpu_ns", "launch_ns", "sync_wait_ns", "other_ns")),
+                             row["length_ns"])
+            mine = [x for x in runs if x["step"] == s["name"]]
+            self.assertEqual([x["duration_ns"] for x in mine], [t["duration_ns"] for t in c["top"]])
+            self.assertEqual([x["rank"] for x in mine], list(range(1, len(c["top"]) + 1)))
+        self.assertGreater(len(runs), 0)
+        page = r._repr_html_()
+        self.assertIn("critical path per step", page)
+        # Without the option: no path, empty tables with the same columns.
+        self.assertNotIn("critical_path", self.cli["steps"][0])
+        self.assertEqual(len(self.result.critical_path), 0)
+        self.assertNotIn("critical path per step", self.result._repr_html_())
+        with self.assertRaises(TypeError):
+            syncscope.analyze(H200_ITEM_LOOP, step_range=STEPS, critical_path="yes")
+
     def test_repr_and_html(self):
         text = repr(self.result)
         self.assertIn(f"{self.cli['totals']['syncs']['total']} sync points", text)

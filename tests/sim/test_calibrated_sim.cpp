@@ -3,8 +3,11 @@
 // trace's other steps. model/README.md's table is this test's printout.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 
 #include "item_loop_program.hpp"
 #include "syncscope/io/trace_io.hpp"
@@ -105,6 +108,66 @@ TEST(SimCalibrated, FittingFromTheWarmUpStepOverestimatesTheHost) {
               sim::comparison_to_text(c).c_str());
   EXPECT_GT(c.find("step_time_ns")->relative, 0.10);
   EXPECT_LE(std::abs(c.find("gpu_busy_ns_per_step")->relative), 0.25);  // kernels do not warm up
+}
+
+// A simulated trace fits back to the profile it was simulated with: every launch has a CPU op
+// around it (as in a PyTorch trace), holding the profile's host time before and after its
+// call, so calibrate --from-trace reads each figure where the simulator charged it. The
+// program is the item loop with its copy and sync marked as aten::item (as torch.profiler
+// records .item()), the profile H200's with round host costs and no per-kernel ones. Without
+// the CPU ops every launch call counted as an op of its own and its host time after the call
+// as the next one's time before (host_launch_op_ns 24 us, host_after_launch_ns 0 here).
+// Consistency of the simulator's writer with our own calibrator, not accuracy.
+TEST(SimCalibrated, ASimulatedTraceFitsBackToItsProfilesHostCosts) {
+  Program prog = item_loop_program();
+  for (auto& op : prog.ops) {
+    if (op.kind == OpKind::Copy) {
+      op.name = "aten::item";
+      op.cpu_op = program::CpuOp::Opens;
+    } else if (op.kind == OpKind::StreamSync) {
+      op.cpu_op = program::CpuOp::Continues;
+    }
+  }
+  model::GpuProfile p = model::load_gpu_profile("H200");
+  for (auto& k : p.kernels) k.host_events = 0;  // one host cost for every launching op
+  p.host_launch_op_ns = 20'000;
+  p.host_after_launch_ns = 4'000;
+  p.host_range_ns = 13'000;
+  p.host_op_ns = 0;
+  p.plain_ops_per_launch_op = 0;
+  sim::SimOptions so;
+  so.steps = 4;
+  so.step_range_prefix = "train_step#";
+  const Trace simulated = sim::simulate(prog, p, so);
+  // Through the file format, as calibrate --from-trace reads it.
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("syncscope_sim_fit_" + std::to_string(static_cast<long long>(::getpid())));
+  std::filesystem::create_directories(dir);
+  const auto path = dir / "sim.json";
+  write_trace(simulated, path);
+  const Trace back = read_trace(path);
+  model::TraceCalibrationOptions o;
+  o.step_glob = "train_step#*";
+  o.base = p;
+  o.base_label = "H200 (test host costs)";
+  o.date_utc = "test";
+  o.bootstrap = 50;
+  const model::TraceCalibration cal =
+      model::calibrate_from_traces({{path.string(), model::sha256_file(path.string()), &back}}, o);
+  std::filesystem::remove_all(dir);
+  std::printf("%s", calibration_to_text(cal).c_str());
+  // Host times are rounded to whole ns per record: 1% is far above that, far below the
+  // 4 us that a misplaced host time after a call would move a figure by.
+  for (const auto& [field, want] : std::initializer_list<std::pair<const char*, double>>{
+           {"host_launch_op_ns", 20'000}, {"host_after_launch_ns", 4'000}, {"host_range_ns", 13'000}}) {
+    const model::FittedEstimate* e = cal.find(field);
+    ASSERT_NE(e, nullptr) << field;
+    EXPECT_NEAR(e->value.value, want, 0.01 * want) << field;
+  }
+  const model::FittedEstimate* lo = cal.find("launch_overhead_ns");
+  ASSERT_NE(lo, nullptr);
+  EXPECT_NEAR(lo->value.value, p.launch_overhead_ns, 0.01 * p.launch_overhead_ns);
+  EXPECT_EQ(cal.profile.plain_ops_per_launch_op, 0.0);
 }
 
 }  // namespace

@@ -140,13 +140,23 @@ void collect_host_costs(const Trace& trace, const AnalysisResult& an, const std:
       for (const auto& [s, e] : rec.syncs)
         if (inside(s))
           if (Item* op = op_at(s)) op->calls.push_back({s, e, false, 0});
+      // A range boundary at an op's first ns is not inside it: a range pushed there holds the
+      // op, one popped there closed before it (a simulated trace has no host time between).
+      auto in_op = [&](Ns t) {
+        const Item* op = op_at(t);
+        return op && op->start < t;
+      };
       for (const auto* r : rec.ranges) {
         if (r->start == w.start && r->end == w.end) continue;  // the step range itself
-        if (inside(r->start) && !op_at(r->start)) extra.push_back({ItemKind::Push, r->start, r->start, "push", {}});
-        if (inside(r->end) && !op_at(r->end)) extra.push_back({ItemKind::Pop, r->end, r->end, "pop", {}});
+        if (inside(r->start) && !in_op(r->start)) extra.push_back({ItemKind::Push, r->start, r->start, "push", {}});
+        if (inside(r->end) && !in_op(r->end)) extra.push_back({ItemKind::Pop, r->end, r->end, "pop", {}});
       }
       v.insert(v.end(), extra.begin(), extra.end());
-      std::stable_sort(v.begin(), v.end(), [](const Item& a, const Item& b) { return a.start < b.start; });
+      // On the same ns a boundary comes first (see in_op).
+      auto boundary = [](const Item& i) { return i.kind == ItemKind::Push || i.kind == ItemKind::Pop; };
+      std::stable_sort(v.begin(), v.end(), [&](const Item& a, const Item& b) {
+        return a.start != b.start ? a.start < b.start : boundary(a) && !boundary(b);
+      });
     }
     // What each thread's gaps must not count: the other threads' items, its own syncs.
     for (auto& [tid, v] : items) {

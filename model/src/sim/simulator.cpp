@@ -104,6 +104,8 @@ class Simulation {
   void range(RangeKind kind, const std::string& name, double start, double end);
   void sync_record(SyncType type, int stream, double start, double end, std::uint64_t corr, int event);
   void flush_cpu_op();
+  void charge_after();
+  static std::string launch_op_name(const Op& op);
   void emit_gpu_records();
   // A host time the profile value `field` just moved past the simulator's range.
   void check_host(double t, const char* field) const {
@@ -117,12 +119,19 @@ class Simulation {
   struct Emitted {
     std::size_t item;
     std::size_t op;
+    std::uint64_t external_id;  // of the CPU op that launched it (0: none)
   };
-  // The CPU-op range still open: consecutive ops of one framework op extend it.
+  // The CPU-op range still open: consecutive ops of one framework op extend it. `launch`:
+  // opened around a launch the program gave no framework op (see issue()).
   struct PendingCpuOp {
     std::string name;
     double start = 0, end = 0;
+    std::uint64_t external_id = 0;
+    bool launch = false;
   };
+  // The External id of the CPU op open now (0: none), as Kineto links runtime calls and GPU
+  // records to the op that issued them.
+  std::uint64_t open_external_id() const { return pending_cpu_op_ ? pending_cpu_op_->external_id : 0; }
 
   const Program& prog_;
   const model::GpuProfile& p_;
@@ -138,6 +147,7 @@ class Simulation {
   Gpu gpu_;
   std::vector<std::optional<std::size_t>> last_record_;
   std::uint64_t next_corr_ = 1;
+  std::uint64_t next_external_id_ = 1;
   double h_ = 0;  // host time (ns)
   double overhead_ = 0, latency_ = 0, round_trip_ = 0;
   std::vector<Emitted> emitted_;
@@ -199,6 +209,7 @@ void Simulation::api(const char* name, std::int32_t cbid, double start, double e
   c.start = round_ns(start, p_, kHostFields);
   c.end = std::max(c.start, round_ns(end, p_, kHostFields));
   c.correlation = corr;
+  c.external_id = open_external_id();
   c.device = opt_.device;
   trace_.api_calls.push_back(c);
 }
@@ -227,8 +238,34 @@ void Simulation::sync_record(SyncType type, int stream, double start, double end
 }
 
 void Simulation::flush_cpu_op() {
-  if (pending_cpu_op_) range(RangeKind::CpuOp, pending_cpu_op_->name, pending_cpu_op_->start, pending_cpu_op_->end);
+  if (pending_cpu_op_) {
+    range(RangeKind::CpuOp, pending_cpu_op_->name, pending_cpu_op_->start, pending_cpu_op_->end);
+    trace_.ranges.back().external_id = pending_cpu_op_->external_id;
+  }
   pending_cpu_op_.reset();
+}
+
+// A fitted profile's host time of the previous framework op after its launch call, charged
+// when the next op starts or a range opens or closes (for aten::item, after its sync). When
+// that op's CPU-op range is still open (nothing outside it ran since), the time is inside
+// it, where calibrate --from-trace reads an op's host time after its first launch call
+// (model/src/calibrate/host_costs.cpp), so a trace we simulate fits back to its profile.
+void Simulation::charge_after() {
+  const double after = std::exchange(pending_after_, 0.0);
+  if (pending_cpu_op_ && pending_cpu_op_->end == h_) pending_cpu_op_->end = h_ + after;
+  h_ += after;
+}
+
+// The CPU op around a launch the program gave no framework op: named like the program op
+// (a kernel's name as its trace shows it); an unnamed copy is PyTorch's aten::copy_ (the op
+// behind .to() and .copy_() that calls cudaMemcpyAsync), an unnamed kernel or memset by kind.
+std::string Simulation::launch_op_name(const Op& op) {
+  if (!op.name.empty()) return op.name;
+  switch (op.kind) {
+    case OpKind::Copy: return "aten::copy_";
+    case OpKind::Memset: return "memset";
+    default: return "kernel";
+  }
 }
 
 // ---- host issue ----
@@ -236,20 +273,22 @@ void Simulation::flush_cpu_op() {
 void Simulation::run_step(int step) {
   if (!own_steps_) open_ranges_.emplace_back(opt_.step_range_prefix + std::to_string(opt_.first_step + step), h_);
   for (std::size_t i = 0; i < prog_.ops.size(); ++i) issue(i);
-  flush_cpu_op();
+  charge_after();
   if (!own_steps_) {
-    h_ += std::exchange(pending_after_, 0.0) + p_.host_range_ns;  // the step range's pop
+    h_ += p_.host_range_ns;  // the step range's pop
     auto [name, start] = open_ranges_.back();
     open_ranges_.pop_back();
     range(RangeKind::NvtxPushPop, name, start, h_);
   }
+  flush_cpu_op();  // after the range that holds it: same extent, parent first (Trace::finalize)
 }
 
 void Simulation::issue(std::size_t i) {
   const Op& op = prog_.ops[i];
   // A fitted profile's host time per framework op: what is left of the previous op, then
   // this one's time up to its launch call.
-  if (host_cost_[i].starts_op || host_cost_[i].boundary) h_ += std::exchange(pending_after_, 0.0);
+  if (host_cost_[i].starts_op || host_cost_[i].boundary) charge_after();
+  const double before_start = h_;
   h_ += host_cost_[i].before;
   if (host_cost_[i].starts_op) pending_after_ = host_cost_[i].after;
   const double op_start = h_;
@@ -262,7 +301,26 @@ void Simulation::issue(std::size_t i) {
   const bool opens = op.cpu_op == program::CpuOp::Opens;
   const bool continues = pending_cpu_op_ && pending_cpu_op_->end == op_start &&
                          (op.cpu_op == program::CpuOp::Continues || (opens && op.name == pending_cpu_op_->name));
-  if (!continues) flush_cpu_op();
+  // Every other launch (kernel, memset, copy) gets a CPU op of its own around its host time
+  // and launch call, as a real PyTorch trace has one around every runtime launch: from where
+  // the profile's host time before it starts to the end of its call, extended over the
+  // launches the program marks as the same op's (continues_op: a GEMM's split-K reduce) and
+  // over its host time after the call (charge_after).
+  const bool launches = op.kind == OpKind::Kernel || op.kind == OpKind::Memset || op.kind == OpKind::Copy;
+  const bool own_launch_op = launches && op.cpu_op == program::CpuOp::None;
+  const bool extends_launch_op = own_launch_op && op.continues_op && pending_cpu_op_ && pending_cpu_op_->launch &&
+                                 pending_cpu_op_->end == op_start;
+  const bool in_open_op = continues || extends_launch_op;
+  // A range that closes here is recorded before the op it holds, so that on the same extent
+  // (no host time between them) the range stays the parent (Trace::finalize keeps the order
+  // of ties).
+  const bool pops = op.kind == OpKind::RangePop;
+  if (!in_open_op) {
+    if (!pops) flush_cpu_op();
+    if (opens) pending_cpu_op_ = PendingCpuOp{op.name, op_start, op_start, next_external_id_++, false};
+    else if (own_launch_op)
+      pending_cpu_op_ = PendingCpuOp{launch_op_name(op), before_start, op_start, next_external_id_++, true};
+  }
   switch (op.kind) {
     case OpKind::HostWork:
       if (!op.name.empty() && h_ > op_start) range(RangeKind::CpuOp, op.name, op_start, h_);
@@ -272,6 +330,7 @@ void Simulation::issue(std::size_t i) {
       auto [name, start] = open_ranges_.back();
       open_ranges_.pop_back();
       range(RangeKind::NvtxPushPop, name, start, h_);
+      if (!in_open_op) flush_cpu_op();
       break;
     }
     case OpKind::Kernel:
@@ -283,8 +342,7 @@ void Simulation::issue(std::size_t i) {
     case OpKind::DeviceSync:
     case OpKind::EventSync: host_sync(i); break;
   }
-  if (continues) pending_cpu_op_->end = h_;
-  else if (opens) pending_cpu_op_ = PendingCpuOp{op.name, op_start, h_};
+  if (pending_cpu_op_ && (in_open_op || opens || own_launch_op)) pending_cpu_op_->end = h_;
 }
 
 // ---- GPU queues ----
@@ -328,7 +386,7 @@ void Simulation::launch(std::size_t i) {
   const std::uint64_t corr = it.correlation;
   it.work = duration_[i];
   it.demand = it.work > 0 ? op.bytes / it.work : 0;
-  emitted_.push_back({enqueue(std::move(it), h_), i});
+  emitted_.push_back({enqueue(std::move(it), h_), i, open_external_id()});
   api(kernel ? "cudaLaunchKernel" : "cudaMemsetAsync", kernel ? kCbidLaunchKernel : kCbidMemsetAsync, h_,
       h_ + overhead_, corr);
   h_ += overhead_;
@@ -341,7 +399,7 @@ void Simulation::record_event(std::size_t i) {
   it.record_event = op.event;
   const std::size_t idx = enqueue(std::move(it), h_);
   last_record_[static_cast<std::size_t>(op.event)] = idx;
-  emitted_.push_back({idx, i});
+  emitted_.push_back({idx, i, open_external_id()});
   api("cudaEventRecord", kCbidEventRecord, h_, h_ + overhead_, corr);
   h_ += overhead_;
 }
@@ -371,7 +429,7 @@ void Simulation::copy(std::size_t i) {
   const double touches = (op.copy == CopyKind::DtoD || p_.unified_memory) ? 2.0 : 1.0;
   it.demand = it.work > 0 ? touches * op.bytes / it.work : 0;
   const std::size_t idx = enqueue(std::move(it), h_);
-  emitted_.push_back({idx, i});
+  emitted_.push_back({idx, i, open_external_id()});
   const double call = h_;
   double end = h_ + overhead_;
   if (op.copy != CopyKind::DtoD && op.host_memory == MemoryKind::Pageable) {
@@ -435,6 +493,7 @@ void Simulation::emit_gpu_records() {
         k.start = round_ns(it.start, p_, kGpuFields);
         k.end = std::max(k.start, round_ns(it.end, p_, kGpuFields));
         k.correlation = it.correlation;
+        k.external_id = e.external_id;
         trace_.kernels.push_back(k);
         break;
       }
@@ -448,6 +507,7 @@ void Simulation::emit_gpu_records() {
         m.start = round_ns(it.start, p_, kGpuFields);
         m.end = std::max(m.start, round_ns(it.end, p_, kGpuFields));
         m.correlation = it.correlation;
+        m.external_id = e.external_id;
         trace_.memsets.push_back(m);
         break;
       }
@@ -464,6 +524,7 @@ void Simulation::emit_gpu_records() {
         m.start = round_ns(it.start, p_, kGpuFields);
         m.end = std::max(m.start, round_ns(it.end, p_, kGpuFields));
         m.correlation = it.correlation;
+        m.external_id = e.external_id;
         trace_.memcpys.push_back(m);
         break;
       }
