@@ -183,7 +183,11 @@ FixPrediction predict_offload(const OffloadParams& p, const std::string& variant
   // host-bound layer absorb a device-bound neighbour's excess, as a host running ahead of a
   // GPU queue does.
   const bool host_bound_known = p.host_ns.has_value();
-  if (host_bound_known) check_interval(*p.host_ns, "offload: host issue time per layer h");
+  if (host_bound_known) {
+    check_interval(*p.host_ns, "offload: host issue time per layer h");
+    SYNCSCOPE_INPUT_ERROR_IF(p.host_ns->lo < 0,
+                             fmt::format("offload: host issue time per layer h must be >= 0 (got {})", p.host_ns->lo));
+  }
   auto saving = [&](std::span<const double> x) {
     std::vector<double> ca, ga;
     arrays(x[0], x[1], ca, ga);
