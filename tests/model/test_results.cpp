@@ -142,13 +142,13 @@ TEST(Results, SchemaOneMeasuredSpeedupIsReadAsObserved) {
 // still read.
 TEST(Results, SyncRemovalsRoundTripAndSchemaTwoIsRead) {
   model::RunResults r = sample();
-  r.variants[0].sync_removals = {{"aten::item", 56, 1.25e6}, {"aten::nonzero", 2, std::nullopt}};
+  r.variants[0].sync_removals = {{"aten::item", 16, 1.25e6}, {"aten::nonzero", 2, std::nullopt}};
   const std::string j = model::results_to_json(r);
   EXPECT_NE(j.find("\"removal_saving_ns\": null"), std::string::npos) << j;
   const model::RunResults q = model::results_from_json(j, "mem");
   ASSERT_EQ(q.variants[0].sync_removals.size(), 2u);
   EXPECT_EQ(q.variants[0].sync_removals[0].cause, "aten::item");
-  EXPECT_DOUBLE_EQ(q.variants[0].sync_removals[0].syncs_per_step, 56);
+  EXPECT_DOUBLE_EQ(q.variants[0].sync_removals[0].syncs_per_step, 16);
   ASSERT_TRUE(q.variants[0].sync_removals[0].saving_ns.has_value());
   EXPECT_DOUBLE_EQ(*q.variants[0].sync_removals[0].saving_ns, 1.25e6);
   EXPECT_FALSE(q.variants[0].sync_removals[1].saving_ns.has_value());
@@ -159,7 +159,7 @@ TEST(Results, SyncRemovalsRoundTripAndSchemaTwoIsRead) {
   bool saving = false, count = false, unclaimed = false;
   for (const auto& row : rows) {
     saving |= row[7] == "removal_saving_ns:aten::item" && row[8] == "1250000";
-    count |= row[7] == "syncs_per_step:aten::item" && row[8] == "56";
+    count |= row[7] == "syncs_per_step:aten::item" && row[8] == "16";
     unclaimed |= row[7] == "removal_saving_ns:aten::nonzero" && row[8].empty();
   }
   EXPECT_TRUE(saving && count && unclaimed);
@@ -176,7 +176,7 @@ TEST(Results, SyncRemovalsRoundTripAndSchemaTwoIsRead) {
   EXPECT_TRUE(old.variants[0].sync_removals.empty());
 
   std::string bad = j;
-  bad.replace(bad.find("\"syncs_per_step\": 56.0"), 22, "\"syncs_per_step\": -1.0");
+  bad.replace(bad.find("\"syncs_per_step\": 16.0"), 22, "\"syncs_per_step\": -1.0");
   const std::string e = error_of(bad);
   EXPECT_NE(e.find("$.variants[0].sync_removals[0].syncs_per_step"), std::string::npos) << e;
 }
