@@ -22,6 +22,7 @@
 
 namespace sk = syncscope::kernels;
 namespace dt = syncscope::kernels::detail;
+namespace sp = syncscope::program;
 
 namespace {
 
@@ -130,8 +131,8 @@ void bench_nf4(const Config& cfg, std::uint64_t seed) {
   std::normal_distribution<float> normal(0.0f, 0.02f);
   std::vector<float> w(static_cast<std::size_t>(n));
   for (auto& x : w) x = normal(rng);
-  const sk::Nf4Tensor q = sk::nf4_quantize(w, false);
-  const std::vector<float> ref = sk::nf4_dequantize(q);
+  const sp::Nf4Tensor q = sp::nf4_quantize(w, false);
+  const std::vector<float> ref = sp::nf4_dequantize(q);
   void *codes = nullptr, *absmax = nullptr, *out = nullptr;
   check(ss_cuda_malloc(&codes, q.codes.size()), "cudaMalloc");
   check(ss_cuda_malloc(&absmax, q.absmax.size() * 4), "cudaMalloc");
@@ -263,7 +264,7 @@ CopyCompute bench_offload_parts(const Config& cfg, std::uint64_t seed) {
     if (r >= cfg.warmup) c.push_back(ms);
   }
   check(ss_cuda_stream_destroy(stream), "cudaStreamDestroy");
-  sk::StepOptions o;
+  sp::StepOptions o;
   o.model = m;
   o.dtype = "bf16";
   o.device = "cuda";
@@ -297,7 +298,7 @@ CopyCompute bench_offload_parts(const Config& cfg, std::uint64_t seed) {
 }
 
 // Median step time (host wall, each run() ends with the loss read) over fresh batches.
-double step_ms(const sk::StepOptions& o, const Config& cfg) {
+double step_ms(const sp::StepOptions& o, const Config& cfg) {
   sk::ReferenceStep step(o);
   std::vector<double> t;
   for (int r = 0; r < cfg.warmup + cfg.repeats; ++r) {
@@ -308,8 +309,8 @@ double step_ms(const sk::StepOptions& o, const Config& cfg) {
   return median(t);
 }
 
-sk::StepOptions sweep_options(const Config& cfg, int layers, std::uint64_t seed) {
-  sk::StepOptions o;
+sp::StepOptions sweep_options(const Config& cfg, int layers, std::uint64_t seed) {
+  sp::StepOptions o;
   o.model = qwen3_06b();
   o.layers = layers;
   o.batch.packed_tokens = cfg.tokens;
@@ -330,7 +331,7 @@ void sweep(const Config& cfg, double s, const CopyCompute& cc, std::uint64_t see
   fmt::print("{:>3} {:>12} {:>12} {:>12} {:>14} {:>16}\n", "L", "rebuild ms", "cached ms", "saving ms", "saving/(L-1)",
              "model (L-1)*s");
   for (int L : Ls) {
-    sk::StepOptions o = sweep_options(cfg, L, seed);
+    sp::StepOptions o = sweep_options(cfg, L, seed);
     o.packing = syncscope::model::PackingVariant::Rebuild;
     const double a = step_ms(o, cfg);
     o.packing = syncscope::model::PackingVariant::Cached;
@@ -342,7 +343,7 @@ void sweep(const Config& cfg, double s, const CopyCompute& cc, std::uint64_t see
   fmt::print("{:>3} {:>11} {:>11} {:>13} {:>11} {:>14} {:>18}\n", "L", "single ms", "double ms", "prefetch ms",
              "saving ms", "saving/(L-1)", "model (L-1)*min(c,g)");
   for (int L : Ls) {
-    sk::StepOptions o = sweep_options(cfg, L, seed);
+    sp::StepOptions o = sweep_options(cfg, L, seed);
     o.packing = syncscope::model::PackingVariant::Device;
     o.offload_budget_bytes = 0;  // force offloading (the memory-aware plan would keep all)
     o.offload = syncscope::model::OffloadVariant::Single;

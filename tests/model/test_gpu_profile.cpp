@@ -9,6 +9,7 @@
 
 using syncscope::InputError;
 using syncscope::model::GpuProfile;
+namespace model = syncscope::model;
 
 namespace {
 
@@ -114,11 +115,11 @@ TEST(GpuProfile, StrictLoaderNamesFileAndField) {
 }
 
 TEST(GpuProfile, YamlRoundTrip) {
-  model::GpuProfile p = syncscope::model::load_gpu_profile("B200");
+  GpuProfile p = syncscope::model::load_gpu_profile("B200");
   syncscope::test::TempDir dir;
   auto path = dir / "b200-copy.yaml";
   syncscope::write_file_atomic(path, syncscope::model::gpu_profile_to_yaml(p));
-  model::GpuProfile q = syncscope::model::load_gpu_profile(path.string());
+  GpuProfile q = syncscope::model::load_gpu_profile(path.string());
   EXPECT_EQ(q.name, p.name);
   EXPECT_EQ(q.description, p.description);
   EXPECT_DOUBLE_EQ(q.dram_bytes_per_s, p.dram_bytes_per_s);

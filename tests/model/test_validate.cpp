@@ -6,6 +6,7 @@
 #include "syncscope/reports/model_printers.hpp"
 
 namespace m = syncscope::model;
+namespace model = syncscope::model;
 using syncscope::model::Estimate;
 using syncscope::model::RunResults;
 using syncscope::model::VariantResult;
