@@ -13,6 +13,7 @@
 
 #include "syncscope/io/trace_io.hpp"
 #include "syncscope/model/replay_diff.hpp"
+#include "syncscope/reports/replay_printers.hpp"
 
 namespace syncscope::cli {
 
@@ -53,7 +54,7 @@ void add_diff_command(CLI::App& app, Context& ctx) {
     const Trace before = read_trace(o->before);
     const Trace after = read_trace(o->after);
     const model::DiffReport d = model::diff_traces(before, after, o->what_if, to, o->before, o->after);
-    const std::string text = o->format == "json" ? model::diff_to_json(d) : model::diff_to_text(d);
+    const std::string text = o->format == "json" ? model::diff_to_json(d) : syncscope::diff_to_text(d);
     if (o->output.empty()) {
       std::cout << text << std::flush;
     } else {

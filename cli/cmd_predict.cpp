@@ -24,6 +24,7 @@
 #include "syncscope/model/replay.hpp"
 #include "syncscope/model/trace_predict.hpp"
 #include "syncscope/reports/model_printers.hpp"
+#include "syncscope/reports/replay_printers.hpp"
 
 namespace syncscope::cli {
 
@@ -165,9 +166,10 @@ void add_predict_command(CLI::App& app, Context& ctx) {
       o->in.propagation = prop;
       rep = model::predict_explicit(o->in);
     }
-    std::string text = o->format == "json" ? (replay ? model::prediction_with_replay_to_json(rep, *replay)
-                                                     : model::prediction_to_json(rep))
-                                           : prediction_to_text(rep) + (replay ? model::replay_to_text(*replay) : "");
+    std::string text =
+        o->format == "json"
+            ? (replay ? model::prediction_with_replay_to_json(rep, *replay) : model::prediction_to_json(rep))
+            : prediction_to_text(rep) + (replay ? syncscope::replay_to_text(*replay) : "");
     if (o->output.empty()) {
       std::cout << text << std::flush;
     } else {

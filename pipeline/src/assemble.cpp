@@ -82,6 +82,7 @@ void assemble_variants(const std::vector<scenario::Scenario>& scenarios, const s
       r.forward_speedup = job.baseline ? model::Estimate{1, 1, 1, v.forward.n} : speedup_estimate(b.forward, v.forward);
     }
     r.network = job.network;
+    r.sync_removals = v.removals;
     if (job.baseline) {
       r.predicted_speedup = model::Estimate{1, 1, 1, 0};
     } else if (b.prediction) {

@@ -5,6 +5,7 @@
 
 #include "syncscope/core/error.hpp"
 #include "syncscope/model/forward_time.hpp"
+#include "syncscope/model/replay.hpp"
 
 namespace syncscope::pipeline {
 
@@ -54,6 +55,11 @@ TraceSummary summarize_trace(const Trace& t, const std::string& trace_file, cons
   sum.warnings = a.warnings;
   sum.forward = model::forward_time_estimate(t);
   sum.strip = strips.strip(t, a, job, s);
+  for (const auto& c : model::removal_savings(a, t, kRunReplayCauses)) {
+    model::SyncRemoval r{c.cause, c.syncs_per_step, std::nullopt};
+    if (c.saving_ns) r.saving_ns = static_cast<double>(*c.saving_ns);
+    sum.removals.push_back(std::move(r));
+  }
   return sum;
 }
 

@@ -42,6 +42,9 @@ std::string validation_section(const std::vector<model::ReportRun>& runs);
 std::string published_section(const std::vector<model::ReportRun>& runs);
 std::string cross_run_tables(const std::vector<model::ReportRun>& runs);
 std::string variants_table(const std::vector<const model::VariantResult*>& vs, const std::string& outcome);
+// html_removals.cpp: each variant's worst sync causes and what replaying its trace without
+// them saves; empty when no variant has any.
+std::string removals_table(const std::vector<const model::VariantResult*>& vs, const std::string& outcome);
 // Per fix, a table of the model's parameters with units and intervals, folded (<details>).
 std::string parameters_details(const std::vector<const model::VariantResult*>& vs);
 std::string sim_check_table(const std::vector<const model::ReportRun::SimCheckRow*>& checks);

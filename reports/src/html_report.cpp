@@ -82,6 +82,7 @@ std::string scenario_section(const model::ReportRun& run, std::size_t ri, const 
   h += timeline_strips("timeline-" + sid, strips, outcome);
 
   h += "<h3>Per variant (" + outcome + ")</h3>\n" + variants_table(vs, outcome);
+  h += removals_table(vs, outcome);
   // The analytical model's inputs ("Model parameters" read like the network's size).
   h += "<h3>Analytical model inputs</h3>\n" + parameters_details(vs);
   std::vector<const model::ReportRun::SimCheckRow*> checks;

@@ -106,6 +106,37 @@ TEST(PredictOffload, DoubleAndPrefetch) {
   EXPECT_THROW(m::predict_offload(p, "prefetch", std::nullopt), syncscope::InputError);
 }
 
+// The host bound: each layer's backward takes at least the host's issue time h, so a variant's
+// backward is max(L*h, its ring time) and the saving max(L*h, L(c+g)) - max(L*h, double).
+TEST(PredictOffload, HostIssueTimeBoundsEachLayer) {
+  m::OffloadParams p;
+  p.layers = 36;
+  p.copy_ns = m::Interval::exact(6.6e6);
+  p.compute_ns = m::Interval::exact(20e6);
+  // No host time: the ring alone (35 hidden reloads of 6.6 ms).
+  p.host_ns = m::Interval::exact(0);
+  EXPECT_NEAR(m::predict_offload(p, "double", std::nullopt).saving_ns.value, 231e6, 1);
+  // A host slower than copy + compute per layer (30 ms >= 26.6 ms): both variants run at the
+  // host's pace, nothing saved, and the regime says so.
+  p.host_ns = m::Interval::exact(30e6);
+  const auto host = m::predict_offload(p, "double", std::nullopt);
+  EXPECT_NEAR(host.saving_ns.value, 0, 1);
+  EXPECT_EQ(host.regime, "host-bound");
+  EXPECT_NEAR(host.parameters.at("h_ns").value, 30e6, 1e-6);
+  EXPECT_EQ(host.formula, "max(L*h, single) - max(L*h, double)");
+  // In between (h = 24 ms: above double's 20 ms stage, below single's 26.6 ms): only the part
+  // of the single-buffered layer above the host's pace is saved, 36 x 26.6 - 36 x 24 ms.
+  p.host_ns = m::Interval::exact(24e6);
+  const auto mid = m::predict_offload(p, "double", std::nullopt);
+  EXPECT_NEAR(mid.saving_ns.value, 36 * 26.6e6 - 36 * 24e6, 1);
+  EXPECT_EQ(mid.regime, "compute-bound");
+  // Below double's stage the host never binds: the ring's saving again.
+  p.host_ns = m::Interval::exact(10e6);
+  EXPECT_NEAR(m::predict_offload(p, "double", std::nullopt).saving_ns.value, 231e6, 1);
+  p.host_ns = m::Interval::exact(-1);
+  EXPECT_THROW(m::predict_offload(p, "double", std::nullopt), syncscope::InputError);
+}
+
 TEST(PredictOffload, UnifiedMemoryIsNotApplicable) {
   m::OffloadParams p;
   p.layers = 36;

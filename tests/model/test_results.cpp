@@ -110,7 +110,7 @@ TEST(Results, StrictReaderNamesTheJsonPath) {
   e = error_of(replace("\"lo\": 1700000000.0", "\"lo\": 1900000001.0"));
   EXPECT_NE(e.find("must contain the value"), std::string::npos) << e;
 
-  e = error_of(replace("\"schema_version\": 2", "\"schema_version\": 3"));
+  e = error_of(replace("\"schema_version\": 3", "\"schema_version\": 4"));
   EXPECT_NE(e.find("$.schema_version"), std::string::npos) << e;
 
   e = error_of("{\"schema_version\": 1, \"mode\": ");
@@ -127,7 +127,7 @@ TEST(Results, SchemaOneMeasuredSpeedupIsReadAsObserved) {
   EXPECT_NE(v2.find("\"observed_speedup\""), std::string::npos);
   EXPECT_EQ(v2.find("measured_speedup"), std::string::npos);
   std::string v1 = v2;
-  v1.replace(v1.find("\"schema_version\": 2"), 19, "\"schema_version\": 1");
+  v1.replace(v1.find("\"schema_version\": 3"), 19, "\"schema_version\": 1");
   for (auto p = v1.find("\"observed_speedup\""); p != std::string::npos; p = v1.find("\"observed_speedup\""))
     v1.replace(p, 18, "\"measured_speedup\"");
   const model::RunResults a = model::results_from_json(v2, "v2.json"), b = model::results_from_json(v1, "v1.json");
@@ -135,6 +135,50 @@ TEST(Results, SchemaOneMeasuredSpeedupIsReadAsObserved) {
   for (std::size_t i = 0; i < a.variants.size(); ++i)
     EXPECT_EQ(a.variants[i].measured_speedup.value, b.variants[i].measured_speedup.value);
   EXPECT_EQ(b.schema_version, model::kResultsSchemaVersion);
+}
+
+// Schema 3: each variant's worst sync causes with the step time their removal saves (by
+// replay), in JSON (null when no saving is claimed) and CSV; schema 2 files, without them, are
+// still read.
+TEST(Results, SyncRemovalsRoundTripAndSchemaTwoIsRead) {
+  model::RunResults r = sample();
+  r.variants[0].sync_removals = {{"aten::item", 16, 1.25e6}, {"aten::nonzero", 2, std::nullopt}};
+  const std::string j = model::results_to_json(r);
+  EXPECT_NE(j.find("\"removal_saving_ns\": null"), std::string::npos) << j;
+  const model::RunResults q = model::results_from_json(j, "mem");
+  ASSERT_EQ(q.variants[0].sync_removals.size(), 2u);
+  EXPECT_EQ(q.variants[0].sync_removals[0].cause, "aten::item");
+  EXPECT_DOUBLE_EQ(q.variants[0].sync_removals[0].syncs_per_step, 16);
+  ASSERT_TRUE(q.variants[0].sync_removals[0].saving_ns.has_value());
+  EXPECT_DOUBLE_EQ(*q.variants[0].sync_removals[0].saving_ns, 1.25e6);
+  EXPECT_FALSE(q.variants[0].sync_removals[1].saving_ns.has_value());
+  EXPECT_TRUE(q.variants[1].sync_removals.empty());
+  EXPECT_EQ(model::results_to_json(q), j);
+
+  const auto rows = csv_parse(model::results_to_csv(r));
+  bool saving = false, count = false, unclaimed = false;
+  for (const auto& row : rows) {
+    saving |= row[7] == "removal_saving_ns:aten::item" && row[8] == "1250000";
+    count |= row[7] == "syncs_per_step:aten::item" && row[8] == "16";
+    unclaimed |= row[7] == "removal_saving_ns:aten::nonzero" && row[8].empty();
+  }
+  EXPECT_TRUE(saving && count && unclaimed);
+
+  // A schema 2 file: no sync_removals anywhere.
+  std::string v2 = model::results_to_json(sample());
+  v2.replace(v2.find("\"schema_version\": 3"), 19, "\"schema_version\": 2");
+  for (auto p = v2.find(",\n      \"sync_removals\": []"); p != std::string::npos;
+       p = v2.find(",\n      \"sync_removals\": []"))
+    v2.erase(p, std::string(",\n      \"sync_removals\": []").size());
+  ASSERT_EQ(v2.find("sync_removals"), std::string::npos) << v2;
+  const model::RunResults old = model::results_from_json(v2, "v2.json");
+  EXPECT_EQ(old.schema_version, model::kResultsSchemaVersion);
+  EXPECT_TRUE(old.variants[0].sync_removals.empty());
+
+  std::string bad = j;
+  bad.replace(bad.find("\"syncs_per_step\": 16.0"), 22, "\"syncs_per_step\": -1.0");
+  const std::string e = error_of(bad);
+  EXPECT_NE(e.find("$.variants[0].sync_removals[0].syncs_per_step"), std::string::npos) << e;
 }
 
 TEST(Results, ReadFromRunDirectory) {

@@ -10,6 +10,7 @@
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
 #include "syncscope/pipeline/run.hpp"
+#include "syncscope/pipeline/summary.hpp"
 #include "test_paths.hpp"
 
 namespace syncscope::pipeline {
@@ -64,6 +65,26 @@ TEST_F(PipelineRun, SimulatedRunPublishesLabelledResults) {
     EXPECT_TRUE(fs::exists(o.out / f)) << f;
   EXPECT_FALSE(fs::exists(o.out / "sim_check.json"));
   EXPECT_EQ(model::read_results(o.out).variants.size(), 4u);
+  // Each variant's worst sync causes and what removing them saves, by replaying its trace: the
+  // rebuild baseline's per-layer rebuild reads come first and save step time; the cached
+  // variant keeps one rebuild per step, fewer of the same syncs.
+  const auto& rebuild = o.results.variants[0].sync_removals;
+  const auto& cached = o.results.variants[1].sync_removals;
+  ASSERT_FALSE(rebuild.empty());
+  ASSERT_TRUE(rebuild.front().saving_ns.has_value());
+  EXPECT_GT(*rebuild.front().saving_ns, 0);
+  EXPECT_LE(rebuild.size(), kRunReplayCauses);
+  ASSERT_FALSE(cached.empty());
+  double rebuild_syncs = 0, cached_syncs = 0;
+  for (const auto& c : rebuild) rebuild_syncs += c.syncs_per_step;
+  for (const auto& c : cached) cached_syncs += c.syncs_per_step;
+  EXPECT_GT(rebuild_syncs, cached_syncs);
+  EXPECT_EQ(model::read_results(o.out).variants[0].sync_removals.size(), rebuild.size());
+  {
+    const std::string html = read_file(o.out / "report.html");
+    EXPECT_TRUE(contains(html, "<table class=\"removals\">")) << "the report's If removed table";
+    EXPECT_TRUE(contains(html, rebuild.front().cause));
+  }
   EXPECT_EQ(o.validation.mode, "simulated");
   EXPECT_EQ(o.validation.compared, 1);
   for (const auto& e : fs::directory_iterator(dir_.path()))

@@ -83,7 +83,7 @@ TEST_F(RunCli, SimulatedRunWritesLabelledResultsAndRefusesOverwrite) {
   auto results = nlohmann::json::parse(read_file(dir_ / "res/results.json"));
   EXPECT_EQ(r.code, expected_status(results)) << r.out << r.err;
   EXPECT_EQ(results["mode"], "simulated");
-  EXPECT_EQ(results["schema_version"], 2);  // 2: "observed_speedup"
+  EXPECT_EQ(results["schema_version"], 3);  // 2: "observed_speedup"; 3: "sync_removals"
   EXPECT_EQ(results["env"]["gpu_profile"], "H200");
   ASSERT_EQ(results["variants"].size(), 4u);  // packing x2, offload x2
   for (const auto& v : results["variants"]) {

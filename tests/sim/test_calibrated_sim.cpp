@@ -14,6 +14,7 @@
 #include "syncscope/model/gpu_profile.hpp"
 #include "syncscope/model/trace_calibration.hpp"
 #include "syncscope/reports/model_printers.hpp"
+#include "syncscope/reports/replay_printers.hpp"
 #include "syncscope/sim/compare.hpp"
 #include "syncscope/sim/simulator.hpp"
 #include "test_paths.hpp"
@@ -74,7 +75,7 @@ TEST(SimCalibrated, ItemLoopFittedFromItsFirstStepReproducesTheOthers) {
   EXPECT_NE(fitted.provenance.at("host_costs").find("eager Python"), std::string::npos);
 
   const sim::TraceComparison c = simulate_against(fitted, measured, "train_step#2");
-  std::printf("fitted from train_step#1, against train_step#2:\n%s", sim::comparison_to_text(c).c_str());
+  std::printf("fitted from train_step#1, against train_step#2:\n%s", syncscope::comparison_to_text(c).c_str());
   ASSERT_EQ(c.measured_steps, 1u);
   EXPECT_EQ(c.find("syncs_per_step")->simulated, 8.0);
   EXPECT_LE(std::abs(c.find("step_time_ns")->relative), 0.10);
@@ -87,13 +88,15 @@ TEST(SimCalibrated, ItemLoopFittedFromItsFirstStepReproducesTheOthers) {
   // before/after table: the simulated host runs far ahead of the eager loop.
   const sim::TraceComparison d =
       simulate_against(sim::with_cpp_host(model::load_gpu_profile("H200")), measured, "train_step#2");
-  std::printf("shipped H200 profile with host: cpp, against train_step#2:\n%s", sim::comparison_to_text(d).c_str());
+  std::printf("shipped H200 profile with host: cpp, against train_step#2:\n%s",
+              syncscope::comparison_to_text(d).c_str());
   EXPECT_GT(std::abs(d.find("step_time_ns")->relative), 0.5);
   // The shipped profile carries the host costs fitted from this very trace (all its steady
   // steps), so it reproduces the step time: consistency with its own source, not a check on
   // another trace. Its round trip and launch figures stay datasheet leads.
   const sim::TraceComparison e = simulate_against(model::load_gpu_profile("H200"), measured, "train_step#2");
-  std::printf("shipped H200 profile (eager host costs), against train_step#2:\n%s", sim::comparison_to_text(e).c_str());
+  std::printf("shipped H200 profile (eager host costs), against train_step#2:\n%s",
+              syncscope::comparison_to_text(e).c_str());
   EXPECT_LE(std::abs(e.find("step_time_ns")->relative), 0.10);
 }
 
@@ -105,7 +108,7 @@ TEST(SimCalibrated, FittingFromTheWarmUpStepOverestimatesTheHost) {
   EXPECT_TRUE(mentions(cal.notes, "1 of 3 'train_step#*' step ranges")) << cal.notes[0];
   const sim::TraceComparison c = simulate_against(cal.profile, measured, "train_step#[12]");
   std::printf("fitted from train_step#0 (warm-up kept), against train_step#1 and #2:\n%s",
-              sim::comparison_to_text(c).c_str());
+              syncscope::comparison_to_text(c).c_str());
   EXPECT_GT(c.find("step_time_ns")->relative, 0.10);
   EXPECT_LE(std::abs(c.find("gpu_busy_ns_per_step")->relative), 0.25);  // kernels do not warm up
 }

@@ -174,15 +174,34 @@ FixPrediction predict_offload(const OffloadParams& p, const std::string& variant
       }
     }
   };
+  // The host bound: the host issues each layer's backward (its recompute, the reload, the
+  // backward launches) in h, and no buffering lets a layer finish before the host has
+  // issued it. A variant's backward then takes max(L*h, its ring time): with h >= c + g (an
+  // eager host, every layer host-bound) single buffering already hides the reload under host
+  // time and nothing is saved; with h = 0 it is the ring alone. L*h against the ring's total
+  // (not per layer) is exact for constant per-layer times and, with varying ones, lets a
+  // host-bound layer absorb a device-bound neighbour's excess, as a host running ahead of a
+  // GPU queue does.
+  const bool host_bound_known = p.host_ns.has_value();
+  if (host_bound_known) {
+    check_interval(*p.host_ns, "offload: host issue time per layer h");
+    SYNCSCOPE_INPUT_ERROR_IF(p.host_ns->lo < 0,
+                             fmt::format("offload: host issue time per layer h must be >= 0 (got {})", p.host_ns->lo));
+  }
   auto saving = [&](std::span<const double> x) {
     std::vector<double> ca, ga;
     arrays(x[0], x[1], ca, ga);
-    return offload_ring_ns(ca, ga, 0, 0) - offload_ring_ns(ca, ga, depth, x[2]);
+    const double host = host_bound_known ? L * x[3] : 0;
+    return std::max(host, offload_ring_ns(ca, ga, 0, 0)) - std::max(host, offload_ring_ns(ca, ga, depth, x[2]));
   };
-  f.saving_ns = propagate({p.copy_ns, p.compute_ns, p.slowdown}, saving, prop);
+  f.saving_ns = propagate({p.copy_ns, p.compute_ns, p.slowdown, p.host_ns.value_or(Interval::exact(0))}, saving, prop);
   f.formula = depth == 1 ? "(L-1)(c + g - stage(c, g, sigma)); sigma = 0: (L-1)*min(c,g)"
                          : fmt::format("ring of {} buffers (prefetch depth {}), event recurrence", depth + 1, depth);
   if (per_layer) f.formula += " over per-layer c_i, g_i";
+  if (host_bound_known) {
+    f.parameters["h_ns"] = *p.host_ns;
+    f.formula = fmt::format("max(L*h, single) - max(L*h, {})", depth == 1 ? "double" : "ring");
+  }
   Interval plain = propagate(
       {p.copy_ns, p.compute_ns}, [L](std::span<const double> x) { return offload_saving_published_ns(L, x[0], x[1]); },
       prop);
@@ -194,6 +213,14 @@ FixPrediction predict_offload(const OffloadParams& p, const std::string& variant
   }
   const double sigma = p.slowdown.value;
   f.regime = c0 >= g0 * (1 + sigma) ? "copy-bound" : "compute-bound";
+  const bool host_bound = host_bound_known && p.host_ns->value >= c0 + g0;
+  if (host_bound) {
+    f.regime = "host-bound";
+    f.notes.push_back(fmt::format(
+        "host-bound: the host's issue time per layer h = {:.3f} ms is at least c + g = {:.3f} ms, so the reload "
+        "already hides under host time with one buffer",
+        p.host_ns->value / 1e6, (c0 + g0) / 1e6));
+  }
   if (c0 > 0) {
     f.parameters["hidden_reloads"] = propagate(
         {f.saving_ns, p.copy_ns}, [](std::span<const double> x) { return x[1] > 0 ? x[0] / x[1] : std::nan(""); },
@@ -203,7 +230,7 @@ FixPrediction predict_offload(const OffloadParams& p, const std::string& variant
     f.notes.push_back(
         "sigma = 0 assumes overlap is free; kernels that share memory bandwidth with a running copy "
         "slow down (fit sigma from traces or `syncscope calibrate`; the B200 figures imply ~0.15)");
-  if (f.regime == "copy-bound")
+  if (f.regime == "copy-bound" && !host_bound)
     f.notes.push_back(
         "copy-bound: c >= g(1+sigma), so the saving is limited by compute (L-1)*g; a deeper ring "
         "helps only when c and g vary per layer");

@@ -29,8 +29,9 @@ constexpr double share_gain(double f) { return 1.0 / (1.0 - f) - 1.0; }
 
 constexpr const char* kPackingAssumptions =
     "Unsloth defaults for what the blog leaves out (2 x 2048 packed tokens per micro-batch; gradient accumulation "
-    "not modelled); sequence lengths uniform 64..1024 (not published); pre-cache rebuild op by op with 25 us of "
-    "eager host time per launching op (our H200 trace), views free; recompute repeats the rebuild; the rest of the "
+    "not modelled); sequence lengths uniform 64..1024 (not published); pre-cache rebuild op by op, each launching "
+    "op at the GPU profile's host cost per op (shipped: 24.1 us of eager host time, our H200 trace), views free; "
+    "recompute repeats the rebuild; the rest of the "
     "step at the GPU profile's host costs";
 constexpr const char* kOffloadAssumptions =
     "T from the published extra buffer (GB read as 2^30 bytes); QLoRA (mode not published); copy_compute_slowdown "

@@ -227,6 +227,11 @@ std::string results_to_json(const RunResults& r) {
       }
     }
     if (v.network) o["network"] = network_json(*v.network);
+    o["sync_removals"] = json::array();
+    for (const auto& c : v.sync_removals)
+      o["sync_removals"].push_back(json{{"cause", c.cause},
+                                        {"syncs_per_step", c.syncs_per_step},
+                                        {"removal_saving_ns", c.saving_ns ? json(*c.saving_ns) : json(nullptr)}});
     j["variants"].push_back(o);
   }
   j["notes"] = r.notes;
@@ -268,6 +273,11 @@ std::string results_to_csv(const RunResults& r) {
       row("network.tied_embeddings", v.network->tied_embeddings ? "true" : "false");
       row("network.training", v.network->training);
     }
+    // One row per removed cause; an empty value when no saving is claimed.
+    for (const auto& c : v.sync_removals) {
+      row("syncs_per_step:" + c.cause, num_text(c.syncs_per_step));
+      row("removal_saving_ns:" + c.cause, c.saving_ns ? num_text(*c.saving_ns) : std::string());
+    }
   }
   return w.str();
 }
@@ -284,10 +294,12 @@ RunResults results_from_json(std::string_view text, std::string_view source_name
   Reader root(j, "$", source_name);
   RunResults r;
   r.schema_version = root.integer("schema_version", true);
-  if (r.schema_version != kResultsSchemaVersion && r.schema_version != 1)
+  if (r.schema_version < 1 || r.schema_version > kResultsSchemaVersion)
     root.fail("$.schema_version",
-              fmt::format("this build reads schema_version 1 and {} (got {}): use a matching syncscope",
+              fmt::format("this build reads schema_version 1 to {} (got {}): use a matching syncscope",
                           kResultsSchemaVersion, r.schema_version));
+  // Schema 2 differs from 3 only by lacking "sync_removals", which the reader takes as optional.
+  if (r.schema_version == 2) r.schema_version = kResultsSchemaVersion;
   if (r.schema_version == 1) {
     // Schema 1 called every mode's speedup "measured_speedup"; read as schema 2's
     // "observed_speedup" (what observed it is `mode`).
@@ -361,6 +373,20 @@ RunResults results_from_json(std::string_view text, std::string_view source_name
       if (ni.training != "full" && ni.training != "lora" && ni.training != "qlora")
         nr.fail(v.at("network") + ".training", fmt::format("expected full, lora or qlora, got \"{}\"", ni.training));
       x.network = ni;
+    }
+    if (const json* sr = v.get("sync_removals", false)) {
+      if (!sr->is_array()) v.fail(v.at("sync_removals"), "expected an array");
+      for (std::size_t k = 0; k < sr->size(); ++k) {
+        Reader c((*sr)[k], fmt::format("{}[{}]", v.at("sync_removals"), k), source_name);
+        SyncRemoval sc;
+        sc.cause = c.str("cause", true);
+        sc.syncs_per_step = c.num("syncs_per_step", true);
+        if (const json* s = c.get("removal_saving_ns", true); !s->is_null())
+          sc.saving_ns = c.num("removal_saving_ns", true);
+        c.finish();
+        if (sc.syncs_per_step < 0) c.fail(c.at("syncs_per_step"), "must be >= 0");
+        x.sync_removals.push_back(std::move(sc));
+      }
     }
     v.finish();
     r.variants.push_back(std::move(x));

@@ -38,6 +38,7 @@ struct Reloads {
   std::size_t elsewhere = 0;          // >= 1 MiB H2D copies not launched inside backward on its thread
   std::size_t no_call = 0;            // copies whose launching call is not in the trace
   double backward_kernel_ns = 0;      // kernels launched inside backward, whole iterations
+  double backward_host_ns = 0;        // host time inside backward (sync waits excluded), whole iterations
 };
 
 Reloads find_reloads(const TraceFacts& facts, const std::vector<Window>& bw) {
@@ -69,9 +70,15 @@ Reloads find_reloads(const TraceFacts& facts, const std::vector<Window>& bw) {
     ++out.per_iteration[static_cast<std::size_t>(i)];
     out.copies.push_back(&m);
   }
-  for (const auto& w : bw)
-    if (facts.iteration_of(w.start) >= 0)
-      out.backward_kernel_ns += facts.launched_ns(facts.kernel_by_corr, w.start, w.end, w.tid);
+  for (const auto& w : bw) {
+    if (facts.iteration_of(w.start) < 0) continue;
+    out.backward_kernel_ns += facts.launched_ns(facts.kernel_by_corr, w.start, w.end, w.tid);
+    // The host's own time: the range less the time it sat blocked in syncs (a blocked host
+    // issues nothing, so that time is the GPU's, not the host's).
+    double blocked = 0;
+    for (const auto* sp : facts.syncs_in(w)) blocked += static_cast<double>(std::min(sp->end, w.end) - sp->start);
+    out.backward_host_ns += std::max(0.0, static_cast<double>(w.end - w.start) - blocked);
+  }
   return out;
 }
 
@@ -163,6 +170,11 @@ void detect_offload(const TraceFacts& facts, PredictionReport& rep) {
     p.copy_ns = mean_ci(c_v, facts.opt.bootstrap, facts.opt.seed + 5, facts.level);
     // Backward kernel time per reload; its interval is not measured (one number per step).
     p.compute_ns = Interval::exact(reloads.backward_kernel_ns / n_reloads);
+    // Host issue time per layer, h: the backward ranges hold every layer's backward (the
+    // kept last layer's too), so per step over the L layers; not measured per layer, so no
+    // interval.
+    p.host_ns = Interval::exact(reloads.backward_host_ns / static_cast<double>(facts.iterations.size()) /
+                                static_cast<double>(p.layers));
     std::string sigma_evidence;
     if (facts.opt.profile) {
       p.slowdown = Interval::exact(facts.opt.profile->copy_compute_slowdown);
@@ -185,6 +197,7 @@ void detect_offload(const TraceFacts& facts, PredictionReport& rep) {
                     reloads.copies.size(), per_step_reloads, facts.iteration_source, bytes / n_reloads / (1 << 20),
                     ms(p.copy_ns.value), reloads.elsewhere),
         fmt::format("backward kernel time per reload g = {}", ms(p.compute_ns.value)),
+        fmt::format("backward host time per layer h = {} (sync waits excluded)", ms(p.host_ns->value)),
         fmt::format("{:.0f}% of the reload copy time overlaps kernels on other streams", 100 * overlap)};
     if (!sigma_evidence.empty()) evidence.push_back(sigma_evidence);
     if (kept_last)

@@ -22,14 +22,6 @@ namespace {
 
 inline constexpr int kDiffSchemaVersion = 1;
 
-std::string ms(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
-
-std::string delta(double a, double b, bool time) {
-  const std::string d = time ? fmt::format("{:+.3f} ms", (b - a) / 1e6) : fmt::format("{:+.2f}", b - a);
-  if (a == 0) return d;
-  return d + fmt::format(" ({:+.1f}%)", (b - a) / a * 100);
-}
-
 nlohmann::ordered_json digest_json(const TraceDigest& d) {
   return {{"source", d.source},
           {"steps", d.steps},
@@ -99,56 +91,6 @@ DiffReport diff_traces(const Trace& before, const Trace& after, const std::vecto
     if (d.after.step_ns > 0) d.what_if_error = (*d.predicted_after_step_ns - d.after.step_ns) / d.after.step_ns;
   }
   return d;
-}
-
-std::string diff_to_text(const DiffReport& d) {
-  std::string s = fmt::format("before: {} ({} steps)\nafter:  {} ({} steps)\nper step (median over steps):\n",
-                              d.before.source, d.before.steps, d.after.source, d.after.steps);
-  auto row = [&](const std::string& what, double a, double b, bool time) {
-    s += fmt::format("  {:<34} {:>14} {:>14}  {}\n", what, time ? ms(a) : fmt::format("{:.2f}", a),
-                     time ? ms(b) : fmt::format("{:.2f}", b), delta(a, b, time));
-  };
-  row("step time", d.before.step_ns, d.after.step_ns, true);
-  row("sync points", d.before.syncs, d.after.syncs, false);
-  row("sync bubbles", d.before.bubble_ns, d.after.bubble_ns, true);
-  row("host blocked in syncs", d.before.blocked_ns, d.after.blocked_ns, true);
-  row("GPU busy", d.before.gpu_busy_ns, d.after.gpu_busy_ns, true);
-  row("H2D copy/compute overlap", d.before.h2d_overlap, d.after.h2d_overlap, false);
-  row("D2H copy/compute overlap", d.before.d2h_overlap, d.after.d2h_overlap, false);
-  std::set<std::string> causes;
-  for (const auto& [c, n] : d.before.syncs_by_cause) causes.insert(c);
-  for (const auto& [c, n] : d.after.syncs_by_cause) causes.insert(c);
-  for (const auto& c : causes) {
-    auto get = [&](const std::map<std::string, double>& m) {
-      auto it = m.find(c);
-      return it == m.end() ? 0.0 : it->second;
-    };
-    row("syncs: " + c, get(d.before.syncs_by_cause), get(d.after.syncs_by_cause), false);
-  }
-  // Kernel time by name: the 10 names that changed most.
-  std::set<std::string> names;
-  for (const auto& [k, v] : d.before.kernel_ns_by_name) names.insert(k);
-  for (const auto& [k, v] : d.after.kernel_ns_by_name) names.insert(k);
-  std::vector<std::pair<double, std::string>> changed;
-  auto get = [](const std::map<std::string, double>& m, const std::string& k) {
-    auto it = m.find(k);
-    return it == m.end() ? 0.0 : it->second;
-  };
-  for (const auto& k : names)
-    changed.push_back({std::abs(get(d.after.kernel_ns_by_name, k) - get(d.before.kernel_ns_by_name, k)), k});
-  std::sort(changed.rbegin(), changed.rend());
-  if (changed.size() > 10) changed.resize(10);
-  for (const auto& [x, k] : changed)
-    row("kernel " + (k.size() > 26 ? k.substr(0, 23) + "..." : k), get(d.before.kernel_ns_by_name, k),
-        get(d.after.kernel_ns_by_name, k), true);
-  if (d.predicted_after_step_ns) {
-    std::string edits;
-    for (const auto& e : d.edits) edits += (edits.empty() ? "" : ", ") + e;
-    s += fmt::format("what-if ({}), replayed from BEFORE: step {} against the real AFTER {}: error {:+.2f}%\n", edits,
-                     ms(*d.predicted_after_step_ns), ms(d.after.step_ns), d.what_if_error.value_or(0) * 100);
-  }
-  for (const auto& w : d.warnings) s += "warning: " + w + "\n";
-  return s;
 }
 
 std::string diff_to_json(const DiffReport& d) {

@@ -20,16 +20,19 @@
 //   between two queries lie P calls, one expert's work and the next query's pre-work, so each
 //   query's pre-work is the P - W calls before it.
 // - moe-sorted keeps each layer's first 3 queries (standing for argsort, bincount, tolist)
-//   and removes the rest.
+//   and removes the rest; of the index arithmetic after each expert's query (calls launching
+//   only routing-query kernels, e.g. our loop's tokens * k + slot: two ops) it keeps one call,
+//   standing for sorted's one division of the argsort order by top_k, and removes the rest.
 // - moe-device removes every query, then folds the loop: call j of expert k's work (k >= 1)
 //   goes and the GPU work it launched is launched by call j of expert 0's work instead, so it
 //   still runs, in stream order: one grouped launch over the same rows, costing the sum of the
 //   per-expert kernels. In backward (inside the layer range after its routing region, where a
 //   checkpointed layer's backward runs), E consecutive repeats of one launch sequence (kernel
 //   names compared with digits ignored: per-expert names differ only there) fold the same way.
-// Not modelled (said in a note): the programs' own index arithmetic on a query's result (our
-// loop computes flat indices with two ops after each query, sorted with one division), and
-// anything a grouped GEMM gains over the per-expert kernels' summed time.
+// Not modelled (said in a note): for device, the programs' own index arithmetic on a query's
+// result, and anything a grouped GEMM gains over the per-expert kernels' summed time; for
+// sorted, its division where the loop has no index arithmetic to stand for it (a loop that
+// indexes with nonzero's result directly, as torch.where's tuple does).
 #include <algorithm>
 #include <cctype>
 #include <set>
@@ -105,6 +108,20 @@ std::string repeat_key(const Trace& trace, const ReplayGraph& g, const Launched&
   return key;
 }
 
+// A call whose GPU work is all kernels of a routing query (is_routing_query_kernel), and no
+// sync: the index arithmetic a loop runs on a query's result.
+bool index_call(const Trace& trace, const ReplayGraph& g, const Launched& launched, std::uint32_t c) {
+  if (g.nodes[c].removed || g.nodes[c].sync) return false;
+  auto it = launched.find(c);
+  if (it == launched.end() || it->second.empty()) return false;
+  for (std::uint32_t a : it->second) {
+    const ReplayNode& x = g.nodes[a];
+    if (x.kind != ReplayNode::Kind::Kernel) return false;
+    if (!detail::is_routing_query_kernel(detail::lower(trace.str(trace.kernels[x.record].name)))) return false;
+  }
+  return true;
+}
+
 struct Repeat {
   std::size_t start = 0, period = 0;  // `count` blocks of `period` calls from `start`
 };
@@ -145,7 +162,7 @@ EditResult apply_moe_edit(const Trace& trace, ReplayGraph& g, const WhatIfEdit& 
     if (g.nodes[i].kind != ReplayNode::Kind::Call && g.nodes[i].launch != kNoNode)
       launched[g.nodes[i].launch].push_back(i);
   std::set<std::uint32_t> gone;
-  std::size_t folded_fwd = 0, folded_bwd = 0, layers = 0, pre_work = 0;
+  std::size_t folded_fwd = 0, folded_bwd = 0, layers = 0, pre_work = 0, index_ops = 0, index_experts = 0;
   for (std::size_t li = 0; li < facts.layers.size(); ++li) {
     const auto& routing = facts.ls[li].routing;
     if (routing.size() < 2) continue;  // predict --trace: a run of at least two per layer
@@ -202,7 +219,26 @@ EditResult apply_moe_edit(const Trace& trace, ReplayGraph& g, const WhatIfEdit& 
       }
       ++r.selected;
     }
-    if (!device) continue;
+    if (!device) {
+      // The index arithmetic on each query's result: the calls right after the query whose
+      // GPU work is all routing-query kernels (the token/slot arithmetic turning nonzero's
+      // (token, slot) pairs into flat indices, is_routing_query_kernel). Sorted has the
+      // indices already, as the stable argsort's order: it turns an expert's slice of them into
+      // token rows with one division by top_k (docs/sources.md#moe-routing), one launch over the
+      // same rows. So of the n index calls after every expert's query (kept ones included: each
+      // expert divides), the first stays, standing for the division, and n - 1 go.
+      for (std::size_t k = 0; k < E; ++k) {
+        const std::size_t end = k + 1 < E ? qs[k + 1] : list.size();
+        std::size_t n = 0;
+        for (std::size_t i = qe[k] + 1; i < end && index_call(trace, g, launched, list[i]); ++i, ++n)
+          if (n > 0) {
+            drop_call(g, list[i], gone);
+            ++index_ops;
+          }
+        if (n > 0) ++index_experts;
+      }
+      continue;
+    }
     // Forward: expert k's work is launched by expert 0's calls.
     auto work = [&](std::size_t k) {  // [first, end) of expert k's work in the list
       const std::size_t first = qe[k] + 1;
@@ -255,10 +291,18 @@ EditResult apply_moe_edit(const Trace& trace, ReplayGraph& g, const WhatIfEdit& 
                     "after the first no longer made, their GPU work launched with the first expert's "
                     "(a grouped launch over the same rows, the per-expert kernels' summed time)",
                     folded_fwd, folded_bwd));
-  r.notes.push_back(device ? "not modelled: the program's own index arithmetic on each query's result, and what one "
-                             "grouped kernel takes against the per-expert kernels' summed time (an upper bound)"
-                           : "not modelled: the program's own index arithmetic on each query's result (the loop's "
-                             "ops turning it into indices stay; sorted divides once per expert)");
+  if (!device)
+    r.notes.push_back(
+        index_experts > 0
+            ? fmt::format("index arithmetic on each query's result: {} call(s) removed, one per expert kept for "
+                          "sorted's division by top_k ({} expert(s) with index calls)",
+                          index_ops, index_experts)
+            : "no index arithmetic after the queries (no routing-query kernels after a query): sorted's one division "
+              "per expert is not charged");
+  if (device)
+    r.notes.push_back(
+        "not modelled: the program's own index arithmetic on each query's result, and what one grouped kernel takes "
+        "against the per-expert kernels' summed time (an upper bound)");
   return r;
 }
 

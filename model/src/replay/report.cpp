@@ -37,8 +37,6 @@ const FixPrediction* find_fix(const PredictionReport& rep, const std::string& fi
   return nullptr;
 }
 
-std::string ms_text(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
-
 std::string count_text(double n) {
   return std::fabs(n - std::round(n)) < 1e-9 ? fmt::format("{:.0f}", n) : fmt::format("{:.1f}", n);
 }
@@ -179,50 +177,6 @@ TracePredictionWithReplay predict_with_replay(const Trace& trace, const TracePre
   out.replay = replay_what_if(trace, edits, options, out.prediction);
   if (step_time_ns) replace_step_time(out.prediction, *step_time_ns, options.propagation);
   return out;
-}
-
-std::string replay_to_text(const ReplayReport& r) {
-  std::string s;
-  s += fmt::format(
-      "\nReplay of the trace as a dependency graph (model/README.md, \"Replay\"); round trip r = {:.1f} us\n",
-      static_cast<double>(r.round_trip_ns) / 1e3);
-  for (const auto& w : r.warnings) s += "  warning: " + w + "\n";
-  s += fmt::format("  {:<28} {:>12} {:>12} {:>9}\n", "step", "measured", "replayed", "error");
-  for (const auto& st : r.steps)
-    s += fmt::format("  {:<28} {:>12} {:>12} {:>+8.2f}%{}\n", st.name, ms_text(static_cast<double>(st.measured_ns)),
-                     ms_text(static_cast<double>(st.replayed_ns)), st.error() * 100,
-                     st.unbuilt ? fmt::format("  ({} unbuilt edge(s))", st.unbuilt) : "");
-  s +=
-      fmt::format("  identity replay, step time |error|: median {:.2f}%, max {:.2f}% (goal: median <= 1%, max <= 5%)\n",
-                  r.median_abs_error * 100, r.max_abs_error * 100);
-  auto path = [&](const std::vector<CriticalSegment>& p, const std::string& title) {
-    if (p.empty()) return;
-    s += title;
-    for (const auto& c : p)
-      s += fmt::format("    +{:>9.3f} ms {:>9.3f} ms  {:<44} {}\n", static_cast<double>(c.start_ns) / 1e6,
-                       static_cast<double>(c.duration_ns) / 1e6, c.where, c.what);
-  };
-  path(r.critical_path,
-       fmt::format("  critical path of {} (identity replay; start offset, duration, where, what):\n", r.critical_step));
-  if (!r.what_if.empty()) {
-    s += "What-if, replayed from this trace (closed form beside it):\n";
-    for (const auto& w : r.what_if) {
-      if (!w.applicable) {
-        s += fmt::format("  {:<28} not applicable: {}\n", w.edit, w.reason);
-        continue;
-      }
-      s += fmt::format("  {:<28} replayed step {}, saving {}; closed form {}{}\n", w.edit,
-                       ms_text(static_cast<double>(w.replayed_step_ns)),
-                       w.saving_ns ? ms_text(static_cast<double>(*w.saving_ns)) : std::string("not claimed"),
-                       w.closed_form_saving_ns ? ms_text(*w.closed_form_saving_ns) : std::string("none"),
-                       w.closed_form.empty() ? "" : " (" + w.closed_form + ")");
-      for (const auto& o : w.off_critical_path) s += "    off the critical path: " + o + "\n";
-      for (const auto& n : w.notes) s += "    note: " + n + "\n";
-    }
-  }
-  path(r.edited_critical_path, fmt::format("  critical path of {} after {}:\n", r.critical_step,
-                                           r.what_if.empty() ? std::string() : r.what_if.front().edit));
-  return s;
 }
 
 std::string prediction_with_replay_to_json(const PredictionReport& prediction, const ReplayReport& r) {

@@ -113,20 +113,6 @@ TraceComparison compare_traces(const Trace& simulated, const Trace& measured, co
   return compare_analyses(a, b);
 }
 
-std::string comparison_to_text(const TraceComparison& c) {
-  std::string out = fmt::format("simulated: {} ({} steps)\nmeasured:  {} ({} steps)\n", c.simulated_source,
-                                c.simulated_steps, c.measured_source, c.measured_steps);
-  out += fmt::format("{:<26} {:>16} {:>16} {:>16} {:>9}\n", "metric", "simulated", "measured", "sim - meas", "rel");
-  for (const auto& m : c.metrics) {
-    const bool frac = m.unit == "fraction";
-    auto num = [&](double v) { return frac ? fmt::format("{:.3f}", v) : fmt::format("{:.1f}", v); };
-    out += fmt::format("{:<26} {:>16} {:>16} {:>16} {:>8.1f}%\n", m.metric, num(m.simulated), num(m.measured),
-                       num(m.difference), 100.0 * m.relative);
-  }
-  for (const auto& n : c.notes) out += "note: " + n + "\n";
-  return out;
-}
-
 std::string comparison_to_json(const TraceComparison& c, int indent) {
   nlohmann::json j;
   j["schema_version"] = c.schema_version;

@@ -57,6 +57,10 @@ struct OffloadParams {
   // Per-layer times (backward order) when they vary; used by the ring recurrence.
   std::vector<double> copy_per_layer_ns, compute_per_layer_ns;
   bool unified_memory = false;  // GB10 / APUs: host and device share memory
+  // Host issue time per reloaded layer in backward (the host's own time there, sync waits
+  // excluded), when known: each layer takes at least this long whatever the buffers do, so
+  // a variant's step is max(L * h, its ring time) (predict.cpp, predict_offload).
+  std::optional<Interval> host_ns;
 };
 
 struct MoeParams {

@@ -213,7 +213,6 @@ TracePredictionWithReplay predict_with_replay(const Trace& trace, const TracePre
                                               const std::string& source, const std::vector<std::string>& edits,
                                               const std::optional<Interval>& step_time_ns);
 
-std::string replay_to_text(const ReplayReport& report);
 // The prediction's JSON with "replay" and "what_if" added (names in the header comment of
 // src/replay/report.cpp; errors as fractions, times in ns).
 std::string prediction_with_replay_to_json(const PredictionReport& prediction, const ReplayReport& replay);

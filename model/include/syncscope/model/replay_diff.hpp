@@ -41,7 +41,6 @@ TraceDigest digest_trace(const Trace& trace, const std::string& step_glob, const
 DiffReport diff_traces(const Trace& before, const Trace& after, const std::vector<std::string>& edits,
                        const TracePredictOptions& options, const std::string& before_name,
                        const std::string& after_name);
-std::string diff_to_text(const DiffReport& d);
 std::string diff_to_json(const DiffReport& d);
 
 }  // namespace syncscope::model

@@ -16,7 +16,9 @@ namespace syncscope::model {
 
 // 2: "measured_speedup" became "observed_speedup": `mode` says whether a GPU measured it or
 // the simulator produced it (schema 1 files are still read).
-inline constexpr int kResultsSchemaVersion = 2;
+// 3: each variant's "sync_removals" (what removing each of its trace's worst sync causes
+// would save, by replay; schema 1 and 2 files, which lack it, are still read).
+inline constexpr int kResultsSchemaVersion = 3;
 
 // A value with a confidence interval (lo <= value <= hi); n = samples behind it.
 struct Estimate {
@@ -53,6 +55,15 @@ struct NetworkInfo {
   std::string family{};
 };
 
+// One of a variant's worst sync causes (analyze's worst offenders, by blocked + bubble time)
+// and the step time its trace saves when replayed without that cause's syncs
+// (model/replay.hpp, removal_savings; analyze's `removal_saving_ns`).
+struct SyncRemoval {
+  std::string cause;
+  double syncs_per_step = 0;
+  std::optional<double> saving_ns;  // per step, median over the fully built steps; none: not claimed
+};
+
 // One scenario x fix x variant.
 struct VariantResult {
   std::string scenario;
@@ -79,6 +90,9 @@ struct VariantResult {
   Estimate forward_time_ns;
   Estimate forward_speedup;
   std::optional<NetworkInfo> network;
+  // JSON "sync_removals" (schema 3): the worst causes first; empty when the trace has no
+  // sync point inside a step (or the results predate schema 3).
+  std::vector<SyncRemoval> sync_removals;
 };
 
 struct RunResults {

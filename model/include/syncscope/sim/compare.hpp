@@ -40,7 +40,6 @@ struct TraceComparison {
 TraceComparison compare_analyses(const AnalysisResult& simulated, const AnalysisResult& measured);
 TraceComparison compare_traces(const Trace& simulated, const Trace& measured, const AnalysisOptions& options = {});
 
-std::string comparison_to_text(const TraceComparison& comparison);
 std::string comparison_to_json(const TraceComparison& comparison, int indent = 2);
 
 }  // namespace syncscope::sim

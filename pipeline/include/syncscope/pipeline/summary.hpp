@@ -34,7 +34,13 @@ struct TraceSummary {
   std::optional<model::PredictionReport> prediction;  // when it is a baseline
   std::optional<TimelineStrip> strip;
   std::optional<SimCheck> sim_check;
+  // The worst sync causes (analyze's order) and what replaying the trace without each saves
+  // per step (model/replay.hpp, removal_savings), the first kRunReplayCauses of them.
+  std::vector<model::SyncRemoval> removals;
 };
+
+// As analyze's default `--replay-causes`: the causes its worst-offenders table shows.
+inline constexpr std::size_t kRunReplayCauses = 6;
 
 // The analyses every run trace gets (layer ranges "layer_*", as the reference steps name them).
 AnalysisOptions run_analysis_options();
