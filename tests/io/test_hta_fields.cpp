@@ -1,4 +1,4 @@
-// What Holistic Trace Analysis (HTA) reads, on what we write beyond a plain trace (issue 27):
+// What Holistic Trace Analysis (HTA) reads, on what we write beyond a plain trace:
 // Kineto's forward->backward flows and track sort order kept through a conversion, and a
 // simulated trace checked against the same pinned field set as test_writer.cpp's
 // (EveryEventCarriesTheFieldsHolisticTraceAnalysisReads; the HTA source files it is pinned

@@ -1,5 +1,5 @@
 // A simulated trace's deviceProperties, as Kineto writes them for a real GPU, filled from
-// what the GPU profile says (issue 27: simulated traces carried zeros, which Holistic Trace
+// what the GPU profile says (simulated traces used to carry zeros, which Holistic Trace
 // Analysis and other Kineto readers take at face value). Only what the profile gives or
 // what CUDA fixes for every NVIDIA GPU is written; the rest stays 0 ("not known").
 // - name: the profile's description ("NVIDIA H200 SXM 141 GB HBM3e (Hopper, sm_90)"),
