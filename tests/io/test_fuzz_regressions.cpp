@@ -74,5 +74,20 @@ TEST(FuzzRegressions, NamesOfEveryShortLength) {
   EXPECT_EQ(test::diff_traces(t, parse_chrome_json(chrome_json_string(t), "lengths2.json")), "");
 }
 
+// fuzz_nsys_sqlite (CI, 2026-12-02): a database byte zeroed inside EXPORT_PRODUCT_VERSION
+// gave meta.extra["nsys.EXPORT_PRODUCT_VERSION"] = "2024\0" "6.2.225". nlohmann's accept()
+// stops at the NUL, so the writer wrote the value raw (2024<NUL>6.2.225) and our own output
+// failed to read back. A value with a NUL is written as a string and reads back equal.
+TEST(FuzzRegressions, ProvenanceValueWithNulIsWrittenAsAString) {
+  Trace t;
+  t.meta.extra["nsys.EXPORT_PRODUCT_VERSION"] = std::string("2024") + '\0' + "6.2.225";
+  t.meta.extra["trace_id"] = "42";  // a plain number still goes out raw, as Kineto wrote it
+  const std::string json = chrome_json_string(t);
+  EXPECT_NE(json.find("\"trace_id\":42"), std::string::npos) << json;
+  const Trace back = parse_chrome_json(json, "nul.json");
+  ASSERT_EQ(back.meta.extra.count("nsys.EXPORT_PRODUCT_VERSION"), 1u);
+  EXPECT_EQ(back.meta.extra.at("nsys.EXPORT_PRODUCT_VERSION"), t.meta.extra.at("nsys.EXPORT_PRODUCT_VERSION"));
+}
+
 }  // namespace
 }  // namespace syncscope

@@ -158,8 +158,10 @@ void Writer::header() {
   for (const auto& [k, v] : m.extra) {
     if (schema::top_key(k) != schema::TopKey::Other) continue;  // written from the model
     o_.key(k);
+    // nlohmann's lexer takes a NUL byte for the end of its input, so "2024\0..." (a damaged
+    // nsys version string, found by fuzz_nsys_sqlite) would pass accept() and be written raw.
     const bool json_value = !v.empty() && std::string_view("{[-0123456789tfn").find(v[0]) != std::string_view::npos &&
-                            nlohmann::json::accept(v);
+                            v.find('\0') == std::string::npos && nlohmann::json::accept(v);
     if (json_value) o_.raw(v);
     else o_.str(v);
     o_.raw(",\n");
