@@ -3,6 +3,7 @@
 // drawn in report.html (reports/src/html_critical_path.cpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <regex>
 #include <string>
 
@@ -14,6 +15,7 @@
 #include "syncscope/model/run_directory.hpp"
 #include "syncscope/pipeline/run.hpp"
 #include "syncscope/pipeline/summary.hpp"
+#include "syncscope/reports/html_report.hpp"
 #include "test_paths.hpp"
 
 namespace syncscope::pipeline {
@@ -98,6 +100,49 @@ TEST(TimelinesCriticalPath, RefusesSharesThatDoNotSumAndUnknownKinds) {
   refused("\"gpu_ns\":200", "\"gpu_ns\":-1", "/strips/0/critical_path/gpu_ns: expected a non-negative integer");
   refused("\"kind\":\"sync_wait\"", "\"kind\":\"waiting\"", "/strips/0/critical_path/top/1/kind: expected one of");
   refused("\"sync_edges\":2,", "", "/strips/0/critical_path: missing field \"sync_edges\"");
+}
+
+// The report's bar: the five shares side by side from the plot's left edge, as wide together
+// as the path's length on the chart's time axis, with the figures in data attributes and the
+// longest runs (escaped) in the table below.
+TEST(TimelinesCriticalPath, ReportDrawsTheSharesAndTheLongestRuns) {
+  TimelineStrip s = strip_with_path();
+  s.critical_path->top[0].where = "host tid <3>";
+  model::ReportRun run;
+  run.results.mode = "simulated";
+  run.results.variants.push_back({});
+  run.results.variants[0].scenario = "tiny";
+  run.results.variants[0].fix = "packing";
+  run.results.variants[0].variant = "rebuild";
+  run.results.variants[0].baseline = true;
+  run.timelines = {s};
+  const std::string html = render_html_report({run});
+  const auto p = html.find("class=\"chart critical-path-chart\"");
+  ASSERT_NE(p, std::string::npos);
+  const std::string svg = html.substr(p, html.find("</svg>", p) - p);
+  EXPECT_NE(svg.find("data-length-ns=\"1000\" data-host-ns=\"600\" data-gpu-ns=\"200\" data-launch-ns=\"50\" "
+                     "data-sync-wait-ns=\"100\" data-other-ns=\"50\" data-sync-edges=\"2\""),
+            std::string::npos);
+  static const std::regex part(
+      R"re(<rect class="part cp-[a-z-]+" style="[^"]*" x="([0-9.]+)" y="\d+" width="([0-9.]+)")re");
+  double x = 190, total = 0;
+  int parts = 0;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), part); it != std::sregex_iterator(); ++it, ++parts) {
+    EXPECT_NEAR(std::stod((*it)[1]), x, 0.02);
+    x += std::stod((*it)[2]);
+    total += std::stod((*it)[2]);
+  }
+  EXPECT_EQ(parts, 5);
+  // The time axis ends at a round tick at or beyond 1000 ns: the bar is that share of the plot.
+  static const std::regex last_tick(R"re(<text class="tick" x="([0-9.]+)")re");
+  double right = 0;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), last_tick); it != std::sregex_iterator(); ++it)
+    right = std::max(right, std::stod((*it)[1]));
+  EXPECT_GT(total, 0);
+  EXPECT_LE(190 + total, right + 0.05);
+  EXPECT_NE(html.find("host tid &lt;3&gt;"), std::string::npos);
+  EXPECT_EQ(html.find("host tid <3>"), std::string::npos);
+  EXPECT_NE(html.find("sync aten::item (cudaStreamSynchronize)"), std::string::npos);
 }
 
 // A simulated run: every strip's step carries its critical path, the one `analyze
