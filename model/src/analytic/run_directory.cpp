@@ -1,6 +1,7 @@
 // timelines.json and sim_check.json of a results directory, and loading a whole directory
 // for `report`.
 #include "syncscope/model/run_directory.hpp"
+#include "syncscope/model/critical_path.hpp"
 #include "syncscope/model/fix_spec.hpp"
 
 #include <fmt/format.h>
@@ -374,7 +375,14 @@ ReportRun load_report_run(const fs::path& dir) {
       TimelineOptions to;
       const auto fix = find_fix(v.fix);
       to.prefer_copies = fix && fix_spec(*fix).timeline_shows_copies;
-      TimelineStrip s = extract_timeline(t, analyze(t, ao), to);
+      AnalysisResult a = analyze(t, ao);
+      TimelineStrip s = extract_timeline(t, a, to);
+      // The step's critical path, as a run computes it (pipeline/src/summary.cpp).
+      if (s.step && !a.steps.empty()) {
+        add_critical_paths(t, a);
+        const WindowStats& w = a.steps[a.steps.size() / 2];
+        if (w.name == s.step->step) s.critical_path = w.critical_path;
+      }
       s.scenario = v.scenario;
       s.fix = v.fix;
       s.variant = v.variant;
