@@ -344,7 +344,7 @@ TEST(HtaFields, MicrosecondGridWritesOnlyIntegerTimesAndKeepsNesting) {
   const double grid = static_cast<double>(union_length(grid_us));
   std::printf("GPU busy: simulated %.3f us; on the us grid, as HTA reads it by default, %.0f us (%+.1f%%)\n", ours_us,
               grid, 100.0 * (grid / ours_us - 1.0));
-  EXPECT_NEAR(grid, ours_us, 0.05 * ours_us);
+  EXPECT_NEAR(grid, ours_us, 0.01 * ours_us);
   const Trace back = parse_chrome_json(out, "grid.json");
   ASSERT_EQ(back.kernels.size(), g.kernels.size());
   for (std::size_t i = 0; i < g.kernels.size(); ++i) EXPECT_EQ(back.kernels[i].start, g.kernels[i].start) << i;
