@@ -16,6 +16,7 @@ struct ConvertOptions {
   std::string output;
   bool force = false;
   std::string format = "auto";
+  std::string time_grid = "exact";
 };
 
 void run_convert(const ConvertOptions& o) {
@@ -29,6 +30,7 @@ void run_convert(const ConvertOptions& o) {
   WriteOptions w;
   w.format = format;
   w.overwrite = o.force;
+  w.time_grid = o.time_grid == "us" ? TimeGrid::WholeMicrosecond : TimeGrid::Exact;
   write_trace(trace, o.output, w);
   std::printf(
       "syncscope convert: %s -> %s: %zu records (%zu API calls, %zu kernels, %zu copies, %zu memsets, "
@@ -60,6 +62,12 @@ void add_convert_command(CLI::App& app, Context& ctx) {
       ->capture_default_str();
   cmd->add_option("--format", opts->format, "Output format: auto (from OUT's name) or chrome")
       ->check(CLI::IsMember({"auto", "chrome"}))
+      ->capture_default_str();
+  cmd->add_option("--time-grid", opts->time_grid,
+                  "exact: times as read (integer ns); us: every time rounded to the nearest whole microsecond, so "
+                  "Holistic Trace Analysis reads them without its own rounding (not the recorded times; the file "
+                  "says so in \"syncscope_time_grid\"; docs/analysis.md)")
+      ->check(CLI::IsMember({"exact", "us"}))
       ->capture_default_str();
   cmd->callback([opts, &ctx] {
     run_convert(*opts);

@@ -186,10 +186,11 @@ std::string step_time_chart(const std::string& id, const std::vector<const Timel
 
 }  // namespace
 
-// The step bars, then the idle attribution of the same steps.
+// The step bars, then the idle attribution and the critical path of the same steps.
 std::string step_chart(const std::string& id, const std::vector<const TimelineStrip*>& strips,
                        const std::vector<const model::VariantResult*>& vs, const std::string& outcome) {
-  return step_time_chart(id, strips, vs, outcome) + idle_chart(id, strips, outcome);
+  return step_time_chart(id, strips, vs, outcome) + idle_chart(id, strips, outcome) +
+         critical_path_chart(id, strips, outcome);
 }
 
 namespace {

@@ -30,6 +30,10 @@ std::string syncs_chart(const std::string& id, const std::vector<const model::Va
 // blocked time beside it, and on each fix's bar the saving the model predicted.
 std::string step_chart(const std::string& id, const std::vector<const TimelineStrip*>& strips,
                        const std::vector<const model::VariantResult*>& vs, const std::string& outcome);
+// html_critical_path.cpp: the critical path of the strips' steps (a bar each on one time
+// axis, and their longest runs); "" when no strip carries one.
+std::string critical_path_chart(const std::string& id, const std::vector<const TimelineStrip*>& strips,
+                                const std::string& outcome);
 
 // html_timeline.cpp: the strips of one scenario on one time axis, with their legend.
 std::string timeline_strips(const std::string& id_prefix, const std::vector<const TimelineStrip*>& strips,

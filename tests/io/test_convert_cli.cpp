@@ -97,5 +97,28 @@ TEST(ConvertCli, BinaryFormatIsRefusedClearly) {
   EXPECT_EQ(bad.exit_code, 2);
 }
 
+// --time-grid us: the H200 torch.profiler trace (ns-resolution Kineto: fractional "ts") written
+// with every time on the whole-microsecond grid, labelled, each within 500 ns of the original.
+TEST(ConvertCli, TimeGridUsWritesWholeMicrosecondsAndSaysSo) {
+  test::TempDir dir;
+  const CliRun r = convert(dir, q(test::torch_fixture()) + " " + q(dir / "grid.json") + " --time-grid us");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string text = test::slurp(dir / "grid.json");
+  EXPECT_NE(text.find("\"syncscope_time_grid\":\"1 us: every time rounded"), std::string::npos);
+  const Trace torch = read_trace(test::torch_fixture());
+  const Trace grid = read_trace(dir / "grid.json");
+  ASSERT_EQ(grid.kernels.size(), torch.kernels.size());
+  std::size_t moved = 0;
+  for (std::size_t i = 0; i < torch.kernels.size(); ++i) {
+    EXPECT_EQ((grid.kernels[i].start - grid.meta.base_time_ns) % 1000, 0) << i;
+    EXPECT_LE(std::llabs(grid.kernels[i].start - torch.kernels[i].start), 500) << i;
+    moved += grid.kernels[i].start != torch.kernels[i].start;
+  }
+  EXPECT_GT(moved, 0u);  // the fixture has sub-microsecond times: the grid moved them
+  const CliRun bad = convert(dir, q(test::torch_fixture()) + " " + q(dir / "o.json") + " --time-grid ns");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_FALSE(fs::exists(dir / "o.json"));
+}
+
 }  // namespace
 }  // namespace syncscope

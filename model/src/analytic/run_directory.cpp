@@ -1,6 +1,7 @@
 // timelines.json and sim_check.json of a results directory, and loading a whole directory
 // for `report`.
 #include "syncscope/model/run_directory.hpp"
+#include "syncscope/model/critical_path.hpp"
 #include "syncscope/model/fix_spec.hpp"
 
 #include <fmt/format.h>
@@ -8,6 +9,7 @@
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <type_traits>
 
 #include "syncscope/core/error.hpp"
@@ -17,6 +19,25 @@
 namespace syncscope::model {
 
 // ---- timelines.json -------------------------------------------------------------------
+
+namespace {
+
+// The strip's step's critical path (analysis/critical_path.hpp), in the names and units of
+// `analyze --format json`'s critical_path object, without its fractions and totals' counts.
+nlohmann::json critical_path_to_json(const CriticalPath& c) {
+  nlohmann::json top = nlohmann::json::array();
+  for (const CriticalRun& r : c.top)
+    top.push_back({{"kind", std::string(critical_kind_name(r.kind))},
+                   {"where", r.where},
+                   {"what", r.what},
+                   {"start_ns", r.start_ns},
+                   {"duration_ns", r.duration_ns}});
+  return {{"length_ns", c.length_ns},   {"host_ns", c.host_ns},           {"gpu_ns", c.gpu_ns},
+          {"launch_ns", c.launch_ns},   {"sync_wait_ns", c.sync_wait_ns}, {"other_ns", c.other_ns},
+          {"sync_edges", c.sync_edges}, {"top", std::move(top)}};
+}
+
+}  // namespace
 
 std::string timelines_to_json(const std::vector<TimelineStrip>& strips) {
   nlohmann::json j;
@@ -55,6 +76,7 @@ std::string timelines_to_json(const std::vector<TimelineStrip>& strips) {
                            {"other_ns", i.other_ns},
                            {"verdict", std::string(verdict_name(b.verdict))}};
     }
+    if (s.critical_path) o["critical_path"] = critical_path_to_json(*s.critical_path);
     j["strips"].push_back(std::move(o));
   }
   return j.dump();
@@ -67,6 +89,14 @@ namespace {
 constexpr std::size_t kMaxStrips = 4096;
 constexpr std::size_t kMaxSegmentsPerStrip = 20000;
 constexpr std::uint64_t kMaxTimelinesBytes = std::uint64_t{64} << 20;
+constexpr std::size_t kMaxCriticalRuns = 64;  // we write kCriticalTopRuns (5)
+
+std::optional<CriticalKind> critical_kind_of(const std::string& name) {
+  for (auto k :
+       {CriticalKind::Host, CriticalKind::Gpu, CriticalKind::Launch, CriticalKind::SyncWait, CriticalKind::Other})
+    if (critical_kind_name(k) == name) return k;
+  return std::nullopt;
+}
 }  // namespace
 
 std::vector<TimelineStrip> timelines_from_json(std::string_view text, std::string_view source) {
@@ -185,6 +215,49 @@ std::vector<TimelineStrip> timelines_from_json(std::string_view text, std::strin
       }
       s.step = b;
     }
+    if (o.contains("critical_path")) {  // optional: older timelines have none
+      const auto& c = o["critical_path"];
+      const std::string cp = p + "/critical_path";
+      typed(c.is_object(), cp, "an object");
+      auto ns = [&](const nlohmann::json& obj, const char* key, const std::string& path) {
+        const std::int64_t v = int_in(obj, key, path);
+        typed(v >= 0, path + "/" + key, "a non-negative integer");
+        return v;
+      };
+      CriticalPath path;
+      path.length_ns = ns(c, "length_ns", cp);
+      path.host_ns = ns(c, "host_ns", cp);
+      path.gpu_ns = ns(c, "gpu_ns", cp);
+      path.launch_ns = ns(c, "launch_ns", cp);
+      path.sync_wait_ns = ns(c, "sync_wait_ns", cp);
+      path.other_ns = ns(c, "other_ns", cp);
+      path.sync_edges = static_cast<std::uint64_t>(ns(c, "sync_edges", cp));
+      // The shares cut the path's time line: anything else is not a file we wrote. Taken off
+      // the length one by one, so hostile values cannot overflow the sum.
+      Ns left = path.length_ns;
+      bool sums = true;
+      for (Ns part : {path.host_ns, path.gpu_ns, path.launch_ns, path.sync_wait_ns, path.other_ns}) {
+        sums = sums && part <= left;
+        if (sums) left -= part;
+      }
+      typed(sums && left == 0, cp, "host_ns + gpu_ns + launch_ns + sync_wait_ns + other_ns == length_ns");
+      const auto& top = need(c, "top", cp);
+      typed(top.is_array() && top.size() <= kMaxCriticalRuns, cp + "/top",
+            fmt::format("an array of at most {} runs", kMaxCriticalRuns).c_str());
+      for (std::size_t r = 0; r < top.size(); ++r) {
+        const std::string rp = fmt::format("{}/top/{}", cp, r);
+        CriticalRun run;
+        const auto kind = critical_kind_of(str_in(top[r], "kind", rp));
+        typed(kind.has_value(), rp + "/kind", "one of host, gpu, launch, sync_wait, other");
+        run.kind = *kind;
+        run.where = str_in(top[r], "where", rp);
+        run.what = str_in(top[r], "what", rp);
+        run.start_ns = ns(top[r], "start_ns", rp);
+        run.duration_ns = ns(top[r], "duration_ns", rp);
+        path.top.push_back(std::move(run));
+      }
+      s.critical_path = std::move(path);
+    }
     out.push_back(std::move(s));
   }
   return out;
@@ -302,7 +375,14 @@ ReportRun load_report_run(const fs::path& dir) {
       TimelineOptions to;
       const auto fix = find_fix(v.fix);
       to.prefer_copies = fix && fix_spec(*fix).timeline_shows_copies;
-      TimelineStrip s = extract_timeline(t, analyze(t, ao), to);
+      AnalysisResult a = analyze(t, ao);
+      TimelineStrip s = extract_timeline(t, a, to);
+      // The step's critical path, as a run computes it (pipeline/src/summary.cpp).
+      if (s.step && !a.steps.empty()) {
+        add_critical_paths(t, a);
+        const WindowStats& w = a.steps[a.steps.size() / 2];
+        if (w.name == s.step->step) s.critical_path = w.critical_path;
+      }
       s.scenario = v.scenario;
       s.fix = v.fix;
       s.variant = v.variant;

@@ -15,18 +15,20 @@ namespace io_detail {
 
 using schema::DeviceKey;
 
-Ns Writer::base_time() const {
+Ns writer_base_time(const Trace& t) {
   // Kineto's base when every record is at or after it (the usual case); else the earliest
   // time, so relative timestamps never go negative. The block keeps meta.base_time_ns.
-  auto [lo, hi] = t_.time_span();
+  auto [lo, hi] = t.time_span();
   Ns lo_all = lo;
-  bool any = t_.record_count() > 0;
-  for (const auto& e : t_.cuda_events) lo_all = std::min(lo_all, e.timestamp);
-  for (const auto& e : t_.overheads) lo_all = std::min(lo_all, e.start);
-  for (const auto& e : t_.others) lo_all = std::min(lo_all, e.start);
-  if (!any) return t_.meta.base_time_ns;
-  return std::min(t_.meta.base_time_ns, lo_all);
+  bool any = t.record_count() > 0;
+  for (const auto& e : t.cuda_events) lo_all = std::min(lo_all, e.timestamp);
+  for (const auto& e : t.overheads) lo_all = std::min(lo_all, e.start);
+  for (const auto& e : t.others) lo_all = std::min(lo_all, e.start);
+  if (!any) return t.meta.base_time_ns;
+  return std::min(t.meta.base_time_ns, lo_all);
 }
+
+Ns Writer::base_time() const { return writer_base_time(t_); }
 
 void Writer::run() {
   base_ = base_time();

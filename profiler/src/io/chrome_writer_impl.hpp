@@ -69,6 +69,9 @@ struct ArgsScope {
   LazyObj ss;
 };
 
+// The writer's time origin: every "ts" is a record's time minus it (baseTimeNanoseconds).
+Ns writer_base_time(const Trace& t);
+
 class Writer {
  public:
   Writer(const Trace& t, const Sink& sink) : t_(t), o_(sink) {}

@@ -126,6 +126,12 @@ void write_trace(const Trace& trace, const std::filesystem::path& path, const Wr
   const bool binary = options.format == TraceFormat::Binary ||
                       (options.format == TraceFormat::Auto && ends_with(path.string(), ".sstrace"));
   if (binary) no_binary(path.string());
+  if (options.time_grid == TimeGrid::WholeMicrosecond) {
+    const Trace gridded = on_microsecond_grid(trace);
+    write_file_atomic(
+        path, [&](const Sink& sink) { write_chrome_json(gridded, sink); }, options.overwrite);
+    return;
+  }
   write_file_atomic(
       path, [&](const Sink& sink) { write_chrome_json(trace, sink); }, options.overwrite);
 }

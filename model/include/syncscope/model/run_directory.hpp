@@ -13,7 +13,9 @@
 
 namespace syncscope::model {
 
-// 2: each strip may carry "step", the breakdown of its step (schema 1 files still read).
+// 2: each strip may carry "step", the breakdown of its step (schema 1 files still read),
+// and "critical_path", that step's critical path (optional, added without a new version:
+// readers that predate it ignore it, and files without it still read).
 inline constexpr int kTimelineSchemaVersion = 2;
 
 std::string timelines_to_json(const std::vector<TimelineStrip>& strips);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "syncscope/analysis/analysis.hpp"
+#include "syncscope/analysis/critical_path.hpp"
 #include "syncscope/analysis/step_breakdown.hpp"
 #include "syncscope/trace/trace.hpp"
 
@@ -41,6 +42,11 @@ struct TimelineStrip {
   // Where the time of the step the window lies in goes (break_down_step); absent in
   // timelines.json from before it was recorded.
   std::optional<StepBreakdown> step;
+  // That step's critical path through host and GPU (critical_path.hpp: the identity replay's
+  // times, host + gpu + launch + sync_wait + other == length_ns), as `analyze
+  // --critical-path` gives it; absent in timelines.json from before it was recorded, and when
+  // the replay found no path for the step.
+  std::optional<CriticalPath> critical_path;
 };
 
 struct TimelineOptions {

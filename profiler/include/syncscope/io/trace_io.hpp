@@ -40,10 +40,26 @@ Trace read_trace(const std::filesystem::path& path, const ReadOptions& options =
 Trace parse_chrome_json(std::string_view json, std::string_view source_name = "<memory>");
 Trace parse_chrome_json(std::string_view json, std::string_view source_name, const ReadOptions& options);
 
+// How times are written: exactly (integer ns, "ts" with up to three decimals), or moved onto
+// the whole-microsecond grid (on_microsecond_grid below) for readers that round fractional
+// microseconds away (Holistic Trace Analysis by default; docs/analysis.md, "Traces HTA reads").
+enum class TimeGrid { Exact, WholeMicrosecond };
+
 struct WriteOptions {
   TraceFormat format = TraceFormat::ChromeJson;  // Auto: from the extension (.sstrace = binary)
   bool overwrite = false;
+  TimeGrid time_grid = TimeGrid::Exact;
 };
+
+// The provenance entry (TraceMetadata::extra, a top-level key in the file) that labels a
+// trace whose times were moved onto the microsecond grid.
+inline constexpr std::string_view kTimeGridKey = "syncscope_time_grid";
+
+// The trace with every record's times rounded to the nearest whole microsecond from the
+// writer's base (so every "ts" and "dur" it writes is an integer), labelled with
+// kTimeGridKey. Monotone: order, nesting and stream order are kept; each duration moves by at
+// most 1 us and a sub-microsecond activity can become 0 us long. Not the recorded times.
+Trace on_microsecond_grid(const Trace& trace);
 
 // Writes atomically (temporary file + rename); gzip when the name ends in ".gz". The JSON
 // follows Kineto's field names (PyTorch tooling reads it), opens in Perfetto with one track
