@@ -56,9 +56,7 @@ TraceSummary summarize_trace(const Trace& t, const std::string& trace_file, cons
   sum.forward = model::forward_time_estimate(t);
   sum.strip = strips.strip(t, a, job, s);
   for (const auto& c : model::removal_savings(a, t, kRunReplayCauses)) {
-    model::SyncRemoval r{c.cause, c.syncs_per_step, std::nullopt};
-    if (c.saving_ns) r.saving_ns = static_cast<double>(*c.saving_ns);
-    sum.removals.push_back(std::move(r));
+    sum.removals.push_back(model::SyncRemoval{c.cause, c.syncs_per_step, c.saving_ns});
   }
   return sum;
 }

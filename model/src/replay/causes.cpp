@@ -11,29 +11,50 @@
 namespace syncscope::model {
 namespace {
 
-std::vector<CauseCost> costs_in_graph(const ReplayGraph& g, const std::vector<std::string>& causes) {
-  const auto base = replay_steps(g, run_replay(g));
+// Each cause's syncs are removed in the graph itself and restored after its replay, and every
+// replay runs in one order made once (replay_order: removing nodes changes no edge): on a
+// 200 MB trace a copy of the graph per cause and a topological sort per replay had cost
+// analyze a third more CPU time and memory (docs/measurements.md). The results are those of
+// replaying an edited copy (tests/replay/test_replay_causes.cpp keeps that reference).
+std::vector<CauseCost> costs_in_graph(ReplayGraph& g, const std::vector<std::string>& causes) {
+  const ReplayOrder order = replay_order(g);
+  const auto base = replay_steps(g, run_replay(g, order));
   std::map<std::string, std::size_t> counts;
   for (const auto& s : g.syncs)
     for (const auto& w : g.steps)
       if (w.rec_start <= s.rec_start && s.rec_start < w.rec_end) ++counts[s.cause];
   std::vector<CauseCost> out;
+  struct Saved {
+    std::uint32_t node;
+    Ns own_ns;
+    bool removed;
+  };
+  std::vector<Saved> saved;
   for (const auto& cause : causes) {
     CauseCost c;
     c.cause = cause;
     const std::size_t n = counts.count(cause) ? counts.at(cause) : 0;
     c.syncs_per_step = static_cast<double>(n) / static_cast<double>(std::max<std::size_t>(1, g.steps.size()));
-    ReplayGraph e = g;
-    bool any = false;
-    for (const auto& s : e.syncs) {
+    // remove-syncs' edit (edits.cpp, remove_sync), each node's state saved first.
+    saved.clear();
+    auto remove = [&](std::uint32_t k, bool no_own_time) {
+      ReplayNode& x = g.nodes[k];
+      saved.push_back({k, x.own_ns, x.removed});
+      x.removed = true;
+      if (no_own_time) x.own_ns = 0;
+    };
+    for (const auto& s : g.syncs) {
       if (s.cause != cause) continue;  // exact name: a cause may hold glob characters
-      e.nodes[s.node].removed = true;
-      e.nodes[s.node].own_ns = 0;
-      for (std::uint32_t k : s.copies) e.nodes[k].removed = true;
-      any = true;
+      remove(s.node, true);
+      for (std::uint32_t k : s.copies) remove(k, false);
     }
-    if (any) {
-      const auto after = replay_steps(e, run_replay(e));
+    if (!saved.empty()) {
+      const auto after = replay_steps(g, run_replay(g, order));
+      // Restored in reverse, so a node saved twice gets its first state back.
+      for (auto it = saved.rbegin(); it != saved.rend(); ++it) {
+        g.nodes[it->node].own_ns = it->own_ns;
+        g.nodes[it->node].removed = it->removed;
+      }
       std::vector<Ns> saving;
       for (std::size_t i = 0; i < after.size(); ++i)
         if (after[i].unbuilt == 0) saving.push_back(base[i].replayed_ns - after[i].replayed_ns);
@@ -54,11 +75,12 @@ std::vector<CauseCost> costs_in_graph(const ReplayGraph& g, const std::vector<st
 std::vector<CauseCost> replay_cost_of_causes(const Trace& trace, const ReplayOptions& options,
                                              const std::vector<std::string>& causes) {
   if (causes.empty()) return {};
-  return costs_in_graph(build_replay_graph(trace, options), causes);
+  ReplayGraph g = build_replay_graph(trace, options);
+  return costs_in_graph(g, causes);
 }
 
 std::vector<CauseCost> replay_cost_by_cause(const Trace& trace, const ReplayOptions& options, std::size_t max_causes) {
-  const ReplayGraph g = build_replay_graph(trace, options);
+  ReplayGraph g = build_replay_graph(trace, options);
   std::map<std::string, std::size_t> counts;
   for (const auto& s : g.syncs)
     for (const auto& w : g.steps)
@@ -75,12 +97,15 @@ std::vector<CauseCost> replay_cost_by_cause(const Trace& trace, const ReplayOpti
 
 std::vector<CauseCost> removal_savings(const AnalysisResult& result, const Trace& trace, std::size_t max_causes) {
   const std::size_t n = std::min(max_causes, result.worst.size());
+  if (n == 0) return {};
   ReplayOptions o;
   o.step_glob = result.options.step_glob;
   o.pid = result.options.pid;
   std::vector<std::string> causes;
   for (std::size_t i = 0; i < n; ++i) causes.push_back(result.worst[i].cause);
-  return replay_cost_of_causes(trace, o, causes);
+  // The analysis found the sync points with the same pid: the graph takes them as they are.
+  ReplayGraph g = build_replay_graph(trace, o, result.sync_points);
+  return costs_in_graph(g, causes);
 }
 
 }  // namespace syncscope::model

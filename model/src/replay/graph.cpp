@@ -83,7 +83,10 @@ std::vector<std::string> ReplayProblems::describe(const std::string& step_glob) 
   return out;
 }
 
-ReplayGraph build_replay_graph(const Trace& trace, const ReplayOptions& options) {
+namespace {
+
+// `points`: the analysis's sync points when the caller has them, else found here.
+ReplayGraph build_graph(const Trace& trace, const ReplayOptions& options, const std::vector<SyncPoint>* points) {
   ReplayGraph g;
   g.step_glob = options.step_glob;
   const auto& calls = trace.api_calls;
@@ -390,7 +393,12 @@ ReplayGraph build_replay_graph(const Trace& trace, const ReplayOptions& options)
         if (g.nodes[a].kind == ReplayNode::Kind::Copy && g.nodes[a].direction == CopyKind::DtoH) out.push_back(a);
       return out;
     };
-    for (const SyncPoint& sp : find_sync_points(trace, ao)) {
+    std::vector<SyncPoint> found;
+    if (!points) {
+      found = find_sync_points(trace, ao);
+      points = &found;
+    }
+    for (const SyncPoint& sp : *points) {
       auto ti = thread_index.find({sp.pid, sp.tid});
       if (ti == thread_index.end()) continue;
       ReplaySync s;
@@ -447,6 +455,17 @@ ReplayGraph build_replay_graph(const Trace& trace, const ReplayOptions& options)
     }
   }
   return g;
+}
+
+}  // namespace
+
+ReplayGraph build_replay_graph(const Trace& trace, const ReplayOptions& options) {
+  return build_graph(trace, options, nullptr);
+}
+
+ReplayGraph build_replay_graph(const Trace& trace, const ReplayOptions& options,
+                               const std::vector<SyncPoint>& sync_points) {
+  return build_graph(trace, options, &sync_points);
 }
 
 }  // namespace syncscope::model

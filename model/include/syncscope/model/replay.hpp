@@ -104,6 +104,10 @@ struct ReplayGraph {
 };
 
 ReplayGraph build_replay_graph(const Trace& trace, const ReplayOptions& options = {});
+// The same with the analysis's sync points of this trace already found (AnalysisResult::
+// sync_points, or find_sync_points, with the same pid as `options`): not found again.
+ReplayGraph build_replay_graph(const Trace& trace, const ReplayOptions& options,
+                               const std::vector<SyncPoint>& sync_points);
 
 struct ReplayTimes {
   std::vector<Ns> start, end;
@@ -114,6 +118,18 @@ struct ReplayTimes {
 };
 
 ReplayTimes run_replay(const ReplayGraph& graph);
+
+// The order run_replay times the graph's events in: Kahn's topological order of each node's
+// start (calls) and end, first in first out; a cycle's events last, in recorded order. It
+// depends on the edges only, not on `removed` or the durations, so an edit that changes just
+// those (remove-syncs, removal_savings) replays with the order made once:
+// run_replay(g, replay_order(g)) == run_replay(g) for as long as g's edges stay as they were.
+struct ReplayOrder {
+  std::vector<std::uint32_t> events;  // 2i: node i's start (calls only), 2i + 1: node i's end
+  std::uint64_t cycle_nodes = 0;      // ReplayTimes::cycle_nodes
+};
+ReplayOrder replay_order(const ReplayGraph& graph);
+ReplayTimes run_replay(const ReplayGraph& graph, const ReplayOrder& order);
 
 struct ReplayedStep {
   std::string name;
