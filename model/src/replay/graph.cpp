@@ -4,6 +4,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <span>
 #include <tuple>
 #include <unordered_map>
 
@@ -101,6 +102,9 @@ ReplayGraph build_graph(const Trace& trace, const ReplayOptions& options, const 
     return std::tie(x.pid, x.tid, x.start, y.end, a) < std::tie(y.pid, y.tid, y.start, x.end, b);
   });
   std::vector<std::uint32_t> owner(calls.size(), kNoNode);  // api call -> its top-level call's node
+  // At most this many nodes: reserved once, so the node array is never copied while it grows
+  // (pages reserved but not used cost no memory).
+  g.nodes.reserve(order.size() + trace.kernels.size() + trace.memcpys.size() + trace.memsets.size());
   std::map<std::pair<std::int64_t, std::int64_t>, std::int32_t> thread_index;
   for (std::size_t i = 0; i < order.size(); ++i) {
     const ApiCall& c = calls[order[i]];
@@ -135,6 +139,7 @@ ReplayGraph build_graph(const Trace& trace, const ReplayOptions& options, const 
     g.nodes.push_back(std::move(n));
   }
   std::unordered_map<std::uint64_t, std::uint32_t> call_by_corr;
+  call_by_corr.reserve(g.nodes.size());
   for (std::size_t i = 0; i < calls.size(); ++i)
     if (calls[i].correlation != 0 && owner[i] != kNoNode) call_by_corr.try_emplace(calls[i].correlation, owner[i]);
 
@@ -206,9 +211,22 @@ ReplayGraph build_graph(const Trace& trace, const ReplayOptions& options, const 
     std::sort(v.begin(), v.end(), by_start);
     for (std::size_t k = 1; k < v.size(); ++k) g.nodes[v[k]].engine_prev = v[k - 1];
   }
-  std::vector<std::vector<std::uint32_t>> launched(first_gpu);  // call node -> GPU nodes it launched
+  // Call node -> the GPU nodes it launched, in node order: one flat array and offsets (one
+  // vector per call had cost a heap block per launch call).
+  std::vector<std::uint32_t> launched_at(first_gpu + 1, 0), launched_flat;
   for (std::size_t i = first_gpu; i < g.nodes.size(); ++i)
-    if (g.nodes[i].launch != kNoNode) launched[g.nodes[i].launch].push_back(static_cast<std::uint32_t>(i));
+    if (g.nodes[i].launch != kNoNode) ++launched_at[g.nodes[i].launch + 1];
+  for (std::size_t c = 0; c < first_gpu; ++c) launched_at[c + 1] += launched_at[c];
+  launched_flat.resize(launched_at[first_gpu]);
+  {
+    std::vector<std::uint32_t> fill(launched_at.begin(), launched_at.end() - 1);
+    for (std::size_t i = first_gpu; i < g.nodes.size(); ++i)
+      if (g.nodes[i].launch != kNoNode) launched_flat[fill[g.nodes[i].launch]++] = static_cast<std::uint32_t>(i);
+  }
+  auto launched = [&](std::uint32_t call) {
+    return std::span<const std::uint32_t>(launched_flat.data() + launched_at[call],
+                                          launched_flat.data() + launched_at[call + 1]);
+  };
 
   // ---- events: record calls (stream, issue time) by correlation and by event id ----
   struct RecordAt {
@@ -250,12 +268,20 @@ ReplayGraph build_graph(const Trace& trace, const ReplayOptions& options, const 
     if (s.correlation && !s.is_query) sync_by_corr.try_emplace(s.correlation, &s);
 
   // ---- host calls that wait: syncs, blocking copies; stream waits ----
+  // A named call's class depends on its name alone: classified once per name.
+  std::vector<std::uint8_t> class_of_name(trace.strings.size(), 0xFF);
+  auto classify = [&](const ApiCall& c) {
+    if (c.name == kNoString || c.name >= class_of_name.size()) return classify_api(c.kind, trace.str(c.name), c.cbid);
+    std::uint8_t& k = class_of_name[c.name];
+    if (k == 0xFF) k = static_cast<std::uint8_t>(classify_api(c.kind, trace.str(c.name), c.cbid));
+    return static_cast<ApiClass>(k);
+  };
   std::vector<std::int32_t> last_lane_of_thread(g.threads.size(), -1);
   for (std::size_t t = 0; t < g.thread_calls.size(); ++t) {
     for (std::uint32_t ni : g.thread_calls[t]) {
       ReplayNode& n = g.nodes[ni];
       const ApiCall& c = calls[n.record];
-      const ApiClass cls = classify_api(c.kind, trace.str(c.name), c.cbid);
+      const ApiClass cls = classify(c);
       const SyncRecord* rec = nullptr;
       if (auto it = sync_by_corr.find(c.correlation); c.correlation && it != sync_by_corr.end()) rec = it->second;
       std::int32_t device = rec && rec->device >= 0 ? rec->device : c.device;
@@ -313,7 +339,7 @@ ReplayGraph build_graph(const Trace& trace, const ReplayOptions& options, const 
         case ApiClass::AsyncCopy: {
           // Blocking: a synchronous host<->device copy; an async device-to-host copy into
           // pageable memory (analysis.hpp's rules).
-          for (std::uint32_t a : launched[ni]) {
+          for (std::uint32_t a : launched(ni)) {
             const ReplayNode& x = g.nodes[a];
             if (x.kind != ReplayNode::Kind::Copy) continue;
             const Memcpy& m = trace.memcpys[x.record];
@@ -337,7 +363,7 @@ ReplayGraph build_graph(const Trace& trace, const ReplayOptions& options, const 
       if (n.sync && n.waits.empty() && cls != ApiClass::SyncCopy && cls != ApiClass::AsyncCopy &&
           !g.problems.no_gpu_records && n.unbuilt)
         ++g.problems.syncs_without_work;
-      for (std::uint32_t a : launched[ni]) last_lane_of_thread[t] = g.nodes[a].lane;
+      for (std::uint32_t a : launched(ni)) last_lane_of_thread[t] = g.nodes[a].lane;
     }
   }
 
@@ -389,7 +415,7 @@ ReplayGraph build_graph(const Trace& trace, const ReplayOptions& options, const 
     auto d2h_copies = [&](std::uint32_t call) {
       std::vector<std::uint32_t> out;
       if (call == kNoNode) return out;
-      for (std::uint32_t a : launched[call])
+      for (std::uint32_t a : launched(call))
         if (g.nodes[a].kind == ReplayNode::Kind::Copy && g.nodes[a].direction == CopyKind::DtoH) out.push_back(a);
       return out;
     };
@@ -425,9 +451,15 @@ ReplayGraph build_graph(const Trace& trace, const ReplayOptions& options, const 
   }
 
   // ---- steps ----
+  std::vector<std::int8_t> is_step(trace.strings.size(), -1);  // by name id: matches the glob
+  auto step_name = [&](StringId id) {
+    if (id >= is_step.size()) return glob_match(options.step_glob, trace.str(id));
+    if (is_step[id] < 0) is_step[id] = glob_match(options.step_glob, trace.str(id)) ? 1 : 0;
+    return is_step[id] == 1;
+  };
   for (const Range& r : trace.ranges) {
     if (r.kind == RangeKind::GpuUserAnnotation || (options.pid && r.pid != *options.pid)) continue;
-    if (!glob_match(options.step_glob, trace.str(r.name))) continue;
+    if (!step_name(r.name)) continue;
     ReplayStepWindow w;
     w.name = std::string(trace.str(r.name));
     auto it = thread_index.find({r.pid, r.tid});

@@ -42,21 +42,23 @@ struct ReplayOptions {
 
 struct ReplayNode {
   enum class Kind : std::uint8_t { Call = 0, Kernel = 1, Copy = 2, Memset = 3 };
+  // Fields ordered so that no padding is left between them (88 bytes a node, was 96): a
+  // 200 MB trace makes a few hundred thousand nodes.
   Kind kind = Kind::Call;
-  std::uint32_t record = 0;  // index into trace.api_calls / kernels / memcpys / memsets
-  Ns rec_start = 0, rec_end = 0;
-  Ns own_ns = 0;                           // host: the call's own time (a sync's wait excluded); GPU: its duration
-  Ns gap_ns = 0;                           // host: recorded gap after the previous call of its thread
-  std::uint32_t prev = kNoNode;            // host: previous call of its thread; GPU: previous on its stream
-  std::uint32_t engine_prev = kNoNode;     // copy: previous copy on its device's engine, same direction
-  std::uint32_t launch = kNoNode;          // GPU: the top-level call that launched it
-  std::vector<std::uint32_t> waits;        // sync call: GPU work it waits for; GPU: event-wait sources
-  std::int32_t thread = -1;                // host: index into ReplayGraph::threads
-  std::int32_t lane = -1;                  // GPU: index into ReplayGraph::lanes
   CopyKind direction = CopyKind::Unknown;  // copies
   bool sync = false;                       // a host call that blocks until `waits` finish
   bool unbuilt = false;                    // an edge it needs could not be built (see ReplayProblems)
   bool removed = false;                    // an edit removed it (time 0, order kept)
+  std::uint32_t record = 0;                // index into trace.api_calls / kernels / memcpys / memsets
+  std::int32_t thread = -1;                // host: index into ReplayGraph::threads
+  std::int32_t lane = -1;                  // GPU: index into ReplayGraph::lanes
+  std::uint32_t prev = kNoNode;            // host: previous call of its thread; GPU: previous on its stream
+  std::uint32_t engine_prev = kNoNode;     // copy: previous copy on its device's engine, same direction
+  std::uint32_t launch = kNoNode;          // GPU: the top-level call that launched it
+  Ns rec_start = 0, rec_end = 0;
+  Ns own_ns = 0;                     // host: the call's own time (a sync's wait excluded); GPU: its duration
+  Ns gap_ns = 0;                     // host: recorded gap after the previous call of its thread
+  std::vector<std::uint32_t> waits;  // sync call: GPU work it waits for; GPU: event-wait sources
 };
 
 // One sync point of the analysis (analysis.hpp's definition) as graph nodes.
