@@ -95,16 +95,36 @@ std::vector<CauseCost> replay_cost_by_cause(const Trace& trace, const ReplayOpti
   return costs_in_graph(g, causes);
 }
 
-std::vector<CauseCost> removal_savings(const AnalysisResult& result, const Trace& trace, std::size_t max_causes) {
-  const std::size_t n = std::min(max_causes, result.worst.size());
-  if (n == 0) return {};
-  ReplayOptions o;
+namespace {
+
+// analyze's worst offenders: the first `max_causes` of result.worst, replayed with the
+// analysis's own step glob, pid and sync points (found with that pid: not found again).
+std::vector<std::string> worst_causes(const AnalysisResult& result, std::size_t max_causes, ReplayOptions& o) {
+  std::vector<std::string> causes;
+  for (std::size_t i = 0; i < std::min(max_causes, result.worst.size()); ++i) causes.push_back(result.worst[i].cause);
   o.step_glob = result.options.step_glob;
   o.pid = result.options.pid;
-  std::vector<std::string> causes;
-  for (std::size_t i = 0; i < n; ++i) causes.push_back(result.worst[i].cause);
-  // The analysis found the sync points with the same pid: the graph takes them as they are.
+  return causes;
+}
+
+}  // namespace
+
+std::vector<CauseCost> removal_savings(const AnalysisResult& result, const Trace& trace, std::size_t max_causes) {
+  ReplayOptions o;
+  const auto causes = worst_causes(result, max_causes, o);
+  if (causes.empty()) return {};
   ReplayGraph g = build_replay_graph(trace, o, result.sync_points);
+  return costs_in_graph(g, causes);
+}
+
+std::vector<CauseCost> removal_savings(const AnalysisResult& result, Trace&& trace, std::size_t max_causes) {
+  ReplayOptions o;
+  const auto causes = worst_causes(result, max_causes, o);
+  if (causes.empty()) {
+    const Trace released = std::move(trace);  // consumed either way
+    return {};
+  }
+  ReplayGraph g = build_replay_graph(std::move(trace), o, result.sync_points);
   return costs_in_graph(g, causes);
 }
 

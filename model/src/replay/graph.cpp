@@ -87,10 +87,29 @@ std::vector<std::string> ReplayProblems::describe(const std::string& step_glob) 
 namespace {
 
 // `points`: the analysis's sync points when the caller has them, else found here.
-ReplayGraph build_graph(const Trace& trace, const ReplayOptions& options, const std::vector<SyncPoint>* points) {
+// `consume`: the trace itself, when the caller is done with it (then `points` is given, and
+// the graph reads no range but the steps): its ranges, the largest of its records, are released
+// once the steps are read from them, and the rest once the graph is built.
+ReplayGraph build_graph(const Trace& trace, const ReplayOptions& options, const std::vector<SyncPoint>* points,
+                        Trace* consume) {
   ReplayGraph g;
   g.step_glob = options.step_glob;
   const auto& calls = trace.api_calls;
+
+  // The ranges that delimit steps, first.
+  std::vector<Range> step_ranges;
+  {
+    std::vector<std::int8_t> is_step(trace.strings.size(), -1);  // by name id: matches the glob
+    auto step_name = [&](StringId id) {
+      if (id >= is_step.size()) return glob_match(options.step_glob, trace.str(id));
+      if (is_step[id] < 0) is_step[id] = glob_match(options.step_glob, trace.str(id)) ? 1 : 0;
+      return is_step[id] == 1;
+    };
+    for (const Range& r : trace.ranges)
+      if (r.kind != RangeKind::GpuUserAnnotation && (!options.pid || r.pid == *options.pid) && step_name(r.name))
+        step_ranges.push_back(r);
+  }
+  if (consume && points) std::vector<Range>().swap(consume->ranges);
 
   // ---- host: top-level calls per thread ----
   std::vector<std::uint32_t> order;
@@ -138,10 +157,22 @@ ReplayGraph build_graph(const Trace& trace, const ReplayOptions& options, const 
     list.push_back(static_cast<std::uint32_t>(g.nodes.size()));
     g.nodes.push_back(std::move(n));
   }
-  std::unordered_map<std::uint64_t, std::uint32_t> call_by_corr;
-  call_by_corr.reserve(g.nodes.size());
+  // Correlation id -> the top-level call's node; the first call of an id, in record order,
+  // keeps it. A sorted array, not a hash map: a third of the memory and no heap block per call.
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> corr_calls;
   for (std::size_t i = 0; i < calls.size(); ++i)
-    if (calls[i].correlation != 0 && owner[i] != kNoNode) call_by_corr.try_emplace(calls[i].correlation, owner[i]);
+    if (calls[i].correlation != 0 && owner[i] != kNoNode) corr_calls.push_back({calls[i].correlation, owner[i]});
+  std::stable_sort(corr_calls.begin(), corr_calls.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  corr_calls.erase(std::unique(corr_calls.begin(), corr_calls.end(),
+                               [](const auto& a, const auto& b) { return a.first == b.first; }),
+                   corr_calls.end());
+  auto call_of_corr = [&](std::uint64_t corr) -> std::uint32_t {  // kNoNode: none
+    if (corr == 0) return kNoNode;
+    auto it = std::lower_bound(corr_calls.begin(), corr_calls.end(), corr,
+                               [](const auto& a, std::uint64_t x) { return a.first < x; });
+    return it != corr_calls.end() && it->first == corr ? it->second : kNoNode;
+  };
 
   // ---- GPU activities ----
   std::map<std::pair<std::int32_t, std::int64_t>, std::int32_t> lane_index;
@@ -160,9 +191,8 @@ ReplayGraph build_graph(const Trace& trace, const ReplayOptions& options, const 
     n.own_ns = n.rec_end - n.rec_start;
     n.lane = lane_of(a.device, a.stream);
     n.direction = dir;
-    auto it = a.correlation ? call_by_corr.find(a.correlation) : call_by_corr.end();
-    if (it != call_by_corr.end()) {
-      n.launch = it->second;
+    if (const std::uint32_t launcher = call_of_corr(a.correlation); launcher != kNoNode) {
+      n.launch = launcher;
     } else {
       n.unbuilt = true;
       ++g.problems.gpu_without_launch;
@@ -236,8 +266,8 @@ ReplayGraph build_graph(const Trace& trace, const ReplayOptions& options, const 
   std::unordered_map<std::uint64_t, RecordAt> record_by_corr;
   std::map<std::uint64_t, std::vector<std::pair<Ns, std::int32_t>>> records_by_event;  // id -> (issued, lane)
   for (const auto& e : trace.cuda_events) {
-    auto it = e.correlation ? call_by_corr.find(e.correlation) : call_by_corr.end();
-    const Ns issued = it != call_by_corr.end() ? g.nodes[it->second].rec_start : e.timestamp;
+    const std::uint32_t record_call = call_of_corr(e.correlation);
+    const Ns issued = record_call != kNoNode ? g.nodes[record_call].rec_start : e.timestamp;
     auto li = lane_index.find({e.device, e.stream});
     const std::int32_t lane = li != lane_index.end() ? li->second : -1;
     if (e.correlation) record_by_corr[e.correlation] = {lane, issued};
@@ -451,15 +481,7 @@ ReplayGraph build_graph(const Trace& trace, const ReplayOptions& options, const 
   }
 
   // ---- steps ----
-  std::vector<std::int8_t> is_step(trace.strings.size(), -1);  // by name id: matches the glob
-  auto step_name = [&](StringId id) {
-    if (id >= is_step.size()) return glob_match(options.step_glob, trace.str(id));
-    if (is_step[id] < 0) is_step[id] = glob_match(options.step_glob, trace.str(id)) ? 1 : 0;
-    return is_step[id] == 1;
-  };
-  for (const Range& r : trace.ranges) {
-    if (r.kind == RangeKind::GpuUserAnnotation || (options.pid && r.pid != *options.pid)) continue;
-    if (!step_name(r.name)) continue;
+  for (const Range& r : step_ranges) {
     ReplayStepWindow w;
     w.name = std::string(trace.str(r.name));
     auto it = thread_index.find({r.pid, r.tid});
@@ -486,18 +508,25 @@ ReplayGraph build_graph(const Trace& trace, const ReplayOptions& options, const 
       g.steps.push_back(std::move(w));
     }
   }
+  if (consume) {
+    const Trace released = std::move(*consume);
+  }
   return g;
 }
 
 }  // namespace
 
 ReplayGraph build_replay_graph(const Trace& trace, const ReplayOptions& options) {
-  return build_graph(trace, options, nullptr);
+  return build_graph(trace, options, nullptr, nullptr);
 }
 
 ReplayGraph build_replay_graph(const Trace& trace, const ReplayOptions& options,
                                const std::vector<SyncPoint>& sync_points) {
-  return build_graph(trace, options, &sync_points);
+  return build_graph(trace, options, &sync_points, nullptr);
+}
+
+ReplayGraph build_replay_graph(Trace&& trace, const ReplayOptions& options, const std::vector<SyncPoint>& sync_points) {
+  return build_graph(trace, options, &sync_points, &trace);
 }
 
 }  // namespace syncscope::model

@@ -110,6 +110,10 @@ ReplayGraph build_replay_graph(const Trace& trace, const ReplayOptions& options 
 // sync_points, or find_sync_points, with the same pid as `options`): not found again.
 ReplayGraph build_replay_graph(const Trace& trace, const ReplayOptions& options,
                                const std::vector<SyncPoint>& sync_points);
+// The same for a caller done with the trace: it is consumed (left empty), its ranges released
+// as soon as the steps are read from them and the rest once the graph is built, so that the
+// graph does not add to the trace's memory (analyze's removal savings).
+ReplayGraph build_replay_graph(Trace&& trace, const ReplayOptions& options, const std::vector<SyncPoint>& sync_points);
 
 struct ReplayTimes {
   std::vector<Ns> start, end;
@@ -254,5 +258,8 @@ std::vector<CauseCost> replay_cost_of_causes(const Trace& trace, const ReplayOpt
 // cannot call the model: analyze (the CLI and the Python module) calls this and hands the
 // result to the printers (reports/analysis_printers.hpp, CauseRemovals).
 std::vector<CauseCost> removal_savings(const AnalysisResult& result, const Trace& trace, std::size_t max_causes);
+// The same for a caller done with the trace: it is consumed while the graph is built (left
+// empty; build_replay_graph's Trace&& form), since the replays read only the graph.
+std::vector<CauseCost> removal_savings(const AnalysisResult& result, Trace&& trace, std::size_t max_causes);
 
 }  // namespace syncscope::model
