@@ -1,4 +1,5 @@
-// analyze's removal savings (model/replay.hpp, removal_savings) edit the graph in place and
+// analyze's removal savings (model/replay.hpp, removal_savings) build the graph from the
+// analysis's sync points (consuming the trace, in analyze's form), edit it in place and
 // replay every cause in one order made once; these tests keep the path it replaced, a copy of
 // the graph per cause and a topological sort per replay, as the reference, and require the
 // same numbers, bit for bit, on every trace fixture and on a graph with a cycle.
@@ -185,6 +186,14 @@ TEST(ReplayCauses, RemovalSavingsMatchTheCopyPerCauseOnEveryFixture) {
       EXPECT_EQ(got[i].saving_ns, want[i].saving_ns);
       ++compared;
       claimed += want[i].saving_ns.has_value() && *want[i].saving_ns != 0;
+    }
+    // analyze's own form, which consumes the trace while it builds the graph: the same.
+    Trace consumed = t;
+    const auto from_consumed = m::removal_savings(a, std::move(consumed), all);
+    ASSERT_EQ(from_consumed.size(), want.size());
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(from_consumed[i].syncs_per_step, want[i].syncs_per_step);
+      EXPECT_EQ(from_consumed[i].saving_ns, want[i].saving_ns);
     }
     // The graph made from the analysis's sync points is the one that finds them itself.
     m::ReplayOptions o;

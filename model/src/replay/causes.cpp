@@ -12,10 +12,11 @@ namespace syncscope::model {
 namespace {
 
 // Each cause's syncs are removed in the graph itself and restored after its replay, and every
-// replay runs in one order made once (replay_order: removing nodes changes no edge): on a
-// 200 MB trace a copy of the graph per cause and a topological sort per replay had cost
-// analyze a third more CPU time and memory (docs/measurements.md). The results are those of
-// replaying an edited copy (tests/replay/test_replay_causes.cpp keeps that reference).
+// replay runs in one order made once (replay_order: removing nodes changes no edge). Before,
+// a copy of the graph per cause, a topological sort per replay and the sync points found a
+// second time had cost analyze +36% CPU time and +46% peak RSS over --replay-causes 0 on a
+// 200 MB trace (docs/measurements.md). The results are those of replaying an edited copy
+// (tests/replay/test_replay_causes.cpp keeps that reference).
 std::vector<CauseCost> costs_in_graph(ReplayGraph& g, const std::vector<std::string>& causes) {
   const ReplayOrder order = replay_order(g);
   const auto base = replay_steps(g, run_replay(g, order));
