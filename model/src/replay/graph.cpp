@@ -21,9 +21,13 @@ namespace {
 // The median (the mean of the two middle values for an even count).
 Ns median_of(std::vector<Ns> v, Ns fallback) {
   if (v.empty()) return fallback;
-  std::sort(v.begin(), v.end());
+  // The middle values by selection, not a full sort: the same values in linear time.
   const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(n / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  if (n % 2) return *mid;
+  const Ns below = *std::max_element(v.begin(), mid);  // the (n/2 - 1)-th smallest
+  return below + (*mid - below) / 2;
 }
 
 // The work a stream has been given up to a moment: per lane, nodes in stream order with
@@ -116,10 +120,13 @@ ReplayGraph build_graph(const Trace& trace, const ReplayOptions& options, const 
   order.reserve(calls.size());
   for (std::size_t i = 0; i < calls.size(); ++i)
     if (!options.pid || calls[i].pid == *options.pid) order.push_back(static_cast<std::uint32_t>(i));
-  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+  // Every key differs (the index breaks ties), so the sorted order is one order; traces arrive
+  // sorted by start (Trace::finalize), which for one thread is usually this order already.
+  auto by_thread = [&](std::uint32_t a, std::uint32_t b) {
     const auto &x = calls[a], &y = calls[b];
     return std::tie(x.pid, x.tid, x.start, y.end, a) < std::tie(y.pid, y.tid, y.start, x.end, b);
-  });
+  };
+  if (!std::is_sorted(order.begin(), order.end(), by_thread)) std::sort(order.begin(), order.end(), by_thread);
   std::vector<std::uint32_t> owner(calls.size(), kNoNode);  // api call -> its top-level call's node
   // At most this many nodes: reserved once, so the node array is never copied while it grows
   // (pages reserved but not used cost no memory).
@@ -230,7 +237,7 @@ ReplayGraph build_graph(const Trace& trace, const ReplayOptions& options, const 
   };
   for (std::size_t l = 0; l < lanes.nodes.size(); ++l) {
     auto& v = lanes.nodes[l];
-    std::sort(v.begin(), v.end(), by_start);
+    if (!std::is_sorted(v.begin(), v.end(), by_start)) std::sort(v.begin(), v.end(), by_start);
     Ns running = std::numeric_limits<Ns>::min();
     for (std::size_t k = 0; k < v.size(); ++k) {
       if (k > 0) g.nodes[v[k]].prev = v[k - 1];
@@ -239,7 +246,7 @@ ReplayGraph build_graph(const Trace& trace, const ReplayOptions& options, const 
     }
   }
   for (auto& [key, v] : engines) {
-    std::sort(v.begin(), v.end(), by_start);
+    if (!std::is_sorted(v.begin(), v.end(), by_start)) std::sort(v.begin(), v.end(), by_start);
     for (std::size_t k = 1; k < v.size(); ++k) g.nodes[v[k]].engine_prev = v[k - 1];
   }
   // Call node -> the GPU nodes it launched, in node order: one flat array and offsets (one
