@@ -30,6 +30,28 @@ Ns median_of(std::vector<Ns> v, Ns fallback) {
   return below + (*mid - below) / 2;
 }
 
+// Sorts `v` by `less`, whose keys all differ (so there is one sorted order). A lane's list is
+// its kernels, then its copies, then its memsets, each run already in order of start
+// (Trace::finalize sorts every record kind): a few runs are merged, which costs a pass each
+// instead of a sort; more fall back to a sort.
+template <class Less>
+void sort_runs(std::vector<std::uint32_t>& v, const Less& less) {
+  std::size_t runs = 1;
+  for (std::size_t k = 1; k < v.size() && runs <= 8; ++k) runs += less(v[k], v[k - 1]) ? 1 : 0;
+  if (runs > 8) {
+    std::sort(v.begin(), v.end(), less);
+    return;
+  }
+  std::size_t start = 0;  // [0, start) is in order; [start, k) is the run being read
+  for (std::size_t k = 1; k <= v.size(); ++k) {
+    if (k < v.size() && !less(v[k], v[k - 1])) continue;
+    if (start > 0)
+      std::inplace_merge(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(start),
+                         v.begin() + static_cast<std::ptrdiff_t>(k), less);
+    start = k;
+  }
+}
+
 // The work a stream has been given up to a moment: per lane, nodes in stream order with
 // the running maximum of their issue times (a launch call's start), so "the last activity
 // issued before t" is one binary search.
@@ -237,7 +259,7 @@ ReplayGraph build_graph(const Trace& trace, const ReplayOptions& options, const 
   };
   for (std::size_t l = 0; l < lanes.nodes.size(); ++l) {
     auto& v = lanes.nodes[l];
-    if (!std::is_sorted(v.begin(), v.end(), by_start)) std::sort(v.begin(), v.end(), by_start);
+    sort_runs(v, by_start);
     Ns running = std::numeric_limits<Ns>::min();
     for (std::size_t k = 0; k < v.size(); ++k) {
       if (k > 0) g.nodes[v[k]].prev = v[k - 1];
@@ -246,7 +268,7 @@ ReplayGraph build_graph(const Trace& trace, const ReplayOptions& options, const 
     }
   }
   for (auto& [key, v] : engines) {
-    if (!std::is_sorted(v.begin(), v.end(), by_start)) std::sort(v.begin(), v.end(), by_start);
+    sort_runs(v, by_start);
     for (std::size_t k = 1; k < v.size(); ++k) g.nodes[v[k]].engine_prev = v[k - 1];
   }
   // Call node -> the GPU nodes it launched, in node order: one flat array and offsets (one
