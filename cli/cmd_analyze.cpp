@@ -60,7 +60,7 @@ void emit(const AnalyzeOptions& o, const std::string& text) {
 
 void analyze_one(const AnalyzeOptions& o, bool pid_given) {
   const std::string& path = o.traces.front();
-  const Trace trace = read_trace(path);
+  Trace trace = read_trace(path);
   if (pid_given) require_process(trace, o.pid, path);
   AnalysisOptions opts;
   opts.step_glob = o.step_range;
@@ -72,7 +72,9 @@ void analyze_one(const AnalyzeOptions& o, bool pid_given) {
   // about a fifth more time and a sixth more memory on a 200 MB trace (docs/analysis.md).
   if (o.critical_path) model::add_critical_paths(trace, result);
   // What each of the worst causes costs: the trace replayed without its syncs (model/replay.hpp).
-  const CauseRemovals removals = model::removal_savings(result, trace, o.replay_causes);
+  // The trace is not read after this: released before the replays, which need only their graph.
+  const std::uint64_t dropped_records = trace.meta.dropped_records;
+  const CauseRemovals removals = model::removal_savings(result, std::move(trace), o.replay_causes);
 
   std::string text;
   if (o.format == "json") {
@@ -92,7 +94,7 @@ void analyze_one(const AnalyzeOptions& o, bool pid_given) {
   // count a lower bound.
   const bool table_on_stdout = o.format == "table" && o.output.empty();
   for (const auto& w : result.warnings)
-    if (!table_on_stdout || (trace.meta.dropped_records > 0 && w.find("records were dropped") != std::string::npos))
+    if (!table_on_stdout || (dropped_records > 0 && w.find("records were dropped") != std::string::npos))
       std::fprintf(stderr, "syncscope: warning: %s\n", w.c_str());
   emit(o, text);
 }

@@ -57,9 +57,7 @@ TraceSummary summarize_trace(const Trace& t, const std::string& trace_file, cons
   sum.forward = model::forward_time_estimate(t);
   sum.strip = strips.strip(t, a, job, s);
   for (const auto& c : model::removal_savings(a, t, kRunReplayCauses)) {
-    model::SyncRemoval r{c.cause, c.syncs_per_step, std::nullopt};
-    if (c.saving_ns) r.saving_ns = static_cast<double>(*c.saving_ns);
-    sum.removals.push_back(std::move(r));
+    sum.removals.push_back(model::SyncRemoval{c.cause, c.syncs_per_step, c.saving_ns});
   }
   // The strip's step gets its critical path over the replay graph `analyze --critical-path`
   // walks, only for the traces whose strip the report shows (the replay costs about a fifth

@@ -1,6 +1,8 @@
 // The report's "If removed" table: per variant, its trace's worst sync causes and the step
 // time replaying that trace without each cause's syncs saves (results.json "sync_removals",
 // model/replay.hpp removal_savings; analyze prints the same per trace).
+#include <string>
+
 #include <fmt/format.h>
 
 #include "html_format.hpp"
@@ -26,8 +28,8 @@ std::string removals_table(const std::vector<const model::VariantResult*>& vs, c
           "<tr><td class=\"l\">{}</td><td class=\"l\">{}{}</td><td>{}</td><td class=\"l\">{}</td><td>{:g}</td><td "
           "data-ns=\"{}\">{}</td></tr>\n",
           esc(v->fix), esc(v->variant), v->baseline ? " (baseline)" : "", v->layers, esc(c.cause), c.syncs_per_step,
-          c.saving_ns ? fmt::format("{:.0f}", *c.saving_ns) : "",
-          c.saving_ns ? duration_text(*c.saving_ns) : "&ndash;");
+          c.saving_ns ? std::to_string(*c.saving_ns) : "",
+          c.saving_ns ? duration_text(static_cast<double>(*c.saving_ns)) : "&ndash;");
   return h + "</tbody></table>\n";
 }
 

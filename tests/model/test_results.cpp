@@ -142,15 +142,16 @@ TEST(Results, SchemaOneMeasuredSpeedupIsReadAsObserved) {
 // still read.
 TEST(Results, SyncRemovalsRoundTripAndSchemaTwoIsRead) {
   model::RunResults r = sample();
-  r.variants[0].sync_removals = {{"aten::item", 16, 1.25e6}, {"aten::nonzero", 2, std::nullopt}};
+  r.variants[0].sync_removals = {{"aten::item", 16, 1'250'000}, {"aten::nonzero", 2, std::nullopt}};
   const std::string j = model::results_to_json(r);
   EXPECT_NE(j.find("\"removal_saving_ns\": null"), std::string::npos) << j;
+  EXPECT_NE(j.find("\"removal_saving_ns\": 1250000\n"), std::string::npos) << "integer ns, not 1250000.0: " << j;
   const model::RunResults q = model::results_from_json(j, "mem");
   ASSERT_EQ(q.variants[0].sync_removals.size(), 2u);
   EXPECT_EQ(q.variants[0].sync_removals[0].cause, "aten::item");
   EXPECT_DOUBLE_EQ(q.variants[0].sync_removals[0].syncs_per_step, 16);
   ASSERT_TRUE(q.variants[0].sync_removals[0].saving_ns.has_value());
-  EXPECT_DOUBLE_EQ(*q.variants[0].sync_removals[0].saving_ns, 1.25e6);
+  EXPECT_EQ(*q.variants[0].sync_removals[0].saving_ns, 1'250'000);
   EXPECT_FALSE(q.variants[0].sync_removals[1].saving_ns.has_value());
   EXPECT_TRUE(q.variants[1].sync_removals.empty());
   EXPECT_EQ(model::results_to_json(q), j);
@@ -179,6 +180,29 @@ TEST(Results, SyncRemovalsRoundTripAndSchemaTwoIsRead) {
   bad.replace(bad.find("\"syncs_per_step\": 16.0"), 22, "\"syncs_per_step\": -1.0");
   const std::string e = error_of(bad);
   EXPECT_NE(e.find("$.variants[0].sync_removals[0].syncs_per_step"), std::string::npos) << e;
+}
+
+// Files written before removal_saving_ns was integer ns hold a JSON double (1456000.0): still
+// read, as the integer it stands for, and written back as an integer.
+TEST(Results, RemovalSavingWrittenAsADoubleIsStillRead) {
+  model::RunResults r = sample();
+  r.variants[0].sync_removals = {{"aten::item", 16, 1'456'000}};
+  const std::string now = model::results_to_json(r);
+  std::string old = now;
+  const std::string integer = "\"removal_saving_ns\": 1456000\n";
+  ASSERT_NE(old.find(integer), std::string::npos) << old;
+  old.replace(old.find(integer), integer.size(), "\"removal_saving_ns\": 1456000.0\n");
+  const model::RunResults q = model::results_from_json(old, "old.json");
+  ASSERT_EQ(q.variants[0].sync_removals.size(), 1u);
+  ASSERT_TRUE(q.variants[0].sync_removals[0].saving_ns.has_value());
+  EXPECT_EQ(*q.variants[0].sync_removals[0].saving_ns, 1'456'000);
+  EXPECT_EQ(model::results_to_json(q), now);
+  // A fraction of a ns is rounded; a number no int64 holds is refused, naming the field.
+  old.replace(old.find("1456000.0"), 9, "1456000.6");
+  EXPECT_EQ(*model::results_from_json(old, "old.json").variants[0].sync_removals[0].saving_ns, 1'456'001);
+  old.replace(old.find("1456000.6"), 9, "1.0e300");
+  const std::string e = error_of(old);
+  EXPECT_NE(e.find("$.variants[0].sync_removals[0].removal_saving_ns"), std::string::npos) << e;
 }
 
 TEST(Results, ReadFromRunDirectory) {

@@ -276,7 +276,7 @@ std::string results_to_csv(const RunResults& r) {
     // One row per removed cause; an empty value when no saving is claimed.
     for (const auto& c : v.sync_removals) {
       row("syncs_per_step:" + c.cause, num_text(c.syncs_per_step));
-      row("removal_saving_ns:" + c.cause, c.saving_ns ? num_text(*c.saving_ns) : std::string());
+      row("removal_saving_ns:" + c.cause, c.saving_ns ? std::to_string(*c.saving_ns) : std::string());
     }
   }
   return w.str();
@@ -381,8 +381,16 @@ RunResults results_from_json(std::string_view text, std::string_view source_name
         SyncRemoval sc;
         sc.cause = c.str("cause", true);
         sc.syncs_per_step = c.num("syncs_per_step", true);
-        if (const json* s = c.get("removal_saving_ns", true); !s->is_null())
-          sc.saving_ns = c.num("removal_saving_ns", true);
+        if (const json* s = c.get("removal_saving_ns", true); !s->is_null()) {
+          if (s->is_number_integer()) {
+            sc.saving_ns = c.int64("removal_saving_ns", true);
+          } else {
+            // Written as a double before integer ns (e.g. 1456000.0): rounded to the ns.
+            const double d = c.num("removal_saving_ns", true);
+            if (std::fabs(d) >= 9.2e18) c.fail(c.at("removal_saving_ns"), "out of range for integer ns");
+            sc.saving_ns = std::llround(d);
+          }
+        }
         c.finish();
         if (sc.syncs_per_step < 0) c.fail(c.at("syncs_per_step"), "must be >= 0");
         x.sync_removals.push_back(std::move(sc));

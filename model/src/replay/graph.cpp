@@ -4,6 +4,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <span>
 #include <tuple>
 #include <unordered_map>
 
@@ -20,9 +21,35 @@ namespace {
 // The median (the mean of the two middle values for an even count).
 Ns median_of(std::vector<Ns> v, Ns fallback) {
   if (v.empty()) return fallback;
-  std::sort(v.begin(), v.end());
+  // The middle values by selection, not a full sort: the same values in linear time.
   const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(n / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  if (n % 2) return *mid;
+  const Ns below = *std::max_element(v.begin(), mid);  // the (n/2 - 1)-th smallest
+  return below + (*mid - below) / 2;
+}
+
+// Sorts `v` by `less`, whose keys all differ (so there is one sorted order). A lane's list is
+// its kernels, then its copies, then its memsets, each run already in order of start
+// (Trace::finalize sorts every record kind): a few runs are merged, which costs a pass each
+// instead of a sort; more fall back to a sort.
+template <class Less>
+void sort_runs(std::vector<std::uint32_t>& v, const Less& less) {
+  std::size_t runs = 1;
+  for (std::size_t k = 1; k < v.size() && runs <= 8; ++k) runs += less(v[k], v[k - 1]) ? 1 : 0;
+  if (runs > 8) {
+    std::sort(v.begin(), v.end(), less);
+    return;
+  }
+  std::size_t start = 0;  // [0, start) is in order; [start, k) is the run being read
+  for (std::size_t k = 1; k <= v.size(); ++k) {
+    if (k < v.size() && !less(v[k], v[k - 1])) continue;
+    if (start > 0)
+      std::inplace_merge(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(start),
+                         v.begin() + static_cast<std::ptrdiff_t>(k), less);
+    start = k;
+  }
 }
 
 // The work a stream has been given up to a moment: per lane, nodes in stream order with
@@ -83,21 +110,49 @@ std::vector<std::string> ReplayProblems::describe(const std::string& step_glob) 
   return out;
 }
 
-ReplayGraph build_replay_graph(const Trace& trace, const ReplayOptions& options) {
+namespace {
+
+// `points`: the analysis's sync points when the caller has them, else found here.
+// `consume`: the trace itself, when the caller is done with it (then `points` is given, and
+// the graph reads no range but the steps): its ranges, the largest of its records, are released
+// once the steps are read from them, and the rest once the graph is built.
+ReplayGraph build_graph(const Trace& trace, const ReplayOptions& options, const std::vector<SyncPoint>* points,
+                        Trace* consume) {
   ReplayGraph g;
   g.step_glob = options.step_glob;
   const auto& calls = trace.api_calls;
+
+  // The ranges that delimit steps, first.
+  std::vector<Range> step_ranges;
+  {
+    std::vector<std::int8_t> is_step(trace.strings.size(), -1);  // by name id: matches the glob
+    auto step_name = [&](StringId id) {
+      if (id >= is_step.size()) return glob_match(options.step_glob, trace.str(id));
+      if (is_step[id] < 0) is_step[id] = glob_match(options.step_glob, trace.str(id)) ? 1 : 0;
+      return is_step[id] == 1;
+    };
+    for (const Range& r : trace.ranges)
+      if (r.kind != RangeKind::GpuUserAnnotation && (!options.pid || r.pid == *options.pid) && step_name(r.name))
+        step_ranges.push_back(r);
+  }
+  if (consume && points) std::vector<Range>().swap(consume->ranges);
 
   // ---- host: top-level calls per thread ----
   std::vector<std::uint32_t> order;
   order.reserve(calls.size());
   for (std::size_t i = 0; i < calls.size(); ++i)
     if (!options.pid || calls[i].pid == *options.pid) order.push_back(static_cast<std::uint32_t>(i));
-  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+  // Every key differs (the index breaks ties), so the sorted order is one order; traces arrive
+  // sorted by start (Trace::finalize), which for one thread is usually this order already.
+  auto by_thread = [&](std::uint32_t a, std::uint32_t b) {
     const auto &x = calls[a], &y = calls[b];
     return std::tie(x.pid, x.tid, x.start, y.end, a) < std::tie(y.pid, y.tid, y.start, x.end, b);
-  });
+  };
+  if (!std::is_sorted(order.begin(), order.end(), by_thread)) std::sort(order.begin(), order.end(), by_thread);
   std::vector<std::uint32_t> owner(calls.size(), kNoNode);  // api call -> its top-level call's node
+  // At most this many nodes: reserved once, so the node array is never copied while it grows
+  // (pages reserved but not used cost no memory).
+  g.nodes.reserve(order.size() + trace.kernels.size() + trace.memcpys.size() + trace.memsets.size());
   std::map<std::pair<std::int64_t, std::int64_t>, std::int32_t> thread_index;
   for (std::size_t i = 0; i < order.size(); ++i) {
     const ApiCall& c = calls[order[i]];
@@ -131,9 +186,23 @@ ReplayGraph build_replay_graph(const Trace& trace, const ReplayOptions& options)
     list.push_back(static_cast<std::uint32_t>(g.nodes.size()));
     g.nodes.push_back(std::move(n));
   }
-  std::unordered_map<std::uint64_t, std::uint32_t> call_by_corr;
+  // Correlation id -> the top-level call's node; the first call of an id, in record order,
+  // keeps it. A sorted array, not a hash map: 16 bytes an id instead of
+  // about 40 (a heap block per entry and its bucket).
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> corr_calls;
   for (std::size_t i = 0; i < calls.size(); ++i)
-    if (calls[i].correlation != 0 && owner[i] != kNoNode) call_by_corr.try_emplace(calls[i].correlation, owner[i]);
+    if (calls[i].correlation != 0 && owner[i] != kNoNode) corr_calls.push_back({calls[i].correlation, owner[i]});
+  std::stable_sort(corr_calls.begin(), corr_calls.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  corr_calls.erase(std::unique(corr_calls.begin(), corr_calls.end(),
+                               [](const auto& a, const auto& b) { return a.first == b.first; }),
+                   corr_calls.end());
+  auto call_of_corr = [&](std::uint64_t corr) -> std::uint32_t {  // kNoNode: none
+    if (corr == 0) return kNoNode;
+    auto it = std::lower_bound(corr_calls.begin(), corr_calls.end(), corr,
+                               [](const auto& a, std::uint64_t x) { return a.first < x; });
+    return it != corr_calls.end() && it->first == corr ? it->second : kNoNode;
+  };
 
   // ---- GPU activities ----
   std::map<std::pair<std::int32_t, std::int64_t>, std::int32_t> lane_index;
@@ -152,9 +221,8 @@ ReplayGraph build_replay_graph(const Trace& trace, const ReplayOptions& options)
     n.own_ns = n.rec_end - n.rec_start;
     n.lane = lane_of(a.device, a.stream);
     n.direction = dir;
-    auto it = a.correlation ? call_by_corr.find(a.correlation) : call_by_corr.end();
-    if (it != call_by_corr.end()) {
-      n.launch = it->second;
+    if (const std::uint32_t launcher = call_of_corr(a.correlation); launcher != kNoNode) {
+      n.launch = launcher;
     } else {
       n.unbuilt = true;
       ++g.problems.gpu_without_launch;
@@ -191,7 +259,7 @@ ReplayGraph build_replay_graph(const Trace& trace, const ReplayOptions& options)
   };
   for (std::size_t l = 0; l < lanes.nodes.size(); ++l) {
     auto& v = lanes.nodes[l];
-    std::sort(v.begin(), v.end(), by_start);
+    sort_runs(v, by_start);
     Ns running = std::numeric_limits<Ns>::min();
     for (std::size_t k = 0; k < v.size(); ++k) {
       if (k > 0) g.nodes[v[k]].prev = v[k - 1];
@@ -200,12 +268,25 @@ ReplayGraph build_replay_graph(const Trace& trace, const ReplayOptions& options)
     }
   }
   for (auto& [key, v] : engines) {
-    std::sort(v.begin(), v.end(), by_start);
+    sort_runs(v, by_start);
     for (std::size_t k = 1; k < v.size(); ++k) g.nodes[v[k]].engine_prev = v[k - 1];
   }
-  std::vector<std::vector<std::uint32_t>> launched(first_gpu);  // call node -> GPU nodes it launched
+  // Call node -> the GPU nodes it launched, in node order: one flat array and offsets (one
+  // vector per call had cost a heap block per launch call).
+  std::vector<std::uint32_t> launched_at(first_gpu + 1, 0), launched_flat;
   for (std::size_t i = first_gpu; i < g.nodes.size(); ++i)
-    if (g.nodes[i].launch != kNoNode) launched[g.nodes[i].launch].push_back(static_cast<std::uint32_t>(i));
+    if (g.nodes[i].launch != kNoNode) ++launched_at[g.nodes[i].launch + 1];
+  for (std::size_t c = 0; c < first_gpu; ++c) launched_at[c + 1] += launched_at[c];
+  launched_flat.resize(launched_at[first_gpu]);
+  {
+    std::vector<std::uint32_t> fill(launched_at.begin(), launched_at.end() - 1);
+    for (std::size_t i = first_gpu; i < g.nodes.size(); ++i)
+      if (g.nodes[i].launch != kNoNode) launched_flat[fill[g.nodes[i].launch]++] = static_cast<std::uint32_t>(i);
+  }
+  auto launched = [&](std::uint32_t call) {
+    return std::span<const std::uint32_t>(launched_flat.data() + launched_at[call],
+                                          launched_flat.data() + launched_at[call + 1]);
+  };
 
   // ---- events: record calls (stream, issue time) by correlation and by event id ----
   struct RecordAt {
@@ -215,8 +296,8 @@ ReplayGraph build_replay_graph(const Trace& trace, const ReplayOptions& options)
   std::unordered_map<std::uint64_t, RecordAt> record_by_corr;
   std::map<std::uint64_t, std::vector<std::pair<Ns, std::int32_t>>> records_by_event;  // id -> (issued, lane)
   for (const auto& e : trace.cuda_events) {
-    auto it = e.correlation ? call_by_corr.find(e.correlation) : call_by_corr.end();
-    const Ns issued = it != call_by_corr.end() ? g.nodes[it->second].rec_start : e.timestamp;
+    const std::uint32_t record_call = call_of_corr(e.correlation);
+    const Ns issued = record_call != kNoNode ? g.nodes[record_call].rec_start : e.timestamp;
     auto li = lane_index.find({e.device, e.stream});
     const std::int32_t lane = li != lane_index.end() ? li->second : -1;
     if (e.correlation) record_by_corr[e.correlation] = {lane, issued};
@@ -247,12 +328,20 @@ ReplayGraph build_replay_graph(const Trace& trace, const ReplayOptions& options)
     if (s.correlation && !s.is_query) sync_by_corr.try_emplace(s.correlation, &s);
 
   // ---- host calls that wait: syncs, blocking copies; stream waits ----
+  // A named call's class depends on its name alone: classified once per name.
+  std::vector<std::uint8_t> class_of_name(trace.strings.size(), 0xFF);
+  auto classify = [&](const ApiCall& c) {
+    if (c.name == kNoString || c.name >= class_of_name.size()) return classify_api(c.kind, trace.str(c.name), c.cbid);
+    std::uint8_t& k = class_of_name[c.name];
+    if (k == 0xFF) k = static_cast<std::uint8_t>(classify_api(c.kind, trace.str(c.name), c.cbid));
+    return static_cast<ApiClass>(k);
+  };
   std::vector<std::int32_t> last_lane_of_thread(g.threads.size(), -1);
   for (std::size_t t = 0; t < g.thread_calls.size(); ++t) {
     for (std::uint32_t ni : g.thread_calls[t]) {
       ReplayNode& n = g.nodes[ni];
       const ApiCall& c = calls[n.record];
-      const ApiClass cls = classify_api(c.kind, trace.str(c.name), c.cbid);
+      const ApiClass cls = classify(c);
       const SyncRecord* rec = nullptr;
       if (auto it = sync_by_corr.find(c.correlation); c.correlation && it != sync_by_corr.end()) rec = it->second;
       std::int32_t device = rec && rec->device >= 0 ? rec->device : c.device;
@@ -310,7 +399,7 @@ ReplayGraph build_replay_graph(const Trace& trace, const ReplayOptions& options)
         case ApiClass::AsyncCopy: {
           // Blocking: a synchronous host<->device copy; an async device-to-host copy into
           // pageable memory (analysis.hpp's rules).
-          for (std::uint32_t a : launched[ni]) {
+          for (std::uint32_t a : launched(ni)) {
             const ReplayNode& x = g.nodes[a];
             if (x.kind != ReplayNode::Kind::Copy) continue;
             const Memcpy& m = trace.memcpys[x.record];
@@ -334,7 +423,7 @@ ReplayGraph build_replay_graph(const Trace& trace, const ReplayOptions& options)
       if (n.sync && n.waits.empty() && cls != ApiClass::SyncCopy && cls != ApiClass::AsyncCopy &&
           !g.problems.no_gpu_records && n.unbuilt)
         ++g.problems.syncs_without_work;
-      for (std::uint32_t a : launched[ni]) last_lane_of_thread[t] = g.nodes[a].lane;
+      for (std::uint32_t a : launched(ni)) last_lane_of_thread[t] = g.nodes[a].lane;
     }
   }
 
@@ -386,11 +475,16 @@ ReplayGraph build_replay_graph(const Trace& trace, const ReplayOptions& options)
     auto d2h_copies = [&](std::uint32_t call) {
       std::vector<std::uint32_t> out;
       if (call == kNoNode) return out;
-      for (std::uint32_t a : launched[call])
+      for (std::uint32_t a : launched(call))
         if (g.nodes[a].kind == ReplayNode::Kind::Copy && g.nodes[a].direction == CopyKind::DtoH) out.push_back(a);
       return out;
     };
-    for (const SyncPoint& sp : find_sync_points(trace, ao)) {
+    std::vector<SyncPoint> found;
+    if (!points) {
+      found = find_sync_points(trace, ao);
+      points = &found;
+    }
+    for (const SyncPoint& sp : *points) {
       auto ti = thread_index.find({sp.pid, sp.tid});
       if (ti == thread_index.end()) continue;
       ReplaySync s;
@@ -417,9 +511,7 @@ ReplayGraph build_replay_graph(const Trace& trace, const ReplayOptions& options)
   }
 
   // ---- steps ----
-  for (const Range& r : trace.ranges) {
-    if (r.kind == RangeKind::GpuUserAnnotation || (options.pid && r.pid != *options.pid)) continue;
-    if (!glob_match(options.step_glob, trace.str(r.name))) continue;
+  for (const Range& r : step_ranges) {
     ReplayStepWindow w;
     w.name = std::string(trace.str(r.name));
     auto it = thread_index.find({r.pid, r.tid});
@@ -446,7 +538,25 @@ ReplayGraph build_replay_graph(const Trace& trace, const ReplayOptions& options)
       g.steps.push_back(std::move(w));
     }
   }
+  if (consume) {
+    const Trace released = std::move(*consume);
+  }
   return g;
+}
+
+}  // namespace
+
+ReplayGraph build_replay_graph(const Trace& trace, const ReplayOptions& options) {
+  return build_graph(trace, options, nullptr, nullptr);
+}
+
+ReplayGraph build_replay_graph(const Trace& trace, const ReplayOptions& options,
+                               const std::vector<SyncPoint>& sync_points) {
+  return build_graph(trace, options, &sync_points, nullptr);
+}
+
+ReplayGraph build_replay_graph(Trace&& trace, const ReplayOptions& options, const std::vector<SyncPoint>& sync_points) {
+  return build_graph(trace, options, &sync_points, &trace);
 }
 
 }  // namespace syncscope::model

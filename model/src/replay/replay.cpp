@@ -2,7 +2,6 @@
 // predecessors (plus its recorded gap, for host calls), in topological order. Also maps a
 // step's recorded host range onto the replay and walks a step's critical path back.
 #include <algorithm>
-#include <deque>
 #include <map>
 #include <tuple>
 #include <unordered_map>
@@ -118,16 +117,8 @@ std::vector<std::uint32_t> path_back(const ReplayGraph& g, const ReplayTimes& t,
 
 }  // namespace
 
-ReplayTimes run_replay(const ReplayGraph& g) {
+ReplayOrder replay_order(const ReplayGraph& g) {
   const std::size_t n = g.nodes.size();
-  ReplayTimes t;
-  t.start.resize(n);
-  t.end.resize(n);
-  t.binding.assign(n, kNoNode);
-  for (std::size_t i = 0; i < n; ++i) {
-    t.start[i] = g.nodes[i].rec_start;
-    t.end[i] = g.nodes[i].rec_end;
-  }
   // Events: 2i = node i's start (calls only; a GPU node's is a no-op), 2i+1 = its end.
   const std::size_t ne = 2 * n;
   auto for_each_dep = [&](std::size_t ev, const auto& fn) {
@@ -161,44 +152,64 @@ ReplayTimes run_replay(const ReplayGraph& g) {
     for (std::size_t e = 0; e < ne; ++e)
       for_each_dep(e, [&](std::size_t p) { succ[fill[p]++] = static_cast<std::uint32_t>(e); });
   }
-  auto fire = [&](std::size_t e) {
-    const auto i = static_cast<std::uint32_t>(e / 2);
-    if (e % 2 == 0) {
-      if (g.nodes[i].kind == ReplayNode::Kind::Call) time_call_start(g, i, t);
-    } else {
-      time_node(g, i, t);
-    }
-  };
-  std::deque<std::uint32_t> ready;
+  // Kahn's order, first in first out; the order holds every event, no-ops included, so that
+  // the cycle's events below are found by what is missing.
+  std::vector<std::uint32_t> seq;
+  seq.reserve(ne);
   for (std::size_t e = 0; e < ne; ++e)
-    if (indeg[e] == 0) ready.push_back(static_cast<std::uint32_t>(e));
-  std::vector<bool> done(ne, false);
-  std::size_t processed = 0;
-  while (!ready.empty()) {
-    const std::uint32_t e = ready.front();
-    ready.pop_front();
-    fire(e);
-    done[e] = true;
-    ++processed;
+    if (indeg[e] == 0) seq.push_back(static_cast<std::uint32_t>(e));
+  for (std::size_t head = 0; head < seq.size(); ++head) {
+    const std::uint32_t e = seq[head];
     for (std::uint32_t k = offs[e]; k < offs[e + 1]; ++k)
-      if (--indeg[succ[k]] == 0) ready.push_back(succ[k]);
+      if (--indeg[succ[k]] == 0) seq.push_back(succ[k]);
   }
-  if (processed < ne) {
+  ReplayOrder order;
+  if (seq.size() < ne) {
     // A cycle (inconsistent timestamps): the rest in recorded order, from whatever their
     // predecessors hold (a predecessor in the cycle keeps its recorded time).
+    std::vector<bool> done(ne, false);
+    for (std::uint32_t e : seq) done[e] = true;
     std::vector<std::uint32_t> rest;
     for (std::size_t e = 0; e < ne; ++e)
       if (!done[e]) rest.push_back(static_cast<std::uint32_t>(e));
     std::sort(rest.begin(), rest.end(), [&](std::uint32_t a, std::uint32_t b) {
       return std::tie(g.nodes[a / 2].rec_start, a) < std::tie(g.nodes[b / 2].rec_start, b);
     });
-    for (std::uint32_t e : rest) fire(e);
     std::vector<bool> counted(n, false);
     for (std::uint32_t e : rest) counted[e / 2] = true;
-    t.cycle_nodes = static_cast<std::uint64_t>(std::count(counted.begin(), counted.end(), true));
+    order.cycle_nodes = static_cast<std::uint64_t>(std::count(counted.begin(), counted.end(), true));
+    seq.insert(seq.end(), rest.begin(), rest.end());
   }
+  // Only the events that time something (a GPU node's start is a no-op), kept in place.
+  std::size_t kept = 0;
+  for (std::uint32_t e : seq)
+    if (e % 2 == 1 || g.nodes[e / 2].kind == ReplayNode::Kind::Call) seq[kept++] = e;
+  seq.resize(kept);
+  seq.shrink_to_fit();
+  order.events = std::move(seq);
+  return order;
+}
+
+ReplayTimes run_replay(const ReplayGraph& g, const ReplayOrder& order) {
+  const std::size_t n = g.nodes.size();
+  ReplayTimes t;
+  t.start.resize(n);
+  t.end.resize(n);
+  t.binding.assign(n, kNoNode);
+  for (std::size_t i = 0; i < n; ++i) {
+    t.start[i] = g.nodes[i].rec_start;
+    t.end[i] = g.nodes[i].rec_end;
+  }
+  for (std::uint32_t e : order.events) {
+    const std::uint32_t i = e / 2;
+    if (e % 2 == 0) time_call_start(g, i, t);  // only calls' starts are in the order
+    else time_node(g, i, t);
+  }
+  t.cycle_nodes = order.cycle_nodes;
   return t;
 }
+
+ReplayTimes run_replay(const ReplayGraph& g) { return run_replay(g, replay_order(g)); }
 
 double ReplayedStep::error() const {
   return measured_ns > 0 ? static_cast<double>(replayed_ns - measured_ns) / static_cast<double>(measured_ns) : 0.0;

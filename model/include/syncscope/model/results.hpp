@@ -61,7 +61,9 @@ struct NetworkInfo {
 struct SyncRemoval {
   std::string cause;
   double syncs_per_step = 0;
-  std::optional<double> saving_ns;  // per step, median over the fully built steps; none: not claimed
+  // Per step, median over the fully built steps, integer ns (files before 2026-12-02 wrote a
+  // JSON double such as 1456000.0: read and rounded); none: not claimed.
+  std::optional<std::int64_t> saving_ns;
 };
 
 // One scenario x fix x variant.
