@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 
+#include "edit_util.hpp"
 #include "syncscope/model/replay.hpp"
 
 namespace syncscope::model {
@@ -36,18 +37,15 @@ std::vector<CauseCost> costs_in_graph(ReplayGraph& g, const std::vector<std::str
     c.cause = cause;
     const std::size_t n = counts.count(cause) ? counts.at(cause) : 0;
     c.syncs_per_step = static_cast<double>(n) / static_cast<double>(std::max<std::size_t>(1, g.steps.size()));
-    // remove-syncs' edit (edits.cpp, remove_sync), each node's state saved first.
+    // remove-syncs' own edit (replay_detail::remove_sync), the state of every node it touches
+    // saved first.
     saved.clear();
-    auto remove = [&](std::uint32_t k, bool no_own_time) {
-      ReplayNode& x = g.nodes[k];
-      saved.push_back({k, x.own_ns, x.removed});
-      x.removed = true;
-      if (no_own_time) x.own_ns = 0;
-    };
+    auto save = [&](std::uint32_t k) { saved.push_back({k, g.nodes[k].own_ns, g.nodes[k].removed}); };
     for (const auto& s : g.syncs) {
       if (s.cause != cause) continue;  // exact name: a cause may hold glob characters
-      remove(s.node, true);
-      for (std::uint32_t k : s.copies) remove(k, false);
+      save(s.node);
+      for (std::uint32_t k : s.copies) save(k);
+      replay_detail::remove_sync(g, s);
     }
     if (!saved.empty()) {
       const auto after = replay_steps(g, run_replay(g, order));
