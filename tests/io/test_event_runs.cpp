@@ -158,6 +158,18 @@ TEST(EventRuns, ReservingFromTheSizeHintNeverChangesTheTrace) {
     const std::string d = test::diff_traces(reference, t);
     EXPECT_TRUE(d.empty()) << "hint " << hint << ": " << d;
   }
+  // From files: a regular file's size, and a .json.gz's estimate taken while the read-ahead
+  // thread inflates (ByteSource::size_hint is called from the parser's thread).
+  const auto dir = std::filesystem::temp_directory_path() / ("syncscope-runs-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  test::spit(dir / "t.json", text);
+  test::spit_gz(dir / "t.json.gz", text);
+  for (const char* name : {"t.json", "t.json.gz"}) {
+    const Trace t = read_trace(dir / name);
+    const std::string d = test::diff_traces(reference, t);
+    EXPECT_TRUE(d.empty()) << name << ": " << d;
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(EventRuns, ChunkedVecKeepsOrderAcrossTheReservationAndTheBlocks) {
