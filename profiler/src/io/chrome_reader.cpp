@@ -184,20 +184,25 @@ std::size_t ChromeReader::handle_run(std::uint64_t first_index) {
   // 4-byte entry per 4-5 bytes of text) then stays in the core's L2 cache while the events
   // are read from it.
   constexpr std::size_t kRunBytes = std::size_t{64} << 10;
-  EventRun run;
-  if (!in_.open_run(kRunBytes, run)) return 0;
-  if (run_parser_.capacity() < run.size && run_parser_.allocate(std::max(run.size, kRunBytes + 4096),
-                                                                simdjson::DEFAULT_MAX_DEPTH + 1) != simdjson::SUCCESS) {
-    in_.close_run_after(nullptr);
+  if (run_parser_.capacity() == 0 &&
+      run_parser_.allocate(kRunBytes + 4096, simdjson::DEFAULT_MAX_DEPTH + 1) != simdjson::SUCCESS)
     throw std::bad_alloc();
-  }
   od::document doc;
   od::array events;
-  if (run_parser_.iterate(run.data, run.size, run.capacity).get(doc) != simdjson::SUCCESS ||
-      doc.get_array().get(events) != simdjson::SUCCESS) {
+  // First cut without scanning; when stage 1 rejects that run (the cut fell inside a string,
+  // or the run holds invalid UTF-8), once more cut where our own scan says an event ends;
+  // when that is rejected too, event by event for the rest of the chunk.
+  for (const bool exact : {false, true}) {
+    EventRun run;
+    if (!in_.open_run(kRunBytes, run, exact)) return 0;
+    if (run_parser_.iterate(run.data, run.size, run.capacity).get(doc) == simdjson::SUCCESS &&
+        doc.get_array().get(events) == simdjson::SUCCESS)
+      break;
     in_.close_run_after(nullptr);
-    in_.run_failed();
-    return 0;
+    if (exact) {
+      in_.run_failed();
+      return 0;
+    }
   }
   std::size_t k = 0;
   const char* last = nullptr;  // the '{' of the last event read in full

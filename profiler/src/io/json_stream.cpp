@@ -291,26 +291,55 @@ int JsonPull::peek() {
   }
 }
 
-bool JsonPull::open_run(std::size_t max_bytes, EventRun& run) {
+bool JsonPull::open_run(std::size_t max_bytes, EventRun& run, bool exact) {
   if (run_open_ || no_runs_until_fill_ || pos_ == 0 || pos_ >= end_ || buf_[pos_] != '{') return false;
   char* const b = buf_.data();
-  // The last "}" + whitespace + "," before the limit: in Kineto's layout ("  },\n  {") the
-  // end of an event; elsewhere possibly a nested object's end or text in a string, which
-  // the reader finds out (see EventRun).
-  std::size_t cut = 0;  // the '}'
-  for (std::size_t i = std::min(end_, pos_ + max_bytes); i-- > pos_ + 1;) {
-    if (b[i] != ',') continue;
-    std::size_t j = i;
-    while (j > pos_ && is_ws(b[j - 1])) --j;
-    if (b[j - 1] == '}') {
-      cut = j - 1;
-      break;
+  const std::size_t limit = std::min(end_, pos_ + max_bytes);
+  std::size_t cut = 0;  // the last event's '}'
+  if (exact) {
+    // Each event's end found by our own scan (as scan_value does), the run cut after the
+    // last one that ends before the limit.
+    const char* p = b + pos_;
+    for (;;) {
+      ScanState st;
+      bool done = false;
+      const char* const q = scan_in_chunk(p, b + limit, st, done);
+      if (!done) break;
+      cut = static_cast<std::size_t>(q - b) - 1;
+      const char* s = q;
+      while (s < b + limit && is_ws(*s)) ++s;
+      if (s == b + limit || *s != ',') break;
+      ++s;
+      while (s < b + limit && is_ws(*s)) ++s;
+      if (s == b + limit || *s != '{') break;
+      p = s;
     }
+  } else {
+    // The last "}" + whitespace + "," before the limit, preferring one followed by a line
+    // break: a raw line break cannot be inside a JSON string, so in a pretty-printed trace
+    // (Kineto's "  },\n  {") that cut is an event's end or a nested object's, never text in
+    // a name (kernel names hold "}, " often: "...{lambda(int)#1}, ...").
+    std::size_t any = 0;
+    for (std::size_t i = limit; i-- > pos_ + 1;) {
+      if (b[i] != ',') continue;
+      std::size_t j = i;
+      while (j > pos_ && is_ws(b[j - 1])) --j;
+      if (b[j - 1] != '}') continue;
+      if (any == 0) any = j - 1;
+      std::size_t k = i + 1;
+      while (k < end_ && is_ws(b[k]) && b[k] != '\n') ++k;
+      if (k < end_ && b[k] == '\n') {
+        cut = j - 1;
+        break;
+      }
+      if (i + 4096 < limit && any != 0) break;  // no line breaks near the end: not pretty-printed
+    }
+    if (cut == 0) cut = any;
   }
-  if (cut == 0) return false;
+  if (cut <= pos_) return false;
   run_open_ = true;
   run_lo_ = pos_ - 1;
-  run_hi_ = cut + 1;  // < end_: the ',' is still to come
+  run_hi_ = cut + 1;  // <= end_: buf_ has a byte there and the padding after it
   saved_lo_ = b[run_lo_];
   saved_hi_ = b[run_hi_];
   b[run_lo_] = '[';

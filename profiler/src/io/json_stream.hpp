@@ -54,10 +54,12 @@ class JsonPull {
   ValueView scan_value();
 
   // Opens a run of events starting at the current position, which must hold '{' and not be
-  // the chunk's first byte, cut after the last '}' followed by whitespace and ',' that lies
-  // before the chunk's end and within `max_bytes` of the start. False (nothing changed) when
-  // there is no such place, or after run_failed() until the next chunk is read.
-  bool open_run(std::size_t max_bytes, EventRun& run);
+  // the chunk's first byte, ending before the chunk's end and within `max_bytes` of the
+  // start: cut after the last '}' followed by whitespace and ',' (one followed by a line
+  // break if there is one), or with `exact`, after the last event whose end our own scan
+  // finds there. False (nothing changed) when there is no such place, or after run_failed()
+  // until the next chunk is read.
+  bool open_run(std::size_t max_bytes, EventRun& run, bool exact);
   // Puts back the two bytes open_run() replaced and moves past the run's cut...
   void close_run();
   // ...or, when the reader stopped early, to the end of the event starting at `event`
