@@ -13,10 +13,10 @@
 
 #include "byte_source.hpp"
 #include "chrome_reader.hpp"
+#include "io_test_util.hpp"
 #include "record_blocks.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/io/trace_io.hpp"
-#include "io_test_util.hpp"
 #include "trace_compare.hpp"
 
 namespace syncscope {
@@ -71,7 +71,8 @@ TEST(EventRuns, ErrorsInsideARunAreReportedAsEventByEvent) {
       R"({"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 7, "ts": 1.2.3, "dur": 1})",
       R"({"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 7, "ts": 1e400, "dur": 1})",
       R"({"ph": "X", "cat": "cpu_op", "name": "a" "pid": 1, "tid": 7, "ts": 1, "dur": 1})",
-      "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"bad \xC3\x28 utf8\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 1}",
+      "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"bad \xC3\x28 utf8\", \"pid\": 1, \"tid\": 1, \"ts\": 1, "
+      "\"dur\": 1}",
       R"({"ph": "X", "cat": "cpu_op", "name": "bad \q escape", "pid": 1, "tid": 1, "ts": 1, "dur": 1})",
       R"({"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1, "args": {"x": [1, 2}})",
       R"({"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1, "args": {"x": tru}})",
@@ -151,8 +152,8 @@ TEST(EventRuns, ReservingFromTheSizeHintNeverChangesTheTrace) {
   HintSource unknown(text, 0);
   const Trace reference = io_detail::read_chrome_json(unknown, "hint", std::size_t{1} << 20);
   ASSERT_EQ(reference.kernels.size(), 3000u);
-  for (const std::uint64_t hint : {std::uint64_t{1}, std::uint64_t{5} << 20, static_cast<std::uint64_t>(text.size()),
-                                   std::uint64_t{1} << 40}) {
+  for (const std::uint64_t hint :
+       {std::uint64_t{1}, std::uint64_t{5} << 20, static_cast<std::uint64_t>(text.size()), std::uint64_t{1} << 40}) {
     HintSource src(text, hint);
     const Trace t = io_detail::read_chrome_json(src, "hint", std::size_t{1} << 20);
     const std::string d = test::diff_traces(reference, t);
@@ -175,10 +176,10 @@ TEST(EventRuns, ReservingFromTheSizeHintNeverChangesTheTrace) {
 TEST(EventRuns, ChunkedVecKeepsOrderAcrossTheReservationAndTheBlocks) {
   io_detail::ChunkedVec<std::uint64_t> v;
   std::uint64_t next = 0;
-  for (; next < 1000; ++next) v.push(next);                  // into blocks
-  ASSERT_TRUE(v.reserve(5000));                              // blocks moved into the reservation
-  EXPECT_FALSE(v.reserve(9000));                             // once only
-  for (; next < 5000 + 600000; ++next) v.push(next);        // fills it, then spills into blocks again
+  for (; next < 1000; ++next) v.push(next);           // into blocks
+  ASSERT_TRUE(v.reserve(5000));                       // blocks moved into the reservation
+  EXPECT_FALSE(v.reserve(9000));                      // once only
+  for (; next < 5000 + 600000; ++next) v.push(next);  // fills it, then spills into blocks again
   EXPECT_EQ(v.size(), next);
   std::uint64_t expect = 0;
   bool ordered = true;

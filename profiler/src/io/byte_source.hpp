@@ -3,8 +3,8 @@
 // reader never holds more than one chunk of the input.
 #pragma once
 
-#include <cstddef>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -91,7 +91,7 @@ class GzipSource final : public ByteSource {
   std::string name_;
   std::unique_ptr<State> z_;
   std::vector<char> inbuf_;
-  std::uint64_t consumed_ = 0;  // compressed bytes handed to zlib so far
+  std::uint64_t consumed_ = 0;         // compressed bytes handed to zlib so far
   std::uint64_t compressed_size_ = 0;  // the compressed input's size hint, when opened
   // consumed_ and the bytes inflated, for size_hint() from the reading thread
   std::atomic<std::uint64_t> hint_in_{0}, hint_out_{0};

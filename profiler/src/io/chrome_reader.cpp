@@ -1,6 +1,7 @@
 // Chrome trace JSON -> Trace, the document half. The scanner (json_stream) cuts the input
-// into one top-level value or one event at a time; each is parsed with simdjson On-Demand
-// straight from the read buffer (event_mapping.cpp maps events onto the model). Times are
+// into one top-level value at a time, and the events into runs parsed as one array each
+// (handle_run), or one event at a time where no run can be cut; all are parsed with simdjson
+// On-Demand straight from the read buffer (event_mapping.cpp maps events onto the model). Times are
 // kept relative to baseTimeNanoseconds until the end, because that key may come after
 // traceEvents.
 #include "chrome_reader.hpp"

@@ -191,7 +191,8 @@ struct Avx2Masks {
   }
 };
 
-__attribute__((target("avx2,popcnt"))) const char* scan_blocks_avx2(const char* p, const char* e, ScanState& st, bool& done) {
+__attribute__((target("avx2,popcnt"))) const char* scan_blocks_avx2(const char* p, const char* e, ScanState& st,
+                                                                    bool& done) {
   return scan_blocks<Avx2Masks>(p, e, st, done);
 }
 

@@ -3,7 +3,8 @@
 // escapes and nesting across chunk boundaries. Values that lie inside the current chunk are
 // handed out in place (no copy); a value that straddles chunks is assembled in a side
 // buffer. Either way the view is followed by at least kJsonPadding readable bytes, as
-// simdjson requires, so memory stays one chunk plus the largest single value.
+// simdjson requires, so memory stays one chunk plus the largest single value. Events that lie
+// inside the current chunk can also be handed out as a run, one array (EventRun below).
 #pragma once
 
 #include <cstddef>

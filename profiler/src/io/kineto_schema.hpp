@@ -71,7 +71,8 @@ constexpr NameIndex<N> make_index(const Entry (&table)[N]) {
   for (std::size_t b = 0; b < kNameBuckets; ++b) count[b + 1] += count[b];
   for (std::size_t b = 0; b <= kNameBuckets; ++b) idx.first[b] = static_cast<std::uint8_t>(count[b]);
   for (std::size_t i = 0; i < N; ++i)  // in table order within a bucket
-    if (table[i].name.size() <= kMaxNameLength) idx.order[count[name_bucket(table[i].name)]++] = static_cast<std::uint8_t>(i);
+    if (table[i].name.size() <= kMaxNameLength)
+      idx.order[count[name_bucket(table[i].name)]++] = static_cast<std::uint8_t>(i);
   return idx;
 }
 
