@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include <cstdint>
 #include <limits>
 #include <random>
@@ -17,6 +19,19 @@ TEST(ParseUsAsNs, KinetoThreeDecimalsAreExact) {
   EXPECT_EQ(parse_us_as_ns("-1.000"), -1000);
   EXPECT_EQ(parse_us_as_ns("0"), 0);
   EXPECT_EQ(parse_us_as_ns("-0"), 0);
+}
+
+TEST(ParseUsAsNs, EightDigitsAtOnceRejectWhatIsNotADigit) {
+  // The fast path reads the first 8 integer digits as one word: every position and the
+  // bytes just outside '0'..'9' ('/' and ':') must still be rejected, and digits taken exactly.
+  EXPECT_EQ(parse_us_as_ns("12345678.000"), 12345678000);
+  EXPECT_EQ(parse_us_as_ns("98765432109.999"), 98765432109999);
+  for (std::size_t at = 0; at < 8; ++at)
+    for (char bad : {'/', ':', ' ', 'a', '.', '\0', '\x80'}) {
+      std::string s = "5140410405693.753";
+      s[at] = bad;
+      EXPECT_FALSE(parse_us_as_ns(s).has_value()) << "byte " << at << " = " << int(bad);
+    }
 }
 
 TEST(ParseUsAsNs, AbsoluteMicrosecondsOfOldTracesAreExact) {

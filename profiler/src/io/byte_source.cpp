@@ -28,7 +28,10 @@ std::size_t MemorySource::read(char* dst, std::size_t max) {
   return n;
 }
 
-FdSource::FdSource(int fd, std::string name, bool owned) : fd_(fd), name_(std::move(name)), owned_(owned) {}
+FdSource::FdSource(int fd, std::string name, bool owned) : fd_(fd), name_(std::move(name)), owned_(owned) {
+  struct stat st {};
+  if (::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) size_ = static_cast<std::uint64_t>(st.st_size);
+}
 
 FdSource::~FdSource() {
   if (owned_) ::close(fd_);
@@ -79,7 +82,8 @@ GzipSource::GzipSource(std::unique_ptr<ByteSource> compressed, std::string name,
     : in_(std::move(compressed)),
       name_(std::move(name)),
       z_(std::make_unique<State>()),
-      inbuf_(std::clamp<std::size_t>(chunk_bytes, 1, std::size_t{1} << 24)) {
+      inbuf_(std::clamp<std::size_t>(chunk_bytes, 1, std::size_t{1} << 24)),
+      compressed_size_(in_->size_hint()) {
   // 16 + MAX_WBITS: expect gzip framing (header and CRC trailer).
   if (inflateInit2(&z_->zs, 16 + MAX_WBITS) != Z_OK) throw Error("zlib inflateInit2 failed");
 }
@@ -129,7 +133,17 @@ std::size_t GzipSource::read(char* dst, std::size_t max) {
            ")");
     }
   }
+  hint_in_.store(consumed_, std::memory_order_relaxed);
+  hint_out_.fetch_add(want - zs.avail_out, std::memory_order_relaxed);
   return want - zs.avail_out;
+}
+
+std::uint64_t GzipSource::size_hint() const {
+  const std::uint64_t in = hint_in_.load(std::memory_order_relaxed);
+  const std::uint64_t out = hint_out_.load(std::memory_order_relaxed);
+  if (compressed_size_ == 0 || in < (std::uint64_t{64} << 10)) return 0;  // too little seen to scale
+  const double total = static_cast<double>(compressed_size_) * (static_cast<double>(out) / static_cast<double>(in));
+  return total >= 1e18 ? 0 : static_cast<std::uint64_t>(total);
 }
 
 InputKind sniff_input(std::string_view head) {

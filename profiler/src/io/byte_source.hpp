@@ -3,6 +3,7 @@
 // reader never holds more than one chunk of the input.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -21,12 +22,18 @@ class ByteSource {
   virtual std::size_t read(char* dst, std::size_t max) = 0;
   // How the offsets a reader reports should be described ("byte" or "decompressed byte").
   virtual std::string_view offset_unit() const { return "byte"; }
+  // About how many bytes read() yields in all, when it can be told (a regular file's size; a
+  // gzip file's, scaled by how much the bytes inflated so far grew); 0 when not. Only a hint
+  // for reserving memory, never trusted for correctness; safe to call while another thread
+  // reads (PrefetchSource).
+  virtual std::uint64_t size_hint() const { return 0; }
 };
 
 class MemorySource final : public ByteSource {
  public:
   explicit MemorySource(std::string_view data) : data_(data) {}
   std::size_t read(char* dst, std::size_t max) override;
+  std::uint64_t size_hint() const override { return data_.size(); }
 
  private:
   std::string_view data_;
@@ -41,11 +48,13 @@ class FdSource final : public ByteSource {
   FdSource(const FdSource&) = delete;
   FdSource& operator=(const FdSource&) = delete;
   std::size_t read(char* dst, std::size_t max) override;
+  std::uint64_t size_hint() const override { return size_; }
 
  private:
   int fd_;
   std::string name_;
   bool owned_;
+  std::uint64_t size_ = 0;  // a regular file's size when opened; 0 for anything else
 };
 
 // Lets a reader look at the first bytes of a source and then read them again: how a
@@ -57,6 +66,7 @@ class HeadSource final : public ByteSource {
   std::string_view head(std::size_t n);
   std::size_t read(char* dst, std::size_t max) override;
   std::string_view offset_unit() const override { return in_->offset_unit(); }
+  std::uint64_t size_hint() const override { return in_->size_hint(); }
 
  private:
   std::unique_ptr<ByteSource> in_;
@@ -73,6 +83,7 @@ class GzipSource final : public ByteSource {
   GzipSource& operator=(const GzipSource&) = delete;
   std::size_t read(char* dst, std::size_t max) override;
   std::string_view offset_unit() const override { return "decompressed byte"; }
+  std::uint64_t size_hint() const override;
 
  private:
   struct State;
@@ -80,7 +91,10 @@ class GzipSource final : public ByteSource {
   std::string name_;
   std::unique_ptr<State> z_;
   std::vector<char> inbuf_;
-  std::uint64_t consumed_ = 0;  // compressed bytes handed to zlib so far
+  std::uint64_t consumed_ = 0;         // compressed bytes handed to zlib so far
+  std::uint64_t compressed_size_ = 0;  // the compressed input's size hint, when opened
+  // consumed_ and the bytes inflated, for size_hint() from the reading thread
+  std::atomic<std::uint64_t> hint_in_{0}, hint_out_{0};
   bool in_eof_ = false;
   bool done_ = false;
 };

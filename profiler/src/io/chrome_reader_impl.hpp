@@ -139,6 +139,12 @@ class ChromeReader : private ValueReader {
 
   // ---- one event's fields (event_fields.cpp) --------------------------------------------------
   void handle_event(const ValueView& view);
+  void handle_event_object(od::object& obj);
+  // A run of events from the scanner (json_stream.hpp, open_run), parsed as one array: the
+  // number of events read in full (the scanner is then just past the last), 0 when none.
+  std::size_t handle_run(std::uint64_t first_index);
+  // Reserves each record kind's final vector from the counts so far (record_blocks.hpp).
+  void reserve_estimate();
   void parse_args(od::value& v, Args& a);
   void parse_ss_args(od::value& v, Args& a);
   // A value we read as an integer (a number, or text holding one: "0x1f"); nullopt, with the
@@ -189,6 +195,7 @@ class ChromeReader : private ValueReader {
 
   JsonPull in_;
   od::parser parser_;
+  od::parser run_parser_;  // one per reader: its buffers are sized for a run once
   Trace t_;
   ChunkedVec<ApiCall> api_;
   ChunkedVec<Kernel> kernels_;
@@ -209,6 +216,7 @@ class ChromeReader : private ValueReader {
   std::map<std::tuple<int, std::string, std::string>, ReadWarning> warnings_;
 
   bool saw_events_ = false;
+  bool estimated_ = false;
   std::optional<std::int64_t> rank_;
   bool kineto_ = false;
   std::optional<std::int64_t> base_ns_;

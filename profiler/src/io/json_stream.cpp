@@ -140,6 +140,13 @@ template <class Masks>
       done = true;
       return p + __builtin_ctzll(quotes_closing) + 1;
     }
+    // Deeper than this block has closing brackets: the value cannot end here, so the depth
+    // moves by counts alone (most blocks of an event), without a branch per bracket.
+    const int closes = __builtin_popcountll(brackets & ~open);
+    if (st.depth > closes) {
+      st.depth += __builtin_popcountll(open) - closes;
+      brackets = 0;
+    }
     while (brackets != 0) {
       const int i = __builtin_ctzll(brackets);
       if ((open >> i) & 1) {
@@ -184,7 +191,8 @@ struct Avx2Masks {
   }
 };
 
-__attribute__((target("avx2"))) const char* scan_blocks_avx2(const char* p, const char* e, ScanState& st, bool& done) {
+__attribute__((target("avx2,popcnt"))) const char* scan_blocks_avx2(const char* p, const char* e, ScanState& st,
+                                                                    bool& done) {
   return scan_blocks<Avx2Masks>(p, e, st, done);
 }
 
@@ -195,7 +203,7 @@ __attribute__((target("avx2"))) const char* scan_blocks_avx2(const char* p, cons
 bool has_avx2() {
   static const bool yes = [] {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") != 0;
+    return __builtin_cpu_supports("avx2") != 0 && __builtin_cpu_supports("popcnt") != 0;
   }();
   return yes;
 }
@@ -208,13 +216,59 @@ inline const char* scan_blocks_best(const char* p, const char* e, ScanState& st,
   return scan_blocks<BaselineMasks>(p, e, st, done);
 }
 
+// Scans a string, object or array from `p` (its first byte, or the middle of it with `st`
+// carried over from the previous chunk) up to `e`: returns where it stopped, with `done` set
+// when the value ended there (the return is just past it).
+const char* scan_in_chunk(const char* p, const char* e, ScanState& st, bool& done) {
+  // Whole 64-byte blocks first; the scalar loop below finishes the chunk's tail with
+  // the same state (in a string, next byte escaped, depth).
+  p = scan_blocks_best(p, e, st, done);
+  while (!done && p < e) {
+    if (st.escape) {
+      st.escape = false;
+      ++p;
+      continue;
+    }
+    if (st.in_string) {
+      p = find_quote_or_backslash(p, e);
+      if (p == e) break;
+      if (*p == '\\') {
+        st.escape = true;
+        ++p;
+        continue;
+      }
+      st.in_string = false;
+      ++p;
+      if (st.depth == 0) {
+        done = true;
+        break;
+      }
+      continue;
+    }
+    p = find_structural(p, e);
+    if (p == e) break;
+    const char ch = *p++;
+    if (ch == '\\') {
+      st.escape = true;
+    } else if (ch == '"') {
+      st.in_string = true;
+    } else if (ch == '{' || ch == '[') {
+      ++st.depth;
+    } else if (--st.depth == 0) {
+      done = true;
+      break;
+    }
+  }
+  return p;
+}
+
 }  // namespace
 
 JsonPull::JsonPull(ByteSource& source, std::size_t chunk_bytes, std::string source_name)
     : source_(source),
       name_(std::move(source_name)),
       chunk_(std::clamp<std::size_t>(chunk_bytes, 1, std::size_t{1} << 28)),
-      buf_(chunk_ + kJsonPadding, '\0') {}
+      buf_(chunk_ + kJsonPadding + 1, '\0') {}
 
 void JsonPull::fail(std::uint64_t offset, const std::string& what) const {
   throw InputError(name_ + ": " + std::string(source_.offset_unit()) + " " + std::to_string(offset) + ": " + what);
@@ -224,6 +278,7 @@ bool JsonPull::fill() {
   if (eof_) return false;
   base_ += end_;
   pos_ = 0;
+  no_runs_until_fill_ = false;
   end_ = source_.read(buf_.data(), chunk_);
   if (end_ == 0) eof_ = true;
   return end_ > 0;
@@ -235,6 +290,87 @@ int JsonPull::peek() {
     if (pos_ < end_) return static_cast<unsigned char>(buf_[pos_]);
     if (!fill()) return -1;
   }
+}
+
+bool JsonPull::open_run(std::size_t max_bytes, EventRun& run, bool exact) {
+  if (run_open_ || no_runs_until_fill_ || pos_ == 0 || pos_ >= end_ || buf_[pos_] != '{') return false;
+  char* const b = buf_.data();
+  const std::size_t limit = std::min(end_, pos_ + max_bytes);
+  std::size_t cut = 0;  // the last event's '}'
+  if (exact) {
+    // Each event's end found by our own scan (as scan_value does), the run cut after the
+    // last one that ends before the limit.
+    const char* p = b + pos_;
+    for (;;) {
+      ScanState st;
+      bool done = false;
+      const char* const q = scan_in_chunk(p, b + limit, st, done);
+      if (!done) break;
+      cut = static_cast<std::size_t>(q - b) - 1;
+      const char* s = q;
+      while (s < b + limit && is_ws(*s)) ++s;
+      if (s == b + limit || *s != ',') break;
+      ++s;
+      while (s < b + limit && is_ws(*s)) ++s;
+      if (s == b + limit || *s != '{') break;
+      p = s;
+    }
+  } else {
+    // The last "}" + whitespace + "," before the limit, preferring one followed by a line
+    // break: a raw line break cannot be inside a JSON string, so in a pretty-printed trace
+    // (Kineto's "  },\n  {") that cut is an event's end or a nested object's, never text in
+    // a name (kernel names hold "}, " often: "...{lambda(int)#1}, ...").
+    std::size_t any = 0;
+    for (std::size_t i = limit; i-- > pos_ + 1;) {
+      if (b[i] != ',') continue;
+      std::size_t j = i;
+      while (j > pos_ && is_ws(b[j - 1])) --j;
+      if (b[j - 1] != '}') continue;
+      if (any == 0) any = j - 1;
+      std::size_t k = i + 1;
+      while (k < end_ && is_ws(b[k]) && b[k] != '\n') ++k;
+      if (k < end_ && b[k] == '\n') {
+        cut = j - 1;
+        break;
+      }
+      if (i + 4096 < limit && any != 0) break;  // no line breaks near the end: not pretty-printed
+    }
+    if (cut == 0) cut = any;
+  }
+  if (cut <= pos_) return false;
+  run_open_ = true;
+  run_lo_ = pos_ - 1;
+  run_hi_ = cut + 1;  // <= end_: buf_ has a byte there and the padding after it
+  saved_lo_ = b[run_lo_];
+  saved_hi_ = b[run_hi_];
+  b[run_lo_] = '[';
+  b[run_hi_] = ']';
+  run.data = b + run_lo_;
+  run.size = run_hi_ + 1 - run_lo_;
+  run.capacity = buf_.size() - run_lo_;
+  return true;
+}
+
+void JsonPull::close_run() {
+  if (!run_open_) return;
+  buf_[run_lo_] = saved_lo_;
+  buf_[run_hi_] = saved_hi_;
+  pos_ = run_hi_;
+  run_open_ = false;
+}
+
+void JsonPull::close_run_after(const char* event) {
+  if (!run_open_) return;
+  buf_[run_lo_] = saved_lo_;
+  buf_[run_hi_] = saved_hi_;
+  run_open_ = false;
+  pos_ = run_lo_ + 1;
+  if (event == nullptr) return;
+  ScanState st;
+  bool done = false;
+  const char* const end = scan_in_chunk(event, buf_.data() + end_, st, done);
+  if (!done) fail(offset_of(event), "internal: an event read from a run does not end in its chunk");
+  pos_ = static_cast<std::size_t>(end - buf_.data());
 }
 
 ValueView JsonPull::scan_value() {
@@ -251,9 +387,7 @@ ValueView JsonPull::scan_value() {
   carry_.clear();
   bool carried = false;
   std::size_t s = pos_;
-  int depth = 0;
-  bool in_string = false;
-  bool escape = false;
+  ScanState st;  // carried from chunk to chunk
   for (;;) {
     const char* const b = buf_.data();
     const char* p = b + pos_;
@@ -263,49 +397,7 @@ ValueView JsonPull::scan_value() {
       while (p < e && !ends_scalar(*p)) ++p;
       done = p < e;
     } else {
-      // Whole 64-byte blocks first; the scalar loop below finishes the chunk's tail with
-      // the same state (in a string, next byte escaped, depth).
-      ScanState st{in_string, escape, depth};
-      p = scan_blocks_best(p, e, st, done);
-      in_string = st.in_string;
-      escape = st.escape;
-      depth = st.depth;
-      while (!done && p < e) {
-        if (escape) {
-          escape = false;
-          ++p;
-          continue;
-        }
-        if (in_string) {
-          p = find_quote_or_backslash(p, e);
-          if (p == e) break;
-          if (*p == '\\') {
-            escape = true;
-            ++p;
-            continue;
-          }
-          in_string = false;
-          ++p;
-          if (depth == 0) {
-            done = true;
-            break;
-          }
-          continue;
-        }
-        p = find_structural(p, e);
-        if (p == e) break;
-        const char ch = *p++;
-        if (ch == '\\') {
-          escape = true;
-        } else if (ch == '"') {
-          in_string = true;
-        } else if (ch == '{' || ch == '[') {
-          ++depth;
-        } else if (--depth == 0) {
-          done = true;
-          break;
-        }
-      }
+      p = scan_in_chunk(p, e, st, done);
     }
     pos_ = static_cast<std::size_t>(p - b);
     if (done) break;

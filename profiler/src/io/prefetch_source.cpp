@@ -85,6 +85,11 @@ PrefetchSource::~PrefetchSource() {
   else worker_.join();
 }
 
+std::uint64_t PrefetchSource::size_hint() const {
+  // The source's own hint is thread-safe (ByteSource::size_hint), so the producer may be reading it.
+  return inline_ ? inline_->size_hint() : s_->in ? s_->in->size_hint() : 0;
+}
+
 std::size_t PrefetchSource::read(char* dst, std::size_t max) {
   if (inline_) return inline_->read(dst, max);
   if (max == 0) return 0;

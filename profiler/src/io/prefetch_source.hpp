@@ -32,6 +32,7 @@ class PrefetchSource final : public ByteSource {
   // again on every later call.
   std::size_t read(char* dst, std::size_t max) override;
   std::string_view offset_unit() const override { return unit_; }
+  std::uint64_t size_hint() const override;
   bool threaded() const { return worker_.joinable(); }
 
  private:

@@ -25,4 +25,25 @@ inline const char* find_quote_or_backslash(const char* p, const char* end) {
   return p;
 }
 
+// The same for text inside a simdjson document, which is followed by at least
+// SIMDJSON_PADDING (64) readable bytes: whole 16-byte loads even where fewer than 16 bytes
+// remain before `end` (keys and short strings: no byte loop), the result clipped to `end`.
+inline const char* find_quote_or_backslash_padded(const char* p, const char* end) {
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i bslash = _mm_set1_epi8('\\');
+  for (; p < end; p += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const int m = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)));
+    if (m != 0) {
+      const char* const q = p + __builtin_ctz(static_cast<unsigned>(m));
+      return q < end ? q : end;
+    }
+  }
+  return end;
+#else
+  return find_quote_or_backslash(p, end);
+#endif
+}
+
 }  // namespace syncscope::io_detail

@@ -2,6 +2,8 @@
 
 #include <array>
 #include <charconv>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 
 namespace syncscope::io_detail {
@@ -9,6 +11,23 @@ namespace syncscope::io_detail {
 namespace {
 
 inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// Eight ASCII digits at p (all inside the text) as a number, 8 bytes at a time (SWAR: the
+// method of simdjson's parse_eight_digits_unrolled); false when any byte is not a digit.
+inline bool eight_digits(const char* p, std::uint64_t& out) {
+  std::uint64_t v;
+  std::memcpy(&v, p, 8);
+  if ((((v & 0xF0F0F0F0F0F0F0F0ULL) | (((v + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4))) !=
+      0x3333333333333333ULL)
+    return false;
+  v -= 0x3030303030303030ULL;
+  v = (v * 10) + (v >> 8);
+  v = (((v & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
+       (((v >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >>
+      32;
+  out = v;
+  return true;
+}
 
 }  // namespace
 
@@ -18,13 +37,20 @@ std::optional<std::int64_t> parse_us_as_ns(std::string_view s) {
   if (s.size() >= 5 && s.size() <= 19 && s[s.size() - 4] == '.' && (s[0] != '0' || s.size() == 5)) {
     std::int64_t v = 0;
     bool ok = true;
-    for (std::size_t k = 0; k + 4 < s.size(); ++k) {
+    std::size_t k = 0;
+    if (s.size() - 4 >= 8) {  // Kineto's timestamps: 13 integer digits; the first 8 at once
+      std::uint64_t first = 0;
+      ok = eight_digits(s.data(), first);
+      v = static_cast<std::int64_t>(first);
+      k = 8;
+    }
+    for (; k + 4 < s.size(); ++k) {
       ok &= is_digit(s[k]);
       v = v * 10 + (s[k] - '0');
     }
-    for (std::size_t k = s.size() - 3; k < s.size(); ++k) {
-      ok &= is_digit(s[k]);
-      v = v * 10 + (s[k] - '0');
+    for (std::size_t f = s.size() - 3; f < s.size(); ++f) {
+      ok &= is_digit(s[f]);
+      v = v * 10 + (s[f] - '0');
     }
     if (ok) return v;
   }
