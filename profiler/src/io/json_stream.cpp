@@ -140,13 +140,6 @@ template <class Masks>
       done = true;
       return p + __builtin_ctzll(quotes_closing) + 1;
     }
-    // Deeper than this block has closing brackets: the value cannot end here, so the depth
-    // moves by counts alone (most blocks of an event), without a branch per bracket.
-    const int closes = __builtin_popcountll(brackets & ~open);
-    if (st.depth > closes) {
-      st.depth += __builtin_popcountll(open) - closes;
-      brackets = 0;
-    }
     while (brackets != 0) {
       const int i = __builtin_ctzll(brackets);
       if ((open >> i) & 1) {
@@ -191,8 +184,7 @@ struct Avx2Masks {
   }
 };
 
-__attribute__((target("avx2,popcnt"))) const char* scan_blocks_avx2(const char* p, const char* e, ScanState& st,
-                                                                    bool& done) {
+__attribute__((target("avx2"))) const char* scan_blocks_avx2(const char* p, const char* e, ScanState& st, bool& done) {
   return scan_blocks<Avx2Masks>(p, e, st, done);
 }
 
@@ -203,7 +195,7 @@ __attribute__((target("avx2,popcnt"))) const char* scan_blocks_avx2(const char* 
 bool has_avx2() {
   static const bool yes = [] {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") != 0 && __builtin_cpu_supports("popcnt") != 0;
+    return __builtin_cpu_supports("avx2") != 0;
   }();
   return yes;
 }
@@ -353,10 +345,8 @@ bool JsonPull::open_run(std::size_t max_bytes, EventRun& run, bool exact) {
 
 void JsonPull::close_run() {
   if (!run_open_) return;
-  buf_[run_lo_] = saved_lo_;
-  buf_[run_hi_] = saved_hi_;
+  close_run_after(nullptr);
   pos_ = run_hi_;
-  run_open_ = false;
 }
 
 void JsonPull::close_run_after(const char* event) {

@@ -19,8 +19,9 @@
 namespace syncscope::io_detail::schema {
 
 // ---- lookup of a name in a small table ---------------------------------------------------
-// Table entries grouped by length at compile time; a lookup compares only the few entries of
-// the key's length, word by word, inlined (keys are looked up millions of times per file).
+// Table entries grouped by length and first byte at compile time (make_index below); a lookup
+// compares only the few entries of that bucket, word by word, inlined (keys are looked up
+// millions of times per file).
 // Whole words, the last one overlapping, and two overlapping loads below 8 bytes: no loop
 // over single bytes (event keys are 2-4 bytes long; a byte loop there was ~4% of read_trace
 // in perf, mostly mispredicted branches on its varying trip count).

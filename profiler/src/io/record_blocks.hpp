@@ -23,11 +23,11 @@ namespace syncscope::io_detail {
 // Blocks and the final vector ask for transparent huge pages: first-touch page faults are
 // a large part of loading time on some VMs (~40 us per 4 KiB page measured on ours).
 //
-// When the reader can estimate the final count (the input's size is known: estimate()),
-// records go straight into a vector reserved for that many instead: no copy at the end and
-// no block pages besides the vector's (zeroing fresh pages was ~15-20% of read_trace in
-// perf on the project's VM). A reservation is address space only: the pages an
-// over-estimate never uses are never touched. Records beyond it go to blocks, as before.
+// When the reader can estimate the final count (the input's size is known: ChromeReader::reserve_estimate calls
+// reserve()), records go straight into a vector reserved for that many instead: no copy at the end and no block pages
+// besides the vector's (zeroing fresh pages was ~15-20% of read_trace in perf on the project's VM). A reservation is
+// address space only: the pages an over-estimate never uses are never touched. Records beyond it go to blocks, as
+// before.
 inline void advise_huge(void* p, std::size_t bytes) {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
   constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
@@ -50,9 +50,7 @@ class ChunkedVec {
   ChunkedVec() = default;
   ChunkedVec(const ChunkedVec&) = delete;
   ChunkedVec& operator=(const ChunkedVec&) = delete;
-  ~ChunkedVec() {
-    for (T* b : blocks_) std::free(b);
-  }
+  ~ChunkedVec() { free_blocks(); }
   void push(const T& v) {
     if (head_.size() < head_.capacity()) {  // never reallocates
       head_.push_back(v);
@@ -108,13 +106,8 @@ class ChunkedVec {
     advise_huge(out.data(), size() * sizeof(T));
     out.insert(out.end(), head_.begin(), head_.end());
     head_ = std::vector<T>();
-    for_each_block([&](T* b, std::size_t k) {
-      out.insert(out.end(), b, b + k);
-      std::free(b);
-    });
-    blocks_.clear();
-    blocks_size_ = 0;
-    fill_ = 0;
+    for_each_block([&](T* b, std::size_t k) { out.insert(out.end(), b, b + k); });
+    free_blocks();
   }
 
  private:
