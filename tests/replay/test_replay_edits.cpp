@@ -167,6 +167,82 @@ TEST(ReplayEdits, RemoveSyncsByCauseApiOrRangeTakesTheCopyThatOnlyServesThem) {
   EXPECT_DOUBLE_EQ(all.edited, 31);
 }
 
+// A public program's loop (issue 36's real before/after pair): launch, launch, a blocking
+// cudaMemcpyFromSymbol device-to-host, then a redundant cudaDeviceSynchronize; three rounds of
+// 89 us in one step [0, 269] (latency 10 us, round trip 8 us, as every trace in this file):
+//   L1 [o,o+2] -> K1 [o+10,o+40]; L2 [o+3,o+5] -> K2 [o+40,o+60];
+//   M cudaMemcpyFromSymbol [o+6,o+78] -> copy DtoH into pageable memory [o+60,o+70] (70 + 8);
+//   D cudaDeviceSynchronize [o+79,o+87]: the GPU is idle since o+70, D waits for nothing.
+Trace symbol_copy_then_device_sync() {
+  Builder b;
+  b.range(RangeKind::UserAnnotation, "ProfilerStep#0", 0, 269);
+  for (Ns o : {Ns{0}, Ns{89}, Ns{178}}) {
+    b.kernel("k1", 7, o + 10, o + 40, b.call("cudaLaunchKernel", o, o + 2));
+    b.kernel("k2", 7, o + 40, o + 60, b.call("cudaLaunchKernel", o + 3, o + 5));
+    Memcpy m;
+    m.device = 0;
+    m.stream = 7;
+    m.start = (o + 60) * us;
+    m.end = (o + 70) * us;
+    m.correlation = b.call("cudaMemcpyFromSymbol", o + 6, o + 78);
+    m.kind = CopyKind::DtoH;
+    m.src_kind = MemoryKind::Device;
+    m.dst_kind = MemoryKind::Pageable;
+    m.async = false;
+    m.bytes = 4;
+    b.t.memcpys.push_back(m);
+    b.device_sync(o + 79, o + 87);
+  }
+  return b.done();
+}
+
+// Removing the device syncs saves their own time and nothing more: each D (8 us) ends at its
+// start, the next round starts 2 us later, so the step ends 3 x 8 = 24 us earlier (245). The
+// blocking copy before each D is a wait of its own and stays: had the edit taken it as the
+// sync's serving copy (the bug issue 36 reports), each round would lose M's 72 us as well and
+// the saving would exceed what the removed calls ever took. Within one round trip per sync.
+TEST(ReplayEdits, RemovingADeviceSyncKeepsTheBlockingCopyBeforeIt) {
+  const Trace t = symbol_copy_then_device_sync();
+  const Steps s = replay(t, "remove-syncs:api=cudaDeviceSynchronize");
+  EXPECT_DOUBLE_EQ(s.identity, 269);
+  EXPECT_EQ(s.selected, 3u);
+  const double removed_calls_us = 3 * 8;
+  EXPECT_NEAR(s.identity - s.edited, removed_calls_us, 8);
+  // Selecting the copy itself is what removes its wait.
+  const Steps copy = replay(t, "remove-syncs:api=cudaMemcpyFromSymbol");
+  EXPECT_EQ(copy.selected, 3u);
+  EXPECT_GT(copy.identity - copy.edited, removed_calls_us);
+}
+
+// A blocking cudaMemcpy [0,30] whose copy [10,22] starts one launch latency after the call
+// (the GPU idle: the copy is bound by its launch) and ends the call one round trip later; the
+// step [0,32]. The critical path walks back from the call to its copy and from the copy to its
+// launch, the same call, at its start: it must stop there (the call's start is set by the
+// step's start), not go on to the call's wait again (issue 36: `predict`'s path looped).
+TEST(ReplayEdits, CriticalPathThroughABlockingCopyListsEachNodeOnce) {
+  Builder b;
+  b.range(RangeKind::UserAnnotation, "ProfilerStep#0", 0, 32);
+  Memcpy m;
+  m.device = 0;
+  m.stream = 7;
+  m.start = 10 * us;
+  m.end = 22 * us;
+  m.correlation = b.call("cudaMemcpy", 0, 30);
+  m.kind = CopyKind::DtoH;
+  m.src_kind = MemoryKind::Device;
+  m.dst_kind = MemoryKind::Pageable;
+  m.bytes = 4;
+  b.t.memcpys.push_back(m);
+  const Trace t = b.done();
+  const m::ReplayReport r = m::replay_what_if(t, {"remove-syncs:api=cudaMemcpy"}, {}, {});
+  ASSERT_EQ(r.steps.size(), 1u);
+  ASSERT_FALSE(r.critical_path.empty());
+  EXPECT_LE(r.critical_path.size(), 2u);  // the copy, then the call's wait for it
+  Ns sum = 0;
+  for (const auto& c : r.critical_path) sum += c.duration_ns;
+  EXPECT_LE(sum, r.steps[0].replayed_ns);
+}
+
 // Two layers of one step, each rebuilding its mask in a range named like one (a launch, a
 // device-to-host read and its sync), then one kernel; step 0..100:
 //   layer_0 [0,50]:  mask_build [5,27]: L [5,7] -> mk [15,18]; C [8,10] -> copy [18,19];

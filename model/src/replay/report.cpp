@@ -2,8 +2,9 @@
 // critical path, and each what-if edit beside its closed form.
 //
 // JSON names (scripts and our checks read them; errors are fractions, times ns):
-//   "replay": {"steps": [{"name", "measured_ns", "replayed_ns"}...], "median_abs_error",
-//              "max_abs_error", "round_trip_ns", "warnings": [...], "critical_path": [...]}
+//   "replay": {"steps": [{"name", "measured_ns", "replayed_ns"}...], "replayed_steps",
+//              "median_abs_error", "max_abs_error", "within_goal" (these three only when
+//              replayed_steps > 0), "round_trip_ns", "warnings": [...], "critical_path": [...]}
 //   "what_if": [{"edit", "applicable", "reason", "replayed_step_ns", "saving_ns" (null when
 //               it would rest on an edge the graph could not build), "closed_form_saving_ns"
 //               (null when no closed form applies), "closed_form", "off_critical_path": [...],
@@ -63,6 +64,7 @@ ReplayReport replay_what_if(const Trace& trace, const std::vector<std::string>& 
   std::vector<double> errs;
   for (const auto& s : rep.steps)
     if (s.measured_ns > 0) errs.push_back(std::fabs(s.error()));
+  rep.error_steps = errs.size();
   if (!errs.empty()) {
     rep.median_abs_error = median_value(errs);
     rep.max_abs_error = *std::max_element(errs.begin(), errs.end());
@@ -190,13 +192,18 @@ std::string prediction_with_replay_to_json(const PredictionReport& prediction, c
   nlohmann::ordered_json path = nlohmann::ordered_json::array();
   for (const auto& c : r.critical_path)
     path.push_back({{"where", c.where}, {"what", c.what}, {"start_ns", c.start_ns}, {"duration_ns", c.duration_ns}});
-  j["replay"] = {{"steps", steps},
-                 {"median_abs_error", r.median_abs_error},
-                 {"max_abs_error", r.max_abs_error},
-                 {"round_trip_ns", r.round_trip_ns},
-                 {"warnings", r.warnings},
-                 {"critical_step", r.critical_step},
-                 {"critical_path", path}};
+  nlohmann::ordered_json rj = {{"steps", steps}, {"replayed_steps", r.error_steps}};
+  // Error figures only over replayed steps: with none there is nothing to have an error.
+  if (r.error_steps > 0) {
+    rj["median_abs_error"] = r.median_abs_error;
+    rj["max_abs_error"] = r.max_abs_error;
+    rj["within_goal"] = r.within_goal();
+  }
+  rj["round_trip_ns"] = r.round_trip_ns;
+  rj["warnings"] = r.warnings;
+  rj["critical_step"] = r.critical_step;
+  rj["critical_path"] = path;
+  j["replay"] = std::move(rj);
   nlohmann::ordered_json wi = nlohmann::ordered_json::array();
   for (const auto& w : r.what_if) {
     nlohmann::ordered_json e;

@@ -206,9 +206,20 @@ struct WhatIfOutcome {
   std::vector<std::string> notes;
 };
 
+// The identity replay's goal (model/README.md, "Replay"): |error| of the step time, as
+// fractions, median over the replayed steps and the largest.
+inline constexpr double kIdentityGoalMedian = 0.01;
+inline constexpr double kIdentityGoalMax = 0.05;
+
 struct ReplayReport {
   std::vector<ReplayedStep> steps;
+  // Over the `error_steps` steps with a measured time (0: nothing replayed, and the two
+  // figures mean nothing: printers say so and write none).
   double median_abs_error = 0, max_abs_error = 0;  // fractions
+  std::size_t error_steps = 0;
+  bool within_goal() const {
+    return error_steps > 0 && median_abs_error <= kIdentityGoalMedian && max_abs_error <= kIdentityGoalMax;
+  }
   Ns round_trip_ns = 0;
   std::vector<std::string> warnings;
   std::vector<WhatIfOutcome> what_if;
