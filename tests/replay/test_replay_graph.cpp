@@ -200,21 +200,33 @@ TEST(ReplayBadInput, OverlappingCallsAreCounted) {
   EXPECT_EQ(g.problems.overlapping_calls, 1u);
 }
 
-// A GPU record whose correlation points nowhere: counted, named, and no saving is claimed in
-// the step that holds it.
-TEST(ReplayBadInput, CorrelationPointingNowhereWithholdsTheSaving) {
+// A GPU record whose correlation points nowhere (NCCL's own launches, an untraced thread):
+// counted by kind, named, and anchored at its recorded start, so an edit that frees the host
+// moves what the host launches and not it; the saving is still claimed.
+TEST(ReplayBadInput, CorrelationPointingNowhereIsAnchored) {
   Trace t = item_trace();
   kernel(t, "orphan", 7, 151, 155, 99);
   t.finalize();
-  const m::ReplayGraph g = m::build_replay_graph(t, opts());
+  m::ReplayGraph g = m::build_replay_graph(t, opts());
   EXPECT_EQ(g.problems.gpu_without_launch, 1u);
-  const auto steps = m::replay_steps(g, m::run_replay(g));
-  EXPECT_EQ(steps[0].unbuilt, 1u);
+  EXPECT_EQ(g.problems.anchored_kernels, 1u);
+  std::uint32_t orphan = m::kNoNode;
+  for (std::uint32_t i = 0; i < g.nodes.size(); ++i)
+    if (g.nodes[i].kind == m::ReplayNode::Kind::Kernel && t.str(t.kernels[g.nodes[i].record].name) == "orphan")
+      orphan = i;
+  ASSERT_NE(orphan, m::kNoNode);
+  const m::ReplayTimes base = m::run_replay(g);
+  EXPECT_EQ(base.start[orphan], 151 * us);
+  EXPECT_EQ(m::replay_steps(g, base)[0].unbuilt, 0u);
+  (void)m::apply_what_if(t, g, m::parse_what_if("remove-syncs:cause=aten::item"), {});
+  const m::ReplayTimes after = m::run_replay(g);
+  EXPECT_EQ(after.start[orphan], 151 * us);  // k2 now ends at 127 us: the orphan does not follow it
   const m::ReplayReport r = m::replay_what_if(t, {"remove-syncs:cause=aten::item"}, {}, {});
   ASSERT_EQ(r.what_if.size(), 1u);
-  EXPECT_FALSE(r.what_if[0].saving_ns.has_value());
+  ASSERT_TRUE(r.what_if[0].saving_ns.has_value());
   bool named = false;
-  for (const auto& w : r.warnings) named = named || w.find("1 GPU record(s)") != std::string::npos;
+  for (const auto& w : r.warnings)
+    named = named || w.find("1 GPU record(s) (1 kernel(s), 0 copy(ies)") != std::string::npos;
   EXPECT_TRUE(named);
 }
 

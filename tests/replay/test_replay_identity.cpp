@@ -71,6 +71,10 @@ const std::vector<Fixture>& fixtures() {
       {"ranks/nccl4/node0_1001.1700000000000000000.pt.trace.json", "ProfilerStep#*"},
       {"ranks/nccl4/node1_1002.1700000000000000000.pt.trace.json", "ProfilerStep#*"},
       {"ranks/nccl4/rank3.pt.trace.json.gz", "ProfilerStep#*"},
+      // Real NCCL ranks (HTA's test data): collectives, stream waits with no event record, GPU
+      // work with no traced launch (issue 36: 13-650% off before they were modelled).
+      {"ranks/hta/hta_trace_diff_control_rank3of8.json.gz", "ProfilerStep#*"},
+      {"ranks/hta/hta_negative_queue_length_rank0of16.json.gz", "ProfilerStep#*"},
       {"nsys_layer_syncs", "ProfilerStep#*", true},
       {"nsys_2024_6", "ProfilerStep#*", true,
        "hand-typed: idle-GPU launch-to-start gaps of 10, 50, 90 and 100 us in one trace"},
@@ -121,7 +125,7 @@ TEST(ReplayIdentity, EveryTraceFixtureWithinTheGoal) {
     EXPECT_LE(a.median, 0.01) << "median |error| " << a.median;
     EXPECT_LE(a.max, 0.05) << "max |error| " << a.max;
   }
-  EXPECT_GE(asserted, 15);
+  EXPECT_GE(asserted, 17);
 }
 
 // The H200 trace: 3 steps of 8 .item() syncs and one device sync each; every step replays,

@@ -72,6 +72,128 @@ struct LaneIndex {
   }
 };
 
+// A GPU node's recorded start is explained by what the graph knows of it (its launch plus the
+// launch latency, its stream's and engine's previous work, its event waits) when it starts
+// within this of the latest of them; later, something the trace does not show held it. 10 us:
+// ten ticks of a whole-microsecond Kineto trace, and above the 2-8 us a stream takes to run
+// its next work after a cross-stream event it waited for resolves (the round trips and
+// back-to-back gaps of the fixtures).
+constexpr Ns kWaitSlackNs = 10'000;
+
+Ns known_ready(const ReplayGraph& g, const ReplayNode& n) {
+  Ns ready = std::numeric_limits<Ns>::min();
+  if (n.launch != kNoNode) ready = g.nodes[n.launch].rec_start + g.launch_latency_ns[static_cast<int>(n.kind)];
+  if (n.prev != kNoNode) ready = std::max(ready, g.nodes[n.prev].rec_end);
+  if (n.engine_prev != kNoNode) ready = std::max(ready, g.nodes[n.engine_prev].rec_end);
+  for (std::uint32_t w : n.waits) ready = std::max(ready, g.nodes[w].rec_end);
+  return ready;
+}
+
+// On `lane`, the work issued before `issued_before` that ended last at or before `end_by`
+// (kNoNode: none). A stream's work ends in stream order, so the scan back stops early; it is
+// bounded (64 nodes) so that a pathological lane costs no more than that.
+std::uint32_t latest_end_before(const ReplayGraph& g, const LaneIndex& lanes, std::size_t lane, Ns issued_before,
+                                Ns end_by) {
+  const auto& im = lanes.issue_max[lane];
+  auto k = static_cast<std::size_t>(std::lower_bound(im.begin(), im.end(), issued_before) - im.begin());
+  for (std::size_t scanned = 0; k > 0 && scanned < 64; --k, ++scanned) {
+    const std::uint32_t x = lanes.nodes[lane][k - 1];
+    if (g.nodes[x].rec_end <= end_by) return x;
+  }
+  return kNoNode;
+}
+
+std::int32_t launch_thread(const ReplayGraph& g, std::uint32_t gpu_node) {
+  const std::uint32_t l = g.nodes[gpu_node].launch;
+  return l == kNoNode ? -1 : g.nodes[l].thread;
+}
+
+// A stream wait whose event record the trace does not hold (older Kineto writes no cuda_sync
+// events; nsys without --cuda-event-trace): which stream waited, and for what, is taken from
+// the timeline (issue 36). First by evidence: a stream's first work issued after the wait that
+// starts later than anything the graph knows of it can explain, right after (kWaitSlackNs) work
+// of another stream of its device issued before the wait: that work is the edge. Else by
+// PyTorch's pattern (record on the current stream, wait on another, launch there): the thread's
+// next launch after the wait waits for the work it last gave another stream. Else unbuilt.
+void infer_stream_waits(ReplayGraph& g, const LaneIndex& lanes, const std::vector<std::uint32_t>& waits) {
+  auto issue = [&](std::uint32_t x) { return g.nodes[g.nodes[x].launch].rec_start; };
+  auto add_edge = [&](std::uint32_t src, std::uint32_t dst) {
+    auto& v = g.nodes[dst].waits;
+    if (std::find(v.begin(), v.end(), src) == v.end()) v.push_back(src);
+    ++g.problems.inferred_waits;
+  };
+  for (std::uint32_t wi : waits) {
+    const ReplayNode& w = g.nodes[wi];
+    std::uint32_t best_dst = kNoNode, best_src = kNoNode;
+    std::uint32_t next_dst = kNoNode;  // the thread's next launch after the wait
+    std::int32_t last_lane = -1;       // the lane the thread last gave work to before it
+    Ns last_issue = std::numeric_limits<Ns>::min();
+    for (std::size_t l = 0; l < lanes.nodes.size(); ++l) {
+      const auto lane = static_cast<std::int32_t>(l);
+      if (const std::uint32_t b = lanes.last_before(lane, w.rec_start);
+          b != kNoNode && launch_thread(g, b) == w.thread && issue(b) > last_issue) {
+        last_issue = issue(b);
+        last_lane = lane;
+      }
+      const std::uint32_t dst = lanes.first_at_or_after(lane, w.rec_start);
+      if (dst == kNoNode || g.nodes[dst].launch == kNoNode) continue;
+      if (launch_thread(g, dst) == w.thread && (next_dst == kNoNode || issue(dst) < issue(next_dst))) next_dst = dst;
+      const ReplayNode& d = g.nodes[dst];
+      if (d.rec_start <= known_ready(g, d) + kWaitSlackNs) continue;  // nothing unexplained held it
+      for (std::size_t m = 0; m < lanes.nodes.size(); ++m) {
+        if (m == l || g.lanes[m].first != g.lanes[l].first) continue;
+        const std::uint32_t src = latest_end_before(g, lanes, m, w.rec_start, d.rec_start);
+        if (src == kNoNode || d.rec_start - g.nodes[src].rec_end > kWaitSlackNs) continue;
+        if (best_dst == kNoNode || issue(dst) < issue(best_dst) ||
+            (dst == best_dst && g.nodes[src].rec_end > g.nodes[best_src].rec_end)) {
+          best_dst = dst;
+          best_src = src;
+        }
+      }
+    }
+    if (best_dst != kNoNode) {
+      add_edge(best_src, best_dst);
+      continue;
+    }
+    // The thread's next launch, when it starts later than the graph can explain and no other
+    // stream's work ended right before: held by what the trace does not show (the wait's event,
+    // or the SMs another stream's kernel held). Anchored at its recorded start, as GPU work with
+    // no traced launch is, so no edit moves it earlier.
+    if (next_dst != kNoNode && g.nodes[next_dst].rec_start > known_ready(g, g.nodes[next_dst]) + kWaitSlackNs) {
+      g.nodes[next_dst].held = true;
+      ++g.problems.held_anchored;
+      continue;
+    }
+    if (next_dst != kNoNode && last_lane >= 0 && last_lane != g.nodes[next_dst].lane &&
+        g.lanes[static_cast<std::size_t>(last_lane)].first ==
+            g.lanes[static_cast<std::size_t>(g.nodes[next_dst].lane)].first) {
+      const std::uint32_t src =
+          latest_end_before(g, lanes, static_cast<std::size_t>(last_lane), w.rec_start, g.nodes[next_dst].rec_start);
+      if (src != kNoNode) {
+        add_edge(src, next_dst);
+        continue;
+      }
+    }
+    g.nodes[wi].unbuilt = true;
+    ++g.problems.waits_without_record;
+  }
+}
+
+// A communication kernel's transfer time: the shortest run of that kernel (by name) in the
+// trace. Its other runs waited for peers as well; the shortest is the closest the trace comes to
+// a run whose peers were already there, so it is a lower bound, and only bounds the kernel's end
+// when an edit makes the rank reach it later than it did (its recorded end anchors it otherwise).
+void comm_transfer_times(const Trace& trace, ReplayGraph& g) {
+  std::unordered_map<StringId, Ns> shortest;
+  for (const ReplayNode& n : g.nodes)
+    if (n.comm) {
+      auto [it, fresh] = shortest.try_emplace(trace.kernels[n.record].name, n.own_ns);
+      if (!fresh) it->second = std::min(it->second, n.own_ns);
+    }
+  for (ReplayNode& n : g.nodes)
+    if (n.comm) n.own_ns = shortest[trace.kernels[n.record].name];
+}
+
 }  // namespace
 
 std::vector<std::string> ReplayProblems::describe(const std::string& step_glob) const {
@@ -83,10 +205,27 @@ std::vector<std::string> ReplayProblems::describe(const std::string& step_glob) 
                     "window (pass --step-range GLOB)",
                     step_glob));
   if (gpu_without_launch)
+    out.push_back(fmt::format(
+        "replay: {} GPU record(s) ({} kernel(s), {} copy(ies), {} memset(s)) have a correlation id that points "
+        "to no host call of a traced thread (NCCL's own launches, other threads, graph replays): anchored at "
+        "their recorded start, so no edit moves them earlier",
+        gpu_without_launch, anchored_kernels, anchored_copies, anchored_memsets));
+  if (comm_kernels)
+    out.push_back(fmt::format(
+        "replay: {} communication kernel(s) anchored at their recorded end (their peers' data arrived then: "
+        "the other ranks are not replayed), and at least their shortest run after their start",
+        comm_kernels));
+  if (held_anchored)
+    out.push_back(fmt::format(
+        "replay: {} GPU activit(ies) after a stream wait with no event record started later than their launch "
+        "and stream allow, with no other stream's work ending right before: held by what the trace does not "
+        "show, anchored at their recorded start",
+        held_anchored));
+  if (inferred_waits)
     out.push_back(
-        fmt::format("replay: {} GPU record(s) have a correlation id that points to no host call: they keep "
-                    "their recorded offset on their stream, and no saving is claimed in a step holding them",
-                    gpu_without_launch));
+        fmt::format("replay: {} stream wait(s) with no event record in the trace: the stream and the work waited for "
+                    "inferred from the timeline",
+                    inferred_waits));
   if (overlapping_calls)
     out.push_back(
         fmt::format("replay: {} host call(s) start inside the previous call of their thread (impossible on "
@@ -99,8 +238,8 @@ std::vector<std::string> ReplayProblems::describe(const std::string& step_glob) 
                     syncs_without_work));
   if (waits_without_record)
     out.push_back(
-        fmt::format("replay: {} stream wait(s) whose event record is not in the trace: replayed without "
-                    "that cross-stream edge; no saving is claimed in a step holding them",
+        fmt::format("replay: {} stream wait(s) whose event record is not in the trace and could not be inferred: "
+                    "replayed without that cross-stream edge; no saving is claimed in a step holding them",
                     waits_without_record));
   if (cycle_nodes)
     out.push_back(
@@ -224,13 +363,21 @@ ReplayGraph build_graph(const Trace& trace, const ReplayOptions& options, const 
     if (const std::uint32_t launcher = call_of_corr(a.correlation); launcher != kNoNode) {
       n.launch = launcher;
     } else {
-      n.unbuilt = true;
+      // Anchored at its recorded start (replay.cpp): what issued it is not on a traced thread.
       ++g.problems.gpu_without_launch;
+      ++(kind == ReplayNode::Kind::Kernel ? g.problems.anchored_kernels
+         : kind == ReplayNode::Kind::Copy ? g.problems.anchored_copies
+                                          : g.problems.anchored_memsets);
     }
     g.nodes.push_back(std::move(n));
   };
-  for (std::size_t i = 0; i < trace.kernels.size(); ++i)
+  for (std::size_t i = 0; i < trace.kernels.size(); ++i) {
     add_gpu(ReplayNode::Kind::Kernel, i, trace.kernels[i], CopyKind::Unknown);
+    if (is_communication_kernel(trace.str(trace.kernels[i].name))) {
+      g.nodes.back().comm = true;
+      ++g.problems.comm_kernels;
+    }
+  }
   for (std::size_t i = 0; i < trace.memcpys.size(); ++i)
     add_gpu(ReplayNode::Kind::Copy, i, trace.memcpys[i], trace.memcpys[i].kind);
   for (std::size_t i = 0; i < trace.memsets.size(); ++i)
@@ -337,6 +484,7 @@ ReplayGraph build_graph(const Trace& trace, const ReplayOptions& options, const 
     return static_cast<ApiClass>(k);
   };
   std::vector<std::int32_t> last_lane_of_thread(g.threads.size(), -1);
+  std::vector<std::uint32_t> unrecorded_waits;  // stream-wait calls whose event record is not in the trace
   for (std::size_t t = 0; t < g.thread_calls.size(); ++t) {
     for (std::uint32_t ni : g.thread_calls[t]) {
       ReplayNode& n = g.nodes[ni];
@@ -386,8 +534,7 @@ ReplayGraph build_graph(const Trace& trace, const ReplayOptions& options, const 
               if (g.lanes[l].second == rec->stream && (device < 0 || g.lanes[l].first == device))
                 target = static_cast<std::int32_t>(l);
           if (!r || target < 0) {
-            n.unbuilt = true;
-            ++g.problems.waits_without_record;
+            unrecorded_waits.push_back(ni);  // inferred from the timeline below, or left unbuilt
             break;
           }
           const std::uint32_t src = lanes.last_before(r->lane, r->issued);
@@ -450,7 +597,7 @@ ReplayGraph build_graph(const Trace& trace, const ReplayOptions& options, const 
     // than it was recorded to take.
     if (awaited > n.rec_start) n.own_ns = std::min(n.rec_end - n.rec_start, g.sync_own_ns);
   }
-  std::vector<Ns> lat[4];
+  std::vector<Ns> lat[4], lat_queued[4];
   for (std::size_t i = first_gpu; i < g.nodes.size(); ++i) {
     const ReplayNode& n = g.nodes[i];
     if (n.launch == kNoNode) continue;
@@ -458,9 +605,21 @@ ReplayGraph build_graph(const Trace& trace, const ReplayOptions& options, const 
     if (n.prev != kNoNode) ready = std::max(ready, g.nodes[n.prev].rec_end);
     if (n.engine_prev != kNoNode) ready = std::max(ready, g.nodes[n.engine_prev].rec_end);
     for (std::uint32_t w : n.waits) ready = std::max(ready, g.nodes[w].rec_end);
-    if (n.rec_start > ready) lat[static_cast<int>(n.kind)].push_back(n.rec_start - g.nodes[n.launch].rec_start);
+    // A sample only where its stream (and engine) had nothing left to run when the call was
+    // made: work launched behind a backlog, or behind a cross-stream wait the trace does not
+    // show, starts long after its launch for reasons that are not launch latency (issue 36: on
+    // a 16-rank NCCL trace every kernel was put 164 ms after its launch, the host that far ahead).
+    // Work issued behind a backlog that still started later than its stream allowed is a sample
+    // only for a kind that has no clean one.
+    const Ns issued = g.nodes[n.launch].rec_start;
+    if (n.rec_start > ready)
+      (ready <= issued ? lat : lat_queued)[static_cast<int>(n.kind)].push_back(n.rec_start - issued);
   }
+  for (int k = 1; k < 4; ++k)
+    if (lat[k].empty()) lat[k] = std::move(lat_queued[k]);
   for (int k = 1; k < 4; ++k) g.launch_latency_ns[k] = median_of(lat[k], median_of(lat[1], 0));
+  comm_transfer_times(trace, g);
+  infer_stream_waits(g, lanes, unrecorded_waits);
 
   // ---- the analysis's sync points, as nodes ----
   {

@@ -62,10 +62,12 @@ void time_node(const ReplayGraph& g, std::uint32_t i, ReplayTimes& t) {
     if (n.launch != kNoNode) {
       s = t.start[n.launch] + g.launch_latency_ns[static_cast<int>(n.kind)];
       bind = n.launch;
-    } else if (n.prev != kNoNode) {  // no launch: its recorded offset after its stream's previous work
-      s = t.end[n.prev] + std::max<Ns>(0, n.rec_start - g.nodes[n.prev].rec_end);
-      bind = n.prev;
+      if (n.held && n.rec_start > s) {
+        s = n.rec_start;
+        bind = kNoNode;
+      }
     } else {
+      // No launch on a traced thread: anchored at its recorded start (and its stream's order).
       s = n.rec_start;
     }
     for_each_pred(n, [&](std::uint32_t p) {
@@ -77,6 +79,8 @@ void time_node(const ReplayGraph& g, std::uint32_t i, ReplayTimes& t) {
   }
   t.start[i] = s;
   t.end[i] = s + (n.removed ? 0 : n.own_ns);
+  // A collective ends when its peers' data has arrived: not before its recorded end.
+  if (n.comm && !n.removed) t.end[i] = std::max(t.end[i], n.rec_end);
   t.binding[i] = bind;
 }
 

@@ -49,12 +49,19 @@ struct ReplayNode {
   bool sync = false;                       // a host call that blocks until `waits` finish
   bool unbuilt = false;                    // an edge it needs could not be built (see ReplayProblems)
   bool removed = false;                    // an edit removed it (time 0, order kept)
-  std::uint32_t record = 0;                // index into trace.api_calls / kernels / memcpys / memsets
-  std::int32_t thread = -1;                // host: index into ReplayGraph::threads
-  std::int32_t lane = -1;                  // GPU: index into ReplayGraph::lanes
-  std::uint32_t prev = kNoNode;            // host: previous call of its thread; GPU: previous on its stream
-  std::uint32_t engine_prev = kNoNode;     // copy: previous copy on its device's engine, same direction
-  std::uint32_t launch = kNoNode;          // GPU: the top-level call that launched it
+  // A communication kernel (NCCL/RCCL, is_communication_kernel): its peers' data arrived when it
+  // ended, so it cannot end before its recorded end (an external anchor) nor before its start
+  // plus its transfer time (own_ns: the shortest run of that kernel in the trace, a lower bound).
+  bool comm = false;
+  // GPU work held past what its launch and stream allow by something the trace does not show
+  // (after a stream wait whose event record is missing): anchored at its recorded start.
+  bool held = false;
+  std::uint32_t record = 0;             // index into trace.api_calls / kernels / memcpys / memsets
+  std::int32_t thread = -1;             // host: index into ReplayGraph::threads
+  std::int32_t lane = -1;               // GPU: index into ReplayGraph::lanes
+  std::uint32_t prev = kNoNode;         // host: previous call of its thread; GPU: previous on its stream
+  std::uint32_t engine_prev = kNoNode;  // copy: previous copy on its device's engine, same direction
+  std::uint32_t launch = kNoNode;       // GPU: the top-level call that launched it
   Ns rec_start = 0, rec_end = 0;
   Ns own_ns = 0;                     // host: the call's own time (a sync's wait excluded); GPU: its duration
   Ns gap_ns = 0;                     // host: recorded gap after the previous call of its thread
@@ -80,7 +87,13 @@ struct ReplayStepWindow {
 
 // What the graph could not build, counted; replay goes on without those edges.
 struct ReplayProblems {
-  std::uint64_t gpu_without_launch = 0;    // GPU records whose correlation points to no call
+  std::uint64_t gpu_without_launch = 0;  // GPU records whose correlation points to no call
+  // ... of which kernels, copies, memsets: anchored at their recorded start (no host call of a
+  // traced thread issued them: NCCL's own launches, other threads, graph replays).
+  std::uint64_t anchored_kernels = 0, anchored_copies = 0, anchored_memsets = 0;
+  std::uint64_t comm_kernels = 0;          // communication kernels, their ends anchored
+  std::uint64_t held_anchored = 0;         // GPU activities held by an unseen wait, anchored (ReplayNode::held)
+  std::uint64_t inferred_waits = 0;        // stream waits with no event record, edge inferred from the timeline
   std::uint64_t overlapping_calls = 0;     // calls starting inside the previous call of their thread
   std::uint64_t syncs_without_work = 0;    // sync calls whose stream, event or copy was not found
   std::uint64_t waits_without_record = 0;  // stream waits whose event record was not found

@@ -1,0 +1,158 @@
+// Single-rank replay of what distributed training traces hold (issue 36), on hand-built traces
+// whose replay is worked out by hand (times in us): a communication kernel anchored at its
+// recorded end, a stream wait with no event record inferred from the timeline or, with no
+// evidence, its work anchored, and launch latency taken from work issued to an idle stream.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "syncscope/model/replay.hpp"
+
+namespace syncscope {
+namespace {
+
+namespace m = model;
+constexpr Ns us = 1000;
+
+void call(Trace& t, const char* name, Ns a, Ns b, std::uint64_t corr) {
+  ApiCall c;
+  c.name = t.intern(name);
+  c.pid = 1;
+  c.tid = 1;
+  c.start = a * us;
+  c.end = b * us;
+  c.correlation = corr;
+  c.device = 0;
+  t.api_calls.push_back(c);
+}
+
+void kernel(Trace& t, const char* name, std::int64_t stream, Ns a, Ns b, std::uint64_t corr) {
+  Kernel k;
+  k.name = t.intern(name);
+  k.device = 0;
+  k.stream = stream;
+  k.start = a * us;
+  k.end = b * us;
+  k.correlation = corr;
+  t.kernels.push_back(k);
+}
+
+void step(Trace& t, Ns a, Ns b) {
+  Range r;
+  r.kind = RangeKind::UserAnnotation;
+  r.name = t.intern("ProfilerStep#0");
+  r.pid = 1;
+  r.tid = 1;
+  r.start = a * us;
+  r.end = b * us;
+  t.ranges.push_back(r);
+}
+
+// Three launches to an idle stream 7, each starting 10 us after its call: the launch latency.
+void idle_launches(Trace& t, std::uint64_t corr) {
+  for (Ns at : {400, 500, 600}) {
+    call(t, "cudaLaunchKernel", at, at + 5, corr);
+    kernel(t, "k", 7, at + 10, at + 20, corr);
+    ++corr;
+  }
+}
+
+std::uint32_t node_named(const Trace& t, const m::ReplayGraph& g, const char* name) {
+  for (std::uint32_t i = 0; i < g.nodes.size(); ++i)
+    if (g.nodes[i].kind == m::ReplayNode::Kind::Kernel && t.str(t.kernels[g.nodes[i].record].name) == name) return i;
+  return m::kNoNode;
+}
+
+// kA on stream 7 (20-300); a cudaStreamWaitEvent (30) with no event record, as older Kineto
+// writes it; kB launched on stream 9 at 40 but recorded at `kb_start`.
+Trace wait_trace(Ns ka_end, Ns kb_start) {
+  Trace t;
+  step(t, 0, 700);
+  call(t, "cudaLaunchKernel", 10, 15, 1);
+  kernel(t, "kA", 7, 20, ka_end, 1);
+  call(t, "cudaStreamWaitEvent", 30, 32, 2);
+  call(t, "cudaLaunchKernel", 40, 45, 3);
+  kernel(t, "kB", 9, kb_start, kb_start + 18, 3);
+  idle_launches(t, 10);
+  t.finalize();
+  return t;
+}
+
+TEST(ReplayRanks, LaunchLatencyComesFromWorkIssuedToAnIdleStream) {
+  // kB's 262 us from launch to start is not launch latency (it waited for kA): the median of
+  // the idle-stream samples is 10 us however many such waits there are.
+  const Trace t = wait_trace(300, 302);
+  const m::ReplayGraph g = m::build_replay_graph(t);
+  EXPECT_EQ(g.launch_latency_ns[1], 10 * us);
+}
+
+// kB starts 2 us after kA ends, 252 us later than its launch allows: the wait was for kA.
+TEST(ReplayRanks, AStreamWaitWithNoRecordIsInferredFromTheTimeline) {
+  const Trace t = wait_trace(300, 302);
+  m::ReplayGraph g = m::build_replay_graph(t);
+  EXPECT_EQ(g.problems.inferred_waits, 1u);
+  EXPECT_EQ(g.problems.waits_without_record, 0u);
+  const std::uint32_t ka = node_named(t, g, "kA"), kb = node_named(t, g, "kB");
+  ASSERT_NE(kb, m::kNoNode);
+  ASSERT_EQ(g.nodes[kb].waits.size(), 1u);
+  EXPECT_EQ(g.nodes[kb].waits[0], ka);
+  const m::ReplayTimes base = m::run_replay(g);
+  EXPECT_EQ(base.start[kb], 300 * us);  // kA's end: the 2 us of resolution are not kept
+  // What the edge carries: kA 100 us longer moves kB by as much.
+  g.nodes[ka].own_ns += 100 * us;
+  const m::ReplayTimes longer = m::run_replay(g);
+  EXPECT_EQ(longer.start[kb], 400 * us);
+  bool said = false;
+  for (const auto& line : g.problems.describe(g.step_glob))
+    said = said || line.find("1 stream wait(s) with no event record") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+// kB starts 102 us after kA ends: held by something the trace does not show. Anchored at its
+// recorded start; before it was modelled it replayed at its launch + 10 us, 252 us early.
+TEST(ReplayRanks, WorkHeldByAnUnseenWaitIsAnchored) {
+  const Trace t = wait_trace(200, 302);
+  m::ReplayGraph g = m::build_replay_graph(t);
+  EXPECT_EQ(g.problems.inferred_waits, 0u);
+  EXPECT_EQ(g.problems.held_anchored, 1u);
+  const std::uint32_t ka = node_named(t, g, "kA"), kb = node_named(t, g, "kB");
+  EXPECT_TRUE(g.nodes[kb].held);
+  EXPECT_EQ(m::run_replay(g).start[kb], 302 * us);
+  g.nodes[ka].own_ns = 0;  // nothing the graph holds moves it earlier
+  EXPECT_EQ(m::run_replay(g).start[kb], 302 * us);
+}
+
+// An NCCL kernel that waited for its peers (20-300) and a later run of it that did not (50 us):
+// the first cannot end before 300 whatever the rank does; made to start later, it lasts at
+// least the shortest run (its transfer), not its recorded 280 us.
+TEST(ReplayRanks, ACollectiveEndsNoEarlierThanItsPeersAllowed) {
+  Trace t;
+  step(t, 0, 700);
+  call(t, "cudaLaunchKernel", 5, 8, 3);
+  kernel(t, "k0", 9, 12, 18, 3);
+  call(t, "cudaLaunchKernel", 10, 15, 1);
+  kernel(t, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 9, 20, 300, 1);
+  call(t, "cudaLaunchKernel", 400, 405, 2);
+  kernel(t, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 9, 410, 460, 2);
+  t.finalize();
+  m::ReplayGraph g = m::build_replay_graph(t);
+  EXPECT_EQ(g.problems.comm_kernels, 2u);
+  std::uint32_t first = m::kNoNode;
+  const std::uint32_t k0 = node_named(t, g, "k0");
+  for (std::uint32_t i = 0; i < g.nodes.size(); ++i)
+    if (g.nodes[i].comm) {
+      EXPECT_EQ(g.nodes[i].own_ns, 50 * us);
+      if (first == m::kNoNode) first = i;
+    }
+  ASSERT_NE(first, m::kNoNode);
+  EXPECT_EQ(m::run_replay(g).end[first], 300 * us);
+  g.nodes[k0].own_ns = 0;  // the rank is ready sooner: its peers are not
+  EXPECT_EQ(m::run_replay(g).end[first], 300 * us);
+  g.nodes[k0].own_ns = 1000 * us;  // the rank comes late: the transfer follows it
+  const m::ReplayTimes late = m::run_replay(g);
+  EXPECT_EQ(late.start[first], late.end[k0]);
+  EXPECT_EQ(late.end[first], late.start[first] + 50 * us);
+}
+
+}  // namespace
+}  // namespace syncscope
