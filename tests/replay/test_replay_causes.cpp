@@ -40,6 +40,7 @@ m::ReplayOrder old_order(const m::ReplayGraph& g) {
       } else {
         fn(2 * i);
         for (std::uint32_t w : x.waits) fn(2 * std::size_t{w} + 1);
+        if (x.engine_prev != m::kNoNode) fn(2 * std::size_t{x.engine_prev} + 1);  // a launch queue's slot
       }
       return;
     }

@@ -1,7 +1,8 @@
 // Single-rank replay of what distributed training traces hold (issue 36), on hand-built traces
 // whose replay is worked out by hand (times in us): a communication kernel anchored at its
 // recorded end, a stream wait with no event record inferred from the timeline or, with no
-// evidence, its work anchored, and launch latency taken from work issued to an idle stream.
+// evidence, its work's delay kept, launch latency taken from work issued to an idle stream, and
+// a launch call blocked on a full launch queue waiting for the GPU.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -108,18 +109,52 @@ TEST(ReplayRanks, AStreamWaitWithNoRecordIsInferredFromTheTimeline) {
   EXPECT_TRUE(said);
 }
 
-// kB starts 102 us after kA ends: held by something the trace does not show. Anchored at its
-// recorded start; before it was modelled it replayed at its launch + 10 us, 252 us early.
-TEST(ReplayRanks, WorkHeldByAnUnseenWaitIsAnchored) {
+// kB starts 102 us after kA ends: held by something the trace does not show. It keeps that
+// delay (252 us past its launch and the launch latency) after whatever binds it; before it was
+// modelled it replayed at its launch + 10 us, 252 us early.
+TEST(ReplayRanks, WorkHeldByWhatTheTraceDoesNotShowKeepsItsDelay) {
   const Trace t = wait_trace(200, 302);
   m::ReplayGraph g = m::build_replay_graph(t);
   EXPECT_EQ(g.problems.inferred_waits, 0u);
   EXPECT_EQ(g.problems.held_anchored, 1u);
   const std::uint32_t ka = node_named(t, g, "kA"), kb = node_named(t, g, "kB");
   EXPECT_TRUE(g.nodes[kb].held);
+  EXPECT_EQ(g.nodes[kb].gap_ns, 252 * us);
   EXPECT_EQ(m::run_replay(g).start[kb], 302 * us);
   g.nodes[ka].own_ns = 0;  // nothing the graph holds moves it earlier
   EXPECT_EQ(m::run_replay(g).start[kb], 302 * us);
+  g.nodes[ka].own_ns = 1000 * us;  // kA is no edge of kB's: it does not move it later either
+  EXPECT_EQ(m::run_replay(g).start[kb], 302 * us);
+}
+
+// A queue of depth 1 on one stream: K1 20-220, K2 220-420, K3 420-620, K4 620-820, launched at
+// 0, 5, 10 and 22: the third call returns when K1 starts (21), the fourth when K2 does (221: 199 us).
+// The depth is fitted (1: the most left pending at a return), the blocked call costs a launch's
+// median (2 us) plus its wait for K2's start, so a shorter K1 frees the host sooner.
+TEST(ReplayRanks, ALaunchBlockedOnAFullQueueWaitsForTheGpu) {
+  Trace t;
+  step(t, 0, 900);
+  const Ns at[4] = {0, 5, 10, 22}, ret[4] = {2, 7, 21, 221};
+  for (int k = 0; k < 4; ++k) {
+    call(t, "cudaLaunchKernel", at[k], ret[k], static_cast<std::uint64_t>(k + 1));
+    const std::string name = "K" + std::to_string(k + 1);
+    kernel(t, name.c_str(), 7, 20 + 200 * k, 220 + 200 * k, static_cast<std::uint64_t>(k + 1));
+  }
+  call(t, "cudaStreamSynchronize", 230, 821, 9);
+  t.finalize();
+  m::ReplayGraph g = m::build_replay_graph(t);
+  EXPECT_EQ(g.launch_queue_depth, 1u);
+  EXPECT_EQ(g.blocked_launches, 1u);
+  std::uint32_t blocked = m::kNoNode;
+  for (std::uint32_t i = 0; i < g.nodes.size(); ++i)
+    if (g.nodes[i].kind == m::ReplayNode::Kind::Call && g.nodes[i].rec_start == 22 * us) blocked = i;
+  ASSERT_NE(blocked, m::kNoNode);
+  EXPECT_EQ(g.nodes[blocked].own_ns, 2 * us);
+  const std::uint32_t k1 = node_named(t, g, "K1"), k2 = node_named(t, g, "K2");
+  EXPECT_EQ(g.nodes[blocked].engine_prev, k2);
+  EXPECT_EQ(m::run_replay(g).end[blocked], 220 * us);  // K2's start (recorded: 221)
+  g.nodes[k1].own_ns -= 100 * us;
+  EXPECT_EQ(m::run_replay(g).end[blocked], 120 * us);
 }
 
 // An NCCL kernel that waited for its peers (20-300) and a later run of it that did not (50 us):

@@ -1,6 +1,8 @@
 // Builds the replay graph from a trace (replay.hpp gives the model). O(n log n): calls and
 // activities are sorted once; every join is a binary search or a hash lookup.
 #include <algorithm>
+#include <array>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
@@ -80,6 +82,14 @@ struct LaneIndex {
 // back-to-back gaps of the fixtures).
 constexpr Ns kWaitSlackNs = 10'000;
 
+// How far above the median launch latency a launch-bound start still counts as launch latency,
+// by kind: three median absolute deviations of the samples (the usual robust outlier bound, Leys
+// et al. 2013, "Detecting outliers: do not use standard deviation around the mean, use absolute
+// deviation around the median"; robust to the held starts among the samples themselves). A start
+// is taken as held only beyond it, as starts below the median are never corrected: within it the
+// two sides are treated alike.
+using LatencySpread = std::array<Ns, 4>;
+
 Ns known_ready(const ReplayGraph& g, const ReplayNode& n) {
   Ns ready = std::numeric_limits<Ns>::min();
   if (n.launch != kNoNode) ready = g.nodes[n.launch].rec_start + g.launch_latency_ns[static_cast<int>(n.kind)];
@@ -103,6 +113,11 @@ std::uint32_t latest_end_before(const ReplayGraph& g, const LaneIndex& lanes, st
   return kNoNode;
 }
 
+// A GPU node whose recorded start is later than anything the graph knows of it explains.
+bool unexplained(const ReplayGraph& g, const ReplayNode& n, const LatencySpread& spread) {
+  return n.rec_start > known_ready(g, n) + kWaitSlackNs + spread[static_cast<int>(n.kind)];
+}
+
 std::int32_t launch_thread(const ReplayGraph& g, std::uint32_t gpu_node) {
   const std::uint32_t l = g.nodes[gpu_node].launch;
   return l == kNoNode ? -1 : g.nodes[l].thread;
@@ -115,7 +130,8 @@ std::int32_t launch_thread(const ReplayGraph& g, std::uint32_t gpu_node) {
 // of another stream of its device issued before the wait: that work is the edge. Else by
 // PyTorch's pattern (record on the current stream, wait on another, launch there): the thread's
 // next launch after the wait waits for the work it last gave another stream. Else unbuilt.
-void infer_stream_waits(ReplayGraph& g, const LaneIndex& lanes, const std::vector<std::uint32_t>& waits) {
+void infer_stream_waits(ReplayGraph& g, const LaneIndex& lanes, const std::vector<std::uint32_t>& waits,
+                        const LatencySpread& spread) {
   auto issue = [&](std::uint32_t x) { return g.nodes[g.nodes[x].launch].rec_start; };
   auto add_edge = [&](std::uint32_t src, std::uint32_t dst) {
     auto& v = g.nodes[dst].waits;
@@ -139,7 +155,7 @@ void infer_stream_waits(ReplayGraph& g, const LaneIndex& lanes, const std::vecto
       if (dst == kNoNode || g.nodes[dst].launch == kNoNode) continue;
       if (launch_thread(g, dst) == w.thread && (next_dst == kNoNode || issue(dst) < issue(next_dst))) next_dst = dst;
       const ReplayNode& d = g.nodes[dst];
-      if (d.rec_start <= known_ready(g, d) + kWaitSlackNs) continue;  // nothing unexplained held it
+      if (!unexplained(g, d, spread)) continue;  // nothing the trace does not show held it
       for (std::size_t m = 0; m < lanes.nodes.size(); ++m) {
         if (m == l || g.lanes[m].first != g.lanes[l].first) continue;
         const std::uint32_t src = latest_end_before(g, lanes, m, w.rec_start, d.rec_start);
@@ -157,10 +173,10 @@ void infer_stream_waits(ReplayGraph& g, const LaneIndex& lanes, const std::vecto
     }
     // The thread's next launch, when it starts later than the graph can explain and no other
     // stream's work ended right before: held by what the trace does not show (the wait's event,
-    // or the SMs another stream's kernel held). Anchored at its recorded start, as GPU work with
-    // no traced launch is, so no edit moves it earlier.
-    if (next_dst != kNoNode && g.nodes[next_dst].rec_start > known_ready(g, g.nodes[next_dst]) + kWaitSlackNs) {
+    // or the SMs another stream's kernel held). It keeps that delay (ReplayNode::held).
+    if (next_dst != kNoNode && unexplained(g, g.nodes[next_dst], spread)) {
       g.nodes[next_dst].held = true;
+      g.nodes[next_dst].gap_ns = g.nodes[next_dst].rec_start - known_ready(g, g.nodes[next_dst]);
       ++g.problems.held_anchored;
       continue;
     }
@@ -179,6 +195,39 @@ void infer_stream_waits(ReplayGraph& g, const LaneIndex& lanes, const std::vecto
   }
 }
 
+// Any GPU activity (a traced launch, not already held) that starts later than what the graph
+// knows of it allows: right after (kWaitSlackNs) work of another stream of its device issued
+// before it, that work is taken as what it waited for (an edge, inferred: a wait the trace does
+// not show, or the SMs that work held); with no such work, it was held by something the trace
+// does not show at all (a launch slower than the median, another process, lost records) and
+// keeps that delay after whatever binds it in the replay (not the moment: a launch's delay moves
+// with the launch). In stream order, so that an edge inferred for one activity explains the work
+// queued behind it.
+void explain_gpu_starts(ReplayGraph& g, const LaneIndex& lanes, const LatencySpread& spread) {
+  for (std::size_t l = 0; l < lanes.nodes.size(); ++l)
+    for (std::uint32_t x : lanes.nodes[l]) {
+      ReplayNode& n = g.nodes[x];
+      if (n.launch == kNoNode || n.held || !unexplained(g, n, spread)) continue;
+      const Ns issued = g.nodes[n.launch].rec_start;
+      std::uint32_t best = kNoNode;
+      for (std::size_t m = 0; m < lanes.nodes.size(); ++m) {
+        if (m == l || g.lanes[m].first != g.lanes[l].first) continue;
+        const std::uint32_t src = latest_end_before(g, lanes, m, issued + 1, n.rec_start);
+        if (src != kNoNode && n.rec_start - g.nodes[src].rec_end <= kWaitSlackNs &&
+            (best == kNoNode || g.nodes[src].rec_end > g.nodes[best].rec_end))
+          best = src;
+      }
+      if (best != kNoNode) {
+        n.waits.push_back(best);
+        ++g.problems.inferred_deps;
+      } else {
+        n.held = true;
+        n.gap_ns = n.rec_start - known_ready(g, n);
+        ++g.problems.held_anchored;
+      }
+    }
+}
+
 // A communication kernel's transfer time: the shortest run of that kernel (by name) in the
 // trace. Its other runs waited for peers as well; the shortest is the closest the trace comes to
 // a run whose peers were already there, so it is a lower bound, and only bounds the kernel's end
@@ -192,6 +241,124 @@ void comm_transfer_times(const Trace& trace, ReplayGraph& g) {
     }
   for (ReplayNode& n : g.nodes)
     if (n.comm) n.own_ns = shortest[trace.kernels[n.record].name];
+}
+
+// Counts over positions 0..n-1 (a Fenwick tree): add one, count those below a position, find
+// the k-th present; each O(log n).
+class PositionCounts {
+ public:
+  explicit PositionCounts(std::size_t n) : tree_(n + 1, 0) {}
+  void add(std::size_t pos) {
+    for (std::size_t i = pos + 1; i < tree_.size(); i += i & (~i + 1)) ++tree_[i];
+  }
+  std::size_t count_below(std::size_t pos) const {  // present at positions < pos
+    std::size_t c = 0;
+    for (std::size_t i = pos; i > 0; i -= i & (~i + 1)) c += tree_[i];
+    return c;
+  }
+  std::size_t kth(std::size_t k) const {  // position of the k-th present (1-based k)
+    std::size_t pos = 0, step = 1;
+    while (step * 2 < tree_.size()) step *= 2;
+    for (; step > 0; step /= 2)
+      if (pos + step < tree_.size() && tree_[pos + step] < k) {
+        pos += step;
+        k -= tree_[pos];
+      }
+    return pos;
+  }
+
+ private:
+  std::vector<std::uint32_t> tree_;
+};
+
+// The launch queue (issue 36: a launch call blocks for 100 us - 5 ms when the GPU's queue is full;
+// taken as fixed host time, the wait is counted once on the host and again on the stream). Per
+// device: at a launch call's return, the activities issued before it that had not started are
+// pending. A call over kBlockedLaunchNs that returned with work pending waited for the queue: it
+// returns when the activity that freed its slot (the last of them to start before its return)
+// starts, after a launch's median own time. Any launch call returns only once no more than the
+// queue's depth is pending: once the activity that started (depth + 1)-th from last among those
+// issued before it, in the trace's order of starts, has started. The depth is fitted: the most
+// ever left pending at a launch call's return, so that no recorded return breaks it. With no
+// call blocked on a full queue the trace never filled it, its depth is unknown, nothing is
+// modelled.
+void model_launch_queue(ReplayGraph& g, std::size_t first_gpu,
+                        const std::function<std::span<const std::uint32_t>(std::uint32_t)>& launched) {
+  struct Device {
+    std::vector<std::uint32_t> by_issue, by_start;        // its GPU activities with a traced launch
+    std::vector<std::uint32_t> calls;                     // its launch calls, by start
+    std::unordered_map<std::uint32_t, std::size_t> rank;  // activity -> its place in by_start
+  };
+  std::map<std::int32_t, Device> devices;
+  auto device_of = [&](std::uint32_t gpu) { return g.lanes[static_cast<std::size_t>(g.nodes[gpu].lane)].first; };
+  for (std::size_t i = first_gpu; i < g.nodes.size(); ++i)
+    if (g.nodes[i].launch != kNoNode)
+      devices[device_of(static_cast<std::uint32_t>(i))].by_issue.push_back(static_cast<std::uint32_t>(i));
+  for (std::size_t c = 0; c < first_gpu; ++c) {
+    const auto mine = launched(static_cast<std::uint32_t>(c));
+    if (!g.nodes[c].sync && !mine.empty())
+      devices[device_of(mine.front())].calls.push_back(static_cast<std::uint32_t>(c));
+  }
+  auto issue = [&](std::uint32_t x) { return std::pair{g.nodes[g.nodes[x].launch].rec_start, x}; };
+  auto start = [&](std::uint32_t x) { return std::pair{g.nodes[x].rec_start, x}; };
+  // Per call: how many activities of its device were issued before it, and (a call blocked on
+  // the queue) the activity that freed its slot.
+  struct Seen {
+    std::uint32_t call, freed_by;
+    std::size_t issued_before;
+  };
+  std::map<std::int32_t, std::vector<Seen>> seen;
+  std::vector<Ns> unblocked;
+  std::uint32_t depth = 0;
+  for (auto& [id, d] : devices) {
+    std::sort(d.by_issue.begin(), d.by_issue.end(), [&](auto a, auto b) { return issue(a) < issue(b); });
+    d.by_start = d.by_issue;
+    std::sort(d.by_start.begin(), d.by_start.end(), [&](auto a, auto b) { return start(a) < start(b); });
+    std::sort(d.calls.begin(), d.calls.end(), [&](auto a, auto b) {
+      return std::pair{g.nodes[a].rec_start, a} < std::pair{g.nodes[b].rec_start, b};
+    });
+    for (std::size_t k = 0; k < d.by_start.size(); ++k) d.rank[d.by_start[k]] = k;
+    PositionCounts counts(d.by_start.size());  // the activities issued before the current call
+    std::size_t inserted = 0;
+    for (std::uint32_t c : d.calls) {
+      const ReplayNode& n = g.nodes[c];
+      while (inserted < d.by_issue.size() && issue(d.by_issue[inserted]).first < n.rec_start)
+        counts.add(d.rank[d.by_issue[inserted++]]);
+      const auto started_by_return =
+          static_cast<std::size_t>(std::upper_bound(d.by_start.begin(), d.by_start.end(), n.rec_end,
+                                                    [&](Ns t, std::uint32_t x) { return t < g.nodes[x].rec_start; }) -
+                                   d.by_start.begin());
+      const std::size_t started = counts.count_below(started_by_return);
+      const auto pending = static_cast<std::uint32_t>(inserted - started);
+      depth = std::max(depth, pending);
+      Seen s{c, kNoNode, inserted};
+      if (n.rec_end - n.rec_start <= kBlockedLaunchNs) {
+        unblocked.push_back(n.rec_end - n.rec_start);
+      } else if (pending > 0 && started > 0) {  // long with nothing pending: a module load, a lock
+        s.freed_by = d.by_start[counts.kth(started)];
+        ++g.blocked_launches;
+      }
+      seen[id].push_back(s);
+    }
+  }
+  if (g.blocked_launches == 0) return;
+  g.launch_queue_depth = depth;
+  const Ns own = median_of(unblocked, 0);
+  // The depth known: each call's bound, the counts rebuilt in the same order.
+  for (auto& [id, d] : devices) {
+    PositionCounts counts(d.by_start.size());
+    std::size_t inserted = 0;
+    for (const Seen& s : seen[id]) {
+      ReplayNode& n = g.nodes[s.call];
+      while (inserted < s.issued_before) counts.add(d.rank[d.by_issue[inserted++]]);
+      if (s.freed_by != kNoNode) {
+        n.engine_prev = s.freed_by;
+        n.own_ns = std::min(n.own_ns, own);
+      } else if (inserted > depth) {
+        n.engine_prev = d.by_start[counts.kth(inserted - depth)];
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -215,11 +382,15 @@ std::vector<std::string> ReplayProblems::describe(const std::string& step_glob) 
         "replay: {} communication kernel(s) anchored at their recorded end (their peers' data arrived then: "
         "the other ranks are not replayed), and at least their shortest run after their start",
         comm_kernels));
+  if (inferred_deps)
+    out.push_back(
+        fmt::format("replay: {} GPU activit(ies) started later than their launch and stream allow, right after another "
+                    "stream's work: that work taken as what they waited for (inferred)",
+                    inferred_deps));
   if (held_anchored)
     out.push_back(fmt::format(
-        "replay: {} GPU activit(ies) after a stream wait with no event record started later than their launch "
-        "and stream allow, with no other stream's work ending right before: held by what the trace does not "
-        "show, anchored at their recorded start",
+        "replay: {} GPU activit(ies) started later than their launch and stream allow, with no other stream's "
+        "work ending right before: held by what the trace does not show, each keeps that delay",
         held_anchored));
   if (inferred_waits)
     out.push_back(
@@ -618,8 +789,18 @@ ReplayGraph build_graph(const Trace& trace, const ReplayOptions& options, const 
   for (int k = 1; k < 4; ++k)
     if (lat[k].empty()) lat[k] = std::move(lat_queued[k]);
   for (int k = 1; k < 4; ++k) g.launch_latency_ns[k] = median_of(lat[k], median_of(lat[1], 0));
+  LatencySpread spread{0, 0, 0, 0};
+  for (int k = 1; k < 4; ++k) {
+    const auto& v = lat[k].empty() ? lat[1] : lat[k];
+    std::vector<Ns> dev;
+    dev.reserve(v.size());
+    for (Ns x : v) dev.push_back(x > g.launch_latency_ns[k] ? x - g.launch_latency_ns[k] : g.launch_latency_ns[k] - x);
+    spread[k] = 3 * median_of(std::move(dev), 0);
+  }
   comm_transfer_times(trace, g);
-  infer_stream_waits(g, lanes, unrecorded_waits);
+  model_launch_queue(g, first_gpu, launched);
+  infer_stream_waits(g, lanes, unrecorded_waits, spread);
+  explain_gpu_starts(g, lanes, spread);
 
   // ---- the analysis's sync points, as nodes ----
   {

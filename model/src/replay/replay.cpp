@@ -34,6 +34,12 @@ void time_node(const ReplayGraph& g, std::uint32_t i, ReplayTimes& t) {
   std::uint32_t bind = kNoNode;
   if (n.kind == ReplayNode::Kind::Call) {
     Ns e = t.start[i] + n.own_ns;
+    // A launch call returns once the launch queue has room: when the activity that frees its
+    // slot has started (graph.cpp, model_launch_queue).
+    if (n.engine_prev != kNoNode && !n.removed && t.start[n.engine_prev] > e) {
+      e = t.start[n.engine_prev];
+      bind = n.engine_prev;
+    }
     if (n.sync && !n.removed)
       for (std::uint32_t w : n.waits)
         if (t.end[w] + g.round_trip_ns > e) {
@@ -62,10 +68,6 @@ void time_node(const ReplayGraph& g, std::uint32_t i, ReplayTimes& t) {
     if (n.launch != kNoNode) {
       s = t.start[n.launch] + g.launch_latency_ns[static_cast<int>(n.kind)];
       bind = n.launch;
-      if (n.held && n.rec_start > s) {
-        s = n.rec_start;
-        bind = kNoNode;
-      }
     } else {
       // No launch on a traced thread: anchored at its recorded start (and its stream's order).
       s = n.rec_start;
@@ -76,6 +78,9 @@ void time_node(const ReplayGraph& g, std::uint32_t i, ReplayTimes& t) {
         bind = p;
       }
     });
+    // What the trace does not show held it (graph.cpp): for a launch's own delay, that long after
+    // what binds it; for a hold of kHeldExternalNs or more, until its recorded start.
+    if (n.held) s = n.gap_ns >= kHeldExternalNs ? std::max(s, n.rec_start) : s + n.gap_ns;
   }
   t.start[i] = s;
   t.end[i] = s + (n.removed ? 0 : n.own_ns);
@@ -144,6 +149,7 @@ ReplayOrder replay_order(const ReplayGraph& g) {
       } else {
         fn(2 * i);
         for (std::uint32_t w : x.waits) fn(2 * std::size_t{w} + 1);
+        if (x.engine_prev != kNoNode) fn(2 * std::size_t{x.engine_prev} + 1);  // the launch queue's slot
       }
       return;
     }

@@ -34,6 +34,15 @@
 namespace syncscope::model {
 
 inline constexpr std::uint32_t kNoNode = 0xFFFF'FFFFu;
+// A launch call that lasts longer than this was blocked, the GPU's launch queue full: a launch
+// takes 2-40 us of host time when it is not (the fixtures' medians are 4-9 us); issue 36 saw
+// 100 us - 5 ms launches on a full queue.
+inline constexpr Ns kBlockedLaunchNs = 100'000;
+// GPU work held this long or longer past what its launch and stream allow, with nothing in the
+// trace to explain it, waited for something outside the trace (another process, a peer, lost
+// records): it is anchored at its recorded start. Shorter holds are a launch's own delay (a
+// kernel's first launch, a driver lock: microseconds to hundreds of them) and move with it.
+inline constexpr Ns kHeldExternalNs = 1'000'000;
 
 struct ReplayOptions {
   std::string step_glob = "ProfilerStep#*";  // host ranges that delimit steps
@@ -53,18 +62,21 @@ struct ReplayNode {
   // ended, so it cannot end before its recorded end (an external anchor) nor before its start
   // plus its transfer time (own_ns: the shortest run of that kernel in the trace, a lower bound).
   bool comm = false;
-  // GPU work held past what its launch and stream allow by something the trace does not show
-  // (after a stream wait whose event record is missing): anchored at its recorded start.
+  // GPU work that started later than its launch and stream allow, by something the trace does not
+  // show: it keeps that delay (gap_ns) after whatever binds it in the replay, or, a hold of
+  // kHeldExternalNs or more, is anchored at its recorded start.
   bool held = false;
-  std::uint32_t record = 0;             // index into trace.api_calls / kernels / memcpys / memsets
-  std::int32_t thread = -1;             // host: index into ReplayGraph::threads
-  std::int32_t lane = -1;               // GPU: index into ReplayGraph::lanes
-  std::uint32_t prev = kNoNode;         // host: previous call of its thread; GPU: previous on its stream
-  std::uint32_t engine_prev = kNoNode;  // copy: previous copy on its device's engine, same direction
-  std::uint32_t launch = kNoNode;       // GPU: the top-level call that launched it
+  std::uint32_t record = 0;      // index into trace.api_calls / kernels / memcpys / memsets
+  std::int32_t thread = -1;      // host: index into ReplayGraph::threads
+  std::int32_t lane = -1;        // GPU: index into ReplayGraph::lanes
+  std::uint32_t prev = kNoNode;  // host: previous call of its thread; GPU: previous on its stream
+  // Copy: the previous copy on its device's engine, same direction. Launch call: the GPU activity
+  // whose start frees the launch-queue slot it needs (ReplayGraph::launch_queue_depth).
+  std::uint32_t engine_prev = kNoNode;
+  std::uint32_t launch = kNoNode;  // GPU: the top-level call that launched it
   Ns rec_start = 0, rec_end = 0;
   Ns own_ns = 0;                     // host: the call's own time (a sync's wait excluded); GPU: its duration
-  Ns gap_ns = 0;                     // host: recorded gap after the previous call of its thread
+  Ns gap_ns = 0;                     // host: recorded gap after the previous call of its thread; GPU: a held delay
   std::vector<std::uint32_t> waits;  // sync call: GPU work it waits for; GPU: event-wait sources
 };
 
@@ -91,11 +103,12 @@ struct ReplayProblems {
   // ... of which kernels, copies, memsets: anchored at their recorded start (no host call of a
   // traced thread issued them: NCCL's own launches, other threads, graph replays).
   std::uint64_t anchored_kernels = 0, anchored_copies = 0, anchored_memsets = 0;
-  std::uint64_t comm_kernels = 0;          // communication kernels, their ends anchored
-  std::uint64_t held_anchored = 0;         // GPU activities held by an unseen wait, anchored (ReplayNode::held)
-  std::uint64_t inferred_waits = 0;        // stream waits with no event record, edge inferred from the timeline
-  std::uint64_t overlapping_calls = 0;     // calls starting inside the previous call of their thread
-  std::uint64_t syncs_without_work = 0;    // sync calls whose stream, event or copy was not found
+  std::uint64_t comm_kernels = 0;        // communication kernels, their ends anchored
+  std::uint64_t inferred_deps = 0;       // GPU activities that started right after another stream's work: edge inferred
+  std::uint64_t held_anchored = 0;       // GPU activities held by an unseen wait, anchored (ReplayNode::held)
+  std::uint64_t inferred_waits = 0;      // stream waits with no event record, edge inferred from the timeline
+  std::uint64_t overlapping_calls = 0;   // calls starting inside the previous call of their thread
+  std::uint64_t syncs_without_work = 0;  // sync calls whose stream, event or copy was not found
   std::uint64_t waits_without_record = 0;  // stream waits whose event record was not found
   std::uint64_t cycle_nodes = 0;           // nodes left in a dependency cycle (kept at recorded times)
   bool no_gpu_records = false;
@@ -114,6 +127,11 @@ struct ReplayGraph {
   Ns sync_own_ns = 0;                      // median duration of syncs that did not wait: a waited sync's own time
   Ns launch_latency_ns[4] = {0, 0, 0, 0};  // by Kind: median (start - launch start), launch-bound activities
   std::uint64_t round_trip_samples = 0;
+  // The launch queue, per device: a launch call cannot return while this many activities it
+  // issued earlier have not started (fitted: the most ever left pending at a launch call's
+  // return; 0: no launch call blocked in the trace, so the queue is not modelled).
+  std::uint32_t launch_queue_depth = 0;
+  std::uint64_t blocked_launches = 0;  // launch calls over kBlockedLaunchNs that returned with work pending
   ReplayProblems problems;
   std::string step_glob;
 };
