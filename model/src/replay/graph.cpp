@@ -106,16 +106,81 @@ std::vector<std::string> ReplayProblems::describe(const std::string& step_glob) 
 
 namespace {
 
-// `points`: the analysis's sync points when the caller has them, else found here.
-// `consume`: the trace itself, when the caller is done with it (then `points` is given, and
-// the graph reads no range but the steps): its ranges, the largest of its records, are released
-// once the steps are read from them, and the rest once the graph is built.
-ReplayGraph build_graph(const Trace& trace, const ReplayOptions& options, const std::vector<SyncPoint>* points,
-                        Trace* consume) {
+// What the stages of build_graph share: the trace, the graph and the joins between them.
+struct Builder {
+  Builder(const Trace& t, const ReplayOptions& o) : trace(t), options(o) {}
+  const Trace& trace;
+  const ReplayOptions& options;
   ReplayGraph g;
-  g.step_glob = options.step_glob;
-  const auto& calls = trace.api_calls;
+  std::vector<std::uint32_t> owner;  // api call -> its top-level call's node
+  std::map<std::pair<std::int64_t, std::int64_t>, std::int32_t> thread_index;
+  std::map<std::pair<std::int32_t, std::int64_t>, std::int32_t> lane_index;
+  // Correlation id -> the top-level call's node; the first call of an id, in record order,
+  // keeps it. A sorted array, not a hash map: 16 bytes an id instead of about 40 (a heap block
+  // per entry and its bucket).
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> corr_calls;
+  std::size_t first_gpu = 0;
+  LaneIndex lanes;
+  // Call node -> the GPU nodes it launched, in node order: one flat array and offsets (one
+  // vector per call had cost a heap block per launch call).
+  std::vector<std::uint32_t> launched_at, launched_flat;
+  struct RecordAt {
+    std::int32_t lane;
+    Ns issued;  // the record call's start
+  };
+  std::unordered_map<std::uint64_t, RecordAt> record_by_corr;
+  std::map<std::uint64_t, std::vector<std::pair<Ns, std::int32_t>>> records_by_event;  // id -> (issued, lane)
+  std::unordered_map<std::uint64_t, const SyncRecord*> sync_by_corr;
+  std::vector<std::uint8_t> class_of_name;      // a named call's class depends on its name alone
+  std::vector<std::uint32_t> unrecorded_waits;  // stream-wait calls whose event record is not in the trace
 
+  std::uint32_t call_of_corr(std::uint64_t corr) const {  // kNoNode: none
+    if (corr == 0) return kNoNode;
+    auto it = std::lower_bound(corr_calls.begin(), corr_calls.end(), corr,
+                               [](const auto& a, std::uint64_t v) { return a.first < v; });
+    return it != corr_calls.end() && it->first == corr ? it->second : kNoNode;
+  }
+  std::span<const std::uint32_t> launched(std::uint32_t call) const {
+    return std::span<const std::uint32_t>(launched_flat.data() + launched_at[call],
+                                          launched_flat.data() + launched_at[call + 1]);
+  }
+  ApiClass classify(const ApiCall& c) {
+    if (c.name == kNoString || c.name >= class_of_name.size()) return classify_api(c.kind, trace.str(c.name), c.cbid);
+    std::uint8_t& k = class_of_name[c.name];
+    if (k == 0xFF) k = static_cast<std::uint8_t>(classify_api(c.kind, trace.str(c.name), c.cbid));
+    return static_cast<ApiClass>(k);
+  }
+  std::optional<RecordAt> find_record(const SyncRecord& s, Ns before) const;
+};
+
+// The record a wait or event sync refers to: Kineto names its record call's correlation;
+// otherwise the event's most recent record before the call (CUDA's semantics).
+std::optional<Builder::RecordAt> Builder::find_record(const SyncRecord& s, Ns before) const {
+  if (s.wait_on_event_record_correlation > 0) {
+    auto it = record_by_corr.find(static_cast<std::uint64_t>(s.wait_on_event_record_correlation));
+    if (it != record_by_corr.end()) return it->second;
+  }
+  if (s.event_id) {
+    auto it = records_by_event.find(s.event_id);
+    if (it != records_by_event.end()) {
+      auto p = std::lower_bound(it->second.begin(), it->second.end(), std::make_pair(before, std::int32_t{-1}));
+      if (p != it->second.begin()) {
+        --p;
+        return RecordAt{p->second, p->first};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<Range> read_step_ranges(Builder& bld) {
+  ReplayGraph& g = bld.g;
+  const Trace& trace = bld.trace;
+  const auto& calls = trace.api_calls;
+  (void)g;
+  (void)trace;
+  (void)calls;
+  const ReplayOptions& options = bld.options;
   // The ranges that delimit steps, first.
   std::vector<Range> step_ranges;
   {
@@ -129,8 +194,18 @@ ReplayGraph build_graph(const Trace& trace, const ReplayOptions& options, const 
       if (r.kind != RangeKind::GpuUserAnnotation && (!options.pid || r.pid == *options.pid) && step_name(r.name))
         step_ranges.push_back(r);
   }
-  if (consume && points) std::vector<Range>().swap(consume->ranges);
+  return step_ranges;
+}
 
+void host_calls(Builder& bld) {
+  ReplayGraph& g = bld.g;
+  const Trace& trace = bld.trace;
+  const auto& calls = trace.api_calls;
+  (void)g;
+  (void)trace;
+  (void)calls;
+  const ReplayOptions& options = bld.options;
+  auto [owner, thread_index] = std::tie(bld.owner, bld.thread_index);
   // ---- host: top-level calls per thread ----
   std::vector<std::uint32_t> order;
   order.reserve(calls.size());
@@ -143,11 +218,10 @@ ReplayGraph build_graph(const Trace& trace, const ReplayOptions& options, const 
     return std::tie(x.pid, x.tid, x.start, y.end, a) < std::tie(y.pid, y.tid, y.start, x.end, b);
   };
   if (!std::is_sorted(order.begin(), order.end(), by_thread)) std::sort(order.begin(), order.end(), by_thread);
-  std::vector<std::uint32_t> owner(calls.size(), kNoNode);  // api call -> its top-level call's node
+  owner.assign(calls.size(), kNoNode);
   // At most this many nodes: reserved once, so the node array is never copied while it grows
   // (pages reserved but not used cost no memory).
   g.nodes.reserve(order.size() + trace.kernels.size() + trace.memcpys.size() + trace.memsets.size());
-  std::map<std::pair<std::int64_t, std::int64_t>, std::int32_t> thread_index;
   for (std::size_t i = 0; i < order.size(); ++i) {
     const ApiCall& c = calls[order[i]];
     auto [it, fresh] = thread_index.try_emplace({c.pid, c.tid}, static_cast<std::int32_t>(g.threads.size()));
@@ -180,10 +254,16 @@ ReplayGraph build_graph(const Trace& trace, const ReplayOptions& options, const 
     list.push_back(static_cast<std::uint32_t>(g.nodes.size()));
     g.nodes.push_back(std::move(n));
   }
-  // Correlation id -> the top-level call's node; the first call of an id, in record order,
-  // keeps it. A sorted array, not a hash map: 16 bytes an id instead of
-  // about 40 (a heap block per entry and its bucket).
-  std::vector<std::pair<std::uint64_t, std::uint32_t>> corr_calls;
+}
+
+void correlations(Builder& bld) {
+  ReplayGraph& g = bld.g;
+  const Trace& trace = bld.trace;
+  const auto& calls = trace.api_calls;
+  (void)g;
+  (void)trace;
+  (void)calls;
+  auto [owner, corr_calls] = std::tie(bld.owner, bld.corr_calls);
   for (std::size_t i = 0; i < calls.size(); ++i)
     if (calls[i].correlation != 0 && owner[i] != kNoNode) corr_calls.push_back({calls[i].correlation, owner[i]});
   std::stable_sort(corr_calls.begin(), corr_calls.end(),
@@ -191,21 +271,24 @@ ReplayGraph build_graph(const Trace& trace, const ReplayOptions& options, const 
   corr_calls.erase(std::unique(corr_calls.begin(), corr_calls.end(),
                                [](const auto& a, const auto& b) { return a.first == b.first; }),
                    corr_calls.end());
-  auto call_of_corr = [&](std::uint64_t corr) -> std::uint32_t {  // kNoNode: none
-    if (corr == 0) return kNoNode;
-    auto it = std::lower_bound(corr_calls.begin(), corr_calls.end(), corr,
-                               [](const auto& a, std::uint64_t x) { return a.first < x; });
-    return it != corr_calls.end() && it->first == corr ? it->second : kNoNode;
-  };
+}
 
+void gpu_activities(Builder& bld) {
+  ReplayGraph& g = bld.g;
+  const Trace& trace = bld.trace;
+  const auto& calls = trace.api_calls;
+  (void)g;
+  (void)trace;
+  (void)calls;
+  auto call_of_corr = [&](std::uint64_t corr) { return bld.call_of_corr(corr); };
+  auto [lane_index, first_gpu] = std::tie(bld.lane_index, bld.first_gpu);
   // ---- GPU activities ----
-  std::map<std::pair<std::int32_t, std::int64_t>, std::int32_t> lane_index;
   auto lane_of = [&](std::int32_t device, std::int64_t stream) {
     auto [it, fresh] = lane_index.try_emplace({device, stream}, static_cast<std::int32_t>(g.lanes.size()));
     if (fresh) g.lanes.push_back({device, stream});
     return it->second;
   };
-  const std::size_t first_gpu = g.nodes.size();
+  first_gpu = g.nodes.size();
   auto add_gpu = [&](ReplayNode::Kind kind, std::size_t index, const GpuActivity& a, CopyKind dir) {
     ReplayNode n;
     n.kind = kind;
@@ -238,13 +321,21 @@ ReplayGraph build_graph(const Trace& trace, const ReplayOptions& options, const 
   for (std::size_t i = 0; i < trace.memsets.size(); ++i)
     add_gpu(ReplayNode::Kind::Memset, i, trace.memsets[i], CopyKind::Unknown);
   g.problems.no_gpu_records = g.nodes.size() == first_gpu;
+}
 
+void stream_order(Builder& bld) {
+  ReplayGraph& g = bld.g;
+  const Trace& trace = bld.trace;
+  const auto& calls = trace.api_calls;
+  (void)g;
+  (void)trace;
+  (void)calls;
+  auto [lanes, first_gpu] = std::tie(bld.lanes, bld.first_gpu);
   auto issue_time = [&](std::uint32_t n) {
     const ReplayNode& x = g.nodes[n];
     return x.launch != kNoNode ? g.nodes[x.launch].rec_start : x.rec_start;
   };
   // Stream order and copy engines, by recorded start.
-  LaneIndex lanes;
   lanes.nodes.resize(g.lanes.size());
   lanes.issue_max.resize(g.lanes.size());
   std::map<std::pair<std::int32_t, int>, std::vector<std::uint32_t>> engines;  // (device, direction)
@@ -273,9 +364,17 @@ ReplayGraph build_graph(const Trace& trace, const ReplayOptions& options, const 
     sort_runs(v, by_start);
     for (std::size_t k = 1; k < v.size(); ++k) g.nodes[v[k]].engine_prev = v[k - 1];
   }
-  // Call node -> the GPU nodes it launched, in node order: one flat array and offsets (one
-  // vector per call had cost a heap block per launch call).
-  std::vector<std::uint32_t> launched_at(first_gpu + 1, 0), launched_flat;
+}
+
+void launched_index(Builder& bld) {
+  ReplayGraph& g = bld.g;
+  const Trace& trace = bld.trace;
+  const auto& calls = trace.api_calls;
+  (void)g;
+  (void)trace;
+  (void)calls;
+  auto [launched_at, launched_flat, first_gpu] = std::tie(bld.launched_at, bld.launched_flat, bld.first_gpu);
+  launched_at.assign(first_gpu + 1, 0);
   for (std::size_t i = first_gpu; i < g.nodes.size(); ++i)
     if (g.nodes[i].launch != kNoNode) ++launched_at[g.nodes[i].launch + 1];
   for (std::size_t c = 0; c < first_gpu; ++c) launched_at[c + 1] += launched_at[c];
@@ -285,18 +384,19 @@ ReplayGraph build_graph(const Trace& trace, const ReplayOptions& options, const 
     for (std::size_t i = first_gpu; i < g.nodes.size(); ++i)
       if (g.nodes[i].launch != kNoNode) launched_flat[fill[g.nodes[i].launch]++] = static_cast<std::uint32_t>(i);
   }
-  auto launched = [&](std::uint32_t call) {
-    return std::span<const std::uint32_t>(launched_flat.data() + launched_at[call],
-                                          launched_flat.data() + launched_at[call + 1]);
-  };
+}
 
+void event_records(Builder& bld) {
+  ReplayGraph& g = bld.g;
+  const Trace& trace = bld.trace;
+  const auto& calls = trace.api_calls;
+  (void)g;
+  (void)trace;
+  (void)calls;
+  auto call_of_corr = [&](std::uint64_t corr) { return bld.call_of_corr(corr); };
+  auto [record_by_corr, records_by_event, sync_by_corr, lane_index] =
+      std::tie(bld.record_by_corr, bld.records_by_event, bld.sync_by_corr, bld.lane_index);
   // ---- events: record calls (stream, issue time) by correlation and by event id ----
-  struct RecordAt {
-    std::int32_t lane;
-    Ns issued;  // the record call's start
-  };
-  std::unordered_map<std::uint64_t, RecordAt> record_by_corr;
-  std::map<std::uint64_t, std::vector<std::pair<Ns, std::int32_t>>> records_by_event;  // id -> (issued, lane)
   for (const auto& e : trace.cuda_events) {
     const std::uint32_t record_call = call_of_corr(e.correlation);
     const Ns issued = record_call != kNoNode ? g.nodes[record_call].rec_start : e.timestamp;
@@ -306,129 +406,131 @@ ReplayGraph build_graph(const Trace& trace, const ReplayOptions& options, const 
     if (e.event_id) records_by_event[e.event_id].push_back({issued, lane});
   }
   for (auto& [id, v] : records_by_event) std::sort(v.begin(), v.end());
-  // The record a wait or event sync refers to: Kineto names its record call's correlation;
-  // otherwise the event's most recent record before the call (CUDA's semantics).
-  auto find_record = [&](const SyncRecord& s, Ns before) -> std::optional<RecordAt> {
-    if (s.wait_on_event_record_correlation > 0) {
-      auto it = record_by_corr.find(static_cast<std::uint64_t>(s.wait_on_event_record_correlation));
-      if (it != record_by_corr.end()) return it->second;
-    }
-    if (s.event_id) {
-      auto it = records_by_event.find(s.event_id);
-      if (it != records_by_event.end()) {
-        auto p = std::lower_bound(it->second.begin(), it->second.end(), std::make_pair(before, std::int32_t{-1}));
-        if (p != it->second.begin()) {
-          --p;
-          return RecordAt{p->second, p->first};
-        }
-      }
-    }
-    return std::nullopt;
-  };
-  std::unordered_map<std::uint64_t, const SyncRecord*> sync_by_corr;
   for (const auto& s : trace.syncs)
     if (s.correlation && !s.is_query) sync_by_corr.try_emplace(s.correlation, &s);
+}
 
+// One call's edges: a sync's waits, a blocking copy's copy, a stream wait's edge.
+void wait_edges_of(Builder& bld, std::size_t t, std::uint32_t ni, std::vector<std::int32_t>& last_lane_of_thread) {
+  ReplayGraph& g = bld.g;
+  const Trace& trace = bld.trace;
+  const auto& calls = trace.api_calls;
+  (void)g;
+  (void)trace;
+  (void)calls;
+  auto launched = [&](std::uint32_t call) { return bld.launched(call); };
+  auto classify = [&](const ApiCall& c) { return bld.classify(c); };
+  auto find_record = [&](const SyncRecord& r, Ns before) { return bld.find_record(r, before); };
+  auto [sync_by_corr, unrecorded_waits, lanes] = std::tie(bld.sync_by_corr, bld.unrecorded_waits, bld.lanes);
+  ReplayNode& n = g.nodes[ni];
+  const ApiCall& c = calls[n.record];
+  const ApiClass cls = classify(c);
+  const SyncRecord* rec = nullptr;
+  if (auto it = sync_by_corr.find(c.correlation); c.correlation && it != sync_by_corr.end()) rec = it->second;
+  std::int32_t device = rec && rec->device >= 0 ? rec->device : c.device;
+  switch (cls) {
+    case ApiClass::StreamSync: {
+      n.sync = true;
+      std::int32_t lane = -1;
+      if (rec && rec->stream >= 0) {
+        for (std::size_t l = 0; l < g.lanes.size(); ++l)
+          if (g.lanes[l].second == rec->stream && (device < 0 || g.lanes[l].first == device || g.lanes[l].first < 0))
+            lane = static_cast<std::int32_t>(l);
+      } else {
+        lane = last_lane_of_thread[t];  // the stream this thread last gave work to
+      }
+      if (auto w = lanes.last_before(lane, n.rec_start); w != kNoNode) n.waits.push_back(w);
+      else if (lane < 0) n.unbuilt = true;
+      break;
+    }
+    case ApiClass::DeviceSync:
+      n.sync = true;
+      for (std::size_t l = 0; l < g.lanes.size(); ++l)
+        if (device < 0 || g.lanes[l].first == device || g.lanes[l].first < 0)
+          if (auto w = lanes.last_before(static_cast<std::int32_t>(l), n.rec_start); w != kNoNode) n.waits.push_back(w);
+      break;
+    case ApiClass::EventSync: {
+      n.sync = true;
+      auto r = rec ? find_record(*rec, n.rec_start) : std::nullopt;
+      if (r && r->lane >= 0) {
+        if (auto w = lanes.last_before(r->lane, r->issued); w != kNoNode) n.waits.push_back(w);
+      } else {
+        n.unbuilt = true;
+      }
+      break;
+    }
+    case ApiClass::StreamWaitEvent: {
+      auto r = rec ? find_record(*rec, n.rec_start) : std::nullopt;
+      std::int32_t target = -1;
+      if (rec && rec->stream >= 0)
+        for (std::size_t l = 0; l < g.lanes.size(); ++l)
+          if (g.lanes[l].second == rec->stream && (device < 0 || g.lanes[l].first == device))
+            target = static_cast<std::int32_t>(l);
+      if (!r || target < 0) {
+        unrecorded_waits.push_back(ni);  // inferred from the timeline below, or left unbuilt
+        break;
+      }
+      const std::uint32_t src = lanes.last_before(r->lane, r->issued);
+      const std::uint32_t dst = lanes.first_at_or_after(target, n.rec_start);
+      if (src != kNoNode && dst != kNoNode && src != dst) g.nodes[dst].waits.push_back(src);
+      break;
+    }
+    case ApiClass::SyncCopy:
+    case ApiClass::AsyncCopy: {
+      // Blocking: a synchronous host<->device copy; an async device-to-host copy into
+      // pageable memory (analysis.hpp's rules).
+      for (std::uint32_t a : launched(ni)) {
+        const ReplayNode& x = g.nodes[a];
+        if (x.kind != ReplayNode::Kind::Copy) continue;
+        const Memcpy& m = trace.memcpys[x.record];
+        const bool host = m.kind == CopyKind::HtoD || m.kind == CopyKind::DtoH;
+        // An async copy into pageable memory blocks (CUDA docs, "API synchronization
+        // behavior"), unless the trace shows the call returning before its copy started:
+        // then the wait fell to the sync after it (the analysis's merged copy+sync).
+        const bool blocks =
+            cls == ApiClass::SyncCopy
+                ? host
+                : m.kind == CopyKind::DtoH && m.dst_kind == MemoryKind::Pageable && n.rec_end > x.rec_start;
+        if (blocks) {
+          n.sync = true;
+          n.waits.push_back(a);
+        }
+      }
+      break;
+    }
+    default: break;
+  }
+  if (n.sync && n.waits.empty() && cls != ApiClass::SyncCopy && cls != ApiClass::AsyncCopy &&
+      !g.problems.no_gpu_records && n.unbuilt)
+    ++g.problems.syncs_without_work;
+}
+
+void wait_edges(Builder& bld) {
+  ReplayGraph& g = bld.g;
+  const Trace& trace = bld.trace;
+  const auto& calls = trace.api_calls;
+  (void)g;
+  (void)trace;
+  (void)calls;
+  bld.class_of_name.assign(trace.strings.size(), 0xFF);
+  auto launched = [&](std::uint32_t call) { return bld.launched(call); };
   // ---- host calls that wait: syncs, blocking copies; stream waits ----
-  // A named call's class depends on its name alone: classified once per name.
-  std::vector<std::uint8_t> class_of_name(trace.strings.size(), 0xFF);
-  auto classify = [&](const ApiCall& c) {
-    if (c.name == kNoString || c.name >= class_of_name.size()) return classify_api(c.kind, trace.str(c.name), c.cbid);
-    std::uint8_t& k = class_of_name[c.name];
-    if (k == 0xFF) k = static_cast<std::uint8_t>(classify_api(c.kind, trace.str(c.name), c.cbid));
-    return static_cast<ApiClass>(k);
-  };
   std::vector<std::int32_t> last_lane_of_thread(g.threads.size(), -1);
-  std::vector<std::uint32_t> unrecorded_waits;  // stream-wait calls whose event record is not in the trace
   for (std::size_t t = 0; t < g.thread_calls.size(); ++t) {
     for (std::uint32_t ni : g.thread_calls[t]) {
-      ReplayNode& n = g.nodes[ni];
-      const ApiCall& c = calls[n.record];
-      const ApiClass cls = classify(c);
-      const SyncRecord* rec = nullptr;
-      if (auto it = sync_by_corr.find(c.correlation); c.correlation && it != sync_by_corr.end()) rec = it->second;
-      std::int32_t device = rec && rec->device >= 0 ? rec->device : c.device;
-      switch (cls) {
-        case ApiClass::StreamSync: {
-          n.sync = true;
-          std::int32_t lane = -1;
-          if (rec && rec->stream >= 0) {
-            for (std::size_t l = 0; l < g.lanes.size(); ++l)
-              if (g.lanes[l].second == rec->stream &&
-                  (device < 0 || g.lanes[l].first == device || g.lanes[l].first < 0))
-                lane = static_cast<std::int32_t>(l);
-          } else {
-            lane = last_lane_of_thread[t];  // the stream this thread last gave work to
-          }
-          if (auto w = lanes.last_before(lane, n.rec_start); w != kNoNode) n.waits.push_back(w);
-          else if (lane < 0) n.unbuilt = true;
-          break;
-        }
-        case ApiClass::DeviceSync:
-          n.sync = true;
-          for (std::size_t l = 0; l < g.lanes.size(); ++l)
-            if (device < 0 || g.lanes[l].first == device || g.lanes[l].first < 0)
-              if (auto w = lanes.last_before(static_cast<std::int32_t>(l), n.rec_start); w != kNoNode)
-                n.waits.push_back(w);
-          break;
-        case ApiClass::EventSync: {
-          n.sync = true;
-          auto r = rec ? find_record(*rec, n.rec_start) : std::nullopt;
-          if (r && r->lane >= 0) {
-            if (auto w = lanes.last_before(r->lane, r->issued); w != kNoNode) n.waits.push_back(w);
-          } else {
-            n.unbuilt = true;
-          }
-          break;
-        }
-        case ApiClass::StreamWaitEvent: {
-          auto r = rec ? find_record(*rec, n.rec_start) : std::nullopt;
-          std::int32_t target = -1;
-          if (rec && rec->stream >= 0)
-            for (std::size_t l = 0; l < g.lanes.size(); ++l)
-              if (g.lanes[l].second == rec->stream && (device < 0 || g.lanes[l].first == device))
-                target = static_cast<std::int32_t>(l);
-          if (!r || target < 0) {
-            unrecorded_waits.push_back(ni);  // inferred from the timeline below, or left unbuilt
-            break;
-          }
-          const std::uint32_t src = lanes.last_before(r->lane, r->issued);
-          const std::uint32_t dst = lanes.first_at_or_after(target, n.rec_start);
-          if (src != kNoNode && dst != kNoNode && src != dst) g.nodes[dst].waits.push_back(src);
-          break;
-        }
-        case ApiClass::SyncCopy:
-        case ApiClass::AsyncCopy: {
-          // Blocking: a synchronous host<->device copy; an async device-to-host copy into
-          // pageable memory (analysis.hpp's rules).
-          for (std::uint32_t a : launched(ni)) {
-            const ReplayNode& x = g.nodes[a];
-            if (x.kind != ReplayNode::Kind::Copy) continue;
-            const Memcpy& m = trace.memcpys[x.record];
-            const bool host = m.kind == CopyKind::HtoD || m.kind == CopyKind::DtoH;
-            // An async copy into pageable memory blocks (CUDA docs, "API synchronization
-            // behavior"), unless the trace shows the call returning before its copy started:
-            // then the wait fell to the sync after it (the analysis's merged copy+sync).
-            const bool blocks =
-                cls == ApiClass::SyncCopy
-                    ? host
-                    : m.kind == CopyKind::DtoH && m.dst_kind == MemoryKind::Pageable && n.rec_end > x.rec_start;
-            if (blocks) {
-              n.sync = true;
-              n.waits.push_back(a);
-            }
-          }
-          break;
-        }
-        default: break;
-      }
-      if (n.sync && n.waits.empty() && cls != ApiClass::SyncCopy && cls != ApiClass::AsyncCopy &&
-          !g.problems.no_gpu_records && n.unbuilt)
-        ++g.problems.syncs_without_work;
+      wait_edges_of(bld, t, ni, last_lane_of_thread);
       for (std::uint32_t a : launched(ni)) last_lane_of_thread[t] = g.nodes[a].lane;
     }
   }
+}
 
+void sync_times(Builder& bld) {
+  ReplayGraph& g = bld.g;
+  const Trace& trace = bld.trace;
+  const auto& calls = trace.api_calls;
+  (void)g;
+  (void)trace;
+  (void)calls;
   // ---- medians: round trip, a sync's own time, launch latency per kind ----
   std::vector<Ns> rt, own;
   for (ReplayNode& n : g.nodes) {
@@ -452,6 +554,17 @@ ReplayGraph build_graph(const Trace& trace, const ReplayOptions& options, const 
     // than it was recorded to take.
     if (awaited > n.rec_start) n.own_ns = std::min(n.rec_end - n.rec_start, g.sync_own_ns);
   }
+}
+
+void launch_latencies(Builder& bld) {
+  ReplayGraph& g = bld.g;
+  const Trace& trace = bld.trace;
+  const auto& calls = trace.api_calls;
+  (void)g;
+  (void)trace;
+  (void)calls;
+  auto launched = [&](std::uint32_t call) { return bld.launched(call); };
+  auto [lanes, first_gpu, unrecorded_waits] = std::tie(bld.lanes, bld.first_gpu, bld.unrecorded_waits);
   std::vector<Ns> lat[4], lat_queued[4];
   for (std::size_t i = first_gpu; i < g.nodes.size(); ++i) {
     const ReplayNode& n = g.nodes[i];
@@ -485,7 +598,19 @@ ReplayGraph build_graph(const Trace& trace, const ReplayOptions& options, const 
   model_launch_queue(g, first_gpu, launched);
   infer_stream_waits(g, lanes, unrecorded_waits, spread);
   explain_gpu_starts(g, lanes, spread);
+}
 
+void sync_points(Builder& bld, const std::vector<SyncPoint>* points) {
+  ReplayGraph& g = bld.g;
+  const Trace& trace = bld.trace;
+  const auto& calls = trace.api_calls;
+  (void)g;
+  (void)trace;
+  (void)calls;
+  auto launched = [&](std::uint32_t call) { return bld.launched(call); };
+  auto classify = [&](const ApiCall& c) { return bld.classify(c); };
+  auto [thread_index] = std::tie(bld.thread_index);
+  const ReplayOptions& options = bld.options;
   // ---- the analysis's sync points, as nodes ----
   {
     AnalysisOptions ao;
@@ -543,7 +668,16 @@ ReplayGraph build_graph(const Trace& trace, const ReplayOptions& options, const 
       g.syncs.push_back(std::move(s));
     }
   }
+}
 
+void steps(Builder& bld, const std::vector<Range>& step_ranges) {
+  ReplayGraph& g = bld.g;
+  const Trace& trace = bld.trace;
+  const auto& calls = trace.api_calls;
+  (void)g;
+  (void)trace;
+  (void)calls;
+  auto [thread_index] = std::tie(bld.thread_index);
   // ---- steps ----
   for (const Range& r : step_ranges) {
     ReplayStepWindow w;
@@ -572,10 +706,33 @@ ReplayGraph build_graph(const Trace& trace, const ReplayOptions& options, const 
       g.steps.push_back(std::move(w));
     }
   }
+}
+
+// `points`: the analysis's sync points when the caller has them, else found here.
+// `consume`: the trace itself, when the caller is done with it (then `points` is given, and
+// the graph reads no range but the steps): its ranges, the largest of its records, are released
+// once the steps are read from them, and the rest once the graph is built.
+ReplayGraph build_graph(const Trace& trace, const ReplayOptions& options, const std::vector<SyncPoint>* points,
+                        Trace* consume) {
+  Builder bld(trace, options);
+  bld.g.step_glob = options.step_glob;
+  const std::vector<Range> step_ranges = read_step_ranges(bld);
+  if (consume && points) std::vector<Range>().swap(consume->ranges);
+  host_calls(bld);
+  correlations(bld);
+  gpu_activities(bld);
+  stream_order(bld);
+  launched_index(bld);
+  event_records(bld);
+  wait_edges(bld);
+  sync_times(bld);
+  launch_latencies(bld);
+  sync_points(bld, points);
+  steps(bld, step_ranges);
   if (consume) {
     const Trace released = std::move(*consume);
   }
-  return g;
+  return std::move(bld.g);
 }
 
 }  // namespace
