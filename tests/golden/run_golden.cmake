@@ -2,7 +2,8 @@
 # after masking, with a committed file under tests/golden/expected/.
 #
 #   cmake -DEXE=... -DSOURCE_DIR=... -DWORK_DIR=... -DGOLDEN=... -DARGS="a|b|c"
-#         [-DWORK_ROOT=...] [-DEXPECT_RC=0] [-DSQL=fixture.sql] [-DFRESH=1] -P run_golden.cmake
+#         [-DWORK_ROOT=...] [-DEXPECT_RC=0] [-DSQL=fixture.sql] [-DFRESH=1]
+#         [-DOUTPUT=file] [-DSUMMARY=html] -P run_golden.cmake
 #
 # ARGS is "|"-separated (a CMake list cannot pass through add_test intact). In ARGS, @WORK@
 # stands for WORK_DIR and @DB@ for the SQLite database made from SQL (an nsys fixture, built
@@ -10,6 +11,10 @@
 # without it). The command runs in SOURCE_DIR, so fixture paths print as given (relative).
 # FRESH=1 removes WORK_DIR first (a directory this test made itself: `run` refuses to replace
 # its --out directory).
+# OUTPUT: compare that file (@WORK@ allowed; what the command wrote, or what an earlier case
+# left) instead of stdout; with OUTPUT, ARGS may be empty (no command is run). SUMMARY=html:
+# compare the file's structure (html_structure.cmake: headings, section ids, table headers and
+# row counts, chart element counts), not its bytes.
 #
 # Masked, because they differ between checkouts, machines and runs (everything else is
 # compared as printed):
@@ -53,10 +58,27 @@ if(DEFINED SQL)
 endif()
 string(REPLACE "|" ";" argv "${ARGS}")
 
-execute_process(COMMAND "${EXE}" ${argv} WORKING_DIRECTORY "${SOURCE_DIR}"
-                OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
-if(NOT rc STREQUAL "${EXPECT_RC}")
-  message(FATAL_ERROR "syncscope ${argv}: exit status ${rc}, expected ${EXPECT_RC}\nstdout:\n${out}\nstderr:\n${err}")
+if(NOT ARGS STREQUAL "")
+  execute_process(COMMAND "${EXE}" ${argv} WORKING_DIRECTORY "${SOURCE_DIR}"
+                  OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+  if(NOT rc STREQUAL "${EXPECT_RC}")
+    message(FATAL_ERROR "syncscope ${argv}: exit status ${rc}, expected ${EXPECT_RC}\nstdout:\n${out}\nstderr:\n${err}")
+  endif()
+elseif(NOT DEFINED OUTPUT)
+  message(FATAL_ERROR "run_golden.cmake: ARGS is empty and there is no OUTPUT to compare")
+endif()
+if(DEFINED OUTPUT)
+  string(REPLACE "@WORK@" "${WORK_DIR}" OUTPUT "${OUTPUT}")
+  if(NOT EXISTS "${OUTPUT}")
+    message(FATAL_ERROR "${OUTPUT} does not exist (syncscope ${argv} should have written it)")
+  endif()
+  file(READ "${OUTPUT}" out)
+  if(SUMMARY STREQUAL "html")
+    include("${CMAKE_CURRENT_LIST_DIR}/html_structure.cmake")
+    html_structure(out "${out}")
+  elseif(DEFINED SUMMARY)
+    message(FATAL_ERROR "run_golden.cmake: SUMMARY=${SUMMARY}: only html is known")
+  endif()
 endif()
 
 # Masks (see above). The version line gives the strings the build embeds.

@@ -15,9 +15,12 @@
 #include <cuda_runtime.h>
 
 #include "cuda/cuda_api.h"
+#include "cuda/from_float.cuh"
 #include "syncscope/kernels/nf4_table.hpp"
 
 namespace {
+
+using syncscope::cuda_detail::from_float;
 
 constexpr int kThreads = 256;
 constexpr int kBlock = 64;  // values per absmax
@@ -25,21 +28,6 @@ constexpr int kBlock = 64;  // values per absmax
 // The codebook in constant memory, initialized at compile time from the one table the CPU
 // reference also uses (nf4_table.hpp): no second copy of the values to drift.
 __constant__ syncscope::kernels::Nf4Codebook kNf4 = syncscope::kernels::kNf4Codebook;
-
-template <typename T>
-__device__ __forceinline__ T from_float(float v);
-template <>
-__device__ __forceinline__ float from_float<float>(float v) {
-  return v;
-}
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
-  return __float2bfloat16(v);
-}
-template <>
-__device__ __forceinline__ __half from_float<__half>(float v) {
-  return __float2half(v);
-}
 
 template <typename T>
 __global__ void nf4_kernel1(const uint8_t* __restrict__ codes, const float* __restrict__ absmax, int64_t n,

@@ -9,23 +9,11 @@
 #include <math.h>
 
 #include "cuda/cuda_api.h"
+#include "cuda/from_float.cuh"
 
 namespace {
 
-template <typename T>
-__device__ __forceinline__ T from_float(float v);
-template <>
-__device__ __forceinline__ float from_float<float>(float v) {
-  return v;
-}
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
-  return __float2bfloat16(v);
-}
-template <>
-__device__ __forceinline__ __half from_float<__half>(float v) {
-  return __float2half(v);
-}
+using syncscope::cuda_detail::from_float;
 
 // One block per mask row i. Thread 0 finds where row i's sequence starts by walking the
 // lengths (O(num_seqs), tiny next to the T-wide row write); block 0 also writes cu_seqlens.

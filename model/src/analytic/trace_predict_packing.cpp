@@ -62,173 +62,205 @@ void apply_per_occurrence_sum(const std::vector<Occurrence>& occ, const TraceFac
   attach_speedup(f, facts.step_ns, facts.opt.propagation);
 }
 
+// Whether layer i counts and holds the pattern: a packing sync or a rebuild range.
+bool layer_has_packing(const TraceFacts& facts, std::size_t i) {
+  return facts.in_scope(i) && (!facts.ls[i].packing.empty() || !facts.ls[i].rebuilds.empty());
+}
+
+// A layer usually runs more than once per step (forward, then backward or a checkpoint
+// recompute) under the same range name. Whether the pattern is there is judged per
+// distinct layer name (a name has it when any occurrence does); what the cache saves is
+// counted in rebuilds: every occurrence per step that rebuilds (the forward's and, under
+// gradient checkpointing, the recompute's: 2L for Unsloth's uncached path) but the first,
+// so L is the rebuilding occurrences per step when steps are known, else the names.
+// Traces that give every layer the same name are judged by occurrence.
+struct PackingPattern {
+  std::vector<bool> has;  // per layer
+  bool by_name = false;   // judged per distinct name (two or more names)
+  std::size_t units = 0, with_pattern = 0;
+};
+
+PackingPattern find_packing_pattern(const TraceFacts& facts) {
+  PackingPattern pat;
+  pat.has.resize(facts.layers.size());
+  for (std::size_t i = 0; i < pat.has.size(); ++i) pat.has[i] = layer_has_packing(facts, i);
+  std::map<std::string, bool> name_has;
+  for (std::size_t i = 0; i < facts.layers.size(); ++i) {
+    bool& h = name_has[facts.layers[i].name];
+    h = h || layer_has_packing(facts, i);
+  }
+  pat.by_name = name_has.size() >= 2;
+  if (pat.by_name) {
+    pat.units = name_has.size();
+    for (const auto& [n, h] : name_has) pat.with_pattern += h ? 1 : 0;
+  } else {
+    for (std::size_t i = 0; i < facts.layers.size(); ++i) {
+      pat.units += facts.in_scope(i) ? 1 : 0;
+      pat.with_pattern += pat.has[i] ? 1 : 0;
+    }
+  }
+  return pat;
+}
+
+// "" when the pattern can be predicted from; else why not.
+std::string packing_not_applicable(const TraceFacts& facts, const PackingPattern& pat) {
+  const std::string repeats = facts.repeat_check(pat.has, "the rebuild pattern");
+  if (facts.layers.size() < 2) return "needs at least two layer ranges (--layer-range GLOB) to see a per-layer pattern";
+  if (!pat.by_name && !facts.have_iterations())
+    return fmt::format(
+        "the layer ranges share one name and there are no step ranges ('{}') or repeated "
+        "forward, backward or optimizer ranges: layers per step cannot be counted (pass "
+        "--step-range GLOB)",
+        facts.opt.step_glob);
+  if (!repeats.empty()) return repeats;
+  if (pat.with_pattern < 0.75 * static_cast<double>(pat.units))
+    return fmt::format(
+        "no per-layer metadata/mask rebuild: {} of {} {} hold a sync with a repeated "
+        "cause or a range named like mask/seqlen/cu_seqlens (need at least 75%)",
+        pat.with_pattern, pat.units, pat.by_name ? "distinct layer names" : "layer ranges");
+  return "";
+}
+
+// Per rebuilding layer occurrence: s (sync bubbles + rebuild kernel time), host and GPU
+// work, the rebuild's host and GPU part, the packing syncs; and the causes and range names.
+struct PackingSamples {
+  std::vector<double> s_v, host_v, gpu_v, wh_v, wd_v, k_v;
+  std::vector<Occurrence> occ;  // per rebuilding occurrence (apply_per_occurrence_sum)
+  std::map<std::string, int> cause_count;
+  std::map<std::string, int> range_count;
+  std::size_t used = 0;  // rebuilding occurrences
+};
+
+PackingSamples collect_packing_samples(const TraceFacts& facts) {
+  PackingSamples ps;
+  for (std::size_t i = 0; i < facts.layers.size(); ++i) {
+    if (!layer_has_packing(facts, i)) continue;
+    ++ps.used;
+    const auto& w = facts.layers[i];
+    double bubble = 0, blocked = 0, rebuild_gpu = 0, rebuild_host = 0;
+    for (const auto* s : facts.ls[i].packing) {
+      bubble += static_cast<double>(s->bubble_ns);
+      ps.cause_count[s->cause + " (" + s->api + ")"]++;
+    }
+    for (const auto* s : facts.ls[i].syncs) blocked += static_cast<double>(s->blocked_ns);
+    for (const auto& r : facts.ls[i].rebuilds) {
+      ps.range_count[r.name]++;
+      double in_blocked = 0;
+      for (const auto* s : facts.ls[i].syncs)
+        if (r.start <= s->start && s->start < r.end) in_blocked += static_cast<double>(s->blocked_ns);
+      rebuild_host += std::max(0.0, static_cast<double>(r.end - r.start) - in_blocked);
+    }
+    // GPU time (kernels, memsets) of the work launched inside the rebuild ranges.
+    for (const auto& r : facts.ls[i].rebuilds)
+      rebuild_gpu += facts.launched_ns(facts.gpu_by_corr, r.start, r.end, r.tid);
+    ps.s_v.push_back(bubble + rebuild_gpu);
+    ps.host_v.push_back(std::max(0.0, static_cast<double>(w.end - w.start) - blocked));
+    ps.gpu_v.push_back(facts.launched_ns(facts.gpu_by_corr, w.start, w.end, w.tid));
+    ps.wh_v.push_back(rebuild_host);
+    ps.wd_v.push_back(rebuild_gpu);
+    ps.k_v.push_back(static_cast<double>(facts.ls[i].packing.size()));
+    // The occurrence's wall time with the rebuild (its host work, the rebuild, and every
+    // sync's blocked time, which includes waiting for GPU work launched before the layer:
+    // after the forward, the LM head and loss) against its time without: the larger of its
+    // host and GPU work less the rebuild's (the segment form's max(H - w_h, D - w_d)).
+    const double wall = static_cast<double>(w.end - w.start);
+    const double cached = std::max(ps.host_v.back() - rebuild_host, ps.gpu_v.back() - rebuild_gpu);
+    ps.occ.push_back({w.step, w.start, std::max(0.0, wall - cached)});
+  }
+  return ps;
+}
+
+PackingParams packing_params(const TraceFacts& facts, const PackingPattern& pat, const PackingSamples& ps) {
+  PackingParams p;
+  p.layers = pat.by_name && !facts.have_iterations()
+                 ? static_cast<int>(pat.with_pattern)
+                 : static_cast<int>(std::lround(static_cast<double>(ps.used) / static_cast<double>(facts.n_steps)));
+  p.s_ns = mean_ci(ps.s_v, facts.opt.bootstrap, facts.opt.seed, facts.level);
+  p.syncs_per_layer = static_cast<int>(std::lround(median(ps.k_v)));
+  if (facts.round_trip_ns > 0) {
+    p.host_ns = mean_ci(ps.host_v, facts.opt.bootstrap, facts.opt.seed + 1, facts.level);
+    p.gpu_ns = mean_ci(ps.gpu_v, facts.opt.bootstrap, facts.opt.seed + 2, facts.level);
+    p.rebuild_host_ns = mean_ci(ps.wh_v, facts.opt.bootstrap, facts.opt.seed + 3, facts.level);
+    p.rebuild_gpu_ns = mean_ci(ps.wd_v, facts.opt.bootstrap, facts.opt.seed + 4, facts.level);
+    p.round_trip_ns = Interval::exact(facts.round_trip_ns);
+  }
+  return p;
+}
+
+// What the prediction rests on: the layers, the syncs and their causes, the rebuild ranges
+// (or the weak evidence without them), s, the round trip, a checkpoint recompute.
+void add_packing_evidence(const TraceFacts& facts, const PackingParams& p, const PackingSamples& ps, FixPrediction& f) {
+  f.evidence.push_back(fmt::format("{} matching '{}' ({} per step)", facts.layer_count_text(facts.layers.size()),
+                                   facts.layer_glob, p.layers));
+  std::size_t nsync = 0;
+  for (const auto& l : facts.ls) nsync += l.packing.size();
+  std::string causes;
+  for (const auto& [c, n] : ps.cause_count) causes += fmt::format("{}{} x{}", causes.empty() ? "" : ", ", c, n);
+  const char* where =
+      facts.any_rebuild_range ? "inside the rebuild ranges" : "with a cause repeated in >= 75% of layers";
+  f.evidence.push_back(fmt::format("{} sync points inside layers {} ({} per layer): {}", nsync, where,
+                                   p.syncs_per_layer, causes.empty() ? "none" : causes));
+  if (facts.any_rebuild_range) {
+    std::string names;
+    for (const auto& [n, c] : ps.range_count) names += fmt::format("{}'{}' x{}", names.empty() ? "" : ", ", n, c);
+    f.evidence.push_back(
+        fmt::format("rebuild ranges: {}; their kernels: {} per layer on the GPU", names, ms(median(ps.wd_v))));
+  } else {
+    f.evidence.push_back(
+        "no ranges named like mask/seqlen/cu_seqlens: s counts only the sync bubbles (the "
+        "rebuild's own GPU kernels are not attributed)");
+    // A sync repeated in every layer is what a metadata rebuild looks like, but also what
+    // any other per-layer host read looks like (a logged scalar, a data-dependent shape).
+    f.notes.push_back(fmt::format(
+        "weak evidence: only a sync cause repeated in every layer ({}), no rebuild range; this is the packing "
+        "pattern only if that sync reads sequence metadata (cu_seqlens/max_seqlen). Wrap the rebuild in a "
+        "record_function/NVTX range named like 'cu_seqlens' or 'mask' to confirm it",
+        causes.empty() ? "none" : causes));
+  }
+  f.evidence.push_back(
+      fmt::format("s per layer = sync bubbles + rebuild kernel time: mean {} over {} layers "
+                  "(bootstrap {:.0f}% interval)",
+                  ms(p.s_ns.value), facts.layers.size(), 100 * facts.level));
+  if (facts.round_trip_ns > 0)
+    f.evidence.push_back(fmt::format("round trip r = {} ({})", us(facts.round_trip_ns), facts.round_trip_source));
+  if (p.layers > 0 && static_cast<double>(facts.layers.size()) / static_cast<double>(facts.n_steps) > 0) {
+    std::set<std::string> distinct;
+    for (const auto& l : facts.layers) distinct.insert(l.name);
+    if (distinct.size() > 1 && static_cast<int>(distinct.size()) < p.layers)
+      f.notes.push_back(
+          fmt::format("{} rebuilds per step but {} distinct layer names: layers rebuild more "
+                      "than once per step (a checkpoint recompute); the cache serves them all",
+                      p.layers, distinct.size()));
+  }
+}
+
 }  // namespace
 
 // Packing: per-layer metadata/mask rebuilds (ranges named like them, or syncs whose cause
 // repeats in most layers); s per layer = those syncs' bubbles + the rebuild kernels' time.
 void detect_packing(const TraceFacts& facts, PredictionReport& rep) {
-  FixPrediction f;
-  f.fix = "packing";
-  f.variant = "cached";
-  PackingParams packing_params;
-  // A layer usually runs more than once per step (forward, then backward or a checkpoint
-  // recompute) under the same range name. Whether the pattern is there is judged per
-  // distinct layer name (a name has it when any occurrence does); what the cache saves is
-  // counted in rebuilds: every occurrence per step that rebuilds (the forward's and, under
-  // gradient checkpointing, the recompute's: 2L for Unsloth's uncached path) but the first,
-  // so L is the rebuilding occurrences per step when steps are known, else the names.
-  // Traces that give every layer the same name are judged by occurrence.
-  auto has_pattern = [&](std::size_t i) {
-    return facts.in_scope(i) && (!facts.ls[i].packing.empty() || !facts.ls[i].rebuilds.empty());
-  };
-  std::vector<bool> has(facts.layers.size());
-  for (std::size_t i = 0; i < has.size(); ++i) has[i] = has_pattern(i);
-  std::map<std::string, bool> name_has;
-  for (std::size_t i = 0; i < facts.layers.size(); ++i) {
-    bool& h = name_has[facts.layers[i].name];
-    h = h || has_pattern(i);
-  }
-  const bool by_name = name_has.size() >= 2;
-  std::size_t units = 0, with_pattern = 0;
-  if (by_name) {
-    units = name_has.size();
-    for (const auto& [n, h] : name_has) with_pattern += h ? 1 : 0;
-  } else {
-    for (std::size_t i = 0; i < facts.layers.size(); ++i) {
-      units += facts.in_scope(i) ? 1 : 0;
-      with_pattern += has[i] ? 1 : 0;
-    }
-  }
-  const std::string repeats = facts.repeat_check(has, "the rebuild pattern");
-  if (facts.layers.size() < 2) {
+  const PackingPattern pat = find_packing_pattern(facts);
+  if (std::string reason = packing_not_applicable(facts, pat); !reason.empty()) {
+    FixPrediction f;
+    f.fix = "packing";
+    f.variant = "cached";
     f.applicable = false;
-    f.reason = "needs at least two layer ranges (--layer-range GLOB) to see a per-layer pattern";
-  } else if (!by_name && !facts.have_iterations()) {
-    f.applicable = false;
-    f.reason = fmt::format(
-        "the layer ranges share one name and there are no step ranges ('{}') or repeated "
-        "forward, backward or optimizer ranges: layers per step cannot be counted (pass "
-        "--step-range GLOB)",
-        facts.opt.step_glob);
-  } else if (!repeats.empty()) {
-    f.applicable = false;
-    f.reason = repeats;
-  } else if (with_pattern < 0.75 * static_cast<double>(units)) {
-    f.applicable = false;
-    f.reason = fmt::format(
-        "no per-layer metadata/mask rebuild: {} of {} {} hold a sync with a repeated "
-        "cause or a range named like mask/seqlen/cu_seqlens (need at least 75%)",
-        with_pattern, units, by_name ? "distinct layer names" : "layer ranges");
-  } else {
-    std::vector<double> s_v, host_v, gpu_v, wh_v, wd_v, k_v;
-    std::vector<Occurrence> occ;  // per rebuilding occurrence (apply_per_occurrence_sum)
-    std::map<std::string, int> cause_count;
-    std::map<std::string, int> range_count;
-    std::size_t used = 0;
-    for (std::size_t i = 0; i < facts.layers.size(); ++i) {
-      if (!has_pattern(i)) continue;
-      ++used;
-      const auto& w = facts.layers[i];
-      double bubble = 0, blocked = 0, rebuild_gpu = 0, rebuild_host = 0;
-      for (const auto* s : facts.ls[i].packing) {
-        bubble += static_cast<double>(s->bubble_ns);
-        cause_count[s->cause + " (" + s->api + ")"]++;
-      }
-      for (const auto* s : facts.ls[i].syncs) blocked += static_cast<double>(s->blocked_ns);
-      for (const auto& r : facts.ls[i].rebuilds) {
-        range_count[r.name]++;
-        double in_blocked = 0;
-        for (const auto* s : facts.ls[i].syncs)
-          if (r.start <= s->start && s->start < r.end) in_blocked += static_cast<double>(s->blocked_ns);
-        rebuild_host += std::max(0.0, static_cast<double>(r.end - r.start) - in_blocked);
-      }
-      // GPU time (kernels, memsets) of the work launched inside the rebuild ranges.
-      for (const auto& r : facts.ls[i].rebuilds)
-        rebuild_gpu += facts.launched_ns(facts.gpu_by_corr, r.start, r.end, r.tid);
-      s_v.push_back(bubble + rebuild_gpu);
-      host_v.push_back(std::max(0.0, static_cast<double>(w.end - w.start) - blocked));
-      gpu_v.push_back(facts.launched_ns(facts.gpu_by_corr, w.start, w.end, w.tid));
-      wh_v.push_back(rebuild_host);
-      wd_v.push_back(rebuild_gpu);
-      k_v.push_back(static_cast<double>(facts.ls[i].packing.size()));
-      // The occurrence's wall time with the rebuild (its host work, the rebuild, and every
-      // sync's blocked time, which includes waiting for GPU work launched before the layer:
-      // after the forward, the LM head and loss) against its time without: the larger of its
-      // host and GPU work less the rebuild's (the segment form's max(H - w_h, D - w_d)).
-      const double wall = static_cast<double>(w.end - w.start);
-      const double cached = std::max(host_v.back() - rebuild_host, gpu_v.back() - rebuild_gpu);
-      occ.push_back({w.step, w.start, std::max(0.0, wall - cached)});
-    }
-    PackingParams p;
-    p.layers = by_name && !facts.have_iterations()
-                   ? static_cast<int>(with_pattern)
-                   : static_cast<int>(std::lround(static_cast<double>(used) / static_cast<double>(facts.n_steps)));
-    p.s_ns = mean_ci(s_v, facts.opt.bootstrap, facts.opt.seed, facts.level);
-    p.syncs_per_layer = static_cast<int>(std::lround(median(k_v)));
-    if (facts.round_trip_ns > 0) {
-      p.host_ns = mean_ci(host_v, facts.opt.bootstrap, facts.opt.seed + 1, facts.level);
-      p.gpu_ns = mean_ci(gpu_v, facts.opt.bootstrap, facts.opt.seed + 2, facts.level);
-      p.rebuild_host_ns = mean_ci(wh_v, facts.opt.bootstrap, facts.opt.seed + 3, facts.level);
-      p.rebuild_gpu_ns = mean_ci(wd_v, facts.opt.bootstrap, facts.opt.seed + 4, facts.level);
-      p.round_trip_ns = Interval::exact(facts.round_trip_ns);
-    }
-    f = predict_packing(p, facts.step_ns, facts.opt.propagation);
-    packing_params = p;
-    if (facts.round_trip_ns > 0 && !occ.empty()) apply_per_occurrence_sum(occ, facts, f);
-    f.evidence.push_back(fmt::format("{} matching '{}' ({} per step)", facts.layer_count_text(facts.layers.size()),
-                                     facts.layer_glob, p.layers));
-    std::size_t nsync = 0;
-    for (const auto& l : facts.ls) nsync += l.packing.size();
-    std::string causes;
-    for (const auto& [c, n] : cause_count) causes += fmt::format("{}{} x{}", causes.empty() ? "" : ", ", c, n);
-    const char* where =
-        facts.any_rebuild_range ? "inside the rebuild ranges" : "with a cause repeated in >= 75% of layers";
-    f.evidence.push_back(fmt::format("{} sync points inside layers {} ({} per layer): {}", nsync, where,
-                                     p.syncs_per_layer, causes.empty() ? "none" : causes));
-    if (facts.any_rebuild_range) {
-      std::string names;
-      for (const auto& [n, c] : range_count) names += fmt::format("{}'{}' x{}", names.empty() ? "" : ", ", n, c);
-      f.evidence.push_back(
-          fmt::format("rebuild ranges: {}; their kernels: {} per layer on the GPU", names, ms(median(wd_v))));
-    } else {
-      f.evidence.push_back(
-          "no ranges named like mask/seqlen/cu_seqlens: s counts only the sync bubbles (the "
-          "rebuild's own GPU kernels are not attributed)");
-      // A sync repeated in every layer is what a metadata rebuild looks like, but also what
-      // any other per-layer host read looks like (a logged scalar, a data-dependent shape).
-      f.notes.push_back(fmt::format(
-          "weak evidence: only a sync cause repeated in every layer ({}), no rebuild range; this is the packing "
-          "pattern only if that sync reads sequence metadata (cu_seqlens/max_seqlen). Wrap the rebuild in a "
-          "record_function/NVTX range named like 'cu_seqlens' or 'mask' to confirm it",
-          causes.empty() ? "none" : causes));
-    }
-    f.evidence.push_back(
-        fmt::format("s per layer = sync bubbles + rebuild kernel time: mean {} over {} layers "
-                    "(bootstrap {:.0f}% interval)",
-                    ms(p.s_ns.value), facts.layers.size(), 100 * facts.level));
-    if (facts.round_trip_ns > 0)
-      f.evidence.push_back(fmt::format("round trip r = {} ({})", us(facts.round_trip_ns), facts.round_trip_source));
-    if (p.layers > 0 && static_cast<double>(facts.layers.size()) / static_cast<double>(facts.n_steps) > 0) {
-      std::set<std::string> distinct;
-      for (const auto& l : facts.layers) distinct.insert(l.name);
-      if (distinct.size() > 1 && static_cast<int>(distinct.size()) < p.layers)
-        f.notes.push_back(
-            fmt::format("{} rebuilds per step but {} distinct layer names: layers rebuild more "
-                        "than once per step (a checkpoint recompute); the cache serves them all",
-                        p.layers, distinct.size()));
-    }
-  }
-  if (!f.applicable) {
+    f.reason = reason;
     FixPrediction d = f;
     d.variant = "device";
     rep.fixes.push_back(std::move(f));
     rep.fixes.push_back(std::move(d));
-  } else {
-    FixPrediction d = predict_packing(packing_params, facts.step_ns, facts.opt.propagation, "device");
-    d.evidence = f.evidence;
-    rep.fixes.push_back(std::move(f));
-    rep.fixes.push_back(std::move(d));
+    return;
   }
+  const PackingSamples ps = collect_packing_samples(facts);
+  const PackingParams p = packing_params(facts, pat, ps);
+  FixPrediction f = predict_packing(p, facts.step_ns, facts.opt.propagation);
+  if (facts.round_trip_ns > 0 && !ps.occ.empty()) apply_per_occurrence_sum(ps.occ, facts, f);
+  add_packing_evidence(facts, p, ps, f);
+  FixPrediction d = predict_packing(p, facts.step_ns, facts.opt.propagation, "device");
+  d.evidence = f.evidence;
+  rep.fixes.push_back(std::move(f));
+  rep.fixes.push_back(std::move(d));
 }
 
 }  // namespace syncscope::model::detail

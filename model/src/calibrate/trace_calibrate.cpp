@@ -137,22 +137,17 @@ const DeviceProperties* main_device(const Trace& t) {
   return t.devices.empty() ? nullptr : &t.devices.front();
 }
 
-}  // namespace
-
-const FittedEstimate* TraceCalibration::find(const std::string& field) const {
-  for (const auto& e : estimates)
-    if (e.field == field) return &e;
-  return nullptr;
-}
-
-TraceCalibration calibrate_from_traces(const std::vector<TraceInput>& traces, const TraceCalibrationOptions& opt) {
-  SYNCSCOPE_INPUT_ERROR_IF(traces.empty(), "calibrate --from-trace: no trace given");
-  TraceCalibration out;
+// What every trace gave: the samples, the GPU, the overlap slowdown, the windows fitted.
+struct TraceSamples {
   Samples s;
   std::string gpu_name;
   const DeviceProperties* props = nullptr;
   std::optional<SlowdownEstimate> sigma;
-  std::vector<std::string> windows_text;
+  std::vector<std::string> windows_text;  // per trace, which of its steps were fitted
+};
+
+TraceSamples collect_samples(const std::vector<TraceInput>& traces, const TraceCalibrationOptions& opt) {
+  TraceSamples ts;
   for (std::size_t i = 0; i < traces.size(); ++i) {
     const TraceInput& in = traces[i];
     const Trace& t = *in.trace;
@@ -165,7 +160,7 @@ TraceCalibration calibrate_from_traces(const std::vector<TraceInput>& traces, co
     const AnalysisResult an = analyze(t, ao);
     std::vector<std::string> skipped;
     const auto windows = calib::fit_windows(an, t, opt.max_steps, opt.warmup_factor, skipped);
-    windows_text.push_back(
+    ts.windows_text.push_back(
         an.steps.empty()
             ? fmt::format("{}: the whole trace (no '{}' step ranges)", basename_of(in.path), opt.step_glob)
             : fmt::format("{}: {} of {} '{}' step ranges{}", basename_of(in.path), windows.size(), an.steps.size(),
@@ -173,31 +168,33 @@ TraceCalibration calibrate_from_traces(const std::vector<TraceInput>& traces, co
                           skipped.empty() ? ""
                                           : fmt::format(" ({} skipped: longer than {:g}x the median step, warm-up)",
                                                         fmt::join(skipped, ", "), opt.warmup_factor)));
-    calib::collect_host_costs(t, an, windows, s);
-    calib::collect_gpu_samples(t, an, windows, s);
+    calib::collect_host_costs(t, an, windows, ts.s);
+    calib::collect_gpu_samples(t, an, windows, ts.s);
     if (const DeviceProperties* d = main_device(t)) {
-      if (!gpu_name.empty() && !d->name.empty() && d->name != gpu_name)
+      if (!ts.gpu_name.empty() && !d->name.empty() && d->name != ts.gpu_name)
         throw InputError(
             fmt::format("calibrate --from-trace: {} ran on '{}', {} on '{}': one profile describes one "
                         "GPU; calibrate them apart",
-                        basename_of(in.path), d->name, basename_of(traces.front().path), gpu_name));
-      if (!d->name.empty()) gpu_name = d->name;
-      if (!props) props = d;
+                        basename_of(in.path), d->name, basename_of(traces.front().path), ts.gpu_name));
+      if (!d->name.empty()) ts.gpu_name = d->name;
+      if (!ts.props) ts.props = d;
     }
     auto est = estimate_overlap_slowdown(t, opt.bootstrap, opt.seed + 7);
-    if (est && (!sigma || est->beside > sigma->beside)) sigma = est;
+    if (est && (!ts.sigma || est->beside > ts.sigma->beside)) ts.sigma = est;
   }
-  out.notes.push_back("fitted from " + fmt::format("{}", fmt::join(windows_text, "; ")));
+  return ts;
+}
 
-  // ---- estimates ----
-  std::uint64_t seed = opt.seed;
+// Each field's estimate with its interval, from the samples. `seed` advances once per
+// bootstrap (the kernel classes continue from it).
+void add_estimates(const TraceSamples& ts, int B, std::uint64_t& seed, TraceCalibration& out) {
+  const Samples& s = ts.s;
   auto add = [&](const std::string& field, Interval v, std::int64_t events, std::string how) {
     // A count ratio may be 0 (no op that launches nothing); every time and rate is positive.
     const bool zero_ok = field == "plain_ops_per_launch_op";
     if (events <= 0 || !std::isfinite(v.value) || v.value < 0 || (v.value == 0 && !zero_ok)) return;
     out.estimates.push_back({field, v, events, std::move(how)});
   };
-  const int B = opt.bootstrap;
   add("sync_round_trip_ns", calib::median_ci(s.round_trip_ns, B, ++seed),
       static_cast<std::int64_t>(s.round_trip_ns.size()),
       fmt::format("median of (sync return - end of the last GPU activity it waited for) over {} of {} syncs that "
@@ -221,14 +218,15 @@ TraceCalibration calibrate_from_traces(const std::vector<TraceInput>& traces, co
     add("dram_bytes_per_s", {2 * r.value, 2 * r.lo, 2 * r.hi}, static_cast<std::int64_t>(it->second.size()),
         "2 x bytes / time of device-to-device copies >= 256 KiB (each byte read and written)");
   }
+  const DeviceProperties* props = ts.props;
   if (props && props->sm_count > 0) add("sm_count", Interval::exact(props->sm_count), 1, "deviceProperties.numSms");
   if (props && props->total_memory_bytes > 0)
     add("memory_bytes", Interval::exact(static_cast<double>(props->total_memory_bytes)), 1,
         "deviceProperties.totalGlobalMem");
-  if (sigma && sigma->sigma.value > 0)
-    add("copy_compute_slowdown", sigma->sigma, sigma->beside + sigma->alone,
+  if (ts.sigma && ts.sigma->sigma.value > 0)
+    add("copy_compute_slowdown", ts.sigma->sigma, ts.sigma->beside + ts.sigma->alone,
         fmt::format("median over {} kernel names of (median beside a >= 1 MiB H2D copy / median alone) - 1",
-                    sigma->kernel_names));
+                    ts.sigma->kernel_names));
   add("host_op_ns", calib::grouped_median_mean(s.plain_ops, B, ++seed), calib::total_count(s.plain_ops),
       "top-level CPU ops that launch nothing: own time + host gap before, per op name the median, weighted by ops");
   add("host_launch_op_ns", calib::grouped_median_mean(s.launch_ops, B, ++seed), calib::total_count(s.launch_ops),
@@ -255,11 +253,10 @@ TraceCalibration calibrate_from_traces(const std::vector<TraceInput>& traces, co
       "10th percentile of kernel durations");
   add("copy_floor_ns", calib::median_ci(s.small_copy_ns, B, ++seed), static_cast<std::int64_t>(s.small_copy_ns.size()),
       "median duration of host copies < 64 KiB");
+}
 
-  // ---- kernels: per name (for the simulator) and per class ----
-  std::vector<std::pair<double, std::string>> by_total;
-  for (const auto& [k, v] : s.kernels) by_total.emplace_back(std::accumulate(v.begin(), v.end(), 0.0), k);
-  std::sort(by_total.rbegin(), by_total.rend());
+// Kernel durations per class (kernel_class_of), with intervals.
+void add_kernel_classes(const Samples& s, int B, std::uint64_t& seed, TraceCalibration& out) {
   std::map<std::string, std::vector<double>> classes;
   std::map<std::string, int> class_names;
   for (const auto& [k, v] : s.kernels) {
@@ -270,20 +267,22 @@ TraceCalibration calibrate_from_traces(const std::vector<TraceInput>& traces, co
   for (const auto& [c, v] : classes)
     out.kernel_classes.push_back({c, calib::median_ci(v, B, ++seed), quantile(v, 0.1), quantile(v, 0.9),
                                   static_cast<std::int64_t>(v.size()), class_names[c]});
+}
 
-  // ---- the profile: fitted fields, then the base's, marked ----
+// The profile's fitted part: its name and description, each estimated field with its
+// source, and the kernel table (per name, for the simulator: the kMaxProfileKernels with
+// the most GPU time).
+void fill_fitted_profile(const std::vector<TraceInput>& traces, const TraceSamples& ts,
+                         const TraceCalibrationOptions& opt, TraceCalibration& out) {
   GpuProfile& p = out.profile;
-  const std::string host_kind = host_cost_kind(traces);
+  const std::string& gpu_name = ts.gpu_name;
   p.name = !opt.name.empty() ? opt.name : (gpu_name.empty() ? "fitted" : profile_slug(gpu_name) + "-fitted");
   p.description = fmt::format("{} fitted from {} trace(s) by syncscope calibrate --from-trace{}",
                               gpu_name.empty() ? "a GPU" : gpu_name, traces.size(),
                               opt.base ? ", other fields from " + opt.base_label : "");
   p.measured = true;
-  std::vector<std::string> files, hashes;
-  for (const auto& t : traces) {
-    files.push_back(basename_of(t.path));
-    hashes.push_back(t.sha256.empty() ? "unknown" : t.sha256);
-  }
+  std::vector<std::string> files;
+  for (const auto& t : traces) files.push_back(basename_of(t.path));
   p.measured_on = fmt::format("{}, {}, from trace(s) {}", opt.date_utc, gpu_name.empty() ? "unknown GPU" : gpu_name,
                               fmt::join(files, ", "));
   for (const auto& e : out.estimates) {
@@ -292,6 +291,10 @@ TraceCalibration calibrate_from_traces(const std::vector<TraceInput>& traces, co
     p.sources[e.field] = fmt::format("fitted from trace: {}; {} events; 90% interval {:.6g}..{:.6g}", e.estimator,
                                      e.events, e.value.lo, e.value.hi);
   }
+  const Samples& s = ts.s;
+  std::vector<std::pair<double, std::string>> by_total;
+  for (const auto& [k, v] : s.kernels) by_total.emplace_back(std::accumulate(v.begin(), v.end(), 0.0), k);
+  std::sort(by_total.rbegin(), by_total.rend());
   for (std::size_t i = 0; i < by_total.size() && i < kMaxProfileKernels; ++i) {
     const std::string& key = by_total[i].second;
     const auto& v = s.kernels.at(key);
@@ -303,6 +306,12 @@ TraceCalibration calibrate_from_traces(const std::vector<TraceInput>& traces, co
     }
     p.kernels.push_back(std::move(k));
   }
+}
+
+// The fields no trace gave: from the base profile, marked as such (a warning each), or an
+// error naming every required one when there is no base.
+void fill_from_base(const std::string& gpu_name, const TraceCalibrationOptions& opt, TraceCalibration& out) {
+  GpuProfile& p = out.profile;
   std::vector<std::string> missing;
   for (const auto& n : kNeeds) {
     const std::string f = n.field;
@@ -338,19 +347,53 @@ TraceCalibration calibrate_from_traces(const std::vector<TraceInput>& traces, co
         "profile marks each such field as taken from the base",
         missing.size(), fmt::join(missing, "\n"),
         gpu_name.empty() ? "H200" : fmt::format("H200; the trace's GPU is \"{}\"", gpu_name)));
+}
 
+// Where the profile came from: the traces and their hashes, the GPU, the date, the base.
+void add_provenance(const std::vector<TraceInput>& traces, const TraceSamples& ts, const std::string& host_kind,
+                    const TraceCalibrationOptions& opt, GpuProfile& p) {
+  std::vector<std::string> files, hashes;
+  for (const auto& t : traces) {
+    files.push_back(basename_of(t.path));
+    hashes.push_back(t.sha256.empty() ? "unknown" : t.sha256);
+  }
   p.provenance["traces"] = fmt::format("{}", fmt::join(files, "; "));
   p.provenance["trace_sha256"] = fmt::format("{}", fmt::join(hashes, "; "));
-  p.provenance["gpu"] = gpu_name.empty() ? "unknown (no deviceProperties)" : gpu_name;
+  p.provenance["gpu"] = ts.gpu_name.empty() ? "unknown (no deviceProperties)" : ts.gpu_name;
   p.provenance["date_utc"] = opt.date_utc;
   p.provenance["base"] = opt.base ? opt.base_label : "none";
   p.provenance["host_costs"] = host_kind;
-  p.provenance["windows"] = fmt::format("{}", fmt::join(windows_text, "; "));
+  p.provenance["windows"] = fmt::format("{}", fmt::join(ts.windows_text, "; "));
   p.provenance["tool"] = "syncscope calibrate --from-trace";
+}
+
+}  // namespace
+
+const FittedEstimate* TraceCalibration::find(const std::string& field) const {
+  for (const auto& e : estimates)
+    if (e.field == field) return &e;
+  return nullptr;
+}
+
+TraceCalibration calibrate_from_traces(const std::vector<TraceInput>& traces, const TraceCalibrationOptions& opt) {
+  SYNCSCOPE_INPUT_ERROR_IF(traces.empty(), "calibrate --from-trace: no trace given");
+  TraceCalibration out;
+  const TraceSamples ts = collect_samples(traces, opt);
+  out.notes.push_back("fitted from " + fmt::format("{}", fmt::join(ts.windows_text, "; ")));
+
+  std::uint64_t seed = opt.seed;
+  add_estimates(ts, opt.bootstrap, seed, out);
+  add_kernel_classes(ts.s, opt.bootstrap, seed, out);
+
+  // The profile: fitted fields, then the base's, marked.
+  const std::string host_kind = host_cost_kind(traces);
+  fill_fitted_profile(traces, ts, opt, out);
+  fill_from_base(ts.gpu_name, opt, out);
+  add_provenance(traces, ts, host_kind, opt, out.profile);
   out.notes.push_back("host costs: " + host_kind);
-  if (s.syncs_idle > 0)
+  if (ts.s.syncs_idle > 0)
     out.notes.push_back(
-        fmt::format("{} of {} syncs found the GPU idle and do not enter the round trip", s.syncs_idle, s.syncs));
+        fmt::format("{} of {} syncs found the GPU idle and do not enter the round trip", ts.s.syncs_idle, ts.s.syncs));
   return out;
 }
 

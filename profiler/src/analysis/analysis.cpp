@@ -402,103 +402,88 @@ std::vector<SyncPoint> find_sync_points(const Trace& trace, const AnalysisOption
   return analysis_detail::scan_sync_points(trace, options, timelines).points;
 }
 
-AnalysisResult analyze(const Trace& trace, const AnalysisOptions& options) {
-  AnalysisResult r;
-  r.source = trace.meta.trace_name;
-  r.meta = trace.meta;
-  r.options = options;
+namespace {
 
-  const auto timelines = analysis_detail::build_timelines(trace);
-  auto scan = analysis_detail::scan_sync_points(trace, options, timelines);
-  r.sync_points = std::move(scan.points);
-
+// The sorted starts every window's statistics search: kernels (and communication kernels),
+// copies with a prefix sum of their bytes; the device sets. The pointers are left to set.
+Indexes build_indexes(const Trace& trace, const std::vector<DeviceTimeline>& timelines) {
   Indexes ix;
   ix.devices = build_device_sets(trace, timelines);
   ix.kernel_starts.reserve(trace.kernels.size());
-  {
-    const auto comm_memo = communication_names(trace);
-    for (const auto& k : trace.kernels) {
-      ix.kernel_starts.push_back(k.start);
-      if (is_comm(comm_memo, k)) ix.comm_kernel_starts.push_back(k.start);
-    }
+  const auto comm_memo = communication_names(trace);
+  for (const auto& k : trace.kernels) {
+    ix.kernel_starts.push_back(k.start);
+    if (is_comm(comm_memo, k)) ix.comm_kernel_starts.push_back(k.start);
   }
   std::sort(ix.kernel_starts.begin(), ix.kernel_starts.end());
   std::sort(ix.comm_kernel_starts.begin(), ix.comm_kernel_starts.end());
-  {
-    std::vector<std::pair<Ns, std::uint64_t>> mc;
-    mc.reserve(trace.memcpys.size());
-    for (const auto& m : trace.memcpys) mc.emplace_back(m.start, m.bytes);
-    std::sort(mc.begin(), mc.end());
-    ix.memcpy_starts.reserve(mc.size());
-    ix.memcpy_bytes_prefix.assign(mc.size() + 1, 0);
-    for (std::size_t i = 0; i < mc.size(); ++i) {
-      ix.memcpy_starts.push_back(mc[i].first);
-      ix.memcpy_bytes_prefix[i + 1] = ix.memcpy_bytes_prefix[i] + mc[i].second;
-    }
+  std::vector<std::pair<Ns, std::uint64_t>> mc;
+  mc.reserve(trace.memcpys.size());
+  for (const auto& m : trace.memcpys) mc.emplace_back(m.start, m.bytes);
+  std::sort(mc.begin(), mc.end());
+  ix.memcpy_starts.reserve(mc.size());
+  ix.memcpy_bytes_prefix.assign(mc.size() + 1, 0);
+  for (std::size_t i = 0; i < mc.size(); ++i) {
+    ix.memcpy_starts.push_back(mc[i].first);
+    ix.memcpy_bytes_prefix[i + 1] = ix.memcpy_bytes_prefix[i] + mc[i].second;
   }
-  ix.points = &r.sync_points;
-  ix.wait_starts = &scan.stream_wait_starts;
-  const analysis_detail::LaunchIndex launches(trace);
-  const analysis_detail::IdleAttribution idle(trace, r.sync_points, scan.stream_wait_starts, launches);
-  ix.idle = &idle;
-  r.idle_by_device = idle.devices();
-  r.idle_by_stream = idle.streams();
-  r.gpu = analysis_detail::gpu_analyses(trace, r.sync_points, launches);
+  return ix;
+}
 
-  const auto [t0, t1] = trace.time_span();
-  r.totals = window_stats(ix, "trace", 0, t0, t1, true);
+// The statistics of each range (steps or layers), in the order matching_ranges gives.
+std::vector<WindowStats> ranges_stats(const Indexes& ix, const Trace& trace, const std::vector<const Range*>& ranges) {
+  std::vector<WindowStats> out;
+  out.reserve(ranges.size());
+  for (std::size_t i = 0; i < ranges.size(); ++i)
+    out.push_back(window_stats(ix, std::string(trace.str(ranges[i]->name)), static_cast<std::int32_t>(i),
+                               ranges[i]->start, ranges[i]->end, false));
+  return out;
+}
 
-  const auto steps = matching_ranges(trace, options.step_glob, options);
-  r.steps.reserve(steps.size());
-  for (std::size_t i = 0; i < steps.size(); ++i)
-    r.steps.push_back(window_stats(ix, std::string(trace.str(steps[i]->name)), static_cast<std::int32_t>(i),
-                                   steps[i]->start, steps[i]->end, false));
-  const auto layers = matching_ranges(trace, options.layer_glob, options);
-  r.layers.reserve(layers.size());
-  for (std::size_t i = 0; i < layers.size(); ++i)
-    r.layers.push_back(window_stats(ix, std::string(trace.str(layers[i]->name)), static_cast<std::int32_t>(i),
-                                    layers[i]->start, layers[i]->end, false));
-
-  auto summarize = [](const std::vector<WindowStats>& windows) {
-    StepSummary ss;
-    if (windows.empty()) return ss;
-    auto over = [&](auto metric) {
-      std::vector<double> v;
-      v.reserve(windows.size());
-      for (const auto& s : windows) v.push_back(static_cast<double>(metric(s)));
-      return distribution(std::move(v));
-    };
-    ss.duration_ns = over([](const WindowStats& s) { return s.duration_ns; });
-    ss.gpu_busy_ns = over([](const WindowStats& s) { return s.gpu_busy_ns; });
-    ss.compute_kernel_ns = over([](const WindowStats& s) { return s.compute_kernel_ns; });
-    ss.comm_kernel_ns = over([](const WindowStats& s) { return s.comm.kernel_ns; });
-    ss.syncs = over([](const WindowStats& s) { return s.syncs.total; });
-    ss.sync_blocked_ns = over([](const WindowStats& s) { return s.syncs.blocked_ns; });
-    ss.sync_bubble_ns = over([](const WindowStats& s) { return s.syncs.bubble_ns; });
-    ss.h2d_overlap_fraction = over([](const WindowStats& s) { return s.h2d.fraction; });
-    ss.d2h_overlap_fraction = over([](const WindowStats& s) { return s.d2h.fraction; });
-    return ss;
+StepSummary summarize(const std::vector<WindowStats>& windows) {
+  StepSummary ss;
+  if (windows.empty()) return ss;
+  auto over = [&](auto metric) {
+    std::vector<double> v;
+    v.reserve(windows.size());
+    for (const auto& s : windows) v.push_back(static_cast<double>(metric(s)));
+    return distribution(std::move(v));
   };
-  r.step_summary = summarize(r.steps);
-  r.layer_summary = summarize(r.layers);
+  ss.duration_ns = over([](const WindowStats& s) { return s.duration_ns; });
+  ss.gpu_busy_ns = over([](const WindowStats& s) { return s.gpu_busy_ns; });
+  ss.compute_kernel_ns = over([](const WindowStats& s) { return s.compute_kernel_ns; });
+  ss.comm_kernel_ns = over([](const WindowStats& s) { return s.comm.kernel_ns; });
+  ss.syncs = over([](const WindowStats& s) { return s.syncs.total; });
+  ss.sync_blocked_ns = over([](const WindowStats& s) { return s.syncs.blocked_ns; });
+  ss.sync_bubble_ns = over([](const WindowStats& s) { return s.syncs.bubble_ns; });
+  ss.h2d_overlap_fraction = over([](const WindowStats& s) { return s.h2d.fraction; });
+  ss.d2h_overlap_fraction = over([](const WindowStats& s) { return s.d2h.fraction; });
+  return ss;
+}
 
-  {
-    std::map<std::string, Offender> by_cause;
-    for (const auto& p : r.sync_points) {
-      auto& o = by_cause[p.cause];
-      o.cause = p.cause;
-      ++o.count;
-      o.blocked_ns += p.blocked_ns;
-      o.bubble_ns += p.bubble_ns;
-    }
-    for (auto& [cause, o] : by_cause) r.worst.push_back(std::move(o));
-    std::stable_sort(r.worst.begin(), r.worst.end(), [](const Offender& x, const Offender& y) {
-      const Ns cx = x.blocked_ns + x.bubble_ns, cy = y.blocked_ns + y.bubble_ns;
-      return cx != cy ? cx > cy : x.count > y.count;
-    });
+// Sync points by cause, the costliest (blocked + bubble) first, then the most frequent.
+std::vector<Offender> worst_offenders(const std::vector<SyncPoint>& points) {
+  std::map<std::string, Offender> by_cause;
+  for (const auto& p : points) {
+    auto& o = by_cause[p.cause];
+    o.cause = p.cause;
+    ++o.count;
+    o.blocked_ns += p.blocked_ns;
+    o.bubble_ns += p.bubble_ns;
   }
+  std::vector<Offender> worst;
+  for (auto& [cause, o] : by_cause) worst.push_back(std::move(o));
+  std::stable_sort(worst.begin(), worst.end(), [](const Offender& x, const Offender& y) {
+    const Ns cx = x.blocked_ns + x.bubble_ns, cy = y.blocked_ns + y.bubble_ns;
+    return cx != cy ? cx > cy : x.count > y.count;
+  });
+  return worst;
+}
 
-  auto& w = r.warnings;
+// What the figures cannot show, each with how to record a trace that can: the reader's
+// warnings first, then the scan's.
+void add_warnings(const Trace& trace, const AnalysisOptions& options, const analysis_detail::SyncScan& scan,
+                  bool no_steps, bool no_layers, std::vector<std::string>& w) {
   w.insert(w.end(), trace.meta.warnings.begin(), trace.meta.warnings.end());  // the reader's, first
   if (trace.meta.dropped_records > 0)
     w.push_back(std::to_string(trace.meta.dropped_records) +
@@ -518,13 +503,13 @@ AnalysisResult analyze(const Trace& trace, const AnalysisOptions& options) {
                   (options.pid ? " for pid " + std::to_string(*options.pid) : std::string()) +
                   ": sync points cannot be counted");
   }
-  if (!options.step_glob.empty() && steps.empty()) {
+  if (!options.step_glob.empty() && no_steps) {
     const std::string hint = range_name_suggestions(trace, "step");
     w.push_back(
         "no host range matches --step-range '" + options.step_glob + "': no per-step statistics" +
         (hint.empty() ? std::string("; the trace has no step-like ranges") : "; ranges that look like steps: " + hint));
   }
-  if (!options.layer_glob.empty() && layers.empty()) {
+  if (!options.layer_glob.empty() && no_layers) {
     const std::string hint = range_name_suggestions(trace, "layer");
     w.push_back("no host range matches --layer-range '" + options.layer_glob + "'" +
                 (hint.empty() ? std::string() : "; ranges that look like layers: " + hint));
@@ -554,6 +539,40 @@ AnalysisResult analyze(const Trace& trace, const AnalysisOptions& options) {
     if (n > 0)
       w.push_back(std::to_string(n) + " events of categories the analysis does not model were ignored (" + cats + ")");
   }
+}
+
+}  // namespace
+
+AnalysisResult analyze(const Trace& trace, const AnalysisOptions& options) {
+  AnalysisResult r;
+  r.source = trace.meta.trace_name;
+  r.meta = trace.meta;
+  r.options = options;
+
+  const auto timelines = analysis_detail::build_timelines(trace);
+  auto scan = analysis_detail::scan_sync_points(trace, options, timelines);
+  r.sync_points = std::move(scan.points);
+
+  Indexes ix = build_indexes(trace, timelines);
+  ix.points = &r.sync_points;
+  ix.wait_starts = &scan.stream_wait_starts;
+  const analysis_detail::LaunchIndex launches(trace);
+  const analysis_detail::IdleAttribution idle(trace, r.sync_points, scan.stream_wait_starts, launches);
+  ix.idle = &idle;
+  r.idle_by_device = idle.devices();
+  r.idle_by_stream = idle.streams();
+  r.gpu = analysis_detail::gpu_analyses(trace, r.sync_points, launches);
+
+  const auto [t0, t1] = trace.time_span();
+  r.totals = window_stats(ix, "trace", 0, t0, t1, true);
+  const auto steps = matching_ranges(trace, options.step_glob, options);
+  r.steps = ranges_stats(ix, trace, steps);
+  const auto layers = matching_ranges(trace, options.layer_glob, options);
+  r.layers = ranges_stats(ix, trace, layers);
+  r.step_summary = summarize(r.steps);
+  r.layer_summary = summarize(r.layers);
+  r.worst = worst_offenders(r.sync_points);
+  add_warnings(trace, options, scan, steps.empty(), layers.empty(), r.warnings);
   return r;
 }
 
