@@ -150,6 +150,123 @@ std::size_t median_count(std::vector<std::size_t> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
+// What the edit did, counted over the layers, for its notes.
+struct MoeCounts {
+  std::size_t folded_fwd = 0, folded_bwd = 0, layers = 0, pre_work = 0, index_ops = 0, index_experts = 0;
+};
+
+// One layer range's routing pass: its queries removed (sorted keeps `keep`), then sorted's index
+// arithmetic, or device's per-expert loop folded into one pass.
+void edit_moe_layer(const Trace& trace, ReplayGraph& g, const detail::TraceFacts& facts, std::size_t li,
+                    const SyncsByStart& by_start, const Launched& launched, bool device, std::size_t keep,
+                    std::set<std::uint32_t>& gone, MoeCounts& c, EditResult& r) {
+  const auto& routing = facts.ls[li].routing;
+  if (routing.size() < 2) return;  // predict --trace: a run of at least two per layer
+  std::vector<const ReplaySync*> q;
+  for (const SyncPoint* sp : routing)
+    if (auto j = find_sync(g, by_start, *sp)) q.push_back(&g.syncs[*j]);
+  if (q.size() < 2) return;
+  const std::int32_t t = thread_of(g, q.front()->pid, q.front()->tid);
+  if (t < 0) return;
+  const auto& list = g.thread_calls[static_cast<std::size_t>(t)];
+  const std::size_t E = q.size();
+  // Each query's calls: [qs, qe] in the thread's list.
+  std::vector<std::size_t> qs(E), qe(E);
+  bool found = true;
+  for (std::size_t k = 0; k < E && found; ++k) {
+    const std::size_t at = position(list, g, q[k]->node);
+    std::size_t first = q[k]->copy_call != kNoNode ? position(list, g, q[k]->copy_call) : at, last = at;
+    if (const Range* op = enclosing_op(trace, *q[k])) {
+      while (first > 0 && g.nodes[list[first - 1]].rec_start >= op->start) --first;
+      while (last + 1 < list.size() && g.nodes[list[last + 1]].rec_start < op->end) ++last;
+    }
+    found = at < list.size() && first <= at && (k == 0 || first > qe[k - 1]);
+    qs[k] = first;
+    qe[k] = last;
+  }
+  if (!found) return;
+  // The routing region: the innermost host range on this thread holding every query.
+  const detail::Window& layer = facts.layers[li];
+  const Ns qa = g.nodes[list[qs.front()]].rec_start, qb = g.nodes[list[qe.back()]].rec_end;
+  Ns region_start = layer.start, region_end = layer.end;
+  for (const Range& x : trace.ranges) {
+    if (!detail::is_host_range(x) || x.tid != g.threads[static_cast<std::size_t>(t)].second) continue;
+    if (x.start > qa || x.end < qb || x.end - x.start >= region_end - region_start) continue;
+    region_start = std::max(x.start, layer.start);
+    region_end = std::min(x.end, layer.end);
+  }
+  std::size_t region_first = qs.front(), region_last = qe.back();
+  while (region_first > 0 && g.nodes[list[region_first - 1]].rec_start >= region_start) --region_first;
+  while (region_last + 1 < list.size() && g.nodes[list[region_last + 1]].rec_start < region_end) ++region_last;
+  std::vector<std::size_t> between;
+  for (std::size_t k = 1; k < E; ++k) between.push_back(qs[k] - qe[k - 1] - 1);
+  const std::size_t P = median_count(between);
+  const std::size_t W = std::min(P, region_last - qe.back());  // one expert's work
+  const std::size_t R = P - W;                                 // one query's pre-work
+  ++c.layers;
+  // Queries go whole: their op's calls and their pre-work.
+  for (std::size_t k = keep; k < E; ++k) {
+    remove_sync(g, *q[k]);
+    for (std::size_t i = qs[k]; i <= qe[k]; ++i) drop_call(g, list[i], gone);
+    const std::size_t floor = k == 0 ? region_first : qe[k - 1] + 1;
+    for (std::size_t i = qs[k]; i > floor && qs[k] - i < R; --i) {
+      drop_call(g, list[i - 1], gone);
+      ++c.pre_work;
+    }
+    ++r.selected;
+  }
+  if (!device) {
+    // The index arithmetic on each query's result: the calls right after the query whose
+    // GPU work is all routing-query kernels (the token/slot arithmetic turning nonzero's
+    // (token, slot) pairs into flat indices, is_routing_query_kernel). Sorted has the
+    // indices already, as the stable argsort's order: it turns an expert's slice of them into
+    // token rows with one division by top_k (docs/sources.md#moe-routing), one launch over the
+    // same rows. So of the n index calls after every expert's query (kept ones included: each
+    // expert divides), the first stays, standing for the division, and n - 1 go.
+    for (std::size_t k = 0; k < E; ++k) {
+      const std::size_t end = k + 1 < E ? qs[k + 1] : list.size();
+      std::size_t n = 0;
+      for (std::size_t i = qe[k] + 1; i < end && index_call(trace, g, launched, list[i]); ++i, ++n)
+        if (n > 0) {
+          drop_call(g, list[i], gone);
+          ++c.index_ops;
+        }
+      if (n > 0) ++c.index_experts;
+    }
+    return;
+  }
+  // Forward: expert k's work is launched by expert 0's calls.
+  auto work = [&](std::size_t k) {  // [first, end) of expert k's work in the list
+    const std::size_t first = qe[k] + 1;
+    const std::size_t end = k + 1 < E ? (qs[k + 1] >= R ? qs[k + 1] - R : qs[k + 1]) : qe[k] + 1 + W;
+    return std::make_pair(first, std::max(first, end));
+  };
+  const auto [w0, w0_end] = work(0);
+  if (w0_end > w0) {
+    for (std::size_t k = 1; k < E; ++k) {
+      const auto [a, b] = work(k);
+      for (std::size_t i = a; i < b && i < list.size(); ++i) {
+        fold_call(g, launched, list[i], list[std::min(w0 + (i - a), w0_end - 1)]);
+        ++c.folded_fwd;
+      }
+    }
+  }
+  // Backward of a checkpointed layer: after the routing region, inside the layer range.
+  std::vector<std::size_t> idx;
+  for (std::size_t i = region_last + 1; i < list.size() && g.nodes[list[i]].rec_start < layer.end; ++i)
+    if (!g.nodes[list[i]].removed) idx.push_back(i);
+  std::vector<std::string> keys;
+  keys.reserve(idx.size());
+  for (std::size_t i : idx) keys.push_back(repeat_key(trace, g, launched, list[i]));
+  if (auto rep = find_repeat(keys, E)) {
+    for (std::size_t k = 1; k < E; ++k)
+      for (std::size_t j = 0; j < rep->period; ++j) {
+        fold_call(g, launched, list[idx[rep->start + k * rep->period + j]], list[idx[rep->start + j]]);
+        ++c.folded_bwd;
+      }
+  }
+}
+
 }  // namespace
 
 EditResult apply_moe_edit(const Trace& trace, ReplayGraph& g, const WhatIfEdit& edit, const detail::TraceFacts& facts) {
@@ -162,114 +279,9 @@ EditResult apply_moe_edit(const Trace& trace, ReplayGraph& g, const WhatIfEdit& 
     if (g.nodes[i].kind != ReplayNode::Kind::Call && g.nodes[i].launch != kNoNode)
       launched[g.nodes[i].launch].push_back(i);
   std::set<std::uint32_t> gone;
-  std::size_t folded_fwd = 0, folded_bwd = 0, layers = 0, pre_work = 0, index_ops = 0, index_experts = 0;
-  for (std::size_t li = 0; li < facts.layers.size(); ++li) {
-    const auto& routing = facts.ls[li].routing;
-    if (routing.size() < 2) continue;  // predict --trace: a run of at least two per layer
-    std::vector<const ReplaySync*> q;
-    for (const SyncPoint* sp : routing)
-      if (auto j = find_sync(g, by_start, *sp)) q.push_back(&g.syncs[*j]);
-    if (q.size() < 2) continue;
-    const std::int32_t t = thread_of(g, q.front()->pid, q.front()->tid);
-    if (t < 0) continue;
-    const auto& list = g.thread_calls[static_cast<std::size_t>(t)];
-    const std::size_t E = q.size();
-    // Each query's calls: [qs, qe] in the thread's list.
-    std::vector<std::size_t> qs(E), qe(E);
-    bool found = true;
-    for (std::size_t k = 0; k < E && found; ++k) {
-      const std::size_t at = position(list, g, q[k]->node);
-      std::size_t first = q[k]->copy_call != kNoNode ? position(list, g, q[k]->copy_call) : at, last = at;
-      if (const Range* op = enclosing_op(trace, *q[k])) {
-        while (first > 0 && g.nodes[list[first - 1]].rec_start >= op->start) --first;
-        while (last + 1 < list.size() && g.nodes[list[last + 1]].rec_start < op->end) ++last;
-      }
-      found = at < list.size() && first <= at && (k == 0 || first > qe[k - 1]);
-      qs[k] = first;
-      qe[k] = last;
-    }
-    if (!found) continue;
-    // The routing region: the innermost host range on this thread holding every query.
-    const detail::Window& layer = facts.layers[li];
-    const Ns qa = g.nodes[list[qs.front()]].rec_start, qb = g.nodes[list[qe.back()]].rec_end;
-    Ns region_start = layer.start, region_end = layer.end;
-    for (const Range& x : trace.ranges) {
-      if (!detail::is_host_range(x) || x.tid != g.threads[static_cast<std::size_t>(t)].second) continue;
-      if (x.start > qa || x.end < qb || x.end - x.start >= region_end - region_start) continue;
-      region_start = std::max(x.start, layer.start);
-      region_end = std::min(x.end, layer.end);
-    }
-    std::size_t region_first = qs.front(), region_last = qe.back();
-    while (region_first > 0 && g.nodes[list[region_first - 1]].rec_start >= region_start) --region_first;
-    while (region_last + 1 < list.size() && g.nodes[list[region_last + 1]].rec_start < region_end) ++region_last;
-    std::vector<std::size_t> between;
-    for (std::size_t k = 1; k < E; ++k) between.push_back(qs[k] - qe[k - 1] - 1);
-    const std::size_t P = median_count(between);
-    const std::size_t W = std::min(P, region_last - qe.back());  // one expert's work
-    const std::size_t R = P - W;                                 // one query's pre-work
-    ++layers;
-    // Queries go whole: their op's calls and their pre-work.
-    for (std::size_t k = keep; k < E; ++k) {
-      remove_sync(g, *q[k]);
-      for (std::size_t i = qs[k]; i <= qe[k]; ++i) drop_call(g, list[i], gone);
-      const std::size_t floor = k == 0 ? region_first : qe[k - 1] + 1;
-      for (std::size_t i = qs[k]; i > floor && qs[k] - i < R; --i) {
-        drop_call(g, list[i - 1], gone);
-        ++pre_work;
-      }
-      ++r.selected;
-    }
-    if (!device) {
-      // The index arithmetic on each query's result: the calls right after the query whose
-      // GPU work is all routing-query kernels (the token/slot arithmetic turning nonzero's
-      // (token, slot) pairs into flat indices, is_routing_query_kernel). Sorted has the
-      // indices already, as the stable argsort's order: it turns an expert's slice of them into
-      // token rows with one division by top_k (docs/sources.md#moe-routing), one launch over the
-      // same rows. So of the n index calls after every expert's query (kept ones included: each
-      // expert divides), the first stays, standing for the division, and n - 1 go.
-      for (std::size_t k = 0; k < E; ++k) {
-        const std::size_t end = k + 1 < E ? qs[k + 1] : list.size();
-        std::size_t n = 0;
-        for (std::size_t i = qe[k] + 1; i < end && index_call(trace, g, launched, list[i]); ++i, ++n)
-          if (n > 0) {
-            drop_call(g, list[i], gone);
-            ++index_ops;
-          }
-        if (n > 0) ++index_experts;
-      }
-      continue;
-    }
-    // Forward: expert k's work is launched by expert 0's calls.
-    auto work = [&](std::size_t k) {  // [first, end) of expert k's work in the list
-      const std::size_t first = qe[k] + 1;
-      const std::size_t end = k + 1 < E ? (qs[k + 1] >= R ? qs[k + 1] - R : qs[k + 1]) : qe[k] + 1 + W;
-      return std::make_pair(first, std::max(first, end));
-    };
-    const auto [w0, w0_end] = work(0);
-    if (w0_end > w0) {
-      for (std::size_t k = 1; k < E; ++k) {
-        const auto [a, b] = work(k);
-        for (std::size_t i = a; i < b && i < list.size(); ++i) {
-          fold_call(g, launched, list[i], list[std::min(w0 + (i - a), w0_end - 1)]);
-          ++folded_fwd;
-        }
-      }
-    }
-    // Backward of a checkpointed layer: after the routing region, inside the layer range.
-    std::vector<std::size_t> idx;
-    for (std::size_t i = region_last + 1; i < list.size() && g.nodes[list[i]].rec_start < layer.end; ++i)
-      if (!g.nodes[list[i]].removed) idx.push_back(i);
-    std::vector<std::string> keys;
-    keys.reserve(idx.size());
-    for (std::size_t i : idx) keys.push_back(repeat_key(trace, g, launched, list[i]));
-    if (auto rep = find_repeat(keys, E)) {
-      for (std::size_t k = 1; k < E; ++k)
-        for (std::size_t j = 0; j < rep->period; ++j) {
-          fold_call(g, launched, list[idx[rep->start + k * rep->period + j]], list[idx[rep->start + j]]);
-          ++folded_bwd;
-        }
-    }
-  }
+  MoeCounts c;
+  for (std::size_t li = 0; li < facts.layers.size(); ++li)
+    edit_moe_layer(trace, g, facts, li, by_start, launched, device, keep, gone, c, r);
   remove_launched(g, gone);
   if (r.selected == 0) {
     r.nothing_selected = fmt::format(
@@ -282,7 +294,7 @@ EditResult apply_moe_edit(const Trace& trace, ReplayGraph& g, const WhatIfEdit& 
   r.notes.push_back(
       fmt::format("{} routing pass(es): {} per-expert queries removed with {} call(s) of pre-work (mask "
                   "compare, nonzero kernels){}",
-                  layers, r.selected, pre_work,
+                  c.layers, r.selected, c.pre_work,
                   keep ? fmt::format("; the first {} of each pass kept for argsort, bincount and tolist", keep)
                        : std::string()));
   if (device)
@@ -290,13 +302,13 @@ EditResult apply_moe_edit(const Trace& trace, ReplayGraph& g, const WhatIfEdit& 
         fmt::format("per-expert loop folded into one pass: {} forward and {} backward call(s) of experts "
                     "after the first no longer made, their GPU work launched with the first expert's "
                     "(a grouped launch over the same rows, the per-expert kernels' summed time)",
-                    folded_fwd, folded_bwd));
+                    c.folded_fwd, c.folded_bwd));
   if (!device)
     r.notes.push_back(
-        index_experts > 0
+        c.index_experts > 0
             ? fmt::format("index arithmetic on each query's result: {} call(s) removed, one per expert kept for "
                           "sorted's division by top_k ({} expert(s) with index calls)",
-                          index_ops, index_experts)
+                          c.index_ops, c.index_experts)
             : "no index arithmetic after the queries (no routing-query kernels after a query): sorted's one division "
               "per expert is not charged");
   if (device)
