@@ -80,24 +80,31 @@ SyncIndex index_syncs(const ReplayGraph& g) {
   return sync_of;
 }
 
-CriticalPath path_of_step(const Trace& trace, const ReplayGraph& g, const ReplayTimes& t, std::size_t step,
-                          const SyncIndex& sync_of) {
-  CriticalPath cp;
-  if (step >= g.steps.size()) return cp;
+// A step's path walked back from its last call: pieces in time order, each starting where the
+// one before it ends, from the step's replayed start (`from`) to its end.
+struct Walk {
+  std::vector<Piece> pieces;
+  Ns from = 0, length = 0;
+  std::uint64_t sync_edges = 0;
+};
+
+Walk walk_step(const ReplayGraph& g, const ReplayTimes& t, std::size_t step) {
+  Walk wk;
+  if (step >= g.steps.size()) return wk;
   const ReplayStepWindow& w = g.steps[step];
-  if (w.thread < 0) return cp;
+  if (w.thread < 0) return wk;
   const auto& list = g.thread_calls[static_cast<std::size_t>(w.thread)];
   auto it = std::lower_bound(list.begin(), list.end(), w.rec_end,
                              [&](std::uint32_t n, Ns x) { return g.nodes[n].rec_start < x; });
-  if (it == list.begin()) return cp;
+  if (it == list.begin()) return wk;
   const Ns from = replayed_time(g, t, w.thread, w.rec_start);
   std::uint32_t cur = *(it - 1);
   Ns hi = t.end[cur];
-  if (hi <= from) return cp;
-  cp.length_ns = hi - from;
-
+  if (hi <= from) return wk;
+  wk.from = from;
+  wk.length = hi - from;
   // Walk back; each piece ends where the previous one (later in time) began.
-  std::vector<Piece> pieces;
+  auto& pieces = wk.pieces;
   auto piece = [&](CriticalKind k, std::uint32_t node, Ns lo, Ns h) {
     lo = std::max(lo, from);
     if (h > lo) pieces.push_back({k, node, lo, h});
@@ -109,9 +116,14 @@ CriticalPath path_of_step(const Trace& trace, const ReplayGraph& g, const Replay
     if (n.kind == ReplayNode::Kind::Call) {
       if (n.sync && b != kNoNode && hi == t.end[cur]) {  // the wait set its end: a sync edge
         piece(CriticalKind::SyncWait, cur, t.end[b], hi);
-        ++cp.sync_edges;
+        ++wk.sync_edges;
         cur = b;
         hi = t.end[b];
+      } else if (!n.sync && b != kNoNode && hi == t.end[cur]) {
+        // A launch that waited for a launch-queue slot: the host's, until that activity started.
+        piece(CriticalKind::Host, cur, t.start[b], hi);
+        cur = b;
+        hi = t.start[b];
       } else {
         piece(CriticalKind::Host, cur, t.start[cur], hi);  // 0 when the path left it at its start
         if (n.prev == kNoNode) {  // the thread's first call: the step's host time before it is host too
@@ -142,15 +154,20 @@ CriticalPath path_of_step(const Trace& trace, const ReplayGraph& g, const Replay
     if (hi <= from) break;
   }
   if (stop > from) pieces.push_back({CriticalKind::Other, cur, from, stop});
-
   std::reverse(pieces.begin(), pieces.end());
-  // Runs as integers first (a long step has a piece per host call); names only for the top.
-  struct Run {
-    CriticalKind kind;
-    std::int64_t place;  // thread (host), lane (GPU, launch), the sync's node (sync wait), -1
-    Ns start, duration;
-    std::uint32_t first, last;
-  };
+  return wk;
+}
+
+// Consecutive pieces of one kind on one place, as integers (a long step has a piece per host
+// call); one sync point a run.
+struct Run {
+  CriticalKind kind;
+  std::int64_t place;  // thread (host), lane (GPU, launch), the sync's node (sync wait), -1
+  Ns start, duration;
+  std::uint32_t first, last;
+};
+
+std::vector<Run> runs_of(const ReplayGraph& g, const Walk& wk) {
   auto place_id = [&](const Piece& p) -> std::int64_t {
     const ReplayNode& n = g.nodes[p.node];
     switch (p.kind) {
@@ -163,15 +180,39 @@ CriticalPath path_of_step(const Trace& trace, const ReplayGraph& g, const Replay
     return -1;
   };
   std::vector<Run> acc;
-  for (const Piece& p : pieces) {
-    add_piece(cp, p.kind, p.hi - p.lo);
+  for (const Piece& p : wk.pieces) {
     const std::int64_t place = place_id(p);
-    // One sync point per run; other kinds merge consecutive pieces on one place.
     if (acc.empty() || acc.back().kind != p.kind || acc.back().place != place || p.kind == CriticalKind::SyncWait)
-      acc.push_back({p.kind, place, p.lo - from, 0, p.node, p.node});
+      acc.push_back({p.kind, place, p.lo - wk.from, 0, p.node, p.node});
     acc.back().duration += p.hi - p.lo;
     acc.back().last = p.node;
   }
+  return acc;
+}
+
+CriticalRun named(const Trace& trace, const ReplayGraph& g, const SyncIndex& sync_of, const Run& r) {
+  CriticalRun out;
+  out.kind = r.kind;
+  out.where = place_of(g, sync_of, trace, Piece{r.kind, r.first, 0, 0});
+  if (r.kind != CriticalKind::Other) {
+    const std::string a = record_name(trace, g, r.first), z = record_name(trace, g, r.last);
+    out.what = a == z ? a : a + " .. " + z;
+  }
+  out.start_ns = r.start;
+  out.duration_ns = r.duration;
+  return out;
+}
+
+CriticalPath path_of_step(const Trace& trace, const ReplayGraph& g, const ReplayTimes& t, std::size_t step,
+                          const SyncIndex& sync_of) {
+  CriticalPath cp;
+  const Walk wk = walk_step(g, t, step);
+  if (wk.length <= 0) return cp;
+  cp.length_ns = wk.length;
+  cp.sync_edges = wk.sync_edges;
+  for (const Piece& p : wk.pieces) add_piece(cp, p.kind, p.hi - p.lo);
+  const std::vector<Run> acc = runs_of(g, wk);
+  // Names only for the top runs.
   std::vector<std::size_t> order(acc.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   const std::size_t keep = std::min(order.size(), kCriticalTopRuns);
@@ -180,19 +221,7 @@ CriticalPath path_of_step(const Trace& trace, const ReplayGraph& g, const Replay
                       return acc[a].duration != acc[b].duration ? acc[a].duration > acc[b].duration : a < b;
                     });
   std::vector<CriticalRun> runs;
-  for (std::size_t k = 0; k < keep; ++k) {
-    const Run& r = acc[order[k]];
-    CriticalRun out;
-    out.kind = r.kind;
-    out.where = place_of(g, sync_of, trace, Piece{r.kind, r.first, 0, 0});
-    if (r.kind != CriticalKind::Other) {
-      const std::string a = record_name(trace, g, r.first), z = record_name(trace, g, r.last);
-      out.what = a == z ? a : a + " .. " + z;
-    }
-    out.start_ns = r.start;
-    out.duration_ns = r.duration;
-    runs.push_back(std::move(out));
-  }
+  for (std::size_t k = 0; k < keep; ++k) runs.push_back(named(trace, g, sync_of, acc[order[k]]));
   keep_top(runs);
   cp.top = std::move(runs);
   return cp;
@@ -202,6 +231,21 @@ CriticalPath path_of_step(const Trace& trace, const ReplayGraph& g, const Replay
 
 CriticalPath step_critical_path(const Trace& trace, const ReplayGraph& g, const ReplayTimes& t, std::size_t step) {
   return path_of_step(trace, g, t, step, index_syncs(g));
+}
+
+std::vector<CriticalRun> step_critical_runs(const Trace& trace, const ReplayGraph& g, const ReplayTimes& t,
+                                            std::size_t step) {
+  const SyncIndex sync_of = index_syncs(g);
+  std::vector<CriticalRun> out;
+  for (const Run& r : runs_of(g, walk_step(g, t, step))) out.push_back(named(trace, g, sync_of, r));
+  return out;
+}
+
+std::vector<std::uint32_t> step_critical_sync_calls(const ReplayGraph& g, const ReplayTimes& t, std::size_t step) {
+  std::vector<std::uint32_t> out;
+  for (const Piece& p : walk_step(g, t, step).pieces)
+    if (p.kind == CriticalKind::SyncWait) out.push_back(p.node);
+  return out;
 }
 
 void add_critical_paths(const Trace& trace, AnalysisResult& result) {

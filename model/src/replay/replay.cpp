@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "syncscope/model/critical_path.hpp"
 #include "syncscope/model/replay.hpp"
 
 namespace syncscope::model {
@@ -87,51 +88,6 @@ void time_node(const ReplayGraph& g, std::uint32_t i, ReplayTimes& t) {
   // A collective ends when its peers' data has arrived: not before its recorded end.
   if (n.comm && !n.removed) t.end[i] = std::max(t.end[i], n.rec_end);
   t.binding[i] = bind;
-}
-
-std::string node_name(const Trace& trace, const ReplayGraph& g, std::uint32_t i) {
-  const ReplayNode& n = g.nodes[i];
-  switch (n.kind) {
-    case ReplayNode::Kind::Call: return std::string(trace.str(trace.api_calls[n.record].name));
-    case ReplayNode::Kind::Kernel: {
-      std::string s(trace.str(trace.kernels[n.record].name));
-      return s.size() > 60 ? s.substr(0, 57) + "..." : s;
-    }
-    case ReplayNode::Kind::Copy: return fmt::format("Memcpy {}", kind_name(trace.memcpys[n.record].kind));
-    case ReplayNode::Kind::Memset: return "Memset";
-  }
-  return "";
-}
-
-// The nodes of a step's critical path, latest first.
-std::vector<std::uint32_t> path_back(const ReplayGraph& g, const ReplayTimes& t, std::size_t step) {
-  std::vector<std::uint32_t> out;
-  if (step >= g.steps.size()) return out;
-  const ReplayStepWindow& w = g.steps[step];
-  if (w.thread < 0) return out;
-  const auto& list = g.thread_calls[static_cast<std::size_t>(w.thread)];
-  auto it = std::lower_bound(list.begin(), list.end(), w.rec_end,
-                             [&](std::uint32_t n, Ns x) { return g.nodes[n].rec_start < x; });
-  if (it == list.begin()) return out;
-  const Ns from = replayed_time(g, t, w.thread, w.rec_start);
-  std::uint32_t cur = *(it - 1);
-  // A GPU node bound by its launch reaches that call at its start, which the call's previous
-  // call set, not its wait: going on to the wait there would loop on a blocking copy (the call
-  // waits for its own copy, the copy for its launch). Such a call is listed once (issue 36: a
-  // rank trace's path held 33,982 entries, 3 distinct, summing to 99 s for a 122 ms step).
-  bool at_start = false;
-  for (std::size_t guard = 0; cur != kNoNode && t.end[cur] > from && guard <= g.nodes.size(); ++guard) {
-    const ReplayNode& n = g.nodes[cur];
-    if (!(at_start && out.size() >= 2 && out[out.size() - 2] == cur)) out.push_back(cur);
-    if (n.kind == ReplayNode::Kind::Call) {
-      cur = !at_start && t.binding[cur] != kNoNode ? t.binding[cur] : n.prev;
-      at_start = false;
-    } else {
-      at_start = t.binding[cur] != kNoNode && t.binding[cur] == n.launch;
-      cur = t.binding[cur];
-    }
-  }
-  return out;
 }
 
 }  // namespace
@@ -272,59 +228,17 @@ std::vector<std::size_t> critical_syncs(const ReplayGraph& g, const ReplayTimes&
   std::unordered_map<std::uint32_t, std::size_t> sync_of;
   for (std::size_t i = 0; i < g.syncs.size(); ++i) sync_of[g.syncs[i].node] = i;
   std::vector<std::size_t> out;
-  for (std::uint32_t n : path_back(g, t, step))
-    if (g.nodes[n].kind == ReplayNode::Kind::Call && t.binding[n] != kNoNode)
-      if (auto it = sync_of.find(n); it != sync_of.end()) out.push_back(it->second);
-  std::reverse(out.begin(), out.end());
+  for (std::uint32_t n : step_critical_sync_calls(g, t, step))
+    if (auto it = sync_of.find(n); it != sync_of.end()) out.push_back(it->second);
   return out;
 }
 
+// The path analyze --critical-path walks (critical_path.cpp), in time order.
 std::vector<CriticalSegment> critical_path(const Trace& trace, const ReplayGraph& g, const ReplayTimes& t,
                                            std::size_t step) {
   std::vector<CriticalSegment> out;
-  std::vector<std::uint32_t> path = path_back(g, t, step);
-  std::reverse(path.begin(), path.end());
-  if (path.empty()) return out;
-  const ReplayStepWindow& w = g.steps[step];
-  const Ns from = replayed_time(g, t, w.thread, w.rec_start);
-  std::unordered_map<std::uint32_t, std::size_t> sync_of;
-  for (std::size_t i = 0; i < g.syncs.size(); ++i) sync_of[g.syncs[i].node] = i;
-  std::string last_key;
-  std::uint32_t seg_first = kNoNode, seg_last = kNoNode;
-  Ns covered = from;  // segments do not overlap: each starts at the earlier one's end at the latest
-  auto flush = [&] {
-    if (seg_first == kNoNode) return;
-    CriticalSegment s;
-    s.where = last_key;
-    const std::string a = node_name(trace, g, seg_first), b = node_name(trace, g, seg_last);
-    s.what = seg_first == seg_last || a == b ? a : a + " .. " + b;
-    const Ns lo = std::max(t.start[seg_first], covered);
-    s.start_ns = lo - from;
-    s.duration_ns = std::max<Ns>(0, t.end[seg_last] - lo);
-    covered = std::max(covered, t.end[seg_last]);
-    out.push_back(std::move(s));
-    seg_first = seg_last = kNoNode;
-  };
-  for (std::uint32_t i : path) {
-    const ReplayNode& n = g.nodes[i];
-    std::string key;
-    if (n.kind == ReplayNode::Kind::Call) {
-      auto it = sync_of.find(i);
-      if (t.binding[i] != kNoNode && it != sync_of.end()) {
-        key = fmt::format("sync {} ({})", g.syncs[it->second].cause, g.syncs[it->second].api);
-      } else {
-        key = fmt::format("host tid {}", g.threads[static_cast<std::size_t>(n.thread)].second);
-      }
-    } else {
-      const auto& lane = g.lanes[static_cast<std::size_t>(n.lane)];
-      key = fmt::format("GPU {} stream {}", lane.first, lane.second);
-    }
-    if (key != last_key || key.starts_with("sync ")) flush();
-    last_key = key;
-    if (seg_first == kNoNode) seg_first = i;
-    seg_last = i;
-  }
-  flush();
+  for (CriticalRun& r : step_critical_runs(trace, g, t, step))
+    out.push_back({std::move(r.where), std::move(r.what), r.start_ns, r.duration_ns});
   return out;
 }
 
