@@ -243,7 +243,7 @@ void Writer::events() {
       case kMemcpy: return {t_.memcpys[i].start, t_.memcpys[i].end};
       case kMemset: return {t_.memsets[i].start, t_.memsets[i].end};
       case kSync: return {t_.syncs[i].start, t_.syncs[i].end};
-      default: return {t_.cuda_events[i].timestamp, t_.cuda_events[i].timestamp + 1};
+      default: return {t_.cuda_events[i].timestamp, cuda_event_end(t_.cuda_events[i].timestamp)};
     }
   };
   for (;;) {
@@ -382,6 +382,13 @@ void Writer::metadata() {
     meta_event(
         schema::kThreadName, [&](JsonOut& o) { o.num(d); }, [&](JsonOut& o) { o.num(s); },
         "stream " + std::to_string(s), true);
+  }
+  for (const auto& ds : event_tracks_) {
+    const std::int64_t d = ds.first;
+    const std::int64_t s = ds.second;
+    meta_event(
+        schema::kThreadName, [&](JsonOut& o) { o.num(d); }, [&](JsonOut& o) { o.num(s + kEventTrackOffset); },
+        "stream " + std::to_string(s) + " events", true);
   }
   // Sort order and labels as the source gave them (TrackOrder), with Kineto's args.
   for (const auto& o : t_.track_order) {
