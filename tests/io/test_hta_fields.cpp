@@ -460,6 +460,23 @@ TEST(HtaFields, CudaEventMarksNeverGetANegativeDurationUnderHtaRounding) {
   }
 }
 
+// HTA keys each trace of a directory by distributedInfo.rank; writing 0 for every trace of
+// unknown rank made HTA keep one of them ("has the same rank", hta-check on the nccl4
+// fixture's rank3.pt.trace.json.gz). Without a rank the writer takes "rank<N>" from the
+// trace's name, as `analyze DIR` does from file names; else still 0.
+TEST(HtaFields, UnknownRankComesFromRankNInTheTraceName) {
+  Trace t;
+  t.meta.trace_name = "rank3.pt.trace";
+  EXPECT_EQ(json::parse(chrome_json_string(t)).at("distributedInfo").at("rank"), 3);
+  t.meta.trace_name = "frank7";  // not a rank: 'rank' after a letter
+  EXPECT_EQ(json::parse(chrome_json_string(t)).at("distributedInfo").at("rank"), 0);
+  t.meta.trace_name = "worker_rank-12";
+  t.meta.rank = 5;  // a known rank wins
+  EXPECT_EQ(json::parse(chrome_json_string(t)).at("distributedInfo").at("rank"), 5);
+  t.meta.rank.reset();
+  EXPECT_EQ(json::parse(chrome_json_string(t)).at("distributedInfo").at("rank"), 12);
+}
+
 // Each shipped profile's description names its sm_XY: the compute capability comes out of it.
 TEST(HtaFields, ComputeCapabilityFromEveryShippedProfile) {
   const std::pair<const char*, std::pair<int, int>> expected[] = {
