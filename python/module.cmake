@@ -39,6 +39,7 @@ message(STATUS "syncscope: Python module for ${Python3_EXECUTABLE} (${Python3_VE
 set(SYNCSCOPE_PYTHON_BUILD_DIR ${CMAKE_CURRENT_BINARY_DIR} CACHE INTERNAL "")
 set(_pkg_out ${CMAKE_CURRENT_BINARY_DIR}/syncscope)
 file(GLOB _py_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/syncscope/*.py)
+list(APPEND _py_sources ${CMAKE_CURRENT_SOURCE_DIR}/syncscope/py.typed)  # PEP 561: the package has type hints
 set(_py_copied "")
 foreach(_src ${_py_sources})
   get_filename_component(_name ${_src} NAME)

@@ -24,11 +24,29 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 
 
+def resolve_build_dir(value):
+    """SYNCSCOPE_BUILD_DIR as the user meant it: pip runs this file with python/ (or a copy of
+    it) as the working directory, so a relative path is taken from the directory pip was
+    started in (the shell's $PWD), else from the repository root; it must be a configured
+    build (its CMakeCache.txt)."""
+    if os.path.isabs(value):
+        candidates = [value]
+    else:
+        candidates = [os.path.join(base, value) for base in (os.environ.get("PWD"), REPO) if base]
+    for c in candidates:
+        if os.path.isfile(os.path.join(c, "CMakeCache.txt")):
+            return os.path.abspath(c)
+    raise RuntimeError(f"SYNCSCOPE_BUILD_DIR={value}: no configured build (CMakeCache.txt) at "
+                       f"{' or '.join(candidates)}; configure one (cmake --preset ci) or give an absolute path")
+
+
 class CMakeBuild(build_ext):
     def build_extension(self, ext):
         cmake = os.environ.get("CMAKE", "cmake")
         build_dir = os.environ.get("SYNCSCOPE_BUILD_DIR")
-        if not build_dir:
+        if build_dir:
+            build_dir = resolve_build_dir(build_dir)
+        else:
             build_dir = os.path.join(REPO, "build", "python-pip")
             subprocess.check_call([cmake, "-S", REPO, "-B", build_dir, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
                                    "-DSYNCSCOPE_ENABLE_PYTHON=ON", f"-DPython3_EXECUTABLE={sys.executable}",
@@ -55,6 +73,7 @@ setup(
     version="0.1.0",
     description="Find hidden host-device sync points in PyTorch traces (Python module of syncscope)",
     packages=["syncscope"],
+    package_data={"syncscope": ["py.typed"]},  # PEP 561: the package carries its type hints
     ext_modules=[Extension("syncscope._core", sources=[])],
     cmdclass={"build_ext": CMakeBuild},
     python_requires=">=3.8",

@@ -19,6 +19,8 @@ reports with exit status 1 raises ``syncscope.RuntimeError``; the message is the
 import builtins as _builtins
 import json as _json
 import os as _os
+import re as _re
+import warnings as _warnings
 
 from ._results import AnalysisResult, PredictionResult, RankAnalysisResult
 
@@ -39,6 +41,27 @@ class RuntimeError(Error, _builtins.RuntimeError):  # noqa: A001 (the CLI's exit
     """A failure that is not the input's fault: the CLI exits 1 with this message."""
 
     exit_code = 1
+
+
+class AnalysisWarning(UserWarning):
+    """What the analysis warns about a trace (``AnalysisResult.warnings``, the CLI's
+    ``warnings``), raised through :mod:`warnings` at the caller's line, with the option
+    names spelled as this module's arguments (``step_range``, not ``--step-range``)."""
+
+
+# The CLI's option names in its warnings -> this module's argument names.
+_CLI_OPTIONS = {"--step-range": "step_range", "--layer-range": "layer_range", "--pid": "pid",
+                "--max-sync-points": "max_sync_points", "--replay-causes": "replay_causes",
+                "--critical-path": "critical_path", "--jobs": "jobs"}
+
+
+def _python_names(message):
+    return _re.sub(r"--[a-z][a-z-]*", lambda m: _CLI_OPTIONS.get(m.group(0), m.group(0)), message)
+
+
+def _warn_all(messages, stacklevel):
+    for m in messages:
+        _warnings.warn(_python_names(m), AnalysisWarning, stacklevel=stacklevel + 1)
 
 
 from . import _core  # noqa: E402 (the exception classes above are handed to it)
@@ -63,6 +86,7 @@ __all__ = [
     "DiffResult",
     "PredictionResult",
     "RankAnalysisResult",
+    "AnalysisWarning",
     "Error",
     "InputError",
     "RuntimeError",
@@ -166,7 +190,9 @@ def analyze(trace, step_range=DEFAULT_STEP_RANGE, layer_range="", *, pid=None,
     else:
         text, counts = _core.analyze_text(value, name, step_range, layer_range, pid, max_sync_points, replay_causes,
                                           critical_path)
-    return AnalysisResult(_json.loads(text), counts)
+    result = AnalysisResult(_json.loads(text), counts)
+    _warn_all(result.json["warnings"], stacklevel=2)  # at the caller's line
+    return result
 
 
 def analyze_ranks(traces, step_range=DEFAULT_STEP_RANGE, layer_range="", *, jobs=0):

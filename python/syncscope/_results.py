@@ -14,10 +14,51 @@ def have_pandas():
     return _pd is not None
 
 
-def _table(rows, columns=None):
+from typing import Any, Dict, List, Optional, Sequence
+
+# Columns that hold names: pandas "category" (few distinct values, cheap to group by).
+_NAME_COLUMNS = frozenset({"name", "cause", "api", "kernel", "class", "category", "kind", "where", "verdict",
+                           "top_cause"})
+# Integer columns that may be absent in a row (None): pandas' nullable "Int64", never object.
+_NULLABLE_INT = frozenset({"removal_saving_ns"})
+# Interpolated statistics stay float64 even when named *_ns (a median of two values can be x.5).
+_FLOAT_PARTS = ("median", "p10", "p90", "mean", "fraction", "per_step")
+
+
+def _is_int_column(name: str) -> bool:
+    """Times in ns and counts: int64 whatever the rows hold (an empty frame too)."""
+    last = name.rsplit(".", 1)[-1]
+    if any(p in last for p in _FLOAT_PARTS):
+        return False
+    return (last.endswith("_ns") or last in ("count", "gaps", "syncs", "kernels", "memcpys", "memcpy_bytes",
+                                             "total", "device", "stream", "pid", "tid", "correlation", "index",
+                                             "rank", "max", "polls", "sync_edges", "start", "end")
+            or name.startswith(("syncs.by_cause.", "syncs.by_api.", "gpu_busy_by_device.")))
+
+
+def _table(rows: List[Dict[str, Any]], columns: Optional[Sequence[str]] = None):
+    """A DataFrame of `rows` with stable dtypes: int64 for ns and counts (nullable Int64 where a
+    value may be missing), category for names, the columns kept when there are no rows. A
+    list of dicts without pandas."""
     if _pd is None:
         return rows
-    return _pd.DataFrame(rows, columns=columns)
+    df = _pd.DataFrame(rows, columns=columns)
+    for c in df.columns:
+        col = df[c]
+        if c in _NULLABLE_INT:
+            df[c] = _pd.array([None if v is None or v != v else int(v) for v in col], dtype="Int64")
+        elif _is_int_column(c) and (col.dtype.kind in "iub" or len(col) == 0 or
+                                    (col.dtype.kind == "f" and bool((col.dropna() % 1 == 0).all()))):
+            # (a model's prediction in ns can be fractional: such a column stays float64)
+            if col.isna().any():
+                df[c] = col.astype("Int64")
+            else:
+                df[c] = col.astype("int64")
+        elif c in _NAME_COLUMNS and col.dtype == object:
+            df[c] = col.astype("category")
+        elif len(col) == 0 and col.dtype == object:
+            df[c] = col.astype("float64")  # fractions and interpolated statistics
+    return df
 
 
 def _flatten(obj, prefix=""):
@@ -108,15 +149,47 @@ class AnalysisResult:
     def warnings(self):
         return list(self.json["warnings"])
 
+    def _window_columns(self) -> List[str]:
+        # A window's columns without rows: the whole-trace window's, less the sparse maps.
+        return [k for k in _flatten(self.json["totals"]) if not k.startswith(_SPARSE_PREFIXES)]
+
     @property
     def steps(self):
         """One row per step: the window's JSON flattened to CSV metric names
-        (``syncs.total``, ``syncs.by_cause.aten::item``, ``overlap.d2h.fraction``, ...)."""
-        return _table(window_rows(self.json["steps"]))
+        (``syncs.total``, ``syncs.by_cause.aten::item``, ``overlap.d2h.fraction``, ...).
+        Without steps: no rows, the same columns."""
+        rows = window_rows(self.json["steps"])
+        return _table(rows, None if rows else self._window_columns())
 
     @property
     def layers(self):
-        return _table(window_rows(self.json["layers"]))
+        rows = window_rows(self.json["layers"])
+        return _table(rows, None if rows else self._window_columns())
+
+    @property
+    def kernels(self):
+        """One row per kernel name (the CLI's ``gpu.kernels_by_name``, largest total first, at
+        most 50): name, class, count, total_ns, median_ns, p90_ns, max_ns."""
+        rows = []
+        for k in self.json.get("gpu", {}).get("kernels_by_name", []):
+            st = k.get("stats", k)
+            rows.append({"name": k["name"], "class": k.get("class", ""), "count": st["count"],
+                         "total_ns": st["total_ns"], "median_ns": st["median_ns"], "p90_ns": st["p90_ns"],
+                         "max_ns": st["max_ns"]})
+        return _table(rows, ["name", "class", "count", "total_ns", "median_ns", "p90_ns", "max_ns"])
+
+    @property
+    def idle_by_stream(self):
+        """Idle time per (device, stream) in our four classes (docs/analysis.md): window_ns,
+        busy_ns, sync_bubble_ns, host_wait_ns, dependency_wait_ns, other_ns, gaps, verdict."""
+        cols = ["device", "stream", "window_ns", "busy_ns", "sync_bubble_ns", "host_wait_ns", "dependency_wait_ns",
+                "other_ns", "gaps", "verdict"]
+        rows = []
+        for s in self.json.get("idle_by_stream", []):
+            i = s["idle"]
+            rows.append({"device": s["device"], "stream": s["stream"], **{c: i[c] for c in cols[2:8]},
+                         "gaps": s["gaps"], "verdict": s["verdict"]})
+        return _table(rows, cols)
 
     @property
     def sync_points(self):
@@ -136,6 +209,7 @@ class AnalysisResult:
         rows = [dict(w) for w in self.json["worst"]]
         cols = ["cause", "count", "blocked_ns", "bubble_ns", "cost_ns"]
         if any("removal_saving_ns" in w for w in rows):
+            # Nullable Int64 in pandas: an integer column whether or not some cause is unclaimed.
             cols += ["syncs_per_step", "removal_saving_ns"]
         return _table(rows, cols)
 

@@ -81,8 +81,9 @@ class TraceHandler:
 
     def _check_kineto(self, result):
         # Without Kineto (Debian 12's python3-torch 1.13 is built without it) torch.profiler
-        # falls back to the legacy profiler, whose export_chrome_trace writes CPU ops only,
-        # without categories, ProfilerStep ranges or CUDA records: nothing the analysis reads.
+        # falls back to the legacy profiler, whose export_chrome_trace writes CPU ops and
+        # ProfilerStep#N without categories and no CUDA records: steps (from those uncategorized
+        # events, profiler/src/analysis/legacy_ranges.hpp) but no sync points.
         # Said once, for a trace in which the analysis found nothing.
         n = result.record_counts
         if self._told_no_kineto or n.get("ranges", 0) + n.get("api_calls", 0) > 0:
@@ -92,8 +93,8 @@ class TraceHandler:
         if not torch.autograd.kineto_available():
             self._told_no_kineto = True
             warnings.warn(f"this torch ({_torch_version()}) is built without Kineto "
-                          "(torch.autograd.kineto_available() is False): its traces hold CPU ops without categories, "
-                          "no ProfilerStep ranges and no CUDA records, so syncscope finds no steps or sync points in "
+                          "(torch.autograd.kineto_available() is False): its traces hold CPU ops without categories "
+                          "and no CUDA records, so syncscope finds steps (ProfilerStep#N) but no sync points in "
                           "them; use a torch with Kineto (the PyTorch wheels have it)", SyncscopeWarning, stacklevel=3)
 
     def __call__(self, prof):

@@ -74,9 +74,14 @@ class Install(unittest.TestCase):
         src = os.path.join(self.tmp.name, "python")
         shutil.copytree(os.path.join(SOURCE_DIR, "python"), src,
                         ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+        # SYNCSCOPE_BUILD_DIR relative to the directory pip is started in (as the documented
+        # `SYNCSCOPE_BUILD_DIR=build/ci pip install ... ./python` from the repository root):
+        # setup.py runs with python/ as its working directory and resolves it from $PWD.
+        rel = os.path.relpath(BUILD_DIR, self.tmp.name)
         p = subprocess.run([py, "-m", "pip", "install", "--no-build-isolation", "--no-index", "--no-deps",
-                            src], capture_output=True, text=True,
-                           env=clean_env(SYNCSCOPE_BUILD_DIR=BUILD_DIR, SYNCSCOPE_SKIP_BUILD="1", PIP_DISABLE_PIP_VERSION_CHECK="1",
+                            "./python"], capture_output=True, text=True,
+                           env=clean_env(SYNCSCOPE_BUILD_DIR=rel, PWD=self.tmp.name, SYNCSCOPE_SKIP_BUILD="1",
+                                         PIP_DISABLE_PIP_VERSION_CHECK="1",
                                          CMAKE=os.environ.get("SYNCSCOPE_CMAKE", "cmake")),
                            cwd=self.tmp.name, timeout=600)
         self.assertEqual(p.returncode, 0, p.stdout[-3000:] + p.stderr[-3000:])
@@ -86,6 +91,7 @@ class Install(unittest.TestCase):
         where, syncs = p.stdout.splitlines()
         self.assertTrue(where.startswith(venv), where)
         self.assertEqual(syncs, self.expected_syncs())
+        self.assertTrue(os.path.isfile(os.path.join(os.path.dirname(where), "py.typed")), "PEP 561 marker installed")
 
 
 if __name__ == "__main__":

@@ -83,11 +83,15 @@ class Handler(unittest.TestCase):
             names = [s["name"] for r in handler.results for s in r.json["steps"]]
             self.assertEqual(len(set(names)), 4, names)  # the two cycles' steps are different steps
         else:
-            # Debian's torch 1.13 has no Kineto: the legacy trace has no steps, the handler says why.
+            # Debian's torch 1.13 has no Kineto: the legacy trace's ProfilerStep#N events have no
+            # category; the steps come from them (legacy_ranges.hpp), the handler says why there
+            # are no sync points.
             self.assertEqual(sum("built without Kineto" in m for m in messages), 1, messages)
             for r in handler.results:
-                self.assertEqual(r.json["steps"], [])
-            self.assertEqual(text.count("no steps: no host range matches 'ProfilerStep#*'"), 2, text)
+                self.assertGreater(len(r.json["steps"]), 0, r.json["warnings"])
+                for s in r.json["steps"]:
+                    self.assertTrue(s["name"].startswith("ProfilerStep#"), s["name"])
+            self.assertEqual(text.count("no steps: no host range matches"), 0, text)
         self.assertTrue(all(t["write_s"] >= 0 and t["analyze_s"] >= 0 for t in handler.timings))
         print(text)
         print("timings (s):", handler.timings)

@@ -15,6 +15,7 @@
 #include "gpu_internal.hpp"
 #include "idle_internal.hpp"
 #include "interval_set.hpp"
+#include "legacy_ranges.hpp"
 #include "syncscope/core/glob.hpp"
 
 namespace syncscope {
@@ -565,9 +566,19 @@ AnalysisResult analyze(const Trace& trace, const AnalysisOptions& options) {
 
   const auto [t0, t1] = trace.time_span();
   r.totals = window_stats(ix, "trace", 0, t0, t1, true);
-  const auto steps = matching_ranges(trace, options.step_glob, options);
+  // Legacy torch.profiler traces hold their markers as uncategorized events (legacy_ranges.hpp).
+  std::vector<Range> legacy_steps, legacy_layers;
+  auto steps = matching_ranges(trace, options.step_glob, options);
+  if (steps.empty()) {
+    legacy_steps = analysis_detail::legacy_ranges(trace, options.step_glob, options);
+    for (const auto& x : legacy_steps) steps.push_back(&x);
+  }
   r.steps = ranges_stats(ix, trace, steps);
-  const auto layers = matching_ranges(trace, options.layer_glob, options);
+  auto layers = matching_ranges(trace, options.layer_glob, options);
+  if (layers.empty()) {
+    legacy_layers = analysis_detail::legacy_ranges(trace, options.layer_glob, options);
+    for (const auto& x : legacy_layers) layers.push_back(&x);
+  }
   r.layers = ranges_stats(ix, trace, layers);
   r.step_summary = summarize(r.steps);
   r.layer_summary = summarize(r.layers);

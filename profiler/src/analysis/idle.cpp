@@ -129,12 +129,38 @@ class SyncReturns {
   std::vector<std::pair<Ns, std::uint32_t>> unknown_;
 };
 
+// A stream's gap that a sync ended, split by what the whole device did meanwhile: a sync
+// bubble only where the device's own timeline has one (the device was idle behind a sync;
+// its cause is the device's), dependency wait where another stream of the device ran, and
+// the device's class elsewhere (host wait, other). So a stream's sync bubble is never more
+// than its device's, and the pieces sum to the gap exactly.
+void split_stream_sync_gap(IdleTimeline& tl, const IdleTimeline& device, Ns g0, Ns g1) {
+  auto it = std::upper_bound(device.sync_gaps.begin(), device.sync_gaps.end(), g0,
+                             [](Ns t, const IdleTimeline::SyncGap& g) { return t < g.end; });
+  Ns bubble = 0;
+  for (; it != device.sync_gaps.end() && it->start < g1; ++it) {
+    const Ns a = std::max(g0, it->start), b = std::min(g1, it->end);
+    if (b <= a) continue;
+    tl.sync_gaps.push_back({a, b, it->point});
+    bubble += b - a;
+  }
+  const auto measure = [&](IdleClass c) { return device.by_class[static_cast<int>(c)].measure(g0, g1); };
+  const Ns busy = device.busy.measure(g0, g1);
+  const Ns host = measure(IdleClass::HostWait), dependency = measure(IdleClass::DependencyWait);
+  tl.class_total[static_cast<int>(IdleClass::SyncBubble)] += bubble;
+  tl.class_total[static_cast<int>(IdleClass::HostWait)] += host;
+  tl.class_total[static_cast<int>(IdleClass::DependencyWait)] += busy + dependency;
+  tl.class_total[static_cast<int>(IdleClass::Other)] += (g1 - g0) - bubble - busy - host - dependency;
+}
+
 // Classifies the gaps of one timeline: `order` lists its activities by start. With
 // `keep_sets`, each class as an IntervalSet (windows measure them); without (streams, only
-// ever measured whole), only each class's total, which saves the memory.
+// ever measured whole), only each class's total, which saves the memory. `device`: for a
+// stream, its device's classified timeline (with sets).
 IdleTimeline classify(const std::vector<Act>& acts, const std::vector<std::uint32_t>& order, std::size_t first,
-                      std::size_t last, std::int64_t stream, const IntervalSet* device_busy, const SyncReturns& syncs,
+                      std::size_t last, std::int64_t stream, const IdleTimeline* device, const SyncReturns& syncs,
                       const WaitMarks& waits, bool keep_sets) {
+  const IntervalSet* device_busy = device ? &device->busy : nullptr;
   IdleTimeline tl;
   tl.device = acts[order[first]].device;
   tl.stream = stream;
@@ -155,6 +181,11 @@ IdleTimeline classify(const std::vector<Act>& acts, const std::vector<std::uint3
     IdleClass c = IdleClass::Other;
     const Ns hi = a.launch == kNoLaunch ? g1 : std::min(g1, a.launch);
     const std::uint32_t sp = syncs.last_in(tl.device, g0, hi);
+    if (sp != SyncReturns::kNone && device && !keep_sets) {
+      split_stream_sync_gap(tl, *device, g0, g1);
+      ++tl.gaps;
+      continue;
+    }
     if (sp != SyncReturns::kNone) {
       c = IdleClass::SyncBubble;
       tl.sync_gaps.push_back({g0, g1, sp});
@@ -249,9 +280,9 @@ IdleAttribution::IdleAttribution(const Trace& trace, const std::vector<SyncPoint
     std::size_t j = i;
     const Act& a = acts[order[i]];
     while (j < order.size() && acts[order[j]].device == a.device && acts[order[j]].stream == a.stream) ++j;
-    const IntervalSet* dev = nullptr;
+    const IdleTimeline* dev = nullptr;
     for (const auto& d : devices_)
-      if (d.device == a.device) dev = &d.busy;
+      if (d.device == a.device) dev = &d;
     const IdleTimeline tl = classify(acts, order, i, j, a.stream, dev, syncs, waits, false);
     streams_.push_back(whole(tl));
     i = j;

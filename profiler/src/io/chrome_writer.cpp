@@ -4,8 +4,11 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <numeric>
+#include <optional>
+#include <string>
 
 #include "chrome_writer_impl.hpp"
 #include "syncscope/io/trace_io.hpp"
@@ -79,6 +82,29 @@ void Writer::device_properties() {
   o_.raw("],\n");
 }
 
+namespace {
+
+// "rank<N>" in a trace's name (e.g. rank3.pt.trace.json), by the rule `analyze DIR` applies
+// to file names (profiler/src/analysis/ranks.cpp, rank_from_file_name): 'rank' not after a
+// letter, an optional '-', '_' or '.', then digits.
+std::optional<std::int64_t> rank_in_name(std::string_view name) {
+  auto lower = [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); };
+  for (std::size_t i = 0; i + 4 <= name.size(); ++i) {
+    if (!(lower(name[i]) == 'r' && lower(name[i + 1]) == 'a' && lower(name[i + 2]) == 'n' && lower(name[i + 3]) == 'k'))
+      continue;
+    if (i > 0 && std::isalpha(static_cast<unsigned char>(name[i - 1]))) continue;
+    std::size_t j = i + 4;
+    if (j < name.size() && (name[j] == '-' || name[j] == '_' || name[j] == '.')) ++j;
+    std::size_t k = j;
+    while (k < name.size() && k - j < 9 && std::isdigit(static_cast<unsigned char>(name[k]))) ++k;
+    if (k == j) continue;
+    return std::stoll(std::string(name.substr(j, k - j)));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 // Holistic Trace Analysis needs {"rank": N} here (rank 0 when unknown; our block says whether
 // it was) and finds it with a regular expression that wants the space after each colon, so
 // this object is written with Python's separators. Other members the source had follow.
@@ -96,6 +122,9 @@ void Writer::distributed_info() {
   if (t_.meta.rank) rank = *t_.meta.rank;
   else if (source.is_object() && source.contains(schema::kRank) && source[schema::kRank].is_number_integer())
     rank = source[schema::kRank].get<std::int64_t>();
+  else if (auto r = rank_in_name(t_.meta.trace_name))
+    rank = *r;  // else 0 for every rank-less trace
+                // of a directory: HTA keeps only one
   o_.num(rank);
   if (source.is_object())
     for (const auto& [k, v] : source.items()) {
@@ -243,7 +272,7 @@ void Writer::events() {
       case kMemcpy: return {t_.memcpys[i].start, t_.memcpys[i].end};
       case kMemset: return {t_.memsets[i].start, t_.memsets[i].end};
       case kSync: return {t_.syncs[i].start, t_.syncs[i].end};
-      default: return {t_.cuda_events[i].timestamp, t_.cuda_events[i].timestamp + 1};
+      default: return {t_.cuda_events[i].timestamp, cuda_event_end(t_.cuda_events[i].timestamp)};
     }
   };
   for (;;) {
@@ -382,6 +411,13 @@ void Writer::metadata() {
     meta_event(
         schema::kThreadName, [&](JsonOut& o) { o.num(d); }, [&](JsonOut& o) { o.num(s); },
         "stream " + std::to_string(s), true);
+  }
+  for (const auto& ds : event_tracks_) {
+    const std::int64_t d = ds.first;
+    const std::int64_t s = ds.second;
+    meta_event(
+        schema::kThreadName, [&](JsonOut& o) { o.num(d); }, [&](JsonOut& o) { o.num(s + kEventTrackOffset); },
+        "stream " + std::to_string(s) + " events", true);
   }
   // Sort order and labels as the source gave them (TrackOrder), with Kineto's args.
   for (const auto& o : t_.track_order) {

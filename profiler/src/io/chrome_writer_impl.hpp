@@ -54,6 +54,9 @@ struct TrackState {
 // tid 200000007), clear of real thread ids (Linux pid_max <= 2^22) and stream ids.
 inline constexpr std::int64_t kLaneStride = 100'000'000;
 inline constexpr std::size_t kMaxLanes = 20;
+// CUDA event records sit on a track of their own beside their stream's, this far from it
+// (past every overlap lane: stream 7 -> tid 2000000007, below 2^31 for stream ids < 1e8).
+inline constexpr std::int64_t kEventTrackOffset = static_cast<std::int64_t>(kMaxLanes) * kLaneStride;
 
 // An event's "args" object and its "syncscope" member (opened only when written to), closed
 // at the end of the scope. Keys go into args first, then into ss.
@@ -104,6 +107,8 @@ class Writer {
   void write_memset(Obj& ev, std::size_t i);
   void write_sync(Obj& ev, std::size_t i);
   void write_cuda_event(Obj& ev, std::size_t i);
+  // Where a CUDA event record's mark ends (chrome_writer_records.cpp says why).
+  Ns cuda_event_end(Ns timestamp) const;
   void write_range(Obj& ev, std::size_t i);
   void write_overhead(Obj& ev, std::size_t i);
   void write_other(Obj& ev, std::size_t i);
@@ -139,6 +144,7 @@ class Writer {
       }};
   std::set<std::int64_t> gpu_pids_;
   std::set<std::pair<std::int64_t, std::int64_t>> gpu_tracks_;
+  std::set<std::pair<std::int64_t, std::int64_t>> event_tracks_;  // (device, tid) with CUDA event marks
 };
 
 }  // namespace syncscope::io_detail

@@ -145,18 +145,36 @@ void Writer::write_sync(Obj& ev, std::size_t i) {
   if (r.is_query) a.ss.key(ss(SsArg::IsQuery)).raw("true");
 }
 
+Ns Writer::cuda_event_end(Ns timestamp) const {
+  // Kineto gives a CUDA event record 1 ns so that it shows in the UI. Holistic Trace Analysis
+  // takes it for GPU work on its stream (it has args.stream) and, on a trace with fractional
+  // microseconds, keeps [ceil(ts), floor(ts + dur)) (hta/common/trace_parser.py,
+  // round_down_time_stamps): 1 ns at a fractional time becomes -1 us, a negative
+  // OPERATOR_KERNEL edge in its critical-path graph. So the mark lasts to the next whole
+  // microsecond from the writer's base (1 ns when it is on one): HTA then reads 0 us. Our
+  // reader takes only its start (the record's timestamp).
+  const Ns off = timestamp - base_;
+  const Ns rem = off % 1000;
+  return rem == 0 ? timestamp + 1 : timestamp + (1000 - rem);
+}
+
 void Writer::write_cuda_event(Obj& ev, std::size_t i) {
   const auto& e = t_.cuda_events[i];
   const std::int64_t tid = e.stream < 0 ? -e.stream : e.stream;
-  // Kineto gives CUDA event records 1 ns so they show up in the UI.
-  const auto lane = assign_lane({false, false, e.device, tid}, e.timestamp, e.timestamp + 1);
+  // On a track of their own beside the stream's (tid + kEventTrackOffset, named "stream N
+  // events"; args.syncscope.track_tid keeps the real tid), so that a mark that lasts to the
+  // next whole microsecond never straddles a kernel that starts within it. Marks on that
+  // track all end on whole microseconds, so they nest and need no overlap lane.
+  const Ns end = cuda_event_end(e.timestamp);
+  const std::int64_t track = tid + kEventTrackOffset;
+  (void)assign_lane({false, false, e.device, track}, e.timestamp, end);
   gpu_pids_.insert(e.device);
-  gpu_tracks_.insert({e.device, tid});
-  x_head(ev, schema::category_name(Cat::CudaEvent), "cudaEvent", e.device, tid, lane, e.timestamp, e.timestamp + 1);
+  event_tracks_.insert({e.device, tid});
+  x_head(ev, schema::category_name(Cat::CudaEvent), "cudaEvent", e.device, track, 0, e.timestamp, end);
   ArgsScope a(ev);
   a.args.key(arg(Arg::EventId)).num(e.event_id);
   sync_args(a.args, e.stream, e.correlation, e.device, e.context);
-  track_tid(a.ss, lane, tid);
+  a.ss.key(ss(SsArg::TrackTid)).num(tid);
   if (e.event_sync_id != 0) a.ss.key(ss(SsArg::EventSyncId)).num(e.event_sync_id);
 }
 

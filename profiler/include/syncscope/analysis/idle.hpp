@@ -27,6 +27,10 @@
 //      gap (the stream waited while the device worked elsewhere).
 //   4. other: everything else: A issued but no dependency seen (launch latency of queued
 //      work, HTA's "kernel wait" below its threshold), or no launch call in the trace.
+//   On a stream's timeline a gap that rule 1 would make a sync bubble is split by what the
+//   device did: sync bubble only where the device's own timeline has one (the whole device
+//   was idle behind that sync; the device's cause), dependency wait where another stream of
+//   the device ran, the device's class elsewhere. No stream's sync bubble exceeds its device's.
 //   busy + the four classes == window, exactly, in integer nanoseconds.
 // - SyncStats::bubble_ns (analysis.hpp) is unchanged: the gap around each sync's return,
 //   counted per sync. The sync-bubble class counts each gap once, and only when the work

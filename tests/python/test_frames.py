@@ -1,0 +1,97 @@
+"""The DataFrames' dtypes and shapes (docs/python.md, "DataFrames"): int64 ns and counts,
+nullable Int64 for removal_saving_ns, categories for names, empty frames with their columns;
+steps found in a legacy (no Kineto) CPU-only torch.profiler trace; py.typed shipped."""
+
+import json
+import os
+import tempfile
+import unittest
+
+import syncscope
+from syncscope import _results
+from support import H200_ITEM_LOOP
+
+LEGACY = [  # the layout Debian 12's torch 1.13 (no Kineto) writes: no "cat", pid "CPU functions"
+    {"name": f"ProfilerStep#{i}", "ph": "X", "ts": 100 * i, "dur": 50 + i, "tid": 1, "pid": "CPU functions",
+     "args": {}} for i in (1, 2, 3)
+] + [{"name": "aten::mm", "ph": "X", "ts": 100 * i + 5, "dur": 20, "tid": 1, "pid": "CPU functions", "args": {}}
+     for i in (1, 2, 3)]
+
+
+@unittest.skipUnless(_results.have_pandas(), "pandas not installed (apt-get install python3-pandas)")
+class Frames(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.r = syncscope.analyze(H200_ITEM_LOOP, step_range="train_step#*", layer_range="layer_*")
+
+    def test_kernels(self):
+        k = self.r.kernels
+        self.assertEqual(list(k.columns), ["name", "class", "count", "total_ns", "median_ns", "p90_ns", "max_ns"])
+        self.assertEqual(len(k), len(self.r.json["gpu"]["kernels_by_name"]))
+        self.assertGreater(len(k), 0)
+        self.assertEqual(str(k["name"].dtype), "category")
+        for c in ("count", "total_ns", "max_ns"):
+            self.assertEqual(str(k[c].dtype), "int64", c)
+        self.assertEqual(int(k["total_ns"].sum()), sum(x["total_ns"] for x in self.r.json["gpu"]["kernels_by_name"]))
+
+    def test_idle_by_stream_sums_to_each_window(self):
+        i = self.r.idle_by_stream
+        self.assertEqual(len(i), len(self.r.json["idle_by_stream"]))
+        for c in ("window_ns", "busy_ns", "sync_bubble_ns", "host_wait_ns", "dependency_wait_ns", "other_ns"):
+            self.assertEqual(str(i[c].dtype), "int64", c)
+        parts = i[["busy_ns", "sync_bubble_ns", "host_wait_ns", "dependency_wait_ns", "other_ns"]].sum(axis=1)
+        self.assertTrue((parts == i["window_ns"]).all())
+        dev = self.r.json["idle_by_device"][0]["idle"]["sync_bubble_ns"]
+        self.assertTrue((i["sync_bubble_ns"] <= dev).all(), "a stream's sync bubble never exceeds its device's")
+
+    def test_worst_removal_saving_is_int64(self):
+        w = self.r.worst
+        self.assertIn("removal_saving_ns", w.columns)
+        self.assertEqual(str(w["removal_saving_ns"].dtype), "Int64")
+        self.assertEqual(str(w["cause"].dtype), "category")
+
+    def test_sync_points_and_steps_dtypes(self):
+        sp = self.r.sync_points
+        for c in ("start_ns", "end_ns", "blocked_ns", "bubble_ns"):
+            self.assertEqual(str(sp[c].dtype), "int64", c)
+        self.assertEqual(str(self.r.steps["duration_ns"].dtype), "int64")
+
+    def test_no_steps_keeps_the_columns(self):
+        r = syncscope.analyze(H200_ITEM_LOOP, step_range="no_such_step#*")
+        s = r.steps
+        self.assertEqual(len(s), 0)
+        self.assertIn("duration_ns", s.columns)
+        self.assertEqual(str(s["duration_ns"].dtype), "int64")
+        self.assertEqual(list(r.worst.columns)[:5], ["cause", "count", "blocked_ns", "bubble_ns", "cost_ns"])
+
+    def test_legacy_cpu_only_trace_has_its_profiler_steps(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "legacy.json")
+            with open(path, "w") as f:
+                json.dump(LEGACY, f)
+            r = syncscope.analyze(path)
+        self.assertEqual(list(r.steps["name"].astype(str)), ["ProfilerStep#1", "ProfilerStep#2", "ProfilerStep#3"])
+        self.assertEqual(list(r.steps["duration_ns"]), [51000, 52000, 53000])
+
+    def test_warnings_at_the_callers_line_with_python_names(self):
+        import warnings
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            r = syncscope.analyze(H200_ITEM_LOOP, step_range="no_such_step#*")  # this line
+        line = __import__("inspect").currentframe().f_lineno - 1
+        mine = [w for w in caught if issubclass(w.category, syncscope.AnalysisWarning)]
+        self.assertEqual(len(mine), len(r.warnings))
+        step = [w for w in mine if "no_such_step" in str(w.message)]
+        self.assertEqual(len(step), 1, [str(w.message) for w in mine])
+        self.assertIn("step_range 'no_such_step#*'", str(step[0].message))
+        self.assertNotIn("--step-range", str(step[0].message))
+        self.assertEqual(os.path.abspath(step[0].filename), os.path.abspath(__file__))
+        self.assertEqual(step[0].lineno, line)
+        self.assertIn("--step-range", " ".join(r.warnings), "the JSON keeps the CLI's own text")
+
+    def test_py_typed_is_shipped(self):
+        self.assertTrue(os.path.isfile(os.path.join(os.path.dirname(syncscope.__file__), "py.typed")))
+
+
+if __name__ == "__main__":
+    unittest.main()
