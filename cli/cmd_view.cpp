@@ -66,8 +66,7 @@ void add_view_command(CLI::App& app, Context& ctx) {
     std::vector<std::string> files;
     if (many)
       for (const auto& f : cluster::find_rank_traces(a->traces)) files.push_back(f.path);
-    else
-      files = a->traces;
+    else files = a->traces;
     ViewOptions opt;
     opt.step_glob = a->step_range;
     opt.replay_causes = a->replay_causes;

@@ -102,9 +102,9 @@ ViewTrace build_view_trace(Trace&& trace, const std::string& source, const ViewO
   v.source = source;
   read_distributed_info(v, trace.meta);
   const std::string file = std::filesystem::path(source).filename().string();
-  v.label = v.rank ? fmt::format("rank {}{} ({})", *v.rank, v.world_size ? fmt::format(" of {}", *v.world_size) : "",
-                                 file)
-                   : file;
+  v.label = v.rank
+                ? fmt::format("rank {}{} ({})", *v.rank, v.world_size ? fmt::format(" of {}", *v.world_size) : "", file)
+                : file;
   AnalysisOptions ao;
   ao.step_glob = o.step_glob;
   v.result = analyze(trace, ao);
@@ -126,8 +126,8 @@ ViewTrace build_view_trace(Trace&& trace, const std::string& source, const ViewO
   for (const auto& sp : v.result.sync_points) {
     if (sp.start < v.window_start || sp.start >= v.window_end) continue;
     if (v.syncs.size() >= o.max_sync_markers) {
-      v.sampling_notes.push_back(fmt::format("only the first {} sync points of the window are marked",
-                                             o.max_sync_markers));
+      v.sampling_notes.push_back(
+          fmt::format("only the first {} sync points of the window are marked", o.max_sync_markers));
       break;
     }
     v.syncs.push_back(sp);

@@ -118,9 +118,10 @@ std::string reading(const ViewTrace& v) {
 std::string trace_section(const ViewTrace& v, std::size_t i, double axis_ns) {
   const std::string id = fmt::format("trace-{}", i);
   std::string h = fmt::format("<section class=\"trace\" id=\"{}\">\n<h2>{}</h2>\n", id, esc(v.label));
-  h += fmt::format("<p class=\"meta\">{}; recorded by {}; {} device(s); {} sync point(s), {} kernel(s) in the trace</p>\n",
-                   esc(v.source), esc(v.result.meta.source_tool.empty() ? "an unnamed tool" : v.result.meta.source_tool),
-                   v.result.totals.gpu_busy_by_device.size(), v.result.totals.syncs.total, v.result.totals.kernels);
+  h += fmt::format(
+      "<p class=\"meta\">{}; recorded by {}; {} device(s); {} sync point(s), {} kernel(s) in the trace</p>\n",
+      esc(v.source), esc(v.result.meta.source_tool.empty() ? "an unnamed tool" : v.result.meta.source_tool),
+      v.result.totals.gpu_busy_by_device.size(), v.result.totals.syncs.total, v.result.totals.kernels);
   h += reading(v);
   h += "<h3>Timeline of the step, per host thread, stream and copy engine</h3>\n";
   for (const auto& n : v.sampling_notes) h += "<p class=\"sampling-note\">Sampled: " + esc(n) + ".</p>\n";

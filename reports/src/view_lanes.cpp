@@ -91,8 +91,8 @@ std::vector<ViewBar> aggregate(std::vector<Event>& ev, Ns ws, Ns we, std::size_t
     const Acc& a = acc[b];
     if (a.events == 0 && a.busy == 0) continue;
     ViewBar bar;
-    bar.kind = static_cast<ViewBarKind>(std::max_element(std::begin(a.by_kind), std::end(a.by_kind)) -
-                                        std::begin(a.by_kind));
+    bar.kind =
+        static_cast<ViewBarKind>(std::max_element(std::begin(a.by_kind), std::end(a.by_kind)) - std::begin(a.by_kind));
     bar.start = a.first >= 0 ? a.first : lo_of(b);
     bar.end = a.last >= 0 ? a.last : bar.start;
     bar.events = a.events;
@@ -145,7 +145,8 @@ void cut_lanes(const Trace& trace, ViewTrace& v, const ViewOptions& o) {
   };
   for (const auto& r : trace.ranges)
     if (r.kind != RangeKind::GpuUserAnnotation && r.depth <= 0 && in(r.start, r.end))
-      lane(ViewLane::Kind::Host, r.pid, r.tid).events.push_back({r.start, r.end, ViewBarKind::Range, trace.str(r.name)});
+      lane(ViewLane::Kind::Host, r.pid, r.tid)
+          .events.push_back({r.start, r.end, ViewBarKind::Range, trace.str(r.name)});
   for (const auto& c : trace.api_calls)
     if (in(c.start, c.end))
       lane(ViewLane::Kind::Host, c.pid, c.tid).events.push_back({c.start, c.end, ViewBarKind::Api, trace.str(c.name)});
@@ -157,7 +158,8 @@ void cut_lanes(const Trace& trace, ViewTrace& v, const ViewOptions& o) {
     }
   for (const auto& m : trace.memsets)
     if (in(m.start, m.end))
-      lane(ViewLane::Kind::Stream, m.device, m.stream).events.push_back({m.start, m.end, ViewBarKind::Memset, "Memset"});
+      lane(ViewLane::Kind::Stream, m.device, m.stream)
+          .events.push_back({m.start, m.end, ViewBarKind::Memset, "Memset"});
   for (const auto& m : trace.memcpys)
     if (in(m.start, m.end))
       lane(ViewLane::Kind::CopyEngine, m.device, static_cast<std::int64_t>(m.kind))
@@ -172,8 +174,8 @@ void cut_lanes(const Trace& trace, ViewTrace& v, const ViewOptions& o) {
     std::unordered_set<const LaneAcc*> keep(by_events.begin(),
                                             by_events.begin() + static_cast<std::ptrdiff_t>(o.max_lanes));
     std::erase_if(order, [&](const LaneAcc* l) { return !keep.count(l); });
-    v.sampling_notes.push_back(fmt::format("{} of {} lanes drawn (those with the most events in the window)",
-                                           o.max_lanes, lanes.size()));
+    v.sampling_notes.push_back(
+        fmt::format("{} of {} lanes drawn (those with the most events in the window)", o.max_lanes, lanes.size()));
   }
   std::size_t aggregated = 0;
   for (LaneAcc* l : order) {
@@ -185,7 +187,8 @@ void cut_lanes(const Trace& trace, ViewTrace& v, const ViewOptions& o) {
       ++aggregated;
       out.bars = aggregate(l->events, ws, we, o.buckets);
     } else {
-      for (const Event& e : l->events) out.bars.push_back({e.kind, e.start, e.end, 1, e.end - e.start, short_name(e.name)});
+      for (const Event& e : l->events)
+        out.bars.push_back({e.kind, e.start, e.end, 1, e.end - e.start, short_name(e.name)});
     }
     v.bars_drawn += out.bars.size();
     v.lanes.push_back(std::move(out));
@@ -195,8 +198,9 @@ void cut_lanes(const Trace& trace, ViewTrace& v, const ViewOptions& o) {
         "{} lane(s) with more than {} events in the window are drawn aggregated: {} equal time buckets of {} each, "
         "a bar per bucket whose shade is the busy share of the bucket (its tooltip gives the event count and the "
         "longest event); {} events are drawn as {} bars",
-        aggregated, o.detail_limit, o.buckets, html::duration_text(static_cast<double>(we - ws) / static_cast<double>(o.buckets)),
-        v.events_in_window, v.bars_drawn));
+        aggregated, o.detail_limit, o.buckets,
+        html::duration_text(static_cast<double>(we - ws) / static_cast<double>(o.buckets)), v.events_in_window,
+        v.bars_drawn));
 }
 
 }  // namespace syncscope::view_detail

@@ -17,7 +17,9 @@ using html::duration_text;
 using html::esc;
 
 std::string dur(Ns ns) { return duration_text(static_cast<double>(ns)); }
-std::string pct(double part, double whole) { return whole > 0 ? fmt::format("{:.1f}%", 100.0 * part / whole) : "&ndash;"; }
+std::string pct(double part, double whole) {
+  return whole > 0 ? fmt::format("{:.1f}%", 100.0 * part / whole) : "&ndash;";
+}
 
 struct Part {
   const char* cls;
@@ -30,8 +32,9 @@ std::string stacked(double x0, int y, double px_per_ns, const std::vector<Part>&
   for (const Part& p : parts) {
     const double w = static_cast<double>(p.ns) * px_per_ns;
     if (w <= 0) continue;
-    s += fmt::format(R"(<rect class="idle-part {}" x="{:.2f}" y="{}" width="{:.2f}" height="11"><title>{} {}: {}</title></rect>)",
-                     p.cls, x, y, w, who, p.cls, dur(p.ns));
+    s += fmt::format(
+        R"(<rect class="idle-part {}" x="{:.2f}" y="{}" width="{:.2f}" height="11"><title>{} {}: {}</title></rect>)",
+        p.cls, x, y, w, who, p.cls, dur(p.ns));
     x += w;
   }
   return s;
@@ -60,12 +63,15 @@ std::string idle_section(const std::string& id, const ViewTrace& v) {
     svg += fmt::format(R"(<text x="{}" y="{}" text-anchor="end">{}</text>)", left - 6, y + 13, esc(name));
     svg += fmt::format(R"(<text class="who" x="{}" y="{}">ours</text>)", left + 2, y + 9);
     svg += stacked(left + 34, y, px,
-                   {{"sync-bubble", b.sync_bubble_ns}, {"host-wait", b.host_wait_ns},
-                    {"dependency-wait", b.dependency_wait_ns}, {"other", b.other_ns}},
+                   {{"sync-bubble", b.sync_bubble_ns},
+                    {"host-wait", b.host_wait_ns},
+                    {"dependency-wait", b.dependency_wait_ns},
+                    {"other", b.other_ns}},
                    "ours");
     svg += fmt::format(R"(<text class="who" x="{}" y="{}">HTA</text>)", left + 2, y + 22);
     svg += stacked(left + 34, y + 13, px,
-                   {{"hta-host-wait", s.hta.host_wait_ns}, {"hta-kernel-wait", s.hta.kernel_wait_ns},
+                   {{"hta-host-wait", s.hta.host_wait_ns},
+                    {"hta-kernel-wait", s.hta.kernel_wait_ns},
                     {"hta-other", s.hta.other_ns}},
                    "HTA");
     y += row_h;
@@ -102,22 +108,24 @@ std::string critical_path_section(const ViewTrace& v) {
   s += "<table class=\"critical-runs\"><tr><th class=\"l\">kind</th><th class=\"l\">where</th><th class=\"l\">what</th>"
        "<th>from step start</th><th>duration</th></tr>\n";
   for (const auto& r : c.top)
-    s += fmt::format("<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td></tr>\n",
-                     critical_kind_name(r.kind), esc(r.where), esc(r.what), dur(r.start_ns), dur(r.duration_ns));
+    s += fmt::format(
+        "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td></tr>\n",
+        critical_kind_name(r.kind), esc(r.where), esc(r.what), dur(r.start_ns), dur(r.duration_ns));
   return s + "</table>\n";
 }
 
 std::string syncs_table(const ViewTrace& v) {
   if (v.syncs.empty()) return "<p class=\"note\">No sync point in this window.</p>\n";
   constexpr std::size_t kRows = 40;
-  std::string s = "<table class=\"syncs\"><tr><th>at</th><th class=\"l\">thread</th><th class=\"l\">cause</th>"
-                  "<th class=\"l\">API</th><th>blocked</th><th>bubble left</th></tr>\n";
+  std::string s =
+      "<table class=\"syncs\"><tr><th>at</th><th class=\"l\">thread</th><th class=\"l\">cause</th>"
+      "<th class=\"l\">API</th><th>blocked</th><th>bubble left</th></tr>\n";
   for (std::size_t i = 0; i < v.syncs.size() && i < kRows; ++i) {
     const SyncPoint& p = v.syncs[i];
-    s += fmt::format("<tr><td>{}</td><td class=\"l\">{} / {}</td><td class=\"l\">{}</td><td class=\"l\">{}</td>"
-                     "<td>{}</td><td>{}</td></tr>\n",
-                     dur(p.start - v.window_start), p.pid, p.tid, esc(p.cause), esc(p.api), dur(p.blocked_ns),
-                     dur(p.bubble_ns));
+    s += fmt::format(
+        "<tr><td>{}</td><td class=\"l\">{} / {}</td><td class=\"l\">{}</td><td class=\"l\">{}</td>"
+        "<td>{}</td><td>{}</td></tr>\n",
+        dur(p.start - v.window_start), p.pid, p.tid, esc(p.cause), esc(p.api), dur(p.blocked_ns), dur(p.bubble_ns));
   }
   s += "</table>\n";
   if (v.syncs.size() > kRows)
@@ -129,8 +137,9 @@ std::string syncs_table(const ViewTrace& v) {
 std::string causes_table(const ViewTrace& v) {
   const auto& worst = v.result.worst;
   if (worst.empty()) return "<p class=\"note\">No sync point in the trace.</p>\n";
-  std::string s = "<table class=\"causes\"><tr><th class=\"l\">cause</th><th>count</th><th>blocked</th><th>bubble</th>"
-                  "<th>per step</th><th>replayed saving per step</th></tr>\n";
+  std::string s =
+      "<table class=\"causes\"><tr><th class=\"l\">cause</th><th>count</th><th>blocked</th><th>bubble</th>"
+      "<th>per step</th><th>replayed saving per step</th></tr>\n";
   for (std::size_t i = 0; i < worst.size() && i < 10; ++i) {
     const Offender& w = worst[i];
     std::string per_step = "&ndash;", saving = "not replayed";
@@ -148,8 +157,9 @@ std::string causes_table(const ViewTrace& v) {
 std::string kernels_table(const ViewTrace& v) {
   const auto& k = v.result.gpu.by_name;
   if (k.empty()) return "<p class=\"note\">No kernels in the trace.</p>\n";
-  std::string s = "<table class=\"kernels\"><tr><th class=\"l\">kernel</th><th class=\"l\">class</th><th>count</th>"
-                  "<th>total</th><th>median</th><th>p90</th><th>max</th></tr>\n";
+  std::string s =
+      "<table class=\"kernels\"><tr><th class=\"l\">kernel</th><th class=\"l\">class</th><th>count</th>"
+      "<th>total</th><th>median</th><th>p90</th><th>max</th></tr>\n";
   for (std::size_t i = 0; i < k.size() && i < 15; ++i) {
     const std::string name = k[i].name.size() > 90 ? k[i].name.substr(0, 87) + "..." : k[i].name;
     s += fmt::format(
@@ -167,8 +177,9 @@ std::string kernels_table(const ViewTrace& v) {
 std::string launch_delay_table(const ViewTrace& v) {
   const auto& d = v.result.gpu.launch_delay;
   if (d.empty()) return "<p class=\"note\">No kernel with a launch call in the trace.</p>\n";
-  std::string s = "<table class=\"launch-delay\"><tr><th class=\"l\">stream</th><th>kernels</th><th>median</th>"
-                  "<th>p90</th><th>max</th><th class=\"l\">worst launch</th></tr>\n";
+  std::string s =
+      "<table class=\"launch-delay\"><tr><th class=\"l\">stream</th><th>kernels</th><th>median</th>"
+      "<th>p90</th><th>max</th><th class=\"l\">worst launch</th></tr>\n";
   for (const auto& st : d) {
     std::string worst = "&ndash;";
     if (!st.worst.empty()) {
@@ -176,18 +187,20 @@ std::string launch_delay_table(const ViewTrace& v) {
       const std::string kn = w.kernel.size() > 60 ? w.kernel.substr(0, 57) + "..." : w.kernel;
       worst = esc(w.api) + " &#8594; " + esc(kn) + " " + dur(w.delay_ns);
     }
-    s += fmt::format("<tr><td class=\"l\">GPU {} stream {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-                     "<td class=\"l\">{}</td></tr>\n",
-                     st.device, st.stream, st.delay.count, duration_text(st.delay.median_ns),
-                     duration_text(st.delay.p90_ns), dur(st.delay.max_ns), worst);
+    s += fmt::format(
+        "<tr><td class=\"l\">GPU {} stream {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td class=\"l\">{}</td></tr>\n",
+        st.device, st.stream, st.delay.count, duration_text(st.delay.median_ns), duration_text(st.delay.p90_ns),
+        dur(st.delay.max_ns), worst);
   }
   return s + "</table>\n";
 }
 
 std::string ranks_table(const ViewPage& page) {
-  std::string s = "<table class=\"ranks\"><tr><th class=\"l\">trace</th><th>steps</th><th>median step</th>"
-                  "<th>sync points</th><th>blocked</th><th>bubble</th><th>GPU busy</th><th class=\"l\">verdict</th>"
-                  "<th class=\"l\">top cause</th></tr>\n";
+  std::string s =
+      "<table class=\"ranks\"><tr><th class=\"l\">trace</th><th>steps</th><th>median step</th>"
+      "<th>sync points</th><th>blocked</th><th>bubble</th><th>GPU busy</th><th class=\"l\">verdict</th>"
+      "<th class=\"l\">top cause</th></tr>\n";
   for (std::size_t i = 0; i < page.traces.size(); ++i) {
     const ViewTrace& t = page.traces[i];
     const WindowStats& w = t.result.totals;

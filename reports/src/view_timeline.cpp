@@ -65,9 +65,12 @@ std::string timeline_svg(const std::string& id, const ViewTrace& v, double axis_
       auto [it, fresh] = device_lanes.try_emplace(l.device, i, i);
       if (!fresh) it->second.second = i;
     }
-    s += fmt::format(R"(<g class="lane lane-{}{}" data-events="{}"><rect class="lane-bg" x="{}" y="{}" width="{}" height="{}"/>)",
-                     l.kind == ViewLane::Kind::Host ? "host" : l.kind == ViewLane::Kind::Stream ? "stream" : "copy",
-                     l.aggregated ? " aggregated" : "", l.events, kLeft, y, plot, kLaneH - 2);
+    s += fmt::format(
+        R"(<g class="lane lane-{}{}" data-events="{}"><rect class="lane-bg" x="{}" y="{}" width="{}" height="{}"/>)",
+        l.kind == ViewLane::Kind::Host     ? "host"
+        : l.kind == ViewLane::Kind::Stream ? "stream"
+                                           : "copy",
+        l.aggregated ? " aggregated" : "", l.events, kLeft, y, plot, kLaneH - 2);
     s += fmt::format(R"(<text x="{}" y="{}" text-anchor="end">{}<title>{}</title></text>)", kLeft - 6, y + 11,
                      esc(lane_label(l.name)) + (l.aggregated ? " &#8801;" : ""), esc(l.name));
     for (const ViewBar& b : l.bars) {
@@ -78,8 +81,9 @@ std::string timeline_svg(const std::string& id, const ViewTrace& v, double axis_
       const std::string shade =
           b.events > 1 ? fmt::format(R"( fill-opacity="{:.2f}")", 0.25 + 0.75 * static_cast<double>(b.busy_ns) / span)
                        : "";
-      s += fmt::format(R"(<rect class="bar kind-{}" x="{:.2f}" y="{}" width="{:.2f}" height="{}"{}><title>{}</title></rect>)",
-                       view_bar_kind_name(b.kind), X(b.start), by, W(b.start, b.end), bh, shade, esc(bar_tip(b)));
+      s += fmt::format(
+          R"(<rect class="bar kind-{}" x="{:.2f}" y="{}" width="{:.2f}" height="{}"{}><title>{}</title></rect>)",
+          view_bar_kind_name(b.kind), X(b.start), by, W(b.start, b.end), bh, shade, esc(bar_tip(b)));
     }
     s += "</g>";
   }
@@ -91,12 +95,14 @@ std::string timeline_svg(const std::string& id, const ViewTrace& v, double axis_
     if (auto d = device_lanes.find(p.device); d != device_lanes.end())
       g0 = kTop + d->second.first * kLaneH, g1 = kTop + (d->second.second + 1) * kLaneH;
     else if (!device_lanes.empty())
-      g0 = kTop + device_lanes.begin()->second.first * kLaneH, g1 = kTop + device_lanes.rbegin()->second.second * kLaneH + kLaneH;
-    const std::string tip = fmt::format("sync point: {} ({}), host blocked {}, GPU bubble {}", p.cause, p.api,
-                                        duration_text(static_cast<double>(p.blocked_ns)),
-                                        duration_text(static_cast<double>(p.bubble_ns)));
-    s += fmt::format(R"(<g class="sync-marker" data-cause="{}" data-api="{}" data-blocked-ns="{}" data-bubble-ns="{}"><title>{}</title>)",
-                     esc(p.cause), esc(p.api), p.blocked_ns, p.bubble_ns, esc(tip));
+      g0 = kTop + device_lanes.begin()->second.first * kLaneH,
+      g1 = kTop + device_lanes.rbegin()->second.second * kLaneH + kLaneH;
+    const std::string tip =
+        fmt::format("sync point: {} ({}), host blocked {}, GPU bubble {}", p.cause, p.api,
+                    duration_text(static_cast<double>(p.blocked_ns)), duration_text(static_cast<double>(p.bubble_ns)));
+    s += fmt::format(
+        R"(<g class="sync-marker" data-cause="{}" data-api="{}" data-blocked-ns="{}" data-bubble-ns="{}"><title>{}</title>)",
+        esc(p.cause), esc(p.api), p.blocked_ns, p.bubble_ns, esc(tip));
     s += fmt::format(R"(<rect class="sync-blocked" x="{:.2f}" y="{}" width="{:.2f}" height="{}"/>)", X(p.start), hy + 1,
                      W(p.start, p.end), kLaneH - 4);
     if (p.bubble_ns > 0)
@@ -110,23 +116,31 @@ std::string timeline_svg(const std::string& id, const ViewTrace& v, double axis_
                    kLeft - 6, cp_y + 11);
   s += fmt::format(R"(<rect class="lane-bg" x="{}" y="{}" width="{}" height="{}"/>)", kLeft, cp_y, plot, kLaneH - 2);
   if (v.critical) {
-    s += fmt::format(R"(<line class="cp-length" x1="{0:.2f}" x2="{1:.2f}" y1="{2}" y2="{2}"><title>critical path {3}</title></line>)",
-                     X(ws), X(ws + v.critical->length_ns), cp_y + kLaneH - 3,
-                     duration_text(static_cast<double>(v.critical->length_ns)));
+    s += fmt::format(
+        R"(<line class="cp-length" x1="{0:.2f}" x2="{1:.2f}" y1="{2}" y2="{2}"><title>critical path {3}</title></line>)",
+        X(ws), X(ws + v.critical->length_ns), cp_y + kLaneH - 3,
+        duration_text(static_cast<double>(v.critical->length_ns)));
     for (const CriticalRun& r : v.critical->top)
-      s += fmt::format(R"(<rect class="cp-run kind-{}" x="{:.2f}" y="{}" width="{:.2f}" height="{}"><title>{}</title></rect>)",
-                       critical_kind_name(r.kind), X(ws + r.start_ns), cp_y + 1, W(ws + r.start_ns, ws + r.start_ns + r.duration_ns), kLaneH - 5,
-                       esc(fmt::format("{} {}: {} ({})", critical_kind_name(r.kind), r.where, r.what,
-                                       duration_text(static_cast<double>(r.duration_ns)))));
+      s += fmt::format(
+          R"(<rect class="cp-run kind-{}" x="{:.2f}" y="{}" width="{:.2f}" height="{}"><title>{}</title></rect>)",
+          critical_kind_name(r.kind), X(ws + r.start_ns), cp_y + 1, W(ws + r.start_ns, ws + r.start_ns + r.duration_ns),
+          kLaneH - 5,
+          esc(fmt::format("{} {}: {} ({})", critical_kind_name(r.kind), r.where, r.what,
+                          duration_text(static_cast<double>(r.duration_ns)))));
   }
   s += "</g><g class=\"axis\">";
   for (double t : ta.axis.ticks) {
     const double x = kLeft + t * ta.ns_per_unit / ns_per_px;
-    s += fmt::format(R"(<line class="tick-mark" x1="{0:.1f}" x2="{0:.1f}" y1="{1}" y2="{2}"/>)", x, axis_y - 2, axis_y + 3);
+    s += fmt::format(R"(<line class="tick-mark" x1="{0:.1f}" x2="{0:.1f}" y1="{1}" y2="{2}"/>)", x, axis_y - 2,
+                     axis_y + 3);
     s += fmt::format(R"(<text class="tick" x="{:.1f}" y="{}" text-anchor="{}">{}</text>)", x, axis_y + 15,
-                     t == ta.axis.ticks.back() ? "end" : t == 0 ? "start" : "middle", ta.label(t));
+                     t == ta.axis.ticks.back() ? "end"
+                     : t == 0                  ? "start"
+                                               : "middle",
+                     ta.label(t));
   }
-  s += "</g><text class=\"readout\" x=\"" + std::to_string(kWidth - 4) + "\" y=\"13\" text-anchor=\"end\"></text></svg>";
+  s +=
+      "</g><text class=\"readout\" x=\"" + std::to_string(kWidth - 4) + "\" y=\"13\" text-anchor=\"end\"></text></svg>";
   return s;
 }
 
