@@ -84,6 +84,44 @@ std::vector<ViewStreamIdle> stream_idle(const Trace& trace, const AnalysisResult
   return out;
 }
 
+// The drawn step's critical path over the identity replay (model/critical_path.hpp), every
+// run of it in time order for the timeline and the longest kCriticalTopRuns for the table.
+// The graph's step is the analysis's by name and host range, as add_critical_paths matches
+// them; without step ranges the replay's one window (its busiest thread).
+void critical_path_of_window(const Trace& trace, ViewTrace& v, const ViewOptions& o) {
+  model::ReplayOptions ro;
+  ro.step_glob = o.step_glob;
+  const model::ReplayGraph g = model::build_replay_graph(trace, ro, v.result.sync_points);
+  if (g.nodes.empty() || g.steps.empty()) return;
+  std::optional<std::size_t> step;
+  if (!v.has_step) {
+    if (g.problems.no_steps) step = 0;
+  } else {
+    const WindowStats& s = v.result.steps[v.step_index];
+    for (std::size_t i = 0; i < g.steps.size() && !step; ++i)
+      if (g.steps[i].name == s.name && g.steps[i].rec_start == s.start && g.steps[i].rec_end == s.end) step = i;
+  }
+  if (!step) return;
+  CriticalPath cp = model::step_critical_path_all_runs(trace, g, model::run_replay(g), *step);
+  if (cp.length_ns <= 0) return;
+  v.critical_runs = cp.top;
+  std::stable_sort(cp.top.begin(), cp.top.end(),
+                   [](const CriticalRun& a, const CriticalRun& b) { return a.duration_ns > b.duration_ns; });
+  if (cp.top.size() > kCriticalTopRuns) cp.top.resize(kCriticalTopRuns);
+  v.critical = std::move(cp);
+  if (v.critical_runs.size() > o.max_critical_runs) {  // the longest, back in time order
+    std::vector<CriticalRun> runs = v.critical_runs;
+    std::stable_sort(runs.begin(), runs.end(),
+                     [](const CriticalRun& a, const CriticalRun& b) { return a.duration_ns > b.duration_ns; });
+    runs.resize(o.max_critical_runs);
+    std::stable_sort(runs.begin(), runs.end(),
+                     [](const CriticalRun& a, const CriticalRun& b) { return a.start_ns < b.start_ns; });
+    v.sampling_notes.push_back(fmt::format("the critical path's {} longest of {} runs are drawn", o.max_critical_runs,
+                                           v.critical_runs.size()));
+    v.critical_runs = std::move(runs);
+  }
+}
+
 void read_distributed_info(ViewTrace& v, const TraceMetadata& meta) {
   v.rank = meta.rank;
   auto it = meta.extra.find("distributedInfo");
@@ -110,18 +148,16 @@ ViewTrace build_view_trace(Trace&& trace, const std::string& source, const ViewO
   v.result = analyze(trace, ao);
   v.result.source = source;
   choose_step(v, o);
-  model::add_critical_paths(trace, v.result);
   if (v.has_step) {
     const WindowStats& s = v.result.steps[v.step_index];
-    v.critical = s.critical_path;
     v.window_start = s.start;
     v.window_end = s.end;
   } else {
     const auto span = trace.time_span();
     v.window_start = span.first;
     v.window_end = span.second;
-    v.critical = v.result.totals.critical_path;
   }
+  critical_path_of_window(trace, v, o);
   view_detail::cut_lanes(trace, v, o);
   for (const auto& sp : v.result.sync_points) {
     if (sp.start < v.window_start || sp.start >= v.window_end) continue;

@@ -127,8 +127,8 @@ std::string trace_section(const ViewTrace& v, std::size_t i, double axis_ns) {
   for (const auto& n : v.sampling_notes) h += "<p class=\"sampling-note\">Sampled: " + esc(n) + ".</p>\n";
   h += kTimelineLegend;
   h += "\n" + view_detail::timeline_svg(id + "-timeline", v, axis_ns) + "\n";
-  h += "<p class=\"note\">The critical path lane shows its longest runs at their offset from the step's start in the "
-       "identity replay (replayed times, close to but not the recorded ones).</p>\n";
+  h += "<p class=\"note\">The critical path lane shows the path's runs at their offset from the step's start in "
+       "the identity replay (replayed times, close to but not the recorded ones).</p>\n";
   h += "<h3>Sync points in the window</h3>\n" + view_detail::syncs_table(v);
   h += "<h3>Idle per stream: our four classes beside HTA's three</h3>\n" + view_detail::idle_section(id + "-idle", v);
   h += "<p class=\"note\">HTA's classes computed here by HTA's rule (host wait: the launch call started after the "

@@ -105,6 +105,12 @@ std::string critical_path_section(const ViewTrace& v) {
       dur(c.length_ns), pct(static_cast<double>(c.host_ns), L), pct(static_cast<double>(c.gpu_ns), L),
       pct(static_cast<double>(c.launch_ns), L), pct(static_cast<double>(c.sync_wait_ns), L),
       pct(static_cast<double>(c.other_ns), L), c.sync_edges);
+  // The path is the identity replay's: beside the recorded window, so a replay that misses
+  // on this trace (predict --trace gives its error) is seen, not hidden.
+  const Ns recorded = v.has_step ? v.result.steps[v.step_index].duration_ns : v.window_end - v.window_start;
+  if (recorded > 0)
+    s += fmt::format("<p class=\"note\">Recorded {} {}; the replayed path is {:.2f} times that.</p>\n",
+                     v.has_step ? "step" : "trace", dur(recorded), L / static_cast<double>(recorded));
   s += "<table class=\"critical-runs\"><tr><th class=\"l\">kind</th><th class=\"l\">where</th><th class=\"l\">what</th>"
        "<th>from step start</th><th>duration</th></tr>\n";
   for (const auto& r : c.top)

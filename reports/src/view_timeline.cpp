@@ -111,7 +111,7 @@ std::string timeline_svg(const std::string& id, const ViewTrace& v, double axis_
     s += fmt::format(R"(<line class="sync-line" x1="{0:.2f}" x2="{0:.2f}" y1="{1}" y2="{2}"/>)", X(p.end), hy, g1 - 2);
     s += fmt::format(R"(<path class="sync-tick" d="M{0:.2f} {1} l-4 -6 h8 z"/></g>)", X(p.end), hy + 1);
   }
-  // The critical path's longest runs, at their offset from the step's replayed start.
+  // The critical path's runs, at their offset from the step's replayed start.
   s += fmt::format(R"(<g class="critical-path"><text x="{}" y="{}" text-anchor="end">critical path (replayed)</text>)",
                    kLeft - 6, cp_y + 11);
   s += fmt::format(R"(<rect class="lane-bg" x="{}" y="{}" width="{}" height="{}"/>)", kLeft, cp_y, plot, kLaneH - 2);
@@ -120,7 +120,7 @@ std::string timeline_svg(const std::string& id, const ViewTrace& v, double axis_
         R"(<line class="cp-length" x1="{0:.2f}" x2="{1:.2f}" y1="{2}" y2="{2}"><title>critical path {3}</title></line>)",
         X(ws), X(ws + v.critical->length_ns), cp_y + kLaneH - 3,
         duration_text(static_cast<double>(v.critical->length_ns)));
-    for (const CriticalRun& r : v.critical->top)
+    for (const CriticalRun& r : v.critical_runs)
       s += fmt::format(
           R"(<rect class="cp-run kind-{}" x="{:.2f}" y="{}" width="{:.2f}" height="{}"><title>{}</title></rect>)",
           critical_kind_name(r.kind), X(ws + r.start_ns), cp_y + 1, W(ws + r.start_ns, ws + r.start_ns + r.duration_ns),

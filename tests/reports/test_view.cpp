@@ -76,6 +76,18 @@ TEST(View, PageHoldsSyncMarkersLanesCriticalPathAndNoExternalUrl) {
   EXPECT_NE(html.find("k&lt;&amp;&gt;&quot;kernel"), std::string::npos);
   EXPECT_EQ(html.find("a<b>"), std::string::npos);
   EXPECT_NE(html.find("a&lt;b&gt;.json"), std::string::npos);
+  // Every run of the step's path is drawn: together they cover its length, in time order.
+  ASSERT_TRUE(v.critical.has_value());
+  ASSERT_FALSE(v.critical_runs.empty());
+  Ns covered = 0;
+  for (std::size_t i = 0; i < v.critical_runs.size(); ++i) {
+    covered += v.critical_runs[i].duration_ns;
+    if (i > 0) {
+      EXPECT_GE(v.critical_runs[i].start_ns, v.critical_runs[i - 1].start_ns);
+    }
+  }
+  EXPECT_EQ(covered, v.critical->length_ns);
+  EXPECT_EQ(count(html, "class=\"cp-run kind-"), v.critical_runs.size());
   EXPECT_TRUE(v.sampling_notes.empty());  // a small trace is drawn event by event
   EXPECT_EQ(html.find("Sampled:"), std::string::npos);
 }

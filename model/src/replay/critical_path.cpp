@@ -80,8 +80,10 @@ SyncIndex index_syncs(const ReplayGraph& g) {
   return sync_of;
 }
 
+// CriticalPath::top: the longest kCriticalTopRuns runs (analyze), or with `all_in_time_order`
+// every run in time order (what view draws).
 CriticalPath path_of_step(const Trace& trace, const ReplayGraph& g, const ReplayTimes& t, std::size_t step,
-                          const SyncIndex& sync_of) {
+                          const SyncIndex& sync_of, bool all_in_time_order = false) {
   CriticalPath cp;
   if (step >= g.steps.size()) return cp;
   const ReplayStepWindow& w = g.steps[step];
@@ -174,11 +176,12 @@ CriticalPath path_of_step(const Trace& trace, const ReplayGraph& g, const Replay
   }
   std::vector<std::size_t> order(acc.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  const std::size_t keep = std::min(order.size(), kCriticalTopRuns);
-  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(keep), order.end(),
-                    [&](std::size_t a, std::size_t b) {
-                      return acc[a].duration != acc[b].duration ? acc[a].duration > acc[b].duration : a < b;
-                    });
+  const std::size_t keep = all_in_time_order ? order.size() : std::min(order.size(), kCriticalTopRuns);
+  if (!all_in_time_order)
+    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(keep), order.end(),
+                      [&](std::size_t a, std::size_t b) {
+                        return acc[a].duration != acc[b].duration ? acc[a].duration > acc[b].duration : a < b;
+                      });
   std::vector<CriticalRun> runs;
   for (std::size_t k = 0; k < keep; ++k) {
     const Run& r = acc[order[k]];
@@ -193,7 +196,7 @@ CriticalPath path_of_step(const Trace& trace, const ReplayGraph& g, const Replay
     out.duration_ns = r.duration;
     runs.push_back(std::move(out));
   }
-  keep_top(runs);
+  if (!all_in_time_order) keep_top(runs);
   cp.top = std::move(runs);
   return cp;
 }
@@ -202,6 +205,11 @@ CriticalPath path_of_step(const Trace& trace, const ReplayGraph& g, const Replay
 
 CriticalPath step_critical_path(const Trace& trace, const ReplayGraph& g, const ReplayTimes& t, std::size_t step) {
   return path_of_step(trace, g, t, step, index_syncs(g));
+}
+
+CriticalPath step_critical_path_all_runs(const Trace& trace, const ReplayGraph& g, const ReplayTimes& t,
+                                         std::size_t step) {
+  return path_of_step(trace, g, t, step, index_syncs(g), true);
 }
 
 void add_critical_paths(const Trace& trace, AnalysisResult& result) {

@@ -15,6 +15,10 @@ namespace syncscope::model {
 // One step of an identity-replayed graph: host + gpu + launch + sync_wait + other == length.
 CriticalPath step_critical_path(const Trace& trace, const ReplayGraph& graph, const ReplayTimes& times,
                                 std::size_t step);
+// The same path with every run in CriticalPath::top, in time order (not only the longest
+// kCriticalTopRuns): what `syncscope view` draws on its timeline.
+CriticalPath step_critical_path_all_runs(const Trace& trace, const ReplayGraph& graph, const ReplayTimes& times,
+                                         std::size_t step);
 
 // Builds and replays the graph with the analysis's step glob and pid, sets each analysis
 // step's critical_path (matched by name and host range) and the totals' (summed over the

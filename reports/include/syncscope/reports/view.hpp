@@ -7,8 +7,8 @@
 // - the chosen step's timeline: a lane per host thread, per GPU stream and per copy engine
 //   (copies apart from the stream's kernels), each sync point marked on its thread with its
 //   cause, blocked time and the bubble it left on its device;
-// - the critical path of that step (the identity replay's longest runs, placed at their
-//   offset from the step's start; analysis/critical_path.hpp gives the definitions);
+// - the critical path of that step (every run of it, placed at its offset from the step's
+//   start in the identity replay; analysis/critical_path.hpp gives the definitions);
 // - idle per stream as stacked bars in our four classes (analysis/idle.hpp) beside Holistic
 //   Trace Analysis's three (HTA's rule, computed here per stream: see HtaIdle);
 // - the worst causes with their replayed saving, kernels and launch delays.
@@ -37,13 +37,14 @@ inline constexpr int kViewSchemaVersion = 1;
 
 struct ViewOptions {
   std::string step_glob = "ProfilerStep#*";
-  std::optional<std::size_t> step;     // step index (0-based, as analyze numbers them); none: the median step
-  std::size_t replay_causes = 6;       // worst causes replayed away (0: none)
-  std::size_t detail_limit = 400;      // bars per lane drawn one by one; above: aggregated
-  std::size_t buckets = 500;           // bars per aggregated lane
-  std::size_t max_lanes = 48;          // lanes drawn per trace
-  std::size_t max_sync_markers = 400;  // sync points marked per trace
-  Ns hta_kernel_wait_ns = 30'000;      // HTA's consecutive_kernel_delay=30, in its µs timestamps
+  std::optional<std::size_t> step;       // step index (0-based, as analyze numbers them); none: the median step
+  std::size_t replay_causes = 6;         // worst causes replayed away (0: none)
+  std::size_t detail_limit = 400;        // bars per lane drawn one by one; above: aggregated
+  std::size_t buckets = 500;             // bars per aggregated lane
+  std::size_t max_lanes = 48;            // lanes drawn per trace
+  std::size_t max_sync_markers = 400;    // sync points marked per trace
+  std::size_t max_critical_runs = 1000;  // critical path runs drawn (the longest, when more)
+  Ns hta_kernel_wait_ns = 30'000;        // HTA's consecutive_kernel_delay=30, in its µs timestamps
 };
 
 enum class ViewBarKind : std::uint8_t { Range = 0, Api, Kernel, Comm, H2D, D2H, Copy, Memset };
@@ -90,15 +91,16 @@ struct ViewTrace {
   std::string label;   // "rank 3 of 8" or the file name
   std::optional<std::int64_t> rank;
   std::optional<std::int64_t> world_size;
-  AnalysisResult result;  // analyze() with critical paths
+  AnalysisResult result;  // analyze()
   CauseRemovals removals;
   bool has_step = false;  // false: the window is the whole trace (no step range matched)
   std::size_t step_index = 0;
   std::string step_why;  // "the median step by duration", "--step 2"
   Ns window_start = 0, window_end = 0;
   std::vector<ViewLane> lanes;
-  std::vector<SyncPoint> syncs;  // those starting in the window, at most max_sync_markers
-  std::optional<CriticalPath> critical;
+  std::vector<SyncPoint> syncs;            // those starting in the window, at most max_sync_markers
+  std::optional<CriticalPath> critical;    // the step's; top: its longest runs
+  std::vector<CriticalRun> critical_runs;  // every run in time order (at most max_critical_runs)
   std::vector<ViewStreamIdle> stream_idle;
   std::uint64_t events_in_window = 0;
   std::uint64_t bars_drawn = 0;
