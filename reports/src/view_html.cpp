@@ -49,6 +49,8 @@ svg.view-timeline .cp-length { stroke: #111; stroke-width: 1.5; }
 svg.view-timeline .cp-run { fill: #f1c40f; stroke: #7d6608; stroke-width: 0.6; }
 svg.view-timeline .cp-run.kind-sync_wait { fill: var(--sync); }
 svg.view-timeline .cp-run.kind-gpu { fill: var(--kernel); }
+svg.view-timeline .cp-run.kind-launch { fill: #e67e22; }
+svg.view-timeline .cp-run.kind-other { fill: #bbb; }
 svg .idle-part.sync-bubble, .legend i.k-sync-bubble { fill: var(--sync-bubble); background: var(--sync-bubble); }
 svg .idle-part.host-wait, .legend i.k-host-wait { fill: #f0b27a; background: #f0b27a; }
 svg .idle-part.dependency-wait, .legend i.k-dependency-wait { fill: #a9cce3; background: #a9cce3; }
@@ -60,7 +62,7 @@ svg .idle-part.hta-other, .legend i.k-hta-other { fill: #909497; background: #90
 .legend i.k-kernel { background: var(--kernel); } .legend i.k-comm { background: #d35400; }
 .legend i.k-h2d { background: var(--h2d); } .legend i.k-d2h { background: var(--d2h); }
 .legend i.k-sync { background: var(--sync); } .legend i.k-bubble { background: var(--sync-bubble); }
-.legend i.k-cp { background: #f1c40f; }
+.legend i.k-cp { background: #f1c40f; } .legend i.k-cp-launch { background: #e67e22; }
 .sampling-note { background: #fff3cd; border: 1px solid #e0c060; padding: 6px 10px; border-radius: 4px; }
 .reading { font-size: 15px; }
 section.trace { border-top: 3px solid #bbb; margin-top: 24px; }
@@ -85,7 +87,9 @@ const char* kTimelineLegend =
     R"(<span><i class="k-kernel"></i>kernel</span><span><i class="k-comm"></i>NCCL kernel</span>)"
     R"(<span><i class="k-h2d"></i>H2D copy</span><span><i class="k-d2h"></i>D2H copy</span>)"
     R"(<span><i class="k-sync"></i>sync point: host blocked (&#9660; where it returned)</span>)"
-    R"(<span><i class="k-bubble"></i>GPU bubble it left</span><span><i class="k-cp"></i>critical path run</span></div>)";
+    R"(<span><i class="k-bubble"></i>GPU bubble it left</span><span><i class="k-cp"></i>critical path: host</span>)"
+    R"(<span><i class="k-cp-launch"></i>launch</span><span><i class="k-kernel"></i>GPU</span>)"
+    R"(<span><i class="k-sync"></i>sync wait</span></div>)";
 
 // What a reader takes away in one minute: the step, its syncs and what they cost, the verdict.
 std::string reading(const ViewTrace& v) {
