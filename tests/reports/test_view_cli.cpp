@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include "../nsys/nsys_fixture.hpp"
 #include "syncscope/core/file_io.hpp"
 #include "test_paths.hpp"
 
@@ -50,6 +51,18 @@ TEST(ViewCli, PageOfTheH200Fixture) {
   const Result s = run(dir, "'" + kH200 + "' --step-range 'train_step#*' --step 0 --force -o '" + page.string() + "'");
   ASSERT_EQ(s.code, 0) << s.err;
   EXPECT_NE(read_file(page).find("Step <b>train_step#0</b> (index 0, --step 0)"), std::string::npos);
+}
+
+// An Nsight Systems export, as analyze reads it: the same sync points marked.
+TEST(ViewCli, PageOfAnNsysExport) {
+  test::TempDir dir;
+  const auto db = test::build_export(dir, "nsys_2026_4");
+  const auto page = dir / "nsys.html";
+  const Result r = run(dir, "'" + db.string() + "' -o '" + page.string() + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string html = read_file(page);
+  EXPECT_EQ(count(html, "<g class=\"sync-marker\""), 3u);  // the export's 3 sync points (analyze counts 3)
+  EXPECT_NE(html.find("recorded by nsys"), std::string::npos);
 }
 
 TEST(ViewCli, RankDirectorySideBySide) {
