@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
+#include "html_format.hpp"
+#include "syncscope/analysis/ranks.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/model/critical_path.hpp"
 #include "syncscope/model/replay.hpp"
@@ -122,8 +124,11 @@ void critical_path_of_window(const Trace& trace, ViewTrace& v, const ViewOptions
   }
 }
 
+// The rank as analyze gives it (distributedInfo.rank, else "rank<N>" in the file name), and
+// the job's world size when distributedInfo has one.
 void read_distributed_info(ViewTrace& v, const TraceMetadata& meta) {
-  v.rank = meta.rank;
+  v.rank = rank_from_metadata(meta);
+  if (!v.rank) v.rank = rank_from_file_name(std::filesystem::path(v.source).filename().string());
   auto it = meta.extra.find("distributedInfo");
   if (it == meta.extra.end()) return;
   const auto j = nlohmann::json::parse(it->second, nullptr, false);
@@ -190,7 +195,22 @@ std::vector<std::string> view_set_notes(const std::vector<ViewTrace>& traces) {
                     "side, and nothing is merged or compared across jobs (" +
                     jobs + ").");
   }
+  // One job: the rank that stands out, by analyze's rule (analysis/ranks.hpp).
   std::map<std::int64_t, std::vector<std::string>> by_rank;
+  for (const auto& t : traces)
+    if (t.rank) by_rank[*t.rank].push_back(t.source);
+  if (by_world.size() <= 1 && by_rank.size() == traces.size() && traces.size() >= 3) {
+    std::vector<RankRow> rows;
+    for (const auto& t : traces) rows.push_back(rank_row(t.result, *t.rank, "", t.source));
+    const RankAnalysis a = summarize_ranks(std::move(rows), "", traces.front().result.options.step_glob, "");
+    if (a.standout)
+      notes.push_back(
+          fmt::format("Rank {} stands out: {} {} per step against the ranks' median {} ({:+.0f}% of a "
+                      "median step), as analyze finds it.",
+                      a.standout->rank, metric_label(a.standout->metric), html::duration_text(a.standout->value),
+                      html::duration_text(a.standout->median), 100.0 * a.standout->deviation));
+  }
+  by_rank.clear();
   for (const auto& t : traces)
     if (t.rank) by_rank[*t.rank].push_back(t.source);
   for (const auto& [r, files] : by_rank)

@@ -165,7 +165,13 @@ std::string render_view_html(const ViewPage& page) {
   double axis_ns = 1;
   for (const auto& t : page.traces) axis_ns = std::max(axis_ns, static_cast<double>(t.window_end - t.window_start));
   if (page.traces.size() > 1) h += "<h2>Ranks side by side</h2>\n" + view_detail::ranks_table(page);
-  for (std::size_t i = 0; i < page.traces.size(); ++i) h += trace_section(page.traces[i], i, axis_ns);
+  const std::size_t drawn = std::min(page.traces.size(), page.max_sections);
+  if (drawn < page.traces.size())
+    h += fmt::format(
+        "<p class=\"sampling-note\">Sampled: the first {} of {} traces are drawn below (in rank order); "
+        "the table above lists them all.</p>\n",
+        drawn, page.traces.size());
+  for (std::size_t i = 0; i < drawn; ++i) h += trace_section(page.traces[i], i, axis_ns);
   h += "<footer><p class=\"meta\">Every number comes from syncscope's analysis of the trace named in its section "
        "(docs/analysis.md gives the definitions).</p></footer>\n";
   h += "<script>" + std::string(kViewJs) + "</script>\n</body>\n</html>\n";

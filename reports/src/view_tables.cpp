@@ -202,7 +202,7 @@ std::string launch_delay_table(const ViewTrace& v) {
   return s + "</table>\n";
 }
 
-std::string ranks_table(const ViewPage& page) {
+std::string ranks_table(const ViewPage& page) {  // whole-trace figures, one row per trace
   std::string s =
       "<table class=\"ranks\"><tr><th class=\"l\">trace</th><th>steps</th><th>median step</th>"
       "<th>sync points</th><th>blocked</th><th>bubble</th><th>GPU busy</th><th class=\"l\">verdict</th>"
@@ -210,10 +210,12 @@ std::string ranks_table(const ViewPage& page) {
   for (std::size_t i = 0; i < page.traces.size(); ++i) {
     const ViewTrace& t = page.traces[i];
     const WindowStats& w = t.result.totals;
+    const std::string name =
+        i < page.max_sections ? fmt::format("<a href=\"#trace-{}\">{}</a>", i, esc(t.label)) : esc(t.label);
     s += fmt::format(
-        "<tr><td class=\"l\"><a href=\"#trace-{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td>{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>\n",
-        i, esc(t.label), t.result.steps.size(),
+        name, t.result.steps.size(),
         t.result.step_summary.duration_ns.n ? duration_text(t.result.step_summary.duration_ns.median) : "&ndash;",
         w.syncs.total, dur(w.syncs.blocked_ns), dur(w.syncs.bubble_ns), dur(w.gpu_busy_ns), verdict_name(w.verdict),
         t.result.worst.empty() ? "&ndash;" : esc(t.result.worst.front().cause));

@@ -167,6 +167,19 @@ TEST(View, BigTraceIsAggregatedWithABoundedPageAndSaysSo) {
   EXPECT_LT(count(html, "<rect"), 3000u);
 }
 
+// Three ranks of one job, rank 2 with a 5x longer step: named as analyze's rule names it.
+TEST(View, OneJobsStandoutRankIsNamed) {
+  std::vector<ViewTrace> ts;
+  for (int rank = 0; rank < 3; ++rank) {
+    Trace t = steps_trace({rank == 2 ? Ns{150000} : Ns{30000}});
+    t.meta.rank = rank;
+    ts.push_back(build_view_trace(std::move(t), "rank" + std::to_string(rank) + ".json"));
+  }
+  const auto notes = view_set_notes(ts);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].rfind("Rank 2 stands out: step time 150.0 µs per step", 0), 0u) << notes[0];
+}
+
 TEST(View, TracesOfDifferentJobsAreNamedNotMerged) {
   std::vector<ViewTrace> ts;
   for (auto [rank, world] : {std::pair{3, 8}, std::pair{0, 16}}) {
@@ -189,6 +202,12 @@ TEST(View, TracesOfDifferentJobsAreNamedNotMerged) {
   EXPECT_EQ(count(html, "<section class=\"trace\""), 2u);  // each on its own, not merged
   EXPECT_NE(html.find("<table class=\"ranks\">"), std::string::npos);
   EXPECT_NE(html.find("set-note"), std::string::npos);
+  // Past max_sections, the rest are in the table only, and the page says so.
+  page.max_sections = 1;
+  const std::string one_drawn = render_view_html(page);
+  EXPECT_EQ(count(one_drawn, "<section class=\"trace\""), 1u);
+  EXPECT_NE(one_drawn.find("Sampled: the first 1 of 2 traces are drawn"), std::string::npos);
+  EXPECT_NE(one_drawn.find("<td class=\"l\">rank 0 of 16 (r0.json)</td>"), std::string::npos);  // listed, no link
   // One job: no note.
   std::vector<ViewTrace> one;
   one.push_back(build_view_trace(steps_trace({30000}), "x.json"));

@@ -112,6 +112,9 @@ struct ViewPage {
   std::string generated_utc;  // "" leaves it out
   std::vector<ViewTrace> traces;
   std::vector<std::string> notes;  // about the set (different jobs, ...)
+  // Traces drawn in full (a section each); the ranks table lists every trace. 1,000 ranks'
+  // timelines would make a page no browser opens.
+  std::size_t max_sections = 32;
 };
 
 // Analyzes `trace` (analyze, critical paths, the worst causes replayed) and cuts the chosen
