@@ -63,6 +63,7 @@ svg .idle-part.hta-other, .legend i.k-hta-other { fill: #909497; background: #90
 .legend i.k-h2d { background: var(--h2d); } .legend i.k-d2h { background: var(--d2h); }
 .legend i.k-sync { background: var(--sync); } .legend i.k-bubble { background: var(--sync-bubble); }
 .legend i.k-cp { background: #f1c40f; } .legend i.k-cp-launch { background: #e67e22; }
+.set-note { background: #fff3cd; border: 1px solid #e0c060; }
 .sampling-note { background: #fff3cd; border: 1px solid #e0c060; padding: 6px 10px; border-radius: 4px; }
 .reading { font-size: 15px; }
 section.trace { border-top: 3px solid #bbb; margin-top: 24px; }
@@ -160,7 +161,7 @@ std::string render_view_html(const ViewPage& page) {
        "</style>\n</head>\n<body>\n<header><h1>" + esc(page.title) + "</h1>\n";
   if (!page.generated_utc.empty()) h += "<p class=\"meta\">Generated " + esc(page.generated_utc) + " UTC.</p>\n";
   h += "</header>\n";
-  for (const auto& n : page.notes) h += "<p class=\"banner mode-simulated set-note\">" + esc(n) + "</p>\n";
+  for (const auto& n : page.notes) h += "<p class=\"banner set-note\">" + esc(n) + "</p>\n";
   // Ranks side by side share one time axis, so the lengths of their steps compare.
   double axis_ns = 1;
   for (const auto& t : page.traces) axis_ns = std::max(axis_ns, static_cast<double>(t.window_end - t.window_start));
