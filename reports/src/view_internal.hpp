@@ -3,11 +3,21 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "syncscope/reports/view.hpp"
 #include "syncscope/trace/trace.hpp"
 
 namespace syncscope::view_detail {
+
+// `s` cut to at most `max` bytes with "..." when longer, never inside a UTF-8 sequence
+// (kernel and thread names may hold any text).
+inline std::string clip(std::string_view s, std::size_t max) {
+  if (s.size() <= max) return std::string(s);
+  std::size_t n = max > 3 ? max - 3 : 0;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  return std::string(s.substr(0, n)) + "...";
+}
 
 // Fills v.lanes, v.events_in_window, v.bars_drawn and v.sampling_notes over
 // [v.window_start, v.window_end), first extending the window's end to the end of the GPU

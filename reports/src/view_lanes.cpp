@@ -32,7 +32,7 @@ struct LaneAcc {
 
 std::string short_name(std::string_view s) {
   constexpr std::size_t kMax = 120;  // templated kernel names run to kilobytes
-  return s.size() > kMax ? std::string(s.substr(0, kMax - 3)) + "..." : std::string(s);
+  return clip(s, kMax);
 }
 
 ViewBarKind copy_kind(CopyKind k) {

@@ -167,7 +167,7 @@ std::string kernels_table(const ViewTrace& v) {
       "<table class=\"kernels\"><tr><th class=\"l\">kernel</th><th class=\"l\">class</th><th>count</th>"
       "<th>total</th><th>median</th><th>p90</th><th>max</th></tr>\n";
   for (std::size_t i = 0; i < k.size() && i < 15; ++i) {
-    const std::string name = k[i].name.size() > 90 ? k[i].name.substr(0, 87) + "..." : k[i].name;
+    const std::string name = clip(k[i].name, 90);
     s += fmt::format(
         "<tr><td class=\"l\" title=\"{}\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td>{}</td></tr>\n",
@@ -190,7 +190,7 @@ std::string launch_delay_table(const ViewTrace& v) {
     std::string worst = "&ndash;";
     if (!st.worst.empty()) {
       const auto& w = st.worst.front();
-      const std::string kn = w.kernel.size() > 60 ? w.kernel.substr(0, 57) + "..." : w.kernel;
+      const std::string kn = clip(w.kernel, 60);
       worst = esc(w.api) + " &#8594; " + esc(kn) + " " + dur(w.delay_ns);
     }
     s += fmt::format(

@@ -21,7 +21,7 @@ using html::esc;
 constexpr int kLeft = 200, kWidth = 1180, kLaneH = 16, kTop = 22;
 
 std::string lane_label(const std::string& name) {
-  return name.size() > 34 ? name.substr(0, 31) + "..." : name;  // the label column is 200 px
+  return clip(name, 34);  // the label column is 200 px
 }
 
 std::string bar_tip(const ViewBar& b) {

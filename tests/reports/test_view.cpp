@@ -92,6 +92,18 @@ TEST(View, PageHoldsSyncMarkersLanesCriticalPathAndNoExternalUrl) {
   EXPECT_EQ(html.find("Sampled:"), std::string::npos);
 }
 
+// A long name is cut for the page, never inside a UTF-8 sequence (the page stays valid UTF-8).
+TEST(View, LongNamesAreCutOnCharacterBoundaries) {
+  std::string name(116, 'k');
+  for (int i = 0; i < 10; ++i) name += "\u00b5";  // 2 bytes each, from byte 116 on
+  ViewPage page;
+  page.traces.push_back(build_view_trace(steps_trace({30000}, name), "t.json"));
+  const std::string html = render_view_html(page);
+  // 117 bytes fit before "...": the sequence at 116..117 does not, so it goes whole.
+  EXPECT_NE(html.find(std::string(116, 'k') + "..."), std::string::npos);
+  EXPECT_EQ(html.find(std::string(116, 'k') + "\xc2..."), std::string::npos);
+}
+
 TEST(View, DrawsTheMedianStepOrTheOneAsked) {
   // Durations 50, 30, 40 us: the median is step 2 (40 us).
   const ViewTrace median = build_view_trace(steps_trace({50000, 30000, 40000}), "t.json");
