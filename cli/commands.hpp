@@ -23,6 +23,7 @@ void add_validate_command(CLI::App& app, Context& ctx);
 void add_run_command(CLI::App& app, Context& ctx);
 void add_report_command(CLI::App& app, Context& ctx);
 void add_sweep_command(CLI::App& app, Context& ctx);
+void add_view_command(CLI::App& app, Context& ctx);
 void add_job_command(CLI::App& app, Context& ctx);  // hidden: what batch scripts run
 
 // This executable's path (/proc/self/exe): what sweep and rank jobs run in their tasks.

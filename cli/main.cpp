@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   cli::add_diff_command(app, ctx);
   cli::add_validate_command(app, ctx);
   cli::add_report_command(app, ctx);
+  cli::add_view_command(app, ctx);
   cli::add_trace_command(app, ctx);
   cli::add_calibrate_command(app, ctx);
   cli::add_convert_command(app, ctx);

@@ -233,6 +233,13 @@ CriticalPath step_critical_path(const Trace& trace, const ReplayGraph& g, const 
   return path_of_step(trace, g, t, step, index_syncs(g));
 }
 
+CriticalPath step_critical_path_all_runs(const Trace& trace, const ReplayGraph& g, const ReplayTimes& t,
+                                         std::size_t step) {
+  CriticalPath cp = step_critical_path(trace, g, t, step);
+  cp.top = step_critical_runs(trace, g, t, step);
+  return cp;
+}
+
 std::vector<CriticalRun> step_critical_runs(const Trace& trace, const ReplayGraph& g, const ReplayTimes& t,
                                             std::size_t step) {
   const SyncIndex sync_of = index_syncs(g);

@@ -17,6 +17,10 @@ namespace syncscope::model {
 // One step of an identity-replayed graph: host + gpu + launch + sync_wait + other == length.
 CriticalPath step_critical_path(const Trace& trace, const ReplayGraph& graph, const ReplayTimes& times,
                                 std::size_t step);
+// The same path with every run in CriticalPath::top, in time order (not only the longest
+// kCriticalTopRuns): what `syncscope view` draws on its timeline.
+CriticalPath step_critical_path_all_runs(const Trace& trace, const ReplayGraph& graph, const ReplayTimes& times,
+                                         std::size_t step);
 
 // The same walk's whole path, in time order: every run (consecutive pieces of one kind on one
 // place; one sync point a run), named; their durations sum to the step's length. predict's
