@@ -117,6 +117,15 @@ std::string line_col(const std::string& text, std::size_t byte) {
 // long, as a cache path can be) is replaced by its last path component, then by
 // model_type, then by the file's directory name. The name is not a shape field: a config is
 // never refused for it.
+bool generic_folder(const std::string& dir) {
+  static const char* const kGeneric[] = {"cfg",     "config", "configs", "model",  "models",     "tmp",
+                                         "temp",    "hf",     "out",     "output", "checkpoint", "checkpoints",
+                                         "weights", "data",   "input",   ".",      ".."};
+  for (const char* g : kGeneric)
+    if (dir == g) return true;
+  return false;
+}
+
 std::string model_name(const nlohmann::json& j, const std::filesystem::path& path) {
   std::vector<std::string> candidates;
   if (j.contains("_name_or_path") && j["_name_or_path"].is_string()) {
@@ -126,9 +135,28 @@ std::string model_name(const nlohmann::json& j, const std::filesystem::path& pat
     const auto slash = candidates.back().rfind('/');
     if (slash != std::string::npos) candidates.push_back(candidates.back().substr(slash + 1));
   }
-  if (path.has_parent_path() && path.filename() == "config.json" && !path.parent_path().filename().empty())
-    candidates.push_back(path.parent_path().filename().string());
-  if (j.contains("model_type") && j["model_type"].is_string()) candidates.push_back(j["model_type"].get<std::string>());
+  if (path.has_parent_path() && path.filename() == "config.json" && !path.parent_path().filename().empty()) {
+    // The Hugging Face cache keeps a model's files in models--ORG--NAME/snapshots/HASH/.
+    const std::filesystem::path snap = path.parent_path().parent_path();
+    const std::string repo = snap.parent_path().filename().string();
+    if (snap.filename() == "snapshots" && repo.rfind("models--", 0) == 0) {
+      const auto sep = repo.rfind("--");
+      if (sep != std::string::npos && sep + 2 < repo.size() && sep >= 8) candidates.push_back(repo.substr(sep + 2));
+    }
+    // A folder with a generic name ("cfg", "config") does not name the model: the
+    // model_type and the shape do better (generic_name()).
+    const std::string dir = path.parent_path().filename().string();
+    if (!generic_folder(dir)) candidates.push_back(dir);
+  }
+  // No name in the file or its place: the family and the shape ("llama-32L-4096H"), which a
+  // results.csv row can be matched with; the file's stem only when even that is missing.
+  if (j.contains("model_type") && j["model_type"].is_string()) {
+    std::string shaped = j["model_type"].get<std::string>();
+    if (j.contains("num_hidden_layers") && j["num_hidden_layers"].is_number_integer() && j.contains("hidden_size") &&
+        j["hidden_size"].is_number_integer())
+      shaped += fmt::format("-{}L-{}H", j["num_hidden_layers"].get<long long>(), j["hidden_size"].get<long long>());
+    candidates.push_back(shaped);
+  }
   candidates.push_back(path.stem().string());
   for (const auto& c : candidates)
     if (!name_problem(c, bounds::kMaxNameChars)) return c;

@@ -10,7 +10,9 @@
 
 #include "syncscope/core/error.hpp"
 #include "syncscope/kernels/network.hpp"
+#include "syncscope/kernels/program.hpp"
 #include "syncscope/kernels/step_options.hpp"
+#include "syncscope/kernels/step_program.hpp"
 #include "syncscope/scenario/model_traits.hpp"
 #include "syncscope/scenario/scenario.hpp"
 #include "test_paths.hpp"
@@ -183,6 +185,77 @@ TEST(HfArchitectures, ContradictingTraitsNameTheFileKeyAndConstraint) {
   const std::string scout = read(test::fixture("hf/llama-4-scout-17b-16e/config.json"));
   e = error_of(dir, with(scout, "\"attention_chunk_size\": 8192", "\"attention_chunk_size\": \"big\""));
   EXPECT_NE(e.find("config.json:12:5: attention_chunk_size: expected an integer"), std::string::npos) << e;
+}
+
+int ops_named(const program::Program& p, const std::string& name) {
+  int n = 0;
+  for (const auto& op : p.ops) n += op.name.find(name) != std::string::npos;
+  return n;
+}
+
+program::StepOptions run_of(const std::string& fixture, int layers, model::MoeVariant moe) {
+  program::StepOptions o;
+  o.model = fixture_model(fixture);
+  o.dtype = "bf16";
+  o.training.mode = "qlora";
+  o.layers = layers;
+  o.batch.packed_tokens = 512;
+  o.batch.max_len = 256;
+  o.moe = moe;
+  return o;
+}
+
+// The step program runs each trait: DeepSeek-V2-Lite's first layer is dense (no router, no
+// routing syncs), its MoE layers run the shared experts beside the routed ones, and MLA's
+// projections replace q/k/v.
+TEST(HfArchitectures, StepProgramRunsDenseFirstSharedExpertsAndLatentAttention) {
+  auto syncs = [](const program::StepOptions& o) {
+    return program::program_stats(program::build_step_program(o)).host_syncs;
+  };
+  // One layer, dense: the routing variant changes nothing.
+  EXPECT_EQ(syncs(run_of("deepseek-v2-lite", 1, model::MoeVariant::Loop)),
+            syncs(run_of("deepseek-v2-lite", 1, model::MoeVariant::Device)));
+  // Two layers: the second routes, and the loop's syncs come from it alone.
+  const int loop2 = syncs(run_of("deepseek-v2-lite", 2, model::MoeVariant::Loop));
+  const int device2 = syncs(run_of("deepseek-v2-lite", 2, model::MoeVariant::Device));
+  EXPECT_GT(loop2, device2);
+  const int loop3 = syncs(run_of("deepseek-v2-lite", 3, model::MoeVariant::Loop));
+  const int device3 = syncs(run_of("deepseek-v2-lite", 3, model::MoeVariant::Device));
+  EXPECT_EQ(loop3 - device3, 2 * (loop2 - device2));  // per MoE layer, not per layer
+
+  const program::Program p = program::build_step_program(run_of("deepseek-v2-lite", 2, model::MoeVariant::Device));
+  EXPECT_GT(ops_named(p, "shared_experts.gate_proj"), 0);
+  EXPECT_GT(ops_named(p, "kv_a_proj_with_mqa"), 0);
+  EXPECT_GT(ops_named(p, "kv_b_proj"), 0);
+  EXPECT_EQ(ops_named(p, "k_proj"), 0);
+  EXPECT_EQ(ops_named(p, "v_proj"), 0);
+  EXPECT_GT(ops_named(p, "down_proj"), 0);  // layer 0's dense MLP
+  // Qwen2-MoE's shared expert carries its sigmoid gate.
+  const program::Program q = program::build_step_program(run_of("qwen1.5-moe-a2.7b", 1, model::MoeVariant::Device));
+  EXPECT_GT(ops_named(q, "shared_expert_gate.sigmoid"), 0);
+  // What the step computes is not reported as omitted.
+  const auto ns = program::network_summary(run_of("deepseek-v2-lite", 0, model::MoeVariant::Loop));
+  for (const auto& kind : ns.step_omits) {
+    EXPECT_EQ(kind.find("shared_expert"), std::string::npos) << kind;
+    EXPECT_EQ(kind.find("kv_b_proj"), std::string::npos) << kind;
+  }
+}
+
+// The model's name: the Hugging Face cache's repository name, else a folder that is not
+// generic, else the family and shape (a folder named "cfg" once named the model "cfg" in
+// results.csv).
+TEST(HfArchitectures, TheModelIsNamedNotItsFolder) {
+  test::TempDir dir;
+  const std::string text = read(test::fixture("hf/llama-3.1-8b/config.json"));
+  auto at = [&](const std::string& rel) {
+    const auto p = dir / rel;
+    std::filesystem::create_directories(p.parent_path());
+    std::ofstream(p) << text;
+    return scenario::load_hf_config(p).name;
+  };
+  EXPECT_EQ(at("cfg/config.json"), "llama-32L-4096H");
+  EXPECT_EQ(at("hub/models--meta-llama--Llama-3.1-8B/snapshots/0e9e39f2/config.json"), "Llama-3.1-8B");
+  EXPECT_EQ(at("my-llama-8b/config.json"), "my-llama-8b");
 }
 
 // An odd head_dim is refused where it is written (it once failed later, in the step, with
