@@ -224,15 +224,16 @@ StepMemory estimate_step_memory(const program::StepOptions& o) {
   if (o.training.mode == "qlora") {
     r.notes.push_back(fmt::format(
         "qlora: bitsandbytes stores every nn.Linear of the decoder layers in NF4 ({:.2f}B values{}); the embeddings, "
-        "norms, router{} and LM head stay in {} ({:.2f}B values)",
+        "norms{} and LM head stay in {} ({:.2f}B values)",
         nf4_values / 1e9,
         m.is_moe() ? (program::experts_quantized(m) ? ", the routed experts included: transformers holds them as one "
                                                       "nn.Linear per expert"
                                                     : "")
                    : "",
-        m.is_moe() && !program::experts_quantized(m)
-            ? " and the routed experts (fused 3-D parameters, which bitsandbytes does not convert)"
-            : "",
+        !m.is_moe()                     ? ""
+        : program::experts_quantized(m) ? ", router"
+                                        : ", router, the routed experts (fused 3-D parameters, which bitsandbytes does "
+                                          "not convert)",
         o.dtype, dense_values / 1e9));
   }
   return r;
