@@ -66,8 +66,7 @@ TEST(MemoryEstimate, FullFineTuneOfAn8BNeeds16BytesPerParameter) {
     ADD_FAILURE() << "a full bf16 AdamW fine-tune of Llama-3.1-8B fit 80 GB";
   } catch (const InputError& e) {
     const std::string what = e.what();
-    EXPECT_NE(what.find("Llama-3.1-8B (32 of 32 layers, scenario s): the step needs about 131.7 GB"),
-              std::string::npos)
+    EXPECT_NE(what.find("Llama-3.1-8B (32 of 32 layers, scenario s): the step needs about 131.7 GB"), std::string::npos)
         << what;
     EXPECT_NE(what.find("largest: AdamW moments (fp32) 64.2 GB, fp32 master weights 32.1 GB, weights 16.1 GB"),
               std::string::npos)
