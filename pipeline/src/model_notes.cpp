@@ -59,6 +59,10 @@ void describe_models(const std::vector<scenario::Scenario>& scenarios, RunPlan& 
     if (!job) continue;
     const scenario::ModelTraits t = scenario::model_traits(s.model);
     if (!t.assumed.empty() && named.insert("assumed:" + s.model.name).second) say(notes, "warning: " + t.assumed);
+    if (named.insert("traits:" + s.model.name).second) {
+      for (const auto& w : t.unmodelled) say(notes, fmt::format("warning: {}: {}", s.model.name, w));
+      for (const auto& n : t.notes) say(notes, fmt::format("{}: {}", s.model.name, n));
+    }
     program::StepOptions full = job->opts;
     full.layers = 0;  // the whole model, as its card counts it
     const program::NetworkSummary ns = program::network_summary(full);
@@ -113,14 +117,22 @@ void check_models_memory(const std::vector<scenario::Scenario>& scenarios, const
                          const model::GpuProfile* profile, const std::string& profile_name, bool force,
                          std::vector<std::string>& notes, model::Environment& env) {
   if (!profile || !(profile->memory_bytes > 0)) return;
-  std::set<std::size_t> forced;  // one note per scenario
+  std::set<std::size_t> forced, told;  // one note per scenario
   for (const auto& [key, ji] : plan.first_job_of_key) {
     const Job& j = plan.jobs[ji];
     if (forced.count(j.scenario)) continue;
-    const std::string text =
-        sim::check_step_memory(j.opts, profile->memory_bytes, profile_name,
-                               fmt::format("{} (L = {})", scenarios[j.scenario].name, j.layers), force);
-    if (text.empty()) continue;
+    // The model first (a --hf-config replaces the scenario's), then the scenario it runs in.
+    const std::string what = fmt::format("{} ({} of {} layers, scenario {})", j.opts.model.name, j.layers,
+                                         j.opts.model.num_hidden_layers, scenarios[j.scenario].name);
+    const std::string text = sim::check_step_memory(j.opts, profile->memory_bytes, profile_name, what, force);
+    if (text.empty()) {
+      if (!told.insert(j.scenario).second) continue;
+      const std::string fits =
+          what + ": the step " + sim::describe_step_memory(j.opts, profile->memory_bytes, profile_name);
+      env.extra[told.size() == 1 ? "memory_estimate" : "memory_estimate." + scenarios[j.scenario].name] = fits;
+      say(notes, "memory: " + fits);
+      continue;
+    }
     forced.insert(j.scenario);
     env.extra["memory_check"] = "forced (--force-memory): the step exceeds the GPU profile's memory";
     say(notes, "memory check overridden with --force-memory: " + text);

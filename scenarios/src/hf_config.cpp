@@ -2,6 +2,7 @@
 // (rope_scaling, torch_dtype, ...); the shape keys we need must be present and well typed.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "checks.hpp"
+#include "hf_keys.hpp"
 #include "syncscope/core/bounds.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
@@ -115,6 +117,15 @@ std::string line_col(const std::string& text, std::size_t byte) {
 // long, as a cache path can be) is replaced by its last path component, then by
 // model_type, then by the file's directory name. The name is not a shape field: a config is
 // never refused for it.
+bool generic_folder(const std::string& dir) {
+  static const char* const kGeneric[] = {"cfg",     "config", "configs", "model",  "models",     "tmp",
+                                         "temp",    "hf",     "out",     "output", "checkpoint", "checkpoints",
+                                         "weights", "data",   "input",   ".",      ".."};
+  for (const char* g : kGeneric)
+    if (dir == g) return true;
+  return false;
+}
+
 std::string model_name(const nlohmann::json& j, const std::filesystem::path& path) {
   std::vector<std::string> candidates;
   if (j.contains("_name_or_path") && j["_name_or_path"].is_string()) {
@@ -124,9 +135,28 @@ std::string model_name(const nlohmann::json& j, const std::filesystem::path& pat
     const auto slash = candidates.back().rfind('/');
     if (slash != std::string::npos) candidates.push_back(candidates.back().substr(slash + 1));
   }
-  if (path.has_parent_path() && path.filename() == "config.json" && !path.parent_path().filename().empty())
-    candidates.push_back(path.parent_path().filename().string());
-  if (j.contains("model_type") && j["model_type"].is_string()) candidates.push_back(j["model_type"].get<std::string>());
+  if (path.has_parent_path() && path.filename() == "config.json" && !path.parent_path().filename().empty()) {
+    // The Hugging Face cache keeps a model's files in models--ORG--NAME/snapshots/HASH/.
+    const std::filesystem::path snap = path.parent_path().parent_path();
+    const std::string repo = snap.parent_path().filename().string();
+    if (snap.filename() == "snapshots" && repo.rfind("models--", 0) == 0) {
+      const auto sep = repo.rfind("--");
+      if (sep != std::string::npos && sep + 2 < repo.size() && sep >= 8) candidates.push_back(repo.substr(sep + 2));
+    }
+    // A folder with a generic name ("cfg", "config") does not name the model: the
+    // model_type and the shape do better (generic_name()).
+    const std::string dir = path.parent_path().filename().string();
+    if (!generic_folder(dir)) candidates.push_back(dir);
+  }
+  // No name in the file or its place: the family and the shape ("llama-32L-4096H"), which a
+  // results.csv row can be matched with; the file's stem only when even that is missing.
+  if (j.contains("model_type") && j["model_type"].is_string()) {
+    std::string shaped = j["model_type"].get<std::string>();
+    if (j.contains("num_hidden_layers") && j["num_hidden_layers"].is_number_integer() && j.contains("hidden_size") &&
+        j["hidden_size"].is_number_integer())
+      shaped += fmt::format("-{}L-{}H", j["num_hidden_layers"].get<long long>(), j["hidden_size"].get<long long>());
+    candidates.push_back(shaped);
+  }
   candidates.push_back(path.stem().string());
   for (const auto& c : candidates)
     if (!name_problem(c, bounds::kMaxNameChars)) return c;
@@ -159,10 +189,17 @@ ModelShape parse_hf_config(const std::string& text, const std::filesystem::path&
   std::string outer_type;
   if (j.contains("model_type") && j["model_type"].is_string()) outer_type = j["model_type"].get<std::string>();
   // Multimodal configs nest the language model's shape (e.g. Llama 4, Gemma 3).
+  nlohmann::json outer_vision = nlohmann::json::object();
+  std::vector<std::string> text_notes;
   if (!j.contains("num_hidden_layers") && j.contains("text_config") && j["text_config"].is_object()) {
+    if (j.contains("vision_config")) outer_vision["vision_config"] = j["vision_config"];
     nlohmann::json inner = j["text_config"];
     j = std::move(inner);
     prefix = "text_config.";
+    const std::string inner_type =
+        j.contains("model_type") && j["model_type"].is_string() ? j["model_type"].get<std::string>() : "";
+    const auto fam = model_family(inner_type) ? model_family(inner_type) : model_family(outer_type);
+    if (fam) text_notes = detail::apply_text_defaults(j, *fam);  // before the required keys are read
   }
 
   auto where = [&](const std::string& field) {
@@ -207,6 +244,7 @@ ModelShape parse_hf_config(const std::string& text, const std::filesystem::path&
   // separate per-expert moe_intermediate_size.
   m.num_local_experts = int_field("num_local_experts", false, 0);
   if (m.num_local_experts == 0) m.num_local_experts = int_field("num_experts", false, 0);
+  if (m.num_local_experts == 0) m.num_local_experts = int_field("n_routed_experts", false, 0);  // DeepSeek
   m.num_experts_per_tok = m.num_local_experts > 0 ? int_field("num_experts_per_tok", true, 0) : 0;
   if (m.num_local_experts > 0 && j.contains("moe_intermediate_size") && !j["moe_intermediate_size"].is_null())
     m.intermediate_size = int_field("moe_intermediate_size", true, 0);
@@ -223,7 +261,7 @@ ModelShape parse_hf_config(const std::string& text, const std::filesystem::path&
   in.model_type = m.model_type;
   in.num_hidden_layers = m.num_hidden_layers;
   in.moe = m.num_local_experts > 0;
-  in.qwen_moe_naming = in.moe && !j.contains("num_local_experts");
+  in.qwen_moe_naming = in.moe && j.contains("num_experts");
   auto bool_field = [&](const char* key) -> std::optional<bool> {
     if (!j.contains(key) || j[key].is_null()) return std::nullopt;
     if (!j[key].is_boolean()) scenario::detail::fail(where, key, "true or false", j[key].dump());
@@ -254,29 +292,42 @@ ModelShape parse_hf_config(const std::string& text, const std::filesystem::path&
   in.final_logit_softcapping = opt_num("final_logit_softcapping");
   if (j.contains("layer_types") && !j["layer_types"].is_null()) {
     const auto& lt = j["layer_types"];
-    const std::string expected =
-        fmt::format("a list of {} entries (num_hidden_layers), each \"full_attention\" or \"sliding_attention\"",
-                    m.num_hidden_layers);
+    const std::string expected = fmt::format(
+        "a list of {} entries (num_hidden_layers), each \"full_attention\", \"sliding_attention\" or "
+        "\"chunked_attention\"",
+        m.num_hidden_layers);
     if (!lt.is_array() || lt.size() != static_cast<std::size_t>(std::max(0, m.num_hidden_layers)))
       scenario::detail::fail(where, "layer_types", expected,
                              lt.is_array() ? fmt::format("{} entries", lt.size())
                                            : lt.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-    std::vector<bool> sliding;
+    std::vector<bool> sliding, chunked;
     for (std::size_t i = 0; i < lt.size(); ++i) {
       const std::string v = lt[i].is_string() ? lt[i].get<std::string>() : "";
-      if (v != "full_attention" && v != "sliding_attention")
-        throw InputError(
-            fmt::format("{}: layer_types[{}]: expected \"full_attention\" or \"sliding_attention\", got {}",
-                        where("layer_types"), i, lt[i].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+      if (v != "full_attention" && v != "sliding_attention" && v != "chunked_attention")
+        throw InputError(fmt::format(
+            "{}: layer_types[{}]: expected \"full_attention\", \"sliding_attention\" or \"chunked_attention\", "
+            "got {} (syncscope models softmax attention only)",
+            where("layer_types"), i, lt[i].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
       sliding.push_back(v == "sliding_attention");
+      chunked.push_back(v == "chunked_attention");
     }
     in.layer_types = std::move(sliding);
+    if (std::find(chunked.begin(), chunked.end(), true) != chunked.end()) in.layer_chunked = std::move(chunked);
   }
   m.sliding_window = in.sliding_window;
   scenario::detail::check_model(m, where, "");  // bounds num_hidden_layers before a per-layer list
   in.num_hidden_layers = m.num_hidden_layers;
+  // Experts, dense layers, MLA, chunks: read with the known family's defaults (none for an
+  // unknown model_type, whose closest family resolve_model_traits() names).
+  detail::read_architecture(detail::HfKeys{j, file, where}, m, in, model_family(m.model_type).value_or(""));
+  detail::read_vision_tower(outer_vision, outer_type, m);
+  scenario::detail::check_model(m, where, "");  // MLA's head_dim, within bounds
+  ModelTraits read = std::move(m.traits);
   const ResolvedTraits r = resolve_model_traits(in);
   m.traits = r.traits;
+  for (auto& n : text_notes) m.traits.notes.push_back(std::move(n));
+  for (auto& n : read.notes) m.traits.notes.push_back(std::move(n));
+  m.traits.unmodelled = std::move(read.unmodelled);
   m.tie_word_embeddings = r.tie_word_embeddings;
   m.sliding_window = r.sliding_window;
   return m;

@@ -65,6 +65,26 @@ const Family kFamilies[] = {
     // GptOssConfig: sliding_window=128 alternating (sliding first), attention_bias=True;
     // modeling_gpt_oss.py: sinks per head, router bias, gate_up_proj_bias and down_proj_bias.
     {"gpt_oss", "gpt_oss/configuration_gpt_oss.py", false, 128, Windows::Alternating, 0, false, false, true, true, true, 2, 0, 0},
+    // Qwen2MoeConfig: as Qwen2 (q/k/v biases, windows only with use_sliding_window);
+    // modeling_qwen2_moe.py: a shared expert of shared_expert_intermediate_size beside the
+    // routed ones, scaled by a sigmoid shared_expert_gate Linear(hidden, 1).
+    {"qwen2_moe", "qwen2_moe/configuration_qwen2_moe.py", false, 4096, Windows::FromLayer, 28, false, true, false, false, false, 2, 0, 0},
+    // DeepseekV2Config: tie_word_embeddings=False, attention_bias=False, no window;
+    // modeling_deepseek_v2.py: multi-head latent attention (q_a/q_b, kv_a_proj_with_mqa,
+    // kv_b_proj), n_shared_experts beside the routed, first_k_dense_replace dense layers.
+    {"deepseek_v2", "deepseek_v2/configuration_deepseek_v2.py", false, 0, Windows::None, 0, false, false, false, false, false, 2, 0, 0},
+    // DeepseekV3Config: as DeepSeek-V2 (sigmoid router with a score-correction buffer).
+    {"deepseek_v3", "deepseek_v3/configuration_deepseek_v3.py", false, 0, Windows::None, 0, false, false, false, false, false, 2, 0, 0},
+    // Llama4TextConfig: no sliding window; attention_chunk_size on the RoPE layers (every
+    // no_rope_layer_interval-th, default 4, is NoPE with full attention); use_qk_norm a
+    // weightless L2 norm; modeling_llama4.py: a shared expert beside the routed ones.
+    {"llama4", "llama4/configuration_llama4.py", false, 0, Windows::None, 0, false, false, false, false, false, 2, 0, 0},
+    // Phi3Config: sliding_window=None, every layer when set (modeling_phi3.py); fused qkv_proj
+    // and gate_up_proj hold the same values as Llama's separate projections.
+    {"phi3", "phi3/configuration_phi3.py", false, 0, Windows::All, 0, false, false, false, false, false, 2, 0, 0},
+    // OlmoeConfig: tie_word_embeddings=False; modeling_olmoe.py: q_norm over hidden_size and
+    // k_norm over num_key_value_heads x head_dim (whole projections, not per head).
+    {"olmoe", "olmoe/configuration_olmoe.py", false, 0, Windows::None, 0, true, false, false, false, false, 2, 0, 0},
 };
 // clang-format on
 
@@ -84,9 +104,46 @@ const Family& closest(const TraitInputs& in) {
     if (in.model_type.rfind(n, 0) == 0 && (!best || n.size() > std::string_view(best->name).size())) best = &f;
   }
   if (best) return *best;
+  if (in.mla) return *find("deepseek_v3");
   if (in.moe) return *find(in.qwen_moe_naming ? "qwen3_moe" : "mixtral");
   if (in.sliding_window_given && in.sliding_window > 0) return *find("mistral");
   return *find("llama");
+}
+
+// Which layers route to experts (ModelTraits::moe_layers); empty when all do.
+std::vector<bool> moe_layout(const TraitInputs& in, int L) {
+  if (!in.moe) return {};
+  std::vector<bool> moe(static_cast<std::size_t>(L), true);
+  const int step = std::max(1, in.moe_step);
+  for (int i = 0; i < L; ++i) {
+    bool routed = i >= in.first_k_dense_replace;
+    routed = routed && (in.moe_step_from_zero ? i % step == 0 : (i + 1) % step == 0);
+    routed = routed && std::find(in.mlp_only_layers.begin(), in.mlp_only_layers.end(), i) == in.mlp_only_layers.end();
+    moe[static_cast<std::size_t>(i)] = routed;
+  }
+  if (std::all_of(moe.begin(), moe.end(), [](bool b) { return b; })) return {};
+  return moe;
+}
+
+// Llama 4's chunked attention (Llama4TextConfig): the layers that use RoPE attend within
+// chunks of attention_chunk_size; no_rope_layers[i] (1: RoPE) defaults to
+// int((i + 1) % no_rope_layer_interval != 0), interval 4.
+std::vector<int> chunk_layout(const TraitInputs& in, const Family& f, int L) {
+  if (in.attention_chunk_size <= 0) return {};
+  std::vector<int> c(static_cast<std::size_t>(L), 0);
+  const bool llama4 = std::string_view(f.name) == "llama4";
+  const int interval = std::max(1, in.no_rope_layer_interval.value_or(4));
+  for (int i = 0; i < L; ++i) {
+    bool chunked = true;
+    if (in.layer_chunked)
+      chunked =
+          static_cast<std::size_t>(i) < in.layer_chunked->size() && (*in.layer_chunked)[static_cast<std::size_t>(i)];
+    else if (in.no_rope_layers && !in.no_rope_layers->empty())
+      chunked = (*in.no_rope_layers)[static_cast<std::size_t>(i) % in.no_rope_layers->size()];
+    else if (llama4) chunked = (i + 1) % interval != 0;
+    c[static_cast<std::size_t>(i)] = chunked ? in.attention_chunk_size : 0;
+  }
+  return c;
 }
 
 std::string windows_rule(const Family& f) {
@@ -113,6 +170,7 @@ const std::vector<std::string>& known_model_families() {
 
 std::optional<std::string> model_family(std::string_view model_type) {
   if (model_type == "gemma3_text") return std::string("gemma3");  // Gemma3ForCausalLM's text config
+  if (model_type == "llama4_text") return std::string("llama4");  // Llama4ForCausalLM's text config
   if (const Family* f = find(model_type)) return std::string(f->name);
   return std::nullopt;
 }
@@ -184,6 +242,10 @@ ResolvedTraits resolve_model_traits(const TraitInputs& in) {
     t.layer_windows = std::move(w);
     r.sliding_window = window;
   }
+  if (std::string_view(f.name) == "olmoe") t.qk_norm_full_width = true;
+  if (std::string_view(f.name) == "llama4") t.qk_l2_norm = in.use_qk_norm.value_or(true);
+  t.moe_layers = moe_layout(in, L);
+  t.layer_chunks = chunk_layout(in, f, L);
   return r;
 }
 
@@ -210,6 +272,17 @@ ModelTraits model_traits(const ModelShape& m) {
   return resolve_model_traits(in).traits;
 }
 
+int layer_chunk(const ModelTraits& t, int layer) {
+  if (t.layer_chunks.empty() || layer < 0) return 0;
+  return t.layer_chunks[static_cast<std::size_t>(layer) % t.layer_chunks.size()];
+}
+
+bool ModelShape::moe_layer(int layer) const {
+  if (!is_moe()) return false;
+  if (traits.moe_layers.empty() || layer < 0) return true;
+  return traits.moe_layers[static_cast<std::size_t>(layer) % traits.moe_layers.size()];
+}
+
 int layer_window(const ModelTraits& t, int layer) {
   if (t.layer_windows.empty() || layer < 0) return 0;
   return t.layer_windows[static_cast<std::size_t>(layer) % t.layer_windows.size()];
@@ -219,14 +292,25 @@ std::string describe_windows(const ModelTraits& t, int layers) {
   int sliding = 0, window = 0;
   for (int i = 0; i < layers; ++i)
     if (const int w = layer_window(t, i); w > 0) ++sliding, window = std::max(window, w);
-  if (sliding == 0) return "full attention on every layer";
-  if (sliding == layers) return fmt::format("a {}-token sliding window on every layer", window);
-  return fmt::format("a {}-token sliding window on {} of {} layers", window, sliding, layers);
+  int chunked = 0, chunk = 0;
+  for (int i = 0; i < layers; ++i)
+    if (const int c = layer_chunk(t, i); c > 0) ++chunked, chunk = std::max(chunk, c);
+  const std::string chunks =
+      chunked == 0        ? ""
+      : chunked == layers ? fmt::format("{}-token attention chunks on every layer", chunk)
+                          : fmt::format("{}-token attention chunks on {} of {} layers (full attention on the rest)",
+                                        chunk, chunked, layers);
+  if (sliding == 0) return chunked > 0 ? chunks : "full attention on every layer";
+  const std::string windows =
+      sliding == layers ? fmt::format("a {}-token sliding window on every layer", window)
+                        : fmt::format("a {}-token sliding window on {} of {} layers", window, sliding, layers);
+  return chunked > 0 ? windows + ", " + chunks : windows;
 }
 
 std::vector<std::string> architecture_features(const ModelTraits& t) {
   std::vector<std::string> out;
-  if (t.qk_norm) out.emplace_back("q/k norms");
+  if (t.qk_norm) out.emplace_back(t.qk_norm_full_width ? "q/k norms over the whole projection" : "q/k norms");
+  if (t.qk_l2_norm) out.emplace_back("weightless q/k L2 norms");
   if (t.qkv_bias && t.o_bias) out.emplace_back("q/k/v/o biases");
   else if (t.qkv_bias) out.emplace_back("q/k/v biases");
   if (t.mlp_bias) out.emplace_back("MLP biases");

@@ -105,6 +105,9 @@ void check_model(ModelShape& m, const Locator& where, const std::string& p) {
     m.head_dim = m.hidden_size / m.num_attention_heads;
   }
   in_range(where, p + "head_dim", m.head_dim, bounds::kHeadDim);
+  // Checked here, where the file and position are known (the step's own check cannot name them).
+  if (m.head_dim % 2 != 0)
+    fail(where, p + "head_dim", "an even integer (RoPE rotates pairs of dimensions)", std::to_string(m.head_dim));
   in_range(where, p + "intermediate_size", m.intermediate_size, bounds::kIntermediateSize);
   in_range(where, p + "vocab_size", m.vocab_size, bounds::kVocabSize);
   if (m.num_local_experts < 0)
@@ -139,6 +142,11 @@ void check_training(Scenario& s, const Locator& where) {
   auto& t = s.training;
   if (std::find(std::begin(kTrainingModes), std::end(kTrainingModes), t.mode) == std::end(kTrainingModes))
     fail(where, "training", "one of full, lora, qlora", "\"" + t.mode + "\"");
+  if (t.optimizer != "adamw" && t.optimizer != "adamw_8bit")
+    fail(where, "optimizer",
+         "one of adamw (torch AdamW, fp32 moments), adamw_8bit (bitsandbytes AdamW8bit); the memory check counts its "
+         "state",
+         "\"" + t.optimizer + "\"");
   const auto& m = s.model;
   const int max_rank = std::min(m.hidden_size, std::min(m.intermediate_size, m.num_key_value_heads * m.head_dim));
   if (t.lora_rank < 1 || t.lora_rank > max_rank)
@@ -554,7 +562,7 @@ Scenario parse_scenario(const std::string& text, const std::filesystem::path& pa
   s.source = path;
   s.name = path.stem().string();
   static const std::vector<std::string> allowed = {"name",  "description", "model",    "batch", "dtype", "offload",
-                                                   "fixes", "measure",     "training", "lora",  "host"};
+                                                   "fixes", "measure",     "training", "lora",  "host",  "optimizer"};
   bool have_model = false, have_fixes = false;
   if (!root.IsDefined() || root.IsNull())
     throw InputError(fmt::format("{}: empty scenario; expected a mapping with keys model, batch, fixes, ...", file));
@@ -574,6 +582,7 @@ Scenario parse_scenario(const std::string& text, const std::filesystem::path& pa
     else if (key == "training") s.training.mode = r.string(v, key, "one of full, lora, qlora");
     else if (key == "lora") read_lora(r, v, s.training);
     else if (key == "host") s.host = r.string(v, key, "one of eager, cpp");
+    else if (key == "optimizer") s.training.optimizer = r.string(v, key, "one of adamw, adamw_8bit");
   }
   if (!have_model)
     throw InputError(fmt::format("{}: missing required key model (the model shape, Hugging Face config names)", file));

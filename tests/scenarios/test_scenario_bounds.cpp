@@ -245,7 +245,7 @@ TEST(HfConfigBounds, UnprintableOrLongNamesFallBackInsteadOfFailing) {
   } rows[] = {
       {"Qwen/Qwen3-0.6B", "Qwen/Qwen3-0.6B"},
       {"/home/user/.cache/huggingface/hub/" + std::string(150, 'x') + "/Qwen3-0.6B", "Qwen3-0.6B"},
-      {"bad\\nname", "qwen3"},
+      {"bad\\nname", "qwen3-28L-1024H"},  // the family and shape when no name is printable
   };
   for (const auto& r : rows) {
     std::string text = replace(kConfig, "\"num_hidden_layers\": 28",

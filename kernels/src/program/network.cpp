@@ -38,7 +38,10 @@ class Lister {
   void linear(const std::string& prefix, const std::string& module, std::int64_t out, std::int64_t in,
               bool bias = false) {
     const bool full = !o_.training.adapters();
-    add(prefix + module, {out, in}, full, nf4_quantized(o_, module) ? ParamStorage::Nf4 : ParamStorage::Dense);
+    // The architecture's form stores every nn.Linear of a layer in NF4 under qlora, as
+    // bitsandbytes converts them all (the LM head stays: Unsloth and PEFT skip it).
+    const bool nf4 = arch_ ? o_.training.mode == "qlora" : nf4_quantized(o_, module);
+    add(prefix + module, {out, in}, full, nf4 ? ParamStorage::Nf4 : ParamStorage::Dense);
     if (arch_) {
       if (bias) add(prefix + module + ".bias", {out}, full);
       return;
@@ -48,6 +51,27 @@ class Lister {
       add(prefix + module + ".lora_A", {r, in}, true);
       add(prefix + module + ".lora_B", {out, r}, true);
     }
+  }
+
+  // Multi-head latent attention (modeling_deepseek_v2.py): q directly or through a rank
+  // q_lora_rank bottleneck with its RMSNorm; k and v from one shared latent
+  // (kv_a_proj_with_mqa, kv_lora_rank plus the rotary key) normed and expanded per head by
+  // kv_b_proj; attention_bias on q_a, kv_a and o.
+  void mla(const std::string& p) {
+    const scenario::ModelShape& m = o_.model;
+    const bool full = !o_.training.adapters();
+    const std::int64_t H = m.hidden_size, n = m.num_attention_heads, qk = m.qk_nope_head_dim + m.qk_rope_head_dim;
+    if (m.q_lora_rank > 0) {
+      linear(p, "q_a_proj", m.q_lora_rank, H, t_.o_bias);
+      add(p + "q_a_layernorm", {m.q_lora_rank}, full);
+      linear(p, "q_b_proj", n * qk, m.q_lora_rank);
+    } else {
+      linear(p, "q_proj", n * qk, H);
+    }
+    linear(p, "kv_a_proj_with_mqa", m.kv_lora_rank + m.qk_rope_head_dim, H, t_.o_bias);
+    add(p + "kv_a_layernorm", {m.kv_lora_rank}, full);
+    linear(p, "kv_b_proj", n * (m.qk_nope_head_dim + m.v_head_dim), m.kv_lora_rank);
+    linear(p, "o_proj", H, n * m.v_head_dim, t_.o_bias);
   }
 
   std::vector<ParamInfo> build() {
@@ -62,10 +86,14 @@ class Lister {
     for (int l = 0; l < effective_layers(o_); ++l) {
       const std::string p = fmt::format("layers.{}.", l);
       add(p + "input_layernorm", {H}, full);
-      linear(p, "q_proj", q, H, t_.qkv_bias);
-      linear(p, "k_proj", kv, H, t_.qkv_bias);
-      linear(p, "v_proj", kv, H, t_.qkv_bias);
-      linear(p, "o_proj", H, q, t_.o_bias);
+      if (arch_ && m.is_mla()) {
+        mla(p);
+      } else {
+        linear(p, "q_proj", q, H, t_.qkv_bias);
+        linear(p, "k_proj", kv, H, t_.qkv_bias);
+        linear(p, "v_proj", kv, H, t_.qkv_bias);
+        linear(p, "o_proj", H, q, t_.o_bias);
+      }
       if (arch_ && t_.attention_sinks) add(p + "sinks", {m.num_attention_heads}, full);
       if (oss) {
         // attention_bias: true in gpt-oss's config; one learned sink logit per head.
@@ -73,7 +101,10 @@ class Lister {
           add(p + b, {std::string(b)[0] == 'q' ? q : std::string(b)[0] == 'o' ? H : kv}, full);
         add(p + "sinks", {m.num_attention_heads}, full);
       }
-      if (t_.qk_norm) {
+      if (t_.qk_norm && arch_ && t_.qk_norm_full_width) {
+        add(p + "q_norm", {q}, full);  // OLMoE: one norm over every head's q, one over k
+        add(p + "k_norm", {kv}, full);
+      } else if (t_.qk_norm) {
         add(p + "q_norm", {m.head_dim}, full);
         add(p + "k_norm", {m.head_dim}, full);
       }
@@ -84,11 +115,31 @@ class Lister {
         add(p + "pre_feedforward_layernorm", {H}, full);
         add(p + "post_feedforward_layernorm", {H}, full);
       }
-      if (m.is_moe()) {
+      if (arch_ && m.is_moe() && !m.moe_layer(l)) {
+        // A dense layer of an MoE model (DeepSeek's first_k_dense_replace, Llama 4's
+        // interleaving): a plain MLP of the dense width.
+        const std::int64_t D = m.dense_intermediate_size > 0 ? m.dense_intermediate_size : I;
+        linear(p, "gate_proj", D, H, t_.mlp_bias);
+        linear(p, "up_proj", D, H, t_.mlp_bias);
+        linear(p, "down_proj", H, D, t_.mlp_bias);
+      } else if (m.is_moe()) {
+        if (arch_ && m.shared_expert_intermediate_size > 0) {
+          // Shared experts (one MLP of their combined width) run on every token.
+          const std::int64_t S = m.shared_expert_intermediate_size;
+          linear(p, "shared_experts.gate_proj", S, H);
+          linear(p, "shared_experts.up_proj", S, H);
+          linear(p, "shared_experts.down_proj", H, S);
+          if (m.shared_expert_gate) add(p + "shared_expert_gate", {1, H}, full);
+        }
         add(p + "router", {E, H}, full);
-        add(p + "experts.gate", {E, H, I}, full);
-        add(p + "experts.up", {E, H, I}, full);
-        add(p + "experts.down", {E, I, H}, full);
+        // Experts held as one nn.Linear each (Mixtral, Qwen-MoE, OLMoE, DeepSeek in
+        // transformers 4.x) are quantized by bitsandbytes; fused 3-D tensors (gpt-oss,
+        // Llama 4) are not (experts_quantized()).
+        const ParamStorage es =
+            arch_ && o_.training.mode == "qlora" && experts_quantized(m) ? ParamStorage::Nf4 : ParamStorage::Dense;
+        add(p + "experts.gate", {E, H, I}, full, es);
+        add(p + "experts.up", {E, H, I}, full, es);
+        add(p + "experts.down", {E, I, H}, full, es);
         if (oss || (arch_ && t_.moe_biases)) {
           add(p + "router.bias", {E}, full);
           add(p + "experts.gate_up_bias", {E, 2 * I}, full);
@@ -121,6 +172,11 @@ std::string kind_of(const std::string& name) {
 
 }  // namespace
 
+bool experts_quantized(const scenario::ModelShape& m) {
+  const std::string f = scenario::model_traits(m).family;
+  return m.is_moe() && f != "gpt_oss" && f != "llama4";
+}
+
 std::vector<ParamInfo> network_parameters(const StepOptions& options) {
   validate(options);
   return Lister(options, false).build();
@@ -140,9 +196,19 @@ NetworkSummary network_summary(const StepOptions& options) {
     built.insert(p.name);
   }
   std::map<std::string, std::int64_t> omitted;  // kind -> values, over every layer
+  // The step program computes an MoE model's shared experts and dense layers and MLA's
+  // projections (step_layers.cpp) though the step's parameter list keeps the routed form
+  // (the LibTorch reference builds that list): they are not omitted from the step's time.
+  const scenario::ModelShape& m = options.model;
+  auto computed = [&](const std::string& kind) {
+    if (kind.rfind("shared_expert", 0) == 0) return true;
+    if (m.is_moe() && (kind == "gate_proj" || kind == "up_proj" || kind == "down_proj")) return true;
+    return m.is_mla() &&
+           (kind.rfind("q_a_", 0) == 0 || kind == "q_b_proj" || kind.rfind("kv_a_", 0) == 0 || kind == "kv_b_proj");
+  };
   for (const auto& p : architecture_parameters(options)) {
     s.base_parameters += p.numel;
-    if (!built.count(p.name)) omitted[kind_of(p.name)] += p.numel;
+    if (!built.count(p.name) && !computed(kind_of(p.name))) omitted[kind_of(p.name)] += p.numel;
   }
   for (const auto& [kind, n] : omitted) {
     s.step_omits.push_back(kind);

@@ -114,6 +114,8 @@ class StepBuilder final : public ProgramLayerBuilder {
   // The MoE block: norm, router, top-k and softmax, the experts as the routing fix
   // dispatches them (ProgramPoint::ExpertDispatch), the residual.
   void moe();
+  // The shared experts of an MoE layer (DeepSeek, Qwen2-MoE, Llama 4), after the routed ones.
+  void shared_experts();
 
   // One layer's forward kernels; the first reads `input`, the last writes `output`.
   void layer_forward(int input, int output);

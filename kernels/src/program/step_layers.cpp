@@ -19,9 +19,28 @@ void StepBuilder::attention() {
   const double T = T_;
   const double q = static_cast<double>(nh_) * d_, kv = static_cast<double>(nkv_) * d_;
   rmsnorm("input_layernorm", T, H_);
-  linear("q_proj", "q_proj", T, q, H_);
-  linear("k_proj", "k_proj", T, kv, H_);
-  linear("v_proj", "v_proj", T, kv, H_);
+  const scenario::ModelShape& m = o_.model;
+  if (m.is_mla()) {
+    // Multi-head latent attention (modeling_deepseek_v2.py): q directly or through its
+    // rank-q_lora_rank bottleneck; k and v from one latent of kv_lora_rank (plus the shared
+    // rotary key), normed and expanded per head by kv_b_proj. Replaces q/k/v_proj.
+    const double qk = m.qk_nope_head_dim + m.qk_rope_head_dim;
+    if (m.q_lora_rank > 0) {
+      gemm("q_a_proj", T, m.q_lora_rank, H_);
+      rmsnorm("q_a_layernorm", T, m.q_lora_rank);
+      gemm("q_b_proj", T, nh_ * qk, m.q_lora_rank);
+    } else {
+      linear("q_proj", "q_proj", T, nh_ * qk, H_);
+    }
+    gemm("kv_a_proj_with_mqa", T, m.kv_lora_rank + m.qk_rope_head_dim, H_);
+    rmsnorm("kv_a_layernorm", T, m.kv_lora_rank);
+    gemm("kv_b_proj", T, nh_ * (m.qk_nope_head_dim + m.v_head_dim), m.kv_lora_rank);
+    ew("k_pe.expand", T * nh_ * m.qk_rope_head_dim);  // the rotary key, shared, broadcast per head
+  } else {
+    linear("q_proj", "q_proj", T, q, H_);
+    linear("k_proj", "k_proj", T, kv, H_);
+    linear("v_proj", "v_proj", T, kv, H_);
+  }
   if (oss_) {
     ew("q_proj.bias_add", T * q);
     ew("k_proj.bias_add", T * kv);
@@ -52,21 +71,46 @@ void StepBuilder::attention() {
     // SDPA with a dense additive mask computes every (i, j) block: QK^T and PV.
     fwd(FwdKernel::Kind::Attention, "scaled_dot_product_attention", 4.0 * nh_ * T * T * d_, (4.0 * T * q + T * T) * b_);
   }
-  ew("attn_output.contiguous", T * q);
-  linear("o_proj", "o_proj", T, H_, q);
+  const double attn_out = m.is_mla() ? static_cast<double>(nh_) * m.v_head_dim : q;
+  ew("attn_output.contiguous", T * attn_out);
+  linear("o_proj", "o_proj", T, H_, attn_out);
   if (oss_) ew("o_proj.bias_add", T * H_);
   ew("residual_add", T * H_);
 }
 
 void StepBuilder::mlp() {
   const double T = T_;
+  // A dense layer of an MoE model has its own width (intermediate_size beside the experts'
+  // moe_intermediate_size; Llama 4's intermediate_size_mlp).
+  const double I = o_.model.is_moe() && o_.model.dense_intermediate_size > 0 ? o_.model.dense_intermediate_size : I_;
   rmsnorm("post_attention_layernorm", T, H_);
-  linear("gate_proj", "gate_proj", T, I_, H_);
-  linear("up_proj", "up_proj", T, I_, H_);
-  ew("silu", T * I_);
-  ew("mul", T * I_);
-  linear("down_proj", "down_proj", T, H_, I_);
+  linear("gate_proj", "gate_proj", T, I, H_);
+  linear("up_proj", "up_proj", T, I, H_);
+  ew("silu", T * I);
+  ew("mul", T * I);
+  linear("down_proj", "down_proj", T, H_, I);
   ew("residual_add", T * H_);
+}
+
+void StepBuilder::shared_experts() {
+  // Every token through the shared MLP beside the routed experts: their own GEMMs, no
+  // routing and no host syncs (modeling_deepseek_v2.py shared_experts,
+  // modeling_qwen2_moe.py shared_expert with its sigmoid shared_expert_gate, Llama 4's
+  // shared_expert).
+  const scenario::ModelShape& m = o_.model;
+  const double T = T_, S = m.shared_expert_intermediate_size;
+  if (S <= 0) return;
+  gemm("shared_experts.gate_proj", T, S, H_);
+  gemm("shared_experts.up_proj", T, S, H_);
+  ew("shared_experts.silu", T * S);
+  ew("shared_experts.mul", T * S);
+  gemm("shared_experts.down_proj", T, H_, S);
+  if (m.shared_expert_gate) {
+    gemm("shared_expert_gate", T, 1, H_);
+    ew("shared_expert_gate.sigmoid", T);
+    ew("shared_expert.mul_gate", T * H_);
+  }
+  ew("shared_experts.add", T * H_);
 }
 
 void StepBuilder::expert(const std::string& p, double rows) {
@@ -114,6 +158,7 @@ void StepBuilder::moe() {
   ew("router.softmax", tk, 4);
   fix_point(ProgramPoint::ExpertDispatch);  // the routing fix's dispatch and experts
   if (low_precision_) ew("moe.out.to_dtype", T * H_, (b_ + 4) / 2.0);
+  shared_experts();
   ew("residual_add", T * H_);
 }
 

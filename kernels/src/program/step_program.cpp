@@ -268,7 +268,9 @@ void StepBuilder::fix_point(ProgramPoint at) {
 void StepBuilder::layer_forward(int input, int output) {
   const std::size_t first = p_.ops.size();
   attention();
-  if (o_.model.is_moe()) {
+  // An MoE model's dense layers (DeepSeek's first_k_dense_replace, Llama 4's interleaving)
+  // run a plain MLP of their own width: no router, no routing syncs.
+  if (o_.model.moe_layer(layer_)) {
     moe();
   } else {
     mlp();

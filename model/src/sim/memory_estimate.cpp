@@ -80,37 +80,126 @@ double StepMemory::total() const {
   return std::accumulate(parts.begin(), parts.end(), 0.0, [](double a, const auto& p) { return a + p.second; });
 }
 
+namespace {
+
+// The CUDA context and the libraries' handles the process holds before its first tensor:
+// 723 MiB measured on the PyTorch forum ("What is the reason for pytorch's GPU memory
+// floor?", discuss.pytorch.org/t/73021: x = th.randn(1).cuda() takes a process from 0 to
+// 723 MiB). A floor, not a function of the model.
+constexpr double kCudaContextBytes = 723.0 * 1024 * 1024;
+
+// PyTorch's caching allocator (c10/cuda/CUDACachingAllocator.cpp): every block is a
+// multiple of 512 bytes (kMinBlockSize), and an allocation above 1 MiB (kSmallSize) is
+// rounded up to a multiple of 2 MiB (kRoundLarge). The slack of one tensor of `bytes`.
+double allocator_slack(double bytes) {
+  constexpr double kMin = 512, kSmall = 1048576, kRound = 2097152;
+  const double unit = bytes > kSmall ? kRound : kMin;
+  return std::ceil(bytes / unit) * unit - bytes;
+}
+
+// LoRA targets as PEFT matches them: a module whose last name component is a target.
+bool targeted(const program::StepOptions& o, const std::string& kind) {
+  const auto dot = kind.rfind('.');
+  const std::string last = dot == std::string::npos ? kind : kind.substr(dot + 1);
+  const auto& t = o.training.target_modules;
+  return std::find(t.begin(), t.end(), last) != t.end();
+}
+
+// "layers.3.q_proj" -> "q_proj".
+std::string kind_of(const std::string& name) {
+  if (name.rfind("layers.", 0) != 0) return name;
+  const auto dot = name.find('.', 7);
+  return dot == std::string::npos ? name : name.substr(dot + 1);
+}
+
+// Elements of the LoRA adapters PEFT adds for the targets: r x (in + out) per targeted
+// nn.Linear. Routed experts count when transformers holds them as nn.Linear modules named
+// gate_proj/up_proj/down_proj (Qwen-MoE, OLMoE, DeepSeek: one adapter per expert); Mixtral's
+// are w1/w2/w3 and gpt-oss's and Llama 4's fused parameters, which the default targets miss.
+double adapter_values(const program::StepOptions& o, const std::vector<program::ParamInfo>& arch) {
+  if (!o.training.adapters()) return 0;
+  const double r = o.training.lora_rank;
+  const std::string family = scenario::model_traits(o.model).family;
+  const bool named_experts = family == "qwen2_moe" || family == "qwen3_moe" || family == "olmoe" ||
+                             family == "deepseek_v2" || family == "deepseek_v3";
+  double n = 0;
+  for (const auto& p : arch) {
+    const std::string kind = kind_of(p.name);
+    if (p.shape.size() == 2 && kind.find("norm") == std::string::npos && kind != "embed_tokens" && kind != "lm_head" &&
+        kind != "router" && targeted(o, kind)) {
+      n += r * static_cast<double>(p.shape[0] + p.shape[1]);
+    } else if (p.shape.size() == 3 && named_experts && kind.rfind("experts.", 0) == 0) {
+      const std::string proj = kind.substr(8) + "_proj";  // experts.gate -> gate_proj
+      if (std::find(o.training.target_modules.begin(), o.training.target_modules.end(), proj) !=
+          o.training.target_modules.end())
+        n += r * static_cast<double>(p.shape[0]) * static_cast<double>(p.shape[1] + p.shape[2]);
+    }
+  }
+  return n;
+}
+
+// One layer's activations kept for its backward, in bytes (see the header).
+double layer_activation_bytes(const program::StepOptions& o) {
+  const scenario::ModelShape& m = o.model;
+  const double b = program::dtype_bytes(o.dtype);
+  const double T = o.batch.packed_tokens, H = m.hidden_size,
+               q = static_cast<double>(m.num_attention_heads) * m.head_dim,
+               kv = static_cast<double>(m.num_key_value_heads) * m.head_dim, I = m.intermediate_size,
+               E = m.num_local_experts, k = m.num_experts_per_tok;
+  double layer = T * (2 * H + 3 * q + 3 * kv + (q != kv ? 2 * q : 0));
+  if (m.is_moe()) {
+    layer += T * k * (H + 3 * I) + 2 * T * E;
+    if (m.shared_expert_intermediate_size > 0) layer += T * 3.0 * m.shared_expert_intermediate_size;
+  } else {
+    layer += T * (3 * I + H);
+  }
+  double bytes = layer * b + T * T * b;  // the packed [T, T] mask
+  if (program::is_gpt_oss(m) && o.gpt_oss_unsloth_form)
+    bytes += 2.0 * m.num_attention_heads * T * T * 4;  // eager scores and probabilities, fp32
+  return bytes;
+}
+
+}  // namespace
+
 StepMemory estimate_step_memory(const program::StepOptions& o) {
   const scenario::ModelShape& m = o.model;
   const double b = program::dtype_bytes(o.dtype);
   const int L = program::effective_layers(o);
-  double weights = 0, adapters = 0, trainable = 0;
+  const bool full = !o.training.adapters();
+  const bool eight_bit = o.training.optimizer == "adamw_8bit";
+  double weights = 0, trainable = 0, slack = 0, nf4_values = 0, dense_values = 0;
   // The base as the architecture has it (biases and sinks included: a real checkpoint
   // loads them whether or not our step computes with them).
-  for (const auto& p : program::architecture_parameters(o)) {
-    weights += p.storage == program::ParamStorage::Nf4 ? program::nf4_storage_bytes(p.numel, o.training.double_quant)
-                                                       : static_cast<double>(p.numel) * b;
-    if (!o.training.adapters()) trainable += static_cast<double>(p.numel);
-  }
-  for (const auto& p : program::network_parameters(o))
-    if (p.name.find(".lora_") != std::string::npos) {
-      adapters += static_cast<double>(p.numel) * b;
-      trainable += static_cast<double>(p.numel);
+  const auto arch = program::architecture_parameters(o);
+  for (const auto& p : arch) {
+    const double n = static_cast<double>(p.numel);
+    const bool nf4 = p.storage == program::ParamStorage::Nf4;
+    const double w = nf4 ? program::nf4_storage_bytes(p.numel, o.training.double_quant) : n * b;
+    weights += w;
+    slack += allocator_slack(w);
+    (nf4 ? nf4_values : dense_values) += n;
+    if (full) {
+      trainable += n;
+      // Its gradient, fp32 master copy and two moments are tensors of their own.
+      slack +=
+          allocator_slack(n * b) + (b < 4 ? allocator_slack(4 * n) : 0) + 2 * allocator_slack(eight_bit ? n : 4 * n);
     }
-  const double T = o.batch.packed_tokens, H = m.hidden_size,
-               q = static_cast<double>(m.num_attention_heads) * m.head_dim,
-               kv = static_cast<double>(m.num_key_value_heads) * m.head_dim, I = m.intermediate_size,
-               E = m.num_local_experts, k = m.num_experts_per_tok, V = m.vocab_size;
-  // One layer's tensors kept for its backward (elements): normed input and output, q/k/v
-  // before and after RoPE, GQA-expanded k/v, attention output; MLP gate/up/product (per
-  // routed token for MoE, with the router's fp32 logits counted as two elements each).
-  double layer = T * (2 * H + 3 * q + 3 * kv + (q != kv ? 2 * q : 0));
-  layer += m.is_moe() ? T * k * (H + 3 * I) + 2 * T * E : T * (3 * I + H);
-  double layer_bytes = layer * b + T * T * b;  // the packed [T, T] mask
-  if (program::is_gpt_oss(m) && o.gpt_oss_unsloth_form)
-    layer_bytes += 2.0 * m.num_attention_heads * T * T * 4;  // eager scores and probabilities, fp32
-  const double logits = 2 * T * V * 4;                       // logits and their gradient, fp32
-  const double input = T * H * b;                            // one layer input
+  }
+  // Adapters: PEFT casts bf16/fp16 adapter weights to fp32 (LoraModel's
+  // autocast_adapter_dtype=True), so they, their gradients and their moments are fp32.
+  const double adapter_n = adapter_values(o, arch);
+  const double adapters = 4 * adapter_n;
+  if (!full) trainable = adapter_n;
+  // Full fine-tune under bf16/fp16 mixed precision: gradients in the compute dtype, an fp32
+  // master copy for the optimizer (none when the weights are fp32 already); adapters: fp32.
+  const double gradients = full ? trainable * b : 4 * adapter_n;
+  const double master = full && b < 4 ? 4 * trainable : 0;
+  // torch AdamW: exp_avg and exp_avg_sq in fp32 (8 B per value); bitsandbytes AdamW8bit:
+  // one byte each plus an fp32 absmax per block of 2048 values (bnb.optim's block_wise).
+  const double optimizer = eight_bit ? trainable * (2 + 2 * 4.0 / 2048) : 8 * trainable;
+  const double logits = 2.0 * o.batch.packed_tokens * m.vocab_size * 4;  // logits and their gradient, fp32
+  const double input = static_cast<double>(o.batch.packed_tokens) * m.hidden_size * b;  // one layer input
+  const double layer_bytes = layer_activation_bytes(o);
   double checkpoints = 0, activations = 0;
   if (!o.offload) {
     activations = L * layer_bytes + logits;  // no checkpointing: every layer's tensors stay
@@ -123,32 +212,79 @@ StepMemory estimate_step_memory(const program::StepOptions& o) {
     checkpoints = input <= o.offload_min_bytes ? L * input : ring * input;
   }
   StepMemory r;
-  r.parts = {{"weights", weights},         {"adapters", adapters},
-             {"gradients", trainable * b}, {"optimizer", 2 * trainable * b},
-             {"activations", activations}, {"checkpoints", checkpoints}};
+  r.parts = {{"weights", weights},
+             {"adapters", adapters},
+             {"gradients", gradients},
+             {"fp32 master weights", master},
+             {eight_bit ? "8-bit AdamW moments" : "AdamW moments (fp32)", optimizer},
+             {"activations", activations},
+             {"checkpoints", checkpoints},
+             {"CUDA context", kCudaContextBytes},
+             {"allocator rounding", slack}};
+  if (o.training.mode == "qlora") {
+    r.notes.push_back(fmt::format(
+        "qlora: bitsandbytes stores every nn.Linear of the decoder layers in NF4 ({:.2f}B values{}); the embeddings, "
+        "norms{} and LM head stay in {} ({:.2f}B values)",
+        nf4_values / 1e9,
+        m.is_moe() ? (program::experts_quantized(m) ? ", the routed experts included: transformers holds them as one "
+                                                      "nn.Linear per expert"
+                                                    : "")
+                   : "",
+        !m.is_moe()                     ? ""
+        : program::experts_quantized(m) ? ", router"
+                                        : ", router, the routed experts (fused 3-D parameters, which bitsandbytes does "
+                                          "not convert)",
+        o.dtype, dense_values / 1e9));
+  }
   return r;
 }
 
-std::string check_step_memory(const program::StepOptions& o, double capacity, const std::string& gpu,
-                              const std::string& what, bool force) {
-  if (!(capacity > 0)) return "";
-  const StepMemory need = estimate_step_memory(o);
-  if (need.total() <= capacity) return "";
-  const int L = program::effective_layers(o);
+namespace {
+
+// The two largest parts, for a refusal ("weights 16.1 GB, AdamW moments (fp32) 64.2 GB").
+std::string largest_parts(const StepMemory& m) {
+  auto parts = m.parts;
+  std::sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string out;
+  for (std::size_t i = 0; i < parts.size() && i < 3; ++i)
+    if (parts[i].second > 0)
+      out += fmt::format("{}{} {}", out.empty() ? "" : ", ", parts[i].first, size_text(parts[i].second));
+  return out;
+}
+
+// What would fit, tried one change at a time: adapters (lora, then qlora), 8-bit AdamW,
+// checkpoint offload, fewer layers.
+std::vector<std::string> what_would_fit(const program::StepOptions& o, double capacity) {
   std::vector<std::string> fits;
-  if (o.training.mode != "qlora") {
+  auto tried = [&](program::StepOptions t, const std::string& what) {
+    const double need = estimate_step_memory(t).total();
+    const bool fused = t.training.mode == "qlora" && o.model.is_moe() && !program::experts_quantized(o.model);
+    fits.push_back(fmt::format("{} needs {:.1f} GB{}", what, gb(need),
+                               need <= capacity ? " (fits)"
+                               : fused          ? ", still over: its experts' 3-D tensors stay in the compute dtype "
+                                                  "(bitsandbytes converts nn.Linear modules only)"
+                                                : ", still over"));
+  };
+  for (const char* mode : {"lora", "qlora"}) {
+    if (o.training.mode == mode || (o.training.mode == "qlora" && std::string(mode) == "lora")) continue;
     program::StepOptions q = o;
-    q.training.mode = "qlora";
+    q.training.mode = mode;
     if (q.training.target_modules.empty())
       q.training.target_modules = {std::begin(scenario::kLoraModules), std::end(scenario::kLoraModules)};
-    const double t = estimate_step_memory(q).total();
-    // bitsandbytes converts nn.Linear layers only: an MoE's 3-D expert tensors stay dense.
-    fits.push_back(fmt::format("training: qlora needs {:.1f} GB{}", gb(t),
-                               t <= capacity      ? ""
-                               : o.model.is_moe() ? ", still over: its experts' 3-D tensors stay in the compute dtype"
-                                                  : ", still over"));
+    tried(q, fmt::format("training: {}", mode));
+  }
+  if (o.training.optimizer != "adamw_8bit") {
+    program::StepOptions e = o;
+    e.training.optimizer = "adamw_8bit";
+    tried(e, "optimizer: adamw_8bit");
+  }
+  if (!o.offload) {
+    program::StepOptions f = o;
+    f.offload = program::kUnslothDefaultReload;
+    tried(f, "offload: true (checkpointing, reloads double-buffered)");
   }
   // The deepest run that fits (the embedding and head stay whatever the depth).
+  const int L = program::effective_layers(o);
   int lo = 0;
   for (int hi = L - 1, l = 1; l <= hi;) {
     const int mid = (l + hi) / 2;
@@ -164,19 +300,32 @@ std::string check_step_memory(const program::StepOptions& o, double capacity, co
   } else {
     fits.push_back("no depth fits (not even one layer with the embedding and head)");
   }
-  if (o.offload) {
-    fits.push_back("checkpoint offload is already on");
-  } else {
-    program::StepOptions f = o;
-    f.offload = program::kUnslothDefaultReload;
-    const double t = estimate_step_memory(f).total();
-    fits.push_back(fmt::format("offload: true (checkpointing, reloads double-buffered) needs {:.1f} GB{}", gb(t),
-                               t <= capacity ? "" : ", still over"));
-  }
+  return fits;
+}
+
+}  // namespace
+
+std::string describe_step_memory(const program::StepOptions& o, double capacity, const std::string& gpu) {
+  const StepMemory need = estimate_step_memory(o);
+  std::string notes;
+  for (const auto& n : need.notes) notes += "; " + n;
+  return fmt::format("needs {:.1f} GB of the {} profile's {:.1f} GB ({}, {} training{}{})", gb(need.total()), gpu,
+                     gb(capacity), parts_text(need), o.training.mode,
+                     o.training.adapters() ? "" : fmt::format(", {}", o.training.optimizer), notes);
+}
+
+std::string check_step_memory(const program::StepOptions& o, double capacity, const std::string& gpu,
+                              const std::string& what, bool force) {
+  if (!(capacity > 0)) return "";
+  const StepMemory need = estimate_step_memory(o);
+  if (need.total() <= capacity) return "";
+  const std::vector<std::string> fits = what_would_fit(o, capacity);
+  std::string notes;
+  for (const auto& n : need.notes) notes += "; " + n;
   const std::string text = fmt::format(
-      "{}: the step needs about {:.1f} GB of GPU memory, more than the {} profile's {:.1f} GB ({}; an estimate "
-      "from the step's parameters and shapes, not a measurement). What would fit: {}",
-      what, gb(need.total()), gpu, gb(capacity), parts_text(need), fmt::join(fits, "; "));
+      "{}: the step needs about {:.1f} GB of GPU memory, more than the {} profile's {:.1f} GB; largest: {} ({}{}; an "
+      "estimate from the architecture's parameters and the step's shapes, not a measurement). What would fit: {}",
+      what, gb(need.total()), gpu, gb(capacity), largest_parts(need), parts_text(need), notes, fmt::join(fits, "; "));
   if (!force) throw InputError(text + "; or pass --force-memory to simulate it anyway (labelled in every output)");
   return text;
 }

@@ -47,6 +47,12 @@ struct NetworkSummary {
 };
 NetworkSummary network_summary(const StepOptions& options);
 
+// True when bitsandbytes' 4-bit conversion (it replaces nn.Linear modules) reaches the
+// routed experts: transformers 4.x holds Mixtral's, Qwen-MoE's, OLMoE's and DeepSeek's
+// experts as one nn.Linear per projection per expert; gpt-oss and Llama 4 hold them as
+// fused 3-D parameters, which stay in the compute dtype.
+bool experts_quantized(const scenario::ModelShape& model);
+
 // Bytes of one NF4-stored weight of `numel` elements: numel/2 code bytes plus, per block of
 // 64, an fp32 absmax (4 bytes) or, with double quantization, an 8-bit code (1 byte) plus an
 // fp32 absmax per 256 blocks and one fp32 offset.

@@ -23,31 +23,44 @@ std::uint64_t estimate_step_program_ops(const program::StepOptions& options);
 // has available (MemAvailable). `what` names the run in the message.
 void check_simulation_memory(const program::StepOptions& options, int steps, const std::string& what);
 
-// The GPU memory one training step of `options` holds at its peak, by part, in
-// bytes. An estimate from the step's own parameter list and shapes, not a measurement:
-//   weights      the frozen or trained base as the step stores it (the compute dtype; NF4
-//                codes and absmax for qlora's projections), at the depth run;
-//   adapters     LoRA A and B in the compute dtype;
-//   gradients    one per trainable value, in the compute dtype;
-//   optimizer    AdamW's two moments per trainable value (LibTorch keeps them in the
-//                parameter's dtype);
+// The GPU memory one training step of `options` holds at its peak, by part, in bytes, as
+// a real run would need it. An estimate from the architecture's parameter list and the
+// step's shapes, not a measurement:
+//   weights      the base as the checkpoint has it, at the depth run: the compute dtype, or
+//                under qlora NF4 codes and absmax for every nn.Linear of the decoder layers
+//                (bitsandbytes; routed experts too where transformers holds them as
+//                nn.Linear modules: program::experts_quantized);
+//   adapters     LoRA A and B in fp32 (PEFT upcasts bf16/fp16 adapters);
+//   gradients    full: one per parameter in the compute dtype; adapters: fp32;
+//   fp32 master weights  full fine-tune in bf16/fp16 (mixed precision): 4 B per parameter;
+//   AdamW moments  two fp32 moments per trained value (8 B), or 8-bit AdamW's two bytes
+//                plus an fp32 absmax per 2048 values (training.optimizer: adamw_8bit);
 //   activations  one layer's working set while it is recomputed and back-propagated (its
-//                projections, MLP or routed experts, the [T, T] packing mask and, for
-//                eager attention with sinks, the [heads, T, T] scores), plus the logits and
-//                their gradient in fp32 ([T, vocab] each);
+//                projections, MLP or routed and shared experts, the [T, T] packing mask
+//                and, for eager attention with sinks, the [heads, T, T] scores), every
+//                layer's without checkpointing, plus the logits and their gradient in fp32;
 //   checkpoints  the layer inputs kept for recompute ([T, hidden] each): all L on the
-//                device without offload, the reload buffers (2, or k+1 for prefetch) with it.
+//                device without offload, the reload buffers (2, or k+1 for prefetch) with it;
+//   CUDA context 723 MiB (a measured floor; memory_estimate.cpp cites it);
+//   allocator rounding  PyTorch's caching allocator rounds each weight, gradient and state
+//                tensor to 512 B, or 2 MiB above 1 MiB.
+// A full bf16 fine-tune with AdamW thus needs about 16 B per parameter before activations.
 struct StepMemory {
   std::vector<std::pair<std::string, double>> parts;  // name -> bytes, in the order above
+  std::vector<std::string> notes;                     // what was assumed (which layers qlora quantizes)
   double total() const;
 };
 StepMemory estimate_step_memory(const program::StepOptions& options);
 
+// "needs 71.3 GB of the H100 profile's 80.0 GB (weights 16.1 GB, ...)": the estimate of a
+// step that fits, for the run to print and keep in results.json.
+std::string describe_step_memory(const program::StepOptions& options, double capacity_bytes, const std::string& gpu);
+
 // Refuses (InputError, exit 2) a step whose estimate exceeds `capacity_bytes` (the GPU
-// profile's memory), giving the estimate by part and what would fit: qlora, fewer layers
-// (--layers), checkpoint offload. With `force` it returns the same text instead, for the
-// run to label its outputs; "" when the step fits. `what` names the scenario, `gpu` the
-// profile.
+// profile's memory), naming the largest parts and what would fit: lora or qlora, 8-bit
+// AdamW, checkpoint offload, fewer layers (--layers). With `force` it returns the same text
+// instead, for the run to label its outputs; "" when the step fits. `what` names the model
+// (and the scenario), `gpu` the profile.
 std::string check_step_memory(const program::StepOptions& options, double capacity_bytes, const std::string& gpu,
                               const std::string& what, bool force);
 

@@ -36,6 +36,20 @@ struct ModelTraits {
   int norms_per_layer = 2;             // input + post-attention; Gemma 2/3 add pre/post feed-forward
   double attn_logit_softcapping = 0;   // tanh cap on attention logits (Gemma 2: 50); 0: none
   double final_logit_softcapping = 0;  // tanh cap on the LM head's logits (Gemma 2: 30); 0: none
+  // MoE models: per layer, true where the MLP is the routed experts, false for a dense MLP
+  // (DeepSeek's first_k_dense_replace, Llama 4's interleave_moe_layer_step, Qwen-MoE's
+  // decoder_sparse_step and mlp_only_layers); empty: every layer routed. Repeats cyclically.
+  std::vector<bool> moe_layers;
+  // Chunked attention (tokens) per layer, 0 where full (Llama 4: attention_chunk_size on
+  // its RoPE layers, every no_rope_layer_interval-th layer full); empty: none chunked.
+  std::vector<int> layer_chunks;
+  bool qk_norm_full_width = false;  // OLMoE: q/k norms over all heads together (q: hidden, k: kv width)
+  bool qk_l2_norm = false;          // Llama 4: weightless L2 norm on q/k of its RoPE layers
+  // Keys of the config that change the cost and are not modelled, each a warning to print.
+  std::vector<std::string> unmodelled;
+  // What was read from the config class rather than the file (a multimodal text_config's
+  // defaults) and what was left out (the vision tower), each a line to print.
+  std::vector<std::string> notes;
 };
 
 // The families whose defaults are known, in the order they are listed to users.
@@ -59,6 +73,20 @@ struct TraitInputs {
   std::optional<int> sliding_window_pattern;     // Gemma 3: every Nth layer is full
   std::optional<std::vector<bool>> layer_types;  // true: "sliding_attention"
   std::optional<double> attn_logit_softcapping, final_logit_softcapping;
+  // The MoE layout: the first `first_k_dense_replace` layers dense (DeepSeek); then MoE on
+  // every `moe_step`-th layer, counted as (i + 1) % step == 0 (Llama 4's
+  // interleave_moe_layer_step, Qwen-MoE's decoder_sparse_step) or i % step == 0 (DeepSeek's
+  // moe_layer_freq, moe_step_from_zero); mlp_only_layers dense.
+  int first_k_dense_replace = 0;
+  int moe_step = 1;
+  bool moe_step_from_zero = false;
+  std::vector<int> mlp_only_layers;
+  int attention_chunk_size = 0;                     // Llama 4 (0: none)
+  std::optional<std::vector<bool>> no_rope_layers;  // Llama 4: true where the layer uses RoPE (chunked)
+  std::optional<int> no_rope_layer_interval;        // Llama 4: every Nth layer NoPE (full attention)
+  std::optional<bool> use_qk_norm;                  // Llama 4
+  std::optional<std::vector<bool>> layer_chunked;   // layer_types' "chunked_attention" entries
+  bool mla = false;                                 // kv_lora_rank given (closest family for an unknown type)
 };
 
 struct ResolvedTraits {
@@ -77,6 +105,8 @@ ModelTraits model_traits(const ModelShape& model);
 
 // Window of `layer` (0: full attention).
 int layer_window(const ModelTraits& traits, int layer);
+// Attention chunk of `layer` (0: not chunked).
+int layer_chunk(const ModelTraits& traits, int layer);
 
 // One line on the attention pattern ("every layer: 4096-token window", "sliding (128) on
 // 12 of 24 layers, alternating"), and the model's features a step leaves out or a scenario

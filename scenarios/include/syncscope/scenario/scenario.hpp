@@ -39,7 +39,29 @@ struct ModelShape {
   // load_hf_config; a scenario's shape leaves it empty and model_traits() derives it from
   // model_type.
   ModelTraits traits;
+  // Mixture-of-experts beyond the routed experts (0: none). Shared experts run on every
+  // token beside the routed ones, as one MLP of shared_expert_intermediate_size (DeepSeek:
+  // n_shared_experts x moe_intermediate_size; Qwen2-MoE: shared_expert_intermediate_size;
+  // Llama 4: intermediate_size).
+  int num_shared_experts = 0;               // n_shared_experts (DeepSeek); 1 for Qwen2-MoE and Llama 4
+  int shared_expert_intermediate_size = 0;  // the shared MLP's width, all shared experts together
+  bool shared_expert_gate = false;          // Qwen2-MoE: a sigmoid gate Linear(hidden, 1) on the shared output
+  int dense_intermediate_size = 0;          // the MLP width of an MoE model's dense layers (0: none dense)
+  // Multi-head latent attention (DeepSeek-V2/V3): q (optionally through a rank-q_lora_rank
+  // bottleneck) and a joint rank-kv_lora_rank latent for k and v. 0: none.
+  int q_lora_rank = 0;       // q_lora_rank (0: q_proj direct, as DeepSeek-V2-Lite's null)
+  int kv_lora_rank = 0;      // kv_lora_rank (0: not MLA)
+  int qk_rope_head_dim = 0;  // qk_rope_head_dim: the rotary part of each q/k head
+  int qk_nope_head_dim = 0;  // qk_nope_head_dim: the rest of each q/k head
+  int v_head_dim = 0;        // v_head_dim
+  // A multimodal config's vision tower, left out of the step: its model_type and
+  // parameter count (with its projector; 0: not counted), said to the user.
+  std::string vision_model;
+  std::int64_t vision_parameters = 0;
   bool is_moe() const { return num_local_experts > 0; }
+  bool is_mla() const { return kv_lora_rank > 0; }
+  // True when `layer`'s MLP is the routed experts (an MoE model's dense layers: traits.moe_layers).
+  bool moe_layer(int layer) const;
 };
 
 // How the network trains. "full": every parameter trains (AdamW on all).
@@ -57,6 +79,11 @@ struct TrainingSpec {
   double lora_alpha = 16;
   std::vector<std::string> target_modules{std::begin(kLoraModules), std::end(kLoraModules)};
   bool double_quant = false;  // qlora only
+  // The optimizer a real run would use, for the memory check (the step programs run
+  // AdamW's kernels either way): "adamw" (torch AdamW under bf16 mixed precision: an fp32
+  // master copy and two fp32 moments per trained value) or "adamw_8bit" (bitsandbytes'
+  // AdamW8bit: two 8-bit moments with an fp32 absmax per block of 2048 values).
+  std::string optimizer = "adamw";
   bool adapters() const { return mode == "lora" || mode == "qlora"; }
 };
 

@@ -1,0 +1,161 @@
+// The GPU memory a real fine-tuning run needs (issue 37), against byte counts derived by hand
+// from the architecture and the mixed-precision AdamW recipe: full (bf16 weights and
+// gradients, fp32 master copy, two fp32 moments: 16 B per parameter), LoRA (bf16 base,
+// fp32 adapters with fp32 gradients and moments) and QLoRA (NF4 for every nn.Linear of the
+// decoder layers) of Llama-3.1-8B and Qwen3-14B. The step: 2048 packed tokens, bf16,
+// Unsloth's checkpoint offload (double-buffered reloads).
+#include <gtest/gtest.h>
+
+#include "syncscope/core/error.hpp"
+#include "syncscope/kernels/network.hpp"
+#include "syncscope/kernels/step_options.hpp"
+#include "syncscope/scenario/scenario.hpp"
+#include "syncscope/sim/memory_estimate.hpp"
+#include "test_paths.hpp"
+
+namespace syncscope {
+namespace {
+
+program::StepOptions step(const std::string& fixture, const std::string& mode) {
+  program::StepOptions o;
+  o.model = scenario::load_hf_config(test::fixture("hf/" + fixture + "/config.json"));
+  o.dtype = "bf16";
+  o.training.mode = mode;
+  o.offload = program::kUnslothDefaultReload;
+  o.batch.packed_tokens = 2048;
+  return o;
+}
+
+double part(const sim::StepMemory& m, const std::string& name) {
+  for (const auto& [n, b] : m.parts)
+    if (n == name) return b;
+  ADD_FAILURE() << "no part " << name;
+  return -1;
+}
+
+// 723 MiB: the CUDA context (memory_estimate.cpp cites the measurement).
+constexpr double kContext = 723.0 * 1024 * 1024;
+
+// Llama-3.1-8B: N = 8,030,261,248 parameters (its published total). Activations with
+// offload, T = 2048, H 4096, q 4096, kv 1024, I 14336, vocab 128256:
+//   one layer T*(2H + 3q + 3kv + 2q) + T*(3I + H) = 161,480,704 values x 2 B + the T x T
+//   mask 8,388,608 B = 331,350,016 B; logits and their gradient 2*2048*128256*4 =
+//   2,101,346,304 B; activations 2,432,696,320 B. Checkpoints: 2 reload buffers of
+//   2048*4096*2 = 16 MiB: 33,554,432 B.
+// Every Llama-3.1-8B tensor is a multiple of 2 MiB (or of 512 B when under 1 MiB) in bf16
+// and fp32, so the allocator rounds nothing.
+constexpr double kLlamaN = 8030261248.0;
+constexpr double kLlamaActivations = 2432696320.0, kLlamaCheckpoints = 33554432.0;
+
+TEST(MemoryEstimate, FullFineTuneOfAn8BNeeds16BytesPerParameter) {
+  const auto o = step("llama-3.1-8b", "full");
+  const sim::StepMemory m = sim::estimate_step_memory(o);
+  EXPECT_DOUBLE_EQ(part(m, "weights"), 2 * kLlamaN);  // 16,060,522,496
+  EXPECT_DOUBLE_EQ(part(m, "gradients"), 2 * kLlamaN);
+  EXPECT_DOUBLE_EQ(part(m, "fp32 master weights"), 4 * kLlamaN);
+  EXPECT_DOUBLE_EQ(part(m, "AdamW moments (fp32)"), 8 * kLlamaN);
+  EXPECT_DOUBLE_EQ(part(m, "adapters"), 0);
+  EXPECT_DOUBLE_EQ(part(m, "activations"), kLlamaActivations);
+  EXPECT_DOUBLE_EQ(part(m, "checkpoints"), kLlamaCheckpoints);
+  EXPECT_DOUBLE_EQ(part(m, "allocator rounding"), 0);
+  // 16 N + activations + checkpoints + context = 131,708,551,168 B.
+  EXPECT_DOUBLE_EQ(m.total(), 131708551168.0);
+  // An 80 GB H100 refuses it, naming the model, the largest parts and what fits.
+  try {
+    sim::check_step_memory(o, 80e9, "H100", "Llama-3.1-8B (32 of 32 layers, scenario s)", false);
+    ADD_FAILURE() << "a full bf16 AdamW fine-tune of Llama-3.1-8B fit 80 GB";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("Llama-3.1-8B (32 of 32 layers, scenario s): the step needs about 131.7 GB"), std::string::npos)
+        << what;
+    EXPECT_NE(what.find("largest: AdamW moments (fp32) 64.2 GB, fp32 master weights 32.1 GB, weights 16.1 GB"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("training: lora needs 20.0 GB (fits)"), std::string::npos) << what;
+    EXPECT_NE(what.find("optimizer: adamw_8bit needs"), std::string::npos) << what;
+  }
+  // 8-bit AdamW: 2 B per value plus two fp32 absmax per 2048 values.
+  program::StepOptions e = o;
+  e.training.optimizer = "adamw_8bit";
+  EXPECT_DOUBLE_EQ(part(sim::estimate_step_memory(e), "8-bit AdamW moments"), kLlamaN * (2 + 8.0 / 2048));
+}
+
+// LoRA r = 16 on q, k, v, o, gate, up, down: per layer 16 x (in + out) each:
+//   q 16*8192 + k 16*5120 + v 16*5120 + o 16*8192 + 3 x 16*(4096+14336) = 1,310,720; x 32
+//   layers = 41,943,040 values, 167,772,160 B in fp32; gradients the same; moments 8 B each.
+TEST(MemoryEstimate, LoraAndQloraOfAn8B) {
+  const double adapters = 41943040.0;
+  const sim::StepMemory lora = sim::estimate_step_memory(step("llama-3.1-8b", "lora"));
+  EXPECT_DOUBLE_EQ(part(lora, "weights"), 2 * kLlamaN);
+  EXPECT_DOUBLE_EQ(part(lora, "adapters"), 4 * adapters);
+  EXPECT_DOUBLE_EQ(part(lora, "gradients"), 4 * adapters);
+  EXPECT_DOUBLE_EQ(part(lora, "fp32 master weights"), 0);
+  EXPECT_DOUBLE_EQ(part(lora, "AdamW moments (fp32)"), 8 * adapters);
+  EXPECT_DOUBLE_EQ(lora.total(), 2 * kLlamaN + 16 * adapters + kLlamaActivations + kLlamaCheckpoints + kContext);
+
+  // QLoRA: the 7 projections of each layer, 218,103,808 values x 32 = 6,979,321,856, in NF4
+  // at 0.5625 B per value (a half byte plus a 4-byte absmax per 64) = 3,925,868,544 B; the
+  // embeddings, LM head and norms (1,050,939,392 values) in bf16 = 2,101,878,784 B.
+  // Allocator rounding of the NF4 tensors: q and o 9 MiB -> 10 MiB, k and v 2.25 MiB ->
+  // 4 MiB, gate/up/down 31.5 MiB -> 32 MiB: 7 MiB per layer, 234,881,024 B.
+  const sim::StepMemory q = sim::estimate_step_memory(step("llama-3.1-8b", "qlora"));
+  EXPECT_DOUBLE_EQ(part(q, "weights"), 3925868544.0 + 2101878784.0);
+  EXPECT_DOUBLE_EQ(part(q, "adapters"), 4 * adapters);
+  EXPECT_DOUBLE_EQ(part(q, "allocator rounding"), 234881024.0);
+  ASSERT_EQ(q.notes.size(), 1u);
+  EXPECT_NE(q.notes[0].find("6.98B values"), std::string::npos) << q.notes[0];
+}
+
+// Qwen3-14B: N = 14,768,307,200; H 5120, q 5120, kv 1024, I 17408, vocab 151936, 40 layers.
+// Allocator rounding under full: the embedding and LM head (151936 x 5120) are 1483.75 x
+// 2 MiB in fp32 and 741.875 x 2 MiB in bf16: 262,144 B of slack each for the weight and the
+// gradient, 524,288 B each for the master copy and the two moments: 2 MiB per matrix, 4 MiB
+// both. The projections (5120 x 5120 bf16 = 50 MiB, 1024 x 5120 = 10 MiB, 17408 x 5120 =
+// 170 MiB) are whole multiples of 2 MiB; q_norm and k_norm (128 bf16 = 256 B) round to 512 B
+// for the weight and the gradient (their fp32 copies are 512 B): 1,024 B per layer.
+// Total 4,194,304 + 40 x 1,024 = 4,235,264.
+TEST(MemoryEstimate, FullLoraAndQloraOfA14B) {
+  const double N = 14768307200.0;
+  const auto full = step("qwen3-14b", "full");
+  const sim::StepMemory f = sim::estimate_step_memory(full);
+  EXPECT_DOUBLE_EQ(part(f, "weights") + part(f, "gradients") + part(f, "fp32 master weights") +
+                       part(f, "AdamW moments (fp32)"),
+                   16 * N);  // 236.3 GB: an H200 (the profile's 150.8 GB) cannot hold it
+  EXPECT_DOUBLE_EQ(part(f, "allocator rounding"), 4235264.0);
+  EXPECT_THROW(sim::check_step_memory(full, 150.8e9, "H200", "Qwen3-14B", false), InputError);
+
+  // LoRA: per layer q 16*10240 + k 16*6144 + v 16*6144 + o 16*10240 + 3 x 16*(5120+17408)
+  // = 1,605,632; x 40 = 64,225,280 values.
+  const double adapters = 64225280.0;
+  const sim::StepMemory l = sim::estimate_step_memory(step("qwen3-14b", "lora"));
+  EXPECT_DOUBLE_EQ(part(l, "weights"), 2 * N);
+  EXPECT_DOUBLE_EQ(part(l, "adapters") + part(l, "gradients") + part(l, "AdamW moments (fp32)"), 16 * adapters);
+
+  // QLoRA: projections per layer 5120*(5120+1024+1024+5120) + 3*5120*17408 = 330,301,440
+  // values; x 40 = 13,212,057,600 at 0.5625 B = 7,431,782,400 B; the rest (N minus those,
+  // 1,556,249,600 values) in bf16 = 3,112,499,200 B.
+  const sim::StepMemory q = sim::estimate_step_memory(step("qwen3-14b", "qlora"));
+  EXPECT_DOUBLE_EQ(part(q, "weights"), 7431782400.0 + 3112499200.0);
+  EXPECT_EQ(sim::check_step_memory(step("qwen3-14b", "qlora"), 150.8e9, "H200", "Qwen3-14B", false), "");
+  const std::string fits = sim::describe_step_memory(step("qwen3-14b", "qlora"), 150.8e9, "H200");
+  EXPECT_EQ(fits.rfind("needs ", 0), 0u) << fits;
+  EXPECT_NE(fits.find("of the H200 profile's 150.8 GB"), std::string::npos) << fits;
+}
+
+// Mixtral's experts are nn.Linear modules in transformers 4.x, so bitsandbytes quantizes
+// them: 8 x 3 x 4096 x 14336 x 32 = 45,097,156,608 expert values at 0.5625 B, ~25 GB, not
+// the 90 GB they take in bf16; gpt-oss's fused expert tensors stay in bf16, and the note
+// says which.
+TEST(MemoryEstimate, QloraQuantizesTheExpertsWhereBitsandbytesReachesThem) {
+  const sim::StepMemory mix = sim::estimate_step_memory(step("mixtral-8x7b-v0.1", "qlora"));
+  EXPECT_LT(part(mix, "weights"), 30e9);
+  EXPECT_GT(part(mix, "weights"), 25e9);
+  ASSERT_EQ(mix.notes.size(), 1u);
+  EXPECT_NE(mix.notes[0].find("the routed experts included"), std::string::npos) << mix.notes[0];
+  const sim::StepMemory oss = sim::estimate_step_memory(step("gpt-oss-20b", "qlora"));
+  ASSERT_EQ(oss.notes.size(), 1u);
+  EXPECT_NE(oss.notes[0].find("fused 3-D parameters"), std::string::npos) << oss.notes[0];
+}
+
+}  // namespace
+}  // namespace syncscope
