@@ -226,6 +226,21 @@ TEST(Round3Readers, ValidateRefusesAFifoWithoutWaiting) {
   EXPECT_EQ(rep.code, 2) << rep.err;
 }
 
+TEST(Round3Readers, OutOfMemoryNamesTheFile) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "an address-space limit (ulimit -v) cannot hold an ASan build; checked in the ci build";
+#endif
+  test::TempDir d;
+  fs::create_directories(d / "big");
+  // 250 MiB (sparse: no disk used) read under a 200 MB address space: the buffer cannot be had.
+  put(d / "big" / "results.json", "");
+  fs::resize_file(d / "big" / "results.json", std::uintmax_t{250} << 20);
+  const Result r = run(d.path(), "validate big", "ulimit -v 200000;");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_TRUE(has(r.err, "out of memory while reading big/results.json (0 MiB so far)")) << r.err;
+  EXPECT_FALSE(has(r.err, "bad_alloc")) << r.err;
+}
+
 // ---- sweeps: edits kept, one writer, plans checked -----------------------------------------
 
 TEST(Round3Sweep, ForceKeepsAnEditedResultsCsv) {

@@ -14,7 +14,7 @@ namespace syncscope {
 // (no overlong forms, no surrogates), hold no control character (C0, DEL, C1; so no
 // newline, tab or NUL), no format character (Unicode Cf: bidi embeddings, overrides and
 // isolates, zero-width characters; and the line/paragraph separators U+2028/U+2029) and have
-// 1..max_chars characters (code points) and at most max_name_bytes bytes.
+// 1..max_chars characters (code points); a name (max_chars <= 128): max_name_bytes bytes.
 inline constexpr std::size_t max_name_bytes = 255;  // NAME_MAX of ext4, XFS, tmpfs
 std::optional<std::string> name_problem(std::string_view name, std::size_t max_chars = 128);
 
