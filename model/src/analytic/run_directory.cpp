@@ -133,7 +133,8 @@ struct TimelineReader {
   std::int64_t bounded(const nlohmann::json& obj, const char* key, const std::string& path, std::int64_t hi) const {
     const std::int64_t v = integer(obj, key, path);
     typed(v >= 0 && v <= hi, path + "/" + key,
-          hi == kDayNs ? "a time in ns, 0 to a day (86400 s)" : "a count, 0 to 1e9");
+          hi == kDayNs ? "a non-negative integer: a time in ns, at most a day (86400 s)"
+                       : "a non-negative integer: a count, at most 1e9");
     return v;
   }
   std::int64_t time(const nlohmann::json& obj, const char* key, const std::string& path) const {
