@@ -18,6 +18,7 @@
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
 #include "syncscope/core/output_policy.hpp"
+#include "syncscope/core/text.hpp"
 #include "syncscope/io/trace_io.hpp"
 #include "syncscope/model/critical_path.hpp"
 #include "syncscope/model/replay.hpp"
@@ -95,7 +96,7 @@ void analyze_one(const AnalyzeOptions& o, bool pid_given) {
   const bool table_on_stdout = o.format == "table" && o.output.empty();
   for (const auto& w : result.warnings)
     if (!table_on_stdout || (dropped_records > 0 && w.find("records were dropped") != std::string::npos))
-      std::fprintf(stderr, "syncscope: warning: %s\n", w.c_str());
+      std::fprintf(stderr, "syncscope: warning: %s\n", printable(w).c_str());
   emit(o, text);
 }
 
@@ -122,7 +123,7 @@ void analyze_ranks_here(const AnalyzeOptions& o) {
     text = out.str();
   }
   if (!(o.format == "table" && o.output.empty()))
-    for (const auto& w : a.warnings) std::fprintf(stderr, "syncscope: warning: %s\n", w.c_str());
+    for (const auto& w : a.warnings) std::fprintf(stderr, "syncscope: warning: %s\n", printable(w).c_str());
   emit(o, text);
 }
 

@@ -15,9 +15,11 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "option_bounds.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
 #include "syncscope/core/output_policy.hpp"
+#include "syncscope/core/text.hpp"
 #include "syncscope/core/version.hpp"
 
 #include <fmt/format.h>
@@ -101,10 +103,10 @@ void calibrate_from_trace(const CalibrateOptions& o) {
   check_output(out, o.force);
   write_file_atomic(out, checked_yaml(cal.profile, out, true), o.force);
   if (o.format == "json") {
-    for (const auto& w : cal.warnings) std::fprintf(stderr, "syncscope: warning: %s\n", w.c_str());
+    for (const auto& w : cal.warnings) std::fprintf(stderr, "syncscope: warning: %s\n", printable(w).c_str());
     std::cout << model::calibration_to_json(cal);
   } else {
-    std::cout << calibration_to_text(cal) << "wrote " << out << "\n";
+    std::cout << calibration_to_text(cal) << "wrote " << printable(out) << "\n";
   }
 }
 
@@ -137,7 +139,8 @@ void add_calibrate_command(CLI::App& app, Context& ctx) {
       "needed): host cost per op, launch, round trip, copy rates, kernel times, each with a 90% interval; what "
       "the traces cannot show comes from --base.");
   cmd->add_option("--output", o->output, "Profile file to write (default: <name>.yaml in the current directory)");
-  cmd->add_option("--name", o->name, "Profile name (default: from the GPU's name, e.g. nvidia-h200)");
+  cmd->add_option("--name", o->name, "Profile name (default: from the GPU's name, e.g. nvidia-h200)")
+      ->check(name_rule());
   cmd->add_flag("--quick", o->quick, "Fewer repeats and smaller sizes: a smoke check, not a profile to trust");
   cmd->add_option("--device", o->device, "CUDA device index")->capture_default_str();
   cmd->add_flag("--force", o->force, "Replace --output when it already exists");
@@ -172,7 +175,7 @@ void add_calibrate_command(CLI::App& app, Context& ctx) {
     std::string out = o->output.empty() ? name + ".yaml" : o->output;
     check_output(out, o->force);
     model::GpuProfile p = model::profile_from_calibration(m, name, utc_now_iso8601());
-    if (o->quick) p.description += " (--quick: smoke check, fewer repeats)";
+    if (o->quick) p.description += " (--quick: smoke check, fewer repeats)";  // printed-name-ok
     write_file_atomic(out, checked_yaml(p, out, false), o->force);
     std::cout << fmt::format(
         "{} ({} SMs, {:.1f} GB{}), driver {}, CUDA runtime {}, {:.1f} s\n"
@@ -181,12 +184,12 @@ void add_calibrate_command(CLI::App& app, Context& ctx) {
         "  H2D pageable      {:9.1f} GB/s   D2H pageable {:7.1f} GB/s\n"
         "  device memory     {:9.1f} GB/s (read + write)\n  bf16 GEMM         {:9.1f} TFLOP/s\n"
         "  fp32 FMA          {:9.1f} TFLOP/s\n  copy/compute slowdown {:.3f}\nwrote {}\n",
-        m.gpu_name, m.sm_count, m.memory_bytes / 1e9, m.unified_memory ? ", unified memory" : "",
+        printable(m.gpu_name), m.sm_count, m.memory_bytes / 1e9, m.unified_memory ? ", unified memory" : "",
         m.driver_version.empty() ? "unknown" : m.driver_version, m.cuda_runtime, m.wall_seconds,
         m.sync_round_trip_ns / 1e3, m.launch_overhead_ns / 1e3, m.launch_latency_ns / 1e3,
         m.h2d_pinned_bytes_per_s / 1e9, m.d2h_pinned_bytes_per_s / 1e9, m.h2d_pageable_bytes_per_s / 1e9,
         m.d2h_pageable_bytes_per_s / 1e9, m.dram_bytes_per_s / 1e9, m.bf16_flops_per_s / 1e12,
-        m.fp32_flops_per_s / 1e12, m.copy_compute_slowdown, out);
+        m.fp32_flops_per_s / 1e12, m.copy_compute_slowdown, printable(out));
     ctx.exit_code = 0;
   });
 }

@@ -6,6 +6,7 @@
 #include "commands.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/output_policy.hpp"
+#include "syncscope/core/text.hpp"
 #include "syncscope/io/trace_io.hpp"
 
 namespace syncscope::cli {
@@ -26,7 +27,7 @@ void run_convert(const ConvertOptions& o) {
   (void)plan_output_file(o.output, o.force);
 
   Trace trace = read_trace(o.input);  // input format: decided by content
-  for (const auto& w : trace.meta.warnings) std::fprintf(stderr, "syncscope: warning: %s\n", w.c_str());
+  for (const auto& w : trace.meta.warnings) std::fprintf(stderr, "syncscope: warning: %s\n", printable(w).c_str());
   WriteOptions w;
   w.format = format;
   w.overwrite = o.force;

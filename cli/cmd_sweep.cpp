@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "option_bounds.hpp"
 #include "syncscope/cluster/rank_jobs.hpp"
 #include "syncscope/cluster/sweep.hpp"
 #include "syncscope/core/error.hpp"
@@ -111,7 +112,8 @@ void add_job_command(CLI::App& app, Context& ctx) {
   auto index = std::make_shared<std::size_t>(0);
   auto* task = job->add_subcommand("sweep-task", "Run one task of a sweep");
   task->add_option("dir", *dir)->required();
-  task->add_option("index", *index)->required();
+  // Checked as digits: CLI11 would read "-1" into a size_t as 18446744073709551615.
+  task->add_option("index", *index)->required()->check(index_rule(1'000'000'000));
   task->callback([dir, index, &ctx] {
     // The task runs this very executable's `run`, never a program named in sweep.json.
     ctx.exit_code = cluster::run_sweep_task(*dir, *index, self_executable(), std::cout);
@@ -124,7 +126,7 @@ void add_job_command(CLI::App& app, Context& ctx) {
   });
   auto* part = job->add_subcommand("rank-part", "Analyze one part of a rank analysis");
   part->add_option("dir", *dir)->required();
-  part->add_option("index", *index)->required();
+  part->add_option("index", *index)->required()->check(index_rule(1'000'000'000));
   part->callback([dir, index, &ctx] {
     cluster::run_rank_part(*dir, *index);
     ctx.exit_code = 0;

@@ -27,80 +27,12 @@ namespace syncscope::cli {
 
 namespace {
 
-// A key given twice in one object, as the trace and config readers refuse it: nlohmann::json
-// keeps the last silently, and a results file that says two things is not one to validate.
-// Walks the document once with the SAX interface (no second tree), naming the key's path.
-class DuplicateKeys : public nlohmann::json_sax<nlohmann::json> {
- public:
-  std::string duplicate;  // "$.variants[2].tolerance", empty when none
-  bool null() override { return value(); }
-  bool boolean(bool) override { return value(); }
-  bool number_integer(number_integer_t) override { return value(); }
-  bool number_unsigned(number_unsigned_t) override { return value(); }
-  bool number_float(number_float_t, const string_t&) override { return value(); }
-  bool string(string_t&) override { return value(); }
-  bool binary(binary_t&) override { return value(); }
-  bool start_object(std::size_t) override {
-    open(true);
-    return true;
-  }
-  bool key(string_t& k) override {
-    Frame& f = stack_.back();
-    f.key = k;
-    if (!f.keys.insert(k).second) {
-      duplicate = path();
-      return false;  // stops the walk
-    }
-    return true;
-  }
-  bool end_object() override { return close(); }
-  bool start_array(std::size_t) override {
-    open(false);
-    return true;
-  }
-  bool end_array() override { return close(); }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
-
- private:
-  struct Frame {
-    bool object = false;
-    std::size_t index = 0;
-    std::string key;
-    std::set<std::string> keys;
-  };
-  std::vector<Frame> stack_;
-  std::string path() const {
-    std::string p = "$";
-    for (const auto& f : stack_) p += f.object ? "." + f.key : "[" + std::to_string(f.index) + "]";
-    return p;
-  }
-  bool value() {
-    if (!stack_.empty() && !stack_.back().object) ++stack_.back().index;
-    return true;
-  }
-  void open(bool object) {
-    Frame f;
-    f.object = object;
-    stack_.push_back(std::move(f));
-  }
-  bool close() {
-    stack_.pop_back();
-    return value();
-  }
-};
-
-// results.json (or DIR/results.json), read once: duplicate keys refused, then parsed.
+// results.json (or DIR/results.json): the one strict reader (model/results.hpp: duplicate
+// keys refused with file:line:column, numbers bounded, a FIFO or device refused before it
+// is opened for reading); "-" reads standard input, as strictly.
 model::RunResults read_results_strictly(const std::string& arg) {
-  std::error_code ec;
-  const std::filesystem::path file = arg != "-" && std::filesystem::is_directory(arg, ec)
-                                         ? std::filesystem::path(arg) / "results.json"
-                                         : std::filesystem::path(arg);
-  const std::string text = read_file(file, std::uint64_t{256} << 20);
-  DuplicateKeys dup;
-  (void)nlohmann::json::sax_parse(text, &dup, nlohmann::json::input_format_t::json, false);
-  SYNCSCOPE_INPUT_ERROR_IF(!dup.duplicate.empty(),
-                           file.string() + ": " + dup.duplicate + ": duplicate key; give it once");
-  return model::results_from_json(text, file.string());
+  if (arg == "-") return model::results_from_json(read_file(arg, std::uint64_t{256} << 20), "standard input (-)");
+  return model::read_results(arg);
 }
 
 struct ValidateOptions {

@@ -1,9 +1,12 @@
 #include <csignal>
 #include <cstdio>
 #include <exception>
+#include <new>
 
 #include "commands.hpp"
 #include "syncscope/core/error.hpp"
+#include "syncscope/core/file_io.hpp"
+#include "syncscope/core/text.hpp"
 #include "syncscope/core/version.hpp"
 
 int main(int argc, char** argv) {
@@ -43,6 +46,18 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const Error& e) {
     std::fprintf(stderr, "syncscope: error: %s\n", e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    // Under a memory limit (ulimit -v, a cgroup) the file being read is what grew: named,
+    // with how far it got, instead of "internal error: std::bad_alloc".
+    const ReadingNow r = reading_now();
+    if (r.file.empty())
+      std::fprintf(stderr, "syncscope: error: out of memory; give it more memory (ulimit -v, the job's --mem)\n");
+    else
+      std::fprintf(stderr,
+                   "syncscope: error: out of memory while reading %s (%llu MiB so far); give it more memory "
+                   "(ulimit -v, the job's --mem) or a smaller input\n",
+                   printable(r.file).c_str(), static_cast<unsigned long long>(r.bytes >> 20));
     return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "syncscope: internal error: %s\n", e.what());

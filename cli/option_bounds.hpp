@@ -8,6 +8,7 @@
 #include <string>
 
 #include "syncscope/core/bounds.hpp"
+#include "syncscope/core/text.hpp"
 
 namespace syncscope::cli {
 
@@ -45,6 +46,34 @@ inline CLI::Validator number_in(const bounds::Range& r, const char* unit = "") {
         return {};
       },
       "NUMBER");
+}
+
+// A name option that becomes a file name or is printed (`calibrate --name`): the scenario-name
+// rule (core/text.hpp file_name_problem: no '/', not '.' or '..', at most 255 bytes in UTF-8,
+// no control or format character), refused at parse time; CLI11 names the option.
+inline CLI::Validator name_rule() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (auto p = file_name_problem(text, bounds::kMaxNameChars))
+          return "'" + printable(text) + "': the name " + *p + "; use a printable name of at most " +
+                 std::to_string(bounds::kMaxNameChars) + " characters without '/'";
+        return {};
+      },
+      "NAME");
+}
+
+// A non-negative integer index (a task number): "-1" is not one (std::stoull would wrap it to
+// 18446744073709551615), nor are "+3", " 3", "3x" or one past `max`.
+inline CLI::Validator index_rule(unsigned long long max) {
+  return CLI::Validator(
+      [max](std::string& text) -> std::string {
+        const bool digits =
+            !text.empty() && text.size() <= 19 && text.find_first_not_of("0123456789") == std::string::npos;
+        if (!digits || std::stoull(text) > max)
+          return "'" + printable(text) + "' is not a number 0.." + std::to_string(max);
+        return {};
+      },
+      "INDEX");
 }
 
 }  // namespace syncscope::cli

@@ -9,9 +9,11 @@
 
 #include "syncscope/cluster/process.hpp"
 #include "syncscope/core/dir_handle.hpp"
+#include "syncscope/core/dir_lock.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
 #include "syncscope/core/glob.hpp"
+#include "syncscope/core/json_keys.hpp"
 #include "syncscope/core/text.hpp"
 #include "syncscope/core/version.hpp"
 
@@ -59,6 +61,7 @@ nlohmann::json read_json(const fs::path& dir, const fs::path& rel) {
   SYNCSCOPE_INPUT_ERROR_IF(j.is_discarded(), (dir / rel).string() +
                                                  ": not valid JSON (damaged? it is written atomically, so "
                                                  "something else wrote it)");
+  refuse_duplicate_keys(text, (dir / rel).string());  // the strict policy (core/json_keys.hpp)
   return j;
 }
 
@@ -67,7 +70,9 @@ void write_json(const fs::path& dir, const fs::path& rel, const nlohmann::ordere
 }
 
 void write_text(const fs::path& dir, const fs::path& rel, std::string_view text, unsigned mode) {
-  DirHandle::open(dir, true).write(rel, text, true, mode);
+  const DirHandle h = DirHandle::open(dir, true);
+  h.write(rel, text, true, mode);
+  record_written(h, rel.generic_string(), text);
 }
 
 bool has_entry(const fs::path& dir, const fs::path& rel) {
@@ -191,8 +196,11 @@ DirKind classify_dir(const fs::path& dir, std::string_view manifest) {
   if (!fs::exists(dir, ec)) return DirKind::Absent;
   SYNCSCOPE_INPUT_ERROR_IF(!fs::is_directory(dir, ec), dir.string() + " exists and is not a directory");
   if (fs::exists(dir / std::string(manifest), ec)) return DirKind::Ours;
-  if (fs::is_empty(dir, ec)) return DirKind::Empty;
-  return DirKind::Foreign;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string n = e.path().filename().string();
+    if (n != kDirLockFile && n != kWrittenRecord) return DirKind::Foreign;
+  }
+  return DirKind::Empty;
 }
 
 void check_only_ours(const fs::path& dir, const std::vector<std::string>& roots,

@@ -13,6 +13,10 @@
 
 #include "syncscope/cluster/slurm.hpp"
 
+namespace syncscope {
+class DirHandle;
+}
+
 namespace syncscope::cluster::detail {
 
 // FNV-1a, 64 bits, as 16 hex digits: stable across compilers and runs (std::hash is not).
@@ -63,8 +67,20 @@ void write_batch_script(const std::filesystem::path& dir, const std::filesystem:
                         const std::filesystem::path& log_dir, const SlurmOptions& options, bool with_gres, bool array,
                         const std::vector<std::string>& command);
 
+// What we wrote (written_record.cpp): every write_text records the file's size and FNV-1a
+// in DIR/syncscope-written.txt; changed_since_written names the files among `rels` (those
+// that exist) whose content is no longer what we wrote, or that we never wrote: what
+// --force must not replace. At most `limit`.
+inline constexpr const char* kWrittenRecord = "syncscope-written.txt";
+void record_written(const DirHandle& dir, const std::string& rel, std::string_view content);
+std::vector<std::string> changed_since_written(const std::filesystem::path& dir, const std::vector<std::string>& rels,
+                                               std::size_t limit = 5);
+// Every non-directory entry under DIR/REL, as '/'-separated paths relative to DIR.
+std::vector<std::string> files_under(const std::filesystem::path& dir, const std::string& rel);
+
 // An output directory: "" when it does not exist or is empty, else the name of the manifest
-// file it holds (`manifest` when present), else "foreign".
+// file it holds (`manifest` when present), else "foreign". A directory holding only our lock
+// and record files (core/dir_lock.hpp, kWrittenRecord) is empty.
 enum class DirKind { Absent, Empty, Ours, Foreign };
 DirKind classify_dir(const std::filesystem::path& dir, std::string_view manifest);
 

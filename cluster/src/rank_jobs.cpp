@@ -8,6 +8,7 @@
 #include "syncscope/cluster/process.hpp"
 #include "syncscope/cluster/rank_traces.hpp"
 #include "syncscope/core/dir_handle.hpp"
+#include "syncscope/core/dir_lock.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
 #include "syncscope/core/text.hpp"
@@ -105,6 +106,14 @@ int start_rank_job(const RankJobRequest& r, std::ostream& out) {
   job.id = detail::fnv1a_hex(identity);
 
   const fs::path dir = r.out;
+  SYNCSCOPE_INPUT_ERROR_IF(detail::classify_dir(dir, kManifest) == detail::DirKind::Foreign,
+                           dir.string() +
+                               " exists and holds no syncscope rank analysis: choose a new or empty "
+                               "directory (nothing in it is replaced, even with --force)");
+  // One writer per rank-analysis directory (core/dir_lock.hpp): a second one is refused
+  // naming the first one's pid; a lock left by one that died is taken over, and said.
+  const DirLock lock = DirLock::take(DirHandle::open(dir, true), DirLock::Mode::Exclusive, "rank analysis",
+                                     [&out](const std::string& l) { out << "syncscope analyze: " << l << "\n"; });
   switch (detail::classify_dir(dir, kManifest)) {
     case detail::DirKind::Foreign:
       throw InputError(dir.string() +
@@ -118,6 +127,20 @@ int start_rank_job(const RankJobRequest& r, std::ostream& out) {
                               {"parts/part-*.json", "parts/part-*.error", "slurm/*.sh", "slurm/jobs.json", "slurm/logs",
                                "slurm/logs/*.out"},
                               "an earlier rank analysis");
+      {
+        // Only files still as we wrote them (written_record.cpp): an edited summary is refused.
+        std::vector<std::string> own = {"summary.json", "summary.csv", "summary.txt", "summary.error", kManifest};
+        for (const auto& f : detail::files_under(dir, "parts")) own.push_back(f);
+        for (const auto& f : detail::files_under(dir, "slurm"))
+          if (f.rfind("slurm/logs/", 0) != 0) own.push_back(f);
+        const auto changed = detail::changed_since_written(dir, own, 5);
+        std::string list;
+        for (const auto& c : changed) list += (list.empty() ? "" : ", ") + printable(c);
+        SYNCSCOPE_INPUT_ERROR_IF(!changed.empty(), dir.string() +
+                                                       ": --force would replace files that are not as the earlier "
+                                                       "rank analysis wrote them: " +
+                                                       list + "; move them away (or back), or choose another --out");
+      }
       for (const char* f : {"parts", "slurm", "summary.json", "summary.csv", "summary.txt", "summary.error", kManifest})
         detail::remove_entry(dir, f);  // links removed themselves, never followed
       break;

@@ -13,10 +13,12 @@
 #include "common.hpp"
 #include "syncscope/cluster/process.hpp"
 #include "syncscope/core/dir_handle.hpp"
+#include "syncscope/core/dir_lock.hpp"
 #include "syncscope/core/dir_manifest.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
 #include "syncscope/core/output_policy.hpp"
+#include "syncscope/core/text.hpp"
 #include "syncscope/core/version.hpp"
 #include "syncscope/model/gpu_profile.hpp"
 #include "syncscope/pipeline/results_dir.hpp"
@@ -139,7 +141,7 @@ SweepPlan plan_sweep(const SweepRequest& r) {
       task.scenario = fs::absolute(s).lexically_normal().string();
       task.scenario_hash = hash;
       task.target = t;
-      identity += task.name + "|" + hash + "|" + t.constraint + "|" + t.gpu_profile + "\n";
+      identity += task.name + "|" + hash + "|" + t.constraint + "|" + t.gpu_profile + "\n";  // printed-name-ok
       plan.tasks.push_back(std::move(task));
     }
   }
@@ -186,6 +188,12 @@ SweepPlan read_plan(const fs::path& dir) {
       x.target.constraint = g.at("constraint").get<std::string>();
       x.target.gpu_profile = g.at("gpu_profile").get<std::string>();
       SYNCSCOPE_INPUT_ERROR_IF(x.index != p.tasks.size(), path.string() + ": task indices are not 0..N-1");
+      // Two tasks of one name would run into one directory, one status file, one log.
+      for (const auto& earlier : p.tasks)
+        SYNCSCOPE_INPUT_ERROR_IF(earlier.name == x.name,
+                                 fmt::format("{}: tasks {} and {} are both named '{}': each "
+                                             "task needs its own name (its directory)",
+                                             path.string(), earlier.index, x.index, printable(x.name)));
       SYNCSCOPE_INPUT_ERROR_IF(x.name != safe_label(x.name) || x.name.find("..") != std::string::npos,
                                path.string() + ": task name '" + x.name + "' is not a plain directory name");
       // What becomes an argument of `syncscope run` is a path or a name, never an option.
@@ -202,7 +210,11 @@ SweepPlan read_plan(const fs::path& dir) {
   return p;
 }
 
-int run_sweep_task(const fs::path& dir, std::size_t index, const fs::path& syncscope, std::ostream& out) {
+namespace {
+
+// One task, the sweep's lock held by the caller (start_sweep: exclusive; run_sweep_task:
+// shared).
+int run_task_locked(const fs::path& dir, std::size_t index, const fs::path& syncscope, std::ostream& out) {
   const SweepPlan plan = read_plan(dir);
   SYNCSCOPE_INPUT_ERROR_IF(index >= plan.tasks.size(),
                            fmt::format("{}: the sweep has {} tasks (0..{}); no task {}", dir.string(),
@@ -219,20 +231,34 @@ int run_sweep_task(const fs::path& dir, std::size_t index, const fs::path& syncs
     if (S_ISDIR(lst.st_mode) && root.exists(fs::path("tasks") / t.name / "results.json")) {
       const auto st = sweep_status(dir, {});
       if (st[index].state == TaskState::Done) {
-        out << t.name << ": already done\n";
+        out << printable(t.name) << ": already done\n";
         return 0;
       }
+      // A writer that died after its run published tasks/NAME and before it wrote "done"
+      // (its status says running, by a process of this host that is gone): the directory is
+      // the run's own (its manifest matches, file by file), so it is run again, and said.
+      if (st[index].state == TaskState::Lost && (st[index].job == "local" || st[index].job.empty()) &&
+          root.exists(fs::path("tasks") / t.name / kRunManifest) &&
+          dir_manifest_mismatches(result, kRunManifest, 1).empty()) {
+        root.remove(fs::path("tasks") / t.name);
+        out << printable(t.name) << ": removed " << printable(result.string())
+            << ": the writer that published it is gone before it wrote the task's status; running it again\n";
+      }
     }
+  }
+  if (root.stat(fs::path("tasks") / t.name, lst)) {
     const std::string why = result.string() +
                             " exists but no status of this sweep says this task wrote it: move it away, then "
                             "re-run the sweep";
     write_status(dir, t, "failed", why, started, utc_now_iso8601(), nullptr);
-    out << t.name << ": failed: " << why << "\n";
+    out << printable(t.name) << ": failed: " << printable(why) << "\n";
     return 1;
   }
   // A cut-short attempt's NAME.partial-* directory: removed when its process is gone (on
   // this host; `run` does the same), never while a run on another node may still own it.
-  remove_stale_partial_dirs(result, [&out, &t](const std::string& line) { out << t.name << ": " << line << "\n"; });
+  remove_stale_partial_dirs(result, [&out, &t](const std::string& line) {
+    out << printable(t.name) << ": " << printable(line) << "\n";
+  });
   write_status(dir, t, "running", "", started, "", nullptr);
 
   // The program is the one running now (or the caller's), never sweep.json's "syncscope":
@@ -263,7 +289,7 @@ int run_sweep_task(const fs::path& dir, std::size_t index, const fs::path& syncs
     const std::string verdict =
         r.exit_code == 0 ? "verdicts pass" : "verdict: a prediction misses its tolerance (run exit status 1)";
     write_status(dir, t, "done", verdict, started, ended, &r);
-    out << t.name << ": done (" << verdict << ")\n";
+    out << printable(t.name) << ": done (" << verdict << ")\n";
     return 0;
   }
   std::string why;
@@ -278,11 +304,28 @@ int run_sweep_task(const fs::path& dir, std::size_t index, const fs::path& syncs
     if (published) why += " (its results.json is not taken: the run did not finish cleanly)";
   }
   write_status(dir, t, state, why, started, ended, &r);
-  out << t.name << ": " << state << ": " << why << "\n";
+  // The log's last error line quotes what run read (kernel, step, scenario names): escaped.
+  out << printable(t.name) << ": " << state << ": " << printable(why) << "\n";
   return 1;
 }
 
-int start_sweep(const SweepRequest& r, std::ostream& out) {
+void say_to(std::ostream& out, const std::string& line) { out << "syncscope sweep: " << line << "\n"; }
+
+}  // namespace
+
+int run_sweep_task(const fs::path& dir, std::size_t index, const fs::path& syncscope, std::ostream& out) {
+  (void)read_plan(dir);  // InputError naming what is wrong with DIR before any lock file is made
+  // Shared: the tasks of one sweep run side by side; an exclusive writer (a `sweep` of this
+  // directory, --force) is waited for up to a minute (it only plans and submits), then refused.
+  const DirLock lock = DirLock::take(
+      DirHandle::open(dir), DirLock::Mode::Shared, "sweep", [&out](const std::string& l) { say_to(out, l); }, 60);
+  return run_task_locked(dir, index, syncscope, out);
+}
+
+namespace {
+
+// Refused before anything is planned or written.
+void check_request(const SweepRequest& r) {
   SYNCSCOPE_INPUT_ERROR_IF(r.out.empty(), "sweep: --out DIR is required");
   if (r.slurm && !r.dry_run)
     SYNCSCOPE_INPUT_ERROR_IF(r.tools.sbatch.empty(),
@@ -290,9 +333,80 @@ int start_sweep(const SweepRequest& r, std::ostream& out) {
                              "add --dry-run to only write the batch scripts, or leave out --slurm to run here");
   validate_slurm_options(r.slurm_options);
   if (r.slurm) (void)detail::sbatch_path(fs::absolute(r.out).lexically_normal() / "slurm" / "logs");
-  const SweepPlan plan = plan_sweep(r);
-  const fs::path dir = r.out;
+}
 
+// --force over an earlier, different sweep in DIR: removes only what it wrote, and only
+// when every file that goes is still as it wrote it (a user's edit is refused, named).
+void replace_old_sweep(const SweepRequest& r, const fs::path& dir, const SweepPlan& old, std::ostream& out) {
+  const auto st = sweep_status(dir, r.tools);
+  for (const auto& s : st)
+    SYNCSCOPE_INPUT_ERROR_IF(s.state == TaskState::Queued || s.state == TaskState::Running,
+                             dir.string() + ": task " + s.name + " of the sweep there is still " +
+                                 std::string(state_name(s.state)) + " (job " + s.job +
+                                 "): cancel it (scancel) before replacing the sweep");
+  // Only what the old sweep wrote goes, and only when nothing else is in what goes.
+  std::vector<std::string> roots = {"slurm"};
+  std::vector<std::string> allowed = {"slurm/*.sh", "slurm/jobs.json", "slurm/logs", "slurm/logs/*.out"};
+  const auto run_files = pipeline::run_dir_rules().allowed;
+  const std::vector<std::string> task_entries =
+      detail::has_directory(dir, "tasks") ? DirHandle::open(dir).list("tasks") : std::vector<std::string>{};
+  for (const auto& t : old.tasks) {
+    roots.push_back("tasks/" + t.name);
+    for (const auto& f : run_files) allowed.push_back("tasks/" + t.name + "/" + f);
+    // A cut-short run's partial directories: what run writes, and its owner marker.
+    for (const auto& e : task_entries)
+      if (e.rfind(t.name + ".partial-", 0) == 0) roots.push_back("tasks/" + e);
+    const std::string partial = "tasks/" + t.name + ".partial-*/";
+    allowed.push_back(partial + kPartialMarker);
+    for (const auto& f : run_files) allowed.push_back(partial + f);
+  }
+  detail::check_only_ours(dir, roots, allowed, "an earlier sweep");
+  // Each task's results directory: its own manifest (core/dir_manifest.hpp) names what run
+  // wrote there, by size and content.
+  for (const auto& t : old.tasks) {
+    const fs::path rel = fs::path("tasks") / t.name;
+    if (!detail::has_directory(dir, rel) || !detail::has_entry(dir, rel / kRunManifest)) continue;
+    const auto bad = dir_manifest_mismatches(dir / rel, kRunManifest, 5);
+    std::string list;
+    for (const auto& b : bad) list += (list.empty() ? "" : ", ") + b;
+    SYNCSCOPE_INPUT_ERROR_IF(!bad.empty(), (dir / rel).string() + " holds files its run did not write (" + list +
+                                               "): --force would delete them; move them away, or choose another --out");
+  }
+  // The sweep's own files, by the record of what it wrote (written_record.cpp); a log by its
+  // first line (run appends to it, so its content is not recorded).
+  std::vector<std::string> own = {"report.html", "results.csv", kManifest};
+  for (const auto& t : old.tasks) own.push_back("status/" + t.name + ".json");
+  for (const auto& f : detail::files_under(dir, "slurm"))
+    if (f.rfind("slurm/logs/", 0) != 0) own.push_back(f);
+  std::vector<std::string> changed = detail::changed_since_written(dir, own, 5);
+  const DirHandle h = DirHandle::open(dir);
+  for (const auto& t : old.tasks) {
+    const fs::path log = fs::path("logs") / (t.name + ".log");
+    struct stat lst {};
+    if (changed.size() < 5 && h.stat(log, lst) && (!S_ISREG(lst.st_mode) || h.read(log, 1 << 30).rfind("$ ", 0) != 0))
+      changed.push_back(log.string() + " (not a log syncscope wrote: it starts with \"$ \" and the command)");
+  }
+  std::string list;
+  for (const auto& c : changed) list += (list.empty() ? "" : ", ") + printable(c);
+  SYNCSCOPE_INPUT_ERROR_IF(!changed.empty(), dir.string() +
+                                                 ": --force would replace files that are not as the earlier "
+                                                 "sweep wrote them: " +
+                                                 list + "; move them away (or back), or choose another --out");
+  // Removed beneath DIR's descriptor: a link planted there is removed itself, never followed.
+  for (const auto& t : old.tasks) {
+    h.remove(fs::path("tasks") / t.name);
+    remove_partials(dir, t.name);
+    h.remove(fs::path("status") / (t.name + ".json"));
+    h.remove(fs::path("logs") / (t.name + ".log"));
+  }
+  for (const char* f : {"report.html", "results.csv", kManifest}) h.remove(f);
+  h.remove("slurm");
+  out << "replaced the earlier sweep in " << printable(dir.string()) << " (--force)\n";
+}
+
+// DIR made ours for `plan` (the lock held): new or empty, the same sweep (resumed), or with
+// --force a different one replaced.
+void claim_dir(const SweepRequest& r, const SweepPlan& plan, const fs::path& dir, std::ostream& out) {
   switch (detail::classify_dir(dir, kManifest)) {
     case detail::DirKind::Foreign:
       throw InputError(dir.string() +
@@ -300,103 +414,24 @@ int start_sweep(const SweepRequest& r, std::ostream& out) {
                        "(nothing in it is replaced, even with --force)");
     case detail::DirKind::Ours: {
       const SweepPlan old = read_plan(dir);
-      if (old.id == plan.id) break;
+      if (old.id == plan.id) return;
       std::string names;
       for (std::size_t i = 0; i < old.tasks.size() && i < 4; ++i) names += (i ? ", " : "") + old.tasks[i].name;
       if (old.tasks.size() > 4) names += ", ...";
       SYNCSCOPE_INPUT_ERROR_IF(!r.force, dir.string() + " holds a different sweep (" +
                                              std::to_string(old.tasks.size()) + " tasks: " + names +
                                              "): choose another --out, or pass --force to replace it");
-      const auto st = sweep_status(dir, r.tools);
-      for (const auto& s : st)
-        SYNCSCOPE_INPUT_ERROR_IF(s.state == TaskState::Queued || s.state == TaskState::Running,
-                                 dir.string() + ": task " + s.name + " of the sweep there is still " +
-                                     std::string(state_name(s.state)) + " (job " + s.job +
-                                     "): cancel it (scancel) before replacing the sweep");
-      // Only what the old sweep wrote goes, and only when nothing else is in what goes.
-      std::vector<std::string> roots = {"slurm"};
-      std::vector<std::string> allowed = {"slurm/*.sh", "slurm/jobs.json", "slurm/logs", "slurm/logs/*.out"};
-      const auto run_files = pipeline::run_dir_rules().allowed;
-      const std::vector<std::string> task_entries =
-          detail::has_directory(dir, "tasks") ? DirHandle::open(dir).list("tasks") : std::vector<std::string>{};
-      for (const auto& t : old.tasks) {
-        roots.push_back("tasks/" + t.name);
-        for (const auto& f : run_files) allowed.push_back("tasks/" + t.name + "/" + f);
-        // A cut-short run's partial directories: what run writes, and its owner marker.
-        for (const auto& e : task_entries)
-          if (e.rfind(t.name + ".partial-", 0) == 0) roots.push_back("tasks/" + e);
-        const std::string partial = "tasks/" + t.name + ".partial-*/";
-        allowed.push_back(partial + kPartialMarker);
-        for (const auto& f : run_files) allowed.push_back(partial + f);
-      }
-      detail::check_only_ours(dir, roots, allowed, "an earlier sweep");
-      // Each task's results directory: its own manifest (core/dir_manifest.hpp) names what run
-      // wrote there, by size and content.
-      for (const auto& t : old.tasks) {
-        const fs::path rel = fs::path("tasks") / t.name;
-        if (!detail::has_directory(dir, rel) || !detail::has_entry(dir, rel / kRunManifest)) continue;
-        const auto bad = dir_manifest_mismatches(dir / rel, kRunManifest, 5);
-        std::string list;
-        for (const auto& b : bad) list += (list.empty() ? "" : ", ") + b;
-        SYNCSCOPE_INPUT_ERROR_IF(!bad.empty(),
-                                 (dir / rel).string() + " holds files its run did not write (" + list +
-                                     "): --force would delete them; move them away, or choose another --out");
-      }
-      // Removed beneath DIR's descriptor: a link planted there is removed itself, never followed.
-      const DirHandle h = DirHandle::open(dir);
-      for (const auto& t : old.tasks) {
-        h.remove(fs::path("tasks") / t.name);
-        remove_partials(dir, t.name);
-        h.remove(fs::path("status") / (t.name + ".json"));
-        h.remove(fs::path("logs") / (t.name + ".log"));
-      }
-      for (const char* f : {"report.html", "results.csv", kManifest}) h.remove(f);
-      h.remove("slurm");
-      out << "replaced the earlier sweep in " << dir.string() << " (--force)\n";
+      replace_old_sweep(r, dir, old, out);
       [[fallthrough]];
     }
     case detail::DirKind::Absent:
     case detail::DirKind::Empty: detail::write_text(dir, kManifest, plan_to_json(plan)); break;
   }
+}
 
-  const auto status = sweep_status(dir, r.tools);
-  std::vector<std::size_t> todo;
-  std::size_t done = 0, busy = 0;
-  for (const auto& s : status) {
-    if (s.state == TaskState::Done) ++done;
-    else if (s.state == TaskState::Queued || s.state == TaskState::Running) ++busy;
-    else todo.push_back(s.index);
-  }
-  const std::size_t n_targets = plan.tasks.size() / r.scenarios.size();
-  out << fmt::format(
-      "sweep {}: {} task(s) ({} scenario(s) x {} GPU target(s)) in {}: {} done, {} queued or running, "
-      "{} to {}\n",
-      plan.id, plan.tasks.size(), r.scenarios.size(), n_targets, dir.string(), done, busy, todo.size(),
-      r.slurm ? "submit" : "run");
-  if (todo.empty()) {
-    if (busy == 0 && !detail::has_entry(dir, "report.html")) write_sweep_report(dir, r.tools, out);
-    out << "nothing to " << (r.slurm ? "submit" : "run") << ": every task is done"
-        << (busy ? " or in progress (sweep --status " + dir.string() + ")" : std::string()) << "\n";
-    return 0;
-  }
-
-  if (!r.slurm) {
-    if (r.dry_run) {
-      for (auto i : todo)
-        out << shell_quote(r.syncscope.string()) << " job sweep-task " << shell_quote(fs::absolute(dir).string()) << " "
-            << i << "\n";
-      return 0;
-    }
-    int rc = 0;
-    for (std::size_t k = 0; k < todo.size(); ++k) {
-      out << fmt::format("[{}/{}] ", k + 1, todo.size()) << std::flush;
-      rc |= run_sweep_task(dir, todo[k], r.syncscope, out);
-    }
-    write_sweep_report(dir, r.tools, out);
-    return rc == 0 ? 0 : 1;
-  }
-
-  // Slurm: one array per constraint, then the report job after all of them.
+// Slurm: one array per constraint, then the report job after all of them.
+int submit_sweep(const SweepRequest& r, const SweepPlan& plan, const fs::path& dir,
+                 const std::vector<std::size_t>& todo, std::ostream& out) {
   const fs::path abs = fs::absolute(dir).lexically_normal();
   const fs::path logs = abs / "slurm" / "logs";
   (void)DirHandle::open(abs).sub("slurm/logs", true);
@@ -439,6 +474,66 @@ int start_sweep(const SweepRequest& r, std::ostream& out) {
       << "): it writes " << (abs / "report.html").string() << " and " << (abs / "results.csv").string() << "\n";
   out << "follow it with: syncscope sweep --status " << dir.string() << "\n";
   return 0;
+}
+
+}  // namespace
+
+int start_sweep(const SweepRequest& r, std::ostream& out) {
+  check_request(r);
+  const SweepPlan plan = plan_sweep(r);
+  const fs::path dir = r.out;
+  // A directory that is not ours gets no lock file either: refused as it is.
+  SYNCSCOPE_INPUT_ERROR_IF(detail::classify_dir(dir, kManifest) == detail::DirKind::Foreign,
+                           dir.string() +
+                               " exists and holds no syncscope sweep: choose a new or empty directory "
+                               "(nothing in it is replaced, even with --force)");
+  // One writer per sweep directory (core/dir_lock.hpp): a second `sweep` into DIR is refused
+  // naming the first one's pid; a lock left by one that died is taken over.
+  const DirLock lock = DirLock::take(DirHandle::open(dir, true), DirLock::Mode::Exclusive, "sweep",
+                                     [&out](const std::string& l) { say_to(out, l); });
+  claim_dir(r, plan, dir, out);
+  // What runs cut short by a writer that is gone left behind (on this host): removed now,
+  // said, for every task (run_task_locked does it again for the tasks it runs).
+  for (const auto& t : plan.tasks)
+    if (detail::has_directory(dir, "tasks"))
+      remove_stale_partial_dirs(dir / "tasks" / t.name, [&out, &t](const std::string& line) {
+        out << printable(t.name) << ": " << printable(line) << "\n";
+      });
+
+  const auto status = sweep_status(dir, r.tools);
+  std::vector<std::size_t> todo;
+  std::size_t done = 0, busy = 0;
+  for (const auto& s : status) {
+    if (s.state == TaskState::Done) ++done;
+    else if (s.state == TaskState::Queued || s.state == TaskState::Running) ++busy;
+    else todo.push_back(s.index);
+  }
+  const std::size_t n_targets = plan.tasks.size() / r.scenarios.size();
+  out << fmt::format(
+      "sweep {}: {} task(s) ({} scenario(s) x {} GPU target(s)) in {}: {} done, {} queued or running, "
+      "{} to {}\n",
+      plan.id, plan.tasks.size(), r.scenarios.size(), n_targets, printable(dir.string()), done, busy, todo.size(),
+      r.slurm ? "submit" : "run");
+  if (todo.empty()) {
+    if (busy == 0 && !detail::has_entry(dir, "report.html")) write_sweep_report(dir, r.tools, out);
+    out << "nothing to " << (r.slurm ? "submit" : "run") << ": every task is done"
+        << (busy ? " or in progress (sweep --status " + dir.string() + ")" : std::string()) << "\n";
+    return 0;
+  }
+  if (r.slurm) return submit_sweep(r, plan, dir, todo, out);
+  if (r.dry_run) {
+    for (auto i : todo)
+      out << shell_quote(r.syncscope.string()) << " job sweep-task " << shell_quote(fs::absolute(dir).string()) << " "
+          << i << "\n";
+    return 0;
+  }
+  int rc = 0;
+  for (std::size_t k = 0; k < todo.size(); ++k) {
+    out << fmt::format("[{}/{}] ", k + 1, todo.size()) << std::flush;
+    rc |= run_task_locked(dir, todo[k], r.syncscope, out);
+  }
+  write_sweep_report(dir, r.tools, out);
+  return rc == 0 ? 0 : 1;
 }
 
 }  // namespace syncscope::cluster

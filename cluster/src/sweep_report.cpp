@@ -131,7 +131,7 @@ void write_sweep_report(const fs::path& dir, const SlurmTools& tools, std::ostre
                      (dir / "results.csv").string(), done, plan.tasks.size());
   for (const auto& s : st)
     if (s.state != TaskState::Done)
-      out << fmt::format("  {} {}{}\n", s.name, state_name(s.state),
+      out << fmt::format("  {} {}{}\n", printable(s.name), state_name(s.state),
                          s.reason.empty() ? "" : ": " + printable(s.reason));
 }
 

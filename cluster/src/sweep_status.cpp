@@ -1,6 +1,7 @@
 // A sweep's task states: status files first, then Slurm for tasks still queued or running
 // (squeue) and for those that left the queue without writing their end (scontrol).
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <charconv>
 #include <map>
@@ -27,8 +28,8 @@ bool one_of(const std::string& s, std::initializer_list<const char*> names) {
 }
 
 std::string slurm_words(const JobInfo& j) {
-  std::string s = "Slurm: " + j.state;
-  if (!j.reason.empty() && j.reason != "None") s += ", reason " + j.reason;
+  std::string s = "Slurm: " + printable(j.state);
+  if (!j.reason.empty() && j.reason != "None") s += ", reason " + printable(j.reason);
   if (!j.exit_code.empty() && j.exit_code != "0:0") s += ", exit code " + j.exit_code;
   return s;
 }
@@ -195,6 +196,14 @@ std::vector<TaskStatus> sweep_status(const fs::path& dir, const SlurmTools& tool
     } else {
       s.state = TaskState::Missing;
     }
+    // A link where the task's directory goes is not a run's output (run --out refuses to
+    // write through one): said as what it is, not "missing".
+    struct stat lst {};
+    if (detail::has_directory(dir, "tasks") && DirHandle::open(dir).stat(result_rel, lst) && S_ISLNK(lst.st_mode)) {
+      s.state = TaskState::Failed;
+      s.reason = (dir / result_rel).string() +
+                 " is a symbolic link, not the directory a run wrote: move it away, then run the sweep again";
+    }
     out.push_back(std::move(s));
   }
   return out;
@@ -213,7 +222,7 @@ std::string status_table(const SweepPlan& plan, const std::vector<TaskStatus>& s
     std::string why = s.reason;
     if (s.partial) why += std::string(why.empty() ? "" : "; ") + "an unfinished run left a .partial directory";
     // Status files are data anyone with write access to DIR may have written: printed escaped.
-    out += fmt::format("{:<{}}  {:<9}  {:<12}  {:>14}  {}\n", s.name, w, state_name(s.state),
+    out += fmt::format("{:<{}}  {:<9}  {:<12}  {:>14}  {}\n", printable(s.name), w, state_name(s.state),
                        s.job.empty() ? "-" : printable(s.job), written, printable(why));
   }
   std::string summary;

@@ -34,9 +34,21 @@ namespace {
 constexpr std::size_t kChunk = 1 << 20;  // bytes read per read(2)
 
 // One open descriptor, read front to back: works for pipes and FIFOs, which cannot seek.
+// What is being read now, for the out-of-memory message (core/file_io.hpp reading_now).
+struct Progress {
+  std::string file;
+  std::uint64_t bytes = 0;
+};
+thread_local Progress tl_progress;
+
 class Reader {
  public:
-  explicit Reader(const fs::path& path) : name_(path.string()) {
+  explicit Reader(const fs::path& path, bool regular_only = false) : name_(path.string()) {
+    tl_progress = {name_, 0};
+    if (regular_only) {
+      open_regular(path);
+      return;
+    }
     if (name_ == "-") {
       fd_ = STDIN_FILENO;
       name_ = "standard input (-)";
@@ -67,6 +79,7 @@ class Reader {
   std::size_t read(char* buf, std::size_t n) {
     for (;;) {
       const ssize_t got = ::read(fd_, buf, n);
+      if (got > 0) tl_progress.bytes += static_cast<std::uint64_t>(got);
       if (got >= 0) return static_cast<std::size_t>(got);
       if (errno == EINTR) continue;
       const int err = errno;
@@ -78,6 +91,39 @@ class Reader {
   std::uint64_t size_hint() const { return size_hint_; }
 
  private:
+  // A file we wrote and read back: refused unless a regular file, before any byte is read.
+  // Opened with O_NONBLOCK so a FIFO put in its place returns at once (a blocking open of a
+  // FIFO waits for a writer forever), then checked on the descriptor itself (no race between
+  // a stat and the open).
+  void open_regular(const fs::path& path) {
+    SYNCSCOPE_INPUT_ERROR_IF(name_ == "-", "standard input (-): this input must be a regular file, not a stream");
+    do {
+      fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    } while (fd_ < 0 && errno == EINTR);
+    if (fd_ < 0) {
+      const int err = errno;
+      if (err == ENOENT) throw InputError(name_ + ": no such file");
+      throw InputError(name_ + ": cannot open for reading: " + std::strerror(err));
+    }
+    owned_ = true;
+    struct stat st {};
+    SYNCSCOPE_INPUT_ERROR_IF(::fstat(fd_, &st) != 0, name_ + ": cannot stat: " + std::strerror(errno));
+    if (!S_ISREG(st.st_mode)) {
+      const char* kind = S_ISDIR(st.st_mode)    ? "a directory"
+                         : S_ISFIFO(st.st_mode) ? "a FIFO (named pipe)"
+                         : S_ISSOCK(st.st_mode) ? "a socket"
+                         : S_ISCHR(st.st_mode)  ? "a character device"
+                         : S_ISBLK(st.st_mode)  ? "a block device"
+                                                : "not a regular file";
+      ::close(fd_);
+      owned_ = false;
+      throw InputError(name_ + ": is " + kind + ", expected a regular file (syncscope wrote it as one)");
+    }
+    const int flags = ::fcntl(fd_, F_GETFL);
+    if (flags >= 0) (void)::fcntl(fd_, F_SETFL, flags & ~O_NONBLOCK);
+    size_hint_ = static_cast<std::uint64_t>(st.st_size);
+  }
+
   std::string name_;
   int fd_ = -1;
   bool owned_ = false;
@@ -238,8 +284,26 @@ void write_stream(const OutputFile& plan, const std::function<void(const Sink&)>
 
 }  // namespace
 
+ReadingNow reading_now() { return {tl_progress.file, tl_progress.bytes}; }
+void note_reading(const std::string& file, std::uint64_t bytes_so_far) { tl_progress = {file, bytes_so_far}; }
+void note_read_bytes(std::uint64_t more) { tl_progress.bytes += more; }
+
+namespace {
+std::string read_all(Reader& in, std::uint64_t max_bytes);
+}
+
 std::string read_file(const fs::path& path, std::uint64_t max_bytes) {
   Reader in(path);
+  return read_all(in, max_bytes);
+}
+
+std::string read_regular_file(const fs::path& path, std::uint64_t max_bytes) {
+  Reader in(path, true);
+  return read_all(in, max_bytes);
+}
+
+namespace {
+std::string read_all(Reader& in, std::uint64_t max_bytes) {
   if (in.size_hint() > 0 && in.size_hint() > max_bytes) too_large(in.name(), max_bytes, "holds");
   std::string data;
   if (in.size_hint() > 0) data.reserve(static_cast<std::size_t>(in.size_hint()));
@@ -260,6 +324,7 @@ std::string read_file(const fs::path& path, std::uint64_t max_bytes) {
   }
   return data;
 }
+}  // namespace
 
 void write_file_atomic(const fs::path& path, const std::function<void(const Sink&)>& write, bool overwrite) {
   const OutputFile plan = plan_output_file(path, overwrite);

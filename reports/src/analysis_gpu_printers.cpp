@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "syncscope/core/text.hpp"
 #include "syncscope/reports/analysis_printers.hpp"
 
 namespace syncscope::reports_detail {
@@ -217,7 +218,7 @@ void print_idle_table(const AnalysisResult& r, std::ostream& out) {
     for (const auto& s : r.steps) ++n[s.verdict];
     std::string line;
     for (const auto& [v, c] : n) line += fmt::format("{}{} {}", line.empty() ? "" : ", ", verdict_name(v), c);
-    out << fmt::format("  steps: {}\n", line);
+    out << fmt::format("  steps: {}\n", line);  // printed-name-ok: verdict names and counts
   }
 }
 
@@ -227,12 +228,12 @@ void print_gpu_analyses_table(const GpuAnalyses& g, std::ostream& out) {
     for (const auto& k : g.by_class) all += k.stats.total_ns;
     std::string line;
     for (const auto& k : g.by_class)
-      line += fmt::format("{}{} {}", line.empty() ? "" : ", ", k.name, pct(fraction(k.stats.total_ns, all)));
+      line += fmt::format("{}{} {}", line.empty() ? "" : ", ", printable(k.name), pct(fraction(k.stats.total_ns, all)));
     out << "\nGPU time by class: " << line << "\n";
     out << fmt::format("  {:<44}{:>8}{:>12}{:>12}{:>12}\n", "top kernels", "count", "total", "median", "p90");
     for (std::size_t i = 0; i < std::min<std::size_t>(5, g.by_name.size()); ++i) {
       const auto& k = g.by_name[i];
-      out << fmt::format("  {:<44}{:>8}{:>12}{:>12}{:>12}\n", shorten(k.name, 43), k.stats.count,
+      out << fmt::format("  {:<44}{:>8}{:>12}{:>12}{:>12}\n", shorten(printable(k.name), 43), k.stats.count,
                          format_duration(k.stats.total_ns), dur(k.stats.median_ns), dur(k.stats.p90_ns));
     }
   }
@@ -256,7 +257,7 @@ void print_gpu_analyses_table(const GpuAnalyses& g, std::ostream& out) {
   if (!g.annotations.empty()) {
     out << "GPU time per annotation (launched inside it)\n";
     for (std::size_t i = 0; i < std::min<std::size_t>(5, g.annotations.size()); ++i)
-      out << fmt::format("  {:<44}{:>6} x  GPU {:>12}  host {:>12}\n", shorten(g.annotations[i].name, 43),
+      out << fmt::format("  {:<44}{:>6} x  GPU {:>12}  host {:>12}\n", shorten(printable(g.annotations[i].name), 43),
                          g.annotations[i].count, format_duration(g.annotations[i].gpu_ns),
                          format_duration(g.annotations[i].host_ns));
   }

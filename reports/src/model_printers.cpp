@@ -39,15 +39,15 @@ Shown shown(const std::string& field) {
 }  // namespace
 
 std::string prediction_to_text(const model::PredictionReport& r) {
-  std::string out = fmt::format("syncscope predict: {}{}\n", r.source,
-                                r.gpu_profile.empty() ? "" : " (GPU profile " + r.gpu_profile + ")");
+  std::string out = fmt::format("syncscope predict: {}{}\n", printable(r.source),
+                                r.gpu_profile.empty() ? "" : " (GPU profile " + printable(r.gpu_profile) + ")");
   out += "intervals are 90% (parameter intervals propagated by seeded Monte Carlo; bootstrap where fitted)\n";
   for (const auto& f : r.fixes) {
     out += fmt::format("\n{} / {}\n", f.fix, f.variant);
     if (!f.applicable) {
-      out += fmt::format("  not applicable: {}\n", f.reason);
-      for (const auto& e : f.evidence) out += fmt::format("  evidence: {}\n", e);
-      for (const auto& n : f.notes) out += fmt::format("  note: {}\n", n);
+      out += fmt::format("  not applicable: {}\n", printable(f.reason));
+      for (const auto& e : f.evidence) out += fmt::format("  evidence: {}\n", printable(e));
+      for (const auto& n : f.notes) out += fmt::format("  note: {}\n", printable(n));
       continue;
     }
     out += fmt::format("  predicted saving: {} per step   ({})\n", ms_interval(f.saving_ns), f.formula);
@@ -70,10 +70,10 @@ std::string prediction_to_text(const model::PredictionReport& r) {
       params += fmt::format("{}{}={}", params.empty() ? "" : ", ", k, val);
     }
     out += fmt::format("  parameters: {}\n", params);
-    for (const auto& e : f.evidence) out += fmt::format("  evidence: {}\n", e);
-    for (const auto& n : f.notes) out += fmt::format("  note: {}\n", n);
+    for (const auto& e : f.evidence) out += fmt::format("  evidence: {}\n", printable(e));
+    for (const auto& n : f.notes) out += fmt::format("  note: {}\n", printable(n));
   }
-  for (const auto& n : r.notes) out += fmt::format("\nnote: {}\n", n);
+  for (const auto& n : r.notes) out += fmt::format("\nnote: {}\n", printable(n));
   return out;
 }
 
@@ -127,14 +127,15 @@ std::string validation_to_table(const model::ValidationReport& r) {
                      r.failures);
   for (const auto& p : r.published)
     out += fmt::format("published {}/{}/{} {}: {:.4f} here vs {:.4f} published ({:+.1f}%; {} here, {} there)\n",
-                       p.scenario, p.fix, p.variant, p.what, p.measured, p.published, 100 * p.difference,
-                       p.training_run, p.training_published.empty() ? "mode not stated" : p.training_published);
+                       printable(p.scenario), printable(p.fix), printable(p.variant), p.what, p.measured, p.published,
+                       100 * p.difference, p.training_run,
+                       p.training_published.empty() ? "mode not stated" : p.training_published);
   for (const auto& n : r.notes) out += fmt::format("note: {}\n", printable(n));
   return out;
 }
 
 std::string calibration_to_text(const model::TraceCalibration& c) {
-  std::string out = fmt::format("GPU profile '{}': {}\n", c.profile.name, c.profile.description);
+  std::string out = fmt::format("GPU profile '{}': {}\n", printable(c.profile.name), printable(c.profile.description));
   out += fmt::format("{:<26} {:>12} {:>25} {:>8}  {}\n", "field", "value", "90% interval", "events", "from");
   for (const auto& e : c.estimates) {
     const Shown s = shown(e.field);
@@ -151,8 +152,8 @@ std::string calibration_to_text(const model::TraceCalibration& c) {
                          k.median_ns.value / 1e3, k.median_ns.lo / 1e3, k.median_ns.hi / 1e3, k.p10_ns / 1e3,
                          k.p90_ns / 1e3, k.events, k.names);
   }
-  for (const auto& n : c.notes) out += "note: " + n + "\n";
-  for (const auto& w : c.warnings) out += "warning: " + w + "\n";
+  for (const auto& n : c.notes) out += "note: " + printable(n) + "\n";
+  for (const auto& w : c.warnings) out += "warning: " + printable(w) + "\n";
   return out;
 }
 

@@ -10,6 +10,8 @@
 #include <set>
 #include <utility>
 
+#include "syncscope/core/text.hpp"
+
 namespace syncscope {
 
 namespace {
@@ -30,12 +32,12 @@ std::string replay_to_text(const model::ReplayReport& r) {
   s += fmt::format(
       "\nReplay of the trace as a dependency graph (model/README.md, \"Replay\"); round trip r = {:.1f} us\n",
       static_cast<double>(r.round_trip_ns) / 1e3);
-  for (const auto& w : r.warnings) s += "  warning: " + w + "\n";
+  for (const auto& w : r.warnings) s += "  warning: " + printable(w) + "\n";
   s += fmt::format("  {:<28} {:>12} {:>12} {:>9}\n", "step", "measured", "replayed", "error");
   for (const auto& st : r.steps)
-    s += fmt::format("  {:<28} {:>12} {:>12} {:>+8.2f}%{}\n", st.name, ms_text(static_cast<double>(st.measured_ns)),
-                     ms_text(static_cast<double>(st.replayed_ns)), st.error() * 100,
-                     st.unbuilt ? fmt::format("  ({} unbuilt edge(s))", st.unbuilt) : "");
+    s += fmt::format("  {:<28} {:>12} {:>12} {:>+8.2f}%{}\n", printable(st.name),
+                     ms_text(static_cast<double>(st.measured_ns)), ms_text(static_cast<double>(st.replayed_ns)),
+                     st.error() * 100, st.unbuilt ? fmt::format("  ({} unbuilt edge(s))", st.unbuilt) : "");
   if (r.error_steps == 0) {
     s += "  identity replay: no step replayed, so no error figure\n";
   } else {
@@ -50,15 +52,15 @@ std::string replay_to_text(const model::ReplayReport& r) {
     s += title;
     for (const auto& c : p)
       s += fmt::format("    +{:>9.3f} ms {:>9.3f} ms  {:<44} {}\n", static_cast<double>(c.start_ns) / 1e6,
-                       static_cast<double>(c.duration_ns) / 1e6, c.where, c.what);
+                       static_cast<double>(c.duration_ns) / 1e6, printable(c.where), printable(c.what));
   };
-  path(r.critical_path,
-       fmt::format("  critical path of {} (identity replay; start offset, duration, where, what):\n", r.critical_step));
+  path(r.critical_path, fmt::format("  critical path of {} (identity replay; start offset, duration, where, what):\n",
+                                    printable(r.critical_step)));
   if (!r.what_if.empty()) {
     s += "What-if, replayed from this trace (closed form beside it):\n";
     for (const auto& w : r.what_if) {
       if (!w.applicable) {
-        s += fmt::format("  {:<28} not applicable: {}\n", w.edit, w.reason);
+        s += fmt::format("  {:<28} not applicable: {}\n", w.edit, printable(w.reason));
         continue;
       }
       s += fmt::format("  {:<28} replayed step {}, saving {}; closed form {}{}\n", w.edit,
@@ -66,18 +68,18 @@ std::string replay_to_text(const model::ReplayReport& r) {
                        w.saving_ns ? ms_text(static_cast<double>(*w.saving_ns)) : std::string("not claimed"),
                        w.closed_form_saving_ns ? ms_text(*w.closed_form_saving_ns) : std::string("none"),
                        w.closed_form.empty() ? "" : " (" + w.closed_form + ")");
-      for (const auto& o : w.off_critical_path) s += "    off the critical path: " + o + "\n";
-      for (const auto& n : w.notes) s += "    note: " + n + "\n";
+      for (const auto& o : w.off_critical_path) s += "    off the critical path: " + printable(o) + "\n";
+      for (const auto& n : w.notes) s += "    note: " + printable(n) + "\n";
     }
   }
-  path(r.edited_critical_path, fmt::format("  critical path of {} after {}:\n", r.critical_step,
+  path(r.edited_critical_path, fmt::format("  critical path of {} after {}:\n", printable(r.critical_step),
                                            r.what_if.empty() ? std::string() : r.what_if.front().edit));
   return s;
 }
 
 std::string diff_to_text(const model::DiffReport& d) {
   std::string s = fmt::format("before: {} ({} steps)\nafter:  {} ({} steps)\nper step (median over steps):\n",
-                              d.before.source, d.before.steps, d.after.source, d.after.steps);
+                              printable(d.before.source), d.before.steps, printable(d.after.source), d.after.steps);
   auto row = [&](const std::string& what, double a, double b, bool time) {
     s += fmt::format("  {:<34} {:>14} {:>14}  {}\n", what, time ? ms_text(a) : fmt::format("{:.2f}", a),
                      time ? ms_text(b) : fmt::format("{:.2f}", b), delta(a, b, time));
@@ -97,7 +99,7 @@ std::string diff_to_text(const model::DiffReport& d) {
       auto it = m.find(c);
       return it == m.end() ? 0.0 : it->second;
     };
-    row("syncs: " + c, get(d.before.syncs_by_cause), get(d.after.syncs_by_cause), false);
+    row("syncs: " + printable(c), get(d.before.syncs_by_cause), get(d.after.syncs_by_cause), false);
   }
   // Kernel time by name: the 10 names that changed most.
   std::set<std::string> names;
@@ -112,22 +114,24 @@ std::string diff_to_text(const model::DiffReport& d) {
     changed.push_back({std::abs(get(d.after.kernel_ns_by_name, k) - get(d.before.kernel_ns_by_name, k)), k});
   std::sort(changed.rbegin(), changed.rend());
   if (changed.size() > 10) changed.resize(10);
-  for (const auto& [x, k] : changed)
-    row("kernel " + (k.size() > 26 ? k.substr(0, 23) + "..." : k), get(d.before.kernel_ns_by_name, k),
-        get(d.after.kernel_ns_by_name, k), true);
+  for (const auto& [x, k0] : changed) {
+    const std::string k = printable(k0);
+    row("kernel " + (k.size() > 26 ? k.substr(0, 23) + "..." : k), get(d.before.kernel_ns_by_name, k0),
+        get(d.after.kernel_ns_by_name, k0), true);
+  }
   if (d.predicted_after_step_ns) {
     std::string edits;
     for (const auto& e : d.edits) edits += (edits.empty() ? "" : ", ") + e;
     s += fmt::format("what-if ({}), replayed from BEFORE: step {} against the real AFTER {}: error {:+.2f}%\n", edits,
                      ms_text(*d.predicted_after_step_ns), ms_text(d.after.step_ns), d.what_if_error.value_or(0) * 100);
   }
-  for (const auto& w : d.warnings) s += "warning: " + w + "\n";
+  for (const auto& w : d.warnings) s += "warning: " + printable(w) + "\n";
   return s;
 }
 
 std::string comparison_to_text(const sim::TraceComparison& c) {
-  std::string out = fmt::format("simulated: {} ({} steps)\nmeasured:  {} ({} steps)\n", c.simulated_source,
-                                c.simulated_steps, c.measured_source, c.measured_steps);
+  std::string out = fmt::format("simulated: {} ({} steps)\nmeasured:  {} ({} steps)\n", printable(c.simulated_source),
+                                c.simulated_steps, printable(c.measured_source), c.measured_steps);
   out += fmt::format("{:<26} {:>16} {:>16} {:>16} {:>9}\n", "metric", "simulated", "measured", "sim - meas", "rel");
   for (const auto& m : c.metrics) {
     const bool frac = m.unit == "fraction";
@@ -135,7 +139,7 @@ std::string comparison_to_text(const sim::TraceComparison& c) {
     out += fmt::format("{:<26} {:>16} {:>16} {:>16} {:>8.1f}%\n", m.metric, num(m.simulated), num(m.measured),
                        num(m.difference), 100.0 * m.relative);
   }
-  for (const auto& n : c.notes) out += "note: " + n + "\n";
+  for (const auto& n : c.notes) out += "note: " + printable(n) + "\n";
   return out;
 }
 

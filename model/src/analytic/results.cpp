@@ -13,6 +13,7 @@
 #include "syncscope/core/csv.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
+#include "syncscope/core/json_keys.hpp"
 
 namespace syncscope::model {
 
@@ -173,6 +174,42 @@ const std::vector<Field>& variant_fields() {
   return fields;
 }
 
+// ---- bounds by physical sense on every number read back --------------------------------
+// A results file is data anyone with write access may have edited: a step time of -5 ns or
+// -1e18 syncs per step is refused with its path, not titled in a report. Times: one training
+// step or forward pass takes 0 to a day (86,400 s; a step longer than that is not a step we
+// run); counts 0 to 10^9 per step; fractions 0 to 1; speedups (a ratio of two step times)
+// 0 to 10^6; a saving is a difference of two times, so within +-1 day.
+constexpr double kDayNs = 86400e9;
+constexpr double kMaxCount = 1e9;
+constexpr double kMaxSpeedup = 1e6;
+struct NumberBound {
+  const char* field;
+  double lo, hi;
+  const char* what;
+};
+constexpr NumberBound kBounds[] = {
+    {"layers", 0, kMaxCount, "a count"},
+    {"step_time_ns", 0, kDayNs, "a time in ns, 0 to a day"},
+    {"syncs_per_step", 0, kMaxCount, "a count per step, 0 to 1e9"},
+    {"sync_bubble_ns_per_step", 0, kDayNs, "a time in ns, 0 to a day"},
+    {"sync_blocked_ns_per_step", 0, kDayNs, "a time in ns, 0 to a day"},
+    {"h2d_overlap_fraction", 0, 1, "a fraction, 0 to 1"},
+    {"d2h_overlap_fraction", 0, 1, "a fraction, 0 to 1"},
+    {"observed_speedup", 0, kMaxSpeedup, "a ratio of step times, 0 to 1e6"},
+    {"predicted_speedup", 0, kMaxSpeedup, "a ratio of step times, 0 to 1e6"},
+    {"predicted_saving_ns", -kDayNs, kDayNs, "a time difference in ns, within a day"},
+    {"tolerance", 0, 10, "a relative error, as the scenario allows it (0, 10]"},
+    {"forward_time_ns", 0, kDayNs, "a time in ns, 0 to a day"},
+    {"forward_speedup", 0, kMaxSpeedup, "a ratio of times, 0 to 1e6"},
+};
+
+void check_bound(const Reader& r, const std::string& path, const char* field, double v) {
+  for (const auto& b : kBounds)
+    if (std::string_view(b.field) == field && !(v >= b.lo && v <= b.hi))
+      r.fail(path, fmt::format("{} is out of range: expected {} ([{}, {}])", v, b.what, b.lo, b.hi));
+}
+
 bool is_set(const Estimate& e) { return e.n != 0 || e.value != 0 || e.lo != 0 || e.hi != 0; }
 
 json network_json(const NetworkInfo& n) {
@@ -286,6 +323,7 @@ RunResults results_from_json(std::string_view text, std::string_view source_name
   json j;
   try {
     j = json::parse(text);
+    refuse_duplicate_keys(text, source_name);  // after parse: valid JSON, so positions are exact
   } catch (const json::parse_error& e) {
     throw InputError(fmt::format("{}: not valid JSON at byte {}: {}", source_name, e.byte, e.what()));
   } catch (const json::exception& e) {  // e.g. a number beyond a double ("1e400")
@@ -342,6 +380,14 @@ RunResults results_from_json(std::string_view text, std::string_view source_name
             else if constexpr (std::is_same_v<T, int>) x.*m = v.integer(f.name, f.required);
             else if constexpr (std::is_same_v<T, double>) x.*m = v.num(f.name, f.required, x.*m);
             else x.*m = read_estimate(v, f.name, f.required);
+            if constexpr (std::is_same_v<T, int> || std::is_same_v<T, double>) {
+              check_bound(v, v.at(f.name), f.name, static_cast<double>(x.*m));
+            } else if constexpr (std::is_same_v<T, Estimate>) {
+              const Estimate& e = x.*m;
+              check_bound(v, v.at(f.name) + ".value", f.name, e.value);
+              check_bound(v, v.at(f.name) + ".lo", f.name, e.lo);
+              check_bound(v, v.at(f.name) + ".hi", f.name, e.hi);
+            }
           },
           f.member);
     }
@@ -392,7 +438,14 @@ RunResults results_from_json(std::string_view text, std::string_view source_name
           }
         }
         c.finish();
-        if (sc.syncs_per_step < 0) c.fail(c.at("syncs_per_step"), "must be >= 0");
+        if (!(sc.syncs_per_step >= 0 && sc.syncs_per_step <= kMaxCount))
+          c.fail(c.at("syncs_per_step"),
+                 fmt::format("{} is out of range: expected a count per step, 0 to 1e9", sc.syncs_per_step));
+        if (sc.saving_ns &&
+            !(static_cast<double>(*sc.saving_ns) >= -kDayNs && static_cast<double>(*sc.saving_ns) <= kDayNs))
+          c.fail(c.at("removal_saving_ns"), fmt::format("{} is out of range: expected a time difference in ns, "
+                                                        "within a day",
+                                                        *sc.saving_ns));
         x.sync_removals.push_back(std::move(sc));
       }
     }
@@ -410,6 +463,9 @@ RunResults results_from_json(std::string_view text, std::string_view source_name
   return r;
 }
 
+// results.json of the largest sweep we write is a few MB; 256 MiB bounds an edited one.
+constexpr std::uint64_t kMaxResultsBytes = std::uint64_t{256} << 20;
+
 RunResults read_results(const std::filesystem::path& path_or_dir) {
   std::filesystem::path p = path_or_dir;
   std::error_code ec;
@@ -419,7 +475,9 @@ RunResults read_results(const std::filesystem::path& path_or_dir) {
       throw InputError(
           fmt::format("{}: a run directory must hold results.json (from `syncscope run`)", path_or_dir.string()));
   }
-  return results_from_json(read_file(p), p.string());
+  // Refused unless a regular file, before it is opened for reading (a FIFO there must not
+  // hang validate or report).
+  return results_from_json(read_regular_file(p, kMaxResultsBytes), p.string());
 }
 
 }  // namespace syncscope::model

@@ -14,6 +14,7 @@
 
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
+#include "syncscope/core/json_keys.hpp"
 #include "syncscope/io/trace_io.hpp"
 
 namespace syncscope::model {
@@ -99,58 +100,51 @@ std::optional<CriticalKind> critical_kind_of(const std::string& name) {
 }
 }  // namespace
 
-std::vector<TimelineStrip> timelines_from_json(std::string_view text, std::string_view source) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(fmt::format("{}: not valid JSON at byte {}: {}", source, e.byte, e.what()));
-  }
-  auto need = [&](const nlohmann::json& o, const char* key, const std::string& path) -> const nlohmann::json& {
+namespace {
+
+// Bounds by physical sense (results.cpp says why): a time in a strip is 0 to a day, a count
+// 0 to 1e9.
+constexpr std::int64_t kDayNs = 86'400'000'000'000;
+constexpr std::int64_t kMaxCount = 1'000'000'000;
+
+// Typed access to timelines.json, every error naming the file and the JSON path.
+struct TimelineReader {
+  std::string_view source;
+
+  const nlohmann::json& need(const nlohmann::json& o, const char* key, const std::string& path) const {
     if (!o.is_object() || !o.contains(key))
       throw InputError(fmt::format("{}: {}: missing field \"{}\"", source, path.empty() ? "/" : path, key));
     return o[key];
-  };
-  auto typed = [&](bool ok, const std::string& path, const char* what) {
+  }
+  void typed(bool ok, const std::string& path, const char* what) const {
     if (!ok) throw InputError(fmt::format("{}: {}: expected {}", source, path, what));
-  };
-  const auto& version = need(j, "schema_version", "");
-  typed(version.is_number_integer(), "/schema_version", "an integer");
-  if (version.get<int>() > kTimelineSchemaVersion)
-    throw InputError(fmt::format("{}: schema_version {} is newer than this syncscope reads ({}): update syncscope",
-                                 source, version.get<int>(), kTimelineSchemaVersion));
-  const auto& arr = need(j, "strips", "");
-  typed(arr.is_array(), "/strips", "an array");
-  if (arr.size() > kMaxStrips)
-    throw InputError(
-        fmt::format("{}: /strips: {} strips, more than the {} syncscope writes at most; is it the file a "
-                    "run wrote?",
-                    source, arr.size(), kMaxStrips));
-  std::vector<TimelineStrip> out;
-  for (std::size_t i = 0; i < arr.size(); ++i) {
-    const std::string p = fmt::format("/strips/{}", i);
-    const auto& o = arr[i];
-    TimelineStrip s;
-    auto str_in = [&](const nlohmann::json& obj, const char* key, const std::string& path) {
-      const auto& v = need(obj, key, path);
-      typed(v.is_string(), path + "/" + key, "a string");
-      return v.get<std::string>();
-    };
-    auto int_in = [&](const nlohmann::json& obj, const char* key, const std::string& path) {
-      const auto& v = need(obj, key, path);
-      typed(v.is_number_integer(), path + "/" + key, "an integer");
-      return v.get<std::int64_t>();
-    };
-    auto str = [&](const char* key) { return str_in(o, key, p); };
-    auto integer = [&](const char* key) { return int_in(o, key, p); };
-    s.scenario = str("scenario");
-    s.fix = str("fix");
-    s.variant = str("variant");
-    s.window = str("window");
-    if (o.contains("range")) s.range = str("range");
-    s.duration_ns = integer("duration_ns");
-    s.syncs = static_cast<std::uint64_t>(integer("syncs"));
-    s.bubble_ns = integer("bubble_ns");
+  }
+  std::string str(const nlohmann::json& obj, const char* key, const std::string& path) const {
+    const auto& v = need(obj, key, path);
+    typed(v.is_string(), path + "/" + key, "a string");
+    return v.get<std::string>();
+  }
+  std::int64_t integer(const nlohmann::json& obj, const char* key, const std::string& path) const {
+    const auto& v = need(obj, key, path);
+    typed(v.is_number_integer(), path + "/" + key, "an integer");
+    return v.get<std::int64_t>();
+  }
+  // An integer in [0, hi]: a time (hi a day) or a count (hi 1e9).
+  std::int64_t bounded(const nlohmann::json& obj, const char* key, const std::string& path, std::int64_t hi) const {
+    const std::int64_t v = integer(obj, key, path);
+    typed(v >= 0 && v <= hi, path + "/" + key,
+          hi == kDayNs ? "a non-negative integer: a time in ns, at most a day (86400 s)"
+                       : "a non-negative integer: a count, at most 1e9");
+    return v;
+  }
+  std::int64_t time(const nlohmann::json& obj, const char* key, const std::string& path) const {
+    return bounded(obj, key, path, kDayNs);
+  }
+  std::int64_t count(const nlohmann::json& obj, const char* key, const std::string& path) const {
+    return bounded(obj, key, path, kMaxCount);
+  }
+
+  void segments(const nlohmann::json& o, const std::string& p, TimelineStrip& s) const {
     const auto& lanes = need(o, "lanes", p);
     typed(lanes.is_array(), p + "/lanes", "an array of strings");
     for (std::size_t l = 0; l < lanes.size(); ++l) {
@@ -175,91 +169,118 @@ std::vector<TimelineStrip> timelines_from_json(std::string_view text, std::strin
       s.segments.push_back({lane < 0 ? "gpu" : s.lanes[static_cast<std::size_t>(lane)], r[1].get<std::string>(),
                             r[2].get<Ns>(), r[3].get<Ns>(), r[4].get<std::string>()});
     }
-    if (o.contains("step")) {  // schema 2
-      const auto& st = o["step"];
-      const std::string sp = p + "/step";
-      typed(st.is_object(), sp, "an object");
-      auto count = [&](const char* key) {
-        const std::int64_t v = int_in(st, key, sp);
-        typed(v >= 0, sp + "/" + key, "a non-negative integer");
-        return v;
-      };
-      StepBreakdown b;
-      b.step = str_in(st, "step", sp);
-      b.steps = static_cast<std::uint64_t>(count("steps"));
-      const std::int64_t device = int_in(st, "device", sp);
-      typed(device >= -1 && device <= 1'000'000, sp + "/device", "a device id (-1: none)");
-      b.device = static_cast<std::int32_t>(device);
-      b.duration_ns = count("duration_ns");
-      b.compute_ns = count("compute_ns");
-      b.copy_ns = count("copy_ns");
-      b.sync_bubble_ns = count("sync_bubble_ns");
-      b.other_idle_ns = count("other_idle_ns");
-      b.host_blocked_ns = count("host_blocked_ns");
-      b.syncs = static_cast<std::uint64_t>(count("syncs"));
-      if (st.contains("idle")) {  // optional: older timelines have no idle attribution
-        const auto& id = st["idle"];
-        typed(id.is_object(), sp + "/idle", "an object");
-        auto ns = [&](const char* key) {
-          const std::int64_t v = int_in(id, key, sp + "/idle");
-          typed(v >= 0, sp + "/idle/" + key, "a non-negative integer");
-          return v;
-        };
-        b.idle.window_ns = ns("window_ns");
-        b.idle.busy_ns = ns("busy_ns");
-        b.idle.sync_bubble_ns = ns("sync_bubble_ns");
-        b.idle.host_wait_ns = ns("host_wait_ns");
-        b.idle.dependency_wait_ns = ns("dependency_wait_ns");
-        b.idle.other_ns = ns("other_ns");
-        b.verdict = verdict_of(b.idle);
-      }
-      s.step = b;
-    }
-    if (o.contains("critical_path")) {  // optional: older timelines have none
-      const auto& c = o["critical_path"];
-      const std::string cp = p + "/critical_path";
-      typed(c.is_object(), cp, "an object");
-      auto ns = [&](const nlohmann::json& obj, const char* key, const std::string& path) {
-        const std::int64_t v = int_in(obj, key, path);
-        typed(v >= 0, path + "/" + key, "a non-negative integer");
-        return v;
-      };
-      CriticalPath path;
-      path.length_ns = ns(c, "length_ns", cp);
-      path.host_ns = ns(c, "host_ns", cp);
-      path.gpu_ns = ns(c, "gpu_ns", cp);
-      path.launch_ns = ns(c, "launch_ns", cp);
-      path.sync_wait_ns = ns(c, "sync_wait_ns", cp);
-      path.other_ns = ns(c, "other_ns", cp);
-      path.sync_edges = static_cast<std::uint64_t>(ns(c, "sync_edges", cp));
-      // The shares cut the path's time line: anything else is not a file we wrote. Taken off
-      // the length one by one, so hostile values cannot overflow the sum.
-      Ns left = path.length_ns;
-      bool sums = true;
-      for (Ns part : {path.host_ns, path.gpu_ns, path.launch_ns, path.sync_wait_ns, path.other_ns}) {
-        sums = sums && part <= left;
-        if (sums) left -= part;
-      }
-      typed(sums && left == 0, cp, "host_ns + gpu_ns + launch_ns + sync_wait_ns + other_ns == length_ns");
-      const auto& top = need(c, "top", cp);
-      typed(top.is_array() && top.size() <= kMaxCriticalRuns, cp + "/top",
-            fmt::format("an array of at most {} runs", kMaxCriticalRuns).c_str());
-      for (std::size_t r = 0; r < top.size(); ++r) {
-        const std::string rp = fmt::format("{}/top/{}", cp, r);
-        CriticalRun run;
-        const auto kind = critical_kind_of(str_in(top[r], "kind", rp));
-        typed(kind.has_value(), rp + "/kind", "one of host, gpu, launch, sync_wait, other");
-        run.kind = *kind;
-        run.where = str_in(top[r], "where", rp);
-        run.what = str_in(top[r], "what", rp);
-        run.start_ns = ns(top[r], "start_ns", rp);
-        run.duration_ns = ns(top[r], "duration_ns", rp);
-        path.top.push_back(std::move(run));
-      }
-      s.critical_path = std::move(path);
-    }
-    out.push_back(std::move(s));
   }
+
+  StepBreakdown step(const nlohmann::json& st, const std::string& sp) const {
+    typed(st.is_object(), sp, "an object");
+    StepBreakdown b;
+    b.step = str(st, "step", sp);
+    b.steps = static_cast<std::uint64_t>(count(st, "steps", sp));
+    const std::int64_t device = integer(st, "device", sp);
+    typed(device >= -1 && device <= 1'000'000, sp + "/device", "a device id (-1: none)");
+    b.device = static_cast<std::int32_t>(device);
+    b.duration_ns = time(st, "duration_ns", sp);
+    b.compute_ns = time(st, "compute_ns", sp);
+    b.copy_ns = time(st, "copy_ns", sp);
+    b.sync_bubble_ns = time(st, "sync_bubble_ns", sp);
+    b.other_idle_ns = time(st, "other_idle_ns", sp);
+    b.host_blocked_ns = time(st, "host_blocked_ns", sp);
+    b.syncs = static_cast<std::uint64_t>(count(st, "syncs", sp));
+    if (st.contains("idle")) {  // optional: older timelines have no idle attribution
+      const auto& id = st["idle"];
+      const std::string ip = sp + "/idle";
+      typed(id.is_object(), ip, "an object");
+      b.idle.window_ns = time(id, "window_ns", ip);
+      b.idle.busy_ns = time(id, "busy_ns", ip);
+      b.idle.sync_bubble_ns = time(id, "sync_bubble_ns", ip);
+      b.idle.host_wait_ns = time(id, "host_wait_ns", ip);
+      b.idle.dependency_wait_ns = time(id, "dependency_wait_ns", ip);
+      b.idle.other_ns = time(id, "other_ns", ip);
+      b.verdict = verdict_of(b.idle);
+    }
+    return b;
+  }
+
+  CriticalPath critical_path(const nlohmann::json& c, const std::string& cp) const {
+    typed(c.is_object(), cp, "an object");
+    CriticalPath path;
+    path.length_ns = time(c, "length_ns", cp);
+    path.host_ns = time(c, "host_ns", cp);
+    path.gpu_ns = time(c, "gpu_ns", cp);
+    path.launch_ns = time(c, "launch_ns", cp);
+    path.sync_wait_ns = time(c, "sync_wait_ns", cp);
+    path.other_ns = time(c, "other_ns", cp);
+    path.sync_edges = static_cast<std::uint64_t>(count(c, "sync_edges", cp));
+    // The shares cut the path's time line: anything else is not a file we wrote. Taken off
+    // the length one by one, so hostile values cannot overflow the sum.
+    Ns left = path.length_ns;
+    bool sums = true;
+    for (Ns part : {path.host_ns, path.gpu_ns, path.launch_ns, path.sync_wait_ns, path.other_ns}) {
+      sums = sums && part <= left;
+      if (sums) left -= part;
+    }
+    typed(sums && left == 0, cp, "host_ns + gpu_ns + launch_ns + sync_wait_ns + other_ns == length_ns");
+    const auto& top = need(c, "top", cp);
+    typed(top.is_array() && top.size() <= kMaxCriticalRuns, cp + "/top",
+          fmt::format("an array of at most {} runs", kMaxCriticalRuns).c_str());
+    for (std::size_t r = 0; r < top.size(); ++r) {
+      const std::string rp = fmt::format("{}/top/{}", cp, r);
+      CriticalRun run;
+      const auto kind = critical_kind_of(str(top[r], "kind", rp));
+      typed(kind.has_value(), rp + "/kind", "one of host, gpu, launch, sync_wait, other");
+      run.kind = *kind;
+      run.where = str(top[r], "where", rp);
+      run.what = str(top[r], "what", rp);
+      run.start_ns = time(top[r], "start_ns", rp);
+      run.duration_ns = time(top[r], "duration_ns", rp);
+      path.top.push_back(std::move(run));
+    }
+    return path;
+  }
+
+  TimelineStrip strip(const nlohmann::json& o, const std::string& p) const {
+    TimelineStrip s;
+    s.scenario = str(o, "scenario", p);
+    s.fix = str(o, "fix", p);
+    s.variant = str(o, "variant", p);
+    s.window = str(o, "window", p);
+    if (o.contains("range")) s.range = str(o, "range", p);
+    s.duration_ns = time(o, "duration_ns", p);
+    s.syncs = static_cast<std::uint64_t>(count(o, "syncs", p));
+    s.bubble_ns = time(o, "bubble_ns", p);
+    segments(o, p, s);
+    if (o.contains("step")) s.step = step(o["step"], p + "/step");  // schema 2
+    // optional: older timelines have none
+    if (o.contains("critical_path")) s.critical_path = critical_path(o["critical_path"], p + "/critical_path");
+    return s;
+  }
+};
+
+}  // namespace
+
+std::vector<TimelineStrip> timelines_from_json(std::string_view text, std::string_view source) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(fmt::format("{}: not valid JSON at byte {}: {}", source, e.byte, e.what()));
+  }
+  refuse_duplicate_keys(text, source);
+  const TimelineReader rd{source};
+  const auto& version = rd.need(j, "schema_version", "");
+  rd.typed(version.is_number_integer(), "/schema_version", "an integer");
+  if (version.get<int>() > kTimelineSchemaVersion)
+    throw InputError(fmt::format("{}: schema_version {} is newer than this syncscope reads ({}): update syncscope",
+                                 source, version.get<int>(), kTimelineSchemaVersion));
+  const auto& arr = rd.need(j, "strips", "");
+  rd.typed(arr.is_array(), "/strips", "an array");
+  if (arr.size() > kMaxStrips)
+    throw InputError(
+        fmt::format("{}: /strips: {} strips, more than the {} syncscope writes at most; is it the file a "
+                    "run wrote?",
+                    source, arr.size(), kMaxStrips));
+  std::vector<TimelineStrip> out;
+  for (std::size_t i = 0; i < arr.size(); ++i) out.push_back(rd.strip(arr[i], fmt::format("/strips/{}", i)));
   return out;
 }
 
@@ -309,7 +330,9 @@ T field(const nlohmann::json& o, const char* key, T fallback, const std::string&
 std::vector<ReportRun::SimCheckRow> read_sim_checks(const fs::path& sc) {
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(read_file(sc));
+    const std::string text = read_regular_file(sc, kMaxTimelinesBytes);
+    j = nlohmann::json::parse(text);
+    refuse_duplicate_keys(text, sc.string());
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(fmt::format("{}: not valid JSON at byte {}: {}", sc.string(), e.byte, e.what()));
   }
@@ -359,7 +382,7 @@ ReportRun load_report_run(const fs::path& dir) {
   }
   const auto tl = inside_run(dir, "timelines.json", dir.string() + ":");
   if (fs::exists(tl)) {
-    run.timelines = timelines_from_json(read_file(tl, kMaxTimelinesBytes), tl.string());
+    run.timelines = timelines_from_json(read_regular_file(tl, kMaxTimelinesBytes), tl.string());
   } else {
     // Older or partial runs: rebuild the strips from the kept traces.
     std::map<std::string, bool> seen;

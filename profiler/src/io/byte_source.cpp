@@ -1,5 +1,7 @@
 #include "byte_source.hpp"
 
+#include "syncscope/core/file_io.hpp"
+
 #include <zlib.h>
 
 #include <algorithm>
@@ -29,6 +31,7 @@ std::size_t MemorySource::read(char* dst, std::size_t max) {
 }
 
 FdSource::FdSource(int fd, std::string name, bool owned) : fd_(fd), name_(std::move(name)), owned_(owned) {
+  note_reading(name_, 0);  // named by an out-of-memory message (core/file_io.hpp reading_now)
   struct stat st {};
   if (::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) size_ = static_cast<std::uint64_t>(st.st_size);
 }
@@ -40,6 +43,7 @@ FdSource::~FdSource() {
 std::size_t FdSource::read(char* dst, std::size_t max) {
   for (;;) {
     const ssize_t n = ::read(fd_, dst, std::min<std::size_t>(max, SSIZE_MAX));
+    if (n > 0) note_read_bytes(static_cast<std::uint64_t>(n));
     if (n >= 0) return static_cast<std::size_t>(n);
     if (errno == EINTR) continue;
     if (errno == EISDIR) throw InputError(name_ + ": is a directory, expected a trace file");

@@ -165,6 +165,9 @@ class ChromeReader : private ValueReader {
   // ---- one event onto the model (event_mapping.cpp) -----------------------------------------
   void dispatch(Event& e);
   void handle_complete(Event& e);
+  void complete_memcpy(const Event& e, Ns start, Ns end);
+  void complete_sync(const Event& e, std::int64_t device, Ns start, Ns end);
+  void complete_range(const Event& e, schema::Cat cat, std::int64_t device, Ns start, Ns end);
   void handle_metadata(Event& e);
   // A kernel, copy or memset with the fields every GPU activity has (and its External id).
   template <class Record>

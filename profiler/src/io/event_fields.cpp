@@ -5,7 +5,10 @@
 // read is kept out of the record and counted once per (category, field) with its first
 // value; when the event's category cannot place the event without it (a kernel's device or
 // stream), the event is skipped and counted. What fails the whole trace is structural: invalid
-// JSON, a non-numeric "ts" or "dur", an event that is not an object, no "ph"/"name".
+// JSON, a non-numeric "ts" or "dur", an event that is not an object, no "ph"/"name". A key
+// given twice in one event is a counted warning naming the first such event and its offset;
+// the first value is kept (refusing would reject real traces over one odd event; keeping the
+// last let a planted second "dur" win).
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -94,8 +97,13 @@ void ChromeReader::handle_event_object(od::object& obj) {
   };
   each_field(obj, [&](std::string_view key, od::value& v) {
     const schema::Key k = schema::event_key(key);
-    if (!(k == schema::Key::Unknown ? event_keys_.add_other(key) : event_keys_.add_known(static_cast<int>(k))))
+    if (!(k == schema::Key::Unknown ? event_keys_.add_other(key) : event_keys_.add_known(static_cast<int>(k)))) {
+      // A key given twice: the first value is kept and the event counted (issue 39: a second
+      // "dur" of 1e15 must not become a kernel of 1e9 s); the value is still checked as JSON.
       note_duplicate(key);
+      validate(v);
+      return;
+    }
     switch (k) {
       case schema::Key::Ph: e.ph = get_string(v, "ph"); break;
       case schema::Key::Cat: e.cat = get_string(v, "cat"); break;
@@ -213,7 +221,10 @@ bool ChromeReader::read_triple(od::value& v, std::string_view field, Arg arg, st
 void ChromeReader::parse_args(od::value& v, Args& a) {
   each_field(v, [&](std::string_view key, od::value& x) {
     const int index = schema::find_name(schema::kArgs, schema::kArgIndex, key);
-    if (!(index < 0 ? arg_keys_.add_other(key) : arg_keys_.add_known(index))) note_duplicate(FieldName("args.", key));
+    if (!(index < 0 ? arg_keys_.add_other(key) : arg_keys_.add_known(index))) {
+      note_duplicate(FieldName("args.", key));
+      return validate(x);  // the first value is kept
+    }
     if (index < 0) return validate(x);
     const schema::ArgSpec& spec = schema::kArgs[index];
     const FieldName field("args.", key);
@@ -311,7 +322,8 @@ void ChromeReader::warn(ReadWarning::Kind kind, std::string_view category, const
 
 bool ChromeReader::accept_fields(const Event& e, Cat cat) {
   const std::string_view category = e.cat.value_or("");
-  if (duplicate_) warn(ReadWarning::Kind::DuplicateKey, category, *duplicate_, "", "");
+  if (duplicate_)
+    warn(ReadWarning::Kind::DuplicateKey, category, *duplicate_, "", "offset " + std::to_string(pos.offset));
   if (!e.bad_fields && e.args.bad == 0) return true;
   const auto c = static_cast<std::size_t>(cat);
   const std::uint32_t read = schema::kArgMasks.read[c], needed = schema::kArgMasks.needed[c];

@@ -179,24 +179,7 @@ void ChromeReader::handle_complete(Event& e) {
       kernels_.push(k);
       return;
     }
-    case Cat::Memcpy: {
-      const std::int64_t dev = a.i(Arg::Device, a.i(Arg::InDevice, id_or(e.pid, -1)));
-      Memcpy m = activity<Memcpy>(e, dev, start, end);
-      if (!a.has(Arg::Context)) m.context = narrowu32(a.u(Arg::InContext, 0), "args.context");
-      parse_memcpy_name(*e.name, m.kind, m.src_kind, m.dst_kind);
-      if (m.kind == CopyKind::Unknown) m.kind = static_cast<CopyKind>(a.u(Arg::Kind, 0));  // ROCm: "kind": "HtoD"
-      m.async = a.ss_async.value_or(false);
-      m.bytes = a.u(Arg::Bytes, 0);
-      if (a.ss_peer_device) {
-        m.peer_device = narrow32(*a.ss_peer_device, "args.syncscope.peer_device");
-      } else if (a.has(Arg::FromDevice) && a.has(Arg::ToDevice)) {
-        // Kineto's peer-to-peer copies name source, executing and destination devices.
-        const std::int64_t from = a.i(Arg::FromDevice, -1);
-        m.peer_device = narrow32(from != dev ? from : a.i(Arg::ToDevice, -1), "args.fromDevice");
-      }
-      memcpys_.push(m);
-      return;
-    }
+    case Cat::Memcpy: return complete_memcpy(e, start, end);
     case Cat::Memset: {
       Memset m = activity<Memset>(e, device, start, end);
       m.memory_kind = parse_memset_name(*e.name);
@@ -206,26 +189,7 @@ void ChromeReader::handle_complete(Event& e) {
       memsets_.push(m);
       return;
     }
-    case Cat::Sync: {
-      SyncRecord s;
-      s.type = parse_kineto_sync_kind(a.sync_kind ? *a.sync_kind : *e.name);
-      s.device = narrow32(device, "args.device");
-      s.context = narrowu32(a.u(Arg::Context, 0), "args.context");
-      // Kineto prints the stream's absolute value as tid (-1 becomes 1): only args are exact.
-      s.stream = a.i(Arg::Stream, -1);
-      s.event_id = a.u(Arg::WaitOnEventId, 0);
-      s.event_sync_id = a.ss_event_sync_id.value_or(0);
-      s.wait_on_stream = a.i(Arg::WaitOnStream, -1);
-      s.start = start;
-      s.end = end;
-      s.correlation = a.u(Arg::Correlation, 0);
-      s.external_id = a.u(Arg::ExternalId, 0);
-      s.return_code = a.ss_return_code ? narrow32(*a.ss_return_code, "args.syncscope.return_code") : 0;
-      s.is_query = a.ss_is_query.value_or(false);
-      s.wait_on_event_record_correlation = a.i(Arg::WaitOnCorr, -1);
-      syncs_.push(s);
-      return;
-    }
+    case Cat::Sync: return complete_sync(e, device, start, end);
     case Cat::CudaEvent: {
       CudaEventRecord r;
       r.device = narrow32(device, "args.device");
@@ -241,39 +205,7 @@ void ChromeReader::handle_complete(Event& e) {
     case Cat::UserAnnotation:
     case Cat::GpuUserAnnotation:
     case Cat::CpuOp:
-    case Cat::PythonFunction: {
-      Range r;
-      r.kind = cat == Cat::UserAnnotation      ? RangeKind::UserAnnotation
-               : cat == Cat::GpuUserAnnotation ? RangeKind::GpuUserAnnotation
-               : cat == Cat::CpuOp             ? RangeKind::CpuOp
-                                               : RangeKind::PythonFunction;
-      if (a.ss_range_kind) {
-        auto k = parse_range_kind(*a.ss_range_kind);
-        if (!k)
-          fail("field \"args.syncscope.range_kind\": unknown range kind \"" + std::string(*a.ss_range_kind) + "\"");
-        r.kind = *k;
-      }
-      r.name = intern(*e.name);
-      r.domain = a.ss_domain ? intern(*a.ss_domain) : kNoString;
-      if (cat == Cat::GpuUserAnnotation) {
-        // Kineto puts GPU annotations on the stream's track: pid = device, tid = stream.
-        r.device = narrow32(device, "pid");
-        r.stream = a.i(Arg::Stream, id_or(e.tid, -1));
-        r.pid = a.ss_pid.value_or(-1);
-        r.tid = a.ss_tid.value_or(-1);
-      } else {
-        r.pid = id_or(e.pid, -1);
-        r.tid = id_or(e.tid, -1);
-        r.device = a.ss_device ? narrow32(*a.ss_device, "args.syncscope.device") : -1;
-        r.stream = a.ss_stream.value_or(-1);
-      }
-      r.start = start;
-      r.end = end;
-      r.external_id = a.u(Arg::ExternalId, 0);
-      r.correlation = a.u(Arg::Correlation, 0);
-      ranges_.push(r);
-      return;
-    }
+    case Cat::PythonFunction: return complete_range(e, cat, device, start, end);
     case Cat::Overhead: {
       OverheadRecord o;
       o.name = intern(*e.name);
@@ -298,6 +230,80 @@ void ChromeReader::handle_complete(Event& e) {
       return;
     }
   }
+}
+
+// The "X" events of handle_complete that take more than a few fields, one per kind.
+void ChromeReader::complete_memcpy(const Event& e, Ns start, Ns end) {
+  const Args& a = e.args;
+  const std::int64_t dev = a.i(Arg::Device, a.i(Arg::InDevice, id_or(e.pid, -1)));
+  Memcpy m = activity<Memcpy>(e, dev, start, end);
+  if (!a.has(Arg::Context)) m.context = narrowu32(a.u(Arg::InContext, 0), "args.context");
+  parse_memcpy_name(*e.name, m.kind, m.src_kind, m.dst_kind);
+  if (m.kind == CopyKind::Unknown) m.kind = static_cast<CopyKind>(a.u(Arg::Kind, 0));  // ROCm: "kind": "HtoD"
+  m.async = a.ss_async.value_or(false);
+  m.bytes = a.u(Arg::Bytes, 0);
+  if (a.ss_peer_device) {
+    m.peer_device = narrow32(*a.ss_peer_device, "args.syncscope.peer_device");
+  } else if (a.has(Arg::FromDevice) && a.has(Arg::ToDevice)) {
+    // Kineto's peer-to-peer copies name source, executing and destination devices.
+    const std::int64_t from = a.i(Arg::FromDevice, -1);
+    m.peer_device = narrow32(from != dev ? from : a.i(Arg::ToDevice, -1), "args.fromDevice");
+  }
+  memcpys_.push(m);
+}
+
+void ChromeReader::complete_sync(const Event& e, std::int64_t device, Ns start, Ns end) {
+  const Args& a = e.args;
+  SyncRecord s;
+  s.type = parse_kineto_sync_kind(a.sync_kind ? *a.sync_kind : *e.name);
+  s.device = narrow32(device, "args.device");
+  s.context = narrowu32(a.u(Arg::Context, 0), "args.context");
+  // Kineto prints the stream's absolute value as tid (-1 becomes 1): only args are exact.
+  s.stream = a.i(Arg::Stream, -1);
+  s.event_id = a.u(Arg::WaitOnEventId, 0);
+  s.event_sync_id = a.ss_event_sync_id.value_or(0);
+  s.wait_on_stream = a.i(Arg::WaitOnStream, -1);
+  s.start = start;
+  s.end = end;
+  s.correlation = a.u(Arg::Correlation, 0);
+  s.external_id = a.u(Arg::ExternalId, 0);
+  s.return_code = a.ss_return_code ? narrow32(*a.ss_return_code, "args.syncscope.return_code") : 0;
+  s.is_query = a.ss_is_query.value_or(false);
+  s.wait_on_event_record_correlation = a.i(Arg::WaitOnCorr, -1);
+  syncs_.push(s);
+}
+
+void ChromeReader::complete_range(const Event& e, Cat cat, std::int64_t device, Ns start, Ns end) {
+  const Args& a = e.args;
+  Range r;
+  r.kind = cat == Cat::UserAnnotation      ? RangeKind::UserAnnotation
+           : cat == Cat::GpuUserAnnotation ? RangeKind::GpuUserAnnotation
+           : cat == Cat::CpuOp             ? RangeKind::CpuOp
+                                           : RangeKind::PythonFunction;
+  if (a.ss_range_kind) {
+    auto k = parse_range_kind(*a.ss_range_kind);
+    if (!k) fail("field \"args.syncscope.range_kind\": unknown range kind \"" + std::string(*a.ss_range_kind) + "\"");
+    r.kind = *k;
+  }
+  r.name = intern(*e.name);
+  r.domain = a.ss_domain ? intern(*a.ss_domain) : kNoString;
+  if (cat == Cat::GpuUserAnnotation) {
+    // Kineto puts GPU annotations on the stream's track: pid = device, tid = stream.
+    r.device = narrow32(device, "pid");
+    r.stream = a.i(Arg::Stream, id_or(e.tid, -1));
+    r.pid = a.ss_pid.value_or(-1);
+    r.tid = a.ss_tid.value_or(-1);
+  } else {
+    r.pid = id_or(e.pid, -1);
+    r.tid = id_or(e.tid, -1);
+    r.device = a.ss_device ? narrow32(*a.ss_device, "args.syncscope.device") : -1;
+    r.stream = a.ss_stream.value_or(-1);
+  }
+  r.start = start;
+  r.end = end;
+  r.external_id = a.u(Arg::ExternalId, 0);
+  r.correlation = a.u(Arg::Correlation, 0);
+  ranges_.push(r);
 }
 
 }  // namespace syncscope::io_detail

@@ -139,7 +139,7 @@ std::string describe(const ReadWarning& w) {
              ": " + w.example + ") and the analyses need it";
     case ReadWarning::Kind::DuplicateKey:
       return n + " " + cat + " events give the key \"" + w.field + "\" more than once (" + first +
-             "); the last value was used";
+             (w.example.empty() ? std::string() : " at " + w.example) + "); the first value was kept";
   }
   return n + " events: " + w.field;
 }
