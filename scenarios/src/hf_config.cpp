@@ -163,6 +163,34 @@ std::string model_name(const nlohmann::json& j, const std::filesystem::path& pat
   return "model";
 }
 
+// layer_types: one entry per layer, full, sliding or chunked attention (Gemma 3, Llama 4).
+void read_layer_types(const nlohmann::json& j, const scenario::detail::Locator& where, int layers, TraitInputs& in) {
+  if (j.contains("layer_types") && !j["layer_types"].is_null()) {
+    const auto& lt = j["layer_types"];
+    const std::string expected = fmt::format(
+        "a list of {} entries (num_hidden_layers), each \"full_attention\", \"sliding_attention\" or "
+        "\"chunked_attention\"",
+        layers);
+    if (!lt.is_array() || lt.size() != static_cast<std::size_t>(std::max(0, layers)))
+      scenario::detail::fail(where, "layer_types", expected,
+                             lt.is_array() ? fmt::format("{} entries", lt.size())
+                                           : lt.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    std::vector<bool> sliding, chunked;
+    for (std::size_t i = 0; i < lt.size(); ++i) {
+      const std::string v = lt[i].is_string() ? lt[i].get<std::string>() : "";
+      if (v != "full_attention" && v != "sliding_attention" && v != "chunked_attention")
+        throw InputError(fmt::format(
+            "{}: layer_types[{}]: expected \"full_attention\", \"sliding_attention\" or \"chunked_attention\", "
+            "got {} (syncscope models softmax attention only)",
+            where("layer_types"), i, lt[i].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+      sliding.push_back(v == "sliding_attention");
+      chunked.push_back(v == "chunked_attention");
+    }
+    in.layer_types = std::move(sliding);
+    if (std::find(chunked.begin(), chunked.end(), true) != chunked.end()) in.layer_chunked = std::move(chunked);
+  }
+}
+
 }  // namespace
 
 ModelShape load_hf_config(const std::filesystem::path& path) {
@@ -290,30 +318,7 @@ ModelShape parse_hf_config(const std::string& text, const std::filesystem::path&
                            std::to_string(*in.sliding_window_pattern));
   in.attn_logit_softcapping = opt_num("attn_logit_softcapping");
   in.final_logit_softcapping = opt_num("final_logit_softcapping");
-  if (j.contains("layer_types") && !j["layer_types"].is_null()) {
-    const auto& lt = j["layer_types"];
-    const std::string expected = fmt::format(
-        "a list of {} entries (num_hidden_layers), each \"full_attention\", \"sliding_attention\" or "
-        "\"chunked_attention\"",
-        m.num_hidden_layers);
-    if (!lt.is_array() || lt.size() != static_cast<std::size_t>(std::max(0, m.num_hidden_layers)))
-      scenario::detail::fail(where, "layer_types", expected,
-                             lt.is_array() ? fmt::format("{} entries", lt.size())
-                                           : lt.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-    std::vector<bool> sliding, chunked;
-    for (std::size_t i = 0; i < lt.size(); ++i) {
-      const std::string v = lt[i].is_string() ? lt[i].get<std::string>() : "";
-      if (v != "full_attention" && v != "sliding_attention" && v != "chunked_attention")
-        throw InputError(fmt::format(
-            "{}: layer_types[{}]: expected \"full_attention\", \"sliding_attention\" or \"chunked_attention\", "
-            "got {} (syncscope models softmax attention only)",
-            where("layer_types"), i, lt[i].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
-      sliding.push_back(v == "sliding_attention");
-      chunked.push_back(v == "chunked_attention");
-    }
-    in.layer_types = std::move(sliding);
-    if (std::find(chunked.begin(), chunked.end(), true) != chunked.end()) in.layer_chunked = std::move(chunked);
-  }
+  read_layer_types(j, where, m.num_hidden_layers, in);
   m.sliding_window = in.sliding_window;
   scenario::detail::check_model(m, where, "");  // bounds num_hidden_layers before a per-layer list
   in.num_hidden_layers = m.num_hidden_layers;
