@@ -97,7 +97,8 @@ TEST(TimelinesCriticalPath, RefusesSharesThatDoNotSumAndUnknownKinds) {
   };
   refused("\"host_ns\":600", "\"host_ns\":601", "t.json: /strips/0/critical_path: expected host_ns + gpu_ns");
   // Beyond physical sense (a time over a day) before the sum is checked.
-  refused("\"host_ns\":600", "\"host_ns\":9223372036854775807", "/strips/0/critical_path/host_ns: expected a non-negative integer");
+  refused("\"host_ns\":600", "\"host_ns\":9223372036854775807",
+          "/strips/0/critical_path/host_ns: expected a non-negative integer");
   refused("\"gpu_ns\":200", "\"gpu_ns\":-1", "/strips/0/critical_path/gpu_ns: expected a non-negative integer");
   refused("\"kind\":\"sync_wait\"", "\"kind\":\"waiting\"", "/strips/0/critical_path/top/1/kind: expected one of");
   refused("\"sync_edges\":2,", "", "/strips/0/critical_path: missing field \"sync_edges\"");
