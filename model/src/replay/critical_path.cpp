@@ -203,8 +203,10 @@ CriticalRun named(const Trace& trace, const ReplayGraph& g, const SyncIndex& syn
   return out;
 }
 
+// CriticalPath::top: the longest kCriticalTopRuns runs (analyze), or with `all_in_time_order`
+// every run in time order (predict's replay.critical_path, view).
 CriticalPath path_of_step(const Trace& trace, const ReplayGraph& g, const ReplayTimes& t, std::size_t step,
-                          const SyncIndex& sync_of) {
+                          const SyncIndex& sync_of, bool all_in_time_order = false) {
   CriticalPath cp;
   const Walk wk = walk_step(g, t, step);
   if (wk.length <= 0) return cp;
@@ -212,17 +214,18 @@ CriticalPath path_of_step(const Trace& trace, const ReplayGraph& g, const Replay
   cp.sync_edges = wk.sync_edges;
   for (const Piece& p : wk.pieces) add_piece(cp, p.kind, p.hi - p.lo);
   const std::vector<Run> acc = runs_of(g, wk);
-  // Names only for the top runs.
+  // Names only for the runs kept.
   std::vector<std::size_t> order(acc.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  const std::size_t keep = std::min(order.size(), kCriticalTopRuns);
-  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(keep), order.end(),
-                    [&](std::size_t a, std::size_t b) {
-                      return acc[a].duration != acc[b].duration ? acc[a].duration > acc[b].duration : a < b;
-                    });
+  const std::size_t keep = all_in_time_order ? order.size() : std::min(order.size(), kCriticalTopRuns);
+  if (!all_in_time_order)
+    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(keep), order.end(),
+                      [&](std::size_t a, std::size_t b) {
+                        return acc[a].duration != acc[b].duration ? acc[a].duration > acc[b].duration : a < b;
+                      });
   std::vector<CriticalRun> runs;
   for (std::size_t k = 0; k < keep; ++k) runs.push_back(named(trace, g, sync_of, acc[order[k]]));
-  keep_top(runs);
+  if (!all_in_time_order) keep_top(runs);
   cp.top = std::move(runs);
   return cp;
 }
@@ -235,17 +238,12 @@ CriticalPath step_critical_path(const Trace& trace, const ReplayGraph& g, const 
 
 CriticalPath step_critical_path_all_runs(const Trace& trace, const ReplayGraph& g, const ReplayTimes& t,
                                          std::size_t step) {
-  CriticalPath cp = step_critical_path(trace, g, t, step);
-  cp.top = step_critical_runs(trace, g, t, step);
-  return cp;
+  return path_of_step(trace, g, t, step, index_syncs(g), true);
 }
 
 std::vector<CriticalRun> step_critical_runs(const Trace& trace, const ReplayGraph& g, const ReplayTimes& t,
                                             std::size_t step) {
-  const SyncIndex sync_of = index_syncs(g);
-  std::vector<CriticalRun> out;
-  for (const Run& r : runs_of(g, walk_step(g, t, step))) out.push_back(named(trace, g, sync_of, r));
-  return out;
+  return step_critical_path_all_runs(trace, g, t, step).top;
 }
 
 std::vector<std::uint32_t> step_critical_sync_calls(const ReplayGraph& g, const ReplayTimes& t, std::size_t step) {
