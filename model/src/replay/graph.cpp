@@ -148,7 +148,8 @@ void host_calls(Builder& bld) {
   (void)trace;
   (void)calls;
   const ReplayOptions& options = bld.options;
-  auto [owner, thread_index] = std::tie(bld.owner, bld.thread_index);
+  auto& owner = bld.owner;
+  auto& thread_index = bld.thread_index;
   // ---- host: top-level calls per thread ----
   std::vector<std::uint32_t> order;
   order.reserve(calls.size());
@@ -206,7 +207,8 @@ void correlations(Builder& bld) {
   (void)g;
   (void)trace;
   (void)calls;
-  auto [owner, corr_calls] = std::tie(bld.owner, bld.corr_calls);
+  auto& owner = bld.owner;
+  auto& corr_calls = bld.corr_calls;
   for (std::size_t i = 0; i < calls.size(); ++i)
     if (calls[i].correlation != 0 && owner[i] != kNoNode) corr_calls.push_back({calls[i].correlation, owner[i]});
   std::stable_sort(corr_calls.begin(), corr_calls.end(),
@@ -224,7 +226,8 @@ void gpu_activities(Builder& bld) {
   (void)trace;
   (void)calls;
   auto call_of_corr = [&](std::uint64_t corr) { return bld.call_of_corr(corr); };
-  auto [lane_index, first_gpu] = std::tie(bld.lane_index, bld.first_gpu);
+  auto& lane_index = bld.lane_index;
+  auto& first_gpu = bld.first_gpu;
   // ---- GPU activities ----
   auto lane_of = [&](std::int32_t device, std::int64_t stream) {
     auto [it, fresh] = lane_index.try_emplace({device, stream}, static_cast<std::int32_t>(g.lanes.size()));
@@ -273,7 +276,8 @@ void stream_order(Builder& bld) {
   (void)g;
   (void)trace;
   (void)calls;
-  auto [lanes, first_gpu] = std::tie(bld.lanes, bld.first_gpu);
+  auto& lanes = bld.lanes;
+  auto& first_gpu = bld.first_gpu;
   auto issue_time = [&](std::uint32_t n) {
     const ReplayNode& x = g.nodes[n];
     return x.launch != kNoNode ? g.nodes[x.launch].rec_start : x.rec_start;
@@ -316,7 +320,9 @@ void launched_index(Builder& bld) {
   (void)g;
   (void)trace;
   (void)calls;
-  auto [launched_at, launched_flat, first_gpu] = std::tie(bld.launched_at, bld.launched_flat, bld.first_gpu);
+  auto& launched_at = bld.launched_at;
+  auto& launched_flat = bld.launched_flat;
+  auto& first_gpu = bld.first_gpu;
   launched_at.assign(first_gpu + 1, 0);
   for (std::size_t i = first_gpu; i < g.nodes.size(); ++i)
     if (g.nodes[i].launch != kNoNode) ++launched_at[g.nodes[i].launch + 1];
@@ -364,7 +370,9 @@ void wait_edges_of(Builder& bld, std::size_t t, std::uint32_t ni, std::vector<st
   auto launched = [&](std::uint32_t call) { return bld.launched(call); };
   auto classify = [&](const ApiCall& c) { return bld.classify(c); };
   auto find_record = [&](const SyncRecord& r, Ns before) { return bld.find_record(r, before); };
-  auto [sync_by_corr, unrecorded_waits, lanes] = std::tie(bld.sync_by_corr, bld.unrecorded_waits, bld.lanes);
+  auto& sync_by_corr = bld.sync_by_corr;
+  auto& unrecorded_waits = bld.unrecorded_waits;
+  auto& lanes = bld.lanes;
   ReplayNode& n = g.nodes[ni];
   const ApiCall& c = calls[n.record];
   const ApiClass cls = classify(c);
@@ -507,7 +515,9 @@ void launch_latencies(Builder& bld) {
   (void)trace;
   (void)calls;
   auto launched = [&](std::uint32_t call) { return bld.launched(call); };
-  auto [lanes, first_gpu, unrecorded_waits] = std::tie(bld.lanes, bld.first_gpu, bld.unrecorded_waits);
+  auto& lanes = bld.lanes;
+  auto& first_gpu = bld.first_gpu;
+  auto& unrecorded_waits = bld.unrecorded_waits;
   std::vector<Ns> lat[4], lat_queued[4];
   for (std::size_t i = first_gpu; i < g.nodes.size(); ++i) {
     const ReplayNode& n = g.nodes[i];
@@ -552,7 +562,7 @@ void sync_points(Builder& bld, const std::vector<SyncPoint>* points) {
   (void)calls;
   auto launched = [&](std::uint32_t call) { return bld.launched(call); };
   auto classify = [&](const ApiCall& c) { return bld.classify(c); };
-  auto [thread_index] = std::tie(bld.thread_index);
+  auto& thread_index = bld.thread_index;
   const ReplayOptions& options = bld.options;
   // ---- the analysis's sync points, as nodes ----
   {
@@ -620,7 +630,7 @@ void steps(Builder& bld, const std::vector<Range>& step_ranges) {
   (void)g;
   (void)trace;
   (void)calls;
-  auto [thread_index] = std::tie(bld.thread_index);
+  auto& thread_index = bld.thread_index;
   // ---- steps ----
   for (const Range& r : step_ranges) {
     ReplayStepWindow w;
