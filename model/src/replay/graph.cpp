@@ -343,8 +343,10 @@ void event_records(Builder& bld) {
   (void)trace;
   (void)calls;
   auto call_of_corr = [&](std::uint64_t corr) { return bld.call_of_corr(corr); };
-  auto [record_by_corr, records_by_event, sync_by_corr, lane_index] =
-      std::tie(bld.record_by_corr, bld.records_by_event, bld.sync_by_corr, bld.lane_index);
+  auto& record_by_corr = bld.record_by_corr;
+  auto& records_by_event = bld.records_by_event;
+  auto& sync_by_corr = bld.sync_by_corr;
+  auto& lane_index = bld.lane_index;
   // ---- events: record calls (stream, issue time) by correlation and by event id ----
   for (const auto& e : trace.cuda_events) {
     const std::uint32_t record_call = call_of_corr(e.correlation);
