@@ -264,6 +264,8 @@ std::vector<TimelineStrip> timelines_from_json(std::string_view text, std::strin
     j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(fmt::format("{}: not valid JSON at byte {}: {}", source, e.byte, e.what()));
+  } catch (const nlohmann::json::exception& e) {  // out_of_range 406: a number beyond a double ("1e400")
+    throw InputError(fmt::format("{}: not valid JSON: {}", source, e.what()));
   }
   refuse_duplicate_keys(text, source);
   const TimelineReader rd{source};
@@ -335,6 +337,8 @@ std::vector<ReportRun::SimCheckRow> read_sim_checks(const fs::path& sc) {
     refuse_duplicate_keys(text, sc.string());
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(fmt::format("{}: not valid JSON at byte {}: {}", sc.string(), e.byte, e.what()));
+  } catch (const nlohmann::json::exception& e) {  // out_of_range 406: a number beyond a double ("1e400")
+    throw InputError(fmt::format("{}: not valid JSON: {}", sc.string(), e.what()));
   }
   if (!j.is_object() || !j.contains("checks") || !j["checks"].is_array())
     throw InputError(sc.string() + ": expected an object with a \"checks\" array");
