@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -21,7 +22,10 @@
 #include "syncscope/model/gpu_profile.hpp"
 #include "syncscope/model/predict.hpp"
 #include "syncscope/model/predict_inputs.hpp"
+#include "syncscope/analysis/ranks.hpp"
+#include "syncscope/cluster/rank_traces.hpp"
 #include "syncscope/model/replay.hpp"
+#include "syncscope/model/replay_job.hpp"
 #include "syncscope/model/trace_predict.hpp"
 #include "syncscope/reports/model_printers.hpp"
 #include "syncscope/reports/replay_printers.hpp"
@@ -48,6 +52,7 @@ struct PredictOptions {
   std::string gpu;
   std::string trace;
   std::vector<std::string> what_if;  // with --trace: edits replayed on the trace (model/README.md, "Replay")
+  std::optional<std::int64_t> what_if_rank;  // with --trace DIR: the rank the edits change
   std::string step_range = "ProfilerStep#*";
   std::string layer_range;
   int top_k = 0;
@@ -58,6 +63,28 @@ struct PredictOptions {
   int samples = 4000;
   std::uint64_t seed = 0x5eed'5c09eULL;
 };
+
+// predict --trace DIR: the rank traces of one job replayed together (model/replay_job.hpp).
+std::string predict_job(const PredictOptions& o) {
+  std::vector<model::JobRankInput> inputs;
+  for (const cluster::RankTraceFile& f : cluster::find_rank_traces({o.trace})) {
+    model::JobRankInput in;
+    in.source = f.path;
+    in.rank = rank_from_file_name(f.absolute.filename().string());
+    in.load = [path = f.absolute] { return read_trace(path); };
+    inputs.push_back(std::move(in));
+  }
+  model::JobReplayOptions jo;
+  jo.step_glob = o.step_range;
+  jo.what_if = o.what_if;
+  jo.what_if_rank = o.what_if_rank;
+  jo.predict.step_glob = o.step_range;
+  jo.predict.layer_glob = o.layer_range;
+  jo.predict.prefetch_depth = o.in.prefetch_depth;
+  if (o.top_k > 0) jo.predict.moe_top_k = o.top_k;
+  const model::JobReplayReport rep = model::replay_job(std::move(inputs), jo, o.trace);
+  return o.format == "json" ? model::job_replay_to_json(rep) : job_replay_to_text(rep);
+}
 
 }  // namespace
 
@@ -77,12 +104,18 @@ void add_predict_command(CLI::App& app, Context& ctx) {
                   "calibrate, or calibrate --from-trace); gives the round trip, copy rate, overlap slowdown and "
                   "unified memory");
   cmd->add_option("--scenario", o->in.scenario, "Scenario YAML: layer count, experts, prefetch depth, batch shape");
-  cmd->add_option("--trace", o->trace, "Trace of a run without the fixes: estimate every parameter from it");
+  cmd->add_option("--trace", o->trace,
+                  "Trace of a run without the fixes: estimate every parameter from it; a directory of one job's rank "
+                  "traces (one per rank): replay the whole job, its collectives joined across ranks");
   cmd->add_option(
       "--what-if", o->what_if,
       "With --trace: replay the trace with this edit (repeatable): remove-syncs:cause=GLOB, "
       "remove-syncs:api=GLOB, remove-syncs:range=GLOB, remove-syncs:all, packing-cache, packing-device, "
       "double-buffer, prefetch[:K], moe-sorted, moe-device; default: every fix variant's edit beside its closed form");
+  cmd->add_option("--what-if-rank", o->what_if_rank,
+                  "With --trace DIR: the rank the --what-if edits change (default: the rank that started the most "
+                  "collectives last); every rank's step is replayed again")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 20));
   cmd->add_option("--step-range", o->step_range, "With --trace: glob over range names that delimit steps")
       ->capture_default_str();
   cmd->add_option(
@@ -145,6 +178,20 @@ void add_predict_command(CLI::App& app, Context& ctx) {
     if (!o->gpu.empty()) profile = model::load_gpu_profile(o->gpu);
     std::optional<Interval> step = model::optional_interval_option(o->step_ms, "--step-ms", 1e6);
 
+    std::error_code ec;
+    SYNCSCOPE_INPUT_ERROR_IF(o->what_if_rank && !std::filesystem::is_directory(o->trace, ec),
+                             "--what-if-rank needs --trace DIR: a directory of one job's rank traces");
+    if (std::filesystem::is_directory(o->trace, ec)) {
+      const std::string text = predict_job(*o);
+      if (o->output.empty()) {
+        std::cout << text << std::flush;
+      } else {
+        write_file_atomic(o->output, text, o->force);
+        std::fprintf(stderr, "syncscope: wrote %s\n", o->output.c_str());
+      }
+      ctx.exit_code = 0;
+      return;
+    }
     model::PredictionReport rep;
     std::optional<model::ReplayReport> replay;
     SYNCSCOPE_INPUT_ERROR_IF(!o->what_if.empty() && o->trace.empty(), "--what-if needs --trace: it edits a trace");

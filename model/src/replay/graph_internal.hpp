@@ -65,4 +65,9 @@ void comm_transfer_times(const Trace& trace, ReplayGraph& g);
 void model_launch_queue(ReplayGraph& g, std::size_t first_gpu,
                         const std::function<std::span<const std::uint32_t>(std::uint32_t)>& launched);
 
+// One event of run_replay (replay.cpp): a call's start; a node's end (for GPU work, its start
+// and end). The whole-job replay (job_run.cpp) runs the same events over several graphs.
+void time_call_start(const ReplayGraph& g, std::uint32_t i, ReplayTimes& t);
+void time_node(const ReplayGraph& g, std::uint32_t i, ReplayTimes& t);
+
 }  // namespace syncscope::model::graph_detail

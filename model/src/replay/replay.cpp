@@ -9,9 +9,11 @@
 #include <fmt/format.h>
 
 #include "syncscope/model/critical_path.hpp"
+#include "graph_internal.hpp"
 #include "syncscope/model/replay.hpp"
 
 namespace syncscope::model {
+namespace graph_detail {
 namespace {
 
 template <class Fn>
@@ -21,6 +23,8 @@ void for_each_pred(const ReplayNode& n, const Fn& fn) {
   if (n.launch != kNoNode) fn(n.launch);
   for (std::uint32_t w : n.waits) fn(w);
 }
+
+}  // namespace
 
 // A host call has two events: its start (after its thread's previous call and the gap) and
 // its end (its own time, or the work it waits for + the round trip). The GPU work a call
@@ -90,7 +94,10 @@ void time_node(const ReplayGraph& g, std::uint32_t i, ReplayTimes& t) {
   t.binding[i] = bind;
 }
 
-}  // namespace
+}  // namespace graph_detail
+
+using graph_detail::time_call_start;
+using graph_detail::time_node;
 
 ReplayOrder replay_order(const ReplayGraph& g) {
   const std::size_t n = g.nodes.size();

@@ -7,6 +7,7 @@
 
 #include "syncscope/model/replay.hpp"
 #include "syncscope/model/replay_diff.hpp"
+#include "syncscope/model/replay_job.hpp"
 #include "syncscope/sim/compare.hpp"
 
 namespace syncscope {
@@ -14,6 +15,9 @@ namespace syncscope {
 // `predict --trace`'s replay section: identity accuracy per step, the median step's critical
 // path, each what-if edit with its saving beside the closed form, and its notes.
 std::string replay_to_text(const model::ReplayReport& report);
+// `predict --trace DIR`: the whole-job replay, per rank beside its single-rank replay, the
+// collectives matched and what disagreed, and each edit's every-rank steps.
+std::string job_replay_to_text(const model::JobReplayReport& report);
 // `syncscope diff`: per-step medians of both traces side by side with their change, syncs per
 // cause, the 10 kernel names that changed most, and the what-if's replayed step against AFTER.
 std::string diff_to_text(const model::DiffReport& diff);

@@ -1,0 +1,80 @@
+// The whole-job replay as text for people (`predict --trace DIR`): per rank its identity figures
+// beside its single-rank replay, the collectives matched and what disagreed, then each what-if
+// edit on one rank with every rank's new step. The struct and its JSON are the model's
+// (model/replay_job.hpp).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "syncscope/core/text.hpp"
+#include "syncscope/reports/replay_printers.hpp"
+
+namespace syncscope {
+namespace {
+
+std::string ms(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
+
+Ns median_ns(std::vector<Ns> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+std::string rank_table(const model::JobReplayReport& r) {
+  std::string s = fmt::format("  {:>5} {:>7} {:>12} {:>12} {:>9} {:>12} {:>9} {:>11} {:>9} {:>13}\n", "rank", "steps",
+                              "measured", "job replay", "error", "rank alone", "error", "collectives", "last at",
+                              "clock offset");
+  for (const auto& k : r.ranks) {
+    std::vector<Ns> meas, job, alone;
+    for (const auto& st : k.steps) meas.push_back(st.measured_ns), job.push_back(st.replayed_ns);
+    for (const auto& st : k.single_steps) alone.push_back(st.replayed_ns);
+    const double m = static_cast<double>(median_ns(meas));
+    auto err = [&](Ns x) { return m > 0 ? fmt::format("{:+.2f}%", (static_cast<double>(x) - m) / m * 100) : "-"; };
+    s += fmt::format("  {:>5} {:>7} {:>12} {:>12} {:>9} {:>12} {:>9} {:>11} {:>9} {:>10.3f} ms\n", k.rank,
+                     k.steps.size(), ms(m), ms(static_cast<double>(median_ns(job))), err(median_ns(job)),
+                     ms(static_cast<double>(median_ns(alone))), err(median_ns(alone)),
+                     fmt::format("{}+{}", k.collectives, k.unmatched), k.last_arrivals,
+                     static_cast<double>(k.clock_offset_ns) / 1e6);
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string job_replay_to_text(const model::JobReplayReport& r) {
+  std::string s = fmt::format(
+      "Whole-job replay of {} rank trace(s) in {} (docs/replay.md, \"Whole-job replay\"): {} collective(s) matched in "
+      "{} group(s)\n",
+      r.ranks.size(), printable(r.source), r.collectives, r.collective_groups);
+  s += "  rests on: collectives matched by stream and order (no process group name read); a collective ends at its "
+       "last participant's start plus that rank's recorded duration; clocks aligned on shared collectives' ends\n";
+  for (const auto& w : r.warnings) s += "  warning: " + printable(w) + "\n";
+  for (const auto& m : r.mismatches) s += "  mismatch: " + printable(m) + "\n";
+  if (r.mismatches_total > r.mismatches.size())
+    s += fmt::format("  ... {} more mismatch(es) (all of them: --format json)\n", r.mismatches_total - r.mismatches.size());
+  s += "  per rank, median over its steps (collectives: matched+anchored; last at: collectives it started last):\n";
+  s += rank_table(r);
+  if (r.error_steps == 0)
+    s += "  identity replay: no step replayed, so no error figure\n";
+  else
+    s += fmt::format(
+        "  identity replay of the job over {} step(s) of {} rank(s), step time |error|: median {:.2f}%, max {:.2f}% "
+        "(goal: median <= {:.0f}%, max <= {:.0f}%){}\n",
+        r.error_steps, r.ranks.size(), r.median_abs_error * 100, r.max_abs_error * 100,
+        model::kIdentityGoalMedian * 100, model::kIdentityGoalMax * 100, r.within_goal() ? "" : " OUTSIDE THE GOAL");
+  if (r.straggler >= 0) s += fmt::format("  straggler: rank {} (started the most collectives last)\n", r.straggler);
+  for (const auto& w : r.what_if) {
+    s += fmt::format("What-if {} on rank {}, every rank replayed again (median step, saving against the job's identity "
+                     "replay):\n",
+                     printable(w.edit), w.rank);
+    for (std::size_t k = 0; k < w.replayed_step_ns.size() && k < r.ranks.size(); ++k)
+      s += fmt::format("  rank {:>5}  step {:>12}  saving {}\n", r.ranks[k].rank,
+                       ms(static_cast<double>(w.replayed_step_ns[k])),
+                       w.saving_ns[k] ? ms(static_cast<double>(*w.saving_ns[k])) : std::string("not claimed"));
+    for (const auto& n : w.notes) s += "    note: " + printable(n) + "\n";
+  }
+  return s;
+}
+
+}  // namespace syncscope
