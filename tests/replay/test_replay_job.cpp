@@ -184,6 +184,24 @@ TEST(ReplayJob, ClocksOffsetBySecondsAreAligned) {
   EXPECT_EQ(*rep.what_if[0].saving_ns[0], 305 * us);
 }
 
+// Two ranks of a job of three: the third's arrival is not known, so each collective ends no
+// earlier than recorded, and removing rank 1's .item() saves nothing on rank 0.
+TEST(ReplayJob, RanksNotGivenAreAnchoredPeers) {
+  m::JobReplayOptions o;
+  o.what_if = {"remove-syncs:cause=aten::item"};
+  const m::JobReplayReport rep = m::replay_job({input("rank0.json", [] { return rank0(0, kAllReduce, 3); }),
+                                                input("rank1.json", [] { return rank1(0, 1, 3); })},
+                                               o, "job");
+  EXPECT_TRUE(rep.peers_anchored);
+  ASSERT_TRUE(rep.world_size);
+  EXPECT_EQ(*rep.world_size, 3);
+  for (const auto& r : rep.ranks) EXPECT_EQ(r.steps[0].replayed_ns, 545 * us);
+  EXPECT_EQ(*rep.what_if[0].saving_ns[0], 0);
+  bool said = false;
+  for (const auto& w : rep.warnings) said = said || w.find("2 of the job's 3 ranks given") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
 TEST(ReplayJob, OneRankHasItsPeersAnchoredAndSaysSo) {
   const m::JobReplayReport rep = m::replay_job({input("rank1.json", [] { return rank1(); })}, {}, "one");
   EXPECT_EQ(rep.collectives, 0u);
@@ -277,8 +295,8 @@ TEST(ReplayJob, AnOrderThatWouldDeadlockIsTimedAndCounted) {
   m::JobLinks links;
   links.offset_ns = {0, 0};
   // rank 0's first with rank 1's second, and the other way round.
-  links.collectives.push_back({{{0, ca[0].node}, {1, cc[1].node}}, 100 * us, 0});
-  links.collectives.push_back({{{0, ca[1].node}, {1, cc[0].node}}, 100 * us, 0});
+  links.collectives.push_back({{{0, ca[0].node}, {1, cc[1].node}}, 100 * us, 0, std::nullopt});
+  links.collectives.push_back({{{0, ca[1].node}, {1, cc[0].node}}, 100 * us, 0, std::nullopt});
   const m::ReplayOrder oa = m::replay_order(ga), oc = m::replay_order(gc);
   std::uint64_t forced = 0;
   const auto times = m::run_job_replay({&ga, &gc}, {&oa, &oc}, links, &forced);

@@ -98,6 +98,26 @@ void check_set(const std::vector<RankGraph>& rg, const std::vector<JobRankInput>
     }
 }
 
+// The job's size, and with fewer ranks given than that, every collective's absent peers anchored.
+void anchor_absent_peers(const std::vector<RankGraph>& rg, const std::vector<bool>& excluded, JobLinks& links,
+                         JobReplayReport& rep) {
+  std::size_t given = 0;
+  for (std::size_t i = 0; i < rg.size(); ++i)
+    if (!excluded[i]) {
+      ++given;
+      if (rg[i].world_size) rep.world_size = rg[i].world_size;
+    }
+  if (!rep.world_size || static_cast<std::int64_t>(given) >= *rep.world_size || links.collectives.empty()) return;
+  rep.peers_anchored = true;
+  for (JobCollective& c : links.collectives) {
+    const auto [r, node] = c.members[c.last];
+    c.anchored_end = rg[r].graph.nodes[node].rec_end - links.offset_ns[r];
+  }
+  rep.warnings.push_back(fmt::format("{} of the job's {} ranks given: each collective's other peers are anchored, so it "
+                                     "ends no earlier than recorded (an edit can delay it, not bring it forward)",
+                                     given, *rep.world_size));
+}
+
 // Why nothing matched, for the message.
 std::string nothing_matched(const std::vector<RankGraph>& rg, const std::vector<bool>& excluded,
                             const JobLinks& links, const JobReplayReport& rep) {
@@ -202,7 +222,8 @@ JobReplayReport replay_job(std::vector<JobRankInput> inputs, const JobReplayOpti
     comms.push_back(excluded[i] ? std::vector<JobComm>{} : rg[i].comms);
     ranks.push_back(rg[i].rank);
   }
-  const JobLinks links = match_collectives(comms, ranks);
+  JobLinks links = match_collectives(comms, ranks);
+  anchor_absent_peers(rg, excluded, links, rep);
   SYNCSCOPE_INPUT_ERROR_IF(rg.size() >= 2 && links.collectives.empty(),
                            fmt::format("{}: no collective matched across the {} rank traces: {}", rep.source, rg.size(),
                                        nothing_matched(rg, excluded, links, rep)));

@@ -2,7 +2,7 @@
 //
 // Names (errors are fractions, times ns):
 //   {"schema_version", "kind": "job_replay", "source", "step_glob", "rests_on": [...],
-//    "collectives", "collective_groups", "out_of_order", "mismatches": [...], "mismatches_total",
+//    "collectives", "collective_groups", "world_size" (null: unknown), "peers_anchored", "out_of_order", "mismatches": [...], "mismatches_total",
 //    "replayed_steps", "median_abs_error", "max_abs_error", "within_goal" (these three only when
 //    replayed_steps > 0), "straggler" (null without one),
 //    "ranks": [{"rank", "source", "clock_offset_ns", "collectives", "unmatched", "last_arrivals",
@@ -65,6 +65,8 @@ std::string job_replay_to_json(const JobReplayReport& rep) {
       "a rank's anchored and held work (no traced launch, waits the trace does not show) stays at its recorded time"};
   j["collectives"] = rep.collectives;
   j["collective_groups"] = rep.collective_groups;
+  j["world_size"] = rep.world_size ? ojson(*rep.world_size) : ojson(nullptr);
+  j["peers_anchored"] = rep.peers_anchored;
   j["out_of_order"] = rep.out_of_order;
   j["mismatches"] = rep.mismatches;
   j["mismatches_total"] = rep.mismatches_total;

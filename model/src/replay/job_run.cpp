@@ -43,7 +43,7 @@ struct JobRun {
       if (!arrived[c][m] && !forced) continue;
       last = std::max(last, s - links.offset_ns[r]);
     }
-    end_common[c] = last + col.transfer_ns;
+    end_common[c] = std::max(last + col.transfer_ns, col.anchored_end.value_or(std::numeric_limits<Ns>::min()));
     resolved[c] = true;
     for (std::size_t m = 0; m < col.members.size(); ++m)
       if (arrived[c][m]) finish(col.members[m].first, col.members[m].second, c);

@@ -78,6 +78,8 @@ struct JobReplayReport {
   std::vector<JobRankReplay> ranks;  // by rank
   std::uint64_t collectives = 0;     // matched across at least two ranks
   std::uint64_t collective_groups = 0;
+  std::optional<std::int64_t> world_size;  // the job's, when the traces say (distributedInfo)
+  bool peers_anchored = false;             // fewer ranks given than world_size: their ends anchored
   std::uint64_t out_of_order = 0;    // collectives timed before all their peers reached them (see warnings)
   std::vector<std::string> mismatches;  // one line each: rank, group, sequence, what disagrees
   std::uint64_t mismatches_total = 0;   // mismatches holds the first kMaxMismatchLines
@@ -122,6 +124,9 @@ struct JobCollective {
   std::vector<std::pair<std::uint32_t, std::uint32_t>> members;  // (rank index, node)
   Ns transfer_ns = 0;  // recorded duration on the member that started last
   std::uint32_t last = 0;  // index into members of that member
+  // Peers whose traces are not given (fewer ranks than the job's world_size) are anchored: the
+  // collective ends no earlier than its recorded end (the last member's, first rank's clock).
+  std::optional<Ns> anchored_end;
 };
 struct JobLinks {
   std::vector<JobCollective> collectives;
