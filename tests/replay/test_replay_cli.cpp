@@ -132,5 +132,41 @@ TEST(ReplayCli, AnalyzeSaysWhatRemovingEachCauseSaves) {
   EXPECT_FALSE(nlohmann::json::parse(none.out).at("worst")[0].contains("removal_saving_ns"));
 }
 
+// predict --trace DIR: the whole-job replay, its JSON names and exit 2 for traces of two jobs.
+TEST(ReplayCli, PredictOnADirectoryReplaysTheJob) {
+  test::TempDir dir;
+  const std::string job = "'" + test::fixture("ranks/hta_job").string() + "'";
+  const CliRun r = syncscope(dir, "predict --trace " + job + " --format json --what-if remove-syncs:all");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("schema_version"), 1);
+  EXPECT_EQ(j.at("kind"), "job_replay");
+  EXPECT_EQ(j.at("world_size"), 128);
+  EXPECT_TRUE(j.at("peers_anchored").get<bool>());
+  ASSERT_EQ(j.at("ranks").size(), 2u);
+  EXPECT_EQ(j.at("replayed_steps"), 4);
+  EXPECT_TRUE(j.at("within_goal").get<bool>());
+  EXPECT_FALSE(j.at("rests_on").empty());
+  ASSERT_EQ(j.at("what_if").size(), 1u);
+  EXPECT_EQ(j.at("what_if")[0].at("rank"), j.at("straggler"));  // the default edited rank
+  EXPECT_EQ(j.at("what_if")[0].at("ranks").size(), 2u);
+  const CliRun text = syncscope(dir, "predict --trace " + job + " --what-if remove-syncs:all --what-if-rank 0");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("Whole-job replay of 2 rank trace(s)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("What-if remove-syncs:all on rank 0"), std::string::npos) << text.out;
+  // Two jobs' traces in one directory: named, not merged; nothing left to match is exit 2.
+  const auto two = dir / "two";
+  std::filesystem::create_directory(two);
+  std::filesystem::copy(test::fixture("ranks/hta/hta_trace_diff_control_rank3of8.json.gz"), two);
+  std::filesystem::copy(test::fixture("ranks/hta/hta_negative_queue_length_rank0of16.json.gz"), two);
+  const CliRun bad = syncscope(dir, "predict --trace '" + two.string() + "'");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("jobs of different sizes"), std::string::npos) << bad.err;
+  // --what-if-rank without a directory.
+  const CliRun lone = syncscope(dir, "predict --trace " + kTrace + " --what-if-rank 1");
+  EXPECT_EQ(lone.exit_code, 2);
+  EXPECT_NE(lone.err.find("--what-if-rank needs --trace DIR"), std::string::npos) << lone.err;
+}
+
 }  // namespace
 }  // namespace syncscope
