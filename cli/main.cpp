@@ -2,12 +2,31 @@
 #include <cstdio>
 #include <exception>
 #include <new>
+#include <string>
+#include <string_view>
 
 #include "commands.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
 #include "syncscope/core/text.hpp"
 #include "syncscope/core/version.hpp"
+
+namespace {
+
+// An error's message escaped line by line (printable(): names from traces and options can hold
+// terminal controls), its own line breaks kept.
+std::string printable_message(std::string_view text) {
+  std::string out;
+  for (std::size_t at = 0;;) {
+    const std::size_t nl = text.find('\n', at);
+    out += syncscope::printable(text.substr(at, nl == std::string_view::npos ? nl : nl - at));
+    if (nl == std::string_view::npos) return out;
+    out += '\n';
+    at = nl + 1;
+  }
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace syncscope;
@@ -42,10 +61,10 @@ int main(int argc, char** argv) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
   } catch (const InputError& e) {
-    std::fprintf(stderr, "syncscope: error: %s\n", e.what());
+    std::fprintf(stderr, "syncscope: error: %s\n", printable_message(e.what()).c_str());
     return 2;
   } catch (const Error& e) {
-    std::fprintf(stderr, "syncscope: error: %s\n", e.what());
+    std::fprintf(stderr, "syncscope: error: %s\n", printable_message(e.what()).c_str());
     return 1;
   } catch (const std::bad_alloc&) {
     // Under a memory limit (ulimit -v, a cgroup) the file being read is what grew: named,
@@ -60,7 +79,7 @@ int main(int argc, char** argv) {
                    printable(r.file).c_str(), static_cast<unsigned long long>(r.bytes >> 20));
     return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "syncscope: internal error: %s\n", e.what());
+    std::fprintf(stderr, "syncscope: internal error: %s\n", printable_message(e.what()).c_str());
     return 1;
   }
   return ctx.exit_code;

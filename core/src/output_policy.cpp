@@ -14,6 +14,7 @@
 
 #include "syncscope/core/dir_manifest.hpp"
 #include "syncscope/core/error.hpp"
+#include "syncscope/core/file_io.hpp"
 #include "syncscope/core/glob.hpp"
 
 namespace syncscope {
@@ -128,7 +129,15 @@ std::string owner_text(const PartialOwner& o) {
 }
 
 bool read_owner(const fs::path& marker, PartialOwner& o) {
-  std::ifstream in(marker);
+  // A planted FIFO or device must not hang or feed the next run: read_regular_file refuses
+  // anything but a regular file before opening it, and the marker is a few lines (4 KiB).
+  std::string text;
+  try {
+    text = read_regular_file(marker, 4096);
+  } catch (const std::exception&) {
+    return false;  // missing, not a regular file, too long: not our marker
+  }
+  std::istringstream in(text);
   std::string line;
   if (!std::getline(in, line) || line != "syncscope partial results v1") return false;
   bool have_pid = false;

@@ -47,8 +47,9 @@ std::string job_replay_to_text(const model::JobReplayReport& r) {
       "Whole-job replay of {} rank trace(s) in {} (docs/replay.md, \"Whole-job replay\"): {} collective(s) matched in "
       "{} group(s)\n",
       r.ranks.size(), printable(r.source), r.collectives, r.collective_groups);
-  s += "  rests on: collectives matched by stream and order (no process group name read); a collective ends at its "
-       "last participant's start plus that rank's recorded duration; clocks aligned on shared collectives' ends\n";
+  s += "  rests on: collectives matched by process group where the trace names it, else by stream, then by order; a "
+       "collective ends at its last participant's start plus that rank's recorded duration; clocks aligned on shared "
+       "collectives' ends\n";
   for (const auto& w : r.warnings) s += "  warning: " + printable(w) + "\n";
   for (const auto& m : r.mismatches) s += "  mismatch: " + printable(m) + "\n";
   if (r.mismatches_total > r.mismatches.size())

@@ -78,7 +78,9 @@ inline Trace make_full_trace() {
   k.block[0] = 256, k.block[1] = 4, k.block[2] = 1;
   k.registers_per_thread = 72;
   k.shared_memory_bytes = 98304;
+  k.process_group = t.intern("default_pg");  // as PyTorch >= 2.2 names an NCCL kernel's group
   t.kernels.push_back(k);
+  k.process_group = kNoString;
   k.name = t.intern("second");
   k.start = kT0 + 2600;  // driver launch
   k.end = kT0 + 2600;    // zero length

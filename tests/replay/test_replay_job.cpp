@@ -128,6 +128,24 @@ TEST(ReplayJob, CollectiveNamesComeFromTheKernelName) {
   EXPECT_EQ(m::collective_of_kernel("my_comm_kernel(int)"), "my_comm_kernel");
 }
 
+// Where the trace names a kernel's process group (PyTorch >= 2.2), that is the group, whatever
+// stream it ran on; else the stream, numbered by first use.
+TEST(ReplayJob, GroupsComeFromTheProcessGroupNameWhereTheTraceHasIt) {
+  RankBuilder b;
+  b.launch(kAllReduce, 9, 10, 20, 30);
+  b.launch(kAllReduce, 11, 40, 50, 60);
+  b.launch(kAllReduce, 13, 70, 80, 90);
+  Trace t = b.done(0);
+  t.kernels[0].process_group = t.kernels[1].process_group = t.intern("0");
+  const m::ReplayGraph g = m::build_replay_graph(t);
+  const auto comms = m::job_comms(t, g);
+  ASSERT_EQ(comms.size(), 3u);
+  EXPECT_EQ(comms[0].group, "pg 0");
+  EXPECT_EQ(comms[1].group, "pg 0");
+  EXPECT_EQ(comms[2].group, "stream#0");  // the first stream without a named group
+  EXPECT_EQ(comms[2].collective, "AllReduce");
+}
+
 TEST(ReplayJob, IdentityReplayOfTheJobIsExactByHand) {
   const m::JobReplayReport rep = m::replay_job(two_ranks(), {}, "job");
   ASSERT_EQ(rep.ranks.size(), 2u);

@@ -37,10 +37,16 @@ std::vector<JobComm> job_comms(const Trace& trace, const ReplayGraph& g) {
   std::unordered_map<std::int32_t, std::size_t> group_of_lane;
   for (std::uint32_t i : nodes) {
     const ReplayNode& n = g.nodes[i];
-    auto [it, fresh] = group_of_lane.try_emplace(n.lane, group_of_lane.size());
-    (void)fresh;
-    out.push_back({i, fmt::format("stream#{}", it->second), collective_of_kernel(trace.str(trace.kernels[n.record].name)),
-                   n.rec_start, n.rec_end});
+    const Kernel& k = trace.kernels[n.record];
+    std::string group;
+    if (k.process_group != kNoString) {
+      group = "pg " + std::string(trace.str(k.process_group));  // the trace names it (PyTorch >= 2.2)
+    } else {
+      auto [it, fresh] = group_of_lane.try_emplace(n.lane, group_of_lane.size());
+      (void)fresh;
+      group = fmt::format("stream#{}", it->second);
+    }
+    out.push_back({i, std::move(group), collective_of_kernel(trace.str(k.name)), n.rec_start, n.rec_end});
   }
   return out;
 }

@@ -58,8 +58,8 @@ std::string job_replay_to_json(const JobReplayReport& rep) {
   j["source"] = rep.source;
   j["step_glob"] = rep.step_glob;
   j["rests_on"] = {
-      "collectives matched by stream (first use) and order per rank, the collective read from the kernel name; no "
-      "process group name is read",
+      "collectives matched by process group (Kineto's \"Process Group Name\" on the kernel, PyTorch >= 2.2) or "
+      "else by stream (first use), then by order; the collective read from the kernel name",
       "a collective ends at its last participant's start plus that participant's recorded duration",
       "rank clocks aligned by the median difference of shared collectives' recorded ends",
       "a rank's anchored and held work (no traced launch, waits the trace does not show) stays at its recorded time"};

@@ -33,7 +33,7 @@ struct Args {
   std::array<std::uint64_t, schema::kArgCount> num;
   std::int32_t grid[3] = {0, 0, 0};
   std::int32_t block[3] = {0, 0, 0};
-  std::optional<std::string_view> sync_kind, name, labels;
+  std::optional<std::string_view> sync_kind, name, labels, process_group;
   // Our own per-event block ("syncscope": {...}).
   std::optional<std::int64_t> ss_return_code, ss_device, ss_stream, ss_pid, ss_tid, ss_peer_device;
   std::optional<std::uint64_t> ss_value, ss_event_sync_id;

@@ -86,6 +86,7 @@ void Writer::write_kernel(Obj& ev, std::size_t i) {
   gpu_args(a.args, k, k.external_id);
   a.args.key(arg(Arg::Registers)).num(k.registers_per_thread);
   a.args.key(arg(Arg::SharedMemory)).num(k.shared_memory_bytes);
+  if (k.process_group != kNoString) a.args.key(arg(Arg::ProcessGroup)).str(t_.str(k.process_group));
   for (const auto& [which, v] : {std::pair<Arg, const std::int32_t*>{Arg::Grid, k.grid}, {Arg::Block, k.block}}) {
     JsonOut& o = a.args.key(arg(which));
     o.ch('[');

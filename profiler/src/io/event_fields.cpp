@@ -261,7 +261,10 @@ void ChromeReader::parse_args(od::value& v, Args& a) {
       case ArgType::String: {
         const auto t = type_of(x);
         if (t == od::json_type::string) {
-          (arg == Arg::SyncKind ? a.sync_kind : arg == Arg::Labels ? a.labels : a.name) = get_string(x, field);
+          (arg == Arg::SyncKind       ? a.sync_kind
+           : arg == Arg::Labels       ? a.labels
+           : arg == Arg::ProcessGroup ? a.process_group
+                                      : a.name) = get_string(x, field);
           break;
         }
         validate(x);

@@ -176,6 +176,7 @@ void ChromeReader::handle_complete(Event& e) {
       if (a.has(Arg::Block)) std::copy(std::begin(a.block), std::end(a.block), k.block);
       k.registers_per_thread = narrow32(a.i(Arg::Registers, 0), "args.registers per thread");
       k.shared_memory_bytes = narrow32(a.i(Arg::SharedMemory, 0), "args.shared memory");
+      if (a.process_group) k.process_group = intern(*a.process_group);
       kernels_.push(k);
       return;
     }

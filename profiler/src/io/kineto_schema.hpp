@@ -192,6 +192,7 @@ enum class Arg : std::uint8_t {
   Kind,
   SortIndex,
   Labels,
+  ProcessGroup,
   Syncscope,
 };
 inline constexpr std::size_t kArgCount = static_cast<std::size_t>(Arg::Syncscope) + 1;
@@ -269,6 +270,9 @@ inline constexpr ArgSpec kArgs[] = {
     // The payloads of process_sort_index/thread_sort_index and process_labels metadata.
     {"sort_index", Arg::SortIndex, ArgType::Int64, 0, 0},
     {"labels", Arg::Labels, ArgType::String, 0, 0},
+    // PyTorch >= 2.2 names a collective's process group on its NCCL kernel (ParamCommsUtils'
+    // kProcessGroupName): the whole-job replay matches collectives by it where present.
+    {"Process Group Name", Arg::ProcessGroup, ArgType::String, bit(Cat::Kernel), 0},
     {"syncscope", Arg::Syncscope, ArgType::Object, ~std::uint32_t{0}, 0},
 };
 // Per category, the arguments its records read and those it cannot do without.

@@ -95,6 +95,9 @@ struct Kernel : GpuActivity {
   std::int32_t block[3] = {0, 0, 0};
   std::int32_t registers_per_thread = 0;
   std::int32_t shared_memory_bytes = 0;  // static + dynamic
+  // A collective's process group (Kineto's "Process Group Name", PyTorch >= 2.2): kNoString when
+  // the trace does not say.
+  StringId process_group = kNoString;
 };
 
 // Values match CUPTI's CUpti_ActivityMemoryKind for pageable(1)/pinned(2)/device(3);
