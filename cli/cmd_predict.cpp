@@ -14,6 +14,8 @@
 
 #include "commands.hpp"
 #include "option_bounds.hpp"
+#include "syncscope/analysis/ranks.hpp"
+#include "syncscope/cluster/rank_traces.hpp"
 #include "syncscope/core/bounds.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
@@ -22,8 +24,6 @@
 #include "syncscope/model/gpu_profile.hpp"
 #include "syncscope/model/predict.hpp"
 #include "syncscope/model/predict_inputs.hpp"
-#include "syncscope/analysis/ranks.hpp"
-#include "syncscope/cluster/rank_traces.hpp"
 #include "syncscope/model/replay.hpp"
 #include "syncscope/model/replay_job.hpp"
 #include "syncscope/model/trace_predict.hpp"
@@ -51,7 +51,7 @@ struct PredictOptions {
   model::ExplicitPredictInputs in;
   std::string gpu;
   std::string trace;
-  std::vector<std::string> what_if;  // with --trace: edits replayed on the trace (model/README.md, "Replay")
+  std::vector<std::string> what_if;          // with --trace: edits replayed on the trace (model/README.md, "Replay")
   std::optional<std::int64_t> what_if_rank;  // with --trace DIR: the rank the edits change
   std::string step_range = "ProfilerStep#*";
   std::string layer_range;

@@ -22,9 +22,9 @@ Ns median_ns(std::vector<Ns> v) {
 }
 
 std::string rank_table(const model::JobReplayReport& r) {
-  std::string s = fmt::format("  {:>5} {:>7} {:>12} {:>12} {:>9} {:>12} {:>9} {:>11} {:>9} {:>13}\n", "rank", "steps",
-                              "measured", "job replay", "error", "rank alone", "error", "collectives", "last at",
-                              "clock offset");
+  std::string s =
+      fmt::format("  {:>5} {:>7} {:>12} {:>12} {:>9} {:>12} {:>9} {:>11} {:>9} {:>13}\n", "rank", "steps", "measured",
+                  "job replay", "error", "rank alone", "error", "collectives", "last at", "clock offset");
   for (const auto& k : r.ranks) {
     std::vector<Ns> meas, job, alone;
     for (const auto& st : k.steps) meas.push_back(st.measured_ns), job.push_back(st.replayed_ns);
@@ -53,11 +53,11 @@ std::string job_replay_to_text(const model::JobReplayReport& r) {
   for (const auto& w : r.warnings) s += "  warning: " + printable(w) + "\n";
   for (const auto& m : r.mismatches) s += "  mismatch: " + printable(m) + "\n";
   if (r.mismatches_total > r.mismatches.size())
-    s += fmt::format("  ... {} more mismatch(es) (all of them: --format json)\n", r.mismatches_total - r.mismatches.size());
+    s += fmt::format("  ... {} more mismatch(es) (all of them: --format json)\n",
+                     r.mismatches_total - r.mismatches.size());
   s += "  per rank, median over its steps (collectives: matched+anchored; last at: collectives it started last):\n";
   s += rank_table(r);
-  if (r.error_steps == 0)
-    s += "  identity replay: no step replayed, so no error figure\n";
+  if (r.error_steps == 0) s += "  identity replay: no step replayed, so no error figure\n";
   else
     s += fmt::format(
         "  identity replay of the job over {} step(s) of {} rank(s), step time |error|: median {:.2f}%, max {:.2f}% "
@@ -66,9 +66,10 @@ std::string job_replay_to_text(const model::JobReplayReport& r) {
         model::kIdentityGoalMedian * 100, model::kIdentityGoalMax * 100, r.within_goal() ? "" : " OUTSIDE THE GOAL");
   if (r.straggler >= 0) s += fmt::format("  straggler: rank {} (started the most collectives last)\n", r.straggler);
   for (const auto& w : r.what_if) {
-    s += fmt::format("What-if {} on rank {}, every rank replayed again (median step, saving against the job's identity "
-                     "replay):\n",
-                     printable(w.edit), w.rank);
+    s += fmt::format(
+        "What-if {} on rank {}, every rank replayed again (median step, saving against the job's identity "
+        "replay):\n",
+        printable(w.edit), w.rank);
     for (std::size_t k = 0; k < w.replayed_step_ns.size() && k < r.ranks.size(); ++k)
       s += fmt::format("  rank {:>5}  step {:>12}  saving {}\n", r.ranks[k].rank,
                        ms(static_cast<double>(w.replayed_step_ns[k])),

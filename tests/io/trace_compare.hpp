@@ -61,7 +61,8 @@ class TraceDiff {
       f("registers_per_thread", x.registers_per_thread, y.registers_per_thread);
       f("shared_memory_bytes", x.shared_memory_bytes, y.shared_memory_bytes);
       f("has process_group", x.process_group != kNoString, y.process_group != kNoString);
-      if (x.process_group != kNoString && y.process_group != kNoString) s("process_group", x.process_group, y.process_group);
+      if (x.process_group != kNoString && y.process_group != kNoString)
+        s("process_group", x.process_group, y.process_group);
     });
     vec("memcpys", a_.memcpys, b_.memcpys, [&](const auto& x, const auto& y) {
       f("kind", int(x.kind), int(y.kind));

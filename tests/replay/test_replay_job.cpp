@@ -246,14 +246,14 @@ TEST(ReplayJob, RanksThatDisagreeAreNamed) {
   EXPECT_NE(two.find("no collective matched"), std::string::npos) << two;
   EXPECT_NE(two.find("group stream#0, collective 0"), std::string::npos) << two;
   // Of three, the two that agree are matched and the third is named.
-  const m::JobReplayReport rep = m::replay_job(
-      {input("rank0.json", [] { return rank0(0, "ncclKernel_SendRecv_RING_SIMPLE(x)", 3); }),
-       input("rank1.json", [] { return rank1(0, 1, 3); }), input("rank2.json", [] { return rank1(0, 2, 3); })},
-      {}, "job");
+  const m::JobReplayReport rep =
+      m::replay_job({input("rank0.json", [] { return rank0(0, "ncclKernel_SendRecv_RING_SIMPLE(x)", 3); }),
+                     input("rank1.json", [] { return rank1(0, 1, 3); }),
+                     input("rank2.json", [] { return rank1(0, 2, 3); })},
+                    {}, "job");
   EXPECT_EQ(rep.collectives, 1u);
   ASSERT_EQ(rep.mismatches.size(), 1u);
-  EXPECT_NE(rep.mismatches[0].find("rank 0, group stream#0, collective 0: SendRecv here, AllReduce"),
-            std::string::npos)
+  EXPECT_NE(rep.mismatches[0].find("rank 0, group stream#0, collective 0: SendRecv here, AllReduce"), std::string::npos)
       << rep.mismatches[0];
   EXPECT_EQ(rep.ranks[0].unmatched, 1u);
 }
@@ -277,8 +277,7 @@ TEST(ReplayJob, ACollectiveMissingOnOneRankIsNamed) {
 }
 
 TEST(ReplayJob, BadSetsAreRefusedNamingTheFiles) {
-  const std::string dup =
-      error_of({input("a.json", [] { return rank1(); }), input("b.json", [] { return rank1(); })});
+  const std::string dup = error_of({input("a.json", [] { return rank1(); }), input("b.json", [] { return rank1(); })});
   EXPECT_NE(dup.find("a.json and b.json are both rank 1"), std::string::npos) << dup;
   // Another job's size: named, not merged; with two ranks nothing is left to match.
   const std::string jobs =

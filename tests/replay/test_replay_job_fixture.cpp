@@ -21,10 +21,9 @@ m::JobRankInput fixture_rank(const std::string& rel) {
 }
 
 TEST(ReplayJobFixture, RealRankPairOfOneJobWithinTheGoal) {
-  const m::JobReplayReport rep =
-      m::replay_job({fixture_rank("ranks/hta_job/sampled_rank-0.json.gz"),
-                     fixture_rank("ranks/hta_job/sampled_rank-1.json.gz")},
-                    {}, "hta_job");
+  const m::JobReplayReport rep = m::replay_job({fixture_rank("ranks/hta_job/sampled_rank-0.json.gz"),
+                                                fixture_rank("ranks/hta_job/sampled_rank-1.json.gz")},
+                                               {}, "hta_job");
   ASSERT_EQ(rep.ranks.size(), 2u);
   EXPECT_EQ(rep.ranks[0].rank, 0);
   EXPECT_EQ(rep.ranks[1].rank, 1);
@@ -43,8 +42,8 @@ TEST(ReplayJobFixture, RealRankPairOfOneJobWithinTheGoal) {
 }
 
 TEST(ReplayJobFixture, OneRankOfAJobReplaysAsOnItsOwn) {
-  for (const char* rel : {"ranks/hta/hta_trace_diff_control_rank3of8.json.gz",
-                          "ranks/hta/hta_negative_queue_length_rank0of16.json.gz"}) {
+  for (const char* rel :
+       {"ranks/hta/hta_trace_diff_control_rank3of8.json.gz", "ranks/hta/hta_negative_queue_length_rank0of16.json.gz"}) {
     const m::JobReplayReport rep = m::replay_job({fixture_rank(rel)}, {}, rel);
     ASSERT_EQ(rep.ranks.size(), 1u);
     const auto& r = rep.ranks[0];

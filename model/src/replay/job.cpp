@@ -79,8 +79,8 @@ void check_set(const std::vector<RankGraph>& rg, const std::vector<JobRankInput>
   for (std::size_t i = 1; i < rg.size(); ++i)
     SYNCSCOPE_INPUT_ERROR_IF(rg[i].rank == rg[i - 1].rank,
                              fmt::format("{} and {} are both rank {}: give one trace per rank",
-                                         printable(inputs[rg[i - 1].input].source), printable(inputs[rg[i].input].source),
-                                         rg[i].rank));
+                                         printable(inputs[rg[i - 1].input].source),
+                                         printable(inputs[rg[i].input].source), rg[i].rank));
   excluded.assign(rg.size(), false);
   std::map<std::int64_t, std::size_t> worlds;
   for (const RankGraph& r : rg)
@@ -92,9 +92,10 @@ void check_set(const std::vector<RankGraph>& rg, const std::vector<JobRankInput>
   for (std::size_t i = 0; i < rg.size(); ++i)
     if (rg[i].world_size && *rg[i].world_size != job) {
       excluded[i] = true;
-      rep.warnings.push_back(fmt::format("rank {} ({}) is of a job of {} ranks, the others' of {}: not of this job, its "
-                                         "collectives not matched (replayed with its peers anchored)",
-                                         rg[i].rank, printable(inputs[rg[i].input].source), *rg[i].world_size, job));
+      rep.warnings.push_back(
+          fmt::format("rank {} ({}) is of a job of {} ranks, the others' of {}: not of this job, its "
+                      "collectives not matched (replayed with its peers anchored)",
+                      rg[i].rank, printable(inputs[rg[i].input].source), *rg[i].world_size, job));
     }
 }
 
@@ -113,25 +114,26 @@ void anchor_absent_peers(const std::vector<RankGraph>& rg, const std::vector<boo
     const auto [r, node] = c.members[c.last];
     c.anchored_end = rg[r].graph.nodes[node].rec_end - links.offset_ns[r];
   }
-  rep.warnings.push_back(fmt::format("{} of the job's {} ranks given: each collective's other peers are anchored, so it "
-                                     "ends no earlier than recorded (an edit can delay it, not bring it forward)",
-                                     given, *rep.world_size));
+  rep.warnings.push_back(
+      fmt::format("{} of the job's {} ranks given: each collective's other peers are anchored, so it "
+                  "ends no earlier than recorded (an edit can delay it, not bring it forward)",
+                  given, *rep.world_size));
 }
 
 // Why nothing matched, for the message.
-std::string nothing_matched(const std::vector<RankGraph>& rg, const std::vector<bool>& excluded,
-                            const JobLinks& links, const JobReplayReport& rep) {
+std::string nothing_matched(const std::vector<RankGraph>& rg, const std::vector<bool>& excluded, const JobLinks& links,
+                            const JobReplayReport& rep) {
   if (std::count(excluded.begin(), excluded.end(), true) > 0 && !rep.warnings.empty())
     return "the traces are of jobs of different sizes (distributedInfo.world_size): " + rep.warnings.back() +
            "; give one job's rank traces";
   std::size_t with_comm = 0;
   for (const RankGraph& r : rg) with_comm += r.comms.empty() ? 0 : 1;
   if (with_comm < 2)
-    return fmt::format("{} of the {} traces hold communication kernels (NCCL/RCCL): a job replay joins ranks through "
-                       "their collectives (replay one trace with predict --trace FILE)",
-                       with_comm, rg.size());
-  if (!links.mismatches.empty())
-    return "their collectives disagree from the first one on: " + links.mismatches.front();
+    return fmt::format(
+        "{} of the {} traces hold communication kernels (NCCL/RCCL): a job replay joins ranks through "
+        "their collectives (replay one trace with predict --trace FILE)",
+        with_comm, rg.size());
+  if (!links.mismatches.empty()) return "their collectives disagree from the first one on: " + links.mismatches.front();
   return "no group of collectives is on two ranks";
 }
 
@@ -228,8 +230,9 @@ JobReplayReport replay_job(std::vector<JobRankInput> inputs, const JobReplayOpti
                            fmt::format("{}: no collective matched across the {} rank traces: {}", rep.source, rg.size(),
                                        nothing_matched(rg, excluded, links, rep)));
   if (rg.size() == 1)
-    rep.warnings.push_back(fmt::format("one rank's trace: its collectives' peers are anchored at their recorded ends "
-                                       "(give every rank's trace to replay them)"));
+    rep.warnings.push_back(
+        fmt::format("one rank's trace: its collectives' peers are anchored at their recorded ends "
+                    "(give every rank's trace to replay them)"));
   rep.collectives = links.collectives.size();
   rep.collective_groups = links.groups;
   rep.mismatches = links.mismatches;
@@ -242,16 +245,20 @@ JobReplayReport replay_job(std::vector<JobRankInput> inputs, const JobReplayOpti
   }
   const std::vector<ReplayTimes> times = run_job_replay(graphs, orders, links, &rep.out_of_order);
   if (rep.out_of_order)
-    rep.warnings.push_back(fmt::format("{} collective(s) timed before every peer reached them in the replay (the ranks' "
-                                       "orders disagree): their missing peers' recorded starts were used",
-                                       rep.out_of_order));
+    rep.warnings.push_back(
+        fmt::format("{} collective(s) timed before every peer reached them in the replay (the ranks' "
+                    "orders disagree): their missing peers' recorded starts were used",
+                    rep.out_of_order));
   fill_ranks(rg, inputs, links, times, rep);
   if (options.what_if.empty()) return rep;
-  const std::int64_t target = options.what_if_rank ? *options.what_if_rank : rep.straggler >= 0 ? rep.straggler : rg.front().rank;
+  const std::int64_t target = options.what_if_rank ? *options.what_if_rank
+                              : rep.straggler >= 0 ? rep.straggler
+                                                   : rg.front().rank;
   auto it = std::find_if(rg.begin(), rg.end(), [&](const RankGraph& r) { return r.rank == target; });
-  SYNCSCOPE_INPUT_ERROR_IF(it == rg.end(), fmt::format("{}: --what-if-rank {}: no trace of that rank (the ranks given: {} "
-                                                       "to {})",
-                                                       rep.source, target, rg.front().rank, rg.back().rank));
+  SYNCSCOPE_INPUT_ERROR_IF(it == rg.end(),
+                           fmt::format("{}: --what-if-rank {}: no trace of that rank (the ranks given: {} "
+                                       "to {})",
+                                       rep.source, target, rg.front().rank, rg.back().rank));
   if (!it->trace) it->trace = inputs[it->input].load();  // the straggler, known only now
   for (const std::string& text : options.what_if)
     rep.what_if.push_back(one_edit(text, static_cast<std::size_t>(it - rg.begin()), rg, links, rep, options.predict));

@@ -76,7 +76,8 @@ std::string majority(const std::vector<Member>& members) {
 // One group's collectives matched by order, over the ranks that ran the group. A rank whose
 // collective at some position disagrees with the others', or that has no collective there, is
 // named and matched no further in this group: after a disagreement its order means nothing.
-void match_group(const std::string& group, const std::vector<std::pair<std::uint32_t, std::vector<const JobComm*>>>& by_rank,
+void match_group(const std::string& group,
+                 const std::vector<std::pair<std::uint32_t, std::vector<const JobComm*>>>& by_rank,
                  const std::vector<std::int64_t>& ranks, std::vector<std::vector<Member>>& out,
                  std::vector<std::size_t>& seq, std::vector<std::string>& groups, JobLinks& links) {
   std::vector<bool> active(by_rank.size(), true);
@@ -107,10 +108,10 @@ void match_group(const std::string& group, const std::vector<std::pair<std::uint
         continue;
       }
       active[where[m]] = false;
-      add_mismatch(links, fmt::format("rank {}, group {}, collective {}: {} here, {} on the other ranks (this rank's "
-                                      "collectives in the group from here on are not matched)",
-                                      ranks[here[m].rank], group, k, printable(here[m].comm->collective),
-                                      printable(kind)));
+      add_mismatch(links,
+                   fmt::format("rank {}, group {}, collective {}: {} here, {} on the other ranks (this rank's "
+                               "collectives in the group from here on are not matched)",
+                               ranks[here[m].rank], group, k, printable(here[m].comm->collective), printable(kind)));
     }
     if (agree.size() < 2) continue;
     out.push_back(std::move(agree));

@@ -2,10 +2,10 @@
 //
 // Names (errors are fractions, times ns):
 //   {"schema_version", "kind": "job_replay", "source", "step_glob", "rests_on": [...],
-//    "collectives", "collective_groups", "world_size" (null: unknown), "peers_anchored", "out_of_order", "mismatches": [...], "mismatches_total",
-//    "replayed_steps", "median_abs_error", "max_abs_error", "within_goal" (these three only when
-//    replayed_steps > 0), "straggler" (null without one),
-//    "ranks": [{"rank", "source", "clock_offset_ns", "collectives", "unmatched", "last_arrivals",
+//    "collectives", "collective_groups", "world_size" (null: unknown), "peers_anchored", "out_of_order", "mismatches":
+//    [...], "mismatches_total", "replayed_steps", "median_abs_error", "max_abs_error", "within_goal" (these three only
+//    when replayed_steps > 0), "straggler" (null without one), "ranks": [{"rank", "source", "clock_offset_ns",
+//    "collectives", "unmatched", "last_arrivals",
 //               "replayed_steps", "median_abs_error", "max_abs_error" (when replayed_steps > 0),
 //               "steps": [{"name", "measured_ns", "replayed_ns", "single_rank_replayed_ns"}...],
 //               "warnings": [...]}...],

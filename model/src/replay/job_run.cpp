@@ -27,8 +27,7 @@ struct JobRun {
   void finish(std::uint32_t r, std::uint32_t node, std::uint32_t c) {
     const ReplayNode& n = g[r]->nodes[node];
     if (n.removed) return;
-    t[r].end[node] =
-        std::max(t[r].start[node] + links.collectives[c].transfer_ns, end_common[c] + links.offset_ns[r]);
+    t[r].end[node] = std::max(t[r].start[node] + links.collectives[c].transfer_ns, end_common[c] + links.offset_ns[r]);
   }
 
   // The collective's end: its last participant's start plus the transfer time. `forced`: some

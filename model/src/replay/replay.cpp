@@ -8,8 +8,8 @@
 
 #include <fmt/format.h>
 
-#include "syncscope/model/critical_path.hpp"
 #include "graph_internal.hpp"
+#include "syncscope/model/critical_path.hpp"
 #include "syncscope/model/replay.hpp"
 
 namespace syncscope::model {

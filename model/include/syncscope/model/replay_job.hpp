@@ -36,9 +36,9 @@ inline constexpr int kJobReplaySchemaVersion = 1;
 inline constexpr std::size_t kMaxJobReplayRanks = 256;
 
 struct JobRankInput {
-  std::string source;                   // the trace file, for messages
-  std::function<Trace()> load;          // reads it; called once, or twice for the edited rank
-  std::optional<std::int64_t> rank;     // from the file name, when the trace does not say
+  std::string source;                // the trace file, for messages
+  std::function<Trace()> load;       // reads it; called once, or twice for the edited rank
+  std::optional<std::int64_t> rank;  // from the file name, when the trace does not say
 };
 
 struct JobReplayOptions {
@@ -51,12 +51,12 @@ struct JobReplayOptions {
 struct JobRankReplay {
   std::int64_t rank = -1;
   std::string source;
-  std::vector<ReplayedStep> steps;         // the whole job replayed together
-  std::vector<ReplayedStep> single_steps;  // this rank on its own, its peers anchored
-  Ns clock_offset_ns = 0;                  // this rank's clock minus the lowest rank's
-  std::uint64_t collectives = 0;           // communication kernels matched with a peer
-  std::uint64_t unmatched = 0;             // communication kernels with no matched peer: anchored
-  std::uint64_t last_arrivals = 0;         // matched collectives this rank started last (recorded)
+  std::vector<ReplayedStep> steps;                 // the whole job replayed together
+  std::vector<ReplayedStep> single_steps;          // this rank on its own, its peers anchored
+  Ns clock_offset_ns = 0;                          // this rank's clock minus the lowest rank's
+  std::uint64_t collectives = 0;                   // communication kernels matched with a peer
+  std::uint64_t unmatched = 0;                     // communication kernels with no matched peer: anchored
+  std::uint64_t last_arrivals = 0;                 // matched collectives this rank started last (recorded)
   double median_abs_error = 0, max_abs_error = 0;  // job replay over `error_steps`
   std::size_t error_steps = 0;
   std::vector<std::string> warnings;  // the rank's graph problems
@@ -66,7 +66,7 @@ struct JobRankReplay {
 struct JobWhatIf {
   std::string edit;
   std::int64_t rank = -1;
-  std::vector<Ns> replayed_step_ns;         // per rank (the report's order): median over steps
+  std::vector<Ns> replayed_step_ns;          // per rank (the report's order): median over steps
   std::vector<std::optional<Ns>> saving_ns;  // per rank: median over steps of (identity - edited)
   std::vector<std::string> notes;
 };
@@ -80,9 +80,9 @@ struct JobReplayReport {
   std::uint64_t collective_groups = 0;
   std::optional<std::int64_t> world_size;  // the job's, when the traces say (distributedInfo)
   bool peers_anchored = false;             // fewer ranks given than world_size: their ends anchored
-  std::uint64_t out_of_order = 0;    // collectives timed before all their peers reached them (see warnings)
-  std::vector<std::string> mismatches;  // one line each: rank, group, sequence, what disagrees
-  std::uint64_t mismatches_total = 0;   // mismatches holds the first kMaxMismatchLines
+  std::uint64_t out_of_order = 0;          // collectives timed before all their peers reached them (see warnings)
+  std::vector<std::string> mismatches;     // one line each: rank, group, sequence, what disagrees
+  std::uint64_t mismatches_total = 0;      // mismatches holds the first kMaxMismatchLines
   // Over every rank's replayed steps; 0 steps: nothing replayed, the figures mean nothing.
   double median_abs_error = 0, max_abs_error = 0;
   std::size_t error_steps = 0;
@@ -122,8 +122,8 @@ std::vector<JobComm> job_comms(const Trace& trace, const ReplayGraph& graph);
 
 struct JobCollective {
   std::vector<std::pair<std::uint32_t, std::uint32_t>> members;  // (rank index, node)
-  Ns transfer_ns = 0;  // recorded duration on the member that started last
-  std::uint32_t last = 0;  // index into members of that member
+  Ns transfer_ns = 0;                                            // recorded duration on the member that started last
+  std::uint32_t last = 0;                                        // index into members of that member
   // Peers whose traces are not given (fewer ranks than the job's world_size) are anchored: the
   // collective ends no earlier than its recorded end (the last member's, first rank's clock).
   std::optional<Ns> anchored_end;
