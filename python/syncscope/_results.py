@@ -295,8 +295,8 @@ class AnalysisResult:
                                      [[w["cause"], w["count"], format_ns(w["blocked_ns"]), format_ns(w["bubble_ns"]),
                                        format_ns(w["cost_ns"]), _removal_text(w)] for w in worst]))
         if self.json["warnings"]:
-            parts.append("<ul>" + "".join(f"<li>warning: {html.escape(printable(w))}</li>" for w in self.json["warnings"])
-                         + "</ul>")
+            parts.append("<ul>" + "".join(f"<li>warning: {html.escape(printable(w))}</li>"
+                                          for w in self.json["warnings"]) + "</ul>")
         return "\n".join(parts)
 
 
@@ -397,6 +397,7 @@ class RankAnalysisResult:
         parts = [f"<h4>syncscope rank analysis: {html.escape(printable(self.source))}</h4>", _html_table(head, rows)]
         s = self.json["standout"]
         if s:
-            parts.append(f"<p>stands out: rank {html.escape(printable(s['rank']))} ({html.escape(printable(s['metric']))})</p>")
+            parts.append(f"<p>stands out: rank {html.escape(printable(s['rank']))} "
+                         f"({html.escape(printable(s['metric']))})</p>")
         parts += [f"<p>warning: {html.escape(printable(w))}</p>" for w in self.json["warnings"]]
         return "\n".join(parts)
