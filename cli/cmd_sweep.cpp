@@ -114,27 +114,35 @@ void add_job_command(CLI::App& app, Context& ctx) {
   task->add_option("dir", *dir)->required();
   // Checked as digits: CLI11 would read "-1" into a size_t as 18446744073709551615.
   task->add_option("index", *index)->required()->check(index_rule(1'000'000'000));
-  task->callback([dir, index, &ctx] {
+  // How long a task waits for an exclusive writer of DIR (a `sweep` planning or submitting)
+  // before it is refused naming it; an hour at most.
+  auto lock_wait = std::make_shared<int>(60);
+  task->add_option("--lock-wait", *lock_wait, "Seconds to wait for DIR's writer (default 60)")
+      ->check(CLI::Range(0, 3600));
+  task->callback([dir, index, lock_wait, &ctx] {
     // The task runs this very executable's `run`, never a program named in sweep.json.
-    ctx.exit_code = cluster::run_sweep_task(*dir, *index, self_executable(), std::cout);
+    ctx.exit_code = cluster::run_sweep_task(*dir, *index, self_executable(), std::cout, *lock_wait);
   });
   auto* report = job->add_subcommand("sweep-report", "Write a sweep's merged report");
   report->add_option("dir", *dir)->required();
   report->callback([dir, &ctx] {
-    cluster::write_sweep_report(*dir, cluster::SlurmTools::from_path(), std::cout);
+    // DIR's lock, exclusively, as `sweep` takes it (core/dir_lock.hpp).
+    cluster::write_sweep_report_locked(*dir, cluster::SlurmTools::from_path(), std::cout);
     ctx.exit_code = 0;
   });
   auto* part = job->add_subcommand("rank-part", "Analyze one part of a rank analysis");
   part->add_option("dir", *dir)->required();
   part->add_option("index", *index)->required()->check(index_rule(1'000'000'000));
-  part->callback([dir, index, &ctx] {
-    cluster::run_rank_part(*dir, *index);
+  part->add_option("--lock-wait", *lock_wait, "Seconds to wait for DIR's writer (default 60)")
+      ->check(CLI::Range(0, 3600));
+  part->callback([dir, index, lock_wait, &ctx] {
+    cluster::run_rank_part_locked(*dir, *index, std::cout, *lock_wait);
     ctx.exit_code = 0;
   });
   auto* merge = job->add_subcommand("rank-merge", "Merge the parts of a rank analysis");
   merge->add_option("dir", *dir)->required();
   merge->callback([dir, &ctx] {
-    cluster::write_rank_summary(*dir, std::cout);
+    cluster::write_rank_summary_locked(*dir, std::cout);
     ctx.exit_code = 0;
   });
 }

@@ -297,4 +297,20 @@ void write_rank_summary(const fs::path& out, std::ostream& log) {
   log << fmt::format("wrote {}/summary.json, summary.csv and summary.txt\n", out.string());
 }
 
+void run_rank_part_locked(const fs::path& out, std::size_t index, std::ostream& log, int lock_wait_s) {
+  (void)read_job(out);  // InputError naming what is wrong with OUT before any lock file is made
+  const DirLock lock = DirLock::take(
+      DirHandle::open(out), DirLock::Mode::Shared, "rank analysis",
+      [&log](const std::string& l) { log << "syncscope job rank-part: " << l << "\n"; }, lock_wait_s);
+  run_rank_part(out, index);
+}
+
+void write_rank_summary_locked(const fs::path& out, std::ostream& log) {
+  (void)read_job(out);
+  const DirLock lock =
+      DirLock::take(DirHandle::open(out), DirLock::Mode::Exclusive, "rank analysis",
+                    [&log](const std::string& l) { log << "syncscope job rank-merge: " << l << "\n"; });
+  write_rank_summary(out, log);
+}
+
 }  // namespace syncscope::cluster

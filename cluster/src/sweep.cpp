@@ -79,14 +79,30 @@ void write_status(const fs::path& dir, const SweepTask& t, const std::string& st
   detail::write_json(dir, fs::path("status") / (t.name + ".json"), j);
 }
 
-// Removes NAME.partial-* directories a cut-short run left in DIR/tasks (ours: run names
-// its temporary directory so, next to the one it publishes).
-void remove_partials(const fs::path& dir, const std::string& name) {
-  if (!detail::has_directory(dir, "tasks")) return;
+// True when DIR/tasks/ENTRY is a partial directory a run made: a real directory (not a
+// link) holding run's marker file (core/output_policy.hpp), whose first line is its own.
+// Anything else named like one (a user's file, a directory without the marker) is not ours.
+bool is_our_partial(const DirHandle& tasks, const std::string& entry) {
+  struct stat st {};
+  if (!tasks.stat(entry, st) || !S_ISDIR(st.st_mode)) return false;
+  const fs::path marker = fs::path(entry) / kPartialMarker;
+  if (!tasks.stat(marker, st) || !S_ISREG(st.st_mode)) return false;
+  try {
+    return tasks.read(marker, 4096).rfind("syncscope partial results v1\n", 0) == 0;
+  } catch (const InputError&) {
+    return false;
+  }
+}
+
+// NAME.partial-* entries in DIR/tasks that a cut-short run of NAME left (is_our_partial).
+std::vector<std::string> our_partials(const fs::path& dir, const std::string& name) {
+  std::vector<std::string> found;
+  if (!detail::has_directory(dir, "tasks")) return found;
   const DirHandle tasks = DirHandle::open(dir).sub("tasks", false);
   const std::string prefix = name + ".partial-";
   for (const auto& n : tasks.list())
-    if (n.rfind(prefix, 0) == 0) tasks.remove(n);
+    if (n.rfind(prefix, 0) == 0 && is_our_partial(tasks, n)) found.push_back(n);
+  return found;
 }
 
 }  // namespace
@@ -313,13 +329,22 @@ void say_to(std::ostream& out, const std::string& line) { out << "syncscope swee
 
 }  // namespace
 
-int run_sweep_task(const fs::path& dir, std::size_t index, const fs::path& syncscope, std::ostream& out) {
+int run_sweep_task(const fs::path& dir, std::size_t index, const fs::path& syncscope, std::ostream& out,
+                   int lock_wait_s) {
   (void)read_plan(dir);  // InputError naming what is wrong with DIR before any lock file is made
   // Shared: the tasks of one sweep run side by side; an exclusive writer (a `sweep` of this
   // directory, --force) is waited for up to a minute (it only plans and submits), then refused.
   const DirLock lock = DirLock::take(
-      DirHandle::open(dir), DirLock::Mode::Shared, "sweep", [&out](const std::string& l) { say_to(out, l); }, 60);
+      DirHandle::open(dir), DirLock::Mode::Shared, "sweep", [&out](const std::string& l) { say_to(out, l); },
+      lock_wait_s);
   return run_task_locked(dir, index, syncscope, out);
+}
+
+void write_sweep_report_locked(const fs::path& dir, const SlurmTools& tools, std::ostream& out) {
+  (void)read_plan(dir);
+  const DirLock lock = DirLock::take(DirHandle::open(dir), DirLock::Mode::Exclusive, "sweep",
+                                     [&out](const std::string& l) { say_to(out, l); });
+  write_sweep_report(dir, tools, out);
 }
 
 namespace {
@@ -348,14 +373,12 @@ void replace_old_sweep(const SweepRequest& r, const fs::path& dir, const SweepPl
   std::vector<std::string> roots = {"slurm"};
   std::vector<std::string> allowed = {"slurm/*.sh", "slurm/jobs.json", "slurm/logs", "slurm/logs/*.out"};
   const auto run_files = pipeline::run_dir_rules().allowed;
-  const std::vector<std::string> task_entries =
-      detail::has_directory(dir, "tasks") ? DirHandle::open(dir).list("tasks") : std::vector<std::string>{};
   for (const auto& t : old.tasks) {
     roots.push_back("tasks/" + t.name);
     for (const auto& f : run_files) allowed.push_back("tasks/" + t.name + "/" + f);
     // A cut-short run's partial directories: what run writes, and its owner marker.
-    for (const auto& e : task_entries)
-      if (e.rfind(t.name + ".partial-", 0) == 0) roots.push_back("tasks/" + e);
+    // Only those with run's marker: a user's NAME.partial-x is neither checked nor removed.
+    for (const auto& e : our_partials(dir, t.name)) roots.push_back("tasks/" + e);
     const std::string partial = "tasks/" + t.name + ".partial-*/";
     allowed.push_back(partial + kPartialMarker);
     for (const auto& f : run_files) allowed.push_back(partial + f);
@@ -395,7 +418,7 @@ void replace_old_sweep(const SweepRequest& r, const fs::path& dir, const SweepPl
   // Removed beneath DIR's descriptor: a link planted there is removed itself, never followed.
   for (const auto& t : old.tasks) {
     h.remove(fs::path("tasks") / t.name);
-    remove_partials(dir, t.name);
+    for (const auto& e : our_partials(dir, t.name)) h.remove(fs::path("tasks") / e);
     h.remove(fs::path("status") / (t.name + ".json"));
     h.remove(fs::path("logs") / (t.name + ".log"));
   }

@@ -80,10 +80,13 @@ DirLock DirLock::take(const DirHandle& dir, Mode mode, const std::string& what,
                      "); two writers in one directory would overwrite each other's results: wait until it "
                      "ends (or stop it), then run again, or choose another --out");
   }
+  // Text in a lock we now hold was left by an exclusive writer that died (a live one holds
+  // its flock, and empties the file before it lets go): taken over, and said, in both modes.
+  const std::string left = read_all(fd);
+  if (!left.empty() && say)
+    say("took over the lock of " + printable(left) + " (it is no longer running; the kernel released its lock)");
+  if (mode == Mode::Shared && !left.empty()) (void)::ftruncate(fd, 0);  // no exclusive holder can be meanwhile
   if (mode == Mode::Exclusive) {
-    const std::string left = read_all(fd);
-    if (!left.empty() && say)
-      say("took over the lock of " + printable(left) + " (it is no longer running; the kernel released its lock)");
     const std::string me =
         "pid " + std::to_string(::getpid()) + " on host " + this_host() + " since " + utc_now_iso8601() + "\n";
     if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, me.data(), me.size(), 0) != static_cast<ssize_t>(me.size())) {

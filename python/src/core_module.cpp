@@ -20,6 +20,7 @@
 #include "syncscope/cluster/rank_traces.hpp"
 #include "syncscope/core/bounds.hpp"
 #include "syncscope/core/error.hpp"
+#include "syncscope/core/text.hpp"
 #include "syncscope/core/version.hpp"
 #include "syncscope/io/trace_io.hpp"
 #include "syncscope/model/critical_path.hpp"
@@ -42,8 +43,24 @@ namespace {
 PyObject* g_input_error = nullptr;
 PyObject* g_runtime_error = nullptr;
 
+// Each line of `message` through printable() (core/text.hpp), the escaping of the CLI's
+// names: a message that quotes a trace's or a file's name raises with \xNN in place of an
+// escape sequence. The message's own line breaks stay; printable() is idempotent, so what
+// the C++ side escaped already reads as the CLI prints it.
+std::string printable_lines(const std::string& message) {
+  std::string out;
+  std::size_t from = 0;
+  for (;;) {
+    const std::size_t nl = message.find('\n', from);
+    out += syncscope::printable(std::string_view(message).substr(from, nl == std::string::npos ? nl : nl - from));
+    if (nl == std::string::npos) return out;
+    out += '\n';
+    from = nl + 1;
+  }
+}
+
 [[noreturn]] void raise(PyObject* type, const std::string& message) {
-  PyErr_SetString(type != nullptr ? type : PyExc_RuntimeError, message.c_str());
+  PyErr_SetString(type != nullptr ? type : PyExc_RuntimeError, printable_lines(message).c_str());
   throw py::error_already_set();
 }
 
@@ -213,6 +230,9 @@ PYBIND11_MODULE(_core, m) {
         });
       },
       py::arg("kind"), py::arg("message"));
+  // syncscope._text.printable: the CLI's escaping of names (bytes: a file name need not be UTF-8).
+  m.def(
+      "printable", [](const py::bytes& text) { return syncscope::printable(std::string(text)); }, py::arg("text"));
   m.def("version", [] { return std::string(syncscope::version()); });
   m.def("build_commit", [] { return std::string(syncscope::build_commit()); });
 

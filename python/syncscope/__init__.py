@@ -23,6 +23,7 @@ import re as _re
 import warnings as _warnings
 
 from ._results import AnalysisResult, PredictionResult, RankAnalysisResult
+from ._text import printable as _printable
 
 
 class Error(Exception):
@@ -61,7 +62,8 @@ def _python_names(message):
 
 def _warn_all(messages, stacklevel):
     for m in messages:
-        _warnings.warn(_python_names(m), AnalysisWarning, stacklevel=stacklevel + 1)
+        # A warning quotes the trace's names as its JSON holds them: escaped as the CLI prints them.
+        _warnings.warn(_printable(_python_names(m)), AnalysisWarning, stacklevel=stacklevel + 1)
 
 
 from . import _core  # noqa: E402 (the exception classes above are handed to it)
@@ -102,7 +104,8 @@ def _trace_source(trace, what):
         try:
             text = _json.dumps(trace, allow_nan=False)
         except (TypeError, ValueError) as e:
-            raise InputError(f"{what}: the trace object is not JSON ({e}); pass a path or a dict from json.load") from None
+            raise InputError(_printable(f"{what}: the trace object is not JSON ({e}); pass a path or a dict from "
+                                        "json.load")) from None
         return "text", text, "<dict>"
     if isinstance(trace, (bytes, bytearray)):
         try:
@@ -114,7 +117,8 @@ def _trace_source(trace, what):
         if isinstance(path, bytes):
             path = _os.fsdecode(path)
         return "path", path, path
-    raise TypeError(f"{what}: expected a path, a dict (a parsed trace) or bytes, not {type(trace).__name__}")
+    raise TypeError(_printable(f"{what}: expected a path, a dict (a parsed trace) or bytes, not "
+                               f"{type(trace).__name__}"))
 
 
 def _rank_inputs(trace):

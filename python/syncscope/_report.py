@@ -3,6 +3,7 @@ by cause, blocked and bubble time, the top causes. Formatting only: every number
 of the CLI's analysis JSON."""
 
 from ._results import _removal_text, format_ns
+from ._text import printable
 
 # Beyond this many steps the report shows the first and last few and says how many it left out.
 _MAX_STEP_ROWS = 12
@@ -10,7 +11,7 @@ _MAX_STEP_ROWS = 12
 
 def _causes(by_cause):
     items = sorted(by_cause.items(), key=lambda kv: (-kv[1], kv[0]))
-    return ", ".join(f"{c} x{n}" for c, n in items) if items else "-"
+    return ", ".join(f"{printable(c)} x{n}" for c, n in items) if items else "-"
 
 
 def format_report(result, top=3):
@@ -18,7 +19,8 @@ def format_report(result, top=3):
     counts = result.record_counts
     t = doc["totals"]
     lines = []
-    who = doc["source"]
+    # Every name below is the trace's (or its file's): escaped as the CLI prints names.
+    who = printable(doc["source"])
     if counts.get("rank") is not None:
         who += f" (rank {counts['rank']})"
     lines.append(f"syncscope: {who}")
@@ -31,23 +33,24 @@ def format_report(result, top=3):
     steps = doc["steps"]
     if steps:
         shown = steps if len(steps) <= _MAX_STEP_ROWS else steps[:6] + steps[-6:]
-        width = max(len(s["name"]) for s in shown)
+        names = [printable(s["name"]) for s in shown]
+        width = max(len(n) for n in names)
         lines.append(f"  {'step':<{width}}  {'duration':>10}  {'syncs':>5}  {'blocked':>10}  {'bubble':>10}  by cause")
         for i, s in enumerate(shown):
             if len(steps) > _MAX_STEP_ROWS and i == 6:
                 lines.append(f"  ... {len(steps) - 12} steps left out")
-            lines.append(f"  {s['name']:<{width}}  {format_ns(s['duration_ns']):>10}  {s['syncs']['total']:>5}  "
+            lines.append(f"  {names[i]:<{width}}  {format_ns(s['duration_ns']):>10}  {s['syncs']['total']:>5}  "
                          f"{format_ns(s['sync_blocked_ns']):>10}  {format_ns(s['sync_bubble_ns']):>10}  "
                          f"{_causes(s['syncs']['by_cause'])}")
     else:
-        lines.append(f"  no steps: no host range matches '{doc['options']['step_range']}'")
+        lines.append(f"  no steps: no host range matches '{printable(doc['options']['step_range'])}'")
     worst = doc["worst"][:top]
     if worst:
         lines.append(f"  top {len(worst)} causes (host blocked + GPU bubble over the trace; if removed: the step "
                      "time saved, the trace replayed without that cause's syncs):")
         for i, w in enumerate(worst, 1):
-            lines.append(f"    {i}. {w['cause']}: {w['count']} syncs, blocked {format_ns(w['blocked_ns'])}, "
+            lines.append(f"    {i}. {printable(w['cause'])}: {w['count']} syncs, blocked {format_ns(w['blocked_ns'])}, "
                          f"bubble {format_ns(w['bubble_ns'])}; {_removal_text(w)}")
     for w in doc["warnings"]:
-        lines.append(f"  warning: {w}")
+        lines.append(f"  warning: {printable(w)}")
     return "\n".join(lines)

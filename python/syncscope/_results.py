@@ -16,6 +16,8 @@ def have_pandas():
 
 from typing import Any, Dict, List, Optional, Sequence
 
+from ._text import printable  # names in HTML as in the CLI's text: no bidi control reorders a table
+
 # Columns that hold names: pandas "category" (few distinct values, cheap to group by).
 _NAME_COLUMNS = frozenset({"name", "cause", "api", "kernel", "class", "category", "kind", "where", "verdict",
                            "top_cause"})
@@ -117,8 +119,8 @@ def _removal_text(w):
 
 
 def _html_table(header, rows):
-    h = "".join(f"<th>{html.escape(str(c))}</th>" for c in header)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in r) + "</tr>" for r in rows)
+    h = "".join(f"<th>{html.escape(printable(c))}</th>" for c in header)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(printable(v))}</td>" for v in r) + "</tr>" for r in rows)
     return f"<table><thead><tr>{h}</tr></thead><tbody>{body}</tbody></table>"
 
 
@@ -262,7 +264,7 @@ class AnalysisResult:
 
     def _repr_html_(self):
         t = self.totals
-        parts = [f"<h4>syncscope analysis: {html.escape(str(self.source))}</h4>",
+        parts = [f"<h4>syncscope analysis: {html.escape(printable(self.source))}</h4>",
                  _html_table(["", "sync points", "blocked", "bubble", "GPU busy", "duration"],
                              [["whole trace", t["syncs"]["total"], format_ns(t["sync_blocked_ns"]),
                                format_ns(t["sync_bubble_ns"]), format_ns(t["gpu_busy_ns"]),
@@ -293,8 +295,8 @@ class AnalysisResult:
                                      [[w["cause"], w["count"], format_ns(w["blocked_ns"]), format_ns(w["bubble_ns"]),
                                        format_ns(w["cost_ns"]), _removal_text(w)] for w in worst]))
         if self.json["warnings"]:
-            parts.append("<ul>" + "".join(f"<li>warning: {html.escape(w)}</li>" for w in self.json["warnings"])
-                         + "</ul>")
+            parts.append("<ul>" + "".join(f"<li>warning: {html.escape(printable(w))}</li>"
+                                          for w in self.json["warnings"]) + "</ul>")
         return "\n".join(parts)
 
 
@@ -345,7 +347,7 @@ class PredictionResult:
             else:
                 saving, sp = "not applicable: " + f["reason"], ""
             rows.append([f["fix"], f["variant"], saving, sp])
-        return (f"<h4>syncscope prediction (model, not measured): {html.escape(str(self.source))}</h4>"
+        return (f"<h4>syncscope prediction (model, not measured): {html.escape(printable(self.source))}</h4>"
                 + _html_table(["fix", "variant", "saving per step (90% interval)", "speedup"], rows))
 
 
@@ -392,9 +394,10 @@ class RankAnalysisResult:
     def _repr_html_(self):
         head = ["rank", "steps", "sync points", "top cause"]
         rows = [[r["rank"], r["steps"], r["trace"]["sync_points"], r["top_cause"]] for r in self.json["ranks"]]
-        parts = [f"<h4>syncscope rank analysis: {html.escape(str(self.source))}</h4>", _html_table(head, rows)]
+        parts = [f"<h4>syncscope rank analysis: {html.escape(printable(self.source))}</h4>", _html_table(head, rows)]
         s = self.json["standout"]
         if s:
-            parts.append(f"<p>stands out: rank {html.escape(str(s['rank']))} ({html.escape(str(s['metric']))})</p>")
-        parts += [f"<p>warning: {html.escape(w)}</p>" for w in self.json["warnings"]]
+            parts.append(f"<p>stands out: rank {html.escape(printable(s['rank']))} "
+                         f"({html.escape(printable(s['metric']))})</p>")
+        parts += [f"<p>warning: {html.escape(printable(w))}</p>" for w in self.json["warnings"]]
         return "\n".join(parts)

@@ -27,6 +27,7 @@ import warnings
 import torch.profiler as _tp
 
 from . import DEFAULT_STEP_RANGE, Error, analyze
+from ._text import printable
 
 
 class SyncscopeWarning(UserWarning):
@@ -111,7 +112,8 @@ class TraceHandler:
             self.results.append(None)
             self.errors.append(str(e))
             self.timings.append({"write_s": t1 - t0, "analyze_s": time.perf_counter() - t1})
-            warnings.warn(f"syncscope could not analyze {path}: {e}", SyncscopeWarning, stacklevel=2)
+            warnings.warn(f"syncscope could not analyze {printable(path)}: {printable(e)}", SyncscopeWarning,
+                          stacklevel=2)
             return
         self.timings.append({"write_s": t1 - t0, "analyze_s": time.perf_counter() - t1})
         self.results.append(result)
@@ -122,8 +124,8 @@ class TraceHandler:
                     "i.e. _ExperimentalConfig(enable_cuda_sync_events=True)" if sync_events_config() is not None else
                     f"this torch ({_torch_version()}) has no _ExperimentalConfig(enable_cuda_sync_events=...); "
                     "torch 2.11 has")
-            warnings.warn(f"{path}: the trace has no cuda_sync records; sync points are counted from the CUDA API "
-                          f"calls, the records add each sync's stream and device ({hint})",
+            warnings.warn(f"{printable(path)}: the trace has no cuda_sync records; sync points are counted from "
+                          f"the CUDA API calls, the records add each sync's stream and device ({hint})",
                           SyncscopeWarning, stacklevel=2)
         if self.print_report:
             print(result.report(top=self.top), file=self.file or sys.stdout, flush=True)

@@ -53,4 +53,12 @@ RankAnalysis merge_rank_parts(const std::filesystem::path& out);
 // merge_rank_parts, written to OUT/summary.{json,csv,txt}.
 void write_rank_summary(const std::filesystem::path& out, std::ostream& log);
 
+// `job rank-part` and `job rank-merge`: the two above holding OUT's lock (core/dir_lock.hpp),
+// as `analyze` does while it plans. A part holds it shared (the parts of one job run side by
+// side) and waits up to `lock_wait_s` seconds for an exclusive holder, then is refused naming
+// its pid; the merge holds it exclusively, refused at once. A stale lock (its writer died) is
+// taken over, and said on `log`. Not for callers holding the lock already (start_rank_job).
+void run_rank_part_locked(const std::filesystem::path& out, std::size_t index, std::ostream& log, int lock_wait_s = 60);
+void write_rank_summary_locked(const std::filesystem::path& out, std::ostream& log);
+
 }  // namespace syncscope::cluster

@@ -112,11 +112,17 @@ int start_sweep(const SweepRequest& request, std::ostream& out);
 
 // One task, as the job array (or the local loop) runs it: `syncscope run` is `syncscope`
 // (the executable running now, or one the caller names), never the path sweep.json
-// records. Returns 0 when done.
+// records. Returns 0 when done. Holds DIR's lock shared (core/dir_lock.hpp): an exclusive
+// writer is waited for up to `lock_wait_s` seconds, then refused naming its pid.
 int run_sweep_task(const std::filesystem::path& dir, std::size_t index, const std::filesystem::path& syncscope,
-                   std::ostream& out);
+                   std::ostream& out, int lock_wait_s = 60);
 
 // DIR/report.html and DIR/results.csv over the finished tasks, naming the others and why.
 void write_sweep_report(const std::filesystem::path& dir, const SlurmTools& tools, std::ostream& out);
+
+// `job sweep-report DIR`: write_sweep_report holding DIR's lock exclusively (a second writer
+// is refused naming its pid; a stale lock of a dead one is taken over, and said). Not for
+// callers that hold the lock already (start_sweep): a second flock in one process blocks.
+void write_sweep_report_locked(const std::filesystem::path& dir, const SlurmTools& tools, std::ostream& out);
 
 }  // namespace syncscope::cluster

@@ -5,7 +5,8 @@
 // lets go, so a second writer is told who holds the directory (exit 2), and a lock file that
 // is not empty when its lock is free was left by a writer that died (the kernel releases an
 // flock with its process): taken over, and said. Shared holders (a sweep's tasks) write
-// nothing; they keep an exclusive writer (`sweep --force`) out while they run.
+// nothing; they keep an exclusive writer (`sweep --force`) out while they run, and empty a
+// dead exclusive writer's text (said, as a takeover).
 //
 // What it does not promise: flock on NFS is emulated with POSIX byte-range locks (Linux
 // >= 2.6.12, nfs(5) "local_lock"), and a file system without locks makes open or flock
