@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -261,6 +262,20 @@ TEST(PartialCleanup, RunRemovesADeadWritersPartialOnly) {
   EXPECT_TRUE(present(live / kPartialMarker));
   EXPECT_TRUE(present(live / "results.json"));
   expect_lookalikes_kept(d / "res", d / "elsewhere", "run");
+  EXPECT_TRUE(present(d / "res" / "results.json"));
+}
+
+// A FIFO planted where a partial directory's marker goes: read as a regular file only, so the
+// next run neither hangs on it nor takes the directory for ours.
+TEST(PartialCleanup, AFifoAsTheMarkerDoesNotHangTheNextRun) {
+  test::TempDir d;
+  put(d / "s.yaml", kTiny);
+  const fs::path planted = d / "res.partial-fifo";
+  fs::create_directories(planted);
+  ASSERT_EQ(::mkfifo((planted / kPartialMarker).c_str(), 0600), 0);
+  const Result r = run(d.path(), "run s.yaml --device sim --out res");
+  EXPECT_LE(r.code, 1) << r.err;
+  EXPECT_TRUE(present(planted / kPartialMarker));
   EXPECT_TRUE(present(d / "res" / "results.json"));
 }
 
