@@ -1,0 +1,17 @@
+// The ATen op a simulated launch stands for in the trace (private to the simulator).
+#pragma once
+
+#include <string>
+
+#include "syncscope/kernels/program.hpp"
+
+namespace syncscope::sim::detail {
+
+// The name of the aten:: CPU op that encloses a launch's runtime call, as torch.profiler
+// records one around every cudaLaunchKernel / cudaMemcpyAsync it dispatches ("aten::mm",
+// "aten::copy_"), from the program op's kind and name; empty when the op is already named as
+// an op of its own namespace ("aten::item ...", a custom op "syncscope::nf4_dequantize ...",
+// which a real trace shows without an aten:: op inside).
+std::string aten_op_for_launch(const program::Op& op);
+
+}  // namespace syncscope::sim::detail
