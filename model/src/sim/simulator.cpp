@@ -337,8 +337,10 @@ void Simulation::issue(std::size_t i) {
     else if (own_launch_op) {
       pending_cpu_op_ =
           PendingCpuOp{launch_op_name(op), before_start, op_start, next_external_id_++, true, {}, 0, 0, 0, false};
-      // Inside it, the aten:: op that dispatches the launch, as torch.profiler nests them.
-      if (std::string aten = detail::aten_op_for_launch(op); !aten.empty()) {
+      // Inside it, the aten:: op that dispatches the launch, as torch.profiler nests them
+      // (none when the op is itself one: an unnamed copy's aten::copy_).
+      std::string aten = pending_cpu_op_->name.rfind("aten::", 0) == 0 ? "" : detail::aten_op_for_launch(op);
+      if (!aten.empty()) {
         pending_cpu_op_->aten = std::move(aten);
         pending_cpu_op_->aten_start = op_start;
         pending_cpu_op_->aten_id = next_external_id_++;
