@@ -30,6 +30,15 @@ bool contains(std::string_view s, std::string_view part) { return s.find(part) !
 
 }  // namespace
 
+std::string launch_op_name(const program::Op& op) {
+  if (!op.name.empty()) return op.name;
+  switch (op.kind) {
+    case OpKind::Copy: return "aten::copy_";
+    case OpKind::Memset: return "memset";
+    default: return "kernel";
+  }
+}
+
 std::string aten_op_for_launch(const program::Op& op) {
   const std::string_view name = op.name;
   if (contains(name, "::")) return {};

@@ -1,4 +1,4 @@
-// The ATen op a simulated launch stands for in the trace (private to the simulator).
+// The CPU ops a simulated launch sits in (private to the simulator).
 #pragma once
 
 #include <string>
@@ -6,6 +6,11 @@
 #include "syncscope/kernels/program.hpp"
 
 namespace syncscope::sim::detail {
+
+// The CPU op around a launch the program gave no framework op: named like the program op
+// (a kernel's name as its trace shows it); an unnamed copy is PyTorch's aten::copy_ (the op
+// behind .to() and .copy_() that calls cudaMemcpyAsync), an unnamed kernel or memset by kind.
+std::string launch_op_name(const program::Op& op);
 
 // The name of the aten:: CPU op that encloses a launch's runtime call, as torch.profiler
 // records one around every cudaLaunchKernel / cudaMemcpyAsync it dispatches ("aten::mm",

@@ -106,7 +106,6 @@ class Simulation {
   void sync_record(SyncType type, int stream, double start, double end, std::uint64_t corr, int event);
   void flush_cpu_op();
   void charge_after();
-  static std::string launch_op_name(const Op& op);
   void emit_gpu_records();
   // A host time the profile value `field` just moved past the simulator's range.
   void check_host(double t, const char* field) const {
@@ -271,18 +270,6 @@ void Simulation::charge_after() {
   h_ += after;
 }
 
-// The CPU op around a launch the program gave no framework op: named like the program op
-// (a kernel's name as its trace shows it); an unnamed copy is PyTorch's aten::copy_ (the op
-// behind .to() and .copy_() that calls cudaMemcpyAsync), an unnamed kernel or memset by kind.
-std::string Simulation::launch_op_name(const Op& op) {
-  if (!op.name.empty()) return op.name;
-  switch (op.kind) {
-    case OpKind::Copy: return "aten::copy_";
-    case OpKind::Memset: return "memset";
-    default: return "kernel";
-  }
-}
-
 // ---- host issue ----
 
 void Simulation::run_step(int step) {
@@ -335,8 +322,8 @@ void Simulation::issue(std::size_t i) {
     if (opens)
       pending_cpu_op_ = PendingCpuOp{op.name, op_start, op_start, next_external_id_++, false, {}, 0, 0, 0, false};
     else if (own_launch_op) {
-      pending_cpu_op_ =
-          PendingCpuOp{launch_op_name(op), before_start, op_start, next_external_id_++, true, {}, 0, 0, 0, false};
+      pending_cpu_op_ = PendingCpuOp{
+          detail::launch_op_name(op), before_start, op_start, next_external_id_++, true, {}, 0, 0, 0, false};
       // Inside it, the aten:: op that dispatches the launch, as torch.profiler nests them
       // (none when the op is itself one: an unnamed copy's aten::copy_).
       std::string aten = pending_cpu_op_->name.rfind("aten::", 0) == 0 ? "" : detail::aten_op_for_launch(op);
