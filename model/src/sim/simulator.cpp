@@ -9,6 +9,7 @@
 #include <optional>
 #include <utility>
 
+#include "aten_ops.hpp"
 #include "gpu_queues.hpp"
 #include "profile_costs.hpp"
 #include "sim_device.hpp"
@@ -105,7 +106,6 @@ class Simulation {
   void sync_record(SyncType type, int stream, double start, double end, std::uint64_t corr, int event);
   void flush_cpu_op();
   void charge_after();
-  static std::string launch_op_name(const Op& op);
   void emit_gpu_records();
   // A host time the profile value `field` just moved past the simulator's range.
   void check_host(double t, const char* field) const {
@@ -122,16 +122,25 @@ class Simulation {
     std::uint64_t external_id;  // of the CPU op that launched it (0: none)
   };
   // The CPU-op range still open: consecutive ops of one framework op extend it. `launch`:
-  // opened around a launch the program gave no framework op (see issue()).
+  // opened around a launch the program gave no framework op (see issue()). `aten`: the
+  // aten:: op inside it around the launch calls (aten_ops.hpp), from the end of the profile's
+  // host time before the op to the end of its last call; empty: none.
   struct PendingCpuOp {
     std::string name;
     double start = 0, end = 0;
     std::uint64_t external_id = 0;
     bool launch = false;
+    std::string aten;
+    double aten_start = 0, aten_end = 0;
+    std::uint64_t aten_id = 0;
+    bool in_aten = false;  // a launch call of the aten:: op is being issued now
   };
-  // The External id of the CPU op open now (0: none), as Kineto links runtime calls and GPU
-  // records to the op that issued them.
-  std::uint64_t open_external_id() const { return pending_cpu_op_ ? pending_cpu_op_->external_id : 0; }
+  // The External id of the innermost CPU op open now (0: none), as Kineto links runtime
+  // calls and GPU records to the op that issued them.
+  std::uint64_t open_external_id() const {
+    if (!pending_cpu_op_) return 0;
+    return pending_cpu_op_->in_aten ? pending_cpu_op_->aten_id : pending_cpu_op_->external_id;
+  }
 
   const Program& prog_;
   const model::GpuProfile& p_;
@@ -241,6 +250,11 @@ void Simulation::flush_cpu_op() {
   if (pending_cpu_op_) {
     range(RangeKind::CpuOp, pending_cpu_op_->name, pending_cpu_op_->start, pending_cpu_op_->end);
     trace_.ranges.back().external_id = pending_cpu_op_->external_id;
+    // After its parent: on the same extent the parent stays first (Trace::finalize).
+    if (!pending_cpu_op_->aten.empty()) {
+      range(RangeKind::CpuOp, pending_cpu_op_->aten, pending_cpu_op_->aten_start, pending_cpu_op_->aten_end);
+      trace_.ranges.back().external_id = pending_cpu_op_->aten_id;
+    }
   }
   pending_cpu_op_.reset();
 }
@@ -254,18 +268,6 @@ void Simulation::charge_after() {
   const double after = std::exchange(pending_after_, 0.0);
   if (pending_cpu_op_ && pending_cpu_op_->end == h_) pending_cpu_op_->end = h_ + after;
   h_ += after;
-}
-
-// The CPU op around a launch the program gave no framework op: named like the program op
-// (a kernel's name as its trace shows it); an unnamed copy is PyTorch's aten::copy_ (the op
-// behind .to() and .copy_() that calls cudaMemcpyAsync), an unnamed kernel or memset by kind.
-std::string Simulation::launch_op_name(const Op& op) {
-  if (!op.name.empty()) return op.name;
-  switch (op.kind) {
-    case OpKind::Copy: return "aten::copy_";
-    case OpKind::Memset: return "memset";
-    default: return "kernel";
-  }
 }
 
 // ---- host issue ----
@@ -317,10 +319,23 @@ void Simulation::issue(std::size_t i) {
   const bool pops = op.kind == OpKind::RangePop;
   if (!in_open_op) {
     if (!pops) flush_cpu_op();
-    if (opens) pending_cpu_op_ = PendingCpuOp{op.name, op_start, op_start, next_external_id_++, false};
-    else if (own_launch_op)
-      pending_cpu_op_ = PendingCpuOp{launch_op_name(op), before_start, op_start, next_external_id_++, true};
+    if (opens)
+      pending_cpu_op_ = PendingCpuOp{op.name, op_start, op_start, next_external_id_++, false, {}, 0, 0, 0, false};
+    else if (own_launch_op) {
+      pending_cpu_op_ = PendingCpuOp{
+          detail::launch_op_name(op), before_start, op_start, next_external_id_++, true, {}, 0, 0, 0, false};
+      // Inside it, the aten:: op that dispatches the launch, as torch.profiler nests them
+      // (none when the op is itself one: an unnamed copy's aten::copy_).
+      std::string aten = pending_cpu_op_->name.rfind("aten::", 0) == 0 ? "" : detail::aten_op_for_launch(op);
+      if (!aten.empty()) {
+        pending_cpu_op_->aten = std::move(aten);
+        pending_cpu_op_->aten_start = op_start;
+        pending_cpu_op_->aten_id = next_external_id_++;
+      }
+    }
   }
+  const bool in_aten = own_launch_op && pending_cpu_op_ && !pending_cpu_op_->aten.empty();
+  if (in_aten) pending_cpu_op_->in_aten = true;
   switch (op.kind) {
     case OpKind::HostWork:
       if (!op.name.empty() && h_ > op_start) range(RangeKind::CpuOp, op.name, op_start, h_);
@@ -343,6 +358,10 @@ void Simulation::issue(std::size_t i) {
     case OpKind::EventSync: host_sync(i); break;
   }
   if (pending_cpu_op_ && (in_open_op || opens || own_launch_op)) pending_cpu_op_->end = h_;
+  if (in_aten) {
+    pending_cpu_op_->aten_end = h_;
+    pending_cpu_op_->in_aten = false;
+  }
 }
 
 // ---- GPU queues ----
