@@ -14,6 +14,8 @@
 
 #include "commands.hpp"
 #include "option_bounds.hpp"
+#include "syncscope/analysis/ranks.hpp"
+#include "syncscope/cluster/rank_traces.hpp"
 #include "syncscope/core/bounds.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
@@ -22,8 +24,6 @@
 #include "syncscope/model/gpu_profile.hpp"
 #include "syncscope/model/predict.hpp"
 #include "syncscope/model/predict_inputs.hpp"
-#include "syncscope/analysis/ranks.hpp"
-#include "syncscope/cluster/rank_traces.hpp"
 #include "syncscope/model/replay.hpp"
 #include "syncscope/model/replay_job.hpp"
 #include "syncscope/model/trace_predict.hpp"
@@ -51,7 +51,7 @@ struct PredictOptions {
   model::ExplicitPredictInputs in;
   std::string gpu;
   std::string trace;
-  std::vector<std::string> what_if;  // with --trace: edits replayed on the trace (model/README.md, "Replay")
+  std::vector<std::string> what_if;          // with --trace: edits replayed on the trace (model/README.md, "Replay")
   std::optional<std::int64_t> what_if_rank;  // with --trace DIR: the rank the edits change
   std::string step_range = "ProfilerStep#*";
   std::string layer_range;
@@ -104,6 +104,9 @@ void add_predict_command(CLI::App& app, Context& ctx) {
                   "calibrate, or calibrate --from-trace); gives the round trip, copy rate, overlap slowdown and "
                   "unified memory");
   cmd->add_option("--scenario", o->in.scenario, "Scenario YAML: layer count, experts, prefetch depth, batch shape");
+  cmd->add_option("--hf-config", o->in.hf_config,
+                  "With --scenario: the model from a Hugging Face config.json, as `run --hf-config` (its dense and "
+                  "routed layers, its layer windows)");
   cmd->add_option("--trace", o->trace,
                   "Trace of a run without the fixes: estimate every parameter from it; a directory of one job's rank "
                   "traces (one per rank): replay the whole job, its collectives joined across ranks");
