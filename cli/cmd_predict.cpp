@@ -104,6 +104,9 @@ void add_predict_command(CLI::App& app, Context& ctx) {
                   "calibrate, or calibrate --from-trace); gives the round trip, copy rate, overlap slowdown and "
                   "unified memory");
   cmd->add_option("--scenario", o->in.scenario, "Scenario YAML: layer count, experts, prefetch depth, batch shape");
+  cmd->add_option("--hf-config", o->in.hf_config,
+                  "With --scenario: the model from a Hugging Face config.json, as `run --hf-config` (its dense and "
+                  "routed layers, its layer windows)");
   cmd->add_option("--trace", o->trace,
                   "Trace of a run without the fixes: estimate every parameter from it; a directory of one job's rank "
                   "traces (one per rank): replay the whole job, its collectives joined across ranks");

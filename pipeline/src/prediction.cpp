@@ -1,5 +1,6 @@
 // The baseline's prediction from its own trace (summary.hpp, predict_baseline).
 #include "syncscope/core/error.hpp"
+#include "syncscope/kernels/step_options.hpp"
 #include "syncscope/pipeline/summary.hpp"
 
 namespace syncscope::pipeline {
@@ -12,8 +13,11 @@ model::PredictionReport predict_baseline(const Trace& t, const std::string& trac
   model::TracePredictOptions po;
   po.layer_glob = run_analysis_options().layer_glob;
   po.profile = profile;
-  for (const auto& f : s.fixes)
+  for (const auto& f : s.fixes) {
     if (f.fix == model::Fix::Offload) po.prefetch_depth = f.prefetch_depth;
+    // The windows of the step's metadata builds: the cached variant rebuilds at each change.
+    if (f.fix == model::Fix::Packing) po.packing_visit_windows = program::packing_visit_windows(job.opts);
+  }
   // The padding price applies only where MoE "device" pads (capacity-padded bmm): the
   // simulator models the grouped GEMM (options "auto"), a measured run asks LibTorch.
   if (s.model.is_moe()) {

@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "syncscope/core/text.hpp"
 
@@ -34,6 +35,86 @@ Shown shown(const std::string& field) {
   if (field.ends_with("_ns")) return {1e3, "us"};
   if (field == "memory_bytes") return {1e9, "GB"};
   return {1, ""};
+}
+
+// One side's order as the table prints it: neighbours within model::kRankingTieFraction of
+// each other are a tie ("a = b"), not an order the numbers do not have; `group` numbers the
+// tie groups (equal number: tied) and `rank` each variant's place.
+struct PrintedOrder {
+  std::string text;
+  std::map<std::string, int> group, rank;
+};
+
+PrintedOrder printed_order(const model::ValidationReport& r, const model::RankingCheck& k, bool predicted) {
+  auto value_of = [&](const std::string& variant) -> std::optional<double> {
+    for (const auto& v : r.variants)
+      if (v.scenario == k.scenario && v.fix == k.fix && v.layers == k.layers && v.variant == variant)
+        return predicted ? v.predicted.value : v.measured.value;
+    return std::nullopt;
+  };
+  const auto& order = predicted ? k.predicted_order : k.measured_order;
+  PrintedOrder p;
+  int group = 0;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    if (i > 0) {
+      const auto a = value_of(order[i - 1]), b = value_of(order[i]);
+      const bool tie =
+          a && b && std::fabs(*a - *b) <= model::kRankingTieFraction * std::min(std::fabs(*a), std::fabs(*b));
+      p.text += tie ? " = " : " > ";
+      if (!tie) ++group;
+    }
+    p.text += order[i];
+    p.group[order[i]] = group;
+    p.rank[order[i]] = static_cast<int>(i);
+  }
+  return p;
+}
+
+// The verdict beside a ranking: "DIFFERENT ORDER" when validate found a discordant pair;
+// otherwise "same order", said precisely where the two sides tie differently ("predicted ties
+// a = b; simulated orders them") or where a pair is printed in opposite orders that
+// validate accepts because the observed intervals overlap.
+std::string ranking_verdict(const model::RankingCheck& k, const PrintedOrder& m, const PrintedOrder& p,
+                            const std::string& seen) {
+  if (!k.matches) return "DIFFERENT ORDER";
+  std::vector<std::string> both, predicted_only, observed_only, overlap;
+  const auto& names = k.measured_order;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    for (std::size_t j = i + 1; j < names.size(); ++j) {
+      const std::string &a = names[i], &b = names[j];
+      if (!m.group.count(a) || !m.group.count(b) || !p.group.count(a) || !p.group.count(b)) continue;
+      const bool tm = m.group.at(a) == m.group.at(b), tp = p.group.at(a) == p.group.at(b);
+      // Each pair named in the order of the side that prints it.
+      const std::string in_p = p.rank.at(a) < p.rank.at(b) ? a + " = " + b : b + " = " + a;
+      if (tm && tp) both.push_back(a + " = " + b);
+      else if (tp) predicted_only.push_back(in_p);
+      else if (tm) observed_only.push_back(a + " = " + b);
+      else if (p.rank.at(a) > p.rank.at(b)) overlap.push_back(a + " and " + b);
+    }
+  auto list = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+    return s;
+  };
+  std::vector<std::string> why;
+  if (!predicted_only.empty())
+    why.push_back(fmt::format("predicted ties {}; {} orders them", list(predicted_only), seen));
+  if (!observed_only.empty())
+    why.push_back(fmt::format("{} ties {}; predicted orders them", seen, list(observed_only)));
+  if (!overlap.empty())
+    why.push_back(fmt::format("{} printed in opposite orders, within the {} intervals' overlap", list(overlap), seen));
+  if (why.empty() && !both.empty()) why.push_back(fmt::format("both tie {}", list(both)));
+  std::string out = "same order";
+  for (std::size_t i = 0; i < why.size(); ++i) out += (i == 0 ? " (" : "; ") + why[i];
+  return why.empty() ? out : out + ")";
+}
+
+std::string ranking_line(const model::ValidationReport& r, const model::RankingCheck& k, const std::string& seen,
+                         bool sweep) {
+  const PrintedOrder m = printed_order(r, k, false), p = printed_order(r, k, true);
+  return fmt::format("ranking {}/{}{}: {} {} | predicted {} | {}\n", printable(k.scenario), printable(k.fix),
+                     sweep ? fmt::format(" (L={})", k.layers) : "", seen, printable(m.text), printable(p.text),
+                     printable(ranking_verdict(k, m, p, seen)));
 }
 
 }  // namespace
@@ -94,32 +175,7 @@ std::string validation_to_table(const model::ValidationReport& r) {
   std::map<std::pair<std::string, std::string>, int> depths;  // rankings per scenario and fix
   for (const auto& k : r.rankings) ++depths[{k.scenario, k.fix}];
   for (const auto& k : r.rankings) {
-    // Neighbours within model::kRankingTieFraction of each other are printed as a tie
-    // ("a = b"), not as an order the numbers do not have.
-    auto value_of = [&](const std::string& variant, bool predicted) -> std::optional<double> {
-      for (const auto& v : r.variants)
-        if (v.scenario == k.scenario && v.fix == k.fix && v.layers == k.layers && v.variant == variant)
-          return predicted ? v.predicted.value : v.measured.value;
-      return std::nullopt;
-    };
-    auto joined = [&](const std::vector<std::string>& order, bool predicted) {
-      std::string text;
-      for (std::size_t i = 0; i < order.size(); ++i) {
-        if (i > 0) {
-          const auto a = value_of(order[i - 1], predicted), b = value_of(order[i], predicted);
-          const bool tie =
-              a && b && std::fabs(*a - *b) <= model::kRankingTieFraction * std::min(std::fabs(*a), std::fabs(*b));
-          text += tie ? " = " : " > ";
-        }
-        text += order[i];
-      }
-      return text;
-    };
-    const std::string m = joined(k.measured_order, false), p = joined(k.predicted_order, true);
-    const bool sweep = depths[{k.scenario, k.fix}] > 1;
-    out += fmt::format("ranking {}/{}{}: {} {} | predicted {} | {}\n", printable(k.scenario), printable(k.fix),
-                       sweep ? fmt::format(" (L={})", k.layers) : "", seen, printable(m), printable(p),
-                       k.matches ? "same order" : "DIFFERENT ORDER");
+    out += ranking_line(r, k, seen, depths[{k.scenario, k.fix}] > 1);
     for (const auto& d : k.discordant) out += fmt::format("  {}\n", printable(d));
   }
   out += fmt::format("MAPE {:.2f}% over {} variants, max |error| {:.2f}%, ranking {}, {} outside tolerance\n",

@@ -128,3 +128,61 @@ TEST(Validate, ToleranceFailuresAndMissingPredictions) {
   auto table = syncscope::validation_to_table(rep);
   EXPECT_NE(table.find("FAIL"), std::string::npos);
 }
+
+// The verdict beside a ranking says where the two sides tie differently: "same order" only
+// when both print the same order with the same ties.
+namespace {
+
+std::string ranking_verdict_of(double cached_seen, double device_seen, double cached_pred, double device_pred,
+                               const std::string& mode = "simulated") {
+  model::RunResults r;
+  r.mode = mode;
+  r.variants.push_back(variant("rebuild", true, {1, 1, 1, 3}, {1, 1, 1, 0}));
+  r.variants.push_back(
+      variant("cached", false, {cached_seen, cached_seen, cached_seen, 3}, {cached_pred, cached_pred, cached_pred, 0}));
+  r.variants.push_back(
+      variant("device", false, {device_seen, device_seen, device_seen, 3}, {device_pred, device_pred, device_pred, 0}));
+  const std::string table = syncscope::validation_to_table(m::validate_results(r, "test"));
+  const auto at = table.find("ranking qwen3-0.6b/packing: ");
+  if (at == std::string::npos) return "no ranking line in:\n" + table;
+  const std::string line = table.substr(at, table.find('\n', at) - at);
+  return line.substr(line.rfind(" | ") + 3);
+}
+
+}  // namespace
+
+TEST(ValidateRankingLine, StrictOnBothSidesInTheSameOrder) {
+  EXPECT_EQ(ranking_verdict_of(1.30, 1.20, 1.28, 1.18), "same order");
+}
+
+TEST(ValidateRankingLine, TieOnOneSideIsSaid) {
+  // Simulated device 1.30 > cached 1.20; predicted device 1.251, cached 1.250: 0.08% apart,
+  // printed "device = cached". validate accepts it (device is still predicted faster), but
+  // the line does not call it the same order without saying the predicted side ties.
+  EXPECT_EQ(ranking_verdict_of(1.20, 1.30, 1.250, 1.251),
+            "same order (predicted ties device = cached; simulated orders them)");
+  // The other side: the simulator ties them (0.01% apart), the model orders them.
+  EXPECT_EQ(ranking_verdict_of(1.2500, 1.2501, 1.20, 1.30),
+            "same order (simulated ties device = cached; predicted orders them)");
+}
+
+TEST(ValidateRankingLine, TieOnBothSides) {
+  EXPECT_EQ(ranking_verdict_of(1.2500, 1.2501, 1.251, 1.250), "same order (both tie device = cached)");
+}
+
+TEST(ValidateRankingLine, DifferentOrder) { EXPECT_EQ(ranking_verdict_of(1.30, 1.20, 1.18, 1.28), "DIFFERENT ORDER"); }
+
+TEST(ValidateRankingLine, OppositeOrderWithinOverlappingIntervals) {
+  // Measured: cached 1.25 [1.15, 1.30] over device 1.20 [1.10, 1.28], overlapping, so
+  // validate accepts the model's device > cached; the line says why the orders differ.
+  model::RunResults r;
+  r.mode = "measured";
+  r.variants.push_back(variant("rebuild", true, {1, 1, 1, 5}, {1, 1, 1, 0}));
+  r.variants.push_back(variant("cached", false, {1.25, 1.15, 1.30, 5}, {1.20, 1.15, 1.24, 0}));
+  r.variants.push_back(variant("device", false, {1.20, 1.10, 1.28, 5}, {1.26, 1.2, 1.3, 0}));
+  const std::string table = syncscope::validation_to_table(m::validate_results(r, "test"));
+  EXPECT_NE(table.find("| predicted device > cached > rebuild | same order (cached and device printed in opposite "
+                       "orders, within the measured intervals' overlap)"),
+            std::string::npos)
+      << table;
+}

@@ -5,8 +5,11 @@
 #include "fix_program_hooks.hpp"
 
 #include <map>
+#include <vector>
 
+#include "syncscope/kernels/offload_schedule.hpp"
 #include "syncscope/kernels/program_layer.hpp"
+#include "syncscope/kernels/step_options.hpp"
 
 namespace syncscope::program::detail {
 
@@ -95,3 +98,29 @@ void packing_program_layer(ProgramLayerBuilder& b, ProgramPoint at) {
 }
 
 }  // namespace syncscope::program::detail
+
+namespace syncscope::program {
+
+// As StepBuilder's constructor and emit (step_program.cpp) walk the step: a fix's schedule
+// (offload's checkpointing) or plain autograd; each ForwardLayer runs the layer's attention,
+// and so does each BackwardLayer's recompute when the step checkpoints.
+std::vector<int> packing_visit_windows(const StepOptions& o) {
+  validate(o);
+  const int L = effective_layers(o);
+  bind_program_fix_hooks();
+  ProgramSchedule schedule;
+  bool checkpointing = false;
+  for (const model::FixSpec& f : model::fix_registry())
+    if (f.build_program_schedule && f.build_program_schedule(o, schedule)) {
+      checkpointing = true;
+      break;
+    }
+  const Choreography choreo = checkpointing ? std::move(schedule.choreography) : build_plain_choreography(L);
+  std::vector<int> out;
+  for (const ChoreoStep& s : choreo.steps)
+    if (s.kind == ChoreoKind::ForwardLayer || (checkpointing && s.kind == ChoreoKind::BackwardLayer))
+      out.push_back(layer_sliding_window(o.model, s.layer));
+  return out;
+}
+
+}  // namespace syncscope::program

@@ -63,6 +63,20 @@ double packing_saving_published_ns(int layers, double s_ns) {
   return static_cast<double>(layers - 1) * s_ns;
 }
 
+std::vector<bool> packing_mask_cache_misses(const std::vector<int>& visit_windows) {
+  std::vector<bool> miss(visit_windows.size());
+  for (std::size_t i = 0; i < visit_windows.size(); ++i) miss[i] = i == 0 || visit_windows[i] != visit_windows[i - 1];
+  return miss;
+}
+
+double packing_saving_cached_ns(int layers, int rebuilds, double s_ns) {
+  SYNCSCOPE_INPUT_ERROR_IF(layers < 1, fmt::format("packing: layers must be >= 1 (got {})", layers));
+  SYNCSCOPE_INPUT_ERROR_IF(rebuilds < 1 || rebuilds > layers,
+                           fmt::format("packing: the cached variant's rebuilds per step must be in [1, {}] (got {})",
+                                       layers, rebuilds));
+  return static_cast<double>(layers - rebuilds) * s_ns;
+}
+
 PackingTimes packing_segment(int layers, const PackingSegmentInputs& in) {
   SYNCSCOPE_INPUT_ERROR_IF(layers < 1, fmt::format("packing: layers must be >= 1 (got {})", layers));
   const double wh = std::clamp(in.rebuild_host_ns, 0.0, in.host_ns);
@@ -71,9 +85,10 @@ PackingTimes packing_segment(int layers, const PackingSegmentInputs& in) {
   const double layer = k * in.round_trip_ns + wh + std::max(in.host_ns - wh, in.gpu_ns);
   PackingTimes t;
   t.uncached_ns = layers * layer;
-  const double rest = layers - 1;
+  const int m = std::clamp(in.cached_rebuilds, 1, layers);
+  const double rest = layers - m;
   const double body_h = in.host_ns - wh, body_d = in.gpu_ns - wd;
-  t.cached_ns = layer + std::max(rest * body_h, rest * body_d);
+  t.cached_ns = m * layer + std::max(rest * body_h, rest * body_d);
   t.saved_ns = t.uncached_ns - t.cached_ns;
   t.regime = classify_regime(body_h, body_d);
   return t;

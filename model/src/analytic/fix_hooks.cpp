@@ -38,6 +38,10 @@ void predict_packing_explicit(const ExplicitPredictInputs& in, PredictionReport&
   p.round_trip_ns = optional_interval_option(in.round_trip_us, "--round-trip-us", 1e3);
   if (!p.round_trip_ns && in.profile) p.round_trip_ns = Interval::exact(in.profile->sync_round_trip_ns);
   p.syncs_per_layer = in.syncs_per_layer;
+  if (in.cached_rebuilds > 0) {
+    p.cached_rebuilds = std::min(in.cached_rebuilds, in.layers);
+    p.cached_rebuilds_why = in.cached_rebuilds_why;
+  }
   const bool any_segment = p.host_ns || p.gpu_ns || p.rebuild_host_ns || p.rebuild_gpu_ns;
   const bool all_segment = p.host_ns && p.gpu_ns && p.rebuild_host_ns && p.rebuild_gpu_ns && p.round_trip_ns;
   SYNCSCOPE_INPUT_ERROR_IF(any_segment && !all_segment,
@@ -88,6 +92,7 @@ bool moe_has_inputs(const ExplicitPredictInputs& in) { return !in.per_expert_us.
 void predict_moe_explicit(const ExplicitPredictInputs& in, PredictionReport& rep) {
   SYNCSCOPE_INPUT_ERROR_IF(in.experts < 1 || in.moe_layers < 1 || !moe_has_inputs(in),
                            "--fix moe needs --experts E, --moe-layers N and --per-expert-us Q");
+  if (!in.moe_layers_note.empty()) rep.notes.push_back(in.moe_layers_note);
   MoeParams p;
   p.experts = in.experts;
   p.moe_layers = in.moe_layers;

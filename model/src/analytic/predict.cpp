@@ -77,6 +77,18 @@ FixPrediction predict_packing(const PackingParams& p, const std::optional<Interv
     attach_speedup(f, step_ns, prop);
     return f;
   }
+  const int m = std::clamp(p.cached_rebuilds, 1, L);
+  if (m > 1) {
+    f.formula = "(L-m)*s";
+    f.parameters["m"] = Interval::exact(m);
+    f.saving_ns = propagate(
+        {p.s_ns}, [L, m](std::span<const double> x) { return packing_saving_cached_ns(L, m, x[0]); }, prop);
+    f.alternatives["published (L-1)*s"] = published;
+    f.notes.push_back(fmt::format(
+        "Unsloth's mask cache holds one (dtype, window) entry: the cached variant still rebuilds the mask in m = {} "
+        "of the L = {} layers, at each window change{}",
+        m, L, p.cached_rebuilds_why.empty() ? "" : " (" + p.cached_rebuilds_why + ")"));
+  }
   if (segment) {
     std::vector<Interval> in = {*p.host_ns, *p.gpu_ns, *p.rebuild_host_ns, *p.rebuild_gpu_ns, *p.round_trip_ns};
     const char* names[] = {"host_ns_per_layer", "gpu_ns_per_layer", "rebuild_host_ns", "rebuild_gpu_ns",
@@ -87,16 +99,18 @@ FixPrediction predict_packing(const PackingParams& p, const std::optional<Interv
     }
     f.parameters["syncs_per_layer"] = Interval::exact(p.syncs_per_layer);
     const int k = p.syncs_per_layer;
-    auto seg = [L, k](std::span<const double> x) {
-      return packing_segment(L, {x[0], x[1], x[2], x[3], x[4], k}).saved_ns;
+    auto seg = [L, k, m](std::span<const double> x) {
+      return packing_segment(L, {x[0], x[1], x[2], x[3], x[4], k, m}).saved_ns;
     };
     Interval seg_saving = propagate(in, seg, prop);
-    PackingTimes t = packing_segment(L, {in[0].value, in[1].value, in[2].value, in[3].value, in[4].value, k});
+    PackingTimes t = packing_segment(L, {in[0].value, in[1].value, in[2].value, in[3].value, in[4].value, k, m});
     f.regime = regime_name(t.regime);
+    if (m > 1) f.alternatives["(L-m)*s"] = f.saving_ns;
     f.alternatives["published (L-1)*s"] = published;
     f.alternatives["segment model"] = seg_saving;
     f.saving_ns = seg_saving;
-    f.formula = "segment model: L(k r + w_h + max(H - w_h, D)) - [first layer + (L-1) max(H - w_h, D - w_d)]";
+    f.formula = m > 1 ? "segment model: L(k r + w_h + max(H - w_h, D)) - [m layers + (L-m) max(H - w_h, D - w_d)]"
+                      : "segment model: L(k r + w_h + max(H - w_h, D)) - [first layer + (L-1) max(H - w_h, D - w_d)]";
     if (t.regime == Regime::HostBound && in[3].value <= 0) {
       f.notes.push_back(
           "host-bound after the fix: the host stays the bottleneck; the saving is the removed host "

@@ -9,6 +9,7 @@
 
 #include "syncscope/core/bounds.hpp"
 #include "syncscope/core/error.hpp"
+#include "syncscope/model/analytic.hpp"
 #include "syncscope/model/predict_inputs.hpp"
 #include "syncscope/scenario/scenario.hpp"
 
@@ -85,12 +86,35 @@ std::set<Fix> chosen_fixes(const std::vector<std::string>& names) {
 // What a scenario implies for options left unset: its layers, experts, prefetch depth and
 // the bytes one layer's checkpoint reloads.
 void apply_scenario(ExplicitPredictInputs& in, std::set<Fix>& want, PredictionReport& rep) {
-  const scenario::Scenario sc = scenario::load_scenario(in.scenario);
+  scenario::Scenario sc = scenario::load_scenario(in.scenario);
   rep.source = "scenario " + in.scenario;
+  if (!in.hf_config.empty()) {
+    scenario::replace_model(sc, scenario::load_hf_config(in.hf_config), in.hf_config);
+    scenario::validate_scenario(sc);
+    rep.source += " with the model of " + in.hf_config;
+  }
   if (in.layers == 0) in.layers = sc.layers();
   if (sc.model.is_moe()) {
     if (in.experts == 0) in.experts = sc.model.num_local_experts;
-    if (in.moe_layers == 0) in.moe_layers = sc.layers();
+    if (in.moe_layers == 0) {
+      // Only the routed layers sync on routing: dense-first (first_k_dense_replace) and
+      // interleaved dense layers have no router, so the fix saves nothing there.
+      for (int l = 0; l < in.layers; ++l) in.moe_layers += sc.model.moe_layer(l) ? 1 : 0;
+      if (in.moe_layers < in.layers)
+        in.moe_layers_note = fmt::format("moe: {} of the {} layers route (the others are dense MLPs): N = {}",
+                                         in.moe_layers, in.layers, in.moe_layers);
+    }
+  }
+  // Unsloth's mask cache holds one (dtype, window) entry: over the forward's layers in order,
+  // the cached variant rebuilds at each window change (the packing program's layer windows).
+  if (in.cached_rebuilds == 0) {
+    const scenario::ModelTraits traits = scenario::model_traits(sc.model);
+    std::vector<int> windows;
+    for (int l = 0; l < in.layers; ++l) windows.push_back(scenario::layer_window(traits, l));
+    const std::vector<bool> misses = packing_mask_cache_misses(windows);
+    in.cached_rebuilds = std::max(1, static_cast<int>(std::count(misses.begin(), misses.end(), true)));
+    in.cached_rebuilds_why =
+        fmt::format("over the forward's {} layers in order, windows from the model's layer types", in.layers);
   }
   for (const auto& f : sc.fixes) {
     if (in.fixes.empty()) want.insert(f.fix);

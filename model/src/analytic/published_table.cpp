@@ -34,7 +34,8 @@ constexpr const char* kPackingAssumptions =
     "recompute repeats the rebuild; the rest of the "
     "step at the GPU profile's host costs";
 constexpr const char* kOffloadAssumptions =
-    "T from the published extra buffer (GB read as 2^30 bytes); QLoRA (mode not published); copy_compute_slowdown "
+    "T from the published extra buffer (GB read as 10^9 bytes, the blog's units: its printed reload times agree); "
+    "QLoRA (mode not published); copy_compute_slowdown "
     "0.151 in the B200 profile was fitted to these three figures, so the ratio is not independent of them";
 
 const FigureSpec kFigures[] = {

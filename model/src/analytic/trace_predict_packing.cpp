@@ -31,21 +31,41 @@ struct Occurrence {
 //     since, outside any layer (the LM head, the loss and its backward): a wait once per
 //     step, whatever L. Without the syncs the host issues the recompute layers while the
 //     GPU runs that work, so the cache removes the wait with the rest of the range.
-// Each step keeps its first occurrence's rebuild (the cache is filled there), so
-//   saved = (sum over rebuilding occurrences of removed_i - sum over steps of removed_first) / steps.
+// Each step keeps its first occurrence's rebuild (the cache is filled there), and with
+// windows that change from layer to layer (TracePredictOptions::packing_visit_windows) the
+// rebuild of every occurrence where Unsloth's one-entry mask cache misses, so
+//   saved = (sum over rebuilding occurrences of removed_i - sum over steps of the kept removed_i) / steps.
+// A kept occurrence is charged its whole removed_i: its metadata read (1 of the 3 reads)
+// is still served by the cache there, a saving this leaves out (an under-estimate of r + the
+// metadata kernels per miss).
 // Condition: the cached step absorbs the removed waits only while its host stays the longer
 // path (the GPU work it no longer waits for is overlapped, not removed); a cached step
 // that turns GPU-bound saves less. On qwen3-0.6b (host: cpp, sim) the wait is 1.78 ms per
 // step and the convexity 30 us per recompute occurrence (model/README.md).
-void apply_per_occurrence_sum(const std::vector<Occurrence>& occ, const TraceFacts& facts, FixPrediction& f) {
+void apply_per_occurrence_sum(const std::vector<Occurrence>& occ, const TraceFacts& facts,
+                              const std::vector<bool>& misses, FixPrediction& f) {
   double total = 0;
-  std::map<int, const Occurrence*> first;  // per step, the earliest occurrence
+  std::map<int, std::vector<const Occurrence*>> by_step;
   for (const auto& o : occ) {
     total += o.removed_ns;
-    auto [it, inserted] = first.emplace(o.step, &o);
-    if (!inserted && o.start < it->second->start) it->second = &o;
+    by_step[o.step].push_back(&o);
   }
-  for (const auto& [step, o] : first) total -= o->removed_ns;
+  for (auto& [step, os] : by_step) {
+    std::stable_sort(os.begin(), os.end(),
+                     [](const Occurrence* a, const Occurrence* b) { return a->start < b->start; });
+    if (misses.size() == os.size()) {
+      for (std::size_t i = 0; i < os.size(); ++i)
+        if (misses[i]) total -= os[i]->removed_ns;
+    } else {
+      // The occurrences do not pair with the builds: the first, and the other misses at
+      // the step's mean.
+      const auto m = static_cast<double>(std::count(misses.begin(), misses.end(), true));
+      double sum = 0;
+      for (const auto* o : os) sum += o->removed_ns;
+      total -= os.front()->removed_ns;
+      if (m > 1) total -= (m - 1) * sum / static_cast<double>(os.size());
+    }
+  }
   const double saved = total / static_cast<double>(std::max<std::size_t>(1, facts.n_steps));
   const double delta = saved - f.saving_ns.value;
   f.alternatives["segment model, mean inputs"] = f.saving_ns;
@@ -53,7 +73,7 @@ void apply_per_occurrence_sum(const std::vector<Occurrence>& occ, const TraceFac
       Interval{saved, std::max(0.0, f.saving_ns.lo + delta), std::max(saved, f.saving_ns.hi + delta)};
   f.saving_ns = f.alternatives["segment model"];
   f.formula =
-      "segment model per occurrence: sum over rebuilding occurrences but each step's first of "
+      "segment model per occurrence: sum over rebuilding occurrences but each step's first (and mask cache misses) of "
       "wall_i - max(H_i - w_h,i, D_i - w_d,i), per step";
   f.notes.push_back(fmt::format(
       "summed per rebuilding occurrence: {} against {} from mean inputs (the syncs' waits for GPU work launched "
@@ -253,9 +273,18 @@ void detect_packing(const TraceFacts& facts, PredictionReport& rep) {
     return;
   }
   const PackingSamples ps = collect_packing_samples(facts);
-  const PackingParams p = packing_params(facts, pat, ps);
+  PackingParams p = packing_params(facts, pat, ps);
+  const std::vector<bool> misses = packing_mask_cache_misses(facts.opt.packing_visit_windows);
+  if (!misses.empty()) {
+    p.cached_rebuilds =
+        std::clamp(static_cast<int>(std::count(misses.begin(), misses.end(), true)), 1, std::max(1, p.layers));
+    p.cached_rebuilds_why = fmt::format(
+        "over the step's {} metadata builds in issue order, windows from the model's "
+        "layer types; the trace shows {} rebuilding layers per step",
+        misses.size(), p.layers);
+  }
   FixPrediction f = predict_packing(p, facts.step_ns, facts.opt.propagation);
-  if (facts.round_trip_ns > 0 && !ps.occ.empty()) apply_per_occurrence_sum(ps.occ, facts, f);
+  if (facts.round_trip_ns > 0 && !ps.occ.empty()) apply_per_occurrence_sum(ps.occ, facts, misses, f);
   add_packing_evidence(facts, p, ps, f);
   FixPrediction d = predict_packing(p, facts.step_ns, facts.opt.propagation, "device");
   d.evidence = f.evidence;

@@ -125,6 +125,13 @@ bool uses_qk_norm(const scenario::ModelShape& model);
 // or 0 for full attention.
 int layer_sliding_window(const scenario::ModelShape& model, int layer);
 
+// The sliding window (0: full attention) of each packing-metadata build in the order the
+// step issues them: forward layers 0..L-1, then each checkpoint recompute in the backward's
+// order when a fix's schedule checkpoints (offload). The packing program's caches key on
+// these (fix_packing_program.cpp); the forecasts count Unsloth's one-entry mask cache's
+// misses from the same list (model::packing_mask_cache_misses).
+std::vector<int> packing_visit_windows(const StepOptions& o);
+
 // Bytes per element of a dtype name ("fp32" 4, "bf16"/"fp16" 2).
 int dtype_bytes(const std::string& dtype);
 

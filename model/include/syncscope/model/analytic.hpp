@@ -54,6 +54,7 @@ struct PackingSegmentInputs {
   double rebuild_gpu_ns = 0;   // w_d: GPU time of the rebuild kernels
   double round_trip_ns = 0;    // r
   int syncs_per_layer = 1;     // k: syncs the rebuild makes per layer
+  int cached_rebuilds = 1;     // m: layers the cached variant still rebuilds in (>= 1)
 };
 
 struct PackingTimes {
@@ -65,11 +66,22 @@ struct PackingTimes {
 
 // Published form: T_saved = (L-1) s (the first layer still builds the cache).
 double packing_saving_published_ns(int layers, double s_ns);
+// Unsloth's packed SDPA mask cache keeps one entry per device, keyed by dtype and sliding
+// window (the packing program, kernels/src/program/fix_packing_program.cpp): over one
+// step's metadata builds in issue order (program::packing_visit_windows), true where the
+// entry holds another window (or none: the first build), so the cached variant rebuilds the
+// mask there. A model with one window misses once; Gemma 3 (5 sliding of 6) at each change.
+std::vector<bool> packing_mask_cache_misses(const std::vector<int>& visit_windows);
+// The cached variant with m rebuilds left per step (m >= 1: the mask at each window
+// change): T_saved = (L-m) s; (L-1) s when m = 1.
+double packing_saving_cached_ns(int layers, int rebuilds, double s_ns);
 // Segment form: baseline layers cost k r + w_h + max(H - w_h, D); with the cache the first
 // layer is unchanged and the other L-1 pipeline without the rebuild:
 // max((L-1)(H - w_h), (L-1)(D - w_d)). Equals (L-1)(k r + w_h + w_d) when the GPU bounds
 // the cached run; in a host-bound run the rebuild kernels were already hidden, so the
 // published form over-predicts by up to (L-1) w_d.
+// With m = cached_rebuilds > 1 (a window change rebuilds the mask) m layers keep their
+// rebuild and L-m pipeline: m (k r + w_h + max(H - w_h, D)) + max((L-m)(H - w_h), (L-m)(D - w_d)).
 PackingTimes packing_segment(int layers, const PackingSegmentInputs& in);
 // The "device" variant (ours, kernels/): the packer knows the lengths on the host before
 // upload, so cu_seqlens and the mask are built once per batch by one GPU kernel: no host

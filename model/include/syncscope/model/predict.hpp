@@ -46,6 +46,10 @@ struct PackingParams {
   // Segment model inputs (per layer); when absent only the published form is given.
   std::optional<Interval> host_ns, gpu_ns, rebuild_host_ns, rebuild_gpu_ns, round_trip_ns;
   int syncs_per_layer = 1;
+  // m: of the L layers, those the cached variant still rebuilds in (the mask at each window
+  // change: packing_mask_cache_misses); 1 with one window. `cached_rebuilds_why` says how.
+  int cached_rebuilds = 1;
+  std::string cached_rebuilds_why;
 };
 
 struct OffloadParams {

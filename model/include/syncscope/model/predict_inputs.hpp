@@ -21,11 +21,16 @@ namespace syncscope::model {
 struct ExplicitPredictInputs {
   std::vector<std::string> fixes;  // --fix values (names, aliases or "all"); empty: by inputs given
   std::string scenario;            // --scenario file ("" : none)
+  std::string hf_config;           // --hf-config: the scenario's model from a config.json ("" : none)
   std::optional<GpuProfile> profile;
   int layers = 0;
   // packing
   std::string per_layer_ms, host_ms, gpu_ms, rebuild_host_ms, rebuild_gpu_ms, round_trip_us;
   int syncs_per_layer = 1;
+  // Set from the scenario: of the L layers, those the cached variant still rebuilds the mask
+  // in (each window change: packing_mask_cache_misses); 0: not derived (1 is used).
+  int cached_rebuilds = 0;
+  std::string cached_rebuilds_why;
   // offload
   std::string copy_ms, compute_ms, slowdown;
   double reload_bytes = 0;
@@ -36,8 +41,9 @@ struct ExplicitPredictInputs {
   // every fix
   std::optional<Interval> step_ns;
   PropagationOptions propagation;
-  // Set by predict_explicit from the scenario: how reload_bytes was derived ("" : given).
-  std::string reload_note;
+  // Set by predict_explicit from the scenario: how reload_bytes was derived ("" : given),
+  // and which layers route (an MoE model's dense layers have no routing).
+  std::string reload_note, moe_layers_note;
 };
 
 // "V", "V:LO:HI" or "V+-D" (also "V±D") in the option's unit, returned in ns (x scale), each

@@ -16,6 +16,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "syncscope/model/gpu_profile.hpp"
 #include "syncscope/model/predict.hpp"
@@ -32,6 +33,11 @@ struct TracePredictOptions {
   // (where at::_grouped_mm is not available), so its expert GEMMs cost E/k times the
   // baseline's: given k, the device prediction charges that.
   std::optional<int> moe_top_k;
+  // The sliding window of each packing-metadata build of a step in issue order, as the step
+  // ran it (program::packing_visit_windows; the run pipeline gives its step's): the cached
+  // variant keeps Unsloth's one-entry mask cache, so it rebuilds at each window change
+  // (packing_mask_cache_misses). Empty: one window, only each step's first build rebuilds.
+  std::vector<int> packing_visit_windows;
   int bootstrap = 1000;
   std::uint64_t seed = 20261130;
   PropagationOptions propagation;
