@@ -48,7 +48,8 @@ TEST(PredictScenario, OneWindowKeepsThePublishedForm) {
   in.scenario = scenario("qwen3-0.6b.yaml");
   in.fixes = {"packing"};
   in.per_layer_ms = "1";
-  const m::FixPrediction& f = find(m::predict_explicit(in), "cached");
+  const m::PredictionReport r = m::predict_explicit(in);
+  const m::FixPrediction& f = find(r, "cached");
   EXPECT_EQ(f.parameters.count("m"), 0u);
   EXPECT_NEAR(f.saving_ns.value, 27e6, 1);
   EXPECT_EQ(f.formula, "(L-1)*s");
