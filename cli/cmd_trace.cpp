@@ -26,8 +26,8 @@
 #include "syncscope/core/output_policy.hpp"
 #include "syncscope/io/trace_io.hpp"
 #if defined(SYNCSCOPE_TRACER_AVAILABLE) && SYNCSCOPE_TRACER_AVAILABLE
+#include "syncscope/tracer/activities.hpp"
 #include "syncscope/tracer/trace_env.hpp"
-#include "syncscope/tracer/tracer.hpp"
 #endif
 
 namespace syncscope::cli {

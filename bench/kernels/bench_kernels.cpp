@@ -16,8 +16,8 @@
 
 #include "cuda/cuda_api.h"
 #include "syncscope/core/version.hpp"
-#include "syncscope/kernels/reference.hpp"
 #include "syncscope/kernels/step.hpp"
+#include "syncscope/program/reference.hpp"
 #include "torch/internal.hpp"
 
 namespace sk = syncscope::kernels;
@@ -177,14 +177,14 @@ double bench_packing(const Config& cfg, std::uint64_t seed) {
              cfg.tokens);
   fmt::print("{:<10} {:>12} {:>14} {:>12}\n", "variant", "ms/batch", "ms/layer", "syncs/batch");
   std::map<std::string, double> per_batch;
-  for (const std::string& v : syncscope::scenario::fix_variants(syncscope::model::Fix::Packing)) {
+  for (const std::string& v : syncscope::scenario::fix_variants(syncscope::fixes::Fix::Packing)) {
     Dev d;
     std::mt19937_64 rng(seed);
     std::vector<double> t;
     std::uint64_t gen = 0;
     int syncs = 0;
     for (int r = 0; r < cfg.warmup + cfg.repeats; ++r) {
-      dt::PackingMetadata pm(syncscope::model::packing_variant(v));
+      dt::PackingMetadata pm(syncscope::fixes::packing_variant(v));
       const dt::HostBatch host = dt::pack_batch(random_lengths(rng, cfg.tokens, 64, 1024), 1000, rng(), true);
       const dt::PackedBatch batch = dt::upload(host, d.ctx, ++gen);
       d.syncs = {};
@@ -214,7 +214,7 @@ void bench_moe(const Config& cfg, std::uint64_t seed) {
   dt::ExpertWeights w{torch::randn({E, H, I}, o) * 0.02, torch::randn({E, H, I}, o) * 0.02,
                       torch::randn({E, I, H}, o) * 0.02};
   GpuTimer timer;
-  for (const std::string& v : syncscope::scenario::fix_variants(syncscope::model::Fix::MoeRouting)) {
+  for (const std::string& v : syncscope::scenario::fix_variants(syncscope::fixes::Fix::MoeRouting)) {
     std::vector<double> host, dev;
     int syncs = 0;
     for (int r = 0; r < cfg.warmup + cfg.repeats; ++r) {
@@ -226,7 +226,7 @@ void bench_moe(const Config& cfg, std::uint64_t seed) {
       double dms = 0;
       const double hms = host_ms([&] {
         dms = timer.ms(
-            [&] { (void)dt::moe_experts(syncscope::model::moe_variant(v), x, std::get<1>(top), wts, w, d.ctx); });
+            [&] { (void)dt::moe_experts(syncscope::fixes::moe_variant(v), x, std::get<1>(top), wts, w, d.ctx); });
       });
       syncs = d.syncs.total();
       if (r >= cfg.warmup) {
@@ -268,7 +268,7 @@ CopyCompute bench_offload_parts(const Config& cfg, std::uint64_t seed) {
   o.model = m;
   o.dtype = "bf16";
   o.device = "cuda";
-  o.packing = syncscope::model::PackingVariant::Device;
+  o.packing = syncscope::fixes::PackingVariant::Device;
   o.seed = seed;
   const dt::ModelWeights w = dt::make_weights(o, 1, d.ctx);
   std::mt19937_64 rng(seed);
@@ -278,7 +278,7 @@ CopyCompute bench_offload_parts(const Config& cfg, std::uint64_t seed) {
     const dt::HostBatch hb = dt::pack_batch(random_lengths(rng, cfg.tokens, 64, 1024), m.vocab_size, rng(), true);
     const dt::PackedBatch batch = dt::upload(hb, d.ctx, ++gen);
     const dt::Rope rope = dt::rope_tables(batch.position_ids, m, d.ctx);
-    dt::PackingMetadata pm(syncscope::model::PackingVariant::Device);
+    dt::PackingMetadata pm(syncscope::fixes::PackingVariant::Device);
     (void)pm.mask(batch, 0, d.ctx);  // built once per batch, outside the layer timing
     const torch::Tensor x = torch::randn({T, H}, d.ctx.opts()).requires_grad_(true);
     const torch::Tensor grad = torch::randn({T, H}, d.ctx.opts());
@@ -332,9 +332,9 @@ void sweep(const Config& cfg, double s, const CopyCompute& cc, std::uint64_t see
              "model (L-1)*s");
   for (int L : Ls) {
     sp::StepOptions o = sweep_options(cfg, L, seed);
-    o.packing = syncscope::model::PackingVariant::Rebuild;
+    o.packing = syncscope::fixes::PackingVariant::Rebuild;
     const double a = step_ms(o, cfg);
-    o.packing = syncscope::model::PackingVariant::Cached;
+    o.packing = syncscope::fixes::PackingVariant::Cached;
     const double b = step_ms(o, cfg);
     fmt::print("{:>3} {:>12.3f} {:>12.3f} {:>12.3f} {:>14.4f} {:>16.3f}\n", L, a, b, a - b, (a - b) / (L - 1),
                (L - 1) * s);
@@ -344,13 +344,13 @@ void sweep(const Config& cfg, double s, const CopyCompute& cc, std::uint64_t see
              "saving ms", "saving/(L-1)", "model (L-1)*min(c,g)");
   for (int L : Ls) {
     sp::StepOptions o = sweep_options(cfg, L, seed);
-    o.packing = syncscope::model::PackingVariant::Device;
+    o.packing = syncscope::fixes::PackingVariant::Device;
     o.offload_budget_bytes = 0;  // force offloading (the memory-aware plan would keep all)
-    o.offload = syncscope::model::OffloadVariant::Single;
+    o.offload = syncscope::fixes::OffloadVariant::Single;
     const double a = step_ms(o, cfg);
-    o.offload = syncscope::model::OffloadVariant::Double;
+    o.offload = syncscope::fixes::OffloadVariant::Double;
     const double b = step_ms(o, cfg);
-    o.offload = syncscope::model::OffloadVariant::Prefetch;
+    o.offload = syncscope::fixes::OffloadVariant::Prefetch;
     const double p = step_ms(o, cfg);
     fmt::print("{:>3} {:>11.3f} {:>11.3f} {:>13.3f} {:>11.3f} {:>14.4f} {:>18.3f}\n", L, a, b, p, a - b,
                (a - b) / (L - 1), (L - 1) * std::min(cc.c, cc.g));

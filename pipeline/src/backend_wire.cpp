@@ -135,9 +135,9 @@ json options_json(const program::StepOptions& o) {
   j["model"] = model;
   j["batch"] = batch;
   j["training"] = training;
-  j["packing"] = model::variant_name(o.packing);
-  j["offload"] = o.offload ? json(model::variant_name(*o.offload)) : json(nullptr);
-  j["moe"] = model::variant_name(o.moe);
+  j["packing"] = fixes::variant_name(o.packing);
+  j["offload"] = o.offload ? json(fixes::variant_name(*o.offload)) : json(nullptr);
+  j["moe"] = fixes::variant_name(o.moe);
   json other = json::object();
   for (const auto& [fix, v] : o.other_fixes) other[std::to_string(static_cast<int>(fix))] = v;
   j["other_fixes"] = other;
@@ -160,13 +160,13 @@ program::StepOptions options_from_json(const json& j, const std::string& what) {
   std::string packing, moe;
   Reader{j, what}("packing", packing);
   Reader{j, what}("moe", moe);
-  o.packing = model::packing_variant(packing);
-  o.moe = model::moe_variant(moe);
+  o.packing = fixes::packing_variant(packing);
+  o.moe = fixes::moe_variant(moe);
   const auto off = j.find("offload");
   if (off == j.end()) throw Error(fmt::format("measured backend wire: {}.offload is missing", what));
-  if (!off->is_null()) o.offload = model::offload_variant(off->get<std::string>());
+  if (!off->is_null()) o.offload = fixes::offload_variant(off->get<std::string>());
   for (const auto& [id, v] : member(j, "other_fixes", what).items())
-    o.other_fixes[static_cast<model::Fix>(std::stoi(id))] = v.get<std::uint8_t>();
+    o.other_fixes[static_cast<fixes::Fix>(std::stoi(id))] = v.get<std::uint8_t>();
   return o;
 }
 

@@ -9,10 +9,10 @@
 #include <set>
 
 #include "syncscope/core/text.hpp"
-#include "syncscope/kernels/network.hpp"
-#include "syncscope/kernels/program.hpp"
-#include "syncscope/kernels/step_program.hpp"
 #include "syncscope/model/trace_calibration.hpp"
+#include "syncscope/program/network.hpp"
+#include "syncscope/program/program.hpp"
+#include "syncscope/program/step_program.hpp"
 #include "syncscope/scenario/model_traits.hpp"
 #include "syncscope/sim/memory_estimate.hpp"
 
@@ -99,16 +99,16 @@ void describe_models(const std::vector<scenario::Scenario>& scenarios, RunPlan& 
                                                        : ""));
     // An MoE model in a scenario that does not test routing: the baseline loop stays.
     bool tests_routing = false;
-    for (const auto& f : s.fixes) tests_routing |= f.fix == model::Fix::MoeRouting;
+    for (const auto& f : s.fixes) tests_routing |= f.fix == fixes::Fix::MoeRouting;
     if (s.model.is_moe() && !tests_routing) {
       program::StepOptions device = job->opts;
-      device.moe = model::MoeVariant::Device;
+      device.moe = fixes::MoeVariant::Device;
       const int all = program::program_stats(program::build_step_program(job->opts)).host_syncs;
       const int routing = all - program::program_stats(program::build_step_program(device)).host_syncs;
       say(notes, fmt::format("{}: {} is MoE ({} experts, top-{}) but this scenario does not test moe_routing: routing "
                              "stays at the `{}` baseline, {} of its {} syncs per step (by the step program)",
                              s.name, s.model.name, s.model.num_local_experts, s.model.num_experts_per_tok,
-                             model::variant_name(job->opts.moe), routing, all));
+                             fixes::variant_name(job->opts.moe), routing, all));
     }
   }
 }

@@ -1,6 +1,6 @@
 // Loading the scenarios of a run and planning its jobs (plan.hpp).
 #include "syncscope/pipeline/plan.hpp"
-#include "syncscope/kernels/network.hpp"
+#include "syncscope/program/network.hpp"
 
 #include <fmt/format.h>
 
@@ -53,7 +53,7 @@ std::string job_label(const scenario::Scenario& s, const Job& j) {
                      sweep ? fmt::format(" L={}", j.layers) : "");
 }
 
-program::StepOptions step_options(const scenario::Scenario& s, model::Fix fix, const std::string& variant, int layers,
+program::StepOptions step_options(const scenario::Scenario& s, fixes::Fix fix, const std::string& variant, int layers,
                                   int depth) {
   program::StepOptions o;
   o.model = s.model;

@@ -1,7 +1,7 @@
 // The baseline's prediction from its own trace (summary.hpp, predict_baseline).
 #include "syncscope/core/error.hpp"
-#include "syncscope/kernels/step_options.hpp"
 #include "syncscope/pipeline/summary.hpp"
+#include "syncscope/program/step_options.hpp"
 
 namespace syncscope::pipeline {
 
@@ -14,9 +14,9 @@ model::PredictionReport predict_baseline(const Trace& t, const std::string& trac
   po.layer_glob = run_analysis_options().layer_glob;
   po.profile = profile;
   for (const auto& f : s.fixes) {
-    if (f.fix == model::Fix::Offload) po.prefetch_depth = f.prefetch_depth;
+    if (f.fix == fixes::Fix::Offload) po.prefetch_depth = f.prefetch_depth;
     // The windows of the step's metadata builds: the cached variant rebuilds at each change.
-    if (f.fix == model::Fix::Packing) po.packing_visit_windows = program::packing_visit_windows(job.opts);
+    if (f.fix == fixes::Fix::Packing) po.packing_visit_windows = program::packing_visit_windows(job.opts);
   }
   // The padding price applies only where MoE "device" pads (capacity-padded bmm): the
   // simulator models the grouped GEMM (options "auto"), a measured run asks LibTorch.
@@ -25,7 +25,7 @@ model::PredictionReport predict_baseline(const Trace& t, const std::string& trac
     if (mode == "measured") {
       if (backend == nullptr) throw Error("a measured run without its measured backend");
       program::StepOptions dev = job.opts;
-      dev.moe = model::MoeVariant::Device;
+      dev.moe = fixes::MoeVariant::Device;
       dev.device = "cuda";
       std::string why;
       padded = backend->moe_expert_gemm(dev, &why) == "padded";

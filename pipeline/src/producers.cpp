@@ -1,7 +1,7 @@
 // The two producers (producers.hpp): the simulator, and the measured backend.
 #include "syncscope/pipeline/producers.hpp"
 
-#include "syncscope/kernels/step_program.hpp"
+#include "syncscope/program/step_program.hpp"
 #include "syncscope/sim/simulator.hpp"
 
 namespace syncscope::pipeline {

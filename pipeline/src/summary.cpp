@@ -32,7 +32,7 @@ std::optional<TimelineStrip> StripLayers::strip(const Trace& t, const AnalysisRe
   const int deepest = s.measure.layer_sweep.empty() ? s.layers() : s.measure.layer_sweep.back();
   if (job.layers != deepest) return std::nullopt;
   TimelineOptions to;
-  to.prefer_copies = model::fix_spec(job.fix).timeline_shows_copies;
+  to.prefer_copies = fixes::fix_spec(job.fix).timeline_shows_copies;
   if (auto it = layer_.find(job.base_key); it != layer_.end()) to.layer_name = it->second;
   TimelineStrip strip = extract_timeline(t, a, to);
   if (job.key == job.base_key) layer_[job.key] = strip.range;

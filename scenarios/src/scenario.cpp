@@ -19,22 +19,22 @@
 
 namespace syncscope::scenario {
 
-const char* fix_name(model::Fix fix) { return model::fix_spec(fix).name.c_str(); }
+const char* fix_name(fixes::Fix fix) { return fixes::fix_spec(fix).name.c_str(); }
 
-std::optional<model::Fix> parse_fix(std::string_view name) {
-  for (const model::FixSpec& f : model::fix_registry())
+std::optional<fixes::Fix> parse_fix(std::string_view name) {
+  for (const fixes::FixSpec& f : fixes::fix_registry())
     if (name == f.name) return f.id;
   return std::nullopt;
 }
 
-std::vector<std::string> fix_variants(model::Fix fix) { return model::fix_spec(fix).variants; }
+std::vector<std::string> fix_variants(fixes::Fix fix) { return fixes::fix_spec(fix).variants; }
 
-const char* baseline_variant(model::Fix fix) { return model::fix_spec(fix).baseline().c_str(); }
+const char* baseline_variant(fixes::Fix fix) { return fixes::fix_spec(fix).baseline().c_str(); }
 
 namespace {
 // "packing, offload, moe_routing" and "packing, offload and/or moe_routing": the registry's names.
 std::string fix_names(const char* last_sep) {
-  const auto& r = model::fix_registry();
+  const auto& r = fixes::fix_registry();
   std::string out;
   for (std::size_t i = 0; i < r.size(); ++i) out += (i == 0 ? "" : i + 1 == r.size() ? last_sep : ", ") + r[i].name;
   return out;
@@ -224,7 +224,7 @@ void check_scenario(Scenario& s, const Locator& where) {
   if (s.host != "eager" && s.host != "cpp") fail(where, "host", "one of eager, cpp", "\"" + s.host + "\"");
 
   if (s.fixes.empty()) fail(where, "fixes", "at least one of " + fix_names(", "), "none");
-  std::set<model::Fix> seen_fixes;
+  std::set<fixes::Fix> seen_fixes;
   for (auto& f : s.fixes) {
     const std::string fp = std::string("fixes.") + fix_name(f.fix);
     if (!seen_fixes.insert(f.fix).second) fail(where, fp, "each fix once", "it twice");
@@ -249,10 +249,10 @@ void check_scenario(Scenario& s, const Locator& where) {
     if (std::find(std::begin(kPackingRebuildForms), std::end(kPackingRebuildForms), f.rebuild_form) ==
         std::end(kPackingRebuildForms))
       fail(where, fp + ".rebuild_form", "one of reference, unsloth_sdpa_mask", "\"" + f.rebuild_form + "\"");
-    if (f.fix == model::Fix::Offload && !s.offload)
+    if (f.fix == fixes::Fix::Offload && !s.offload)
       fail(where, "offload", "true when fixes.offload is selected (the fix changes how offloaded activations reload)",
            "false");
-    if (f.fix == model::Fix::MoeRouting && !s.model.is_moe())
+    if (f.fix == fixes::Fix::MoeRouting && !s.model.is_moe())
       fail(where, fp, "a mixture-of-experts model (model.num_local_experts > 0)", "a dense model");
   }
 
@@ -501,13 +501,13 @@ void read_batch(Reader& r, const YAML::Node& node, BatchSpec& b) {
 
 void read_fixes(Reader& r, const YAML::Node& node, std::vector<FixSelection>& fixes) {
   std::vector<std::string> allowed;
-  for (const model::FixSpec& f : model::fix_registry()) allowed.push_back(f.name);
+  for (const fixes::FixSpec& f : fixes::fix_registry()) allowed.push_back(f.name);
   for (auto& [key, v] : r.entries(node, "fixes", allowed)) {
     FixSelection sel;
     sel.fix = *parse_fix(key);
     const std::string fp = "fixes." + key;
     std::vector<std::string> keys = {"variants", "tolerance"};
-    const auto& extra = model::fix_spec(sel.fix).scenario_keys;
+    const auto& extra = fixes::fix_spec(sel.fix).scenario_keys;
     keys.insert(keys.end(), extra.begin(), extra.end());
     bool variants_given = false;
     for (auto& [k, fv] : r.entries(v, fp, keys)) {
@@ -593,7 +593,7 @@ Scenario parse_scenario(const std::string& text, const std::filesystem::path& pa
     if (it->first.Scalar() == "offload") offload_given = true;
   if (!offload_given)
     for (auto& f : s.fixes)
-      if (f.fix == model::Fix::Offload) s.offload = true;
+      if (f.fix == fixes::Fix::Offload) s.offload = true;
   scenario::detail::check_scenario(s, r.locator());
   return s;
 }

@@ -8,7 +8,7 @@
 #include <random>
 
 #include "cuda/cuda_api.h"
-#include "syncscope/kernels/reference.hpp"
+#include "syncscope/program/reference.hpp"
 
 namespace syncscope::kernels {
 namespace {

@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "syncscope/core/file_io.hpp"
-#include "syncscope/kernels/nf4_table.hpp"
-#include "syncscope/kernels/reference.hpp"
+#include "syncscope/program/nf4_table.hpp"
+#include "syncscope/program/reference.hpp"
 #include "test_paths.hpp"
 
-namespace syncscope::kernels {
+namespace syncscope::program {
 namespace {
 
 // QLoRA (Dettmers et al. 2023, arXiv:2305.14314), appendix E, "NormalFloat 4-bit data type":
@@ -107,11 +107,11 @@ TEST(DynamicMap, IsBitsandbytesSignedDynamicMap) {
 // values itself (a second literal copy could drift from the one the tests above pin).
 TEST(Nf4Table, CudaKernelsUseTheSharedTable) {
   const std::string cu = read_file(test::source_dir() / "kernels/src/cuda/nf4_dequant.cu");
-  EXPECT_NE(cu.find("#include \"syncscope/kernels/nf4_table.hpp\""), std::string::npos);
-  EXPECT_NE(cu.find("= syncscope::kernels::kNf4Codebook;"), std::string::npos);
+  EXPECT_NE(cu.find("#include \"syncscope/program/nf4_table.hpp\""), std::string::npos);
+  EXPECT_NE(cu.find("= syncscope::program::kNf4Codebook;"), std::string::npos);
   for (const char* literal : {"0.6961928", "0.5250730", "0.0795802", "0.7229568"})
     EXPECT_EQ(cu.find(literal), std::string::npos) << literal << " written in nf4_dequant.cu";
 }
 
 }  // namespace
-}  // namespace syncscope::kernels
+}  // namespace syncscope::program

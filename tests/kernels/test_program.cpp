@@ -6,8 +6,8 @@
 #include <map>
 
 #include "syncscope/core/error.hpp"
-#include "syncscope/kernels/offload_schedule.hpp"
-#include "syncscope/kernels/step_program.hpp"
+#include "syncscope/program/offload_schedule.hpp"
+#include "syncscope/program/step_program.hpp"
 #include "tiny_shapes.hpp"
 
 namespace syncscope::kernels {
@@ -22,66 +22,66 @@ using test::tiny_options;
 TEST(PlanOffload, SingleAndDoubleKeepTheLastLayerAsUnslothDoes) {
   // unsloth_zoo gradient_checkpointing.py: the first pass offloads every layer (and counts
   // them); from the second step the last layer's input stays on the device.
-  const program::OffloadPlan s = program::plan_offload(model::OffloadVariant::Single, 8, 100, 1e12, 2, false, 0);
+  const program::OffloadPlan s = program::plan_offload(fixes::OffloadVariant::Single, 8, 100, 1e12, 2, false, 0);
   EXPECT_EQ(s.first_resident, 7);
   EXPECT_TRUE(s.is_offloaded(6));
   EXPECT_FALSE(s.is_offloaded(7));
   EXPECT_EQ(s.ring_buffers, 1);
   EXPECT_EQ(s.depth, 0);
-  const program::OffloadPlan d = program::plan_offload(model::OffloadVariant::Double, 8, 100, 1e12, 2, false, 0);
+  const program::OffloadPlan d = program::plan_offload(fixes::OffloadVariant::Double, 8, 100, 1e12, 2, false, 0);
   EXPECT_EQ(d.first_resident, 7);
   EXPECT_EQ(d.ring_buffers, 2);
-  EXPECT_EQ(program::plan_offload(model::OffloadVariant::Double, 8, 100, 0, 2, /*first_pass=*/true, 0).first_resident,
+  EXPECT_EQ(program::plan_offload(fixes::OffloadVariant::Double, 8, 100, 0, 2, /*first_pass=*/true, 0).first_resident,
             8);
-  EXPECT_EQ(program::plan_offload(model::OffloadVariant::Double, 2, 100, 0, 2, false, 0).ring_buffers, 1);
+  EXPECT_EQ(program::plan_offload(fixes::OffloadVariant::Double, 2, 100, 0, 2, false, 0).ring_buffers, 1);
   // One layer: nothing left to offload once the last is kept.
-  EXPECT_EQ(program::plan_offload(model::OffloadVariant::Double, 1, 100, 0, 2, false, 0).ring_buffers, 0);
-  EXPECT_EQ(program::plan_offload(model::OffloadVariant::Double, 1, 100, 0, 2, false, 0).first_resident, 0);
+  EXPECT_EQ(program::plan_offload(fixes::OffloadVariant::Double, 1, 100, 0, 2, false, 0).ring_buffers, 0);
+  EXPECT_EQ(program::plan_offload(fixes::OffloadVariant::Double, 1, 100, 0, 2, false, 0).first_resident, 0);
 }
 
 TEST(PlanOffload, SmallLayerInputsStayOnTheDevice) {
   // MINIMUM_SIZE = 2 MiB / element size, compared with the element count: an input of
   // exactly 2 MiB stays, one byte more is offloaded (default threshold).
   const double mib2 = 2.0 * 1024 * 1024;
-  EXPECT_EQ(program::plan_offload(model::OffloadVariant::Single, 8, mib2, 0, 2).first_resident, 0);
-  EXPECT_EQ(program::plan_offload(model::OffloadVariant::Single, 8, mib2, 0, 2).ring_buffers, 0);
-  EXPECT_EQ(program::plan_offload(model::OffloadVariant::Double, 8, mib2 + 2, 0, 2).first_resident, 7);
+  EXPECT_EQ(program::plan_offload(fixes::OffloadVariant::Single, 8, mib2, 0, 2).first_resident, 0);
+  EXPECT_EQ(program::plan_offload(fixes::OffloadVariant::Single, 8, mib2, 0, 2).ring_buffers, 0);
+  EXPECT_EQ(program::plan_offload(fixes::OffloadVariant::Double, 8, mib2 + 2, 0, 2).first_resident, 7);
   // Qwen3-0.6B at T = 2048 in bf16: 2048 * 1024 * 2 = 4 MiB, offloaded.
-  EXPECT_EQ(program::plan_offload(model::OffloadVariant::Double, 28, 2048.0 * 1024 * 2, 0, 2).first_resident, 27);
+  EXPECT_EQ(program::plan_offload(fixes::OffloadVariant::Double, 28, 2048.0 * 1024 * 2, 0, 2).first_resident, 27);
 }
 
 TEST(PlanOffload, PrefetchKeepsLastLayersResidentWithinBudget) {
   // L = 8 layers of a = 100 bytes, k = 2: the ring takes 3a; the rest holds resident layers.
-  EXPECT_EQ(program::plan_offload(model::OffloadVariant::Prefetch, 8, 100, 800, 2).first_resident,
+  EXPECT_EQ(program::plan_offload(fixes::OffloadVariant::Prefetch, 8, 100, 800, 2).first_resident,
             0);  // 8a fits: no offload
-  EXPECT_EQ(program::plan_offload(model::OffloadVariant::Prefetch, 8, 100, 800, 2).ring_buffers, 0);
+  EXPECT_EQ(program::plan_offload(fixes::OffloadVariant::Prefetch, 8, 100, 800, 2).ring_buffers, 0);
   const program::OffloadPlan p =
-      program::plan_offload(model::OffloadVariant::Prefetch, 8, 100, 550, 2);  // (550 - 300) / 100 -> 2 resident
+      program::plan_offload(fixes::OffloadVariant::Prefetch, 8, 100, 550, 2);  // (550 - 300) / 100 -> 2 resident
   EXPECT_EQ(p.first_resident, 6);
   EXPECT_EQ(p.ring_buffers, 3);
   EXPECT_EQ(p.depth, 2);
   EXPECT_FALSE(p.is_offloaded(6));
   EXPECT_TRUE(p.is_offloaded(5));
-  EXPECT_EQ(program::plan_offload(model::OffloadVariant::Prefetch, 8, 100, 750, 2).first_resident,
+  EXPECT_EQ(program::plan_offload(fixes::OffloadVariant::Prefetch, 8, 100, 750, 2).first_resident,
             4);  // (750 - 300) / 100 -> 4
-  EXPECT_EQ(program::plan_offload(model::OffloadVariant::Prefetch, 8, 100, 0, 2).first_resident, 8);
-  EXPECT_EQ(program::plan_offload(model::OffloadVariant::Prefetch, 8, 100, -5, 2).first_resident,
+  EXPECT_EQ(program::plan_offload(fixes::OffloadVariant::Prefetch, 8, 100, 0, 2).first_resident, 8);
+  EXPECT_EQ(program::plan_offload(fixes::OffloadVariant::Prefetch, 8, 100, -5, 2).first_resident,
             8);  // negative budget: none
   // k larger than the offloaded layers is clamped to them.
-  const program::OffloadPlan c = program::plan_offload(model::OffloadVariant::Prefetch, 3, 100, 0, 10);
+  const program::OffloadPlan c = program::plan_offload(fixes::OffloadVariant::Prefetch, 3, 100, 0, 10);
   EXPECT_EQ(c.depth, 3);
   EXPECT_EQ(c.ring_buffers, 4);
   // Deterministic: same inputs, same plan.
-  const program::OffloadPlan again = program::plan_offload(model::OffloadVariant::Prefetch, 8, 100, 550, 2);
+  const program::OffloadPlan again = program::plan_offload(fixes::OffloadVariant::Prefetch, 8, 100, 550, 2);
   EXPECT_EQ(again.first_resident, p.first_resident);
   EXPECT_EQ(again.ring_buffers, p.ring_buffers);
 }
 
 TEST(PlanOffload, RejectsBadInput) {
-  EXPECT_THROW(program::plan_offload(static_cast<model::OffloadVariant>(7), 8, 100, 0, 2), InputError);
-  EXPECT_THROW(program::plan_offload(model::OffloadVariant::Single, 0, 100, 0, 2), InputError);
-  EXPECT_THROW(program::plan_offload(model::OffloadVariant::Single, 4, 0, 0, 2), InputError);
-  EXPECT_THROW(program::plan_offload(model::OffloadVariant::Prefetch, 4, 100, 0, 0), InputError);
+  EXPECT_THROW(program::plan_offload(static_cast<fixes::OffloadVariant>(7), 8, 100, 0, 2), InputError);
+  EXPECT_THROW(program::plan_offload(fixes::OffloadVariant::Single, 0, 100, 0, 2), InputError);
+  EXPECT_THROW(program::plan_offload(fixes::OffloadVariant::Single, 4, 0, 0, 2), InputError);
+  EXPECT_THROW(program::plan_offload(fixes::OffloadVariant::Prefetch, 4, 100, 0, 0), InputError);
 }
 
 // Every layer runs forward in order and backward in reverse; every offloaded layer is
@@ -127,21 +127,21 @@ void check_choreography(const program::Choreography& c) {
 }
 
 TEST(Choreography, EveryVariantReloadsEachOffloadedLayerOnce) {
-  for (const std::string& v : scenario::fix_variants(model::Fix::Offload))
+  for (const std::string& v : scenario::fix_variants(fixes::Fix::Offload))
     for (int L : {1, 2, 5})
       for (int k : {1, 2, 3})
         for (double budget : {0.0, 300.0, 1e9}) {
           SCOPED_TRACE(testing::Message() << v << " L=" << L << " k=" << k << " budget=" << budget);
           check_choreography(program::build_choreography(
-              program::plan_offload(model::offload_variant(v), L, 100, budget, k, false, 0)));
+              program::plan_offload(fixes::offload_variant(v), L, 100, budget, k, false, 0)));
           check_choreography(program::build_choreography(
-              program::plan_offload(model::offload_variant(v), L, 100, budget, k, true, 0)));
+              program::plan_offload(fixes::offload_variant(v), L, 100, budget, k, true, 0)));
         }
 }
 
 TEST(Choreography, PrefetchIssuesTheFirstReloadsBeforeTheHead) {
   const program::Choreography c =
-      program::build_choreography(program::plan_offload(model::OffloadVariant::Prefetch, 6, 100, 0, 3, false, 0));
+      program::build_choreography(program::plan_offload(fixes::OffloadVariant::Prefetch, 6, 100, 0, 3, false, 0));
   int before_head = 0;
   for (const program::ChoreoStep& s : c.steps) {
     if (s.kind == program::ChoreoKind::Head) break;
@@ -149,7 +149,7 @@ TEST(Choreography, PrefetchIssuesTheFirstReloadsBeforeTheHead) {
   }
   EXPECT_EQ(before_head, 3);
   const program::Choreography d =
-      program::build_choreography(program::plan_offload(model::OffloadVariant::Double, 6, 100, 0, 3, false, 0));
+      program::build_choreography(program::plan_offload(fixes::OffloadVariant::Double, 6, 100, 0, 3, false, 0));
   for (const program::ChoreoStep& s : d.steps) {
     if (s.kind == program::ChoreoKind::Head) break;
     EXPECT_NE(s.kind, program::ChoreoKind::ReloadCopy);  // Unsloth's: no explicit prefetch
@@ -168,17 +168,17 @@ TEST(StepProgram, HostSyncsPerPackingVariant) {
   // ours never. Every variant reads the loss once at the end.
   const int L = 3;
   program::StepOptions o = tiny_options();
-  o.packing = model::PackingVariant::Rebuild;
+  o.packing = fixes::PackingVariant::Rebuild;
   EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, 3 * L + 1);
-  o.packing = model::PackingVariant::Cached;
+  o.packing = fixes::PackingVariant::Cached;
   EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, 3 + 1);
-  o.packing = model::PackingVariant::Device;
+  o.packing = fixes::PackingVariant::Device;
   EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, 1);
   // With checkpointing the baseline rebuilds again in every recompute; the cache does not.
-  o.offload = model::OffloadVariant::Double;
-  o.packing = model::PackingVariant::Rebuild;
+  o.offload = fixes::OffloadVariant::Double;
+  o.packing = fixes::PackingVariant::Rebuild;
   EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, 2 * 3 * L + 1);
-  o.packing = model::PackingVariant::Cached;
+  o.packing = fixes::PackingVariant::Cached;
   EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, 3 + 1);
 }
 
@@ -187,19 +187,19 @@ TEST(StepProgram, HostSyncsPerMoeVariantWithSlidingWindow) {
   // the MoE counts stand alone: loop E per layer, sorted 3 per layer (bincount's min and max
   // reads plus the tolist), device none.
   program::StepOptions o = tiny_options(tiny_moe());
-  o.packing = model::PackingVariant::Device;
+  o.packing = fixes::PackingVariant::Device;
   const int L = 2, E = 4;
-  o.moe = model::MoeVariant::Loop;
+  o.moe = fixes::MoeVariant::Loop;
   EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, E * L + 1);
-  o.moe = model::MoeVariant::Sorted;
+  o.moe = fixes::MoeVariant::Sorted;
   EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, 3 * L + 1);
-  o.moe = model::MoeVariant::Device;
+  o.moe = fixes::MoeVariant::Device;
   EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, 1);
   // Two windows: the cache holds one mask per window, so 1 metadata read + 2 per mask.
-  o.packing = model::PackingVariant::Cached;
+  o.packing = fixes::PackingVariant::Cached;
   EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, 1 + 2 * 2 + 1);
   // Ours builds one mask per window with our kernel.
-  o.packing = model::PackingVariant::Device;
+  o.packing = fixes::PackingVariant::Device;
   EXPECT_EQ(count(program::build_step_program(o), OpKind::Kernel, "syncscope::packed_mask_kernel"), 2);
 }
 
@@ -234,9 +234,9 @@ double forward_gate_flops(const program::StepOptions& o) {
 TEST(StepProgram, MoeDevicePaddedPaysCapacityPadding) {
   // C = T rows per expert: E*T instead of T*k rows, E/k times the expert GEMM flops.
   program::StepOptions o = tiny_options(tiny_moe());
-  o.moe = model::MoeVariant::Sorted;
+  o.moe = fixes::MoeVariant::Sorted;
   const double sorted = forward_gate_flops(o);
-  o.moe = model::MoeVariant::Device;
+  o.moe = fixes::MoeVariant::Device;
   o.moe_expert_gemm = "padded";
   double device = 0;
   for (const auto& op : program::build_step_program(o).ops)
@@ -248,9 +248,9 @@ TEST(StepProgram, MoeDevicePaddedPaysCapacityPadding) {
 TEST(StepProgram, MoeDeviceGroupedHasTheBaselinesExpertFlopsAndNoPadding) {
   // "auto" (the default) models at::_grouped_mm over the T*k sorted rows.
   program::StepOptions o = tiny_options(tiny_moe());
-  o.moe = model::MoeVariant::Sorted;
+  o.moe = fixes::MoeVariant::Sorted;
   const double sorted = forward_gate_flops(o);
-  o.moe = model::MoeVariant::Device;
+  o.moe = fixes::MoeVariant::Device;
   ASSERT_EQ(o.moe_expert_gemm, "auto");
   const double grouped = forward_gate_flops(o);
   ASSERT_GT(sorted, 0);
@@ -268,7 +268,7 @@ TEST(StepProgram, MoeDeviceGroupedHasTheBaselinesExpertFlopsAndNoPadding) {
 
 TEST(StepProgram, RangesAreBalancedAndNamed) {
   program::StepOptions o = tiny_options(tiny_moe());
-  o.offload = model::OffloadVariant::Prefetch;
+  o.offload = fixes::OffloadVariant::Prefetch;
   const Program p = program::build_step_program(o);
   int depth = 0;
   std::map<std::string, int> pushes;
@@ -292,7 +292,7 @@ TEST(StepProgram, RangesAreBalancedAndNamed) {
 
 TEST(StepProgram, OffloadCopiesUseThePinnedCopyStream) {
   program::StepOptions o = tiny_options();
-  o.offload = model::OffloadVariant::Single;
+  o.offload = fixes::OffloadVariant::Single;
   const Program p = program::build_step_program(o);
   ASSERT_EQ(p.streams.size(), 2u);
   EXPECT_FALSE(p.streams[0].non_blocking);  // LibTorch's legacy default stream
@@ -315,10 +315,10 @@ TEST(StepProgram, EveryVariantIsBufferSafe) {
       for (int k : {1, 2, 4})
         for (double budget : {0.0, 96.0 * 64 * 4 * 4}) {
           program::StepOptions o = tiny_options(model);
-          o.offload = *off ? std::optional(model::offload_variant(off)) : std::nullopt;
+          o.offload = *off ? std::optional(fixes::offload_variant(off)) : std::nullopt;
           o.prefetch_depth = k;
           o.offload_budget_bytes = budget;
-          o.packing = model::PackingVariant::Cached;
+          o.packing = fixes::PackingVariant::Cached;
           const Program p = program::build_step_program(o);
           const auto v = program::check_buffer_safety(p);
           EXPECT_TRUE(v.empty()) << p.name << " k=" << k << ": " << (v.empty() ? "" : v.front().message);
@@ -352,10 +352,10 @@ TEST(ScheduleChecker, CatchesBrokenOffloadSchedules) {
   using K = program::BufferViolation::Kind;
   program::StepOptions o = tiny_options();
   o.model.num_hidden_layers = 4;  // 3 offloaded layers: the third reload waits for ring 0's reader
-  o.offload = model::OffloadVariant::Double;
+  o.offload = fixes::OffloadVariant::Double;
   // No host reads: with the baseline's .item() calls in every recompute the host would
   // drain the main stream before each reload, which hides these hazards.
-  o.packing = model::PackingVariant::Device;
+  o.packing = fixes::PackingVariant::Device;
   const Program good = program::build_step_program(o);
   ASSERT_TRUE(program::check_buffer_safety(good).empty());
 
@@ -373,7 +373,7 @@ TEST(ScheduleChecker, CatchesBrokenOffloadSchedules) {
   // drains the main stream before the host issues the next reload, so the hazard hides
   // (the serialization the fixes remove is also what made this bug invisible).
   program::StepOptions with_syncs = o;
-  with_syncs.packing = model::PackingVariant::Rebuild;
+  with_syncs.packing = fixes::PackingVariant::Rebuild;
   const Program synced = program::build_step_program(with_syncs);
   const int synced_freed0 = event_named(synced, "freed ring 0");
   EXPECT_TRUE(program::check_buffer_safety(without(synced, [&](const program::Op& op) {
@@ -395,7 +395,7 @@ TEST(ScheduleChecker, CatchesBrokenOffloadSchedules) {
   EXPECT_TRUE(has(v, K::WriteAfterRead, "act_01", good));
 
   // single: the copy stream no longer waits for the whole main stream.
-  o.offload = model::OffloadVariant::Single;
+  o.offload = fixes::OffloadVariant::Single;
   const Program single = program::build_step_program(o);
   ASSERT_TRUE(program::check_buffer_safety(single).empty());
   const int main_all = event_named(single, "main stream so far");
@@ -413,10 +413,10 @@ TEST(ScheduleChecker, CatchesBrokenOffloadSchedules) {
 
 TEST(StepProgram, RejectsInvalidOptions) {
   program::StepOptions o = tiny_options();
-  o.packing = static_cast<model::PackingVariant>(9);  // no such variant
+  o.packing = static_cast<fixes::PackingVariant>(9);  // no such variant
   EXPECT_THROW(program::build_step_program(o), InputError);
   o = tiny_options();
-  o.offload = static_cast<model::OffloadVariant>(7);
+  o.offload = static_cast<fixes::OffloadVariant>(7);
   EXPECT_THROW(program::build_step_program(o), InputError);
   o = tiny_options();
   o.model.num_key_value_heads = 3;

@@ -5,7 +5,7 @@
 #include <set>
 
 #include "syncscope/core/error.hpp"
-#include "syncscope/kernels/reference.hpp"
+#include "syncscope/program/reference.hpp"
 
 namespace syncscope::kernels {
 namespace {

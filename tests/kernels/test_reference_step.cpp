@@ -21,9 +21,9 @@
 #include <map>
 
 #include "syncscope/core/error.hpp"
-#include "syncscope/kernels/reference.hpp"
 #include "syncscope/kernels/step.hpp"
-#include "syncscope/kernels/step_program.hpp"
+#include "syncscope/program/reference.hpp"
+#include "syncscope/program/step_program.hpp"
 #include "tiny_shapes.hpp"
 #include "torch/internal.hpp"
 
@@ -107,9 +107,9 @@ void expect_matches_program(const program::StepOptions& o, const Outcome& out) {
 TEST(ReferenceStep, PackingVariantsAgreeBitwise) {
   // Same mask values, same operations: rebuild, cached and device give identical numbers.
   std::map<std::string, Outcome> outs;
-  for (const std::string& v : scenario::fix_variants(model::Fix::Packing)) {
+  for (const std::string& v : scenario::fix_variants(fixes::Fix::Packing)) {
     program::StepOptions o = tiny_options(tiny_qwen3());
-    o.packing = model::packing_variant(v);
+    o.packing = fixes::packing_variant(v);
     outs[v] = run_once(o);
     expect_matches_program(o, outs[v]);
     EXPECT_TRUE(std::isfinite(outs[v].result.loss));
@@ -133,11 +133,11 @@ TEST(ReferenceStep, PackingVariantsAgreeBitwise) {
 TEST(ReferenceStep, PackingCacheIsNeverStale) {
   // Batch 1 has other lengths; a cache kept from batch 0 would mask the wrong blocks.
   program::StepOptions cached = tiny_options();
-  cached.packing = model::PackingVariant::Cached;
+  cached.packing = fixes::PackingVariant::Cached;
   program::StepOptions rebuild = cached;
-  rebuild.packing = model::PackingVariant::Rebuild;
+  rebuild.packing = fixes::PackingVariant::Rebuild;
   for (const char* v : {"cached", "device"}) {
-    cached.packing = model::packing_variant(v);
+    cached.packing = fixes::packing_variant(v);
     ReferenceStep a(cached), b(rebuild);
     a.run();
     b.run();
@@ -164,19 +164,19 @@ TEST(ReferenceStep, OffloadVariantsGiveIdenticalGradients) {
   // same forward ops, so they agree too; that comparison allows fp32 rounding in case a
   // kernel picks another blocking for the recomputed graph.
   program::StepOptions base = tiny_options();
-  base.packing = model::PackingVariant::Cached;
+  base.packing = fixes::PackingVariant::Cached;
   base.layers = 5;  // enough layers for a partly resident prefetch plan
   const Outcome plain = run_once(base);
   expect_matches_program(base, plain);
   const double act = 96.0 * 64 * 4;
   std::vector<std::pair<std::string, program::StepOptions>> cases;
-  for (const std::string& v : scenario::fix_variants(model::Fix::Offload)) {
+  for (const std::string& v : scenario::fix_variants(fixes::Fix::Offload)) {
     program::StepOptions o = base;
-    o.offload = model::offload_variant(v);
+    o.offload = fixes::offload_variant(v);
     cases.emplace_back(v, o);
   }
   program::StepOptions resident = base;  // prefetch with room for one resident layer (ring of 3 + 1)
-  resident.offload = model::OffloadVariant::Prefetch;
+  resident.offload = fixes::OffloadVariant::Prefetch;
   resident.offload_budget_bytes = 4 * act;
   cases.emplace_back("prefetch+resident", resident);
   std::vector<Outcome> outs;
@@ -191,7 +191,7 @@ TEST(ReferenceStep, OffloadVariantsGiveIdenticalGradients) {
   ReferenceStep probe(resident);
   EXPECT_EQ(probe.offload_plan().first_resident, 4);
   program::StepOptions asked = base;
-  asked.offload = model::OffloadVariant::Prefetch;
+  asked.offload = fixes::OffloadVariant::Prefetch;
   asked.offload_budget_bytes = -1;  // ask the device: none on CPU, so everything is offloaded
   ReferenceStep on_cpu(asked);
   EXPECT_EQ(on_cpu.options().offload_budget_bytes, 0);
@@ -205,10 +205,10 @@ TEST(ReferenceStep, MoeVariantsAgree) {
   // shapes (capacity-padded bmm), so it agrees within fp32 rounding: 1e-5 relative to each
   // gradient's largest value (bf16 on the GPU: 1e-2, test_kernels_step_device).
   std::map<std::string, Outcome> outs;
-  for (const std::string& v : scenario::fix_variants(model::Fix::MoeRouting)) {
+  for (const std::string& v : scenario::fix_variants(fixes::Fix::MoeRouting)) {
     program::StepOptions o = tiny_options(tiny_moe());
-    o.moe = model::moe_variant(v);
-    o.packing = model::PackingVariant::Device;
+    o.moe = fixes::moe_variant(v);
+    o.packing = fixes::PackingVariant::Device;
     outs[v] = run_once(o);
     expect_matches_program(o, outs[v]);
   }
@@ -224,7 +224,7 @@ TEST(ReferenceStep, MoeVariantsAgree) {
 
 TEST(ReferenceStep, MoeDeviceExpertGemmIsResolvedAndReported) {
   program::StepOptions o = tiny_options(tiny_moe());
-  o.moe = model::MoeVariant::Device;
+  o.moe = fixes::MoeVariant::Device;
   std::string why;
   // On the CPU at::_grouped_mm's sync-free path is never taken: "auto" pads, and says why.
   EXPECT_EQ(resolve_moe_expert_gemm(o, &why), "padded");
@@ -240,7 +240,7 @@ TEST(ReferenceStep, MoeDeviceExpertGemmIsResolvedAndReported) {
   o.moe_expert_gemm = "auto";
   ReferenceStep step(o);
   EXPECT_EQ(step.run().moe_expert_gemm, "padded");
-  o.moe = model::MoeVariant::Sorted;
+  o.moe = fixes::MoeVariant::Sorted;
   ReferenceStep sorted(o);
   EXPECT_EQ(sorted.run().moe_expert_gemm, "");
 }
@@ -248,13 +248,13 @@ TEST(ReferenceStep, MoeDeviceExpertGemmIsResolvedAndReported) {
 // The bookkeeping of every combination (3 x 3 x 3) against its program; on a GPU the
 // counts themselves are checked by scripts/gpu-check's sync-counts stage.
 TEST(ReferenceStep, EveryCombinationKeepsTheSyncBookkeepingAndRangesOfItsProgram) {
-  for (const std::string& pack : scenario::fix_variants(model::Fix::Packing))
+  for (const std::string& pack : scenario::fix_variants(fixes::Fix::Packing))
     for (const char* off : {"", "single", "prefetch"})
-      for (const std::string& moe : scenario::fix_variants(model::Fix::MoeRouting)) {
+      for (const std::string& moe : scenario::fix_variants(fixes::Fix::MoeRouting)) {
         program::StepOptions o = tiny_options(tiny_moe());
-        o.packing = model::packing_variant(pack);
-        o.offload = *off ? std::optional(model::offload_variant(off)) : std::nullopt;
-        o.moe = model::moe_variant(moe);
+        o.packing = fixes::packing_variant(pack);
+        o.offload = *off ? std::optional(fixes::offload_variant(off)) : std::nullopt;
+        o.moe = fixes::moe_variant(moe);
         SCOPED_TRACE(program::build_step_program(o).name);
         expect_matches_program(o, run_once(o));
       }
@@ -282,7 +282,7 @@ TEST(ReferenceStep, StepUpdatesParametersAndIsReproducible) {
 
 TEST(ReferenceStep, RejectsBadOptions) {
   program::StepOptions o = tiny_options();
-  o.moe = static_cast<model::MoeVariant>(5);  // no such variant
+  o.moe = static_cast<fixes::MoeVariant>(5);  // no such variant
   EXPECT_THROW({ ReferenceStep s(o); }, InputError);
   o = tiny_options();
   o.dtype = "fp8";
@@ -307,7 +307,7 @@ TEST(FixComponents, PackingMasksAgreeExactly) {
   const detail::HostBatch host = detail::pack_batch({5, 40, 1, 50}, 256, 1, false);
   const detail::PackedBatch batch = detail::upload(host, ctx, 1);
   for (int window : {0, 8}) {
-    detail::PackingMetadata rebuild(model::PackingVariant::Rebuild), device(model::PackingVariant::Device);
+    detail::PackingMetadata rebuild(fixes::PackingVariant::Rebuild), device(fixes::PackingVariant::Device);
     const torch::Tensor a = rebuild.mask(batch, window, ctx), b = device.mask(batch, window, ctx);
     EXPECT_TRUE(torch::equal(a, b)) << "window " << window;
     EXPECT_EQ(rebuild.cu_seqlens(), device.cu_seqlens());
@@ -349,8 +349,8 @@ TEST(FixComponents, MoeCountsAndDispatchAgree) {
       const torch::Tensor xt = x[t].unsqueeze(0);
       expect[t] += ((torch::silu(xt.mm(w.gate[e])) * xt.mm(w.up[e])).mm(w.down[e]) * weights[t][s]).squeeze(0);
     }
-  for (const std::string& v : scenario::fix_variants(model::Fix::MoeRouting)) {
-    const torch::Tensor got = detail::moe_experts(model::moe_variant(v), x, ids, weights, w, ctx);
+  for (const std::string& v : scenario::fix_variants(fixes::Fix::MoeRouting)) {
+    const torch::Tensor got = detail::moe_experts(fixes::moe_variant(v), x, ids, weights, w, ctx);
     EXPECT_TRUE(torch::allclose(got, expect, 1e-5, 1e-4))
         << v << " max diff " << (got - expect).abs().max().item<float>();
   }

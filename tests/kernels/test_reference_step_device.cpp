@@ -8,7 +8,7 @@
 #include <map>
 
 #include "syncscope/kernels/step.hpp"
-#include "syncscope/kernels/step_program.hpp"
+#include "syncscope/program/step_program.hpp"
 
 namespace syncscope::kernels {
 namespace {
@@ -100,9 +100,9 @@ double max_rel_diff(const std::vector<NamedValues>& a, const std::vector<NamedVa
 TEST(ReferenceStepDevice, PackingVariantsAgree) {
   SKIP_WITHOUT_CUDA();
   std::map<std::string, Outcome> outs;
-  for (const std::string& v : scenario::fix_variants(model::Fix::Packing)) {
+  for (const std::string& v : scenario::fix_variants(fixes::Fix::Packing)) {
     program::StepOptions o = gpu_options(small_dense());
-    o.packing = model::packing_variant(v);
+    o.packing = fixes::packing_variant(v);
     outs[v] = run_once(o);
     EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, outs[v].result.host_syncs.total())
         << v;
@@ -118,12 +118,12 @@ TEST(ReferenceStepDevice, PackingVariantsAgree) {
 TEST(ReferenceStepDevice, OffloadVariantsAgree) {
   SKIP_WITHOUT_CUDA();
   program::StepOptions base = gpu_options(small_dense());
-  base.packing = model::PackingVariant::Device;
+  base.packing = fixes::PackingVariant::Device;
   const Outcome plain = run_once(base);
-  for (const std::string& v : scenario::fix_variants(model::Fix::Offload))
+  for (const std::string& v : scenario::fix_variants(fixes::Fix::Offload))
     for (int k : {1, 3}) {
       program::StepOptions o = base;
-      o.offload = model::offload_variant(v);
+      o.offload = fixes::offload_variant(v);
       o.prefetch_depth = k;
       const Outcome out = run_once(o);
       // A reload race (a buffer overwritten while read) shows as a large difference.
@@ -131,7 +131,7 @@ TEST(ReferenceStepDevice, OffloadVariantsAgree) {
       EXPECT_LE(max_rel_diff(out.grads, plain.grads), kBf16Tol) << v << " k=" << k;
     }
   program::StepOptions budget = base;  // the memory-aware plan read from the device (default budget)
-  budget.offload = model::OffloadVariant::Prefetch;
+  budget.offload = fixes::OffloadVariant::Prefetch;
   budget.offload_budget_bytes = -1;
   ReferenceStep step(budget);
   EXPECT_EQ(step.offload_plan().first_resident, 0) << "a small model's checkpoints all fit on an H200";
@@ -141,10 +141,10 @@ TEST(ReferenceStepDevice, OffloadVariantsAgree) {
 TEST(ReferenceStepDevice, MoeVariantsAgree) {
   SKIP_WITHOUT_CUDA();
   std::map<std::string, Outcome> outs;
-  for (const std::string& v : scenario::fix_variants(model::Fix::MoeRouting)) {
+  for (const std::string& v : scenario::fix_variants(fixes::Fix::MoeRouting)) {
     program::StepOptions o = gpu_options(small_moe());
-    o.moe = model::moe_variant(v);
-    o.packing = model::PackingVariant::Device;
+    o.moe = fixes::moe_variant(v);
+    o.packing = fixes::PackingVariant::Device;
     outs[v] = run_once(o);
     EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, outs[v].result.host_syncs.total())
         << v;
@@ -159,8 +159,8 @@ TEST(ReferenceStepDevice, MoeVariantsAgree) {
 TEST(ReferenceStepDevice, MoeDeviceGroupedAndPaddedAgree) {
   SKIP_WITHOUT_CUDA();
   program::StepOptions o = gpu_options(small_moe());
-  o.moe = model::MoeVariant::Device;
-  o.packing = model::PackingVariant::Device;
+  o.moe = fixes::MoeVariant::Device;
+  o.packing = fixes::PackingVariant::Device;
   std::string why;
   if (resolve_moe_expert_gemm(o, &why) != "grouped") GTEST_SKIP() << "skipped: no grouped GEMM here: " << why;
   std::map<std::string, Outcome> outs;
@@ -192,9 +192,9 @@ TEST(ReferenceStepDevice, CudaPathMatchesCpuInFp32) {
   o.batch.min_len = 5;
   o.batch.max_len = 40;
   o.dtype = "fp32";
-  o.packing = model::PackingVariant::Device;
-  o.moe = model::MoeVariant::Device;
-  o.offload = model::OffloadVariant::Prefetch;
+  o.packing = fixes::PackingVariant::Device;
+  o.moe = fixes::MoeVariant::Device;
+  o.offload = fixes::OffloadVariant::Prefetch;
   program::StepOptions cpu = o;
   cpu.device = "cpu";
   // One step each from the same weights (the devices' seeded generators differ).

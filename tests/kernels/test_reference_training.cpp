@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include "syncscope/kernels/network.hpp"
-#include "syncscope/kernels/reference.hpp"
 #include "syncscope/kernels/step.hpp"
-#include "syncscope/kernels/step_program.hpp"
+#include "syncscope/program/network.hpp"
+#include "syncscope/program/reference.hpp"
+#include "syncscope/program/step_program.hpp"
 #include "tiny_shapes.hpp"
 #include "torch/internal.hpp"
 
@@ -42,12 +42,12 @@ double max_abs(const std::vector<float>& v) {
 TEST(ReferenceTraining, AdaptersAloneTrainAndStepsMatchTheirPrograms) {
   for (const char* mode : {"lora", "qlora"})
     for (bool dq : {false, true})
-      for (const std::string& pack : scenario::fix_variants(model::Fix::Packing)) {
+      for (const std::string& pack : scenario::fix_variants(fixes::Fix::Packing)) {
         if (dq && std::string(mode) == "lora") continue;
         program::StepOptions o = adapters(mode);
         o.training.double_quant = dq;
-        o.packing = model::packing_variant(pack);
-        o.offload = model::OffloadVariant::Double;
+        o.packing = fixes::packing_variant(pack);
+        o.offload = fixes::OffloadVariant::Double;
         SCOPED_TRACE(program::build_step_program(o).name);
         ReferenceStep step(o);
         step.record_ranges(true);
@@ -71,9 +71,9 @@ TEST(ReferenceTraining, AdaptersAloneTrainAndStepsMatchTheirPrograms) {
 TEST(ReferenceTraining, PackingVariantsAgreeBitwiseUnderQlora) {
   std::vector<std::vector<NamedValues>> grads;
   std::vector<double> losses;
-  for (const std::string& pack : scenario::fix_variants(model::Fix::Packing)) {
+  for (const std::string& pack : scenario::fix_variants(fixes::Fix::Packing)) {
     program::StepOptions o = adapters("qlora");
-    o.packing = model::packing_variant(pack);
+    o.packing = fixes::packing_variant(pack);
     ReferenceStep step(o);
     losses.push_back(step.run().loss);
     step.run();  // a second step: the A adapters now get gradients too
@@ -150,19 +150,19 @@ TEST(ReferenceTraining, CachedMaskIsKeyedLikeUnsloths) {
   // tiny_moe at 4 layers alternates windows: Unsloth's one-entry cache rebuilds every layer.
   program::StepOptions o = tiny_options(tiny_moe());
   o.model.num_hidden_layers = 4;
-  o.moe = model::MoeVariant::Device;
-  o.packing = model::PackingVariant::Cached;
+  o.moe = fixes::MoeVariant::Device;
+  o.packing = fixes::PackingVariant::Cached;
   ReferenceStep step(o);
   const StepResult r = step.run();
   EXPECT_EQ(r.metadata_builds, 1 + 4);  // metadata once, the mask in each layer
   EXPECT_EQ(r.host_syncs.packing, 1 + 2 * 4);
-  o.packing = model::PackingVariant::Device;
+  o.packing = fixes::PackingVariant::Device;
   EXPECT_EQ(ReferenceStep(o).run().metadata_builds, 2);  // ours: one mask per window
 }
 
 TEST(ReferenceTraining, OffloadFirstStepOffloadsEveryLayerLaterOnesKeepTheLast) {
   program::StepOptions o = tiny_options();
-  o.offload = model::OffloadVariant::Double;
+  o.offload = fixes::OffloadVariant::Double;
   ReferenceStep step(o);
   step.record_ranges(true);
   EXPECT_EQ(step.offload_plan().offloaded(), 2);  // the plan from the second step on

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "syncscope/core/error.hpp"
-#include "syncscope/kernels/program.hpp"
+#include "syncscope/program/program.hpp"
 
 namespace syncscope::program {
 namespace {

@@ -61,7 +61,7 @@ void check_sdpa(torch::ScalarType dtype, int window, double tolerance) {
   ctx.ranges = &ranges;
   const detail::HostBatch host = detail::pack_batch({20, 31, 9, 36}, 256, 3, false);
   const detail::PackedBatch batch = detail::upload(host, ctx, 1);
-  detail::PackingMetadata meta(model::PackingVariant::Device);
+  detail::PackingMetadata meta(fixes::PackingVariant::Device);
   const torch::Tensor mask = meta.mask(batch, window, ctx);
   const std::int64_t T = batch.total, heads = 4, d = 16;
   ASSERT_EQ(mask.sizes(), torch::IntArrayRef({1, 1, T, T}));
@@ -229,7 +229,7 @@ TEST(TorchNextGroupedMm, MoeDeviceGroupedEqualsPadded) {
     torch::Tensor x = x0.clone().requires_grad_(true);
     detail::ExpertWeights w{g0.clone().requires_grad_(true), u0.clone().requires_grad_(true),
                             d0.clone().requires_grad_(true)};
-    const torch::Tensor out = detail::moe_experts(model::MoeVariant::Device, x, ids, weights, w, ctx);
+    const torch::Tensor out = detail::moe_experts(fixes::MoeVariant::Device, x, ids, weights, w, ctx);
     out.sum().backward();
     EXPECT_EQ(ctx.moe_expert_gemm, gemm) << "the grouped path fell back to padded";
     EXPECT_EQ(syncs.moe, 0);

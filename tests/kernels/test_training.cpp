@@ -10,9 +10,9 @@
 #include <string>
 
 #include "syncscope/core/error.hpp"
-#include "syncscope/kernels/network.hpp"
-#include "syncscope/kernels/reference.hpp"
-#include "syncscope/kernels/step_program.hpp"
+#include "syncscope/program/network.hpp"
+#include "syncscope/program/reference.hpp"
+#include "syncscope/program/step_program.hpp"
 #include "tiny_shapes.hpp"
 
 namespace syncscope::kernels {
@@ -161,7 +161,7 @@ TEST(StepProgram, QloraDequantizesBeforeEveryUseOfTheBase) {
   EXPECT_EQ(k.count("syncscope::nf4_absmax q_proj"), 0u);
   // With checkpointing the recompute dequantizes once more; double quantization adds the
   // absmax kernel before each.
-  o.offload = model::OffloadVariant::Double;
+  o.offload = fixes::OffloadVariant::Double;
   o.training.double_quant = true;
   k = kernel_counts(program::build_step_program(o));
   EXPECT_EQ(k.at("syncscope::nf4_dequantize q_proj"), 3 * L);
@@ -189,21 +189,21 @@ TEST(StepProgram, CachedMaskIsKeyedLikeUnsloths) {
   // windows it rebuilds in every layer (2 reads each) while the metadata stays cached (1).
   program::StepOptions o = tiny_options(tiny_moe());
   o.model.num_hidden_layers = 4;
-  o.moe = model::MoeVariant::Device;
-  o.packing = model::PackingVariant::Cached;
+  o.moe = fixes::MoeVariant::Device;
+  o.packing = fixes::PackingVariant::Cached;
   EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, 1 + 2 * 4 + 1);
   // Ours keeps one mask per window per batch: two kernels, no read.
-  o.packing = model::PackingVariant::Device;
+  o.packing = fixes::PackingVariant::Device;
   EXPECT_EQ(kernel_counts(program::build_step_program(o)).at("syncscope::packed_mask_kernel"), 2);
   // Dense models have one window: the cache hits after the first layer.
   program::StepOptions d = tiny_options();
-  d.packing = model::PackingVariant::Cached;
+  d.packing = fixes::PackingVariant::Cached;
   EXPECT_EQ(program::program_stats(program::build_step_program(d)).host_syncs, 3 + 1);
 }
 
 TEST(StepProgram, OffloadFirstPassOffloadsTheLastLayerToo) {
   program::StepOptions o = tiny_options();
-  o.offload = model::OffloadVariant::Double;
+  o.offload = fixes::OffloadVariant::Double;
   auto copies = [](const Program& p) {
     int n = 0;
     for (const auto& op : p.ops) n += op.kind == OpKind::Copy && op.stream == 1;
@@ -217,7 +217,7 @@ TEST(StepProgram, OffloadFirstPassOffloadsTheLastLayerToo) {
 TEST(StepProgram, GptOssUnslothFormAddsBiasesClampSinksAndFp32Down) {
   program::StepOptions o = tiny_options(tiny_moe());
   o.model.swiglu_limit = 7.0;
-  o.moe = model::MoeVariant::Sorted;
+  o.moe = fixes::MoeVariant::Sorted;
   const auto plain = kernel_counts(program::build_step_program(o));
   EXPECT_EQ(plain.count("attention.qk_matmul"), 0u);
   o.gpt_oss_unsloth_form = true;
@@ -260,7 +260,7 @@ TEST(Nf4Reference, RoundTripsWithinHalfAStepAndPacksLikeBitsandbytes) {
   ASSERT_EQ(q.absmax.size(), 4u);  // ceil(200 / 64)
   const std::vector<float> d = program::nf4_dequantize(q);
   float worst_gap = 0;
-  for (int i = 0; i + 1 < 16; ++i) worst_gap = std::max(worst_gap, kNf4Values[i + 1] - kNf4Values[i]);
+  for (int i = 0; i + 1 < 16; ++i) worst_gap = std::max(worst_gap, program::kNf4Values[i + 1] - program::kNf4Values[i]);
   for (std::size_t i = 0; i < v.size(); ++i)
     EXPECT_LE(std::fabs(d[i] - v[i]), 0.5f * worst_gap * q.absmax[i / 64] + 1e-6f) << i;
   // Zero maps to code 7. Two values per byte, the first in the high nibble: value 0

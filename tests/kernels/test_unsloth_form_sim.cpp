@@ -11,8 +11,8 @@
 #include <map>
 
 #include "syncscope/analysis/analysis.hpp"
-#include "syncscope/kernels/step_program.hpp"
 #include "syncscope/model/gpu_profile.hpp"
+#include "syncscope/program/step_program.hpp"
 #include "syncscope/sim/simulator.hpp"
 
 namespace syncscope::kernels {
@@ -38,7 +38,7 @@ program::StepOptions gpt_oss_20b() {
   m.rope_theta = 150000;
   o.batch.packed_tokens = 2048;
   o.dtype = "bf16";
-  o.offload = model::OffloadVariant::Double;
+  o.offload = fixes::OffloadVariant::Double;
   o.offload_budget_bytes = 0;
   o.training.mode = "lora";
   o.training.target_modules = {"q_proj", "k_proj", "v_proj", "o_proj"};
@@ -66,16 +66,16 @@ TEST(UnslothFormInTheSimulator, StepTimesAreTheOnesModelReadmeQuotes) {
   std::map<std::string, std::map<std::string, double>> ms;  // form -> variant -> step ms
   std::map<std::string, std::map<std::string, double>> syncs;
   for (bool form : {false, true})
-    for (const std::string& v : scenario::fix_variants(model::Fix::MoeRouting)) {
+    for (const std::string& v : scenario::fix_variants(fixes::Fix::MoeRouting)) {
       program::StepOptions o = gpt_oss_20b();
       o.gpt_oss_unsloth_form = form;
-      o.moe = model::moe_variant(v);
+      o.moe = fixes::moe_variant(v);
       const Simulated r = simulate_step(o, h200);
       ms[form ? "unsloth" : "reference"][v] = r.step_ms;
       syncs[form ? "unsloth" : "reference"][v] = r.syncs;
     }
   // The form changes the work, not the routing's syncs: the same count per step in both.
-  for (const std::string& v : scenario::fix_variants(model::Fix::MoeRouting))
+  for (const std::string& v : scenario::fix_variants(fixes::Fix::MoeRouting))
     EXPECT_EQ(syncs["unsloth"][v], syncs["reference"][v]) << v;
   for (const auto& [form, vs] : ms)
     std::printf("gpt-oss-20b %s form (H200 sim): loop %.2f ms, sorted %.2f ms (%.4fx), device %.2f ms (%.4fx)\n",

@@ -4,7 +4,7 @@
 // alternating sliding window.
 #pragma once
 
-#include "syncscope/kernels/step_options.hpp"
+#include "syncscope/program/step_options.hpp"
 
 namespace syncscope::kernels::test {
 

@@ -14,12 +14,12 @@
 #include <thread>
 
 #include "syncscope/core/error.hpp"
-#include "syncscope/kernels/program.hpp"
-#include "syncscope/kernels/step_options.hpp"
-#include "syncscope/kernels/step_program.hpp"
 #include "syncscope/model/gpu_profile.hpp"
 #include "syncscope/model/results.hpp"
 #include "syncscope/model/validate.hpp"
+#include "syncscope/program/program.hpp"
+#include "syncscope/program/step_options.hpp"
+#include "syncscope/program/step_program.hpp"
 #include "syncscope/reports/model_printers.hpp"
 #include "syncscope/scenario/scenario.hpp"
 #include "syncscope/sim/memory_estimate.hpp"
@@ -220,8 +220,8 @@ program::StepOptions options_for(const std::string& scenario, const std::string&
   o.batch = s.batch;
   o.dtype = s.dtype;
   o.layers = layers;
-  o.packing = model::packing_variant(packing);
-  o.moe = model::moe_variant(moe);
+  o.packing = fixes::packing_variant(packing);
+  o.moe = fixes::moe_variant(moe);
   o.offload_budget_bytes = 0;
   return o;
 }
@@ -242,7 +242,7 @@ TEST(SimulatorMemory, ProgramOpsEstimateMatchesTheBuiltProgram) {
               {"gpt-oss-20b.yaml", "rebuild", "device", "", 5}};
   for (const auto& r : rows) {
     program::StepOptions o = options_for(r.scenario, r.packing, r.moe, r.layers);
-    if (*r.offload) o.offload = model::offload_variant(r.offload);
+    if (*r.offload) o.offload = fixes::offload_variant(r.offload);
     const double built = static_cast<double>(program::build_step_program(o).ops.size());
     const double estimated = static_cast<double>(sim::estimate_step_program_ops(o));
     // An upper bound, within 25%: exact plus the 10% margin for programs linear in layers

@@ -18,10 +18,10 @@
 #include <string>
 #include <string_view>
 
-#include "syncscope/kernels/step_program.hpp"
 #include "syncscope/model/gpu_profile.hpp"
 #include "syncscope/pipeline/backend_abi.hpp"
 #include "syncscope/pipeline/backend_wire.hpp"
+#include "syncscope/program/step_program.hpp"
 #include "syncscope/sim/simulator.hpp"
 
 #ifndef FAKE_BACKEND_KIND

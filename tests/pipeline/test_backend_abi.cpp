@@ -58,12 +58,12 @@ program::StepOptions every_field_set() {
   o.dtype = "bf16";
   o.device = "cuda";
   o.layers = 2;
-  o.packing = model::PackingVariant::Device;
-  o.offload = model::OffloadVariant::Prefetch;
+  o.packing = fixes::PackingVariant::Device;
+  o.offload = fixes::OffloadVariant::Prefetch;
   o.prefetch_depth = 3;
   o.offload_budget_bytes = 1.0 / 3.0;
-  o.moe = model::MoeVariant::Sorted;
-  o.other_fixes[static_cast<model::Fix>(42)] = 1;
+  o.moe = fixes::MoeVariant::Sorted;
+  o.other_fixes[static_cast<fixes::Fix>(42)] = 1;
   o.moe_expert_gemm = "padded";
   o.seed = 0xffffffffffffffffull;
   o.nvtx = false;
@@ -90,9 +90,9 @@ TEST(BackendWire, StepOptionsKeepEveryField) {
   EXPECT_EQ(b.batch.lengths, o.batch.lengths);
   EXPECT_EQ(b.batch.seed, o.batch.seed);
   EXPECT_EQ(b.seed, o.seed);
-  EXPECT_EQ(b.packing, model::PackingVariant::Device);
-  EXPECT_EQ(b.offload, model::OffloadVariant::Prefetch);
-  EXPECT_EQ(b.moe, model::MoeVariant::Sorted);
+  EXPECT_EQ(b.packing, fixes::PackingVariant::Device);
+  EXPECT_EQ(b.offload, fixes::OffloadVariant::Prefetch);
+  EXPECT_EQ(b.moe, fixes::MoeVariant::Sorted);
   EXPECT_EQ(b.other_fixes, o.other_fixes);
   EXPECT_EQ(b.offload_budget_bytes, 1.0 / 3.0);  // doubles exactly
   EXPECT_EQ(b.training.target_modules, o.training.target_modules);

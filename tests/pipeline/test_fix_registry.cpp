@@ -1,4 +1,4 @@
-// The fix registry (model/fix_spec.hpp): a fourth fix defined in this file alone, registered
+// The fix registry (fixes/fix_spec.hpp): a fourth fix defined in this file alone, registered
 // at run time, goes through scenario parsing, the run plan, the step program (its own
 // operators in every layer) and both forms of predict without any shipped file naming it.
 // And the shipped registry still says what the strings said.
@@ -8,21 +8,21 @@
 #include <algorithm>
 
 #include "syncscope/core/error.hpp"
+#include "syncscope/fixes/fix_spec.hpp"
 #include "syncscope/io/trace_io.hpp"
-#include "syncscope/kernels/program_layer.hpp"
-#include "syncscope/kernels/step_options.hpp"
-#include "syncscope/kernels/step_program.hpp"
-#include "syncscope/model/fix_spec.hpp"
 #include "syncscope/model/predict_inputs.hpp"
 #include "syncscope/model/trace_predict.hpp"
 #include "syncscope/pipeline/plan.hpp"
+#include "syncscope/program/program_layer.hpp"
+#include "syncscope/program/step_options.hpp"
+#include "syncscope/program/step_program.hpp"
 #include "syncscope/scenario/scenario.hpp"
 #include "test_paths.hpp"
 
 namespace syncscope {
 namespace {
 
-constexpr model::Fix kToy = static_cast<model::Fix>(42);
+constexpr fixes::Fix kToy = static_cast<fixes::Fix>(42);
 
 // The whole toy fix: names, variants, a step option kept in StepOptions::other_fixes (no
 // hook), per-layer operators in the step program (the baseline reads a flag back to the
@@ -31,7 +31,7 @@ constexpr model::Fix kToy = static_cast<model::Fix>(42);
 class ToyFix : public ::testing::Test {
  protected:
   void SetUp() override {
-    model::FixSpec f;
+    fixes::FixSpec f;
     f.id = kToy;
     f.name = "toy_fix";
     f.aliases = {"toy"};
@@ -66,9 +66,9 @@ class ToyFix : public ::testing::Test {
       p.reason = "the toy detector finds nothing";
       rep.fixes.push_back(p);
     };
-    model::register_fix(std::move(f));
+    fixes::register_fix(std::move(f));
   }
-  void TearDown() override { model::unregister_fix(kToy); }
+  void TearDown() override { fixes::unregister_fix(kToy); }
 };
 
 const char* kScenario = R"(name: toy
@@ -123,7 +123,7 @@ TEST_F(ToyFix, PlanRunsEachVariantWithTheOthersAtTheirDefaults) {
   EXPECT_EQ(fast.variant, "fast");
   EXPECT_FALSE(fast.baseline);
   EXPECT_EQ(fast.opts.other_fixes.at(kToy), 1);
-  EXPECT_EQ(fast.opts.packing, model::PackingVariant::Rebuild);  // the other fix stays at its baseline
+  EXPECT_EQ(fast.opts.packing, fixes::PackingVariant::Rebuild);  // the other fix stays at its baseline
   EXPECT_EQ(fast.key, "toy/L2/packing=rebuild/offload=off/moe=loop/toy_fix=fast");
   EXPECT_EQ(fast.base_key, "toy/L2/packing=rebuild/offload=off/moe=loop/toy_fix=slow");
   // The toy baseline and the packing baseline are one step: one trace serves both.
@@ -161,7 +161,7 @@ TEST_F(ToyFix, StepProgramRunsItsLayerOpsAfterThePackingMetadata) {
                                                              {"aten::item toy.flag layer 1", 1}}));
   // Without the toy registered, options naming it are refused, and without it the program
   // is the shipped one: no toy operator.
-  model::unregister_fix(kToy);
+  fixes::unregister_fix(kToy);
   EXPECT_THROW((void)program::build_step_program(plan.jobs[2].opts), InputError);
   program::StepOptions without = plan.jobs[2].opts;
   without.other_fixes.clear();
@@ -201,25 +201,25 @@ TEST_F(ToyFix, PredictFromATraceRunsItsDetectorAfterTheShippedOnes) {
 }
 
 TEST(FixRegistry, ShippedFixesKeepTheirNamesVariantsAndOrder) {
-  const auto& r = model::fix_registry();
+  const auto& r = fixes::fix_registry();
   ASSERT_GE(r.size(), 3u);
   EXPECT_EQ(r[0].name, "packing");
   EXPECT_EQ(r[1].name, "offload");
   EXPECT_EQ(r[2].name, "moe_routing");
-  EXPECT_EQ(scenario::fix_variants(model::Fix::Packing), (std::vector<std::string>{"rebuild", "cached", "device"}));
-  EXPECT_EQ(scenario::fix_variants(model::Fix::Offload), (std::vector<std::string>{"single", "double", "prefetch"}));
-  EXPECT_EQ(scenario::fix_variants(model::Fix::MoeRouting), (std::vector<std::string>{"loop", "sorted", "device"}));
+  EXPECT_EQ(scenario::fix_variants(fixes::Fix::Packing), (std::vector<std::string>{"rebuild", "cached", "device"}));
+  EXPECT_EQ(scenario::fix_variants(fixes::Fix::Offload), (std::vector<std::string>{"single", "double", "prefetch"}));
+  EXPECT_EQ(scenario::fix_variants(fixes::Fix::MoeRouting), (std::vector<std::string>{"loop", "sorted", "device"}));
   // The typed enums index the registry's names.
-  EXPECT_EQ(model::variant_name(model::PackingVariant::Device), "device");
-  EXPECT_EQ(model::variant_name(model::OffloadVariant::Prefetch), "prefetch");
-  EXPECT_EQ(model::variant_name(model::MoeVariant::Sorted), "sorted");
-  EXPECT_EQ(model::find_fix("moe"), model::Fix::MoeRouting);
-  EXPECT_EQ(model::find_fix("moe-routing"), model::Fix::MoeRouting);
-  EXPECT_FALSE(model::find_fix("mask"));
-  EXPECT_THROW((void)model::packing_variant("lazy"), InputError);
-  EXPECT_THROW(model::register_fix(model::FixSpec{}), std::invalid_argument);  // id 0 is packing's
-  model::unregister_fix(model::Fix::Packing);                                  // the shipped ones stay
-  EXPECT_EQ(model::fix_registry()[0].name, "packing");
+  EXPECT_EQ(fixes::variant_name(fixes::PackingVariant::Device), "device");
+  EXPECT_EQ(fixes::variant_name(fixes::OffloadVariant::Prefetch), "prefetch");
+  EXPECT_EQ(fixes::variant_name(fixes::MoeVariant::Sorted), "sorted");
+  EXPECT_EQ(fixes::find_fix("moe"), fixes::Fix::MoeRouting);
+  EXPECT_EQ(fixes::find_fix("moe-routing"), fixes::Fix::MoeRouting);
+  EXPECT_FALSE(fixes::find_fix("mask"));
+  EXPECT_THROW((void)fixes::packing_variant("lazy"), InputError);
+  EXPECT_THROW(fixes::register_fix(fixes::FixSpec{}), std::invalid_argument);  // id 0 is packing's
+  fixes::unregister_fix(fixes::Fix::Packing);                                  // the shipped ones stay
+  EXPECT_EQ(fixes::fix_registry()[0].name, "packing");
 }
 
 }  // namespace

@@ -73,7 +73,7 @@ TEST(PipelinePlan, JobsShareTracesOfIdenticalStepsAndBaselinesComeFirst) {
   EXPECT_FALSE(plan.baseline_keys.count(plan.jobs[plan.produce_order[2]].key));
   for (const Job& j : plan.jobs) {
     EXPECT_EQ(j.layers, 4);
-    EXPECT_EQ(j.base_key, j.fix == model::Fix::Packing ? rebuild.key : single.key);
+    EXPECT_EQ(j.base_key, j.fix == fixes::Fix::Packing ? rebuild.key : single.key);
     ASSERT_TRUE(j.network.has_value());  // the network each step builds
     // tiny.yaml by hand (full training, untied LM head, no q/k norms: not a Qwen3 name):
     //   embedding and LM head 2 x 1000 x 256                       =   512,000
@@ -122,22 +122,22 @@ TEST(PipelinePlan, StepOptionsKeepOtherFixesAtBaselineAndOffloadEveryLayer) {
   RunRequest r;
   r.scenarios = {test::write_scenario(dir.path(), "a.yaml").string()};
   const scenario::Scenario s = load_run_scenarios(r)[0];
-  const program::StepOptions o = step_options(s, model::Fix::Offload, "double", 3, 2);
+  const program::StepOptions o = step_options(s, fixes::Fix::Offload, "double", 3, 2);
   EXPECT_EQ(o.layers, 3);
-  EXPECT_EQ(o.offload, model::OffloadVariant::Double);
-  EXPECT_EQ(o.packing, model::PackingVariant::Rebuild);
-  EXPECT_EQ(o.moe, model::MoeVariant::Loop);
+  EXPECT_EQ(o.offload, fixes::OffloadVariant::Double);
+  EXPECT_EQ(o.packing, fixes::PackingVariant::Rebuild);
+  EXPECT_EQ(o.moe, fixes::MoeVariant::Loop);
   EXPECT_EQ(o.offload_budget_bytes, 0);
   EXPECT_EQ(o.prefetch_depth, 2);
   EXPECT_EQ(variant_option_key(o), "L3/packing=rebuild/offload=double/moe=loop");
   scenario::Scenario no_offload = s;
   no_offload.offload = false;
-  EXPECT_FALSE(step_options(no_offload, model::Fix::Packing, "cached", 3, 2).offload);
+  EXPECT_FALSE(step_options(no_offload, fixes::Fix::Packing, "cached", 3, 2).offload);
 }
 
 TEST(PipelinePlan, FileStemsAreSafeAndLabelsNameTheDepthInSweeps) {
   Job j;
-  j.fix = model::Fix::MoeRouting;
+  j.fix = fixes::Fix::MoeRouting;
   j.variant = "device";
   j.layers = 8;
   EXPECT_EQ(file_stem("my scen/x", j, false), "my_scen_x__moe_routing-device");

@@ -9,10 +9,10 @@
 #include <fstream>
 
 #include "syncscope/core/error.hpp"
-#include "syncscope/kernels/network.hpp"
-#include "syncscope/kernels/program.hpp"
-#include "syncscope/kernels/step_options.hpp"
-#include "syncscope/kernels/step_program.hpp"
+#include "syncscope/program/network.hpp"
+#include "syncscope/program/program.hpp"
+#include "syncscope/program/step_options.hpp"
+#include "syncscope/program/step_program.hpp"
 #include "syncscope/scenario/model_traits.hpp"
 #include "syncscope/scenario/scenario.hpp"
 #include "test_paths.hpp"
@@ -193,7 +193,7 @@ int ops_named(const program::Program& p, const std::string& name) {
   return n;
 }
 
-program::StepOptions run_of(const std::string& fixture, int layers, model::MoeVariant moe) {
+program::StepOptions run_of(const std::string& fixture, int layers, fixes::MoeVariant moe) {
   program::StepOptions o;
   o.model = fixture_model(fixture);
   o.dtype = "bf16";
@@ -213,17 +213,17 @@ TEST(HfArchitectures, StepProgramRunsDenseFirstSharedExpertsAndLatentAttention) 
     return program::program_stats(program::build_step_program(o)).host_syncs;
   };
   // One layer, dense: the routing variant changes nothing.
-  EXPECT_EQ(syncs(run_of("deepseek-v2-lite", 1, model::MoeVariant::Loop)),
-            syncs(run_of("deepseek-v2-lite", 1, model::MoeVariant::Device)));
+  EXPECT_EQ(syncs(run_of("deepseek-v2-lite", 1, fixes::MoeVariant::Loop)),
+            syncs(run_of("deepseek-v2-lite", 1, fixes::MoeVariant::Device)));
   // Two layers: the second routes, and the loop's syncs come from it alone.
-  const int loop2 = syncs(run_of("deepseek-v2-lite", 2, model::MoeVariant::Loop));
-  const int device2 = syncs(run_of("deepseek-v2-lite", 2, model::MoeVariant::Device));
+  const int loop2 = syncs(run_of("deepseek-v2-lite", 2, fixes::MoeVariant::Loop));
+  const int device2 = syncs(run_of("deepseek-v2-lite", 2, fixes::MoeVariant::Device));
   EXPECT_GT(loop2, device2);
-  const int loop3 = syncs(run_of("deepseek-v2-lite", 3, model::MoeVariant::Loop));
-  const int device3 = syncs(run_of("deepseek-v2-lite", 3, model::MoeVariant::Device));
+  const int loop3 = syncs(run_of("deepseek-v2-lite", 3, fixes::MoeVariant::Loop));
+  const int device3 = syncs(run_of("deepseek-v2-lite", 3, fixes::MoeVariant::Device));
   EXPECT_EQ(loop3 - device3, 2 * (loop2 - device2));  // per MoE layer, not per layer
 
-  const program::Program p = program::build_step_program(run_of("deepseek-v2-lite", 2, model::MoeVariant::Device));
+  const program::Program p = program::build_step_program(run_of("deepseek-v2-lite", 2, fixes::MoeVariant::Device));
   EXPECT_GT(ops_named(p, "shared_experts.gate_proj"), 0);
   EXPECT_GT(ops_named(p, "kv_a_proj_with_mqa"), 0);
   EXPECT_GT(ops_named(p, "kv_b_proj"), 0);
@@ -231,10 +231,10 @@ TEST(HfArchitectures, StepProgramRunsDenseFirstSharedExpertsAndLatentAttention) 
   EXPECT_EQ(ops_named(p, "v_proj"), 0);
   EXPECT_GT(ops_named(p, "down_proj"), 0);  // layer 0's dense MLP
   // Qwen2-MoE's shared expert carries its sigmoid gate.
-  const program::Program q = program::build_step_program(run_of("qwen1.5-moe-a2.7b", 1, model::MoeVariant::Device));
+  const program::Program q = program::build_step_program(run_of("qwen1.5-moe-a2.7b", 1, fixes::MoeVariant::Device));
   EXPECT_GT(ops_named(q, "shared_expert_gate.sigmoid"), 0);
   // What the step computes is not reported as omitted.
-  const auto ns = program::network_summary(run_of("deepseek-v2-lite", 0, model::MoeVariant::Loop));
+  const auto ns = program::network_summary(run_of("deepseek-v2-lite", 0, fixes::MoeVariant::Loop));
   for (const auto& kind : ns.step_omits) {
     EXPECT_EQ(kind.find("shared_expert"), std::string::npos) << kind;
     EXPECT_EQ(kind.find("kv_b_proj"), std::string::npos) << kind;

@@ -7,9 +7,9 @@
 #include <fstream>
 
 #include "syncscope/core/error.hpp"
-#include "syncscope/kernels/network.hpp"
-#include "syncscope/kernels/program.hpp"
-#include "syncscope/kernels/step_program.hpp"
+#include "syncscope/program/network.hpp"
+#include "syncscope/program/program.hpp"
+#include "syncscope/program/step_program.hpp"
 #include "syncscope/scenario/model_traits.hpp"
 #include "syncscope/scenario/scenario.hpp"
 #include "test_paths.hpp"
@@ -173,7 +173,7 @@ TEST(HfModels, MistralCachedPackingKeepsFourSyncsPerStep) {
   o.offload = program::kUnslothDefaultReload;
   o.offload_budget_bytes = 0;
   o.batch.packed_tokens = 2048;
-  o.packing = model::PackingVariant::Cached;
+  o.packing = fixes::PackingVariant::Cached;
   EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, 4);
   // Gemma 2 alternates: the same cache misses in every layer whose window differs.
   o.model = fixture_model("gemma-2-2b");

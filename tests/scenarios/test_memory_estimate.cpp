@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 
 #include "syncscope/core/error.hpp"
-#include "syncscope/kernels/network.hpp"
-#include "syncscope/kernels/step_options.hpp"
+#include "syncscope/program/network.hpp"
+#include "syncscope/program/step_options.hpp"
 #include "syncscope/scenario/scenario.hpp"
 #include "syncscope/sim/memory_estimate.hpp"
 #include "test_paths.hpp"

@@ -140,12 +140,12 @@ TEST(TrainingFields, ShippedScenariosSayTheirModeAndTies) {
   const scenario::Scenario h = scenario::load_scenario(test::source_dir() / "scenarios" / "qwen3-14b-qlora.yaml");
   EXPECT_EQ(h.layers(), 40);
   ASSERT_EQ(h.fixes.size(), 1u);
-  EXPECT_EQ(h.fixes[0].fix, model::Fix::Packing);
+  EXPECT_EQ(h.fixes[0].fix, fixes::Fix::Packing);
   // prefetch's budget is pinned so that it offloads on an H200.
   const scenario::Scenario o = scenario::load_scenario(test::source_dir() / "scenarios" / "qwen3-14b.yaml");
   bool pinned = false;
   for (const auto& f : o.fixes)
-    if (f.fix == model::Fix::Offload)
+    if (f.fix == fixes::Fix::Offload)
       pinned = f.prefetch_budget_bytes && *f.prefetch_budget_bytes < 40.0 * 2048 * 5120 * 2;
   EXPECT_TRUE(pinned);
   EXPECT_DOUBLE_EQ(scenario::load_scenario(test::source_dir() / "scenarios" / "gpt-oss-20b.yaml").model.swiglu_limit,

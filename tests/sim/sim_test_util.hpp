@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <string>
 
-#include "syncscope/kernels/program.hpp"
 #include "syncscope/model/gpu_profile.hpp"
+#include "syncscope/program/program.hpp"
 #include "syncscope/sim/simulator.hpp"
 
 namespace syncscope::simtest {

@@ -16,7 +16,7 @@
 
 #include "cuda/cuda_api.h"
 #include "cuda/from_float.cuh"
-#include "syncscope/kernels/nf4_table.hpp"
+#include "syncscope/program/nf4_table.hpp"
 
 namespace {
 
@@ -27,7 +27,7 @@ constexpr int kBlock = 64;  // values per absmax
 
 // The codebook in constant memory, initialized at compile time from the one table the CPU
 // reference also uses (nf4_table.hpp): no second copy of the values to drift.
-__constant__ syncscope::kernels::Nf4Codebook kNf4 = syncscope::kernels::kNf4Codebook;
+__constant__ syncscope::program::Nf4Codebook kNf4 = syncscope::program::kNf4Codebook;
 
 template <typename T>
 __global__ void nf4_kernel1(const uint8_t* __restrict__ codes, const float* __restrict__ absmax, int64_t n,

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "fix_program_hooks.hpp"
-#include "syncscope/kernels/program_layer.hpp"
+#include "syncscope/program/program_layer.hpp"
 
 namespace syncscope::program::detail {
 
@@ -34,7 +34,7 @@ void moe_program_layer(ProgramLayerBuilder& b, ProgramPoint at) {
   const double tk = T * K;
   const double per_expert = tk / E;  // balanced-routing assumption (step_program.hpp)
   b.push_range("moe_routing");
-  if (o.moe == model::MoeVariant::Loop) {
+  if (o.moe == fixes::MoeVariant::Loop) {
     b.elementwise("moe.out.zeros", T * H, 2);
     for (int e = 0; e < experts; ++e) {
       b.bookkeeping("expert_mask.eq", tk, tk * 9);
@@ -46,7 +46,7 @@ void moe_program_layer(ProgramLayerBuilder& b, ProgramPoint at) {
       b.expert(fmt::format("expert_{:02}", e), per_expert);
       accumulate(b, per_expert);
     }
-  } else if (o.moe == model::MoeVariant::Sorted) {
+  } else if (o.moe == fixes::MoeVariant::Sorted) {
     b.bookkeeping("argsort_stable", tk, tk * 32);
     // torch.bincount on CUDA reads min and max back before counting (SummaryOps.cu).
     b.bookkeeping("bincount.min", tk, tk * 8);

@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "fix_program_hooks.hpp"
-#include "syncscope/kernels/offload_schedule.hpp"
+#include "syncscope/program/offload_schedule.hpp"
 
 namespace syncscope::program::detail {
 

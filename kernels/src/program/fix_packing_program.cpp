@@ -7,9 +7,9 @@
 #include <map>
 #include <vector>
 
-#include "syncscope/kernels/offload_schedule.hpp"
-#include "syncscope/kernels/program_layer.hpp"
-#include "syncscope/kernels/step_options.hpp"
+#include "syncscope/program/offload_schedule.hpp"
+#include "syncscope/program/program_layer.hpp"
+#include "syncscope/program/step_options.hpp"
 
 namespace syncscope::program::detail {
 
@@ -52,24 +52,24 @@ void unsloth_mask(ProgramLayerBuilder& b, int window) {
 
 void packing_program_layer(ProgramLayerBuilder& b, ProgramPoint at) {
   if (at != ProgramPoint::BeforeAttention) return;
-  std::any& state = b.fix_state(model::Fix::Packing);
+  std::any& state = b.fix_state(fixes::Fix::Packing);
   if (!state.has_value()) state = PackingCache{};
   auto& cache = std::any_cast<PackingCache&>(state);
-  const model::PackingVariant v = b.options().packing;
+  const fixes::PackingVariant v = b.options().packing;
   const int window = layer_sliding_window(b.options().model, b.layer());
   const double N = static_cast<double>(b.lengths().size());
   const double T = b.tokens();
   b.push_range("packing_metadata");
-  if ((v == model::PackingVariant::Rebuild || v == model::PackingVariant::Cached) &&
+  if ((v == fixes::PackingVariant::Rebuild || v == fixes::PackingVariant::Cached) &&
       b.options().packing_rebuild_form == "unsloth_sdpa_mask") {
     // Unsloth's pre-cache code, op by op (packing_unsloth.cpp); the same cache keys below.
-    const bool meta_miss = !(v == model::PackingVariant::Cached && cache.meta_cached);
-    const bool mask_miss = !(v == model::PackingVariant::Cached && cache.cached_mask_window == window);
+    const bool meta_miss = !(v == fixes::PackingVariant::Cached && cache.meta_cached);
+    const bool mask_miss = !(v == fixes::PackingVariant::Cached && cache.cached_mask_window == window);
     unsloth_precache_rebuild(b, window, meta_miss, mask_miss);
     cache.meta_cached = true;
     cache.cached_mask_window = window;
-  } else if (v == model::PackingVariant::Rebuild || v == model::PackingVariant::Cached) {
-    const bool meta_hit = v == model::PackingVariant::Cached && cache.meta_cached;
+  } else if (v == fixes::PackingVariant::Rebuild || v == fixes::PackingVariant::Cached) {
+    const bool meta_hit = v == fixes::PackingVariant::Cached && cache.meta_cached;
     if (!meta_hit) {
       // get_packed_info_from_kwargs: cu_seqlens and max_seqlen (lengths.max().item()).
       b.bookkeeping("cu_seqlens.zeros", N + 1, (N + 1) * 4);
@@ -80,7 +80,7 @@ void packing_program_layer(ProgramLayerBuilder& b, ProgramPoint at) {
     }
     // Unsloth's _SDPA_MASK_CACHE: one entry per device keyed by (dtype, sliding window), so
     // alternating windows (gpt-oss) rebuild the mask in every layer.
-    const bool mask_hit = v == model::PackingVariant::Cached && cache.cached_mask_window == window;
+    const bool mask_hit = v == fixes::PackingVariant::Cached && cache.cached_mask_window == window;
     if (!mask_hit) {
       b.bookkeeping("seq_lengths.sum", N, N * 4);
       unsloth_mask(b, window);
@@ -110,7 +110,7 @@ std::vector<int> packing_visit_windows(const StepOptions& o) {
   bind_program_fix_hooks();
   ProgramSchedule schedule;
   bool checkpointing = false;
-  for (const model::FixSpec& f : model::fix_registry())
+  for (const fixes::FixSpec& f : fixes::fix_registry())
     if (f.build_program_schedule && f.build_program_schedule(o, schedule)) {
       checkpointing = true;
       break;

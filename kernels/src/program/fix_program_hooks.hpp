@@ -3,7 +3,7 @@
 // syncscope_program.
 #pragma once
 
-#include "syncscope/kernels/program_layer.hpp"
+#include "syncscope/program/program_layer.hpp"
 
 namespace syncscope::program::detail {
 

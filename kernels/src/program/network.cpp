@@ -1,4 +1,4 @@
-#include "syncscope/kernels/network.hpp"
+#include "syncscope/program/network.hpp"
 
 #include <fmt/format.h>
 

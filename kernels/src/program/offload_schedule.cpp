@@ -1,4 +1,4 @@
-#include "syncscope/kernels/offload_schedule.hpp"
+#include "syncscope/program/offload_schedule.hpp"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 
 namespace syncscope::program {
 
-OffloadPlan plan_offload(model::OffloadVariant variant, int layers, double activation_bytes, double budget_bytes,
+OffloadPlan plan_offload(fixes::OffloadVariant variant, int layers, double activation_bytes, double budget_bytes,
                          int prefetch_depth, bool first_pass, double min_offload_bytes) {
   SYNCSCOPE_INPUT_ERROR_IF(layers <= 0, fmt::format("offload plan: layers must be positive, got {}", layers));
   SYNCSCOPE_INPUT_ERROR_IF(!(activation_bytes > 0),
@@ -17,14 +17,14 @@ OffloadPlan plan_offload(model::OffloadVariant variant, int layers, double activ
   OffloadPlan plan;
   plan.variant = variant;
   plan.layers = layers;
-  if (variant == model::OffloadVariant::Single || variant == model::OffloadVariant::Double) {
+  if (variant == fixes::OffloadVariant::Single || variant == fixes::OffloadVariant::Double) {
     // Unsloth: offload only inputs above MINIMUM_SIZE; keep the last layer's after the first pass.
     const int offloaded = activation_bytes <= min_offload_bytes ? 0 : first_pass ? layers : layers - 1;
     plan.first_resident = offloaded;
-    plan.ring_buffers = std::min(variant == model::OffloadVariant::Single ? 1 : 2, offloaded);
+    plan.ring_buffers = std::min(variant == fixes::OffloadVariant::Single ? 1 : 2, offloaded);
     return plan;
   }
-  SYNCSCOPE_INPUT_ERROR_IF(variant != model::OffloadVariant::Prefetch,
+  SYNCSCOPE_INPUT_ERROR_IF(variant != fixes::OffloadVariant::Prefetch,
                            fmt::format("offload plan: variant {}: expected single, double or prefetch",
                                        static_cast<int>(variant)));
   SYNCSCOPE_INPUT_ERROR_IF(prefetch_depth < 1,
@@ -54,7 +54,7 @@ class Builder {
     auto& ev = c_.events;
     int next = 0;
     ev.produced = next++;
-    if (plan.variant == model::OffloadVariant::Single) ev.main_all = next++;
+    if (plan.variant == fixes::OffloadVariant::Single) ev.main_all = next++;
     for (int l = 0; l < plan.offloaded(); ++l) ev.offloaded.push_back(next++);
     for (int b = 0; b < plan.ring_buffers; ++b) ev.loaded.push_back(next++);
     for (int b = 0; b < plan.ring_buffers; ++b) ev.freed.push_back(next++);
@@ -71,7 +71,7 @@ class Builder {
 
   void reload(int j) {
     const int b = buffer_of(j);
-    if (c_.plan.variant == model::OffloadVariant::Single) {
+    if (c_.plan.variant == fixes::OffloadVariant::Single) {
       add(ChoreoKind::RecordMain, -1, -1, c_.events.main_all);  // everything queued on main so far
       add(ChoreoKind::CopyWaits, -1, -1, c_.events.main_all);
     } else if (j >= c_.plan.ring_buffers) {
@@ -99,7 +99,7 @@ class Builder {
       }
     }
     const int n = p.offloaded();
-    if (p.variant == model::OffloadVariant::Prefetch)
+    if (p.variant == fixes::OffloadVariant::Prefetch)
       for (int j = 0; j < std::min(p.depth, n); ++j) reload(j);  // hidden behind the LM head
     add(ChoreoKind::Head);
     for (int l = p.layers - 1; l >= 0; --l) {
@@ -108,7 +108,7 @@ class Builder {
         continue;
       }
       const int j = n - 1 - l;
-      if (p.variant == model::OffloadVariant::Prefetch) {
+      if (p.variant == fixes::OffloadVariant::Prefetch) {
         if (j + p.depth < n && j + p.depth >= std::min(p.depth, n)) reload(j + p.depth);
       } else {
         reload(j);
@@ -116,7 +116,7 @@ class Builder {
       const int b = buffer_of(j);
       add(ChoreoKind::MainWaits, l, b, ev.loaded[b]);
       add(ChoreoKind::BackwardLayer, l, b);
-      if (p.variant != model::OffloadVariant::Single) add(ChoreoKind::RecordMain, l, b, ev.freed[b]);
+      if (p.variant != fixes::OffloadVariant::Single) add(ChoreoKind::RecordMain, l, b, ev.freed[b]);
     }
     return c_;
   }

@@ -25,7 +25,7 @@
 // the code it follows.
 #include "fix_program_hooks.hpp"
 
-#include "syncscope/kernels/program_layer.hpp"
+#include "syncscope/program/program_layer.hpp"
 
 namespace syncscope::program::detail {
 

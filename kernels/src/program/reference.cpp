@@ -1,4 +1,4 @@
-#include "syncscope/kernels/reference.hpp"
+#include "syncscope/program/reference.hpp"
 
 #include <fmt/format.h>
 
@@ -133,7 +133,7 @@ Nf4Tensor nf4_quantize(const std::vector<float>& values, bool double_quant) {
   for (std::int64_t i = 0; i < t.numel; ++i) {
     const float m = absmax[static_cast<std::size_t>(i / kNf4BlockSize)];
     const float x = m > 0 ? values[static_cast<std::size_t>(i)] / m : 0.0f;
-    const auto c = static_cast<std::uint8_t>(nearest(kernels::kNf4Values, 16, x));
+    const auto c = static_cast<std::uint8_t>(nearest(kNf4Values, 16, x));
     auto& byte = t.codes[static_cast<std::size_t>(i / 2)];
     byte = static_cast<std::uint8_t>(i % 2 == 0 ? (byte | (c << 4)) : (byte | c));
   }
@@ -186,7 +186,7 @@ std::vector<float> nf4_dequantize(const Nf4Tensor& t) {
   for (std::int64_t i = 0; i < t.numel; ++i) {
     const std::uint8_t byte = t.codes[static_cast<std::size_t>(i / 2)];
     const int c = i % 2 == 0 ? byte >> 4 : byte & 0x0F;
-    out[static_cast<std::size_t>(i)] = kernels::kNf4Values[c] * absmax[static_cast<std::size_t>(i / kNf4BlockSize)];
+    out[static_cast<std::size_t>(i)] = kNf4Values[c] * absmax[static_cast<std::size_t>(i / kNf4BlockSize)];
   }
   return out;
 }

@@ -4,7 +4,7 @@
 // that chain known to have FINISHED before the node starts. Chains are totally ordered
 // (host program order; a stream runs its work in order), so "op A finished before op B
 // starts" in every legal timing holds exactly when clock(B)[chain(A)] >= index(A).
-#include "syncscope/kernels/program.hpp"
+#include "syncscope/program/program.hpp"
 
 #include <fmt/format.h>
 

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "syncscope/kernels/offload_schedule.hpp"
-#include "syncscope/kernels/program_layer.hpp"
-#include "syncscope/kernels/step_options.hpp"
-#include "syncscope/kernels/step_program.hpp"
+#include "syncscope/program/offload_schedule.hpp"
+#include "syncscope/program/program_layer.hpp"
+#include "syncscope/program/step_options.hpp"
+#include "syncscope/program/step_program.hpp"
 
 namespace syncscope::program::detail {
 
@@ -49,7 +49,7 @@ class StepBuilder final : public ProgramLayerBuilder {
   int tokens() const override { return T_; }
   const std::vector<int>& lengths() const override { return lengths_; }
   int element_bytes() const override { return b_; }
-  std::any& fix_state(model::Fix fix) override { return fix_state_[fix]; }
+  std::any& fix_state(fixes::Fix fix) override { return fix_state_[fix]; }
   void push_range(const std::string& name) override { push(name); }
   void pop_range() override { pop(); }
   Op& elementwise(const std::string& name, double elems, double bytes_per) override {
@@ -149,7 +149,7 @@ class StepBuilder final : public ProgramLayerBuilder {
   bool recording_ = false;
   std::vector<FwdKernel> fwd_kernels_;
   std::map<int, std::vector<FwdKernel>> layer_fwd_;
-  std::map<model::Fix, std::any> fix_state_;  // ProgramLayerBuilder::fix_state
+  std::map<fixes::Fix, std::any> fix_state_;  // ProgramLayerBuilder::fix_state
   bool adapters_ = false, oss_ = false;
   int lora_scale_rank_ = 16;
 };

@@ -10,8 +10,8 @@
 
 #include "step_builder.hpp"
 #include "syncscope/core/error.hpp"
-#include "syncscope/kernels/network.hpp"
-#include "syncscope/kernels/reference.hpp"
+#include "syncscope/program/network.hpp"
+#include "syncscope/program/reference.hpp"
 
 namespace syncscope::program::detail {
 

@@ -1,4 +1,4 @@
-#include "syncscope/kernels/step_options.hpp"
+#include "syncscope/program/step_options.hpp"
 
 #include <fmt/format.h>
 
@@ -101,22 +101,22 @@ void validate(const StepOptions& o) {
   dtype_bytes(o.dtype);
   if (o.device != "cpu" && o.device != "cuda") bad("device", "\"cpu\" or \"cuda\"", "\"" + o.device + "\"");
   // The variants are typed; a value outside its enum (a cast) is still refused.
-  auto known = [&](const char* field, model::Fix fix, std::uint8_t v) {
-    const auto& names = model::fix_spec(fix).variants;
+  auto known = [&](const char* field, fixes::Fix fix, std::uint8_t v) {
+    const auto& names = fixes::fix_spec(fix).variants;
     std::string list;
     for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
     if (v >= names.size()) bad(field, "one of " + list, std::to_string(v));
   };
-  known("packing", model::Fix::Packing, static_cast<std::uint8_t>(o.packing));
-  if (o.offload) known("offload", model::Fix::Offload, static_cast<std::uint8_t>(*o.offload));
-  known("moe", model::Fix::MoeRouting, static_cast<std::uint8_t>(o.moe));
+  known("packing", fixes::Fix::Packing, static_cast<std::uint8_t>(o.packing));
+  if (o.offload) known("offload", fixes::Fix::Offload, static_cast<std::uint8_t>(*o.offload));
+  known("moe", fixes::Fix::MoeRouting, static_cast<std::uint8_t>(o.moe));
   // Registered fixes beyond the typed fields: each must still be registered.
   for (const auto& [fix_binding, v] : o.other_fixes) {
     // A copy: clang before 16 cannot capture a structured binding in a lambda (the fuzz preset).
-    const model::Fix fix = fix_binding;
+    const fixes::Fix fix = fix_binding;
     const std::string field = fmt::format("other_fixes[{}]", static_cast<int>(fix));
-    if (std::none_of(model::fix_registry().begin(), model::fix_registry().end(),
-                     [&](const model::FixSpec& f) { return f.id == fix; }))
+    if (std::none_of(fixes::fix_registry().begin(), fixes::fix_registry().end(),
+                     [&](const fixes::FixSpec& f) { return f.id == fix; }))
       bad(field, "a registered fix", "a fix id nobody registered");
     known(field.c_str(), fix, v);
   }

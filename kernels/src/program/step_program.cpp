@@ -11,11 +11,11 @@
 
 #include "step_builder.hpp"
 #include "syncscope/core/error.hpp"
-#include "syncscope/kernels/network.hpp"
-#include "syncscope/kernels/offload_schedule.hpp"
-#include "syncscope/kernels/program_layer.hpp"
-#include "syncscope/kernels/reference.hpp"
-#include "syncscope/kernels/step_program.hpp"
+#include "syncscope/program/network.hpp"
+#include "syncscope/program/offload_schedule.hpp"
+#include "syncscope/program/program_layer.hpp"
+#include "syncscope/program/reference.hpp"
+#include "syncscope/program/step_program.hpp"
 
 namespace syncscope::program {
 namespace detail {
@@ -42,15 +42,15 @@ StepBuilder::StepBuilder(const StepOptions& o) : o_(o) {
   // The layer loop: a fix's schedule (offload's choreography) or plain autograd.
   bind_program_fix_hooks();
   ProgramSchedule schedule;
-  for (const model::FixSpec& f : model::fix_registry())
+  for (const fixes::FixSpec& f : fixes::fix_registry())
     if (f.build_program_schedule && f.build_program_schedule(o_, schedule)) {
       checkpointing_ = true;
       break;
     }
   choreo_ = checkpointing_ ? std::move(schedule.choreography) : build_plain_choreography(L_);
   p_.name = fmt::format("{}/L={}/{}/packing={}/offload={}{}", m.name, L_, o_.training.mode,
-                        model::variant_name(o_.packing), o_.offload ? model::variant_name(*o_.offload) : "off",
-                        m.is_moe() ? "/moe=" + model::variant_name(o_.moe) : "");
+                        fixes::variant_name(o_.packing), o_.offload ? fixes::variant_name(*o_.offload) : "off",
+                        m.is_moe() ? "/moe=" + fixes::variant_name(o_.moe) : "");
   p_.streams = {{"main", false}};
   if (checkpointing_) p_.streams.push_back({"copy", true});
   p_.num_events = choreo_.events.num_events;
@@ -261,7 +261,7 @@ void StepBuilder::rope_tables() {
 }
 
 void StepBuilder::fix_point(ProgramPoint at) {
-  for (const model::FixSpec& f : model::fix_registry())
+  for (const fixes::FixSpec& f : fixes::fix_registry())
     if (f.build_program_layer) f.build_program_layer(*this, at);
 }
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "syncscope/kernels/offload_schedule.hpp"
 #include "syncscope/kernels/step.hpp"
+#include "syncscope/program/offload_schedule.hpp"
 
 namespace syncscope::kernels::detail {
 
@@ -89,20 +89,20 @@ struct PackedBatch {
 // window per batch).
 class PackingMetadata {
  public:
-  explicit PackingMetadata(model::PackingVariant variant) : variant_(variant) {}
+  explicit PackingMetadata(fixes::PackingVariant variant) : variant_(variant) {}
   // The additive mask [1, 1, T, T] in ctx.dtype for `window` (0: full causal).
   torch::Tensor mask(const PackedBatch& batch, int window, Ctx& ctx);
   // cu_seqlens as last built (the cache's for cached/device), on the host.
   std::vector<std::int32_t> cu_seqlens() const;
   std::int64_t max_seqlen() const { return max_seqlen_; }
-  model::PackingVariant variant() const { return variant_; }
+  fixes::PackingVariant variant() const { return variant_; }
 
  private:
   torch::Tensor unsloth_mask(const PackedBatch& batch, int window, Ctx& ctx);
   void unsloth_metadata(const PackedBatch& batch, Ctx& ctx);
   torch::Tensor device_mask(const PackedBatch& batch, int window, Ctx& ctx);
 
-  model::PackingVariant variant_;
+  fixes::PackingVariant variant_;
   std::uint64_t generation_ = 0;  // batch the cache holds; 0: none
   torch::Tensor cu_seqlens_;
   std::int64_t max_seqlen_ = 0;
@@ -121,7 +121,7 @@ struct ExpertWeights {
 // expert), "sorted" (stable argsort + bincount + one tolist), "device" (no host read:
 // counts/offsets on the device, then grouped GEMMs or capacity-padded bmm with C = T, as
 // ctx.moe_expert_gemm says).
-torch::Tensor moe_experts(model::MoeVariant variant, const torch::Tensor& x, const torch::Tensor& expert_ids,
+torch::Tensor moe_experts(fixes::MoeVariant variant, const torch::Tensor& x, const torch::Tensor& expert_ids,
                           const torch::Tensor& weights, const ExpertWeights& w, Ctx& ctx);
 // Counts [E] and exclusive offsets [E+1] (int64) without a host read: our histogram kernel
 // on CUDA, scatter_add_ + cumsum on CPU.

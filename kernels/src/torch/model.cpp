@@ -10,8 +10,8 @@
 #include <random>
 
 #include "syncscope/core/error.hpp"
-#include "syncscope/kernels/network.hpp"
-#include "syncscope/kernels/reference.hpp"
+#include "syncscope/program/network.hpp"
+#include "syncscope/program/reference.hpp"
 #include "torch/internal.hpp"
 
 #ifdef SYNCSCOPE_KERNELS_CUDA
@@ -157,7 +157,7 @@ Nf4Weight quantize_nf4(const torch::Tensor& w, bool double_quant) {
   const torch::Tensor safe = torch::where(absmax > 0, absmax, torch::ones_like(absmax));
   const torch::Tensor x = torch::where(absmax.unsqueeze(1) > 0, padded / safe.unsqueeze(1), torch::zeros_like(padded));
   std::vector<float> mids;
-  for (int i = 0; i + 1 < 16; ++i) mids.push_back(0.5f * (kNf4Values[i] + kNf4Values[i + 1]));
+  for (int i = 0; i + 1 < 16; ++i) mids.push_back(0.5f * (program::kNf4Values[i] + program::kNf4Values[i + 1]));
   const torch::Tensor mid_t = torch::from_blob(mids.data(), {15}, torch::kFloat32).clone().to(w.device());
   torch::Tensor idx = torch::bucketize(x.reshape({-1}).narrow(0, 0, n), mid_t, /*out_int32=*/false, /*right=*/false);
   if (n % 2) idx = torch::cat({idx, torch::zeros({1}, idx.options())});
@@ -228,7 +228,7 @@ torch::Tensor dequantize_nf4(const Nf4Weight& w, const Ctx& ctx) {
 #endif
   }
   // The CPU reference's arithmetic (kernels/reference.cpp nf4_dequantize) with torch ops.
-  const torch::Tensor lut = torch::from_blob(const_cast<float*>(kNf4Values), {16}, torch::kFloat32).clone();
+  const torch::Tensor lut = torch::from_blob(const_cast<float*>(program::kNf4Values), {16}, torch::kFloat32).clone();
   const torch::Tensor codes = w.codes.to(torch::kLong);
   const torch::Tensor idx =
       torch::stack({torch::div(codes, 16, "floor"), torch::remainder(codes, 16)}, 1).reshape({-1}).narrow(0, 0, n);

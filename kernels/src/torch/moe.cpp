@@ -53,13 +53,13 @@ std::pair<torch::Tensor, torch::Tensor> expert_counts_offsets(const torch::Tenso
   return {counts, offsets};
 }
 
-torch::Tensor moe_experts(model::MoeVariant variant, const torch::Tensor& x, const torch::Tensor& expert_ids,
+torch::Tensor moe_experts(fixes::MoeVariant variant, const torch::Tensor& x, const torch::Tensor& expert_ids,
                           const torch::Tensor& weights, const ExpertWeights& w, Ctx& ctx) {
   RangeGuard range(*ctx.ranges, "moe_routing");
   const std::int64_t T = x.size(0), H = x.size(1), k = expert_ids.size(1);
   const auto E = static_cast<int>(w.gate.size(0));
   const auto fopts = torch::TensorOptions().device(x.device()).dtype(torch::kFloat32);
-  if (variant == model::MoeVariant::Loop) {
+  if (variant == fixes::MoeVariant::Loop) {
     // The original HF gpt-oss training path: torch.where(router_indices == e) per expert.
     torch::Tensor out = torch::zeros({T, H}, fopts);
     for (int e = 0; e < E; ++e) {
@@ -74,7 +74,7 @@ torch::Tensor moe_experts(model::MoeVariant variant, const torch::Tensor& x, con
     }
     return out;
   }
-  if (variant == model::MoeVariant::Sorted) {
+  if (variant == fixes::MoeVariant::Sorted) {
     // Unsloth (unsloth-zoo PR 535): stable argsort, bincount, one tolist, slices by offset,
     // empty experts skipped, index_add_ into fp32.
     const torch::Tensor flat_ids = expert_ids.reshape({-1});
@@ -95,7 +95,7 @@ torch::Tensor moe_experts(model::MoeVariant variant, const torch::Tensor& x, con
     }
     return out;
   }
-  SYNCSCOPE_INPUT_ERROR_IF(variant != model::MoeVariant::Device,
+  SYNCSCOPE_INPUT_ERROR_IF(variant != fixes::MoeVariant::Device,
                            fmt::format("moe variant {}: expected loop, sorted or device", static_cast<int>(variant)));
   const torch::Tensor flat_ids = expert_ids.reshape({-1});
   const std::int64_t N = flat_ids.numel();

@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "syncscope/core/error.hpp"
-#include "syncscope/kernels/reference.hpp"
+#include "syncscope/program/reference.hpp"
 #include "torch/internal.hpp"
 
 #ifdef SYNCSCOPE_KERNELS_CUDA
@@ -89,7 +89,7 @@ torch::Tensor PackingMetadata::device_mask(const PackedBatch& batch, int window,
 
 torch::Tensor PackingMetadata::mask(const PackedBatch& batch, int window, Ctx& ctx) {
   RangeGuard range(*ctx.ranges, "packing_metadata");
-  if (variant_ == model::PackingVariant::Rebuild) {
+  if (variant_ == fixes::PackingVariant::Rebuild) {
     ++*ctx.metadata_builds;
     unsloth_metadata(batch, ctx);
     generation_ = batch.generation;
@@ -100,12 +100,12 @@ torch::Tensor PackingMetadata::mask(const PackedBatch& batch, int window, Ctx& c
     masks_.clear();
     cached_mask_ = torch::Tensor();
     cu_seqlens_ = torch::Tensor();
-    if (variant_ == model::PackingVariant::Cached) {
+    if (variant_ == fixes::PackingVariant::Cached) {
       ++*ctx.metadata_builds;
       unsloth_metadata(batch, ctx);
     }
   }
-  if (variant_ == model::PackingVariant::Cached) {
+  if (variant_ == fixes::PackingVariant::Cached) {
     // Unsloth's _SDPA_MASK_CACHE: one entry per device, hit only for the same batch object
     // and the same (dtype, sliding window); another window replaces it. With gpt-oss's
     // alternating windows every layer rebuilds (2 host reads each).

@@ -52,7 +52,7 @@ struct ReferenceStep::Impl {
       ctx.device = torch::Device(torch::kCUDA, 0);
     }
     ctx.dtype = parse_dtype(opt.dtype);
-    if (opt.model.is_moe() && opt.moe == model::MoeVariant::Device) ctx.moe_expert_gemm = resolve_moe_expert_gemm(opt);
+    if (opt.model.is_moe() && opt.moe == fixes::MoeVariant::Device) ctx.moe_expert_gemm = resolve_moe_expert_gemm(opt);
     ctx.syncs = &syncs;
     ctx.metadata_builds = &builds;
     ctx.ranges = &ranges;
@@ -80,19 +80,19 @@ struct ReferenceStep::Impl {
       }
       opt.offload_budget_bytes = budget;  // resolved: build_step_program(options()) plans the same
 #ifdef SYNCSCOPE_KERNELS_CUDA
-      if (ctx.cuda && opt.offload == model::OffloadVariant::Double) {
+      if (ctx.cuda && opt.offload == fixes::OffloadVariant::Double) {
         // Unsloth double-buffers only with memory for the second buffer (docs/sources.md#offload-double-buffer: > 512
         // MB free) and falls back to one buffer otherwise; options() then says "single".
         size_t free_bytes = 0, total_bytes = 0;
         check_cuda(ss_cuda_mem_get_info(&free_bytes, &total_bytes), "cudaMemGetInfo");
         if (static_cast<double>(free_bytes) < act + program::kUnslothDoubleBufferFreeBytes)
-          opt.offload = model::OffloadVariant::Single;
+          opt.offload = fixes::OffloadVariant::Single;
       }
 #endif
       choreo = program::build_choreography(program::plan_offload(*opt.offload, layers, act, budget, opt.prefetch_depth,
                                                                  opt.offload_first_pass, opt.offload_min_bytes));
       engine = std::make_unique<OffloadEngine>(choreo, T, H, ctx);
-      if (!opt.offload_first_pass && opt.offload != model::OffloadVariant::Prefetch) {
+      if (!opt.offload_first_pass && opt.offload != fixes::OffloadVariant::Prefetch) {
         first_choreo = program::build_choreography(
             program::plan_offload(*opt.offload, layers, act, budget, opt.prefetch_depth, true, opt.offload_min_bytes));
         first_engine = std::make_unique<OffloadEngine>(first_choreo, T, H, ctx);

@@ -16,8 +16,8 @@ namespace syncscope::model {
 
 namespace detail {
 // published.cpp: the blog's figures of each fix.
-std::vector<PublishedFigure> packing_published_figures();
-std::vector<PublishedFigure> offload_published_figures();
+std::vector<fixes::PublishedFigure> packing_published_figures();
+std::vector<fixes::PublishedFigure> offload_published_figures();
 }  // namespace detail
 
 namespace {
@@ -108,17 +108,17 @@ void predict_moe_explicit(const ExplicitPredictInputs& in, PredictionReport& rep
 void bind_model_fix_hooks() {
   static std::once_flag once;
   std::call_once(once, [] {
-    FixSpec& packing = mutable_fix_spec(Fix::Packing);
+    fixes::FixSpec& packing = fixes::mutable_fix_spec(fixes::Fix::Packing);
     packing.detect = detail::detect_packing;
     packing.has_inputs = packing_has_inputs;
     packing.predict = predict_packing_explicit;
     packing.published = detail::packing_published_figures;
-    FixSpec& offload = mutable_fix_spec(Fix::Offload);
+    fixes::FixSpec& offload = fixes::mutable_fix_spec(fixes::Fix::Offload);
     offload.detect = detail::detect_offload;
     offload.has_inputs = offload_has_inputs;
     offload.predict = predict_offload_explicit;
     offload.published = detail::offload_published_figures;
-    FixSpec& moe = mutable_fix_spec(Fix::MoeRouting);
+    fixes::FixSpec& moe = fixes::mutable_fix_spec(fixes::Fix::MoeRouting);
     moe.detect = detail::detect_moe;
     moe.has_inputs = moe_has_inputs;
     moe.predict = predict_moe_explicit;

@@ -64,17 +64,17 @@ std::optional<Interval> optional_interval_option(const std::string& text, const 
 namespace {
 
 // --fix: a registered fix's name or alias, or "all".
-std::set<Fix> chosen_fixes(const std::vector<std::string>& names) {
-  std::set<Fix> want;
+std::set<fixes::Fix> chosen_fixes(const std::vector<std::string>& names) {
+  std::set<fixes::Fix> want;
   for (const auto& n : names) {
     if (n == "all") {
-      for (const FixSpec& f : fix_registry()) want.insert(f.id);
+      for (const fixes::FixSpec& f : fixes::fix_registry()) want.insert(f.id);
       continue;
     }
-    const auto f = find_fix(n);
+    const auto f = fixes::find_fix(n);
     if (!f) {
       std::string known;  // the shortest spelling of each ("moe" for moe_routing)
-      for (const FixSpec& s : fix_registry())
+      for (const fixes::FixSpec& s : fixes::fix_registry())
         known += (known.empty() ? "" : ", ") + (s.aliases.empty() ? s.name : s.aliases.front());
       throw InputError(fmt::format("--fix '{}': expected {} or all", n, known));
     }
@@ -85,7 +85,7 @@ std::set<Fix> chosen_fixes(const std::vector<std::string>& names) {
 
 // What a scenario implies for options left unset: its layers, experts, prefetch depth and
 // the bytes one layer's checkpoint reloads.
-void apply_scenario(ExplicitPredictInputs& in, std::set<Fix>& want, PredictionReport& rep) {
+void apply_scenario(ExplicitPredictInputs& in, std::set<fixes::Fix>& want, PredictionReport& rep) {
   scenario::Scenario sc = scenario::load_scenario(in.scenario);
   rep.source = "scenario " + in.scenario;
   if (!in.hf_config.empty()) {
@@ -118,7 +118,7 @@ void apply_scenario(ExplicitPredictInputs& in, std::set<Fix>& want, PredictionRe
   }
   for (const auto& f : sc.fixes) {
     if (in.fixes.empty()) want.insert(f.fix);
-    if (f.fix == Fix::Offload) in.prefetch_depth = f.prefetch_depth;
+    if (f.fix == fixes::Fix::Offload) in.prefetch_depth = f.prefetch_depth;
   }
   if (in.reload_bytes == 0 && in.copy_ms.empty() && sc.model.hidden_size > 0) {
     // The checkpointed activation of a layer is its input hidden state [T, hidden].
@@ -136,17 +136,17 @@ void apply_scenario(ExplicitPredictInputs& in, std::set<Fix>& want, PredictionRe
 PredictionReport predict_explicit(ExplicitPredictInputs in) {
   bind_model_fix_hooks();
   PredictionReport rep;
-  std::set<Fix> want = chosen_fixes(in.fixes);
+  std::set<fixes::Fix> want = chosen_fixes(in.fixes);
   rep.source = "explicit values";
   if (!in.scenario.empty()) apply_scenario(in, want, rep);
   if (in.profile) rep.gpu_profile = in.profile->name;
   if (want.empty())
-    for (const FixSpec& f : fix_registry())
+    for (const fixes::FixSpec& f : fixes::fix_registry())
       if (f.has_inputs && f.has_inputs(in)) want.insert(f.id);
   SYNCSCOPE_INPUT_ERROR_IF(want.empty(),
                            "predict: nothing to predict: give a fix and its inputs (e.g. --fix packing --layers 16 "
                            "--per-layer-ms 13.7), --scenario, or --trace");
-  for (const FixSpec& f : fix_registry()) {
+  for (const fixes::FixSpec& f : fixes::fix_registry()) {
     if (!want.count(f.id)) continue;
     SYNCSCOPE_INPUT_ERROR_IF(!f.predict, fmt::format("--fix {}: this fix has no closed-form predictor", f.name));
     f.predict(in, rep);

@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "syncscope/fixes/fix_spec.hpp"
 #include "syncscope/model/analytic.hpp"
-#include "syncscope/model/fix_spec.hpp"
 #include "syncscope/model/predict_inputs.hpp"
 
 namespace syncscope::model {
@@ -150,8 +150,8 @@ PublishedReport reproduce_published_figures() {
 namespace detail {
 
 // The packing figures (the fix registry's `published` hook, fix_hooks.cpp).
-std::vector<PublishedFigure> packing_published_figures() {
-  std::vector<PublishedFigure> f;
+std::vector<fixes::PublishedFigure> packing_published_figures() {
+  std::vector<fixes::PublishedFigure> f;
   // Packing cache on Qwen3-14B QLoRA SFT: forward +43.3%, backward +5.8%, batch +14.3%.
   f.push_back({"Qwen3-14B", "cached", "qlora", 1.433, 1.143,
                "Unsloth blog nvidia-collab: Qwen3-14B QLoRA SFT, forward +43.3%, whole batch +14.3%"});
@@ -163,8 +163,8 @@ std::vector<PublishedFigure> packing_published_figures() {
 }
 
 // The offload figures (double-buffered reload, B200).
-std::vector<PublishedFigure> offload_published_figures() {
-  std::vector<PublishedFigure> f;
+std::vector<fixes::PublishedFigure> offload_published_figures() {
+  std::vector<fixes::PublishedFigure> f;
   for (const auto& o : kOffload)
     f.push_back(
         {o.model, "double", "", 0, 1.0 + o.gain_pct / 100.0,
@@ -179,7 +179,7 @@ const std::vector<PublishedSpeedup>& published_speedups() {
   static const std::vector<PublishedSpeedup> figures = [] {
     bind_model_fix_hooks();
     std::vector<PublishedSpeedup> f;
-    for (const FixSpec& spec : fix_registry())
+    for (const fixes::FixSpec& spec : fixes::fix_registry())
       if (spec.published)
         for (auto& p : spec.published())
           f.push_back({p.model, spec.name, p.variant, p.training, p.forward_speedup, p.step_speedup, p.source});

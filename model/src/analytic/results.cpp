@@ -1,5 +1,5 @@
 #include "syncscope/model/results.hpp"
-#include "syncscope/model/fix_spec.hpp"
+#include "syncscope/fixes/fix_spec.hpp"
 
 #include <cmath>
 #include <set>
@@ -394,10 +394,10 @@ RunResults results_from_json(std::string_view text, std::string_view source_name
     // A registered fix's name (fix_spec.hpp).
     bool known_fix = false;
     std::string names;
-    const auto& fixes = fix_registry();
-    for (std::size_t k = 0; k < fixes.size(); ++k) {
-      known_fix |= fixes[k].name == x.fix;
-      names += fmt::format("{}\"{}\"", k == 0 ? "" : k + 1 == fixes.size() ? " or " : ", ", fixes[k].name);
+    const auto& registry = fixes::fix_registry();
+    for (std::size_t k = 0; k < registry.size(); ++k) {
+      known_fix |= registry[k].name == x.fix;
+      names += fmt::format("{}\"{}\"", k == 0 ? "" : k + 1 == registry.size() ? " or " : ", ", registry[k].name);
     }
     if (!known_fix) v.fail(v.at("fix"), fmt::format("expected {}, got \"{}\"", names, x.fix));
     if (!(x.tolerance > 0)) v.fail(v.at("tolerance"), "must be > 0 (a fraction, e.g. 0.10)");

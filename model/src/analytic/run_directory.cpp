@@ -1,8 +1,8 @@
 // timelines.json and sim_check.json of a results directory, and loading a whole directory
 // for `report`.
 #include "syncscope/model/run_directory.hpp"
+#include "syncscope/fixes/fix_spec.hpp"
 #include "syncscope/model/critical_path.hpp"
-#include "syncscope/model/fix_spec.hpp"
 
 #include <fmt/format.h>
 
@@ -400,8 +400,8 @@ ReportRun load_report_run(const fs::path& dir) {
       Trace t = read_trace(traces[i]);
       AnalysisOptions ao;
       TimelineOptions to;
-      const auto fix = find_fix(v.fix);
-      to.prefer_copies = fix && fix_spec(*fix).timeline_shows_copies;
+      const auto fix = fixes::find_fix(v.fix);
+      to.prefer_copies = fix && fixes::fix_spec(*fix).timeline_shows_copies;
       AnalysisResult a = analyze(t, ao);
       TimelineStrip s = extract_timeline(t, a, to);
       // The step's critical path, as a run computes it (pipeline/src/summary.cpp).

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "syncscope/kernels/program.hpp"
+#include "syncscope/program/program.hpp"
 
 namespace syncscope::sim::detail {
 

@@ -9,9 +9,9 @@
 
 #include "syncscope/core/bounds.hpp"
 #include "syncscope/core/error.hpp"
-#include "syncscope/kernels/network.hpp"
-#include "syncscope/kernels/program.hpp"
-#include "syncscope/kernels/step_program.hpp"
+#include "syncscope/program/network.hpp"
+#include "syncscope/program/program.hpp"
+#include "syncscope/program/step_program.hpp"
 #include "syncscope/sim/simulator.hpp"
 
 namespace syncscope::sim {
@@ -205,8 +205,8 @@ StepMemory estimate_step_memory(const program::StepOptions& o) {
     activations = L * layer_bytes + logits;  // no checkpointing: every layer's tensors stay
   } else {
     activations = layer_bytes + logits;
-    const int ring = *o.offload == model::OffloadVariant::Single   ? 1
-                     : *o.offload == model::OffloadVariant::Double ? 2
+    const int ring = *o.offload == fixes::OffloadVariant::Single   ? 1
+                     : *o.offload == fixes::OffloadVariant::Double ? 2
                                                                    : o.prefetch_depth + 1;
     // Inputs at or under Unsloth's minimum stay on the device (offload_min_bytes).
     checkpoints = input <= o.offload_min_bytes ? L * input : ring * input;

@@ -6,8 +6,8 @@
 #include <string>
 #include <string_view>
 
-#include "syncscope/kernels/program.hpp"
 #include "syncscope/model/gpu_profile.hpp"
+#include "syncscope/program/program.hpp"
 
 namespace syncscope::sim::detail {
 

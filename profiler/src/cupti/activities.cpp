@@ -2,7 +2,7 @@
 #include <string>
 
 #include "syncscope/core/error.hpp"
-#include "syncscope/tracer/tracer.hpp"
+#include "syncscope/tracer/activities.hpp"
 
 namespace syncscope {
 namespace {

@@ -25,7 +25,8 @@
 #include "activity_decoder.hpp"
 #include "buffer_pipeline.hpp"
 #include "cupti_api.hpp"
-#include "syncscope/tracer/tracer.hpp"
+#include "syncscope/trace/trace.hpp"
+#include "syncscope/tracer/activities.hpp"
 
 namespace syncscope::cupti_detail {
 

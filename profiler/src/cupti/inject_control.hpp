@@ -26,7 +26,7 @@
 #include "cupti_api.hpp"
 #include "cupti_session.hpp"
 #include "syncscope/trace/trace.hpp"
-#include "syncscope/tracer/tracer.hpp"
+#include "syncscope/tracer/activities.hpp"
 
 namespace syncscope::cupti_detail {
 

@@ -23,8 +23,8 @@
 #include <string>
 #include <vector>
 
-#include "syncscope/kernels/offload_schedule.hpp"
-#include "syncscope/kernels/step_options.hpp"
+#include "syncscope/program/offload_schedule.hpp"
+#include "syncscope/program/step_options.hpp"
 
 namespace syncscope::kernels {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "syncscope/model/fix_spec.hpp"
+#include "syncscope/fixes/fix_spec.hpp"
 #include "syncscope/model/gpu_profile.hpp"
 #include "syncscope/model/interval.hpp"
 #include "syncscope/model/predict.hpp"

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "syncscope/kernels/step_options.hpp"
+#include "syncscope/program/step_options.hpp"
 
 namespace syncscope::sim {
 

@@ -56,8 +56,8 @@
 #include <string>
 #include <vector>
 
-#include "syncscope/kernels/program.hpp"
 #include "syncscope/model/gpu_profile.hpp"
+#include "syncscope/program/program.hpp"
 #include "syncscope/trace/trace.hpp"
 
 namespace syncscope::sim {

@@ -7,8 +7,8 @@
 #include <string>
 #include <string_view>
 
-#include "syncscope/kernels/step_options.hpp"
 #include "syncscope/model/calibration.hpp"
+#include "syncscope/program/step_options.hpp"
 #include "syncscope/trace/trace.hpp"
 
 namespace syncscope::pipeline {

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "syncscope/kernels/step_options.hpp"
 #include "syncscope/model/results.hpp"
+#include "syncscope/program/step_options.hpp"
 #include "syncscope/scenario/scenario.hpp"
 
 namespace syncscope::pipeline {
@@ -42,7 +42,7 @@ std::vector<scenario::Scenario> load_run_scenarios(const RunRequest& request);
 
 struct Job {
   std::size_t scenario = 0;  // index into the scenarios
-  model::Fix fix = model::Fix::Packing;
+  fixes::Fix fix = fixes::Fix::Packing;
   std::string variant;
   bool baseline = false;
   int layers = 0;
@@ -66,7 +66,7 @@ RunPlan plan_jobs(const std::vector<scenario::Scenario>& scenarios);
 
 // The step options of one variant: the fix under test takes the variant, every other fix
 // stays at its baseline; offload schedules are compared with every layer offloaded.
-program::StepOptions step_options(const scenario::Scenario& s, model::Fix fix, const std::string& variant, int layers,
+program::StepOptions step_options(const scenario::Scenario& s, fixes::Fix fix, const std::string& variant, int layers,
                                   int depth);
 std::string variant_option_key(const program::StepOptions& o);
 // The trace file stem: "<scenario>__<fix>-<variant>[__L<layers>]", file-name safe.

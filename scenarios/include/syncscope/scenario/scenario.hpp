@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "syncscope/model/fix_spec.hpp"
+#include "syncscope/fixes/fix_spec.hpp"
 #include "syncscope/scenario/model_traits.hpp"
 
 namespace syncscope::scenario {
@@ -87,7 +87,7 @@ struct TrainingSpec {
   bool adapters() const { return mode == "lora" || mode == "qlora"; }
 };
 
-// The fixes (Fix), their names and variants: the fix registry (syncscope/model/fix_spec.hpp),
+// The fixes (Fix), their names and variants: the fix registry (syncscope/fixes/fix_spec.hpp),
 // which the loader below loops over.
 
 struct BatchSpec {
@@ -102,7 +102,7 @@ struct BatchSpec {
 };
 
 struct FixSelection {
-  model::Fix fix = model::Fix::Packing;
+  fixes::Fix fix = fixes::Fix::Packing;
   std::vector<std::string> variants;  // names from the lists above; baseline included
   double tolerance = 0.10;            // validation: max |predicted-measured|/measured speedup error
   int prefetch_depth = 2;             // offload "prefetch": look-ahead k (ring of k+1 buffers)
@@ -157,10 +157,10 @@ ModelShape parse_hf_config(const std::string& text, const std::filesystem::path&
 std::vector<int> sequence_lengths(const BatchSpec& batch);
 
 // Shorthands over the fix registry (fix_spec.hpp).
-const char* fix_name(model::Fix fix);                        // "packing", "offload", "moe_routing"
-std::optional<model::Fix> parse_fix(std::string_view name);  // inverse of fix_name (names, not aliases)
-std::vector<std::string> fix_variants(model::Fix fix);       // the registry's list, baseline first
-const char* baseline_variant(model::Fix fix);                // "rebuild", "single", "loop"
+const char* fix_name(fixes::Fix fix);                        // "packing", "offload", "moe_routing"
+std::optional<fixes::Fix> parse_fix(std::string_view name);  // inverse of fix_name (names, not aliases)
+std::vector<std::string> fix_variants(fixes::Fix fix);       // the registry's list, baseline first
+const char* baseline_variant(fixes::Fix fix);                // "rebuild", "single", "loop"
 // Checks a scenario built or changed in code (e.g. after --hf-config or --layers replaced a
 // part of it) with the loader's rules; InputError names `source` and the field.
 void validate_scenario(const Scenario& scenario);

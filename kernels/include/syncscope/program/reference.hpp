@@ -9,7 +9,7 @@
 #include <limits>
 #include <vector>
 
-#include "syncscope/kernels/nf4_table.hpp"
+#include "syncscope/program/nf4_table.hpp"
 
 namespace syncscope::program {
 

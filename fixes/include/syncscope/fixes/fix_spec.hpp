@@ -4,13 +4,15 @@
 // edit and the published figures. The scenario parser, the run plan, `predict` and the
 // results loop over fix_registry() instead of naming fixes.
 //
-// Layering: this header and its library (syncscope_fixes, model/src/fixes) depend on core
-// only, so the scenario loader, the step programs (kernels/) and the model can all reach it.
+// Layering: this header and its library (syncscope_fixes, the top-level fixes/ folder) depend
+// on core only, so the scenario loader, the step programs (kernels/) and the model can all
+// reach it; the model's types the hooks take are only declared here (scripts/check-layers
+// keeps the folders acyclic: fixes/ includes nothing above core).
 // A hook is implemented in the layer that can (the step-option setter and the step
 // program's per-layer operators and schedule in kernels/, the
 // detector and predictor in model/) and installed into the registry by that layer's binder
 // (bind_*_fix_hooks, called before the hooks are first used); a hook left empty means the
-// layer has nothing for that fix. A new fix adds one entry in model/src/fixes/registry.cpp
+// layer has nothing for that fix. A new fix adds one entry in fixes/src/registry.cpp
 // (its identity), its own implementation files, and one line per binder that has a hook for
 // it; tests/pipeline/test_fix_registry.cpp registers a toy fix from the test alone and runs it
 // through scenario parsing, the run plan, the step program and predict.
@@ -31,19 +33,21 @@ namespace syncscope::scenario {
 struct Scenario;  // syncscope/scenario/scenario.hpp
 }  // namespace syncscope::scenario
 namespace syncscope::program {
-struct StepOptions;         // syncscope/kernels/step_options.hpp
-class ProgramLayerBuilder;  // syncscope/kernels/program_layer.hpp
+struct StepOptions;         // syncscope/program/step_options.hpp
+class ProgramLayerBuilder;  // syncscope/program/program_layer.hpp
 enum class ProgramPoint : std::uint8_t;
 struct ProgramSchedule;
 }  // namespace syncscope::program
 
 namespace syncscope::model {
-
 struct PredictionReport;       // syncscope/model/predict.hpp
 struct ExplicitPredictInputs;  // syncscope/model/predict_inputs.hpp
 namespace detail {
 class TraceFacts;  // model/src/analytic/trace_predict_facts.hpp (private)
 }
+}  // namespace syncscope::model
+
+namespace syncscope::fixes {
 
 // Which fix. The three shipped fixes are named; register_fix() accepts any other value (a
 // fix added by a test or a later module), so code must not assume these three are all.
@@ -146,4 +150,4 @@ PackingVariant packing_variant(std::string_view name);
 OffloadVariant offload_variant(std::string_view name);
 MoeVariant moe_variant(std::string_view name);
 
-}  // namespace syncscope::model
+}  // namespace syncscope::fixes

@@ -15,7 +15,7 @@
 // uploads that (ss_nf4_absmax takes it as `code_map`); no .cu file holds a copy.
 #pragma once
 
-namespace syncscope::kernels {
+namespace syncscope::program {
 
 struct Nf4Codebook {
   float values[16];
@@ -29,4 +29,4 @@ inline constexpr Nf4Codebook kNf4Codebook = {
 // The codebook as a plain array (code c decodes to kNf4Values[c] x the block's absmax).
 inline constexpr const float (&kNf4Values)[16] = kNf4Codebook.values;
 
-}  // namespace syncscope::kernels
+}  // namespace syncscope::program

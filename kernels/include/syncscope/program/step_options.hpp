@@ -22,21 +22,21 @@ struct StepOptions {
   std::string device = "cpu";  // "cpu" | "cuda"
   int layers = 0;              // decoder layers to run; 0: model.num_hidden_layers
   // The fixes' variants, typed (fix_spec.hpp; their names come from the fix registry).
-  model::PackingVariant packing = model::PackingVariant::Rebuild;
+  fixes::PackingVariant packing = fixes::PackingVariant::Rebuild;
   // How the step program builds the packing metadata where it is rebuilt or missed
   // (scenario.hpp FixSelection::rebuild_form, kPackingRebuildForms). Step programs only: the
   // LibTorch step runs its own code.
   std::string packing_rebuild_form = "reference";
-  std::optional<model::OffloadVariant> offload;  // nullopt: no checkpoint offload
+  std::optional<fixes::OffloadVariant> offload;  // nullopt: no checkpoint offload
   int prefetch_depth = 2;                        // offload "prefetch": look-ahead k over a ring of k+1 buffers
   // offload "prefetch": device bytes the memory-aware plan may use for resident layer
   // inputs (beyond the ring). < 0: ask the device (cudaMemGetInfo free bytes minus
   // kOffloadReserveBytes); on CPU and in programs: 0 (every layer offloaded).
   double offload_budget_bytes = -1;
-  model::MoeVariant moe = model::MoeVariant::Loop;
+  fixes::MoeVariant moe = fixes::MoeVariant::Loop;
   // Variants of registered fixes beyond the three typed fields (a fix added to the registry
   // before it has a field here, e.g. by a test), by fix: FixSpec::variants index.
-  std::map<model::Fix, std::uint8_t> other_fixes;
+  std::map<fixes::Fix, std::uint8_t> other_fixes;
   // How moe "device" runs its expert GEMMs without a host read (kMoeExpertGemms):
   //   "grouped": one grouped GEMM per projection over the T*k rows sorted by expert, group
   //              ends read from device memory (at::_grouped_mm: LibTorch >= 2.8, CUDA,
@@ -70,7 +70,7 @@ struct StepOptions {
 
 // Unsloth's default reload schedule for runs whose fix under test is not offload (its
 // gradient checkpointer double-buffers since unsloth-zoo PR 534).
-inline constexpr model::OffloadVariant kUnslothDefaultReload = model::OffloadVariant::Double;
+inline constexpr fixes::OffloadVariant kUnslothDefaultReload = fixes::OffloadVariant::Double;
 
 // Unsloth's checkpointer offloads a layer input only when it is larger than 2 MiB
 // (unsloth_zoo/gradient_checkpointing.py: MINIMUM_SIZE = 2 MiB / element size, compared
@@ -94,7 +94,7 @@ bool nf4_quantized(const StepOptions& options, const std::string& module);
 // a fix without one keeps its variant in other_fixes): the fix under test takes `variant`
 // (a name from its FixSpec; InputError otherwise), every other fix its default for runs of
 // other fixes. `prefetch_depth` is the look-ahead of the selection under test.
-void apply_fix_variants(StepOptions& o, const scenario::Scenario& s, model::Fix under_test, const std::string& variant,
+void apply_fix_variants(StepOptions& o, const scenario::Scenario& s, fixes::Fix under_test, const std::string& variant,
                         int prefetch_depth);
 // "packing=rebuild/offload=double/moe=loop": each registered fix's variant in `o`, in
 // registry order (FixSpec::option_name; "off" where a fix is not applied).

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "syncscope/kernels/step_options.hpp"
+#include "syncscope/program/step_options.hpp"
 
 namespace syncscope::program {
 

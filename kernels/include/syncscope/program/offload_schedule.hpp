@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "syncscope/model/fix_spec.hpp"
+#include "syncscope/fixes/fix_spec.hpp"
 
 namespace syncscope::program {
 
@@ -28,7 +28,7 @@ namespace syncscope::program {
 inline constexpr double kOffloadReserveBytes = 8.0 * 1024 * 1024 * 1024;
 
 struct OffloadPlan {
-  model::OffloadVariant variant = model::OffloadVariant::Single;
+  fixes::OffloadVariant variant = fixes::OffloadVariant::Single;
   int layers = 0;          // L
   int first_resident = 0;  // layers [first_resident, L) keep their input on the device
   int ring_buffers = 0;    // device reload buffers (0 when nothing is offloaded)
@@ -47,7 +47,7 @@ struct OffloadPlan {
 // buffers (k clamped to [1, offloaded layers]) and as many of the LAST layers resident as the
 // rest of the budget holds: backward needs the last layers first, when no reload could have
 // been hidden yet. Deterministic; throws InputError for an unknown variant or non-positive sizes.
-OffloadPlan plan_offload(model::OffloadVariant variant, int layers, double activation_bytes, double budget_bytes,
+OffloadPlan plan_offload(fixes::OffloadVariant variant, int layers, double activation_bytes, double budget_bytes,
                          int prefetch_depth, bool first_pass = false, double min_offload_bytes = 2.0 * 1024 * 1024);
 
 enum class ChoreoKind {

@@ -1,7 +1,7 @@
 // The fix registry's entries: each fix's identity (names, aliases, variants with the baseline
 // first, the scenario keys it takes). Hooks are installed by the layers that implement them
 // (fix_spec.hpp); this is the one file a new fix adds an entry to.
-#include "syncscope/model/fix_spec.hpp"
+#include "syncscope/fixes/fix_spec.hpp"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,7 @@
 
 #include "syncscope/core/error.hpp"
 
-namespace syncscope::model {
+namespace syncscope::fixes {
 
 namespace {
 
@@ -141,4 +141,4 @@ MoeVariant moe_variant(std::string_view name) {
   return static_cast<MoeVariant>(parse_variant(Fix::MoeRouting, name, "moe variant"));
 }
 
-}  // namespace syncscope::model
+}  // namespace syncscope::fixes

@@ -16,8 +16,8 @@
 //   assumes balanced routing, T*k/E tokens per expert (all experts non-empty).
 #pragma once
 
-#include "syncscope/kernels/program.hpp"
-#include "syncscope/kernels/step_options.hpp"
+#include "syncscope/program/program.hpp"
+#include "syncscope/program/step_options.hpp"
 
 namespace syncscope::program {
 

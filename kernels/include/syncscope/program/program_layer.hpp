@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "syncscope/kernels/offload_schedule.hpp"
-#include "syncscope/kernels/program.hpp"
-#include "syncscope/kernels/step_options.hpp"
+#include "syncscope/program/offload_schedule.hpp"
+#include "syncscope/program/program.hpp"
+#include "syncscope/program/step_options.hpp"
 
 namespace syncscope::program {
 
@@ -41,7 +41,7 @@ class ProgramLayerBuilder {
   virtual int element_bytes() const = 0;                // bytes of one element of the compute dtype
   // State a fix keeps for the whole step (a cache that spans layers and the recompute),
   // empty on first use; the hook stores its own type in it.
-  virtual std::any& fix_state(model::Fix fix) = 0;
+  virtual std::any& fix_state(fixes::Fix fix) = 0;
 
   virtual void push_range(const std::string& name) = 0;  // an NVTX range on the host
   virtual void pop_range() = 0;
