@@ -232,14 +232,26 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     raw = os.path.join(a.out, "qwen3_packed_step.json")
     t0 = time.time()
+    # One cycle (repeat=1), written by on_trace_ready when its last active step ends: with the
+    # default repeat=0 a new cycle starts there and a later export_chrome_trace writes that
+    # empty cycle (70 events on the H200, 2026-11-30 and 2026-12-04, with acc_events=True).
+    exported = []
+
+    def ready(p):
+        torch.cuda.synchronize()
+        p.export_chrome_trace(raw)
+        exported.append(raw)
+
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
-                 schedule=schedule(wait=0, warmup=1, active=a.steps),
-                 experimental_config=exp, acc_events=True) as prof:
+                 schedule=schedule(wait=0, warmup=1, active=a.steps, repeat=1),
+                 on_trace_ready=ready, experimental_config=exp) as prof:
         for _ in range(1 + a.steps):
             loss = train_step()
+            torch.cuda.synchronize()
             prof.step()
-    torch.cuda.synchronize()
-    prof.export_chrome_trace(raw)
+    if not exported:
+        print("torch_reference_trace: the profiler cycle did not end; no trace", file=sys.stderr)
+        return 1
     with open(raw) as f:
         doc = json.load(f)
     doc["traceName"] = f"syncscope reference: {impl}, L={a.layers}, T={a.tokens}, " \
