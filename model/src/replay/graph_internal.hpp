@@ -1,4 +1,4 @@
-// Shared by the replay graph's builder (graph.cpp), its inference of what a trace does not
+// Shared by the replay graph's builder (graph.cpp, graph_edges.cpp), its inference of what a trace does not
 // show (graph_infer.cpp) and its launch queue (graph_queue.cpp). Private to model/src/replay.
 #pragma once
 
