@@ -10,6 +10,7 @@
 #include "syncscope/core/file_io.hpp"
 #include "syncscope/core/text.hpp"
 #include "syncscope/core/version.hpp"
+#include "syncscope/fixes/shipped.hpp"
 
 namespace {
 
@@ -33,6 +34,7 @@ int main(int argc, char** argv) {
   // A file size limit (ulimit -f) makes write(2) fail with EFBIG, said as a write failure
   // (exit 1), instead of a silent death by SIGXFSZ.
   std::signal(SIGXFSZ, SIG_IGN);
+  fixes::register_shipped_fixes();  // the fixes with folders of their own (fixes/<name>/)
   CLI::App app{
       "syncscope: find and fix hidden host-device serialization in LLM training.\n"
       "Traces GPU programs with CUPTI, counts sync points and copy/compute overlap, and\n"

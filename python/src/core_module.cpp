@@ -22,6 +22,7 @@
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/text.hpp"
 #include "syncscope/core/version.hpp"
+#include "syncscope/fixes/shipped.hpp"
 #include "syncscope/io/trace_io.hpp"
 #include "syncscope/model/critical_path.hpp"
 #include "syncscope/model/gpu_profile.hpp"
@@ -207,6 +208,7 @@ syncscope::Trace parse_text(const std::string& text, const std::string& source) 
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "syncscope's C++ libraries; use the syncscope package, not this module";
+  syncscope::fixes::register_shipped_fixes();  // the fixes with folders of their own (fixes/<name>/)
   m.def(
       "_set_exception_types",
       [](py::object input_error, py::object runtime_error) {

@@ -525,6 +525,8 @@ void read_fixes(Reader& r, const YAML::Node& node, std::vector<FixSelection>& fi
         sel.rebuild_form = r.string(fv, f, "one of reference, unsloth_sdpa_mask");
       } else if (k == "prefetch_budget_gib") {
         sel.prefetch_budget_bytes = r.number(fv, f, "a non-negative number of GiB") * 1024.0 * 1024.0 * 1024.0;
+      } else {
+        sel.numbers[k] = r.number(fv, f, "a number");  // the fix's own key: it checks the value
       }
     }
     if (!variants_given) sel.variants = fix_variants(sel.fix);  // all of them

@@ -79,6 +79,9 @@ std::string fix_variants_key(const StepOptions& o) {
       auto it = o.other_fixes.find(f.id);
       value = it == o.other_fixes.end() ? "off" : f.variant_name(it->second);
     }
+    // A fix that says "" is not applied and stays out of the key (a fix added later leaves
+    // the keys, and so the run directories, of runs that do not test it as they were).
+    if (value.empty()) continue;
     key += fmt::format("{}{}={}", key.empty() ? "" : "/", f.option_name.empty() ? f.name : f.option_name, value);
   }
   return key;

@@ -240,9 +240,13 @@ ProgramStats program_stats(const Program& p) {
       case OpKind::StreamSync:
         ++s.host_syncs;
         ++s.stream_syncs;
+        s.mean_host_syncs += 1.0 / std::max(1, op.period);
         break;
       case OpKind::DeviceSync:
-      case OpKind::EventSync: ++s.host_syncs; break;
+      case OpKind::EventSync:
+        ++s.host_syncs;
+        s.mean_host_syncs += 1.0 / std::max(1, op.period);
+        break;
       case OpKind::EventRecord: ++s.event_records; break;
       case OpKind::StreamWait: ++s.stream_waits; break;
       default: break;

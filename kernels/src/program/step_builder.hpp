@@ -62,6 +62,18 @@ class StepBuilder final : public ProgramLayerBuilder {
     return copy(name, kMain, CopyKind::HtoD, MemoryKind::Pageable, bytes);
   }
   void expert(const std::string& p, double rows) override;
+  Op& device_to_pinned(const std::string& name, double bytes) override {
+    return copy(name, kMain, CopyKind::DtoH, MemoryKind::Pinned, bytes);
+  }
+  int new_event(const std::string& name) override {
+    p_.event_names.resize(static_cast<std::size_t>(p_.num_events));
+    p_.event_names.push_back(name);
+    return p_.num_events++;
+  }
+  void record_event(int ev) override { event(OpKind::EventRecord, kMain, ev, "cudaEventRecord"); }
+  void event_sync(int ev) override { event(OpKind::EventSync, kMain, ev, "cudaEventSynchronize"); }
+  void set_issue_period(int steps) override { period_ = steps < 1 ? 1 : steps; }
+  void take_loss_read() override { loss_read_taken_ = true; }
 
  private:
   int new_buffer(std::string name);
@@ -146,6 +158,8 @@ class StepBuilder final : public ProgramLayerBuilder {
   std::vector<int> lengths_;
   std::vector<int> act_, host_, ring_;
   int layer_ = -1;
+  int period_ = 1;                // set_issue_period
+  bool loss_read_taken_ = false;  // take_loss_read
   bool recording_ = false;
   std::vector<FwdKernel> fwd_kernels_;
   std::map<int, std::vector<FwdKernel>> layer_fwd_;

@@ -82,8 +82,18 @@ Program StepBuilder::build() {
   if (in_choreo_range) pop();
   embedding_backward();
   pop();  // backward
+  // The step-wide points see layer -1; the optimizer and the loss read keep the layer
+  // attribution they had before the points existed.
+  const int last_layer = layer_;
+  layer_ = -1;
+  fix_point(ProgramPoint::BeforeOptimizer);  // gradient clipping (fixes/logging)
+  layer_ = last_layer;
   optimizer();
-  loss_item();
+  layer_ = -1;
+  fix_point(ProgramPoint::AfterOptimizer);  // a trainer's logging (fixes/logging)
+  layer_ = last_layer;
+  period_ = 1;
+  if (!loss_read_taken_) loss_item();
   pop();  // step
   p_.num_buffers = static_cast<int>(p_.buffer_names.size());
   return std::move(p_);
@@ -96,6 +106,7 @@ int StepBuilder::new_buffer(std::string name) {
 
 Op& StepBuilder::emit(Op op) {
   if (op.layer < 0) op.layer = layer_;
+  op.period = period_;
   p_.ops.push_back(std::move(op));
   return p_.ops.back();
 }

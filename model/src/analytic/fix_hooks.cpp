@@ -10,7 +10,7 @@
 #include "syncscope/core/error.hpp"
 #include "syncscope/model/predict_inputs.hpp"
 #include "syncscope/model/published.hpp"
-#include "trace_predict_facts.hpp"
+#include "syncscope/model/trace_predict_facts.hpp"
 
 namespace syncscope::model {
 

@@ -1,4 +1,4 @@
-#include "trace_predict_facts.hpp"
+#include "syncscope/model/trace_predict_facts.hpp"
 
 #include <algorithm>
 #include <cctype>

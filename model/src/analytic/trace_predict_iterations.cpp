@@ -19,7 +19,7 @@
 
 #include <fmt/format.h>
 
-#include "trace_predict_facts.hpp"
+#include "syncscope/model/trace_predict_facts.hpp"
 
 namespace syncscope::model::detail {
 

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "syncscope/model/trace_calibration.hpp"
-#include "trace_predict_facts.hpp"
+#include "syncscope/model/trace_predict_facts.hpp"
 
 namespace syncscope::model {
 

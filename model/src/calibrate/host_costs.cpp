@@ -16,8 +16,8 @@
 #include <unordered_set>
 
 #include "syncscope/model/trace_calibration.hpp"
+#include "syncscope/model/trace_predict_facts.hpp"
 #include "trace_estimators.hpp"
-#include "trace_predict_facts.hpp"
 
 namespace syncscope::model::calib {
 

@@ -40,9 +40,9 @@
 
 #include <fmt/format.h>
 
-#include "../analytic/trace_predict_facts.hpp"
 #include "edit_util.hpp"
 #include "syncscope/model/analytic.hpp"
+#include "syncscope/model/trace_predict_facts.hpp"
 
 namespace syncscope::model::replay_detail {
 namespace {

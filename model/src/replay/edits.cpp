@@ -20,12 +20,12 @@
 
 #include <fmt/format.h>
 
-#include "../analytic/trace_predict_facts.hpp"
 #include "edit_util.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/glob.hpp"
 #include "syncscope/model/analytic.hpp"
 #include "syncscope/model/replay.hpp"
+#include "syncscope/model/trace_predict_facts.hpp"
 
 namespace syncscope::model {
 namespace replay_detail {

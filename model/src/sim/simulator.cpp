@@ -274,7 +274,10 @@ void Simulation::charge_after() {
 
 void Simulation::run_step(int step) {
   if (!own_steps_) open_ranges_.emplace_back(opt_.step_range_prefix + std::to_string(opt_.first_step + step), h_);
-  for (std::size_t i = 0; i < prog_.ops.size(); ++i) issue(i);
+  // An op issued every `period` steps (program.hpp) runs on the last step of each window.
+  const int s = opt_.first_step + step;
+  for (std::size_t i = 0; i < prog_.ops.size(); ++i)
+    if (prog_.ops[i].period <= 1 || (s + 1) % prog_.ops[i].period == 0) issue(i);
   charge_after();
   if (!own_steps_) {
     h_ += p_.host_range_ns;  // the step range's pop

@@ -19,6 +19,12 @@
 //
 // The LibTorch implementations stay in the measured backend (kernels/src/torch), keyed by
 // the same typed variants.
+//
+// A fix may also live in a folder of its own, fixes/<name>/ (fixes/logging/: per-step logging
+// syncs), above the layers: it registers itself with every hook filled (register_fix), its
+// variant and settings ride in StepOptions::other_fixes / fix_numbers, and
+// fixes/shipped/src/shipped.cpp has its one registry line (register_shipped_fixes(), called
+// by the executable and the Python module at start).
 #pragma once
 
 #include <cstdint>
@@ -43,7 +49,7 @@ namespace syncscope::model {
 struct PredictionReport;       // syncscope/model/predict.hpp
 struct ExplicitPredictInputs;  // syncscope/model/predict_inputs.hpp
 namespace detail {
-class TraceFacts;  // model/src/analytic/trace_predict_facts.hpp (private)
+class TraceFacts;  // syncscope/model/trace_predict_facts.hpp (detail: the detectors' shared facts)
 }
 }  // namespace syncscope::model
 

@@ -63,6 +63,10 @@ struct Op {
   // its main kernel): the simulator charges a fitted profile's host cost per op once per op.
   bool continues_op = false;
   CpuOp cpu_op = CpuOp::None;  // the CPU-op range this op opens or extends (above)
+  // Issued once every `period` steps, on the steps s (counted from 0 across a run) with
+  // (s + 1) % period == 0; 1: every step. A trainer's logging every N steps
+  // (fixes/logging): its read-back runs on the last step of each window of N.
+  int period = 1;
   // Further buffers touched beyond `buffer`/`access` (e.g. a copy's source and target).
   // A HostWork op with a Write access marks a buffer handed back to the caching allocator
   // of `stream`: work queued on `stream` afterwards may overwrite it.
@@ -111,6 +115,8 @@ struct ProgramStats {
   int kernels = 0;
   int copies = 0;
   int host_syncs = 0;       // blocking host calls: StreamSync + DeviceSync + EventSync
+  // The same per step over a long run: an op issued every `period` steps counts 1/period.
+  double mean_host_syncs = 0;
   int pageable_copies = 0;  // copies with a pageable host side (D2H ones block the host)
   int stream_syncs = 0;     // StreamSync only
   int event_records = 0;

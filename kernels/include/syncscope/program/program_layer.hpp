@@ -26,6 +26,13 @@ enum class ProgramPoint : std::uint8_t {
   // MoE layers only, after the router's top-k and softmax: routing the T*k (token, expert)
   // pairs and running the experts, leaving the weighted sum in the block's output.
   ExpertDispatch,
+  // Once per step (layer() is -1), after backward and before the optimizer's kernels: where
+  // a trainer clips the gradients (clip_grad_norm_).
+  BeforeOptimizer,
+  // Once per step (layer() is -1), after the optimizer's kernels and before the step's loss
+  // read: where a trainer logs the loss and the gradient norm (fixes/logging). A hook that
+  // reads the loss itself calls take_loss_read(), and the builder then emits no read of its own.
+  AfterOptimizer,
 };
 
 // The builder as a fix's layer hook drives it. Every emitted operator belongs to the
@@ -63,6 +70,18 @@ class ProgramLayerBuilder {
   // One expert's feed-forward over `rows` rows as the model computes it (SwiGLU; gpt-oss's
   // clamped form when the options ask for it).
   virtual void expert(const std::string& prefix, double rows) = 0;
+  // A non-blocking device-to-host copy into pinned memory on the main stream (no host sync).
+  virtual program::Op& device_to_pinned(const std::string& name, double bytes) = 0;
+  // A new event (its index) named `name`; its record on the main stream; a host wait on it
+  // (cudaEventSynchronize: returns at once when the event was never recorded).
+  virtual int new_event(const std::string& name) = 0;
+  virtual void record_event(int event) = 0;
+  virtual void event_sync(int event) = 0;
+  // Operators emitted from now on are issued once every `steps` steps (Op::period); 1 again
+  // to go back to every step.
+  virtual void set_issue_period(int steps) = 0;
+  // The step's own loss read (aten::item on the loss after the optimizer) is this hook's.
+  virtual void take_loss_read() = 0;
 };
 
 // The step's layer loop as a fix schedules it (FixSpec::build_program_schedule): its

@@ -37,6 +37,9 @@ struct StepOptions {
   // Variants of registered fixes beyond the three typed fields (a fix added to the registry
   // before it has a field here, e.g. by a test), by fix: FixSpec::variants index.
   std::map<fixes::Fix, std::uint8_t> other_fixes;
+  // Their own numeric settings (scenario FixSelection::numbers, e.g. logging's
+  // logging_steps), by fix; set by their set_step_option hooks.
+  std::map<fixes::Fix, std::map<std::string, double>> fix_numbers{};
   // How moe "device" runs its expert GEMMs without a host read (kMoeExpertGemms):
   //   "grouped": one grouped GEMM per projection over the T*k rows sorted by expert, group
   //              ends read from device memory (at::_grouped_mm: LibTorch >= 2.8, CUDA,

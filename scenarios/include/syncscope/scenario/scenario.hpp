@@ -115,6 +115,9 @@ struct FixSelection {
   // or "unsloth_sdpa_mask" (Unsloth's pre-cache Python code op by op, each op charged an
   // eager-PyTorch host cost: kernels/src/program/packing_unsloth.cpp). Step programs only.
   std::string rebuild_form = "reference";
+  // A registered fix's own numeric keys (FixSpec::scenario_keys) that this parser does not
+  // read by name, e.g. fixes.logging.logging_steps: the fix reads them from here.
+  std::map<std::string, double> numbers{};
 };
 
 inline constexpr const char* kPackingRebuildForms[] = {"reference", "unsloth_sdpa_mask"};
