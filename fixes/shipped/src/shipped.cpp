@@ -3,8 +3,10 @@
 // registers itself here.
 #include "syncscope/fixes/shipped.hpp"
 
+#include "syncscope/fixes/logging/logging.hpp"
+
 namespace syncscope::fixes {
 
-void register_shipped_fixes() {}
+void register_shipped_fixes() { logging::register_logging_fix(); }
 
 }  // namespace syncscope::fixes

@@ -1,0 +1,186 @@
+// The logging fix (fixes/logging/logging.hpp) end to end from its own folder: scenario keys,
+// the run plan, the step program (its reads and where they sit), the simulator over steps,
+// and predict --trace on the simulated traces. The simulator and the closed form share
+// assumptions (the GPU idles behind a read until the host queues more): agreement between
+// them is consistency, not accuracy.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "syncscope/core/error.hpp"
+#include "syncscope/fixes/logging/logging.hpp"
+#include "syncscope/model/gpu_profile.hpp"
+#include "syncscope/model/trace_predict.hpp"
+#include "syncscope/pipeline/plan.hpp"
+#include "syncscope/program/program.hpp"
+#include "syncscope/program/step_program.hpp"
+#include "syncscope/scenario/scenario.hpp"
+#include "syncscope/sim/simulator.hpp"
+
+namespace syncscope {
+namespace {
+
+using fixes::logging::kLogging;
+
+const char* kTiny = R"(name: tiny-logging
+model:
+  name: Tiny
+  num_hidden_layers: 2
+  hidden_size: 64
+  num_attention_heads: 2
+  num_key_value_heads: 1
+  head_dim: 32
+  intermediate_size: 128
+  vocab_size: 100
+batch:
+  packed_tokens: 128
+  min_len: 16
+  max_len: 64
+fixes:
+  packing:
+    variants: [rebuild, cached]
+  logging:
+    variants: [item, every, deferred]
+    logging_steps: 4
+measure:
+  repeat_steps: 8
+)";
+
+class LoggingFix : public ::testing::Test {
+ protected:
+  void SetUp() override { fixes::logging::register_logging_fix(); }
+
+  static const pipeline::Job& job(const pipeline::RunPlan& plan, const std::string& variant) {
+    for (const auto& j : plan.jobs)
+      if (j.fix == kLogging && j.variant == variant) return j;
+    throw std::runtime_error("no logging job " + variant);
+  }
+  // Ops after the optimizer's range closes.
+  static std::vector<program::Op> after_optimizer(const program::Program& p) {
+    std::size_t i = 0, open = 0;
+    for (; i < p.ops.size(); ++i)
+      if (p.ops[i].kind == program::OpKind::RangePush && p.ops[i].name == "optimizer") break;
+    for (open = 0; i < p.ops.size(); ++i) {
+      if (p.ops[i].kind == program::OpKind::RangePush) ++open;
+      if (p.ops[i].kind == program::OpKind::RangePop && --open == 0) break;
+    }
+    return {p.ops.begin() + static_cast<std::ptrdiff_t>(std::min(i + 1, p.ops.size())), p.ops.end()};
+  }
+  static int count(const std::vector<program::Op>& ops, program::OpKind kind) {
+    return static_cast<int>(
+        std::count_if(ops.begin(), ops.end(), [&](const program::Op& o) { return o.kind == kind; }));
+  }
+};
+
+TEST_F(LoggingFix, ScenarioKeysAndTheirBounds) {
+  const scenario::Scenario s = scenario::parse_scenario(kTiny, "tiny.yaml");
+  ASSERT_EQ(s.fixes.size(), 2u);
+  EXPECT_EQ(s.fixes[1].fix, kLogging);
+  EXPECT_EQ(s.fixes[1].numbers.at("logging_steps"), 4);
+  std::string bad = kTiny;
+  bad.replace(bad.find("logging_steps: 4"), 16, "logging_steps: 0.5");
+  EXPECT_THROW((void)pipeline::plan_jobs({scenario::parse_scenario(bad, "tiny.yaml")}), InputError);
+  // A run of 8 steps with a read every 3 would not hold whole windows.
+  std::string odd = kTiny;
+  odd.replace(odd.find("logging_steps: 4"), 16, "logging_steps: 3");
+  try {
+    (void)pipeline::plan_jobs({scenario::parse_scenario(odd, "tiny.yaml")});
+    FAIL() << "a window that does not divide repeat_steps was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("does not divide measure.repeat_steps 8"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(LoggingFix, OtherFixesRunsAndKeysStayAsTheyWere) {
+  const pipeline::RunPlan plan = pipeline::plan_jobs({scenario::parse_scenario(kTiny, "tiny.yaml")});
+  ASSERT_EQ(plan.jobs.size(), 5u);  // packing x 2, logging x 3
+  EXPECT_EQ(plan.jobs[0].key, "tiny-logging/L2/packing=rebuild/offload=off/moe=loop");
+  EXPECT_EQ(plan.jobs[0].opts.other_fixes.count(kLogging), 0u);
+  EXPECT_EQ(job(plan, "deferred").key, "tiny-logging/L2/packing=rebuild/offload=off/moe=loop/logging=deferred");
+  EXPECT_EQ(job(plan, "every").base_key, "tiny-logging/L2/packing=rebuild/offload=off/moe=loop/logging=item");
+}
+
+TEST_F(LoggingFix, StepProgramReadsAfterTheOptimizerAsEachVariantDoes) {
+  const pipeline::RunPlan plan = pipeline::plan_jobs({scenario::parse_scenario(kTiny, "tiny.yaml")});
+  const program::Program plain = program::build_step_program(plan.jobs[0].opts);
+  const program::Program item = program::build_step_program(job(plan, "item").opts);
+  const program::Program every = program::build_step_program(job(plan, "every").opts);
+  const program::Program deferred = program::build_step_program(job(plan, "deferred").opts);
+  // Without the fix under test: one loss read after the optimizer, as before the fix existed.
+  EXPECT_EQ(count(after_optimizer(plain), program::OpKind::StreamSync), 1);
+  // item: the loss and the gradient norm, each a stream sync, and no other read.
+  const auto a = after_optimizer(item);
+  EXPECT_EQ(count(a, program::OpKind::StreamSync), 2);
+  EXPECT_EQ(program::program_stats(item).host_syncs - program::program_stats(plain).host_syncs, 1);
+  // every: the same two reads, issued once every 4 steps.
+  const auto e = after_optimizer(every);
+  EXPECT_EQ(count(e, program::OpKind::StreamSync), 2);
+  for (const auto& op : e)
+    if (op.kind == program::OpKind::StreamSync) {
+      EXPECT_EQ(op.period, 4);
+    }
+  EXPECT_NEAR(program::program_stats(item).mean_host_syncs - program::program_stats(every).mean_host_syncs, 2 - 2.0 / 4,
+              1e-12);
+  // deferred: no stream sync; a wait on the event the step before recorded, then the record.
+  const auto d = after_optimizer(deferred);
+  EXPECT_EQ(count(d, program::OpKind::StreamSync), 0);
+  EXPECT_EQ(count(d, program::OpKind::EventSync), 1);
+  EXPECT_EQ(count(d, program::OpKind::EventRecord), 1);
+  EXPECT_EQ(deferred.num_events, plain.num_events + 1);
+  // Every variant clips the gradients before the optimizer; the plain step does not.
+  for (const program::Program* p : {&item, &every, &deferred})
+    EXPECT_EQ(std::count_if(p->ops.begin(), p->ops.end(), [](const auto& o) { return o.name == "clip_grad_norm_"; }),
+              1);
+  EXPECT_EQ(std::count_if(plain.ops.begin(), plain.ops.end(),
+                          [](const auto& o) { return o.name == "clip_grad_norm_"; }),
+            0);
+  for (const program::Program* p : {&item, &every, &deferred}) EXPECT_TRUE(program::check_buffer_safety(*p).empty());
+}
+
+// The scenario shipped in this folder, simulated on the H200 profile: per-step reads show as
+// syncs in the trace, `every` reads on 1 step in 5, and predict --trace finds the pattern in
+// the baseline's trace and not in the fixed ones.
+TEST_F(LoggingFix, SimulatedRunsAndPredictFromTheirTraces) {
+  scenario::Scenario s = scenario::load_scenario(SYNCSCOPE_LOGGING_SCENARIO);
+  s.measure.layers_override = 2;  // the pattern, not the depth: keep the test fast
+  const pipeline::RunPlan plan = pipeline::plan_jobs({s});
+  const model::GpuProfile h200 = model::load_gpu_profile("H200");
+  sim::SimOptions so;
+  so.steps = s.measure.repeat_steps;
+  std::map<std::string, Trace> traces;
+  std::map<std::string, double> step_ns;
+  for (const char* v : {"item", "every", "deferred"}) {
+    Trace t = sim::simulate(program::build_step_program(job(plan, v).opts), h200, so);
+    const model::PredictionReport rep = model::predict_from_trace(t, {}, v);
+    const auto it = std::find_if(rep.fixes.begin(), rep.fixes.end(),
+                                 [](const model::FixPrediction& f) { return f.fix == "logging"; });
+    ASSERT_NE(it, rep.fixes.end()) << v;
+    if (std::string(v) == "item") {
+      EXPECT_TRUE(it->applicable) << it->reason;
+      EXPECT_GT(it->saving_ns.value, 0);
+      EXPECT_NEAR(it->parameters.at("reads_per_step").value, 2, 1e-9);
+      step_ns[v] = it->step_time_ns ? it->step_time_ns->value : 0;
+    } else {
+      // every reads in 1 iteration of 5, deferred in none: no per-step pattern left.
+      EXPECT_FALSE(it->applicable) << v;
+      EXPECT_NE(it->reason.find("no per-step logging reads"), std::string::npos) << it->reason;
+    }
+    traces.emplace(v, std::move(t));
+  }
+  // The simulated steps: both fixes are faster than the baseline.
+  auto mean_step = [](const Trace& t) {
+    const model::PredictionReport rep = model::predict_from_trace(t, {}, "t");
+    for (const auto& f : rep.fixes)
+      if (f.step_time_ns) return f.step_time_ns->value;
+    return 0.0;
+  };
+  const double item = mean_step(traces.at("item")), every = mean_step(traces.at("every")),
+               deferred = mean_step(traces.at("deferred"));
+  ASSERT_GT(item, 0);
+  EXPECT_LT(deferred, item);
+  EXPECT_LT(every, item);
+}
+
+}  // namespace
+}  // namespace syncscope
