@@ -12,6 +12,7 @@
 #include "syncscope/core/output_policy.hpp"
 
 #include "syncscope/io/trace_io.hpp"
+#include "syncscope/model/replay.hpp"
 #include "syncscope/model/replay_diff.hpp"
 #include "syncscope/reports/replay_printers.hpp"
 
@@ -36,9 +37,7 @@ void add_diff_command(CLI::App& app, Context& ctx) {
   cmd->add_option("BEFORE", o->before, "Trace before the change")->required();
   cmd->add_option("AFTER", o->after, "Trace after the change")->required();
   cmd->add_option("--what-if", o->what_if,
-                  "Edit replayed on BEFORE (repeatable, applied together): remove-syncs:cause=GLOB, "
-                  "remove-syncs:api=GLOB, remove-syncs:range=GLOB, remove-syncs:all, packing-cache, packing-device, "
-                  "double-buffer, prefetch[:K], moe-sorted, moe-device");
+                  "Edit replayed on BEFORE (repeatable, applied together): " + model::what_if_forms());
   cmd->add_option("--step-range", o->step_range, "Glob over range names that delimit steps")->capture_default_str();
   cmd->add_option("--layer-range", o->layer_range, "Glob over range names that delimit layers (packing and MoE edits)");
   cmd->add_option("--format", o->format, "Output format: text or json")

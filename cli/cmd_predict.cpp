@@ -110,11 +110,9 @@ void add_predict_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--trace", o->trace,
                   "Trace of a run without the fixes: estimate every parameter from it; a directory of one job's rank "
                   "traces (one per rank): replay the whole job, its collectives joined across ranks");
-  cmd->add_option(
-      "--what-if", o->what_if,
-      "With --trace: replay the trace with this edit (repeatable): remove-syncs:cause=GLOB, "
-      "remove-syncs:api=GLOB, remove-syncs:range=GLOB, remove-syncs:all, packing-cache, packing-device, "
-      "double-buffer, prefetch[:K], moe-sorted, moe-device; default: every fix variant's edit beside its closed form");
+  cmd->add_option("--what-if", o->what_if,
+                  "With --trace: replay the trace with this edit (repeatable): " + model::what_if_forms() +
+                      "; default: every fix variant's edit beside its closed form");
   cmd->add_option("--what-if-rank", o->what_if_rank,
                   "With --trace DIR: the rank the --what-if edits change (default: the rank that started the most "
                   "collectives last); every rank's step is replayed again")

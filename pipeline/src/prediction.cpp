@@ -1,5 +1,6 @@
 // The baseline's prediction from its own trace (summary.hpp, predict_baseline).
 #include "syncscope/core/error.hpp"
+#include "syncscope/fixes/fix_spec.hpp"
 #include "syncscope/pipeline/summary.hpp"
 #include "syncscope/program/step_options.hpp"
 
@@ -17,6 +18,7 @@ model::PredictionReport predict_baseline(const Trace& t, const std::string& trac
     if (f.fix == fixes::Fix::Offload) po.prefetch_depth = f.prefetch_depth;
     // The windows of the step's metadata builds: the cached variant rebuilds at each change.
     if (f.fix == fixes::Fix::Packing) po.packing_visit_windows = program::packing_visit_windows(job.opts);
+    if (!f.numbers.empty()) po.fix_numbers[fixes::fix_spec(f.fix).name] = f.numbers;
   }
   // The padding price applies only where MoE "device" pads (capacity-padded bmm): the
   // simulator models the grouped GEMM (options "auto"), a measured run asks LibTorch.

@@ -12,11 +12,15 @@
 // - moe-sorted / moe-device (edit_moe.cpp): a layer's per-expert routing queries become 3
 //   syncs (torch.bincount reads min and max back, then .tolist() the counts;
 //   kMoeSortedSyncsPerCall) / none, and for device the per-expert loop one pass.
+// - a registered fix's own (FixSpec::what_if_edits, e.g. fixes/logging's logging-every[:N]):
+//   its replay_edit hook, through ReplayEditContext (syncscope/model/replay_edit.hpp).
 #include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -25,6 +29,7 @@
 #include "syncscope/core/glob.hpp"
 #include "syncscope/model/analytic.hpp"
 #include "syncscope/model/replay.hpp"
+#include "syncscope/model/replay_edit.hpp"
 #include "syncscope/model/trace_predict_facts.hpp"
 
 namespace syncscope::model {
@@ -123,12 +128,55 @@ std::optional<std::size_t> find_sync(const ReplayGraph& g, const SyncsByStart& m
 
 using namespace replay_detail;
 
+namespace {
+
+// The registered fix's spelling `text` is (EDIT or EDIT:ARG), if any.
+std::optional<std::pair<const fixes::FixSpec*, const fixes::WhatIfSpelling*>> registered_edit(const std::string& text) {
+  for (const fixes::FixSpec& f : fixes::fix_registry()) {
+    if (!f.replay_edit) continue;
+    for (const fixes::WhatIfSpelling& w : f.what_if_edits)
+      if (text == w.edit || (text.size() > w.edit.size() + 1 && text.starts_with(w.edit) && text[w.edit.size()] == ':'))
+        return std::make_pair(&f, &w);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string what_if_forms() {
+  std::string forms =
+      "remove-syncs:cause=GLOB, remove-syncs:api=GLOB, remove-syncs:range=GLOB, remove-syncs:all, packing-cache, "
+      "packing-device, double-buffer, prefetch[:K], moe-sorted";
+  std::vector<std::string> more = {"moe-device"};
+  for (const std::string& w : registered_what_if_edits()) {
+    const auto reg = registered_edit(w);
+    more.push_back(reg && !reg->second->argument.empty() ? w + "[:" + reg->second->argument + "]" : w);
+  }
+  for (std::size_t i = 0; i < more.size(); ++i) forms += (i + 1 == more.size() ? " or " : ", ") + more[i];
+  return forms;
+}
+
+std::vector<std::string> registered_what_if_edits() {
+  std::vector<std::string> out;
+  for (const fixes::FixSpec& f : fixes::fix_registry())
+    if (f.replay_edit)
+      for (const fixes::WhatIfSpelling& w : f.what_if_edits) out.push_back(w.edit);
+  return out;
+}
+
 WhatIfEdit parse_what_if(const std::string& text) {
   WhatIfEdit e;
   e.text = text;
-  const std::string forms =
-      "remove-syncs:cause=GLOB, remove-syncs:api=GLOB, remove-syncs:range=GLOB, remove-syncs:all, packing-cache, "
-      "packing-device, double-buffer, prefetch[:K], moe-sorted or moe-device";
+  const std::string forms = what_if_forms();
+  if (const auto reg = registered_edit(text)) {
+    e.kind = WhatIfEdit::Kind::Registered;
+    e.fix = reg->first->id;
+    e.variant = reg->second->variant;
+    if (text.size() > reg->second->edit.size()) e.argument = text.substr(reg->second->edit.size() + 1);
+    SYNCSCOPE_INPUT_ERROR_IF(!e.argument.empty() && reg->second->argument.empty(),
+                             fmt::format("--what-if '{}': {} takes no argument", text, reg->second->edit));
+    return e;
+  }
   if (text == "packing-cache") e.kind = WhatIfEdit::Kind::PackingCache;
   else if (text == "packing-device") e.kind = WhatIfEdit::Kind::PackingDevice;
   else if (text == "double-buffer") e.kind = WhatIfEdit::Kind::DoubleBuffer;
@@ -231,9 +279,16 @@ EditResult apply_what_if(const Trace& trace, ReplayGraph& g, const WhatIfEdit& e
     return r;
   }
 
-  // Packing and MoE: predict --trace's detection.
+  // Packing, MoE and the registered fixes' edits: predict --trace's detection.
   PredictionReport scratch;
   const detail::TraceFacts facts(trace, predict_options, scratch);
+  if (edit.kind == WhatIfEdit::Kind::Registered) {
+    fixes::ReplayEditContext ctx(trace, g, facts, edit, r);
+    fixes::fix_spec(edit.fix).replay_edit(ctx);
+    if (r.selected == 0 && r.nothing_selected.empty())
+      r.nothing_selected = fmt::format("--what-if {}: the edit changed nothing; {}", edit.text, holdings(g, true));
+    return r;
+  }
   const auto by_start = syncs_by_start(g);
   if (edit.kind == WhatIfEdit::Kind::PackingCache || edit.kind == WhatIfEdit::Kind::PackingDevice) {
     // packing-device: every rebuild goes, the first of a step too (the device variant builds
@@ -275,3 +330,19 @@ EditResult apply_what_if(const Trace& trace, ReplayGraph& g, const WhatIfEdit& e
 }
 
 }  // namespace syncscope::model
+
+namespace syncscope::fixes {
+
+ReplayEditContext::ReplayEditContext(const Trace& t, model::ReplayGraph& g, const model::detail::TraceFacts& f,
+                                     const model::WhatIfEdit& e, model::EditResult& r)
+    : trace(t), graph(g), facts(f), edit(e), result(r), by_start_(model::replay_detail::syncs_by_start(g)) {}
+
+bool ReplayEditContext::remove_sync(const SyncPoint& sp) {
+  const auto k = model::replay_detail::find_sync(graph, by_start_, sp);
+  if (!k) return false;
+  model::replay_detail::remove_sync(graph, graph.syncs[*k]);
+  ++result.selected;
+  return true;
+}
+
+}  // namespace syncscope::fixes

@@ -64,9 +64,17 @@ enum class PackingVariant : std::uint8_t { Rebuild = 0, Cached = 1, Device = 2 }
 enum class OffloadVariant : std::uint8_t { Single = 0, Double = 1, Prefetch = 2 };
 enum class MoeVariant : std::uint8_t { Loop = 0, Sorted = 1, Device = 2 };
 
-// What the replay engine (model/src/replay) hands a fix's replay edit: opaque here, defined
-// there. The hook stays empty until that engine fills it.
+// What the replay engine hands a fix's replay edit (syncscope/model/replay_edit.hpp): the
+// trace, its replay graph, predict --trace's facts, the edit as spelled and what it selected.
 struct ReplayEditContext;
+
+// A what-if edit a fix answers to, beside the engine's own (packing-cache, double-buffer, ...):
+// `--what-if EDIT` or `--what-if EDIT:ARG` applies `variant` of this fix to a replayed trace.
+struct WhatIfSpelling {
+  std::string edit;      // e.g. "logging-every"
+  std::string variant;   // the variant it models, one of FixSpec::variants
+  std::string argument;  // what :ARG means, for messages ("N, the steps per read"); "": none taken
+};
 
 // The inputs a fix's step-option setter sees: the scenario, and the variant under test when
 // this fix is the one under test (nullopt: the fix takes its default for runs of other fixes).
@@ -118,8 +126,11 @@ struct FixSpec {
   std::function<bool(const model::ExplicitPredictInputs&)> has_inputs;
   // model/: the closed-form prediction from explicit values (predict --fix ...).
   std::function<void(const model::ExplicitPredictInputs&, model::PredictionReport&)> predict;
-  // model/src/replay: apply this fix's variant to a replayed trace (the what-if edits of
-  // `predict --what-if`; not yet filled: the replay engine applies its own edits).
+  // model/src/replay: apply one of this fix's what-if edits (what_if_edits) to a replayed
+  // trace: `predict --trace --what-if`, `diff --what-if`, and predict's default list, where
+  // it stands beside this fix's closed form. The three first fixes' edits are still the
+  // replay engine's own (model/src/replay/edits.cpp); a fix in a folder of its own fills this.
+  std::vector<WhatIfSpelling> what_if_edits;
   std::function<void(ReplayEditContext&)> replay_edit;
   // model/: the published speedups of this fix (validate, report).
   std::function<std::vector<PublishedFigure>()> published;

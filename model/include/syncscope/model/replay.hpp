@@ -27,6 +27,7 @@
 
 #include "syncscope/analysis/analysis.hpp"
 #include "syncscope/core/units.hpp"
+#include "syncscope/fixes/fix_spec.hpp"
 #include "syncscope/model/predict.hpp"
 #include "syncscope/model/trace_predict.hpp"
 #include "syncscope/trace/trace.hpp"
@@ -197,6 +198,7 @@ std::vector<std::size_t> critical_syncs(const ReplayGraph& graph, const ReplayTi
 // Spellings (model/README.md, "Replay"):
 //   remove-syncs:cause=GLOB | remove-syncs:api=GLOB | remove-syncs:range=GLOB | remove-syncs:all
 //   packing-cache | packing-device | double-buffer | prefetch[:K] | moe-sorted | moe-device
+//   and each registered fix's own (FixSpec::what_if_edits, e.g. logging-every[:N])
 struct WhatIfEdit {
   enum class Kind : std::uint8_t {
     RemoveSyncs,
@@ -205,16 +207,25 @@ struct WhatIfEdit {
     DoubleBuffer,
     Prefetch,
     MoeSorted,
-    MoeDevice
+    MoeDevice,
+    Registered  // a registered fix's edit (FixSpec::what_if_edits, syncscope/model/replay_edit.hpp)
   };
   Kind kind = Kind::RemoveSyncs;
   std::string selector;  // "cause", "api", "range", "all" (RemoveSyncs)
   std::string pattern;   // the glob
   int depth = 0;         // prefetch:K (0: TracePredictOptions::prefetch_depth)
   std::string text;      // as given
+  // Registered: the fix and the variant its spelling models, and the text after ':' ("").
+  fixes::Fix fix = fixes::Fix::Packing;
+  std::string variant;
+  std::string argument;
 };
 // Throws InputError naming the accepted forms.
 WhatIfEdit parse_what_if(const std::string& text);
+// The accepted forms, for messages and --help ("remove-syncs:cause=GLOB, ... or moe-device").
+std::string what_if_forms();
+// The registered fixes' edit spellings (FixSpec::what_if_edits), registry order.
+std::vector<std::string> registered_what_if_edits();
 
 struct EditResult {
   std::size_t selected = 0;      // sync points (or copies, for double-buffer) the edit changed

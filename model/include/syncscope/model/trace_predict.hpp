@@ -14,6 +14,7 @@
 // Each fix comes back with the evidence it used, or "not applicable" and why.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,6 +39,9 @@ struct TracePredictOptions {
   // variant keeps Unsloth's one-entry mask cache, so it rebuilds at each window change
   // (packing_mask_cache_misses). Empty: one window, only each step's first build rebuilds.
   std::vector<int> packing_visit_windows;
+  // A registered fix's own numeric scenario keys (FixSelection::numbers) by fix name, for its
+  // detector: e.g. {"logging": {"logging_steps": 5}}. Empty: the fix's defaults.
+  std::map<std::string, std::map<std::string, double>> fix_numbers;
   int bootstrap = 1000;
   std::uint64_t seed = 20261130;
   PropagationOptions propagation;
