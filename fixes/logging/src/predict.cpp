@@ -29,20 +29,17 @@ namespace syncscope::fixes::logging::detail {
 namespace {
 
 bool is_optimizer_range(const std::string& lowered) {
-  return lowered.rfind("optimizer.step#", 0) == 0 || lowered == "optimizer" || lowered.rfind("optimizer.step", 0) == 0;
+  // torch.optim's "Optimizer.step#AdamW.step" (and older "Optimizer.step"), or our programs' "optimizer".
+  return lowered == "optimizer" || lowered.starts_with("optimizer.step");
 }
 
 bool is_item_cause(const std::string& lowered) {
   return model::detail::contains_any(lowered, {"aten::item", "_local_scalar_dense"});
 }
 
-struct StepReads {
-  int reads = 0;
-  double saving_ns = 0;
-};
+}  // namespace
 
-// The logging reads of iteration `w`: .item() syncs on its thread after its last optimizer range.
-StepReads reads_in(const model::detail::TraceFacts& facts, const model::detail::Window& w) {
+std::vector<const SyncPoint*> reads_in(const model::detail::TraceFacts& facts, const model::detail::Window& w) {
   Ns optimizer_end = -1;
   for (const Range& r : facts.trace.ranges) {
     if (!model::detail::is_host_range(r) || r.start < w.start || r.end > w.end) continue;
@@ -50,18 +47,29 @@ StepReads reads_in(const model::detail::TraceFacts& facts, const model::detail::
     if (is_optimizer_range(model::detail::lower(facts.trace.str(r.name))))
       optimizer_end = std::max(optimizer_end, r.end);
   }
-  StepReads out;
+  std::vector<const SyncPoint*> out;
   if (optimizer_end < 0) return out;
-  for (const SyncPoint* s : facts.syncs_in(w)) {
-    if (s->start < optimizer_end || !is_item_cause(model::detail::lower(s->cause))) continue;
-    ++out.reads;
-    out.saving_ns +=
-        std::min(static_cast<double>(s->bubble_ns), static_cast<double>(s->blocked_ns) + facts.round_trip_ns);
-  }
+  for (const SyncPoint* s : facts.syncs_in(w))
+    if (s->start >= optimizer_end && is_item_cause(model::detail::lower(s->cause))) out.push_back(s);
   return out;
 }
 
-}  // namespace
+double read_saving_ns(const SyncPoint& s, double round_trip_ns) {
+  return std::min(static_cast<double>(s.bubble_ns), static_cast<double>(s.blocked_ns) + round_trip_ns);
+}
+
+double logging_steps_of(const model::TracePredictOptions& o) {
+  const auto f = o.fix_numbers.find("logging");
+  if (f == o.fix_numbers.end()) return kDefaultLoggingSteps;
+  const auto n = f->second.find("logging_steps");
+  return n == f->second.end() || !(n->second >= 1) ? kDefaultLoggingSteps : n->second;
+}
+
+bool per_step_pattern(std::size_t with_reads, std::size_t iterations) {
+  // The pattern repeats: reads after the optimizer in at least 3 of 4 iterations (a trainer
+  // that already logs every N steps reads in 1 of N).
+  return with_reads > 0 && 4 * with_reads >= 3 * iterations;
+}
 
 void detect(const model::detail::TraceFacts& facts, model::PredictionReport& report) {
   model::FixPrediction base;
@@ -76,14 +84,15 @@ void detect(const model::detail::TraceFacts& facts, model::PredictionReport& rep
   std::vector<double> savings;
   std::vector<int> counts;
   for (const model::detail::Window& w : facts.iterations) {
-    const StepReads r = reads_in(facts, w);
-    savings.push_back(r.saving_ns);
-    counts.push_back(r.reads);
+    const auto reads = reads_in(facts, w);
+    double saving = 0;
+    for (const SyncPoint* r : reads) saving += read_saving_ns(*r, facts.round_trip_ns);
+    savings.push_back(saving);
+    counts.push_back(static_cast<int>(reads.size()));
   }
-  const auto with_reads = std::count_if(counts.begin(), counts.end(), [](int c) { return c > 0; });
-  // The pattern repeats: reads after the optimizer in at least 3 of 4 iterations (a trainer
-  // that already logs every N steps reads in 1 of N).
-  if (with_reads == 0 || 4 * with_reads < 3 * static_cast<long>(counts.size())) {
+  const auto with_reads =
+      static_cast<std::size_t>(std::count_if(counts.begin(), counts.end(), [](int c) { return c > 0; }));
+  if (!per_step_pattern(with_reads, counts.size())) {
     base.reason = fmt::format(
         "no per-step logging reads: {} of {} iterations have an .item() sync after the optimizer (needs 3 in 4)",
         with_reads, counts.size());
@@ -108,13 +117,13 @@ void detect(const model::detail::TraceFacts& facts, model::PredictionReport& rep
     f.parameters["S_ns"] = s;
     f.parameters["reads_per_step"] = model::Interval::exact(mean_reads);
     if (std::string(variant) == "every") {
-      const double n = kDefaultLoggingSteps;
+      const double n = logging_steps_of(facts.opt);
       const double keep = (n - 1) / n;
       f.formula = "S (N - 1) / N";
       f.parameters["N"] = model::Interval::exact(n);
       f.saving_ns = {s.value * keep, s.lo * keep, s.hi * keep};
-      f.notes.push_back(fmt::format("N = {} (the trainer's logging_steps; the saving for another N is S (N - 1) / N)",
-                                    kDefaultLoggingSteps));
+      f.notes.push_back(fmt::format("N = {} (the trainer's logging_steps{}; the saving for another N is S (N - 1) / N)",
+                                    n, n == kDefaultLoggingSteps ? ", by default" : ", from the scenario"));
     } else {
       // Its one cudaEventSynchronize per step costs the host a round trip r.
       const double r = facts.round_trip_ns;

@@ -22,6 +22,8 @@ void register_logging_fix() {
     f.step_option_name = detail::step_option_name;
     f.build_program_layer = detail::program_point;
     f.detect = detail::detect;
+    f.what_if_edits = {{"logging-every", "every", "N"}, {"logging-deferred", "deferred", ""}};
+    f.replay_edit = detail::replay_edit;
     register_fix(std::move(f));
   });
 }

@@ -11,6 +11,7 @@
 #include "syncscope/core/error.hpp"
 #include "syncscope/fixes/logging/logging.hpp"
 #include "syncscope/model/gpu_profile.hpp"
+#include "syncscope/model/replay.hpp"
 #include "syncscope/model/trace_predict.hpp"
 #include "syncscope/pipeline/plan.hpp"
 #include "syncscope/program/program.hpp"
@@ -180,6 +181,112 @@ TEST_F(LoggingFix, SimulatedRunsAndPredictFromTheirTraces) {
   ASSERT_GT(item, 0);
   EXPECT_LT(deferred, item);
   EXPECT_LT(every, item);
+}
+
+// The fix's what-if edits, from its folder through the registry (FixSpec::replay_edit): on
+// the baseline's simulated trace, deferred removes every read, every:N all but those of each
+// N-th iteration; both save step time in the replay, deferred more; predict's default list
+// carries them beside the closed forms.
+TEST_F(LoggingFix, ReplayEditsOnTheBaselineTrace) {
+  scenario::Scenario s = scenario::load_scenario(SYNCSCOPE_LOGGING_SCENARIO);
+  s.measure.layers_override = 2;
+  const pipeline::RunPlan plan = pipeline::plan_jobs({s});
+  sim::SimOptions so;
+  so.steps = 8;
+  const Trace t =
+      sim::simulate(program::build_step_program(job(plan, "item").opts), model::load_gpu_profile("H200"), so);
+  const model::TracePredictOptions opts;
+  const model::PredictionReport closed = model::predict_from_trace(t, opts, "item");
+
+  const model::WhatIfEdit e = model::parse_what_if("logging-every:4");
+  EXPECT_EQ(e.kind, model::WhatIfEdit::Kind::Registered);
+  EXPECT_EQ(e.fix, kLogging);
+  EXPECT_EQ(e.variant, "every");
+  EXPECT_EQ(e.argument, "4");
+  // The edit checks its own argument when applied (N = 1 is the baseline); one that takes
+  // none refuses one at parse time.
+  {
+    model::ReplayGraph g = model::build_replay_graph(t);
+    EXPECT_THROW((void)model::apply_what_if(t, g, model::parse_what_if("logging-every:1"), opts), InputError);
+    EXPECT_THROW((void)model::apply_what_if(t, g, model::parse_what_if("logging-every:x"), opts), InputError);
+  }
+  EXPECT_THROW((void)model::parse_what_if("logging-deferred:3"), InputError);
+  EXPECT_NE(model::what_if_forms().find("logging-every[:N]"), std::string::npos) << model::what_if_forms();
+
+  const model::ReplayReport rep =
+      model::replay_what_if(t, {"logging-deferred", "logging-every:4", "logging-every:2"}, opts, closed);
+  ASSERT_EQ(rep.what_if.size(), 3u);
+  const auto& deferred = rep.what_if[0];
+  const auto& every4 = rep.what_if[1];
+  const auto& every2 = rep.what_if[2];
+  for (const auto* w : {&deferred, &every4, &every2}) {
+    EXPECT_TRUE(w->applicable) << w->edit << ": " << w->reason;
+    ASSERT_TRUE(w->saving_ns.has_value()) << w->edit;
+    EXPECT_GT(*w->saving_ns, 0) << w->edit;
+  }
+  // Beside each edit: the logging fix's own closed form.
+  EXPECT_NE(deferred.closed_form.find("logging deferred"), std::string::npos) << deferred.closed_form;
+  // The same edit through the graph: 2 reads per step, all 16 removed by deferred; every:4
+  // keeps iterations 4 and 8 (4 reads), every:2 keeps 4 iterations (8 reads).
+  auto selected = [&](const std::string& text) {
+    model::ReplayGraph g = model::build_replay_graph(t);
+    return model::apply_what_if(t, g, model::parse_what_if(text), opts).selected;
+  };
+  EXPECT_EQ(selected("logging-deferred"), 16u);
+  EXPECT_EQ(selected("logging-every:4"), 12u);
+  EXPECT_EQ(selected("logging-every:2"), 8u);
+  // The median step: every:4 removes the reads of 6 of 8 steps, so its median step saves as
+  // deferred's (no read) does; every:2 of half the steps, so its median lies between.
+  EXPECT_LE(static_cast<double>(*every2.saving_ns), 1.01 * static_cast<double>(*deferred.saving_ns));
+  // The default list (no explicit edit) carries the fix's edits.
+  const model::ReplayReport all = model::replay_what_if(t, {}, opts, closed);
+  EXPECT_TRUE(std::any_of(all.what_if.begin(), all.what_if.end(),
+                          [](const auto& w) { return w.edit == "logging-deferred" && w.applicable; }));
+}
+
+// The scenario's logging_steps reaches the closed form (TracePredictOptions::fix_numbers, as
+// the run pipeline passes it): every saves S (N - 1) / N with that N.
+TEST_F(LoggingFix, TheScenariosWindowReachesTheClosedForm) {
+  scenario::Scenario s = scenario::load_scenario(SYNCSCOPE_LOGGING_SCENARIO);
+  s.measure.layers_override = 2;
+  const pipeline::RunPlan plan = pipeline::plan_jobs({s});
+  sim::SimOptions so;
+  so.steps = 4;
+  const Trace t =
+      sim::simulate(program::build_step_program(job(plan, "item").opts), model::load_gpu_profile("H200"), so);
+  auto every = [&](const model::TracePredictOptions& o) {
+    const model::PredictionReport rep = model::predict_from_trace(t, o, "item");
+    for (const auto& f : rep.fixes)
+      if (f.fix == "logging" && f.variant == "every") return f;
+    throw std::runtime_error("no logging every prediction");
+  };
+  model::TracePredictOptions five;
+  five.fix_numbers["logging"]["logging_steps"] = 5;
+  const model::FixPrediction by_default = every({}), from_scenario = every(five);
+  ASSERT_TRUE(by_default.applicable && from_scenario.applicable);
+  EXPECT_EQ(by_default.parameters.at("N").value, fixes::logging::kDefaultLoggingSteps);
+  EXPECT_EQ(from_scenario.parameters.at("N").value, 5);
+  const double S = by_default.parameters.at("S_ns").value;
+  EXPECT_NEAR(by_default.saving_ns.value, S * 9 / 10, 1e-6 * S);
+  EXPECT_NEAR(from_scenario.saving_ns.value, S * 4 / 5, 1e-6 * S);
+}
+
+// A trace without the pattern: the edit selects nothing and says what the trace holds
+// (explicit edits refuse, exit 2 in the CLI).
+TEST_F(LoggingFix, ReplayEditOnATraceWithoutReadsSaysSo) {
+  scenario::Scenario s = scenario::load_scenario(SYNCSCOPE_LOGGING_SCENARIO);
+  s.measure.layers_override = 2;
+  const pipeline::RunPlan plan = pipeline::plan_jobs({s});
+  sim::SimOptions so;
+  so.steps = 4;
+  const Trace t =
+      sim::simulate(program::build_step_program(job(plan, "deferred").opts), model::load_gpu_profile("H200"), so);
+  model::ReplayGraph g = model::build_replay_graph(t);
+  const model::EditResult r = model::apply_what_if(t, g, model::parse_what_if("logging-deferred"), {});
+  EXPECT_EQ(r.selected, 0u);
+  EXPECT_NE(r.nothing_selected.find("no .item() sync after the optimizer"), std::string::npos) << r.nothing_selected;
+  const model::PredictionReport closed = model::predict_from_trace(t, {}, "deferred");
+  EXPECT_THROW((void)model::replay_what_if(t, {"logging-deferred"}, {}, closed), InputError);
 }
 
 }  // namespace

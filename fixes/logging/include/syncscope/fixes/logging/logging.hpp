@@ -17,7 +17,8 @@
 // optimizer, so all three compute the same update; only the reads differ.
 //
 // Everything this fix is lives here: its registry entry, the step-program operators, the
-// trace detector and closed form (predict --trace), and its tests. register_logging_fix()
+// trace detector and closed form (predict --trace), its what-if edits on a replayed trace
+// (logging-every[:N], logging-deferred), and its tests. register_logging_fix()
 // adds it to the registry (idempotent); the CLI and the Python module call it at start.
 #pragma once
 
