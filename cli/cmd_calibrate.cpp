@@ -96,6 +96,7 @@ void calibrate_from_trace(const CalibrateOptions& o) {
   std::vector<model::TraceInput> inputs;
   for (const auto& path : o.traces) {
     traces.push_back(read_trace(path));
+    print_read_warnings(traces.back(), path);
     inputs.push_back({path, model::sha256_file(path), &traces.back()});
   }
   const model::TraceCalibration cal = model::calibrate_from_traces(inputs, co);

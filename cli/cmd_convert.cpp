@@ -10,6 +10,13 @@
 #include "syncscope/io/trace_io.hpp"
 
 namespace syncscope::cli {
+
+void print_read_warnings(const Trace& trace, const std::filesystem::path& path) {
+  for (const auto& w : trace.meta.read_warnings)
+    std::fprintf(stderr, "syncscope: warning: %s: %s\n", printable(path.string()).c_str(),
+                 printable(describe(w)).c_str());
+}
+
 namespace {
 
 struct ConvertOptions {
@@ -28,6 +35,7 @@ void run_convert(const ConvertOptions& o) {
 
   Trace trace = read_trace(o.input);  // input format: decided by content
   for (const auto& w : trace.meta.warnings) std::fprintf(stderr, "syncscope: warning: %s\n", printable(w).c_str());
+  print_read_warnings(trace, o.input);
   WriteOptions w;
   w.format = format;
   w.overwrite = o.force;

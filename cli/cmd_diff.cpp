@@ -52,6 +52,8 @@ void add_diff_command(CLI::App& app, Context& ctx) {
     to.layer_glob = o->layer_range;
     const Trace before = read_trace(o->before);
     const Trace after = read_trace(o->after);
+    print_read_warnings(before, o->before);
+    print_read_warnings(after, o->after);
     const model::DiffReport d = model::diff_traces(before, after, o->what_if, to, o->before, o->after);
     const std::string text = o->format == "json" ? model::diff_to_json(d) : syncscope::diff_to_text(d);
     if (o->output.empty()) {

@@ -7,6 +7,10 @@
 
 #include <CLI/CLI.hpp>
 
+namespace syncscope {
+struct Trace;
+}
+
 namespace syncscope::cli {
 
 struct Context {
@@ -28,5 +32,11 @@ void add_job_command(CLI::App& app, Context& ctx);  // hidden: what batch script
 
 // This executable's path (/proc/self/exe): what sweep and rank jobs run in their tasks.
 std::filesystem::path self_executable();
+
+// What the reader of `path` warned about (a key given twice in an event, arguments of the
+// wrong type: Trace::meta.read_warnings), on stderr, each line escaped: for the commands that
+// read a trace without analyzing it (calibrate, diff, convert; analyze and predict print
+// them with the analysis's warnings).
+void print_read_warnings(const Trace& trace, const std::filesystem::path& path);
 
 }  // namespace syncscope::cli

@@ -1,7 +1,9 @@
 #include <csignal>
 #include <cstdio>
 #include <exception>
+#include <iostream>
 #include <new>
+#include <sstream>
 #include <string>
 #include <string_view>
 
@@ -60,7 +62,11 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
+    // CLI11's own messages quote what was given ("File does not exist: NAME"): escaped like
+    // ours; --help and --version (stdout) are our text.
+    std::ostringstream err;
+    const int rc = app.exit(e, std::cout, err);
+    std::fputs(printable_message(err.str()).c_str(), stderr);
     return rc == 0 ? 0 : 2;
   } catch (const InputError& e) {
     std::fprintf(stderr, "syncscope: error: %s\n", printable_message(e.what()).c_str());

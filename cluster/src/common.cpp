@@ -203,6 +203,12 @@ DirKind classify_dir(const fs::path& dir, std::string_view manifest) {
   return DirKind::Empty;
 }
 
+bool foreign_before_lock(const fs::path& dir, std::string_view manifest) {
+  // A writer holding the lock may be creating its manifest right now (a temporary file next
+  // to it): a directory holding the lock file is classified again once the lock is taken.
+  return classify_dir(dir, manifest) == DirKind::Foreign && !has_entry(dir, kDirLockFile);
+}
+
 void check_only_ours(const fs::path& dir, const std::vector<std::string>& roots,
                      const std::vector<std::string>& allowed, const std::string& what) {
   std::vector<std::string> foreign;

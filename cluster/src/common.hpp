@@ -78,11 +78,19 @@ std::vector<std::string> changed_since_written(const std::filesystem::path& dir,
 // Every non-directory entry under DIR/REL, as '/'-separated paths relative to DIR.
 std::vector<std::string> files_under(const std::filesystem::path& dir, const std::string& rel);
 
+// files_under(DIR, "slurm") but for slurm/logs/: the batch scripts and jobs.json we wrote.
+// What Slurm writes into slurm/logs/ (and a user's file there) is never ours to remove.
+std::vector<std::string> files_outside_slurm_logs(const std::filesystem::path& dir);
+
 // An output directory: "" when it does not exist or is empty, else the name of the manifest
 // file it holds (`manifest` when present), else "foreign". A directory holding only our lock
 // and record files (core/dir_lock.hpp, kWrittenRecord) is empty.
 enum class DirKind { Absent, Empty, Ours, Foreign };
 DirKind classify_dir(const std::filesystem::path& dir, std::string_view manifest);
+// Before the lock is taken: Foreign, and no lock file in it either (so no writer of ours,
+// whose temporary files classify_dir would call foreign, may be at work there: the caller
+// takes the lock and classifies again, and a live holder is named).
+bool foreign_before_lock(const std::filesystem::path& dir, std::string_view manifest);
 
 // Before --force removes the subtrees `roots` (relative to `dir`) that an earlier sweep or
 // rank analysis wrote: throws InputError naming up to five entries under them that match

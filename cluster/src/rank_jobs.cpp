@@ -106,7 +106,7 @@ int start_rank_job(const RankJobRequest& r, std::ostream& out) {
   job.id = detail::fnv1a_hex(identity);
 
   const fs::path dir = r.out;
-  SYNCSCOPE_INPUT_ERROR_IF(detail::classify_dir(dir, kManifest) == detail::DirKind::Foreign,
+  SYNCSCOPE_INPUT_ERROR_IF(detail::foreign_before_lock(dir, kManifest),
                            dir.string() +
                                " exists and holds no syncscope rank analysis: choose a new or empty "
                                "directory (nothing in it is replaced, even with --force)");
@@ -125,14 +125,13 @@ int start_rank_job(const RankJobRequest& r, std::ostream& out) {
                                              "pass --force to replace it");
       detail::check_only_ours(dir, {"parts", "slurm"},
                               {"parts/part-*.json", "parts/part-*.error", "slurm/*.sh", "slurm/jobs.json", "slurm/logs",
-                               "slurm/logs/*.out"},
+                               "slurm/logs/*"},
                               "an earlier rank analysis");
       {
         // Only files still as we wrote them (written_record.cpp): an edited summary is refused.
         std::vector<std::string> own = {"summary.json", "summary.csv", "summary.txt", "summary.error", kManifest};
         for (const auto& f : detail::files_under(dir, "parts")) own.push_back(f);
-        for (const auto& f : detail::files_under(dir, "slurm"))
-          if (f.rfind("slurm/logs/", 0) != 0) own.push_back(f);
+        for (const auto& f : detail::files_outside_slurm_logs(dir)) own.push_back(f);
         const auto changed = detail::changed_since_written(dir, own, 5);
         std::string list;
         for (const auto& c : changed) list += (list.empty() ? "" : ", ") + printable(c);
@@ -141,8 +140,10 @@ int start_rank_job(const RankJobRequest& r, std::ostream& out) {
                                                        "rank analysis wrote them: " +
                                                        list + "; move them away (or back), or choose another --out");
       }
-      for (const char* f : {"parts", "slurm", "summary.json", "summary.csv", "summary.txt", "summary.error", kManifest})
+      for (const char* f : {"parts", "summary.json", "summary.csv", "summary.txt", "summary.error", kManifest})
         detail::remove_entry(dir, f);  // links removed themselves, never followed
+      // slurm/logs/ is Slurm's output (and maybe a user's files): kept; our scripts go.
+      for (const auto& f : detail::files_outside_slurm_logs(dir)) detail::remove_entry(dir, f);
       break;
     }
     case detail::DirKind::Absent:

@@ -17,9 +17,11 @@
 #include <cstdio>
 #include <exception>
 #include <mutex>
+#include <new>
 #include <thread>
 
 #include "syncscope/core/error.hpp"
+#include "syncscope/core/file_io.hpp"
 #include "syncscope/core/output_policy.hpp"
 #include "syncscope/core/text.hpp"
 #include "syncscope/io/trace_io.hpp"
@@ -126,6 +128,7 @@ std::vector<RankRow> analyze_rank_files(const std::vector<RankTraceFile>& files,
   std::mutex sink_mutex;  // one on_row call at a time; never held while reading or analyzing
   std::size_t done = 0;
   std::vector<std::exception_ptr> errors(files.size());
+  std::vector<ReadingNow> reading(files.size());
   std::atomic<std::size_t> next{0};
   std::atomic<bool> stop{false};
   auto work = [&] {
@@ -158,6 +161,10 @@ std::vector<RankRow> analyze_rank_files(const std::vector<RankTraceFile>& files,
         }
       } catch (...) {
         errors[i] = std::current_exception();
+        try {
+          reading[i] = reading_now();  // this thread's file: what an out-of-memory message names
+        } catch (const std::bad_alloc&) {
+        }
       }
     }
   };
@@ -185,8 +192,12 @@ std::vector<RankRow> analyze_rank_files(const std::vector<RankTraceFile>& files,
     for (auto& t : pool) t.join();
     if (!failure.empty()) throw Error(failure);
   }
-  for (const auto& e : errors)
-    if (e) std::rethrow_exception(e);
+  for (std::size_t i = 0; i < errors.size(); ++i) {
+    if (!errors[i]) continue;
+    // The reader thread's file passed to this one: main()'s "out of memory while reading FILE".
+    if (!reading[i].file.empty()) note_reading(reading[i].file, reading[i].bytes);
+    std::rethrow_exception(errors[i]);
+  }
   return rows;
 }
 

@@ -32,6 +32,7 @@ using nlohmann::ordered_json;
 namespace {
 
 constexpr const char* kManifest = "sweep.json";
+constexpr std::size_t kMaxTaskNameBytes = 200;
 
 // A directory name from a label: letters, digits, '.', '_' and '-' kept, the rest '_'.
 std::string safe_label(std::string_view s) {
@@ -154,6 +155,14 @@ SweepPlan plan_sweep(const SweepRequest& r) {
       SweepTask task;
       task.index = plan.tasks.size();
       task.name = stem + "--" + t.label;
+      // tasks/NAME.partial-PID-XXXXXX and the temporary ".NAME.json.tmpPID-N" add up to 28
+      // bytes, and one file name holds at most 255 (NAME_MAX): refused here, not at write.
+      SYNCSCOPE_INPUT_ERROR_IF(task.name.size() > kMaxTaskNameBytes,
+                               fmt::format("sweep: {}: the task name '{}' is {} bytes; at most {} are allowed: the "
+                                           "task's directory, log and status file are named after the scenario file "
+                                           "and the GPU target (plus up to 28 bytes while written), and a file name "
+                                           "holds at most 255 bytes: give the scenario file a shorter name",
+                                           printable(s), printable(task.name), task.name.size(), kMaxTaskNameBytes));
       task.scenario = fs::absolute(s).lexically_normal().string();
       task.scenario_hash = hash;
       task.target = t;
@@ -286,13 +295,21 @@ int run_task_locked(const fs::path& dir, std::size_t index, const fs::path& sync
   {
     std::string cmd;
     for (const auto& a : argv) cmd += (cmd.empty() ? "" : " ") + shell_quote(a);
-    root.write(log_rel, "$ " + cmd + "\n");  // a fresh log per attempt
+    // A fresh log per attempt; the scenario's path is the user's text: escaped (core/text.hpp).
+    root.write(log_rel, "$ " + printable(cmd) + "\n");
   }
   LoggedRun lr;
   {
     const int fd = root.open_append(log_rel);
     lr = run_logged(argv, fd);
     ::close(fd);
+  }
+  // The log as we wrote it (our command line and run's output): `sweep --force` replaces it
+  // only while it is still that (written_record.cpp); one edited since is refused, named.
+  try {
+    detail::record_written(root, log_rel.generic_string(), root.read(log_rel));
+  } catch (const InputError&) {
+    // Unreadable now (replaced by a link, over 1 GiB): unrecorded, so --force keeps it.
   }
   const ProcessResult& r = lr.result;
   const std::string ended = utc_now_iso8601();
@@ -370,8 +387,9 @@ void replace_old_sweep(const SweepRequest& r, const fs::path& dir, const SweepPl
                                  std::string(state_name(s.state)) + " (job " + s.job +
                                  "): cancel it (scancel) before replacing the sweep");
   // Only what the old sweep wrote goes, and only when nothing else is in what goes.
+  // slurm/logs/ is Slurm's (the jobs' output) and a user's: never removed, so not checked.
   std::vector<std::string> roots = {"slurm"};
-  std::vector<std::string> allowed = {"slurm/*.sh", "slurm/jobs.json", "slurm/logs", "slurm/logs/*.out"};
+  std::vector<std::string> allowed = {"slurm/*.sh", "slurm/jobs.json", "slurm/logs", "slurm/logs/*"};
   const auto run_files = pipeline::run_dir_rules().allowed;
   for (const auto& t : old.tasks) {
     roots.push_back("tasks/" + t.name);
@@ -395,20 +413,16 @@ void replace_old_sweep(const SweepRequest& r, const fs::path& dir, const SweepPl
     SYNCSCOPE_INPUT_ERROR_IF(!bad.empty(), (dir / rel).string() + " holds files its run did not write (" + list +
                                                "): --force would delete them; move them away, or choose another --out");
   }
-  // The sweep's own files, by the record of what it wrote (written_record.cpp); a log by its
-  // first line (run appends to it, so its content is not recorded).
+  // The sweep's own files, logs included, by the record of what it wrote (written_record.cpp):
+  // each goes only while it is byte for byte what we wrote.
   std::vector<std::string> own = {"report.html", "results.csv", kManifest};
-  for (const auto& t : old.tasks) own.push_back("status/" + t.name + ".json");
-  for (const auto& f : detail::files_under(dir, "slurm"))
-    if (f.rfind("slurm/logs/", 0) != 0) own.push_back(f);
-  std::vector<std::string> changed = detail::changed_since_written(dir, own, 5);
-  const DirHandle h = DirHandle::open(dir);
   for (const auto& t : old.tasks) {
-    const fs::path log = fs::path("logs") / (t.name + ".log");
-    struct stat lst {};
-    if (changed.size() < 5 && h.stat(log, lst) && (!S_ISREG(lst.st_mode) || h.read(log, 1 << 30).rfind("$ ", 0) != 0))
-      changed.push_back(log.string() + " (not a log syncscope wrote: it starts with \"$ \" and the command)");
+    own.push_back("status/" + t.name + ".json");
+    own.push_back("logs/" + t.name + ".log");
   }
+  const std::vector<std::string> slurm_files = detail::files_outside_slurm_logs(dir);
+  own.insert(own.end(), slurm_files.begin(), slurm_files.end());
+  const std::vector<std::string> changed = detail::changed_since_written(dir, own, 5);
   std::string list;
   for (const auto& c : changed) list += (list.empty() ? "" : ", ") + printable(c);
   SYNCSCOPE_INPUT_ERROR_IF(!changed.empty(), dir.string() +
@@ -416,6 +430,7 @@ void replace_old_sweep(const SweepRequest& r, const fs::path& dir, const SweepPl
                                                  "sweep wrote them: " +
                                                  list + "; move them away (or back), or choose another --out");
   // Removed beneath DIR's descriptor: a link planted there is removed itself, never followed.
+  const DirHandle h = DirHandle::open(dir);
   for (const auto& t : old.tasks) {
     h.remove(fs::path("tasks") / t.name);
     for (const auto& e : our_partials(dir, t.name)) h.remove(fs::path("tasks") / e);
@@ -423,7 +438,10 @@ void replace_old_sweep(const SweepRequest& r, const fs::path& dir, const SweepPl
     h.remove(fs::path("logs") / (t.name + ".log"));
   }
   for (const char* f : {"report.html", "results.csv", kManifest}) h.remove(f);
-  h.remove("slurm");
+  for (const auto& f : slurm_files) h.remove(f);
+  if (detail::has_directory(dir, "slurm/logs") && !h.list("slurm/logs").empty())
+    out << "kept " << printable((dir / "slurm" / "logs").string())
+        << ": Slurm wrote the jobs' output there, not syncscope\n";
   out << "replaced the earlier sweep in " << printable(dir.string()) << " (--force)\n";
 }
 
@@ -506,7 +524,7 @@ int start_sweep(const SweepRequest& r, std::ostream& out) {
   const SweepPlan plan = plan_sweep(r);
   const fs::path dir = r.out;
   // A directory that is not ours gets no lock file either: refused as it is.
-  SYNCSCOPE_INPUT_ERROR_IF(detail::classify_dir(dir, kManifest) == detail::DirKind::Foreign,
+  SYNCSCOPE_INPUT_ERROR_IF(detail::foreign_before_lock(dir, kManifest),
                            dir.string() +
                                " exists and holds no syncscope sweep: choose a new or empty directory "
                                "(nothing in it is replaced, even with --force)");

@@ -79,8 +79,9 @@ std::string merged_csv(const fs::path& dir, const SweepPlan& plan, const std::ve
   for (const auto& b : blocks) {
     const auto& s = st[b.task];
     const auto& t = plan.tasks[b.task];
-    std::vector<std::string> row = {t.name, fs::path(t.scenario).filename().string(), t.target.label,
-                                    std::string(state_name(s.state)), s.reason};
+    // The scenario's file name and the reason (quoting a log) are the user's text: escaped.
+    std::vector<std::string> row = {t.name, printable(fs::path(t.scenario).filename().string()), t.target.label,
+                                    std::string(state_name(s.state)), printable(s.reason)};
     if (b.rows.size() <= 1) {
       row.resize(header.size());
       out.row(row);

@@ -144,4 +144,11 @@ std::vector<std::string> files_under(const fs::path& dir, const std::string& rel
   return out;
 }
 
+std::vector<std::string> files_outside_slurm_logs(const fs::path& dir) {
+  std::vector<std::string> out;
+  for (auto& f : files_under(dir, "slurm"))
+    if (f.rfind("slurm/logs/", 0) != 0) out.push_back(std::move(f));
+  return out;
+}
+
 }  // namespace syncscope::cluster::detail

@@ -44,6 +44,16 @@ std::string file_stem(const std::string& scenario, const Job& j, bool sweep) {
   if (sweep) s += fmt::format("__L{}", j.layers);
   for (char& c : s)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+  // A file name holds at most 255 bytes (NAME_MAX), and the stem gets ".json.gz" and, while
+  // written, a temporary name around it (".STEM.json.gz.tmpPID-N", up to 40 bytes more): a
+  // long scenario name (up to 255 bytes, each non-ASCII byte one '_') is cut to kMaxFileStem
+  // bytes, ending in "-" and an FNV-1a 64 of the whole stem so that two long names stay two files.
+  if (s.size() > kMaxFileStem) {
+    std::uint64_t h = 14695981039346656037ull;
+    for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+    const std::string tail = fmt::format("-{:016x}", h);
+    s = s.substr(0, kMaxFileStem - tail.size()) + tail;
+  }
   return s;
 }
 

@@ -152,7 +152,8 @@ void idle_rows(const IdleBreakdown& b, IdleVerdict v,
 void gpu_analyses_rows(const AnalysisResult& r, CsvWriter& csv, const std::string& version) {
   auto rows_for = [&](const std::string& kind, const std::string& name) {
     return [&csv, &version, kind, name](const std::string& metric, const std::string& value) {
-      csv.row({kind, name, "0", metric, value, version});
+      // Kernel, annotation and stream names come from the trace: escaped as in the tables.
+      csv.row({kind, printable(name), "0", printable(metric), printable(value), version});
     };
   };
   auto num = [](auto v) { return fmt::format("{}", v); };

@@ -157,7 +157,8 @@ std::string number(I v) requires std::is_integral_v<I> {
 void window_rows(CsvWriter& csv, std::string_view kind, const WindowStats& w, const std::string& version) {
   const std::string index = std::to_string(w.index);
   auto row = [&](const std::string& metric, const std::string& value) {
-    csv.row({std::string(kind), printable(w.name), index, metric, value, version});
+    // Metrics and values quote the trace too (syncs.by_api.NAME, the critical path's where/what).
+    csv.row({std::string(kind), printable(w.name), index, printable(metric), printable(value), version});
   };
   row("start_ns", number(w.start));
   row("end_ns", number(w.end));
@@ -206,7 +207,8 @@ void summary_rows(CsvWriter& csv, std::string_view kind, const StepSummary& s, c
   for (const auto& [metric, d] : metrics) {
     const std::pair<const char*, double> stats[] = {
         {"median", d->median}, {"p10", d->p10}, {"p90", d->p90}, {"min", d->min}, {"max", d->max}};
-    for (const auto& [stat, v] : stats) csv.row({std::string(kind), stat, "0", metric, number(v), version});
+    for (const auto& [stat, v] : stats)
+      csv.row({std::string(kind), stat, "0", metric, number(v), version});  // printed-name-ok: our labels
   }
 }
 
@@ -288,7 +290,7 @@ std::string analysis_to_csv(const AnalysisResult& r, const CauseRemovals* remova
   for (std::size_t i = 0; i < r.worst.size(); ++i) {
     const Offender& o = r.worst[i];
     auto row = [&](const std::string& metric, const std::string& value) {
-      csv.row({"worst", printable(o.cause), std::to_string(i), metric, value, version});
+      csv.row({"worst", printable(o.cause), std::to_string(i), printable(metric), printable(value), version});
     };
     row("count", number(o.count));
     row("blocked_ns", number(o.blocked_ns));

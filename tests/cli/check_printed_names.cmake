@@ -2,7 +2,9 @@
 # Greps the printers (reports/src/*printers*.cpp, the critical-path table, the sweep and rank
 # job runners, the CLI commands) for a line that formats or streams a name-like field
 # (.name, .source, .cause, .where, .what, .reason, .description, .gpu_name, .critical_step, a
-# warning or note) without printable() on that line. A line that prints such a field that is
+# warning or note) without printable() on that line, and every csv.row(...) line for a cell
+# that may hold a name (name, metric, value, where, what, a name-like field) not inside
+# printable(). A line that prints such a field that is
 # not user text (an enum's name, a label we made from [A-Za-z0-9._-]) says so with
 # "printed-name-ok". Run: cmake -DSOURCE_DIR=<repo> -P check_printed_names.cmake
 if(NOT SOURCE_DIR)
@@ -21,11 +23,25 @@ foreach(f IN LISTS files)
   set(n 0)
   foreach(line IN LISTS lines)
     math(EXPR n "${n} + 1")
+    if(line MATCHES "^[ ]*//" OR line MATCHES "printed-name-ok")
+      continue()
+    endif()
+    # A CSV row (its first line is checked): every cell that may hold a name (a name,
+    # metric or value variable, a name-like field) goes through printable(), as in a table.
+    if(line MATCHES "csv\\.row\\(")
+      math(EXPR checked "${checked} + 1")
+      string(REGEX REPLACE "printable\\([^()]*(\\([^()]*\\))?[^()]*\\)" "ESCAPED" cells "${line}")
+      if(cells MATCHES "[{,] *(name|metric|value|where|what|cause|reason|[a-z_]+\\.(name|source|cause|where|what|reason|description|gpu_name|rule))[,}]")
+        file(RELATIVE_PATH rel ${SOURCE_DIR} ${f})
+        string(APPEND bad "  ${rel}:${n}: ${line}\n")
+      endif()
+      continue()
+    endif()
     # Only lines that print: a stream insertion, fmt::format, printf, or text appended.
     if(NOT line MATCHES "(<<|fmt::format|printf|\\+= \"|\\+ \"\\\\n\")")
       continue()
     endif()
-    if(line MATCHES "^[ ]*//" OR line MATCHES "printed-name-ok" OR line MATCHES "csv\\.row|\\[\"")
+    if(line MATCHES "\\[\"")
       continue()
     endif()
     if(line MATCHES "[a-z_]\\.(name|source|cause|where|what|reason|description|gpu_name|critical_step|simulated_source|measured_source)[^a-z_(]"

@@ -241,6 +241,31 @@ TEST(Round3Readers, OutOfMemoryNamesTheFile) {
   EXPECT_FALSE(has(r.err, "bad_alloc")) << r.err;
 }
 
+TEST(Round3Readers, OutOfMemoryInAReaderThreadNamesItsFile) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "an address-space limit (ulimit -v) cannot hold an ASan build; checked in the ci build";
+#endif
+  test::TempDir d;
+  fs::create_directories(d / "R");
+  for (const auto& e : fs::directory_iterator(test::fixture("ranks/nccl4")))
+    if (e.path().extension() == ".json") fs::copy_file(e.path(), d / "R" / e.path().filename());
+  // rank3: an event whose name is 300 MB (300 kB gzipped), read by one of three threads
+  // under a 500 MB address space.
+  std::string t = slurp(test::fixture("ranks/nccl4/node0_1000.1700000000000000000.pt.trace.json"));
+  t.replace(t.find("\"rank\": 0"), 9, "\"rank\": 3");
+  const std::size_t at = t.find('[', t.find("\"traceEvents\"")) + 1;
+  put(d / "pre", t.substr(0, at) + "\n{\"ph\": \"i\", \"cat\": \"cpu_op\", \"name\": \"");
+  put(d / "post", "\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"s\": \"t\"}," + t.substr(at));
+  const std::string make = "cd '" + d.path().string() +
+                           "' && { cat pre; head -c 300000000 /dev/zero | tr '\\0' a; cat post; } | gzip -1 > "
+                           "R/rank3.pt.trace.json.gz";
+  ASSERT_EQ(std::system(make.c_str()), 0);
+  const Result r = run(d.path(), "analyze R --jobs 3", "ulimit -v 500000;");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_TRUE(has(r.err, "out of memory while reading ")) << r.err;
+  EXPECT_TRUE(has(r.err, "R/rank3.pt.trace.json.gz")) << r.err;
+}
+
 // ---- sweeps: edits kept, one writer, plans checked -----------------------------------------
 
 TEST(Round3Sweep, ForceKeepsAnEditedResultsCsv) {
@@ -352,6 +377,137 @@ TEST(Round3Sweep, StatusNamesASymlinkedTask) {
   const Result r = run(d.path(), "sweep --status sw");
   EXPECT_TRUE(has(r.out, "is a symbolic link, not the directory a run wrote")) << r.out << r.err;
   EXPECT_FALSE(has(r.out, "missing")) << r.out;
+}
+
+// ---- the audit's gaps (issue 39, round three) ----------------------------------------------
+
+TEST(Round3Sweep, ForceKeepsAnEditedLogAndAUsersSlurmLog) {
+  test::TempDir d;
+  put(d / "a.yaml", kTiny);
+  put(d / "b.yaml", std::string(kTiny).replace(0, 10, "name: tinb"));
+  const Result a = run(d.path(), "sweep a.yaml --device sim --out D");
+  ASSERT_LE(a.code, 1) << a.err;
+  const fs::path log = d / "D" / "logs" / "a--default.log";
+  ASSERT_TRUE(present(log));
+  const std::string as_written = slurp(log);
+  // A line appended to a log: it still starts with "$ ", and is still not what we wrote.
+  put(log, as_written + "my note\n");
+  const Result b = run(d.path(), "sweep b.yaml --device sim --out D --force");
+  EXPECT_EQ(b.code, 2) << b.err;
+  EXPECT_TRUE(has(b.err, "logs/a--default.log (changed since syncscope wrote it)")) << b.err;
+  EXPECT_EQ(slurp(log), as_written + "my note\n");
+  // A user's file beside the batch scripts: refused, named.
+  put(log, as_written);
+  fs::create_directories(d / "D" / "slurm" / "logs");
+  put(d / "D" / "slurm" / "mine.sh", "#!/bin/sh\n");
+  const Result c = run(d.path(), "sweep b.yaml --device sim --out D --force");
+  EXPECT_EQ(c.code, 2) << c.err;
+  EXPECT_TRUE(has(c.err, "slurm/mine.sh (not written by syncscope)")) << c.err;
+  EXPECT_TRUE(present(d / "D" / "slurm" / "mine.sh"));
+  // What Slurm (or a user) put in slurm/logs/ is never ours to remove: kept, and said.
+  fs::remove(d / "D" / "slurm" / "mine.sh");
+  put(d / "D" / "slurm" / "logs" / "mine.out", "my notes\n");
+  const Result e = run(d.path(), "sweep b.yaml --device sim --out D --force");
+  EXPECT_LE(e.code, 1) << e.err;
+  EXPECT_TRUE(has(e.out, "replaced the earlier sweep")) << e.out;
+  EXPECT_TRUE(has(e.out, "slurm/logs: Slurm wrote the jobs' output there, not syncscope")) << e.out;
+  EXPECT_EQ(slurp(d / "D" / "slurm" / "logs" / "mine.out"), "my notes\n");
+  EXPECT_FALSE(present(log));  // the earlier sweep's own log, as written: replaced
+  EXPECT_TRUE(present(d / "D" / "logs" / "b--default.log"));
+}
+
+TEST(Round3Sweep, LoserOfTwoWritersNamesTheHolderWhileItWritesItsPlan) {
+  test::TempDir d;
+  put(d / "s.yaml", kTiny);
+  // The winner holds the lock and is writing sweep.json (its temporary file is there).
+  HeldLock held(d / "D", "pid 4242 on host elsewhere since 2026-12-03T12:00:00Z\n");
+  put(d / "D" / ".sweep.json.tmp4242-17", "{\n");
+  const Result r = run(d.path(), "sweep s.yaml --device sim --out D");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(has(r.err, "another syncscope is writing this sweep directory (pid 4242 on host elsewhere")) << r.err;
+  EXPECT_FALSE(has(r.err, "holds no syncscope sweep")) << r.err;
+  // A rank analysis directory likewise.
+  HeldLock held2(d / "J", "pid 4343 on host elsewhere since 2026-12-03T12:00:00Z\n");
+  put(d / "J" / ".rank_job.json.tmp4343-5", "{\n");
+  const Result j = run(d.path(), "analyze '" + test::fixture("ranks/nccl4").string() + "' --out J");
+  EXPECT_EQ(j.code, 2) << j.err;
+  EXPECT_TRUE(has(j.err, "pid 4343")) << j.err;
+  EXPECT_FALSE(has(j.err, "holds no syncscope rank analysis")) << j.err;
+  // Without a lock file, a folder of other files is still refused as it is, and gets no lock.
+  fs::create_directories(d / "F");
+  put(d / "F" / "notes.txt", "mine\n");
+  const Result f = run(d.path(), "sweep s.yaml --device sim --out F");
+  EXPECT_EQ(f.code, 2) << f.err;
+  EXPECT_TRUE(has(f.err, "holds no syncscope sweep")) << f.err;
+  EXPECT_FALSE(present(d / "F" / ".syncscope-lock"));
+}
+
+TEST(Round3Names, AnalyzeCsvEscapesKernelAndAnnotationNames) {
+  test::TempDir d;
+  evil_trace(d / "t.json");
+  for (const std::string opts : {"--format csv", "--format csv --critical-path"}) {
+    const Result a = run(d.path(), "analyze t.json " + opts);
+    ASSERT_EQ(a.code, 0) << opts << ": " << a.err;
+    no_raw_controls(a, opts);
+    EXPECT_TRUE(has(a.out, "kernel,k\\x1B]0;owned\\x07\\x1B[2J\\u{202E},0,")) << opts << ": " << a.out;
+  }
+}
+
+TEST(Round3Names, OptionErrorsAndSweepLogsEscaped) {
+  test::TempDir d;
+  // CLI11's own message ("File does not exist: NAME") quotes what was given.
+  for (const std::string cmd : {"run ARG", "sweep --out D ARG", "convert ARG o.json"}) {
+    const Result r = run(d.path(), std::string(cmd).replace(cmd.find("ARG"), 3, "$'nofile\\x1b]0;owned\\x07.yaml'"));
+    EXPECT_EQ(r.code, 2) << cmd << ": " << r.err;
+    no_raw_controls(r, cmd);
+    EXPECT_TRUE(has(r.err, "nofile\\x1B]0;owned\\x07.yaml")) << cmd << ": " << r.err;
+  }
+  // A sweep task's log quotes the scenario's path on its "$ " line.
+  put(d / "e\x1b]0;owned\x07.yaml", kTiny);
+  const Result s = run(d.path(), "sweep $'e\\x1b]0;owned\\x07.yaml' --device sim --out S");
+  ASSERT_LE(s.code, 1) << s.err;
+  no_raw_controls(s, "sweep");
+  const std::string log = slurp(d / "S" / "logs" / "e__0_owned_--default.log");
+  ASSERT_FALSE(log.empty());
+  EXPECT_EQ(log.find('\x1b'), std::string::npos) << log;
+  EXPECT_EQ(log.find('\x07'), std::string::npos) << log;
+  EXPECT_TRUE(has(log, "e\\x1B]0;owned\\x07.yaml")) << log;
+}
+
+TEST(Round3Names, LongNameOfTwoByteCharactersRuns) {
+  test::TempDir d;
+  std::string name;
+  for (int i = 0; i < 127; ++i) name += "é";  // 127 characters, 254 bytes: a valid name
+  put(d / "s.yaml", std::string(kTiny).replace(0, 10, "name: " + name));
+  const Result r = run(d.path(), "run s.yaml --device sim --out R");
+  EXPECT_LE(r.code, 1) << r.err;
+  EXPECT_FALSE(has(r.err, "too long")) << r.err;
+  EXPECT_TRUE(present(d / "R" / "results.json")) << r.err;
+  const Result s = run(d.path(), "sweep s.yaml --device sim --out S");
+  EXPECT_LE(s.code, 1) << s.out << s.err;
+  EXPECT_TRUE(present(d / "S" / "tasks" / "s--default" / "results.json")) << s.out;
+  // A scenario file whose name makes a task name too long for the files named after it.
+  const std::string long_file = std::string(230, 'a') + ".yaml";
+  put(d / long_file, kTiny);
+  const Result t = run(d.path(), "sweep " + long_file + " --device sim --out T");
+  EXPECT_EQ(t.code, 2) << t.err;
+  EXPECT_TRUE(has(t.err, "is 239 bytes; at most 200 are allowed")) << t.err;
+  EXPECT_FALSE(present(d / "T" / "sweep.json"));
+}
+
+TEST(Round3Readers, DuplicateKeyWarnedByEveryCommandThatReadsATrace) {
+  test::TempDir d;
+  std::string t = slurp(test::fixture("traces/kineto_all_categories.json"));
+  const auto at = t.find("\"dur\":", t.find("triton_poi_fused_0"));
+  ASSERT_NE(at, std::string::npos);
+  t.insert(at, "\"dur\": 1000000000000000, ");
+  put(d / "t.json", t);
+  for (const std::string cmd : {"diff t.json t.json", "convert t.json c.json",
+                                "calibrate --from-trace t.json --base H200 --output p.yaml --step-range '*'"}) {
+    const Result r = run(d.path(), cmd);
+    EXPECT_TRUE(has(r.err, "t.json: 1 \"kernel\" events give the key \"dur\" more than once")) << cmd << ": " << r.err;
+    EXPECT_TRUE(has(r.err, "the first value was kept")) << cmd << ": " << r.err;
+  }
 }
 
 }  // namespace

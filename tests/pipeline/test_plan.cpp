@@ -135,6 +135,24 @@ TEST(PipelinePlan, StepOptionsKeepOtherFixesAtBaselineAndOffloadEveryLayer) {
   EXPECT_FALSE(step_options(no_offload, fixes::Fix::Packing, "cached", 3, 2).offload);
 }
 
+// Issue 39: a 127-character name of 2-byte characters (254 bytes, a valid name) made a trace
+// file name over 255 bytes ("File name too long" at write): the stem is cut, with a hash.
+TEST(PipelinePlan, LongFileStemsAreCutWithAHashOfTheWhole) {
+  Job j;
+  j.fix = fixes::Fix::Packing;
+  j.variant = "rebuild";
+  std::string a;
+  for (int i = 0; i < 127; ++i) a += "\u00e9";
+  const std::string b = a.substr(0, a.size() - 2) + "e";  // differs in its last character only
+  const std::string sa = file_stem(a, j, true), sb = file_stem(b, j, true);
+  EXPECT_EQ(sa.size(), kMaxFileStem);
+  EXPECT_EQ(sb.size(), kMaxFileStem);
+  EXPECT_NE(sa, sb);
+  EXPECT_EQ(sa.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_."),
+            std::string::npos);
+  EXPECT_EQ(file_stem(std::string(150, 'x'), j, false), std::string(150, 'x') + "__packing-rebuild");  // fits: kept
+}
+
 TEST(PipelinePlan, FileStemsAreSafeAndLabelsNameTheDepthInSweeps) {
   Job j;
   j.fix = fixes::Fix::MoeRouting;

@@ -69,7 +69,9 @@ RunPlan plan_jobs(const std::vector<scenario::Scenario>& scenarios);
 program::StepOptions step_options(const scenario::Scenario& s, fixes::Fix fix, const std::string& variant, int layers,
                                   int depth);
 std::string variant_option_key(const program::StepOptions& o);
-// The trace file stem: "<scenario>__<fix>-<variant>[__L<layers>]", file-name safe.
+// The trace file stem: "<scenario>__<fix>-<variant>[__L<layers>]", file-name safe; one over
+// kMaxFileStem bytes is cut to that, ending in "-" and a hash of the whole (a long name).
+inline constexpr std::size_t kMaxFileStem = 200;
 std::string file_stem(const std::string& scenario, const Job& j, bool sweep);
 // "<scenario> <fix>=<variant>[ L=<layers>]": progress lines and trace names.
 std::string job_label(const scenario::Scenario& s, const Job& j);
