@@ -12,6 +12,7 @@
 #include "syncscope/core/output_policy.hpp"
 
 #include "syncscope/io/trace_io.hpp"
+#include "syncscope/model/gpu_profile.hpp"
 #include "syncscope/model/replay.hpp"
 #include "syncscope/model/replay_diff.hpp"
 #include "syncscope/reports/replay_printers.hpp"
@@ -24,6 +25,7 @@ void add_diff_command(CLI::App& app, Context& ctx) {
     std::vector<std::string> what_if;
     std::string step_range = "ProfilerStep#*";
     std::string layer_range;
+    std::string gpu;
     std::string format = "text";
     std::string output;
     bool force = false;
@@ -40,6 +42,9 @@ void add_diff_command(CLI::App& app, Context& ctx) {
                   "Edit replayed on BEFORE (repeatable, applied together): " + model::what_if_forms());
   cmd->add_option("--step-range", o->step_range, "Glob over range names that delimit steps")->capture_default_str();
   cmd->add_option("--layer-range", o->layer_range, "Glob over range names that delimit layers (packing and MoE edits)");
+  cmd->add_option("--gpu,--gpu-profile", o->gpu,
+                  "GPU profile (a shipped name or a profile file) for edits that need a rate the trace does not "
+                  "show: pin-memory's pinned copy rate when BEFORE has no pinned copies of that direction");
   cmd->add_option("--format", o->format, "Output format: text or json")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
@@ -50,6 +55,7 @@ void add_diff_command(CLI::App& app, Context& ctx) {
     model::TracePredictOptions to;
     to.step_glob = o->step_range;
     to.layer_glob = o->layer_range;
+    if (!o->gpu.empty()) to.profile = model::load_gpu_profile(o->gpu);
     const Trace before = read_trace(o->before);
     const Trace after = read_trace(o->after);
     print_read_warnings(before, o->before);

@@ -98,6 +98,26 @@ TEST(ReplayCli, DiffJsonOfATraceWithItself) {
   EXPECT_LT(j.at("what_if").at("error").get<double>(), 0);
 }
 
+// pin-memory needs a pinned rate: a trace without pinned copies of that direction and no
+// --gpu-profile exits 2 naming the option; with a profile, predict and diff replay it and say
+// where the rate came from.
+TEST(ReplayCli, PinMemoryTakesItsRateFromTheGpuProfileOrExits2) {
+  test::TempDir dir;
+  const std::string t = "'" + test::fixture("traces/families/kineto_2021.json").string() + "'";  // one pageable DtoH
+  const CliRun none = syncscope(dir, "predict --trace " + t + " --what-if pin-memory");
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("--gpu-profile"), std::string::npos) << none.err;
+  const CliRun r = syncscope(dir, "predict --trace " + t + " --what-if pin-memory --gpu-profile H100 --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto w = nlohmann::json::parse(r.out).at("what_if").at(0);
+  EXPECT_TRUE(w.at("applicable").get<bool>());
+  EXPECT_NE(w.at("notes").at(0).get<std::string>().find("GPU profile H100"), std::string::npos) << w.dump();
+  const CliRun d = syncscope(dir, "diff " + t + " " + t + " --what-if pin-memory --gpu-profile H100 --format json");
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  EXPECT_TRUE(nlohmann::json::parse(d.out).at("what_if").at("predicted_after_step_ns").is_number());
+  EXPECT_EQ(syncscope(dir, "diff " + t + " " + t + " --what-if pin-memory:h2d --gpu-profile H100").exit_code, 2);
+}
+
 // analyze's worst offenders say what removing each cause saves, by replay, in every format.
 TEST(ReplayCli, AnalyzeSaysWhatRemovingEachCauseSaves) {
   test::TempDir dir;

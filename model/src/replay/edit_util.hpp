@@ -40,5 +40,9 @@ namespace syncscope::model::replay_detail {
 
 // moe-sorted and moe-device (edit_moe.cpp), on predict --trace's detection.
 EditResult apply_moe_edit(const Trace& trace, ReplayGraph& g, const WhatIfEdit& edit, const detail::TraceFacts& facts);
+// pin-memory[:h2d|:d2h] (edit_copies.cpp): the rates from the trace's own pinned copies, else
+// `profile`; throws InputError naming --gpu-profile when neither has one.
+EditResult apply_pin_memory_edit(const Trace& trace, ReplayGraph& g, const WhatIfEdit& edit,
+                                 const std::optional<GpuProfile>& profile);
 
 }  // namespace syncscope::model::replay_detail

@@ -12,6 +12,9 @@
 // - moe-sorted / moe-device (edit_moe.cpp): a layer's per-expert routing queries become 3
 //   syncs (torch.bincount reads min and max back, then .tolist() the counts;
 //   kMoeSortedSyncsPerCall) / none, and for device the per-expert loop one pass.
+// - pin-memory[:h2d|:d2h] (edit_copies.cpp): every copy with a pageable host side becomes pinned:
+//   its device time bytes / the pinned rate (the trace's own pinned copies, else --gpu-profile),
+//   its async call a launch call's cost, no longer staging nor waiting.
 // - a registered fix's own (FixSpec::what_if_edits, e.g. fixes/logging's logging-every[:N]):
 //   its replay_edit hook, through ReplayEditContext (syncscope/model/replay_edit.hpp).
 #include <algorithm>
@@ -146,8 +149,8 @@ std::optional<std::pair<const fixes::FixSpec*, const fixes::WhatIfSpelling*>> re
 std::string what_if_forms() {
   std::string forms =
       "remove-syncs:cause=GLOB, remove-syncs:api=GLOB, remove-syncs:range=GLOB, remove-syncs:all, packing-cache, "
-      "packing-device, double-buffer, prefetch[:K], moe-sorted";
-  std::vector<std::string> more = {"moe-device"};
+      "packing-device, double-buffer, prefetch[:K], moe-sorted, moe-device";
+  std::vector<std::string> more = {"pin-memory[:h2d|:d2h]"};
   for (const std::string& w : registered_what_if_edits()) {
     const auto reg = registered_edit(w);
     more.push_back(reg && !reg->second->argument.empty() ? w + "[:" + reg->second->argument + "]" : w);
@@ -193,7 +196,12 @@ WhatIfEdit parse_what_if(const std::string& text) {
                                          text));
   } else if (text == "moe-sorted") e.kind = WhatIfEdit::Kind::MoeSorted;
   else if (text == "moe-device") e.kind = WhatIfEdit::Kind::MoeDevice;
-  else if (text == "remove-syncs:all") {
+  else if (text == "pin-memory" || text == "pin-memory:h2d" || text == "pin-memory:d2h") {
+    e.kind = WhatIfEdit::Kind::PinMemory;
+    if (text.size() > 10) e.selector = text.substr(11);
+  } else if (text.starts_with("pin-memory:")) {
+    throw InputError(fmt::format("--what-if '{}': pin-memory takes h2d or d2h (or nothing: both directions)", text));
+  } else if (text == "remove-syncs:all") {
     e.kind = WhatIfEdit::Kind::RemoveSyncs;
     e.selector = "all";
     e.pattern = "*";
@@ -278,6 +286,8 @@ EditResult apply_what_if(const Trace& trace, ReplayGraph& g, const WhatIfEdit& e
           edit.text, trace.memcpys.size());
     return r;
   }
+
+  if (edit.kind == WhatIfEdit::Kind::PinMemory) return apply_pin_memory_edit(trace, g, edit, predict_options.profile);
 
   // Packing, MoE and the registered fixes' edits: predict --trace's detection.
   PredictionReport scratch;

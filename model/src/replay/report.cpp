@@ -107,7 +107,8 @@ ReplayReport replay_what_if(const Trace& trace, const std::vector<std::string>& 
       case WhatIfEdit::Kind::MoeSorted: fix = "moe_routing", variant = "sorted"; break;
       case WhatIfEdit::Kind::MoeDevice: fix = "moe_routing", variant = "device"; break;
       case WhatIfEdit::Kind::Registered: fix = fixes::fix_spec(edit.fix).name, variant = edit.variant; break;
-      case WhatIfEdit::Kind::RemoveSyncs: break;
+      case WhatIfEdit::Kind::RemoveSyncs:
+      case WhatIfEdit::Kind::PinMemory: break;
     }
     if (!fix.empty()) {
       const FixPrediction* f = find_fix(closed_forms, fix, variant);

@@ -198,6 +198,7 @@ std::vector<std::size_t> critical_syncs(const ReplayGraph& graph, const ReplayTi
 // Spellings (model/README.md, "Replay"):
 //   remove-syncs:cause=GLOB | remove-syncs:api=GLOB | remove-syncs:range=GLOB | remove-syncs:all
 //   packing-cache | packing-device | double-buffer | prefetch[:K] | moe-sorted | moe-device
+//   pin-memory | pin-memory:h2d | pin-memory:d2h (src/replay/edit_copies.cpp)
 //   and each registered fix's own (FixSpec::what_if_edits, e.g. logging-every[:N])
 struct WhatIfEdit {
   enum class Kind : std::uint8_t {
@@ -208,10 +209,11 @@ struct WhatIfEdit {
     Prefetch,
     MoeSorted,
     MoeDevice,
+    PinMemory,  // every copy with a pageable host side pinned (selector "h2d", "d2h" or "": both)
     Registered  // a registered fix's edit (FixSpec::what_if_edits, syncscope/model/replay_edit.hpp)
   };
   Kind kind = Kind::RemoveSyncs;
-  std::string selector;  // "cause", "api", "range", "all" (RemoveSyncs)
+  std::string selector;  // "cause", "api", "range", "all" (RemoveSyncs); "h2d", "d2h", "" (PinMemory)
   std::string pattern;   // the glob
   int depth = 0;         // prefetch:K (0: TracePredictOptions::prefetch_depth)
   std::string text;      // as given
