@@ -52,7 +52,9 @@ void describe_models(const std::vector<scenario::Scenario>& scenarios, RunPlan& 
     j.network->base_parameters = ns.base_parameters;
     j.network->family = scenario::model_traits(j.opts.model).family;
   }
-  std::set<std::string> named;
+  // `named` keeps one line per model and kind of note; `models` the models named, in order: the
+  // first is env.extra.model (docs/validate-a-model.md), any other model.<scenario>.
+  std::set<std::string> named, models;
   for (std::size_t si = 0; si < scenarios.size(); ++si) {
     const scenario::Scenario& s = scenarios[si];
     const Job* job = first_job(plan, si);
@@ -66,7 +68,7 @@ void describe_models(const std::vector<scenario::Scenario>& scenarios, RunPlan& 
     program::StepOptions full = job->opts;
     full.layers = 0;  // the whole model, as its card counts it
     const program::NetworkSummary ns = program::network_summary(full);
-    if (named.insert(s.model.name).second) {
+    if (models.insert(s.model.name).second) {
       std::string from;
       if (!request.hf_config.empty()) {
         // A pipe (--hf-config <(...)) was consumed by reading it: only a regular file can be
@@ -79,7 +81,7 @@ void describe_models(const std::vector<scenario::Scenario>& scenarios, RunPlan& 
         from =
             fmt::format(" from {} ({})", request.hf_config, file ? "sha256 " + sha : "not hashed: not a regular file");
       }
-      env.extra[named.size() == 1 ? "model" : "model." + s.name] = s.model.name;
+      env.extra[models.size() == 1 ? "model" : "model." + s.name] = s.model.name;
       say(notes,
           fmt::format("model {}{}: {}, {} parameters as its config class defines them ({} embeddings), {}",
                       s.model.name, from, t.family.empty() ? "family not given (model_type)" : t.family + " family",

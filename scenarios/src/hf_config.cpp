@@ -259,6 +259,12 @@ ModelShape parse_hf_config(const std::string& text, const std::filesystem::path&
     return v.get<double>();
   };
 
+  {
+    // Before the shape keys: a state-space or hybrid config is refused for what it is.
+    std::string type =
+        j.contains("model_type") && j["model_type"].is_string() ? j["model_type"].get<std::string>() : outer_type;
+    detail::refuse_unmodellable(j, file, type, where);
+  }
   ModelShape m;
   m.name = model_name(j, path);
 
@@ -322,9 +328,11 @@ ModelShape parse_hf_config(const std::string& text, const std::filesystem::path&
   m.sliding_window = in.sliding_window;
   scenario::detail::check_model(m, where, "");  // bounds num_hidden_layers before a per-layer list
   in.num_hidden_layers = m.num_hidden_layers;
-  // Experts, dense layers, MLA, chunks: read with the known family's defaults (none for an
-  // unknown model_type, whose closest family resolve_model_traits() names).
-  detail::read_architecture(detail::HfKeys{j, file, where}, m, in, model_family(m.model_type).value_or(""));
+  // Experts, dense layers, MLA, chunks: read with the family's config-class defaults, the
+  // closest family's for an unknown model_type (resolve_model_traits() names it and every
+  // key so defaulted).
+  in.mla = j.contains("kv_lora_rank") && !j["kv_lora_rank"].is_null();
+  detail::read_architecture(detail::HfKeys{j, file, where}, m, in, resolved_family(in));
   detail::read_vision_tower(outer_vision, outer_type, m);
   scenario::detail::check_model(m, where, "");  // MLA's head_dim, within bounds
   ModelTraits read = std::move(m.traits);

@@ -39,6 +39,14 @@ std::vector<std::string> apply_text_defaults(nlohmann::json& text, const std::st
 // InputError naming the file, key and constraint. `family` is the resolved family name.
 void read_architecture(const HfKeys& keys, ModelShape& m, TraitInputs& in, const std::string& family);
 
+// A config whose layers are not all softmax attention (state-space / Mamba mixers, hybrid
+// layouts, linear attention, recurrent blocks): an InputError naming the file, the position
+// of the first such key, every such key, the model_type and what syncscope cannot model.
+// Checked before the shape keys, so a pure state-space config is refused for what it is,
+// not for a missing num_attention_heads.
+void refuse_unmodellable(const nlohmann::json& j, const std::string& file, const std::string& model_type,
+                         const Locator& where);
+
 // A multimodal config's vision tower (vision_config): named, left out of the step, and its
 // parameter count with its projector when its form is known (SigLIP, as Gemma 3 uses).
 void read_vision_tower(const nlohmann::json& outer, const std::string& outer_type, ModelShape& m);

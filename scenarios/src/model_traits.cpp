@@ -95,7 +95,8 @@ const Family* find(std::string_view family) {
 }
 
 // The family an unknown model_type is read as: the longest known name it starts with
-// ("qwen2_moe" -> qwen2, "llama4" -> llama), else by shape: experts named like Qwen's ->
+// ("qwen2_moe_x" -> qwen2_moe, "llama_x" -> llama), else by shape: MLA keys -> deepseek_v3,
+// experts named like Qwen's ->
 // qwen3_moe, other experts -> mixtral, a window -> mistral, anything else -> llama.
 const Family& closest(const TraitInputs& in) {
   const Family* best = nullptr;
@@ -175,6 +176,11 @@ std::optional<std::string> model_family(std::string_view model_type) {
   return std::nullopt;
 }
 
+std::string resolved_family(const TraitInputs& in) {
+  if (auto known = model_family(in.model_type)) return *known;
+  return closest(in).name;
+}
+
 ResolvedTraits resolve_model_traits(const TraitInputs& in) {
   const auto known = model_family(in.model_type);
   const Family& f = known ? *find(*known) : closest(in);
@@ -194,13 +200,19 @@ ResolvedTraits resolve_model_traits(const TraitInputs& in) {
            return d;
          }()))
       features += ", " + s;
+    // Every key the config leaves to the family's class is an assumption too: named, with its value.
+    const std::string defaulted =
+        in.class_defaults.empty()
+            ? ""
+            : fmt::format("; the keys the config leaves out, read as {}'s config class sets them: {}", f.name,
+                          fmt::join(in.class_defaults, ", "));
     t.assumed = fmt::format(
-        "{} is not a model_type syncscope knows ({}): read with {}'s defaults ({}; {}{}{}); the keys the config "
+        "{} is not a model_type syncscope knows ({}): read with {}'s defaults ({}; {}{}{}{}); the keys the config "
         "states still apply, but its parameter count and attention pattern may differ from the real model's",
         in.model_type.empty() ? std::string("the config has no model_type, so it")
                               : "model_type \"" + in.model_type + "\"",
         fmt::join(known_model_families(), ", "), f.name, f.tie ? "tied embeddings" : "untied embeddings",
-        windows_rule(f), features.empty() ? "; no biases, sinks or extra norms" : "", features);
+        windows_rule(f), features.empty() ? "; no biases, sinks or extra norms" : "", features, defaulted);
   }
   r.tie_word_embeddings = in.tie_word_embeddings.value_or(f.tie);
   t.qk_norm = f.qk_norm;

@@ -481,6 +481,23 @@ const Case kSmall[] = {
      },
      "run tiny.yaml --device sim --out r --hf-config config.json", 2,
      "config.json:9:3: hidden_size: duplicate key (first at line 3, column 3); give it once", nullptr},
+    {"hybrid Mamba/attention config (issue 37: ran as qwen3_moe with exit 0)",
+     [](const fs::path& d) {
+       tiny(d);
+       put(d / "config.json",
+           R"({"model_type": "jamba", "num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32,
+ "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 65536, "num_experts": 16,
+ "num_experts_per_tok": 2, "attn_layer_period": 8, "attn_layer_offset": 4, "expert_layer_period": 2,
+ "expert_layer_offset": 1, "mamba_d_state": 16, "mamba_d_conv": 4, "mamba_expand": 2, "use_mamba_kernels": true})");
+     },
+     "run tiny.yaml --device sim --out r --hf-config config.json", 2,
+     "config.json:3:52: model_type \"jamba\" describes state-space (Mamba/SSM), linear-attention or hybrid layers",
+     [](const fs::path& d, const Result& r) {
+       for (const char* key : {"attn_layer_period", "attn_layer_offset", "mamba_d_state", "mamba_d_conv",
+                               "mamba_expand", "use_mamba_kernels", "expert_layer_period", "cannot model this family"})
+         EXPECT_NE(r.err.find(key), std::string::npos) << key << " in " << r.err;
+       EXPECT_FALSE(fs::exists(d / "r"));
+     }},
 };
 INSTANTIATE_TEST_SUITE_P(Small, CliSafety, ::testing::ValuesIn(kSmall), row_name);
 

@@ -53,6 +53,12 @@ struct Published {
 //  Llama-4-Scout text: per layer q/o 2*5120*5120 + k/v 2*5120*1024 + norms 2*5120 + router
 //    16*5120 + experts 16*3*5120*8192 + shared 3*5120*8192 = 2,202,101,760; 48 layers +
 //    2*202048*5120 + 5120 = 107,769,861,120 (the card's 109B adds the vision tower).
+//  Llama-4-Scout vision (modeling_llama4.py; 34 layers of 1408, MLP 5632, 336 px / 14 px
+//    patches + a class token): patch Linear 3*14*14*1408, class 1408, 577 positions *1408,
+//    pre/post LayerNorms 4*1408, per layer 2 LayerNorms 4*1408 + q/k/v/o 4*(1408^2+1408) +
+//    fc1 1408*5632+5632 + fc2 5632*1408+1408 = 23,807,872 (34: 809,467,648); adapter
+//    5632*4096 + 4096*4096; projector 4096*5120: 871,932,416, so the whole model
+//    108,641,793,536, the card's 109B.
 //  Gemma 3 vision (SigLIP, 27 layers of 1152, MLP 4304, 896 px / 14 px patches, no head):
 //    patch conv 3*14*14*1152 + 1152, 4096 positions *1152, per layer 2 LayerNorms 4*1152 +
 //    q/k/v/o 4*(1152^2+1152) + fc1 1152*4304+4304 + fc2 4304*1152+1152 = 15,239,504, final
@@ -70,7 +76,7 @@ TEST(HfArchitectures, ParameterCountsMatchThePublishedTotals) {
       {"gemma-3-4b-pt", 3880263168, 419816304, 4300079472},
       {"gemma-3-12b-pt", 11766034176, 421290864, 12187325040},
       {"gemma-3-27b-pt", 27009346304, 423060336, 27432406640},
-      {"llama-4-scout-17b-16e", 107769861120, 0, 0},  // card: 109B with the vision tower
+      {"llama-4-scout-17b-16e", 107769861120, 871932416, 0},  // card: 109B with the vision tower
   };
   for (const auto& p : table) {
     SCOPED_TRACE(p.fixture);
@@ -91,8 +97,8 @@ TEST(HfArchitectures, DeepSeekV3RoundsToItsPublished671B) {
   const std::int64_t n = base_parameters(m);
   EXPECT_NEAR(static_cast<double>(n), 671e9, 0.5e9) << n;
   EXPECT_EQ(n, 671026404352);  // 3 dense + 58 MoE layers (derivation in tests/fixtures/hf/README.md)
-  ASSERT_EQ(m.traits.unmodelled.size(), 1u);
-  EXPECT_NE(m.traits.unmodelled[0].find("num_nextn_predict_layers"), std::string::npos);
+  ASSERT_EQ(m.traits.unmodelled.size(), 2u);
+  EXPECT_NE(m.traits.unmodelled[1].find("num_nextn_predict_layers"), std::string::npos);
 }
 
 TEST(HfArchitectures, TraitsAreReadAsTheConfigClassMeansThem) {
@@ -124,6 +130,7 @@ TEST(HfArchitectures, TraitsAreReadAsTheConfigClassMeansThem) {
   EXPECT_EQ(scenario::describe_windows(scout.traits, 48),
             "8192-token attention chunks on 36 of 48 layers (full attention on the rest)");
   EXPECT_EQ(scout.vision_model, "llama4_vision_model");
+  EXPECT_NEAR(static_cast<double>(base_parameters(scout) + scout.vision_parameters), 109e9, 0.5e9);
   ASSERT_FALSE(scout.traits.notes.empty());
   EXPECT_NE(scout.traits.notes.back().find("llama4_vision_model"), std::string::npos);
 
@@ -281,6 +288,126 @@ TEST(HfArchitectures, UnknownTypeWithLatentAttentionIsReadAsDeepSeek) {
   EXPECT_NE(m.traits.assumed.find("model_type \"kimi_like\""), std::string::npos) << m.traits.assumed;
   EXPECT_NE(m.traits.assumed.find("deepseek_v3's defaults"), std::string::npos) << m.traits.assumed;
   EXPECT_EQ(base_parameters(m), 15706484224);  // every trait is stated, so the count holds
+}
+
+// A known family's config that leaves keys out gets its class's defaults (transformers'
+// DeepseekV3Config: n_shared_experts=1, first_k_dense_replace=3, q_lora_rank=1536,
+// moe_intermediate_size=2048), so DeepSeek-V3 without them still counts 671B; it once read
+// no shared expert.
+TEST(HfArchitectures, KnownFamilyLeavesKeysToItsConfigClass) {
+  test::TempDir dir;
+  std::string v3 = read(test::fixture("hf/deepseek-v3/config.json"));
+  for (const char* key : {"\"n_shared_experts\": 1,", "\"first_k_dense_replace\": 3,", "\"q_lora_rank\": 1536,",
+                          "\"moe_intermediate_size\": 2048,"})
+    v3 = with(v3, key, "");
+  const auto p = dir / "config.json";
+  std::ofstream(p) << v3;
+  const scenario::ModelShape m = scenario::load_hf_config(p);
+  EXPECT_EQ(m.num_shared_experts, 1);
+  EXPECT_EQ(m.intermediate_size, 2048);
+  EXPECT_EQ(m.q_lora_rank, 1536);
+  EXPECT_FALSE(m.moe_layer(2));
+  EXPECT_TRUE(m.moe_layer(3));
+  EXPECT_EQ(base_parameters(m), 671026404352);
+  EXPECT_TRUE(m.traits.assumed.empty()) << m.traits.assumed;  // a known family: nothing assumed
+}
+
+// An unknown model_type read as the closest family gets that family's class defaults, and
+// the warning names each one: a DeepSeek-like config without first_k_dense_replace,
+// n_shared_experts, q_lora_rank and qk_rope_head_dim is read as DeepseekV3Config would
+// (3 dense layers, 1 shared expert, q_lora_rank 1536, 64), where it once applied
+// q_lora_rank 1536 but no dense layer and no shared expert, naming none of them.
+TEST(HfArchitectures, UnknownTypeGetsTheClosestFamilysDefaultsEachNamed) {
+  test::TempDir dir;
+  std::string ds = with(read(test::fixture("hf/deepseek-v2-lite/config.json")), "\"deepseek_v2\"", "\"kimi_like\"");
+  for (const char* key : {"\"first_k_dense_replace\": 1,", "\"n_shared_experts\": 2,", "\"q_lora_rank\": null,",
+                          "\"qk_rope_head_dim\": 64,"})
+    ds = with(ds, key, "");
+  const auto p = dir / "config.json";
+  std::ofstream(p) << ds;
+  const scenario::ModelShape m = scenario::load_hf_config(p);
+  EXPECT_EQ(m.traits.family, "deepseek_v3");
+  EXPECT_FALSE(m.moe_layer(2));
+  EXPECT_TRUE(m.moe_layer(3));
+  EXPECT_EQ(m.num_shared_experts, 1);
+  EXPECT_EQ(m.shared_expert_intermediate_size, 1408);
+  EXPECT_EQ(m.q_lora_rank, 1536);
+  EXPECT_EQ(m.qk_rope_head_dim, 64);
+  for (const char* named : {"first_k_dense_replace 3", "n_shared_experts 1", "q_lora_rank 1536", "qk_rope_head_dim 64"})
+    EXPECT_NE(m.traits.assumed.find(named), std::string::npos) << named << " in " << m.traits.assumed;
+  // What the config states is not listed as assumed.
+  EXPECT_EQ(m.traits.assumed.find("kv_lora_rank 512"), std::string::npos) << m.traits.assumed;
+  EXPECT_EQ(m.traits.assumed.find("moe_intermediate_size"), std::string::npos) << m.traits.assumed;
+}
+
+// DeepSeek-V3's router (group-limited, sigmoid scores with a correction bias, scaled) is
+// not the softmax top-k the step runs: each key is named in a warning. DeepSeek-V2-Lite's
+// (one group, greedy, softmax, scale 1) is the step's, and says nothing.
+TEST(HfArchitectures, RoutingKeysTheStepDoesNotModelAreNamed) {
+  const scenario::ModelShape v3 = fixture_model("deepseek-v3");
+  std::string routing;
+  for (const auto& w : v3.traits.unmodelled)
+    if (w.rfind("routing: ", 0) == 0) routing = w;
+  for (const char* named : {"n_group 8", "topk_group 4", "topk_method \"noaux_tc\"", "scoring_func \"sigmoid\"",
+                            "routed_scaling_factor 2.5"})
+    EXPECT_NE(routing.find(named), std::string::npos) << named << " in " << routing;
+  EXPECT_TRUE(fixture_model("deepseek-v2-lite").traits.unmodelled.empty());
+  EXPECT_TRUE(fixture_model("qwen3-30b-a3b").traits.unmodelled.empty());
+}
+
+// State-space and hybrid configs cannot be modelled: refused naming the file, the keys and
+// the family (a Jamba config once ran as qwen3_moe, its Mamba layers as attention).
+TEST(HfArchitectures, StateSpaceAndHybridConfigsAreRefusedNamingWhatIsMissing) {
+  test::TempDir dir;
+  const std::string jamba = R"({"model_type": "jamba", "num_hidden_layers": 32, "hidden_size": 4096,
+ "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 65536,
+ "num_experts": 16, "num_experts_per_tok": 2, "attn_layer_period": 8, "attn_layer_offset": 4,
+ "expert_layer_period": 2, "expert_layer_offset": 1, "mamba_d_state": 16, "mamba_d_conv": 4, "mamba_expand": 2,
+ "use_mamba_kernels": true})";
+  std::string e = error_of(dir, jamba);
+  EXPECT_EQ(e.rfind((dir / "config.json").string() + ":3:", 0), 0u) << e;
+  for (const char* named :
+       {"model_type \"jamba\"", "attn_layer_period", "attn_layer_offset", "mamba_d_state", "mamba_d_conv",
+        "mamba_expand", "use_mamba_kernels", "expert_layer_period", "cannot model this family", "selective-scan"})
+    EXPECT_NE(e.find(named), std::string::npos) << named << " in " << e;
+  // The same keys under another name are refused too: the keys decide, not the name.
+  e = error_of(dir, with(jamba, "\"jamba\"", "\"my_hybrid\""));
+  EXPECT_NE(e.find("model_type \"my_hybrid\""), std::string::npos) << e;
+  // A pure state-space config (no attention heads) says what it is, not "missing key".
+  e = error_of(dir, R"({"model_type": "mamba", "hidden_size": 768, "num_hidden_layers": 24, "vocab_size": 50280,
+ "state_size": 16, "conv_kernel": 4, "expand": 2, "time_step_rank": 48})");
+  EXPECT_NE(e.find("cannot model this family"), std::string::npos) << e;
+  EXPECT_NE(e.find("state_size"), std::string::npos) << e;
+  EXPECT_EQ(e.find("missing required key"), std::string::npos) << e;
+  // Hybrid layouts inside a multimodal text_config are found there.
+  e = error_of(dir, R"({"model_type": "x", "text_config": {"model_type": "nemotron_h", "num_hidden_layers": 4,
+ "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100,
+ "hybrid_override_pattern": "M-M*"}})");
+  EXPECT_NE(e.find("hybrid_override_pattern"), std::string::npos) << e;
+}
+
+// MLA's attention: QK^T over the q.k width (qk_nope + qk_rope = 192) and PV over
+// v_head_dim (128), where the step once charged PV at 192 too. A dense model's SDPA keeps
+// 4 * heads * T^2 * head_dim.
+TEST(HfArchitectures, LatentAttentionChargesPvAtTheValueWidth) {
+  auto first = [](const program::Program& p, const std::string& name) -> const program::Op* {
+    for (const auto& op : p.ops)
+      if (op.name == name) return &op;
+    return nullptr;
+  };
+  const program::Program p = program::build_step_program(run_of("deepseek-v2-lite", 1, fixes::MoeVariant::Device));
+  const program::Op* kv_a = first(p, "kv_a_proj_with_mqa");
+  const program::Op* sdpa = first(p, "scaled_dot_product_attention");
+  ASSERT_TRUE(kv_a && sdpa);
+  const double T = kv_a->flops / (2.0 * (512 + 64) * 2048);  // tokens, from a GEMM of known shape
+  EXPECT_DOUBLE_EQ(sdpa->flops, 2.0 * 16 * T * T * (192 + 128));
+
+  const program::Program q = program::build_step_program(run_of("qwen3-0.6b", 1, fixes::MoeVariant::Device));
+  const program::Op* q_proj = first(q, "q_proj");
+  const program::Op* dense = first(q, "scaled_dot_product_attention");
+  ASSERT_TRUE(q_proj && dense);
+  const double Tq = q_proj->flops / (2.0 * 16 * 128 * 1024);
+  EXPECT_DOUBLE_EQ(dense->flops, 4.0 * 16 * Tq * Tq * 128);
 }
 
 }  // namespace

@@ -177,6 +177,28 @@ TEST_F(InTempDir, HfConfigRunNamesTheModelEverywhere) {
   EXPECT_EQ(run(r).out, fs::path("out/qwen3-0.6b--qwen2.5-7b-simulated"));
 }
 
+// One scenario, one model: results.json names it as env.extra.model (docs/validate-a-model.md),
+// with or without --hf-config, and not under a per-scenario key.
+TEST_F(InTempDir, OneScenarioRunsResultsJsonHasEnvExtraModel) {
+  RunRequest r;
+  r.scenarios = {scenario("qwen3-0.6b.yaml")};
+  r.device = "sim";
+  r.layers = 2;
+  r.repeats = 1;
+  r.warmup = 0;
+  for (const std::string cfg : {"", "mistral-7b-v0.1"}) {
+    SCOPED_TRACE(cfg.empty() ? "the scenario's model" : cfg);
+    r.hf_config = cfg.empty() ? "" : config(cfg);
+    const RunOutcome o = run(r);
+    const std::string model = cfg.empty() ? "Qwen3-0.6B" : cfg;  // the scenario names its model so
+    const auto doc = nlohmann::json::parse(read_file(o.out / "results.json"));
+    const auto& extra = doc.at("env").at("extra");
+    ASSERT_TRUE(extra.contains("model")) << extra.dump();
+    EXPECT_EQ(extra.at("model"), model);
+    EXPECT_FALSE(extra.contains("model.qwen3-0.6b")) << extra.dump();
+  }
+}
+
 // Gemma-3-1b (5 sliding layers of 6, then a full one): Unsloth's mask cache holds one
 // (dtype, window) entry, so the cached variant rebuilds the mask at every window change of
 // the step's builds (9 in the forward's 26 layers, 8 in the checkpoint recompute's reverse

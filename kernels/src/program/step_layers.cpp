@@ -68,8 +68,11 @@ void StepBuilder::attention() {
     ew("attention.drop_sink", s);
     fwd(FwdKernel::Kind::Attention, "attention.pv_matmul", 2.0 * s * d_, (s + 2.0 * T * q) * b_);
   } else {
-    // SDPA with a dense additive mask computes every (i, j) block: QK^T and PV.
-    fwd(FwdKernel::Kind::Attention, "scaled_dot_product_attention", 4.0 * nh_ * T * T * d_, (4.0 * T * q + T * T) * b_);
+    // SDPA with a dense additive mask computes every (i, j) block: QK^T over the q.k width
+    // (d_) and PV over v's (MLA: v_head_dim, 128 beside a q.k width of 192; else d_).
+    const double dv = m.is_mla() ? m.v_head_dim : d_;
+    fwd(FwdKernel::Kind::Attention, "scaled_dot_product_attention", 2.0 * nh_ * T * T * (d_ + dv),
+        (2.0 * T * q + 2.0 * T * nh_ * dv + T * T) * b_);
   }
   const double attn_out = m.is_mla() ? static_cast<double>(nh_) * m.v_head_dim : q;
   ew("attn_output.contiguous", T * attn_out);

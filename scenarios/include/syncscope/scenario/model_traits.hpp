@@ -87,7 +87,16 @@ struct TraitInputs {
   std::optional<bool> use_qk_norm;                  // Llama 4
   std::optional<std::vector<bool>> layer_chunked;   // layer_types' "chunked_attention" entries
   bool mla = false;                                 // kv_lora_rank given (closest family for an unknown type)
+  // The architecture keys the config leaves out (or sets to null) and that were read as the
+  // family's config class defines them, "key value" each ("first_k_dense_replace 3"): named
+  // in ModelTraits::assumed when the model_type is not known (hf_architecture.cpp).
+  std::vector<std::string> class_defaults;
 };
+
+// The family whose config class supplies the defaults: the model_type's own, else the closest
+// one (by name prefix, then by shape: MLA keys -> deepseek_v3, experts -> qwen3_moe or
+// mixtral, a window -> mistral, else llama). resolve_model_traits() uses the same.
+std::string resolved_family(const TraitInputs& in);
 
 struct ResolvedTraits {
   ModelTraits traits;
