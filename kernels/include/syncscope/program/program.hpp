@@ -114,7 +114,7 @@ std::vector<BufferViolation> check_buffer_safety(const Program& program);
 struct ProgramStats {
   int kernels = 0;
   int copies = 0;
-  int host_syncs = 0;       // blocking host calls: StreamSync + DeviceSync + EventSync
+  int host_syncs = 0;  // blocking host calls: StreamSync + DeviceSync + EventSync
   // The same per step over a long run: an op issued every `period` steps counts 1/period.
   double mean_host_syncs = 0;
   int pageable_copies = 0;  // copies with a pageable host side (D2H ones block the host)
