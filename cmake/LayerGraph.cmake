@@ -65,6 +65,13 @@ function(syncscope_write_layer_graph)
     get_target_property(_type "${_t}" TYPE)
     get_target_property(_dir "${_t}" SOURCE_DIR)
     cmake_path(IS_PREFIX tests_root "${_dir}" NORMALIZE _is_test)
+    # A fix folder's tests (fixes/<name>/tests) are tests too: they drive the fix through the
+    # layers above its folder (the run plan in pipeline/, which also holds the measured
+    # backend that registers the fix), so as a part of fixes/<name> they would close a cycle.
+    cmake_path(RELATIVE_PATH _dir BASE_DIRECTORY "${PROJECT_SOURCE_DIR}" OUTPUT_VARIABLE _rel)
+    if(_rel MATCHES "^fixes/[^/]+/tests(/|$)")
+      set(_is_test TRUE)
+    endif()
     if(_t STREQUAL "syncscope_warnings" OR _type STREQUAL "UTILITY" OR _is_test)
       continue()
     endif()

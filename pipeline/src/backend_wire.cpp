@@ -141,6 +141,13 @@ json options_json(const program::StepOptions& o) {
   json other = json::object();
   for (const auto& [fix, v] : o.other_fixes) other[std::to_string(static_cast<int>(fix))] = v;
   j["other_fixes"] = other;
+  json numbers = json::object();  // {"<fix id>": {"<key>": value}}: doubles, exact in JSON's text
+  for (const auto& [fix, values] : o.fix_numbers) {
+    json fix_values = json::object();
+    for (const auto& [key, v] : values) fix_values[key] = v;
+    numbers[std::to_string(static_cast<int>(fix))] = fix_values;
+  }
+  j["fix_numbers"] = numbers;
   return j;
 }
 
@@ -167,6 +174,15 @@ program::StepOptions options_from_json(const json& j, const std::string& what) {
   if (!off->is_null()) o.offload = fixes::offload_variant(off->get<std::string>());
   for (const auto& [id, v] : member(j, "other_fixes", what).items())
     o.other_fixes[static_cast<fixes::Fix>(std::stoi(id))] = v.get<std::uint8_t>();
+  for (const auto& [id, values] : member(j, "fix_numbers", what).items()) {
+    const std::string where = what + ".fix_numbers." + id;
+    if (!values.is_object()) throw Error(fmt::format("measured backend wire: {} is not an object", where));
+    auto& into = o.fix_numbers[static_cast<fixes::Fix>(std::stoi(id))];
+    for (const auto& [key, v] : values.items()) {
+      if (!v.is_number()) throw Error(fmt::format("measured backend wire: {}.{} is not a number", where, key));
+      into[key] = v.get<double>();
+    }
+  }
   return o;
 }
 

@@ -64,6 +64,8 @@ program::StepOptions every_field_set() {
   o.offload_budget_bytes = 1.0 / 3.0;
   o.moe = fixes::MoeVariant::Sorted;
   o.other_fixes[static_cast<fixes::Fix>(42)] = 1;
+  o.fix_numbers[static_cast<fixes::Fix>(42)] = {{"logging_steps", 10}, {"ratio", 1.0 / 3.0}};
+  o.fix_numbers[static_cast<fixes::Fix>(7)] = {};
   o.moe_expert_gemm = "padded";
   o.seed = 0xffffffffffffffffull;
   o.nvtx = false;
@@ -94,6 +96,8 @@ TEST(BackendWire, StepOptionsKeepEveryField) {
   EXPECT_EQ(b.offload, fixes::OffloadVariant::Prefetch);
   EXPECT_EQ(b.moe, fixes::MoeVariant::Sorted);
   EXPECT_EQ(b.other_fixes, o.other_fixes);
+  EXPECT_EQ(b.fix_numbers, o.fix_numbers);  // doubles exactly, an empty entry kept
+  EXPECT_EQ(b.fix_numbers.at(static_cast<fixes::Fix>(42)).at("ratio"), 1.0 / 3.0);
   EXPECT_EQ(b.offload_budget_bytes, 1.0 / 3.0);  // doubles exactly
   EXPECT_EQ(b.training.target_modules, o.training.target_modules);
   EXPECT_TRUE(b.training.double_quant);
@@ -147,6 +151,21 @@ TEST(BackendWire, RefusesOtherVersionsAndMissingFields) {
     FAIL() << "a missing field was accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("runtime versions.libtorch is missing"), std::string::npos) << e.what();
+  }
+  // A fix's numbers: required, and numbers only.
+  const std::string opts = to_wire(every_field_set());
+  std::string no_numbers = opts;
+  no_numbers.replace(no_numbers.find("\"fix_numbers\""), 13, "\"fix_numberz\"");
+  EXPECT_THROW(step_options_from_wire(no_numbers), Error);
+  std::string text = opts;
+  const std::size_t at = text.find("\"logging_steps\":") + 16;
+  text.replace(at, text.find_first_of(",}", at) - at, "\"ten\"");
+  try {
+    (void)step_options_from_wire(text);
+    FAIL() << "a fix number that is a string was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("fix_numbers.42.logging_steps is not a number"), std::string::npos)
+        << e.what();
   }
 }
 

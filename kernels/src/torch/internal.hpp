@@ -12,37 +12,10 @@
 #include <vector>
 
 #include "syncscope/kernels/step.hpp"
+#include "syncscope/kernels/torch_step_point.hpp"
 #include "syncscope/program/offload_schedule.hpp"
 
 namespace syncscope::kernels::detail {
-
-// NVTX ranges (CUDA builds) plus an optional record of their names (tests).
-class Ranges {
- public:
-  void enable_nvtx(bool on) { nvtx_ = on; }
-  void record(bool on) { record_ = on; }
-  void push(const std::string& name);
-  void pop();
-  std::vector<std::string> take();
-  int depth() const { return depth_; }
-
- private:
-  bool nvtx_ = false;
-  bool record_ = false;
-  int depth_ = 0;
-  std::vector<std::string> names_;
-};
-
-class RangeGuard {
- public:
-  RangeGuard(Ranges& r, const std::string& name) : r_(r) { r_.push(name); }
-  ~RangeGuard() { r_.pop(); }
-  RangeGuard(const RangeGuard&) = delete;
-  RangeGuard& operator=(const RangeGuard&) = delete;
-
- private:
-  Ranges& r_;
-};
 
 // at::_grouped_mm (bf16 grouped GEMM with group ends read from device memory) and its
 // autograd formulas exist from LibTorch 2.8 on. -DSYNCSCOPE_ENABLE_GROUPED_MM=OFF leaves it out.
@@ -50,20 +23,6 @@ class RangeGuard {
     (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 8))
 #define SYNCSCOPE_HAVE_GROUPED_MM 1
 #endif
-
-struct Ctx {
-  torch::Device device{torch::kCPU};
-  torch::ScalarType dtype = torch::kFloat32;
-  bool cuda = false;
-  SyncCounts* syncs = nullptr;
-  int* metadata_builds = nullptr;
-  Ranges* ranges = nullptr;
-  // MoE "device": "grouped" or "padded" (resolve_moe_expert_gemm; "" when the step has no
-  // MoE device variant, which moe.cpp treats as padded); moe.cpp falls back to "padded" for
-  // good if at::_grouped_mm refuses its inputs.
-  std::string moe_expert_gemm;
-  torch::TensorOptions opts() const { return torch::TensorOptions().device(device).dtype(dtype); }
-};
 
 // Host reads, counted where they would synchronize on CUDA. `counter` points into
 // Ctx::syncs. Each performs exactly what ATen's ops do (the tensor is read back).

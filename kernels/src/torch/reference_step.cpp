@@ -2,6 +2,8 @@
 // built from (build_choreography / build_plain_choreography).
 #include <fmt/format.h>
 
+#include <limits>
+
 #include "syncscope/core/error.hpp"
 #include "torch/internal.hpp"
 
@@ -34,6 +36,7 @@ struct ReferenceStep::Impl {
   program::Choreography first_choreo;
   std::unique_ptr<OffloadEngine> first_engine;
   int steps_run = 0;
+  std::map<fixes::Fix, std::any> fix_states;  // the fixes' LibTorch hooks' state (TorchStepContext)
   PackingMetadata packing;
   int batch = 0;
   std::vector<int> lengths;
@@ -114,11 +117,43 @@ struct ReferenceStep::Impl {
 
   StepResult run() {
     // The first step runs Unsloth's first pass (every layer offloaded), later ones the plan.
-    const bool first = steps_run++ == 0 && first_engine != nullptr;
-    return run_with(first ? first_choreo : choreo, first ? first_engine.get() : engine.get());
+    const int index = steps_run++;
+    const bool first = index == 0 && first_engine != nullptr;
+    return run_with(first ? first_choreo : choreo, first ? first_engine.get() : engine.get(), index);
   }
 
-  StepResult run_with(const program::Choreography& choreo, OffloadEngine* engine) {
+  // Every registered fix's LibTorch hook at a step point, in registry order (the step
+  // program's fix_point at the same points).
+  static void fix_point(fixes::TorchStepContext& c, program::ProgramPoint at) {
+    for (const fixes::FixSpec& f : fixes::fix_registry())
+      if (f.torch_step_point) f.torch_step_point(c, at);
+  }
+
+  // After backward: the fixes' hooks before the optimizer, AdamW, their hooks after it, and
+  // the loss read unless a hook took it (then the loss that hook read, NaN when none).
+  double optimizer_and_loss_read(const torch::Tensor& loss, int index) {
+    fixes::TorchStepContext c{.options = opt,
+                              .parameters = w.named,
+                              .loss = loss,
+                              .syncs = syncs,
+                              .ranges = ranges,
+                              .device = ctx,
+                              .step = index,
+                              .fix_states = fix_states,
+                              .loss_read_taken = false,
+                              .loss_read = std::nullopt};
+    fix_point(c, program::ProgramPoint::BeforeOptimizer);  // gradient clipping (fixes/logging)
+    {
+      RangeGuard r(ranges, "optimizer");
+      adam->step();
+    }
+    fix_point(c, program::ProgramPoint::AfterOptimizer);  // a trainer's logging (fixes/logging)
+    if (c.loss_read_taken) return c.loss_read.value_or(std::numeric_limits<double>::quiet_NaN());
+    ++syncs.other;  // aten::item on the loss: D2H + cudaStreamSynchronize
+    return loss.item<double>();
+  }
+
+  StepResult run_with(const program::Choreography& choreo, OffloadEngine* engine, int index) {
     syncs = {};
     builds = 0;
     for (auto& [name, p] : w.named) p.mutable_grad().reset();  // set_to_none: no zeroing kernels
@@ -196,12 +231,7 @@ struct ReferenceStep::Impl {
       if (in_choreo_range) ranges.pop();
       if (emb.requires_grad()) emb.backward(grad);  // a frozen embedding (lora/qlora) gets none
       ranges.pop();                                 // backward
-      {
-        RangeGuard r(ranges, "optimizer");
-        adam->step();
-      }
-      ++syncs.other;  // aten::item on the loss: D2H + cudaStreamSynchronize
-      result.loss = loss.item<double>();
+      result.loss = optimizer_and_loss_read(loss, index);
     }
     result.host_syncs = syncs;
     result.metadata_builds = builds;

@@ -95,6 +95,8 @@ std::int32_t calibrate(const char* options, std::uint64_t size, BackendBytes* me
 }
 
 const BackendTable& table() {
+  static const bool fixes_registered = (backend::register_fixes(), true);  // at load: the loader asks first
+  (void)fixes_registered;
   static const std::string key = backend_build_key();
   static const std::string description = backend::description();
   static const BackendTable t{kBackendAbiVersion,

@@ -12,6 +12,9 @@
 #if SYNCSCOPE_BACKEND_KERNELS
 #include "syncscope/kernels/step.hpp"
 #endif
+#if SYNCSCOPE_BACKEND_FIX_TORCH
+#include "syncscope/fixes/shipped.hpp"
+#endif
 #if SYNCSCOPE_BACKEND_TRACER
 #include "syncscope/tracer/nvtx.hpp"
 #include "syncscope/tracer/tracer.hpp"
@@ -22,6 +25,15 @@ extern "C" int cudaRuntimeGetVersion(int* version);
 #endif
 
 namespace syncscope::pipeline::backend {
+
+void register_fixes() {
+#if SYNCSCOPE_BACKEND_FIX_TORCH
+  // The fixes with folders of their own, with their LibTorch hooks: this module has its own
+  // registry (its static libraries stay local), which the executable's registrations do not
+  // reach, and a measured run of such a fix needs both (StepOptions::other_fixes names it).
+  fixes::register_shipped_torch_steps();
+#endif
+}
 
 std::uint32_t capabilities() {
   std::uint32_t c = 0;

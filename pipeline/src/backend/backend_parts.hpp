@@ -11,6 +11,9 @@
 
 namespace syncscope::pipeline::backend {
 
+// Registers the fixes with folders of their own and their LibTorch hooks (fixes/shipped's
+// register_shipped_torch_steps) where this build has them; called once at load.
+void register_fixes();
 std::uint32_t capabilities();
 std::string description();  // what this build holds, e.g. "LibTorch 2.11.0, CUPTI tracer, calibration"
 

@@ -17,14 +17,18 @@
 // it; tests/pipeline/test_fix_registry.cpp registers a toy fix from the test alone and runs it
 // through scenario parsing, the run plan, the step program and predict.
 //
-// The LibTorch implementations stay in the measured backend (kernels/src/torch), keyed by
-// the same typed variants.
+// The three shipped fixes' LibTorch implementations stay in the torch layer (kernels/src/torch),
+// keyed by the same typed variants. A fix with code at the LibTorch step's optimizer points
+// (torch_step_point) implements it in a LibTorch library of its own and installs it there.
 //
 // A fix may also live in a folder of its own, fixes/<name>/ (fixes/logging/: per-step logging
 // syncs), above the layers: it registers itself with every hook filled (register_fix), its
 // variant and settings ride in StepOptions::other_fixes / fix_numbers, and
 // fixes/shipped/src/shipped.cpp has its one registry line (register_shipped_fixes(), called
-// by the executable and the Python module at start).
+// by the executable and the Python module at start). Its LibTorch hook is built only with
+// LibTorch (fixes/<name>'s syncscope_fix_<name>_torch) and installed by
+// fixes/shipped/src/shipped_torch.cpp (register_shipped_torch_steps(), called by the measured
+// backend at load and by the fix's LibTorch tests).
 #pragma once
 
 #include <cstdint>
@@ -67,6 +71,11 @@ enum class MoeVariant : std::uint8_t { Loop = 0, Sorted = 1, Device = 2 };
 // What the replay engine hands a fix's replay edit (syncscope/model/replay_edit.hpp): the
 // trace, its replay graph, predict --trace's facts, the edit as spelled and what it selected.
 struct ReplayEditContext;
+// What the LibTorch reference step hands a fix's torch_step_point hook (its options, trainable
+// parameters, loss, sync counts, ranges, device, step index and the fix's state across
+// steps): opaque here (fixes/ includes no torch), defined in the torch layer's
+// syncscope/kernels/torch_step_point.hpp.
+struct TorchStepContext;
 
 // A what-if edit a fix answers to, beside the engine's own (packing-cache, double-buffer, ...):
 // `--what-if EDIT` or `--what-if EDIT:ARG` applies `variant` of this fix to a replayed trace.
@@ -119,6 +128,12 @@ struct FixSpec {
   // kernels/: the step's layer schedule when this fix reorders it (offload's reload
   // choreography); false leaves the plain schedule. The first fix that schedules wins.
   std::function<bool(const program::StepOptions&, program::ProgramSchedule&)> build_program_schedule;
+  // kernels/ (torch layer): this fix's LibTorch code at the reference step's points
+  // (BeforeOptimizer, AfterOptimizer; ReferenceStep calls it at both, in registry order, as
+  // the step program calls build_program_layer), running the operations build_program_layer
+  // describes there and counting the host syncs it makes; built only with LibTorch
+  // (fixes/logging: src/torch_step.cpp).
+  std::function<void(TorchStepContext&, program::ProgramPoint)> torch_step_point;
   // model/: find this fix in a trace and predict its variants (predict --trace).
   std::function<void(const model::detail::TraceFacts&, model::PredictionReport&)> detect;
   // model/: whether explicit values give this fix's inputs (predict without --fix predicts

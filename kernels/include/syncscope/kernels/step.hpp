@@ -9,7 +9,10 @@
 // the offload choreography (or plain autograd split per layer so each layer gets its own
 // NVTX range), final norm + LM head + cross-entropy, backward, AdamW, and one host read of
 // the loss. NVTX ranges: "step", "forward", "backward", "optimizer", "layer_%02d" (forward
-// and backward), "packing_metadata", "offload_reload", "moe_routing".
+// and backward), "packing_metadata", "offload_reload", "moe_routing". A registered fix's
+// LibTorch hooks run before and after AdamW (torch_step_point.hpp) with ranges of their own
+// (fixes/logging: "clip_grad_norm_" before it, "logging" after it, whose reads replace the
+// loss read).
 //
 // Numerics: fp32 on CPU by default, bf16 on CUDA. Across packing and offload variants the
 // arithmetic is the same sequence of operations on the same values, so on CPU losses and
@@ -35,11 +38,18 @@ struct SyncCounts {
   int packing = 0;  // packing metadata and mask
   int moe = 0;      // MoE routing
   int other = 0;    // the loss read at the end of the step
-  int total() const { return packing + moe + other; }
+  // A registered fix's LibTorch hooks at the step's points (FixSpec::torch_step_point:
+  // fixes/logging's reads of the loss and the gradient norm, its event wait).
+  int fixes = 0;
+  int total() const { return packing + moe + other + fixes; }
 };
 
 struct StepResult {
-  double loss = 0;  // mean cross-entropy over labelled tokens
+  // Mean cross-entropy over labelled tokens as the step read it back: its own loss, or,
+  // when a fix's hook took the read (TorchStepContext::loss_read_taken), what that hook read
+  // (fixes/logging: `every` the window's mean on its last step, `deferred` the step before's);
+  // NaN on a step that read no loss.
+  double loss = 0;
   SyncCounts host_syncs;
   int metadata_builds = 0;          // packing metadata/mask constructions this step
   std::vector<std::string> ranges;  // NVTX ranges opened, in order (when record_ranges)

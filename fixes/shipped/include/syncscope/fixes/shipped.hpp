@@ -7,4 +7,10 @@ namespace syncscope::fixes {
 
 void register_shipped_fixes();
 
+// register_shipped_fixes() and each such fix's LibTorch hook (FixSpec::torch_step_point),
+// for the LibTorch reference step: the measured backend calls it at load, the fixes' LibTorch
+// tests before their steps. Defined in syncscope_fixes_shipped_torch (src/shipped_torch.cpp),
+// built only with LibTorch. Idempotent.
+void register_shipped_torch_steps();
+
 }  // namespace syncscope::fixes

@@ -17,9 +17,10 @@
 // optimizer, so all three compute the same update; only the reads differ.
 //
 // Everything this fix is lives here: its registry entry, the step-program operators, the
-// trace detector and closed form (predict --trace), its what-if edits on a replayed trace
-// (logging-every[:N], logging-deferred), and its tests. register_logging_fix()
-// adds it to the registry (idempotent); the CLI and the Python module call it at start.
+// LibTorch step's operations (src/torch_step.cpp), the trace detector and closed form
+// (predict --trace), its what-if edits on a replayed trace (logging-every[:N],
+// logging-deferred), and its tests. register_logging_fix() adds it to the registry
+// (idempotent); the CLI and the Python module call it at start.
 #pragma once
 
 #include "syncscope/fixes/fix_spec.hpp"
@@ -33,5 +34,10 @@ inline constexpr Fix kLogging = static_cast<Fix>(3);
 inline constexpr int kDefaultLoggingSteps = 10;
 
 void register_logging_fix();
+// register_logging_fix() and the fix's LibTorch hook (FixSpec::torch_step_point: the clip
+// before AdamW, the reads after it, in the reference step). Defined in
+// syncscope_fix_logging_torch, built only with LibTorch; the measured backend calls it at load
+// (through register_shipped_torch_steps()), as do the fix's LibTorch tests. Idempotent.
+void register_logging_torch_step();
 
 }  // namespace syncscope::fixes::logging
