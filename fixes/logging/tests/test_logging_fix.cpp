@@ -68,6 +68,16 @@ class LoggingFix : public ::testing::Test {
     }
     return {p.ops.begin() + static_cast<std::ptrdiff_t>(std::min(i + 1, p.ops.size())), p.ops.end()};
   }
+  // The shipped scenario's `variant` at 2 layers (the pattern, not the depth: keeps the tests
+  // fast), simulated for `steps` steps on the H200 profile.
+  static Trace shipped_scenario_trace(const std::string& variant, int steps) {
+    scenario::Scenario s = scenario::load_scenario(SYNCSCOPE_LOGGING_SCENARIO);
+    s.measure.layers_override = 2;
+    const pipeline::RunPlan plan = pipeline::plan_jobs({s});
+    sim::SimOptions so;
+    so.steps = steps;
+    return sim::simulate(program::build_step_program(job(plan, variant).opts), model::load_gpu_profile("H200"), so);
+  }
   static int count(const std::vector<program::Op>& ops, program::OpKind kind) {
     return static_cast<int>(
         std::count_if(ops.begin(), ops.end(), [&](const program::Op& o) { return o.kind == kind; }));
@@ -188,13 +198,7 @@ TEST_F(LoggingFix, SimulatedRunsAndPredictFromTheirTraces) {
 // N-th iteration; both save step time in the replay, deferred more; predict's default list
 // carries them beside the closed forms.
 TEST_F(LoggingFix, ReplayEditsOnTheBaselineTrace) {
-  scenario::Scenario s = scenario::load_scenario(SYNCSCOPE_LOGGING_SCENARIO);
-  s.measure.layers_override = 2;
-  const pipeline::RunPlan plan = pipeline::plan_jobs({s});
-  sim::SimOptions so;
-  so.steps = 8;
-  const Trace t =
-      sim::simulate(program::build_step_program(job(plan, "item").opts), model::load_gpu_profile("H200"), so);
+  const Trace t = shipped_scenario_trace("item", 8);
   const model::TracePredictOptions opts;
   const model::PredictionReport closed = model::predict_from_trace(t, opts, "item");
 
@@ -247,13 +251,7 @@ TEST_F(LoggingFix, ReplayEditsOnTheBaselineTrace) {
 // The scenario's logging_steps reaches the closed form (TracePredictOptions::fix_numbers, as
 // the run pipeline passes it): every saves S (N - 1) / N with that N.
 TEST_F(LoggingFix, TheScenariosWindowReachesTheClosedForm) {
-  scenario::Scenario s = scenario::load_scenario(SYNCSCOPE_LOGGING_SCENARIO);
-  s.measure.layers_override = 2;
-  const pipeline::RunPlan plan = pipeline::plan_jobs({s});
-  sim::SimOptions so;
-  so.steps = 4;
-  const Trace t =
-      sim::simulate(program::build_step_program(job(plan, "item").opts), model::load_gpu_profile("H200"), so);
+  const Trace t = shipped_scenario_trace("item", 4);
   auto every = [&](const model::TracePredictOptions& o) {
     const model::PredictionReport rep = model::predict_from_trace(t, o, "item");
     for (const auto& f : rep.fixes)
@@ -274,13 +272,7 @@ TEST_F(LoggingFix, TheScenariosWindowReachesTheClosedForm) {
 // A trace without the pattern: the edit selects nothing and says what the trace holds
 // (explicit edits refuse, exit 2 in the CLI).
 TEST_F(LoggingFix, ReplayEditOnATraceWithoutReadsSaysSo) {
-  scenario::Scenario s = scenario::load_scenario(SYNCSCOPE_LOGGING_SCENARIO);
-  s.measure.layers_override = 2;
-  const pipeline::RunPlan plan = pipeline::plan_jobs({s});
-  sim::SimOptions so;
-  so.steps = 4;
-  const Trace t =
-      sim::simulate(program::build_step_program(job(plan, "deferred").opts), model::load_gpu_profile("H200"), so);
+  const Trace t = shipped_scenario_trace("deferred", 4);
   model::ReplayGraph g = model::build_replay_graph(t);
   const model::EditResult r = model::apply_what_if(t, g, model::parse_what_if("logging-deferred"), {});
   EXPECT_EQ(r.selected, 0u);
