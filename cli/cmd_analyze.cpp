@@ -8,11 +8,11 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
-#include <sstream>
 
 #include "commands.hpp"
+#include "option_bounds.hpp"
 #include "syncscope/analysis/analysis.hpp"
-#include "syncscope/analysis/process_check.hpp"
+#include "syncscope/api/analyze.hpp"
 #include "syncscope/cluster/rank_jobs.hpp"
 #include "syncscope/cluster/rank_traces.hpp"
 #include "syncscope/core/error.hpp"
@@ -20,10 +20,6 @@
 #include "syncscope/core/output_policy.hpp"
 #include "syncscope/core/text.hpp"
 #include "syncscope/io/trace_io.hpp"
-#include "syncscope/model/critical_path.hpp"
-#include "syncscope/model/replay.hpp"
-#include "syncscope/reports/analysis_printers.hpp"
-#include "syncscope/reports/rank_printers.hpp"
 
 namespace syncscope::cli {
 
@@ -31,14 +27,14 @@ namespace {
 
 struct AnalyzeOptions {
   std::vector<std::string> traces;
-  std::string step_range = "ProfilerStep#*";
+  std::string step_range = api::kDefaultStepRange;
   std::string layer_range;
   std::string format = "table";
   std::string output;
   bool force = false;
-  std::size_t max_sync_points = 10000;
+  std::size_t max_sync_points = api::kDefaultMaxSyncPoints;
   std::int64_t pid = -1;
-  std::size_t replay_causes = 6;  // the table shows 6 worst offenders
+  std::size_t replay_causes = api::kDefaultReplayCauses;
   std::size_t jobs = 0;
   // Many ranks as a job array.
   bool slurm = false;
@@ -61,49 +57,29 @@ void emit(const AnalyzeOptions& o, const std::string& text) {
 
 void analyze_one(const AnalyzeOptions& o, bool pid_given) {
   const std::string& path = o.traces.front();
-  Trace trace = read_trace(path);
-  if (pid_given) require_process(trace, o.pid, path);
-  AnalysisOptions opts;
-  opts.step_glob = o.step_range;
-  opts.layer_glob = o.layer_range;
-  if (pid_given) opts.pid = o.pid;
-  AnalysisResult result = analyze(trace, opts);
-  result.source = path;
-  // Per step, over the replay graph (the analysis library has no model); opt-in: it costs
-  // about a fifth more time and a sixth more memory on a 200 MB trace (docs/analysis.md).
-  if (o.critical_path) model::add_critical_paths(trace, result);
-  // What each of the worst causes costs: the trace replayed without its syncs (model/replay.hpp).
-  // The trace is not read after this: released before the replays, which need only their graph.
-  const std::uint64_t dropped_records = trace.meta.dropped_records;
-  const CauseRemovals removals = model::removal_savings(result, std::move(trace), o.replay_causes);
-
-  std::string text;
-  if (o.format == "json") {
-    AnalysisJsonOptions jo;
-    jo.max_sync_points = o.max_sync_points;
-    jo.removals = &removals;
-    text = analysis_to_json(result, jo);
-  } else if (o.format == "csv") {
-    text = analysis_to_csv(result, &removals);
-  } else {
-    std::ostringstream out;
-    print_analysis_table(result, out, &removals);
-    text = out.str();
-  }
+  api::AnalyzeRequest req;
+  req.step_range = o.step_range;
+  req.layer_range = o.layer_range;
+  if (pid_given) req.pid = o.pid;
+  req.replay_causes = o.replay_causes;
+  req.critical_path = o.critical_path;
+  const api::AnalyzeOutcome outcome = api::analyze_trace(read_trace(path), path, req);
+  const std::string text = api::render_analysis(outcome, o.format, o.max_sync_points);
   // The table lists every warning itself; other outputs are for programs, so people
   // see the warnings on stderr. Dropped records always go to stderr: they make every
   // count a lower bound.
   const bool table_on_stdout = o.format == "table" && o.output.empty();
-  for (const auto& w : result.warnings)
-    if (!table_on_stdout || (dropped_records > 0 && w.find("records were dropped") != std::string::npos))
+  for (const auto& w : outcome.result.warnings)
+    if (!table_on_stdout ||
+        (outcome.counts.dropped_records > 0 && w.find("records were dropped") != std::string::npos))
       std::fprintf(stderr, "syncscope: warning: %s\n", printable(w).c_str());
   emit(o, text);
 }
 
 void analyze_ranks_here(const AnalyzeOptions& o) {
-  AnalysisOptions opts;
-  opts.step_glob = o.step_range;
-  opts.layer_glob = o.layer_range;
+  api::AnalyzeRequest req;
+  req.step_range = o.step_range;
+  req.layer_range = o.layer_range;
   // People watching a terminal see each rank counted as it finishes (1,000 ranks take a while).
   cluster::RankRowSink progress;
   if (::isatty(STDERR_FILENO) == 1)
@@ -111,17 +87,8 @@ void analyze_ranks_here(const AnalyzeOptions& o) {
       std::fprintf(stderr, "\rsyncscope: %zu of %zu rank traces analyzed (last: rank %lld)%s", done, total,
                    static_cast<long long>(row.rank), done == total ? "\n" : "");
     };
-  const RankAnalysis a = cluster::analyze_ranks(o.traces, opts, o.jobs, progress);
-  std::string text;
-  if (o.format == "json") {
-    text = rank_analysis_to_json(a);
-  } else if (o.format == "csv") {
-    text = rank_analysis_to_csv(a);
-  } else {
-    std::ostringstream out;
-    print_rank_table(a, out);
-    text = out.str();
-  }
+  const RankAnalysis a = api::analyze_rank_traces(o.traces, req, o.jobs, api::Spelling::Cli, progress);
+  const std::string text = api::render_rank_analysis(a, o.format);
   if (!(o.format == "table" && o.output.empty()))
     for (const auto& w : a.warnings) std::fprintf(stderr, "syncscope: warning: %s\n", printable(w).c_str());
   emit(o, text);
@@ -168,8 +135,8 @@ void add_analyze_command(CLI::App& app, Context& ctx) {
                 "docs/analysis.md): its length and host, GPU, launch and sync-wait shares, and its longest runs");
   auto* pid_opt =
       cmd->add_option("--pid", o->pid, "Only count host threads of this process id (default: all processes)");
-  cmd->add_option("--jobs", o->jobs, "Many ranks: traces read at once (default: one per core)")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{4096}));
+  cmd->add_option("--jobs", o->jobs, "Many ranks: traces read at once (default, 0: one per core)")
+      ->check(int_in(api::kJobs));
   auto* grp = cmd->add_option_group("many ranks as a job array");
   grp->add_flag("--slurm", o->slurm,
                 "Analyze the rank traces as a Slurm job array (sbatch), merged by a dependent job into OUT/summary.*");

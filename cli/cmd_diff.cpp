@@ -11,11 +11,9 @@
 #include "syncscope/core/file_io.hpp"
 #include "syncscope/core/output_policy.hpp"
 
+#include "syncscope/api/predict.hpp"
 #include "syncscope/io/trace_io.hpp"
-#include "syncscope/model/gpu_profile.hpp"
 #include "syncscope/model/replay.hpp"
-#include "syncscope/model/replay_diff.hpp"
-#include "syncscope/reports/replay_printers.hpp"
 
 namespace syncscope::cli {
 
@@ -23,7 +21,7 @@ void add_diff_command(CLI::App& app, Context& ctx) {
   struct Options {
     std::string before, after;
     std::vector<std::string> what_if;
-    std::string step_range = "ProfilerStep#*";
+    std::string step_range = api::kDefaultStepRange;
     std::string layer_range;
     std::string gpu;
     std::string format = "text";
@@ -52,16 +50,16 @@ void add_diff_command(CLI::App& app, Context& ctx) {
   cmd->add_flag("--force", o->force, "Replace --output when it already exists");
   cmd->callback([o, &ctx] {
     if (!o->output.empty()) (void)plan_output_file(o->output, o->force);  // refuse before the work
-    model::TracePredictOptions to;
-    to.step_glob = o->step_range;
-    to.layer_glob = o->layer_range;
-    if (!o->gpu.empty()) to.profile = model::load_gpu_profile(o->gpu);
+    api::DiffRequest req;
+    req.what_if = o->what_if;
+    req.step_range = o->step_range;
+    req.layer_range = o->layer_range;
+    req.gpu = o->gpu;
     const Trace before = read_trace(o->before);
     const Trace after = read_trace(o->after);
     print_read_warnings(before, o->before);
     print_read_warnings(after, o->after);
-    const model::DiffReport d = model::diff_traces(before, after, o->what_if, to, o->before, o->after);
-    const std::string text = o->format == "json" ? model::diff_to_json(d) : syncscope::diff_to_text(d);
+    const std::string text = api::render_diff(api::diff_traces(before, after, req, o->before, o->after), o->format);
     if (o->output.empty()) {
       std::cout << text << std::flush;
     } else {

@@ -14,8 +14,7 @@
 
 #include "commands.hpp"
 #include "option_bounds.hpp"
-#include "syncscope/analysis/ranks.hpp"
-#include "syncscope/cluster/rank_traces.hpp"
+#include "syncscope/api/predict.hpp"
 #include "syncscope/core/bounds.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
@@ -25,10 +24,6 @@
 #include "syncscope/model/predict.hpp"
 #include "syncscope/model/predict_inputs.hpp"
 #include "syncscope/model/replay.hpp"
-#include "syncscope/model/replay_job.hpp"
-#include "syncscope/model/trace_predict.hpp"
-#include "syncscope/reports/model_printers.hpp"
-#include "syncscope/reports/replay_printers.hpp"
 
 namespace syncscope::cli {
 
@@ -39,10 +34,8 @@ using model::Interval;
 // Option bounds beyond core/bounds.hpp's shared ones (reasons given in the messages).
 constexpr bounds::Range kSyncsPerLayer{1, 1000, "a layer's metadata rebuild syncs a handful of times"};
 constexpr bounds::Range kReloadBytes{1, 1e13, "one layer's checkpoint cannot exceed the largest GPU's memory"};
-constexpr bounds::Range kPredictPrefetchDepth{2, 1024,
-                                              "the prefetch variant looks k >= 2 layers ahead; 1 is double "
-                                              "buffering; more than the layers a model has buys nothing"};
-constexpr bounds::Range kExpertsOption{1, 1024, "the largest published mixture-of-experts layers have 512 experts"};
+using api::kExpertsOption;
+using api::kPredictPrefetchDepth;
 constexpr bounds::Range kPasses{1, 16, "a step routes once forward, once more per recompute"};
 
 // Options the model reads go straight into its inputs (model/predict_inputs.hpp); the rest
@@ -53,37 +46,29 @@ struct PredictOptions {
   std::string trace;
   std::vector<std::string> what_if;          // with --trace: edits replayed on the trace (model/README.md, "Replay")
   std::optional<std::int64_t> what_if_rank;  // with --trace DIR: the rank the edits change
-  std::string step_range = "ProfilerStep#*";
+  std::string step_range = api::kDefaultStepRange;
   std::string layer_range;
   int top_k = 0;
   std::string step_ms;
   std::string format = "text";
   std::string output;
   bool force = false;
-  int samples = 4000;
-  std::uint64_t seed = 0x5eed'5c09eULL;
+  int samples = api::kDefaultSamples;
+  std::uint64_t seed = api::kDefaultSeed;
 };
 
-// predict --trace DIR: the rank traces of one job replayed together (model/replay_job.hpp).
-std::string predict_job(const PredictOptions& o) {
-  std::vector<model::JobRankInput> inputs;
-  for (const cluster::RankTraceFile& f : cluster::find_rank_traces({o.trace})) {
-    model::JobRankInput in;
-    in.source = f.path;
-    in.rank = rank_from_file_name(f.absolute.filename().string());
-    in.load = [path = f.absolute] { return read_trace(path); };
-    inputs.push_back(std::move(in));
-  }
-  model::JobReplayOptions jo;
-  jo.step_glob = o.step_range;
-  jo.what_if = o.what_if;
-  jo.what_if_rank = o.what_if_rank;
-  jo.predict.step_glob = o.step_range;
-  jo.predict.layer_glob = o.layer_range;
-  jo.predict.prefetch_depth = o.in.prefetch_depth;
-  if (o.top_k > 0) jo.predict.moe_top_k = o.top_k;
-  const model::JobReplayReport rep = model::replay_job(std::move(inputs), jo, o.trace);
-  return o.format == "json" ? model::job_replay_to_json(rep) : job_replay_to_text(rep);
+api::PredictTraceRequest trace_request(const PredictOptions& o, std::optional<Interval> step) {
+  api::PredictTraceRequest r;
+  r.step_range = o.step_range;
+  r.layer_range = o.layer_range;
+  r.gpu = o.gpu;
+  r.prefetch_depth = o.in.prefetch_depth;
+  if (o.top_k > 0) r.top_k = o.top_k;
+  r.step_time_ns = step;
+  r.samples = o.samples;
+  r.seed = o.seed;
+  r.what_if = o.what_if;
+  return r;
 }
 
 }  // namespace
@@ -182,42 +167,19 @@ void add_predict_command(CLI::App& app, Context& ctx) {
     std::error_code ec;
     SYNCSCOPE_INPUT_ERROR_IF(o->what_if_rank && !std::filesystem::is_directory(o->trace, ec),
                              "--what-if-rank needs --trace DIR: a directory of one job's rank traces");
-    if (std::filesystem::is_directory(o->trace, ec)) {
-      const std::string text = predict_job(*o);
-      if (o->output.empty()) {
-        std::cout << text << std::flush;
-      } else {
-        write_file_atomic(o->output, text, o->force);
-        std::fprintf(stderr, "syncscope: wrote %s\n", o->output.c_str());
-      }
-      ctx.exit_code = 0;
-      return;
-    }
-    model::PredictionReport rep;
-    std::optional<model::ReplayReport> replay;
     SYNCSCOPE_INPUT_ERROR_IF(!o->what_if.empty() && o->trace.empty(), "--what-if needs --trace: it edits a trace");
-    if (!o->trace.empty()) {
-      model::TracePredictOptions to;
-      to.step_glob = o->step_range;
-      to.layer_glob = o->layer_range;
-      to.profile = profile;
-      to.prefetch_depth = o->in.prefetch_depth;
-      if (o->top_k > 0) to.moe_top_k = o->top_k;
-      to.seed = o->seed;
-      to.propagation = prop;
-      auto both = model::predict_with_replay(read_trace(o->trace), to, o->trace, o->what_if, step);
-      rep = std::move(both.prediction);
-      replay = std::move(both.replay);
+    std::string text;
+    if (std::filesystem::is_directory(o->trace, ec)) {
+      text = api::render_job(api::predict_job(o->trace, trace_request(*o, step), o->what_if_rank), o->format);
+    } else if (!o->trace.empty()) {
+      const auto both = api::predict_trace(read_trace(o->trace), o->trace, trace_request(*o, step), api::Spelling::Cli);
+      text = api::render_prediction(both.prediction, &both.replay, o->format);
     } else {
       o->in.profile = profile;
       o->in.step_ns = step;
       o->in.propagation = prop;
-      rep = model::predict_explicit(o->in);
+      text = api::render_prediction(model::predict_explicit(o->in), nullptr, o->format);
     }
-    std::string text =
-        o->format == "json"
-            ? (replay ? model::prediction_with_replay_to_json(rep, *replay) : model::prediction_to_json(rep))
-            : prediction_to_text(rep) + (replay ? syncscope::replay_to_text(*replay) : "");
     if (o->output.empty()) {
       std::cout << text << std::flush;
     } else {

@@ -56,7 +56,7 @@ set_target_properties(syncscope_python_core PROPERTIES
   # Only the module's init function is exported; the static libraries inside stay private.
   CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
 target_link_libraries(syncscope_python_core PRIVATE
-  syncscope_core syncscope_io syncscope_analysis syncscope_reports syncscope_model syncscope_cluster syncscope_fixes_shipped
+  syncscope_core syncscope_io syncscope_api syncscope_fixes_shipped
   syncscope_warnings)
 add_custom_target(syncscope_python_package ALL DEPENDS ${_py_copied})
 add_dependencies(syncscope_python_core syncscope_python_package)

@@ -1,8 +1,9 @@
 // syncscope._core: the C++ libraries behind the Python module (pybind11). Every function
-// returns what the CLI's serializer prints (analysis_to_json, prediction_to_json) as text;
-// the Python side only parses it. No analysis happens here: this file reads a trace, calls
-// the same library functions as cli/cmd_analyze.cpp and cli/cmd_predict.cpp, and turns the
-// CLI's error classes into the Python exceptions syncscope/__init__.py registers.
+// returns what the CLI prints with --format json, as text; the Python side only parses it.
+// No sequence of library calls is written here: analyze, predict and diff are the calls the
+// CLI makes (syncscope/api/, one library under both), with the options' defaults from
+// syncscope/api/defaults.hpp; this file reads a trace and turns the CLI's error classes into
+// the Python exceptions syncscope/__init__.py registers.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -15,24 +16,14 @@
 #include <utility>
 #include <vector>
 
-#include "syncscope/analysis/analysis.hpp"
-#include "syncscope/analysis/process_check.hpp"
-#include "syncscope/cluster/rank_traces.hpp"
-#include "syncscope/core/bounds.hpp"
+#include "syncscope/api/analyze.hpp"
+#include "syncscope/api/defaults.hpp"
+#include "syncscope/api/predict.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/text.hpp"
 #include "syncscope/core/version.hpp"
 #include "syncscope/fixes/shipped.hpp"
 #include "syncscope/io/trace_io.hpp"
-#include "syncscope/model/critical_path.hpp"
-#include "syncscope/model/gpu_profile.hpp"
-#include "syncscope/model/predict.hpp"
-#include "syncscope/model/predict_inputs.hpp"
-#include "syncscope/model/replay.hpp"
-#include "syncscope/model/replay_diff.hpp"
-#include "syncscope/model/trace_predict.hpp"
-#include "syncscope/reports/analysis_printers.hpp"
-#include "syncscope/reports/rank_printers.hpp"
 
 namespace py = pybind11;
 
@@ -93,52 +84,18 @@ auto guarded(F&& work) -> decltype(work()) {
 }
 
 struct AnalyzeArgs {
-  std::string step_range;
-  std::string layer_range;
-  std::optional<std::int64_t> pid;
-  std::size_t max_sync_points = 10000;
-  std::size_t replay_causes = 6;  // cli/cmd_analyze.cpp's --replay-causes default
-  bool critical_path = false;     // cli/cmd_analyze.cpp's --critical-path
+  syncscope::api::AnalyzeRequest request;
+  std::size_t max_sync_points = syncscope::api::kDefaultMaxSyncPoints;
 };
 
-// What the trace holds, by record kind: lets the torch handler say "no GPU in this trace" or
-// "no sync records" without parsing the file again. Counts, not analysis.
-struct RecordCounts {
-  std::size_t api_calls = 0, kernels = 0, memcpys = 0, memsets = 0, sync_records = 0, ranges = 0;
-  std::optional<std::int64_t> rank;
-  std::string source_tool, source_version;
-};
-
-std::pair<std::string, RecordCounts> analyze_trace(syncscope::Trace trace, const std::string& source,
-                                                   const AnalyzeArgs& a) {
-  if (a.pid) syncscope::require_process(trace, *a.pid, source);
-  syncscope::AnalysisOptions opts;
-  opts.step_glob = a.step_range;
-  opts.layer_glob = a.layer_range;
-  opts.pid = a.pid;
-  syncscope::AnalysisResult result = syncscope::analyze(trace, opts);
-  result.source = source;
-  // As cli/cmd_analyze.cpp with --critical-path: each step's path over the replay graph.
-  if (a.critical_path) syncscope::model::add_critical_paths(trace, result);
-  // As cli/cmd_analyze.cpp: what removing each of the worst causes saves, by replay.
-  const syncscope::CauseRemovals removals = syncscope::model::removal_savings(result, trace, a.replay_causes);
-  syncscope::AnalysisJsonOptions jo;
-  jo.max_sync_points = a.max_sync_points;
-  jo.removals = &removals;
-  RecordCounts n;
-  n.api_calls = trace.api_calls.size();
-  n.kernels = trace.kernels.size();
-  n.memcpys = trace.memcpys.size();
-  n.memsets = trace.memsets.size();
-  n.sync_records = trace.syncs.size();
-  n.ranges = trace.ranges.size();
-  n.rank = trace.meta.rank;
-  n.source_tool = trace.meta.source_tool;
-  n.source_version = trace.meta.source_version;
-  return {syncscope::analysis_to_json(result, jo), std::move(n)};
+// syncscope::api::analyze_trace, as the CLI's analyze calls it, and the record counts.
+std::pair<std::string, syncscope::api::RecordCounts> analyze_trace(syncscope::Trace trace, const std::string& source,
+                                                                   const AnalyzeArgs& a) {
+  syncscope::api::AnalyzeOutcome out = syncscope::api::analyze_trace(std::move(trace), source, a.request);
+  return {syncscope::api::render_analysis(out, "json", a.max_sync_points), std::move(out.counts)};
 }
 
-py::tuple to_python(std::pair<std::string, RecordCounts> r) {
+py::tuple to_python(std::pair<std::string, syncscope::api::RecordCounts> r) {
   py::dict counts;
   counts["api_calls"] = r.second.api_calls;
   counts["kernels"] = r.second.kernels;
@@ -152,51 +109,17 @@ py::tuple to_python(std::pair<std::string, RecordCounts> r) {
   return py::make_tuple(py::str(r.first), counts);
 }
 
-struct PredictArgs {
-  std::string step_range;
-  std::string layer_range;
-  std::string gpu;
-  int prefetch_depth = 2;
-  std::optional<int> top_k;
-  std::optional<double> step_ms;
-  int samples = 4000;
-  std::uint64_t seed = 0x5eed'5c09eULL;  // the CLI's --seed default
-  std::vector<std::string> what_if;      // --what-if edits, replayed on the trace
-};
-
-// The CLI's bounds for these options (cli/cmd_predict.cpp), with the argument's Python name.
-void check_predict_args(const PredictArgs& a) {
-  SYNCSCOPE_INPUT_ERROR_IF(a.prefetch_depth < 2 || a.prefetch_depth > 1024,
-                           "prefetch_depth " + std::to_string(a.prefetch_depth) +
-                               ": expected 2..1024 (the prefetch variant looks k >= 2 layers ahead; 1 is double "
-                               "buffering)");
-  SYNCSCOPE_INPUT_ERROR_IF(a.top_k && (*a.top_k < 1 || *a.top_k > 1024),
-                           "top_k " + std::to_string(*a.top_k) + ": expected 1..1024 experts per token");
-  SYNCSCOPE_INPUT_ERROR_IF(!syncscope::bounds::kSamples.contains(a.samples),
-                           "samples " + std::to_string(a.samples) + ": expected " +
-                               syncscope::bounds::describe_int(syncscope::bounds::kSamples));
-  SYNCSCOPE_INPUT_ERROR_IF(a.step_ms && !(*a.step_ms > 0 && *a.step_ms * 1e6 <= syncscope::bounds::kOptionTimeNs.hi),
-                           "step_ms: expected a step time above 0 and at most one hour (in ms)");
-}
-
-std::string predict_trace(const syncscope::Trace& trace, const std::string& source, const PredictArgs& a) {
-  namespace m = syncscope::model;
-  m::PropagationOptions prop;
-  prop.samples = a.samples;
-  prop.seed = a.seed;
-  m::TracePredictOptions to;
-  to.step_glob = a.step_range;
-  to.layer_glob = a.layer_range;
-  if (!a.gpu.empty()) to.profile = syncscope::model::load_gpu_profile(a.gpu);
-  to.prefetch_depth = a.prefetch_depth;
-  to.moe_top_k = a.top_k;
-  to.seed = a.seed;
-  to.propagation = prop;
-  // cli/cmd_predict.cpp's call: the trace replayed with each edit (the fixes' edits when none).
-  std::optional<m::Interval> step;
-  if (a.step_ms) step = m::Interval::exact(*a.step_ms * 1e6);
-  const m::TracePredictionWithReplay r = m::predict_with_replay(trace, to, source, a.what_if, step);
-  return m::prediction_with_replay_to_json(r.prediction, r.replay);
+AnalyzeArgs analyze_args(const std::string& step_range, const std::string& layer_range,
+                         std::optional<std::int64_t> pid, std::size_t max_sync_points, std::size_t replay_causes,
+                         bool critical_path) {
+  AnalyzeArgs a;
+  a.request.step_range = step_range;
+  a.request.layer_range = layer_range;
+  a.request.pid = pid;
+  a.request.replay_causes = replay_causes;
+  a.request.critical_path = critical_path;
+  a.max_sync_points = max_sync_points;
+  return a;
 }
 
 // Bytes of Chrome trace JSON in memory (a dict dumped by the Python side).
@@ -236,13 +159,27 @@ PYBIND11_MODULE(_core, m) {
   m.def(
       "printable", [](const py::bytes& text) { return syncscope::printable(std::string(text)); }, py::arg("text"));
   m.def("version", [] { return std::string(syncscope::version()); });
+  // The CLI's option defaults and bounds (syncscope/api/defaults.hpp), for the Python
+  // module's keyword defaults: one definition for both.
+  m.def("defaults", [] {
+    namespace api = syncscope::api;
+    py::dict d;
+    d["step_range"] = std::string(api::kDefaultStepRange);
+    d["max_sync_points"] = api::kDefaultMaxSyncPoints;
+    d["replay_causes"] = api::kDefaultReplayCauses;
+    d["prefetch_depth"] = api::kDefaultPrefetchDepth;
+    d["samples"] = api::kDefaultSamples;
+    d["seed"] = api::kDefaultSeed;
+    d["jobs_max"] = static_cast<std::int64_t>(api::kJobs.hi);
+    return d;
+  });
   m.def("build_commit", [] { return std::string(syncscope::build_commit()); });
 
   m.def(
       "analyze_path",
       [](const std::string& path, const std::string& step_range, const std::string& layer_range,
          std::optional<std::int64_t> pid, std::size_t max_sync_points, std::size_t replay_causes, bool critical_path) {
-        AnalyzeArgs a{step_range, layer_range, pid, max_sync_points, replay_causes, critical_path};
+        const AnalyzeArgs a = analyze_args(step_range, layer_range, pid, max_sync_points, replay_causes, critical_path);
         return to_python(guarded([&] { return analyze_trace(syncscope::read_trace(path), path, a); }));
       },
       py::arg("path"), py::arg("step_range"), py::arg("layer_range"), py::arg("pid"), py::arg("max_sync_points"),
@@ -254,7 +191,7 @@ PYBIND11_MODULE(_core, m) {
       [](const std::string& text, const std::string& source, const std::string& step_range,
          const std::string& layer_range, std::optional<std::int64_t> pid, std::size_t max_sync_points,
          std::size_t replay_causes, bool critical_path) {
-        AnalyzeArgs a{step_range, layer_range, pid, max_sync_points, replay_causes, critical_path};
+        const AnalyzeArgs a = analyze_args(step_range, layer_range, pid, max_sync_points, replay_causes, critical_path);
         return to_python(guarded([&] { return analyze_trace(parse_text(text, source), source, a); }));
       },
       py::arg("text"), py::arg("source"), py::arg("step_range"), py::arg("layer_range"), py::arg("pid"),
@@ -266,13 +203,11 @@ PYBIND11_MODULE(_core, m) {
       [](const std::vector<std::string>& inputs, const std::string& step_range, const std::string& layer_range,
          std::size_t jobs) {
         return guarded([&] {
-          // cli/cmd_analyze.cpp's analyze_ranks_here: one trace per rank, read in parallel.
-          syncscope::AnalysisOptions opts;
-          opts.step_glob = step_range;
-          opts.layer_glob = layer_range;
-          SYNCSCOPE_INPUT_ERROR_IF(jobs > 4096,
-                                   "jobs " + std::to_string(jobs) + ": expected 1..4096 (0: one per core)");
-          return syncscope::rank_analysis_to_json(syncscope::cluster::analyze_ranks(inputs, opts, jobs));
+          syncscope::api::AnalyzeRequest req;
+          req.step_range = step_range;
+          req.layer_range = layer_range;
+          return syncscope::api::render_rank_analysis(
+              syncscope::api::analyze_rank_traces(inputs, req, jobs, syncscope::api::Spelling::Python), "json");
         });
       },
       py::arg("inputs"), py::arg("step_range"), py::arg("layer_range"), py::arg("jobs"),
@@ -283,12 +218,22 @@ PYBIND11_MODULE(_core, m) {
                        const std::string& layer_range, const std::string& gpu, int prefetch_depth,
                        std::optional<int> top_k, std::optional<double> step_ms, int samples, std::uint64_t seed,
                        const std::vector<std::string>& what_if) {
-      PredictArgs a{step_range, layer_range, gpu, prefetch_depth, top_k, step_ms, samples, seed, what_if};
+      syncscope::api::PredictTraceRequest r;
+      r.step_range = step_range;
+      r.layer_range = layer_range;
+      r.gpu = gpu;
+      r.prefetch_depth = prefetch_depth;
+      r.top_k = top_k;
+      if (step_ms) r.step_time_ns = syncscope::model::Interval::exact(*step_ms * 1e6);
+      r.samples = samples;
+      r.seed = seed;
+      r.what_if = what_if;
       return guarded([&] {
-        check_predict_args(a);
+        syncscope::api::check(r, syncscope::api::Spelling::Python);  // before reading the trace
         const syncscope::Trace trace =
             from_path ? syncscope::read_trace(path_or_text) : parse_text(path_or_text, source);
-        return predict_trace(trace, source, a);
+        const auto both = syncscope::api::predict_trace(trace, source, r, syncscope::api::Spelling::Python);
+        return syncscope::api::render_prediction(both.prediction, &both.replay, "json");
       });
     };
   };
@@ -304,17 +249,18 @@ PYBIND11_MODULE(_core, m) {
   m.def(
       "diff_paths",
       [](const std::string& before, const std::string& after, const std::vector<std::string>& what_if,
-         const std::string& step_range, const std::string& layer_range) {
+         const std::string& step_range, const std::string& layer_range, const std::string& gpu) {
         return guarded([&] {
-          // cli/cmd_diff.cpp: the same library call and serializer.
-          syncscope::model::TracePredictOptions to;
-          to.step_glob = step_range;
-          to.layer_glob = layer_range;
+          syncscope::api::DiffRequest req;
+          req.what_if = what_if;
+          req.step_range = step_range;
+          req.layer_range = layer_range;
+          req.gpu = gpu;
           const syncscope::Trace b = syncscope::read_trace(before);
           const syncscope::Trace a = syncscope::read_trace(after);
-          return syncscope::model::diff_to_json(syncscope::model::diff_traces(b, a, what_if, to, before, after));
+          return syncscope::api::render_diff(syncscope::api::diff_traces(b, a, req, before, after), "json");
         });
       },
       py::arg("before"), py::arg("after"), py::arg("what_if"), py::arg("step_range"), py::arg("layer_range"),
-      "diff_to_json of diff_traces on two traces (syncscope diff --format json)");
+      py::arg("gpu") = "", "diff_to_json of diff_traces on two traces (syncscope diff --format json)");
 }

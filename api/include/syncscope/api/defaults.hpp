@@ -1,0 +1,40 @@
+// The user-facing options' defaults and bounds, defined once: the CLI's option defaults and
+// validators (cli/) and the Python module's keyword defaults and checks (python/, through
+// syncscope._core.defaults()) read these. Each bound says why, as core/bounds.hpp's do.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "syncscope/core/bounds.hpp"
+
+namespace syncscope::api {
+
+// Steps: torch.profiler's own step ranges ("ProfilerStep#12").
+inline constexpr const char* kDefaultStepRange = "ProfilerStep#*";
+// analyze: sync points written to JSON (the rest counted in sync_points_truncated).
+inline constexpr std::size_t kDefaultMaxSyncPoints = 10000;
+// analyze: the worst causes whose removal is replayed (the table shows six).
+inline constexpr std::size_t kDefaultReplayCauses = 6;
+// predict: the prefetch variant's look-ahead k (a ring of k + 1 buffers).
+inline constexpr int kDefaultPrefetchDepth = 2;
+// predict: Monte Carlo draws for interval propagation, and their seed.
+inline constexpr int kDefaultSamples = 4000;
+inline constexpr std::uint64_t kDefaultSeed = 0x5eed'5c09eULL;
+
+inline constexpr bounds::Range kPredictPrefetchDepth{2, 1024,
+                                                     "the prefetch variant looks k >= 2 layers ahead; 1 is double "
+                                                     "buffering; more than the layers a model has buys nothing"};
+inline constexpr bounds::Range kExpertsOption{1, 1024,
+                                              "the largest published mixture-of-experts layers have 512 experts"};
+// Traces read at once by the many-rank analysis (0: one per core).
+inline constexpr bounds::Range kJobs{0, 4096, "0 is one per core; more readers than 4096 cores gain nothing"};
+
+// How an option is spelled where the caller wrote it: in a refusal, the CLI says
+// `--prefetch-depth`, Python `prefetch_depth`.
+enum class Spelling { Cli, Python };
+// "prefetch_depth" -> "--prefetch-depth" (Cli) or "prefetch_depth" (Python).
+std::string option_name(Spelling spelling, const std::string& python_name);
+
+}  // namespace syncscope::api

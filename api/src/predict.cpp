@@ -1,0 +1,107 @@
+#include "syncscope/api/predict.hpp"
+
+#include <utility>
+
+#include "syncscope/analysis/ranks.hpp"
+#include "syncscope/cluster/rank_traces.hpp"
+#include "syncscope/core/error.hpp"
+#include "syncscope/io/trace_io.hpp"
+#include "syncscope/model/gpu_profile.hpp"
+#include "syncscope/model/predict.hpp"
+#include "syncscope/reports/model_printers.hpp"
+#include "syncscope/reports/replay_printers.hpp"
+
+namespace syncscope::api {
+
+namespace {
+
+void check_int(Spelling spelling, const char* name, int value, const bounds::Range& range) {
+  SYNCSCOPE_INPUT_ERROR_IF(!range.contains(value), option_name(spelling, name) + " " + std::to_string(value) +
+                                                       ": expected " + bounds::describe_int(range));
+}
+
+model::TracePredictOptions trace_predict_options(const PredictTraceRequest& r) {
+  model::TracePredictOptions to;
+  to.step_glob = r.step_range;
+  to.layer_glob = r.layer_range;
+  if (!r.gpu.empty()) to.profile = model::load_gpu_profile(r.gpu);
+  to.prefetch_depth = r.prefetch_depth;
+  to.moe_top_k = r.top_k;
+  to.seed = r.seed;
+  to.propagation.samples = r.samples;
+  to.propagation.seed = r.seed;
+  return to;
+}
+
+}  // namespace
+
+void check(const PredictTraceRequest& r, Spelling spelling) {
+  check_int(spelling, "prefetch_depth", r.prefetch_depth, kPredictPrefetchDepth);
+  if (r.top_k) check_int(spelling, "top_k", *r.top_k, kExpertsOption);
+  check_int(spelling, "samples", r.samples, bounds::kSamples);
+  if (r.step_time_ns)
+    SYNCSCOPE_INPUT_ERROR_IF(!(r.step_time_ns->value > 0 && r.step_time_ns->value <= bounds::kOptionTimeNs.hi),
+                             option_name(spelling, "step_ms") +
+                                 ": expected a step time above 0 and at most one hour (in ms)");
+}
+
+model::TracePredictionWithReplay predict_trace(const Trace& trace, const std::string& source,
+                                               const PredictTraceRequest& request, Spelling spelling) {
+  check(request, spelling);
+  return model::predict_with_replay(trace, trace_predict_options(request), source, request.what_if,
+                                    request.step_time_ns);
+}
+
+std::string render_prediction(const model::PredictionReport& prediction, const model::ReplayReport* replay,
+                              std::string_view format) {
+  if (format == "json")
+    return replay ? model::prediction_with_replay_to_json(prediction, *replay) : model::prediction_to_json(prediction);
+  SYNCSCOPE_INPUT_ERROR_IF(format != "text", "format '" + std::string(format) + "': expected text or json");
+  return prediction_to_text(prediction) + (replay ? replay_to_text(*replay) : "");
+}
+
+model::JobReplayReport predict_job(const std::string& dir, const PredictTraceRequest& request,
+                                   std::optional<std::int64_t> what_if_rank) {
+  std::vector<model::JobRankInput> inputs;
+  for (const cluster::RankTraceFile& f : cluster::find_rank_traces({dir})) {
+    model::JobRankInput in;
+    in.source = f.path;
+    in.rank = rank_from_file_name(f.absolute.filename().string());
+    in.load = [path = f.absolute] { return read_trace(path); };
+    inputs.push_back(std::move(in));
+  }
+  model::JobReplayOptions jo;
+  jo.step_glob = request.step_range;
+  jo.what_if = request.what_if;
+  jo.what_if_rank = what_if_rank;
+  // The job replay's own seed (TracePredictOptions' default) and no profile: the per-rank
+  // replays read every rate from their traces.
+  jo.predict.step_glob = request.step_range;
+  jo.predict.layer_glob = request.layer_range;
+  jo.predict.prefetch_depth = request.prefetch_depth;
+  jo.predict.moe_top_k = request.top_k;
+  return model::replay_job(std::move(inputs), jo, dir);
+}
+
+std::string render_job(const model::JobReplayReport& report, std::string_view format) {
+  if (format == "json") return model::job_replay_to_json(report);
+  SYNCSCOPE_INPUT_ERROR_IF(format != "text", "format '" + std::string(format) + "': expected text or json");
+  return job_replay_to_text(report);
+}
+
+model::DiffReport diff_traces(const Trace& before, const Trace& after, const DiffRequest& request,
+                              const std::string& before_name, const std::string& after_name) {
+  model::TracePredictOptions to;
+  to.step_glob = request.step_range;
+  to.layer_glob = request.layer_range;
+  if (!request.gpu.empty()) to.profile = model::load_gpu_profile(request.gpu);
+  return model::diff_traces(before, after, request.what_if, to, before_name, after_name);
+}
+
+std::string render_diff(const model::DiffReport& diff, std::string_view format) {
+  if (format == "json") return model::diff_to_json(diff);
+  SYNCSCOPE_INPUT_ERROR_IF(format != "text", "format '" + std::string(format) + "': expected text or json");
+  return diff_to_text(diff);
+}
+
+}  // namespace syncscope::api
