@@ -70,8 +70,7 @@ void analyze_one(const AnalyzeOptions& o, bool pid_given) {
   // count a lower bound.
   const bool table_on_stdout = o.format == "table" && o.output.empty();
   for (const auto& w : outcome.result.warnings)
-    if (!table_on_stdout ||
-        (outcome.counts.dropped_records > 0 && w.find("records were dropped") != std::string::npos))
+    if (!table_on_stdout || (outcome.counts.dropped_records > 0 && w.find("records were dropped") != std::string::npos))
       std::fprintf(stderr, "syncscope: warning: %s\n", printable(w).c_str());
   emit(o, text);
 }

@@ -61,8 +61,7 @@ std::string render_analysis(const AnalyzeOutcome& outcome, std::string_view form
     return analysis_to_json(outcome.result, jo);
   }
   if (format == "csv") return analysis_to_csv(outcome.result, &outcome.removals);
-  SYNCSCOPE_INPUT_ERROR_IF(format != "table",
-                           "format '" + std::string(format) + "': expected table, json or csv");
+  SYNCSCOPE_INPUT_ERROR_IF(format != "table", "format '" + std::string(format) + "': expected table, json or csv");
   std::ostringstream out;
   print_analysis_table(outcome.result, out, &outcome.removals);
   return out.str();
@@ -70,17 +69,16 @@ std::string render_analysis(const AnalyzeOutcome& outcome, std::string_view form
 
 RankAnalysis analyze_rank_traces(const std::vector<std::string>& inputs, const AnalyzeRequest& request,
                                  std::size_t jobs, Spelling spelling, const cluster::RankRowSink& progress) {
-  SYNCSCOPE_INPUT_ERROR_IF(!kJobs.contains(static_cast<double>(jobs)),
-                           option_name(spelling, "jobs") + " " + std::to_string(jobs) + ": expected " +
-                               bounds::describe_int(kJobs));
+  SYNCSCOPE_INPUT_ERROR_IF(!kJobs.contains(static_cast<double>(jobs)), option_name(spelling, "jobs") + " " +
+                                                                           std::to_string(jobs) + ": expected " +
+                                                                           bounds::describe_int(kJobs));
   return cluster::analyze_ranks(inputs, analysis_options(request), jobs, progress);
 }
 
 std::string render_rank_analysis(const RankAnalysis& analysis, std::string_view format) {
   if (format == "json") return rank_analysis_to_json(analysis);
   if (format == "csv") return rank_analysis_to_csv(analysis);
-  SYNCSCOPE_INPUT_ERROR_IF(format != "table",
-                           "format '" + std::string(format) + "': expected table, json or csv");
+  SYNCSCOPE_INPUT_ERROR_IF(format != "table", "format '" + std::string(format) + "': expected table, json or csv");
   std::ostringstream out;
   print_rank_table(analysis, out);
   return out.str();

@@ -109,9 +109,8 @@ py::tuple to_python(std::pair<std::string, syncscope::api::RecordCounts> r) {
   return py::make_tuple(py::str(r.first), counts);
 }
 
-AnalyzeArgs analyze_args(const std::string& step_range, const std::string& layer_range,
-                         std::optional<std::int64_t> pid, std::size_t max_sync_points, std::size_t replay_causes,
-                         bool critical_path) {
+AnalyzeArgs analyze_args(const std::string& step_range, const std::string& layer_range, std::optional<std::int64_t> pid,
+                         std::size_t max_sync_points, std::size_t replay_causes, bool critical_path) {
   AnalyzeArgs a;
   a.request.step_range = step_range;
   a.request.layer_range = layer_range;

@@ -23,8 +23,8 @@ struct PredictTraceRequest {
   std::string layer_range;
   std::string gpu;  // a shipped profile name or a profile file; "" none
   int prefetch_depth = kDefaultPrefetchDepth;
-  std::optional<int> top_k;                      // experts per token (capacity padding)
-  std::optional<model::Interval> step_time_ns;   // replaces the trace's step time
+  std::optional<int> top_k;                     // experts per token (capacity padding)
+  std::optional<model::Interval> step_time_ns;  // replaces the trace's step time
   int samples = kDefaultSamples;
   std::uint64_t seed = kDefaultSeed;
   std::vector<std::string> what_if;  // edits replayed on the trace; none: every fix's edit
