@@ -46,14 +46,7 @@ struct AnalyzeOptions {
   bool critical_path = false;
 };
 
-void emit(const AnalyzeOptions& o, const std::string& text) {
-  if (o.output.empty()) {
-    std::cout << text << std::flush;
-  } else {
-    write_file_atomic(o.output, text, o.force);
-    std::fprintf(stderr, "syncscope: wrote %s\n", o.output.c_str());
-  }
-}
+void emit(const AnalyzeOptions& o, const std::string& text) { emit_output(o.output, o.force, text); }
 
 void analyze_one(const AnalyzeOptions& o, bool pid_given) {
   const std::string& path = o.traces.front();

@@ -60,12 +60,7 @@ void add_diff_command(CLI::App& app, Context& ctx) {
     print_read_warnings(before, o->before);
     print_read_warnings(after, o->after);
     const std::string text = api::render_diff(api::diff_traces(before, after, req, o->before, o->after), o->format);
-    if (o->output.empty()) {
-      std::cout << text << std::flush;
-    } else {
-      write_file_atomic(o->output, text, o->force);
-      std::fprintf(stderr, "syncscope: wrote %s\n", o->output.c_str());
-    }
+    emit_output(o->output, o->force, text);
     ctx.exit_code = 0;
   });
 }

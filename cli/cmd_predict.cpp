@@ -180,12 +180,7 @@ void add_predict_command(CLI::App& app, Context& ctx) {
       o->in.propagation = prop;
       text = api::render_prediction(model::predict_explicit(o->in), nullptr, o->format);
     }
-    if (o->output.empty()) {
-      std::cout << text << std::flush;
-    } else {
-      write_file_atomic(o->output, text, o->force);
-      std::fprintf(stderr, "syncscope: wrote %s\n", o->output.c_str());
-    }
+    emit_output(o->output, o->force, text);
     ctx.exit_code = 0;
   });
 }

@@ -10,6 +10,7 @@
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
 #include "syncscope/core/output_policy.hpp"
+#include "syncscope/core/text.hpp"
 #include "syncscope/core/version.hpp"
 
 #include "syncscope/reports/html_report.hpp"
@@ -50,7 +51,7 @@ void add_report_command(CLI::App& app, Context& ctx) {
     write_file_atomic(args->output, render_html_report(runs, opt), args->force);
     std::size_t variants = 0;
     for (const auto& r : runs) variants += r.results.variants.size();
-    std::printf("wrote %s (%zu run(s), %zu variant row(s))\n", args->output.c_str(), runs.size(), variants);
+    std::printf("wrote %s (%zu run(s), %zu variant row(s))\n", printable(args->output).c_str(), runs.size(), variants);
     ctx.exit_code = 0;
   });
 }

@@ -25,7 +25,8 @@ int run_command(const pipeline::RunRequest& request) {
   // The summary names the model and what the run says about it (also in
   // results.json's notes: its family and size, what stays at baseline, memory).
   for (const auto& n : r.model_notes) std::printf("%s\n", printable(n).c_str());
-  std::printf("wrote %s (results.json, results.csv, report.html, %zu trace(s))\n", r.out.string().c_str(), r.traces);
+  std::printf("wrote %s (results.json, results.csv, report.html, %zu trace(s))\n", printable(r.out.string()).c_str(),
+              r.traces);
   if (r.validation.failures > 0) {
     std::fprintf(stderr, "syncscope run: %d variant(s) outside their tolerance\n", r.validation.failures);
     return 1;

@@ -42,14 +42,7 @@ struct ValidateOptions {
   std::string output;
   bool force = false;
 };
-void emit(const ValidateOptions& o, const std::string& text) {
-  if (o.output.empty()) {
-    std::cout << text << std::flush;
-  } else {
-    write_file_atomic(o.output, text, o.force);
-    std::fprintf(stderr, "syncscope: wrote %s\n", o.output.c_str());
-  }
-}
+void emit(const ValidateOptions& o, const std::string& text) { emit_output(o.output, o.force, text); }
 
 // validate --published: the published figures beside the runs of scenarios/published/.
 void run_published(const ValidateOptions& o, Context& ctx) {
@@ -118,12 +111,7 @@ void add_validate_command(CLI::App& app, Context& ctx) {
     model::RunResults results = read_results_strictly(o->results.front());
     model::ValidationReport rep = model::validate_results(results, o->results.front());
     std::string text = o->format == "json" ? model::validation_to_json(rep) : validation_to_table(rep);
-    if (o->output.empty()) {
-      std::cout << text << std::flush;
-    } else {
-      write_file_atomic(o->output, text, o->force);
-      std::fprintf(stderr, "syncscope: wrote %s\n", o->output.c_str());
-    }
+    emit_output(o->output, o->force, text);
     if (rep.failures > 0) std::fprintf(stderr, "syncscope: %d variant(s) outside their tolerance\n", rep.failures);
     // A validation that compared nothing has not validated anything: not a pass.
     if (rep.compared == 0) {

@@ -14,6 +14,7 @@
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
 #include "syncscope/core/output_policy.hpp"
+#include "syncscope/core/text.hpp"
 #include "syncscope/core/version.hpp"
 #include "syncscope/io/trace_io.hpp"
 #include "syncscope/reports/view.hpp"
@@ -88,7 +89,7 @@ void add_view_command(CLI::App& app, Context& ctx) {
       sampled += t.sampling_notes.empty() ? 0 : 1;
     }
     std::printf("wrote %s (%zu trace(s), %zu sync point(s) marked, %zu trace(s) drawn aggregated, %zu bytes)\n",
-                a->output.c_str(), page.traces.size(), syncs, sampled, html.size());
+                printable(a->output).c_str(), page.traces.size(), syncs, sampled, html.size());
     ctx.exit_code = 0;
   });
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -38,5 +39,9 @@ std::filesystem::path self_executable();
 // read a trace without analyzing it (calibrate, diff, convert; analyze and predict print
 // them with the analysis's warnings).
 void print_read_warnings(const Trace& trace, const std::filesystem::path& path);
+
+// A command's result: to stdout when `output` is empty, else written atomically to `output`
+// (replacing it only with `force`) and named on stderr (cli/output.cpp).
+void emit_output(const std::string& output, bool force, const std::string& text);
 
 }  // namespace syncscope::cli
