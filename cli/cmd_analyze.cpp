@@ -123,7 +123,11 @@ void analyze_ranks_here(const AnalyzeOptions& o) {
     text = out.str();
   }
   if (!(o.format == "table" && o.output.empty()))
-    for (const auto& w : a.warnings) std::fprintf(stderr, "syncscope: warning: %s\n", printable(w).c_str());
+    for (const auto* part : {&a}) {
+      for (const auto& w : part->warnings) std::fprintf(stderr, "syncscope: warning: %s\n", printable(w).c_str());
+      for (const auto& job : part->jobs)
+        for (const auto& w : job.warnings) std::fprintf(stderr, "syncscope: warning: %s\n", printable(w).c_str());
+    }
   emit(o, text);
 }
 
