@@ -207,6 +207,16 @@ std::vector<std::string> view_set_notes(const std::vector<ViewTrace>& traces) {
                       "median step), as analyze finds it.",
                       a.standout->rank, metric_label(a.standout->metric), html::duration_text(a.standout->value),
                       html::duration_text(a.standout->median), 100.0 * a.standout->deviation));
+    // The potential stragglers, as analyze lists them (analysis/ranks.hpp).
+    std::string late;
+    for (const auto& st : a.stragglers)
+      late += fmt::format("{}rank {} (late by {} per step, {:.0f}% of a median step)", late.empty() ? "" : ", ",
+                          st.rank, html::duration_text(static_cast<Ns>(st.late_ns)), 100.0 * st.late_fraction);
+    if (!late.empty())
+      notes.push_back(
+          "Potential straggler(s), reaching their collectives last (the least communication time per "
+          "step): " +
+          late + ", as analyze finds them.");
   }
   by_rank.clear();
   for (const auto& t : traces)

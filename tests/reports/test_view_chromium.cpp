@@ -4,7 +4,7 @@
 // the console (a control page with a script error shows the check can fail), and the
 // screenshot is a PNG far larger than a blank page's. The same for a rank directory
 // (tests/fixtures/ranks/nccl4, built as `syncscope view DIR` builds it): a section and lanes
-// per rank, the ranks table, rank 0's sync marker and the standout note. Skips, said as
+// per rank, the ranks table, rank 0's sync marker, the standout and straggler notes. Skips, said as
 // skipped, without chromium. SYNCSCOPE_VIEW_SCREENSHOT_DIR=DIR keeps the screenshots there
 // (docs/view-ranks.png was made so).
 #include <gtest/gtest.h>
@@ -162,7 +162,8 @@ TEST_F(ViewRanksInChromium, DomHoldsEveryRanksLanesAndSyncMarkerAndNoConsoleErro
   EXPECT_EQ(count(text, "class=\"bar kind-comm\""), 4u);
   EXPECT_EQ(count(text, "<g class=\"sync-marker\" data-cause=\"aten::item\""), 1u);
   for (const char* needle : {"<h2>Ranks side by side</h2>", "<table class=\"ranks\">", "<h2>rank 0 of 4 (",
-                             "<h2>rank 2 of 4 (", "<h2>rank 3 (rank3.pt.trace.json.gz)</h2>", "Rank 2 stands out"})
+                             "<h2>rank 2 of 4 (", "<h2>rank 3 (rank3.pt.trace.json.gz)</h2>", "Rank 2 stands out",
+                             "Potential straggler(s), reaching their collectives last"})
     EXPECT_NE(text.find(needle), std::string::npos) << needle;
   EXPECT_EQ(log.find(":CONSOLE"), std::string::npos) << log;
   expect_control_page_error_seen();
