@@ -82,7 +82,11 @@ void analyze_ranks_here(const AnalyzeOptions& o) {
   const RankAnalysis a = api::analyze_rank_traces(o.traces, req, o.jobs, api::Spelling::Cli, progress);
   const std::string text = api::render_rank_analysis(a, o.format);
   if (!(o.format == "table" && o.output.empty()))
-    for (const auto& w : a.warnings) std::fprintf(stderr, "syncscope: warning: %s\n", printable(w).c_str());
+    for (const auto* part : {&a}) {
+      for (const auto& w : part->warnings) std::fprintf(stderr, "syncscope: warning: %s\n", printable(w).c_str());
+      for (const auto& job : part->jobs)
+        for (const auto& w : job.warnings) std::fprintf(stderr, "syncscope: warning: %s\n", printable(w).c_str());
+    }
   emit(o, text);
 }
 

@@ -153,6 +153,7 @@ std::vector<RankRow> analyze_rank_files(const std::vector<RankTraceFile>& files,
           }
           const AnalysisResult a = analyze(trace, options);
           rows[i] = rank_row(a, rank, from, files[i].path);
+          rows[i].world_size = world_size_from_metadata(trace.meta);  // the job (ranks.hpp)
         }
         release_freed_memory();
         if (on_row) {

@@ -388,6 +388,23 @@ class RankAnalysisResult:
     def standout(self):
         return self.json["standout"]
 
+    # Potential stragglers and jobs (analysis/ranks.hpp, docs/analysis.md "Many ranks: jobs and
+    # stragglers").
+    @property
+    def stragglers(self):
+        """The ranks that reach their collectives last (least communication time per step):
+        rank, communication_ns, late_ns (per step), late_fraction (of the median step); latest
+        first, at most 2."""
+        return _table([dict(s) for s in self.json.get("stragglers", [])],
+                      ["rank", "communication_ns", "late_ns", "late_fraction"])
+
+    @property
+    def jobs(self):
+        """Traces of several jobs (their distributedInfo.world_size differs): one
+        RankAnalysisResult per job, by world size; [] for one job (then ``ranks`` holds it)."""
+        return [RankAnalysisResult(dict(j, source=self.json["source"], kind=self.json["kind"]))
+                for j in self.json.get("jobs", [])]
+
     def __repr__(self):
         return f"<syncscope.RankAnalysisResult {self.source!r}: {len(self.json['ranks'])} ranks>"
 

@@ -28,6 +28,7 @@ std::string show(RankMetric m, double v) {
 
 void print_rows_and_spreads(const RankAnalysis& a, std::ostream& out);
 void print_standout_and_warnings(const RankAnalysis& a, std::ostream& out);
+void print_stragglers(const RankAnalysis& a, std::ostream& out);
 
 std::string percent(double f) { return fmt::format("{:.1f}%", 100.0 * f); }
 
@@ -74,6 +75,7 @@ ordered_json rank_row_json(const RankRow& r) {
                                                            {"overlapped_ns", r.comm_overlapped_ns},
                                                            {"overlap_fraction", r.comm_overlap_fraction}}},
                             {"devices", r.devices}};
+  j["world_size"] = r.world_size;
   j["top_cause"] = r.top_cause;
   j["warnings"] = r.warnings;
   return j;
@@ -105,17 +107,17 @@ RankRow rank_row_from_json(const nlohmann::json& j, const std::string& where) {
   r.comm_overlapped_ns = get<Ns>(c, "overlapped_ns", w + " trace.communication");
   r.comm_overlap_fraction = get<double>(c, "overlap_fraction", w + " trace.communication");
   r.devices = get<std::uint64_t>(t, "devices", w + " trace");
+  if (j.contains("world_size")) r.world_size = get<std::int64_t>(j, "world_size", w);  // absent before the field
   r.top_cause = get<std::string>(j, "top_cause", w);
   r.warnings = get<std::vector<std::string>>(j, "warnings", w);
   return r;
 }
 
-std::string rank_analysis_to_json(const RankAnalysis& a, int indent) {
-  ordered_json j;
-  j["schema_version"] = a.schema_version;
-  j["kind"] = "syncscope.rank_analysis";
-  j["source"] = a.source;
-  j["options"] = ordered_json{{"step_range", a.step_glob}, {"layer_range", a.layer_glob}};
+namespace {
+
+// One job's summary: its ranks, spreads, standout, stragglers and warnings.
+void job_json(const RankAnalysis& a, ordered_json& j) {
+  j["world_size"] = a.world_size;
   j["ranks"] = ordered_json::array();
   for (const auto& r : a.ranks) j["ranks"].push_back(rank_row_json(r));
   ordered_json across = ordered_json::object();
@@ -130,18 +132,41 @@ std::string rank_analysis_to_json(const RankAnalysis& a, int indent) {
                                  {"median", a.standout->median},
                                  {"deviation", a.standout->deviation}};
   else j["standout"] = nullptr;
+  j["stragglers"] = ordered_json::array();
+  for (const auto& s : a.stragglers)
+    j["stragglers"].push_back(ordered_json{
+        {"rank", s.rank}, {"communication_ns", s.comm_ns}, {"late_ns", s.late_ns}, {"late_fraction", s.late_fraction}});
+}
+
+}  // namespace
+
+std::string rank_analysis_to_json(const RankAnalysis& a, int indent) {
+  ordered_json j;
+  j["schema_version"] = a.schema_version;
+  j["kind"] = "syncscope.rank_analysis";
+  j["source"] = a.source;
+  j["options"] = ordered_json{{"step_range", a.step_glob}, {"layer_range", a.layer_glob}};
+  job_json(a, j);
+  j["jobs"] = ordered_json::array();
+  for (const auto& job : a.jobs) {
+    ordered_json jj;
+    job_json(job, jj);
+    jj["warnings"] = job.warnings;
+    j["jobs"].push_back(std::move(jj));
+  }
   j["warnings"] = a.warnings;
   return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-std::string rank_analysis_to_csv(const RankAnalysis& a) {
-  CsvWriter csv;
-  const std::string version = std::to_string(a.schema_version);
-  csv.row({"kind", "rank", "metric", "value", "schema_version"});
+namespace {
+
+// One job's rows; `job` is its world size ("" when not recorded), the last column.
+void job_csv(const RankAnalysis& a, const std::string& version, CsvWriter& csv) {
+  const std::string job = a.world_size > 0 ? std::to_string(a.world_size) : "";
   for (const auto& r : a.ranks) {
     const std::string rank = std::to_string(r.rank);
     auto row = [&](const std::string& metric, const std::string& value) {
-      csv.row({"rank", rank, metric, value, version});  // printed-name-ok: metric keys and numbers
+      csv.row({"rank", rank, metric, value, version, job});  // printed-name-ok: metric keys and numbers
     };
     for (RankMetric m : kRankMetrics) row(std::string(metric_key(m)), number(metric_value(r, m)));
     row("steps", std::to_string(r.steps));
@@ -157,7 +182,7 @@ std::string rank_analysis_to_csv(const RankAnalysis& a) {
   for (const auto& s : a.spreads) {
     const std::string metric(metric_key(s.metric));
     auto row = [&](const char* kind, const std::string& value) {
-      csv.row({kind, "", metric, value, version});  // printed-name-ok: our metric keys and numbers
+      csv.row({kind, "", metric, value, version, job});  // printed-name-ok: our metric keys and numbers
     };
     row("min", number(s.min));
     row("median", number(s.median));
@@ -167,11 +192,39 @@ std::string rank_analysis_to_csv(const RankAnalysis& a) {
   }
   if (a.standout)
     csv.row({"standout", std::to_string(a.standout->rank), std::string(metric_key(a.standout->metric)) + ".deviation",
-             number(a.standout->deviation), version});
+             number(a.standout->deviation), version, job});
+  for (const auto& s : a.stragglers) {
+    const std::string rank = std::to_string(s.rank);
+    csv.row({"straggler", rank, "communication_ns", number(s.comm_ns), version, job});
+    csv.row({"straggler", rank, "late_ns", number(s.late_ns), version, job});
+    csv.row({"straggler", rank, "late_fraction", number(s.late_fraction), version, job});
+  }
+}
+
+}  // namespace
+
+std::string rank_analysis_to_csv(const RankAnalysis& a) {
+  CsvWriter csv;
+  const std::string version = std::to_string(a.schema_version);
+  csv.row({"kind", "rank", "metric", "value", "schema_version", "world_size"});
+  job_csv(a, version, csv);
+  for (const auto& job : a.jobs) job_csv(job, version, csv);
   return csv.str();
 }
 
 void print_rank_table(const RankAnalysis& a, std::ostream& out) {
+  if (!a.jobs.empty()) {
+    // Several jobs: named apart, each its own table (analysis/ranks.hpp); nothing across them.
+    out << fmt::format("syncscope analysis of {} jobs: {}\n", a.jobs.size(), printable(a.source));
+    for (const auto& w : a.warnings) out << "  ! " << printable(w) << "\n";
+    for (const auto& job : a.jobs) {
+      out << "\n== job: "
+          << (job.world_size > 0 ? fmt::format("world size {}", job.world_size) : std::string("no world size recorded"))
+          << "\n";
+      print_rank_table(job, out);
+    }
+    return;
+  }
   out << fmt::format("syncscope analysis of {} ranks: {}\n", a.ranks.size(), printable(a.source));
   out << fmt::format("  per step: median over each rank's '{}' ranges\n", printable(a.step_glob));
   if (a.ranks.size() > reports_detail::kRankTableMaxRows) {
@@ -179,6 +232,7 @@ void print_rank_table(const RankAnalysis& a, std::ostream& out) {
   } else {
     print_rows_and_spreads(a, out);
   }
+  print_stragglers(a, out);
   print_standout_and_warnings(a, out);
 }
 
@@ -205,6 +259,16 @@ void print_rows_and_spreads(const RankAnalysis& a, std::ostream& out) {
                          fmt::format("{} ({})", show(s.metric, s.max), s.max_rank));
     }
   }
+}
+
+// Potential stragglers (analysis/ranks.hpp): the ranks that waited least in their collectives.
+void print_stragglers(const RankAnalysis& a, std::ostream& out) {
+  if (a.stragglers.empty()) return;
+  out << "\npotential stragglers (reach their collectives last: least communication time per step)\n";
+  out << fmt::format("  {:>6} {:>11} {:>11} {:>8}\n", "rank", "comm", "late by", "of step");
+  for (const auto& s : a.stragglers)
+    out << fmt::format("  {:>6} {:>11} {:>11} {:>8}\n", s.rank, show(RankMetric::Communication, s.comm_ns),
+                       show(RankMetric::Communication, s.late_ns), percent(s.late_fraction));
 }
 
 void print_standout_and_warnings(const RankAnalysis& a, std::ostream& out) {

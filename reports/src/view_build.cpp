@@ -125,17 +125,11 @@ void critical_path_of_window(const Trace& trace, ViewTrace& v, const ViewOptions
 }
 
 // The rank as analyze gives it (distributedInfo.rank, else "rank<N>" in the file name), and
-// the job's world size when distributedInfo has one.
+// the job's world size when distributedInfo has one (analyze's job rule, analysis/ranks.hpp).
 void read_distributed_info(ViewTrace& v, const TraceMetadata& meta) {
   v.rank = rank_from_metadata(meta);
   if (!v.rank) v.rank = rank_from_file_name(std::filesystem::path(v.source).filename().string());
-  auto it = meta.extra.find("distributedInfo");
-  if (it == meta.extra.end()) return;
-  const auto j = nlohmann::json::parse(it->second, nullptr, false);
-  if (!j.is_object()) return;
-  if (auto w = j.find("world_size"); w != j.end() && w->is_number_integer()) v.world_size = w->get<std::int64_t>();
-  if (!v.rank)
-    if (auto rk = j.find("rank"); rk != j.end() && rk->is_number_integer()) v.rank = rk->get<std::int64_t>();
+  if (const auto w = world_size_from_metadata(meta); w > 0) v.world_size = w;
 }
 
 }  // namespace
@@ -182,9 +176,13 @@ ViewTrace build_view_trace(Trace&& trace, const std::string& source, const ViewO
 std::vector<std::string> view_set_notes(const std::vector<ViewTrace>& traces) {
   std::vector<std::string> notes;
   std::map<std::int64_t, std::vector<std::string>> by_world;
-  for (const auto& t : traces)
+  std::vector<std::int64_t> sizes;
+  for (const auto& t : traces) {
     if (t.world_size) by_world[*t.world_size].push_back(t.label);
-  if (by_world.size() > 1) {
+    sizes.push_back(t.world_size.value_or(0));
+  }
+  const bool two_jobs = several_jobs(sizes);  // analyze's rule (analysis/ranks.hpp)
+  if (two_jobs) {
     std::string jobs;
     for (const auto& [w, labels] : by_world) {
       jobs += fmt::format("{}world size {}: ", jobs.empty() ? "" : "; ", w);
@@ -199,7 +197,7 @@ std::vector<std::string> view_set_notes(const std::vector<ViewTrace>& traces) {
   std::map<std::int64_t, std::vector<std::string>> by_rank;
   for (const auto& t : traces)
     if (t.rank) by_rank[*t.rank].push_back(t.source);
-  if (by_world.size() <= 1 && by_rank.size() == traces.size() && traces.size() >= 3) {
+  if (!two_jobs && by_rank.size() == traces.size() && traces.size() >= 3) {
     std::vector<RankRow> rows;
     for (const auto& t : traces) rows.push_back(rank_row(t.result, *t.rank, "", t.source));
     const RankAnalysis a = summarize_ranks(std::move(rows), "", traces.front().result.options.step_glob, "");
@@ -209,6 +207,16 @@ std::vector<std::string> view_set_notes(const std::vector<ViewTrace>& traces) {
                       "median step), as analyze finds it.",
                       a.standout->rank, metric_label(a.standout->metric), html::duration_text(a.standout->value),
                       html::duration_text(a.standout->median), 100.0 * a.standout->deviation));
+    // The potential stragglers, as analyze lists them (analysis/ranks.hpp).
+    std::string late;
+    for (const auto& st : a.stragglers)
+      late += fmt::format("{}rank {} (late by {} per step, {:.0f}% of a median step)", late.empty() ? "" : ", ",
+                          st.rank, html::duration_text(static_cast<Ns>(st.late_ns)), 100.0 * st.late_fraction);
+    if (!late.empty())
+      notes.push_back(
+          "Potential straggler(s), reaching their collectives last (the least communication time per "
+          "step): " +
+          late + ", as analyze finds them.");
   }
   by_rank.clear();
   for (const auto& t : traces)

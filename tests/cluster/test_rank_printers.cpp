@@ -35,6 +35,7 @@ RankAnalysis sample() {
     r.comm_overlapped_ns = 600000;
     r.comm_overlap_fraction = 600000.0 / 1650000.0;
     r.devices = 1;
+    r.world_size = 4;
   }
   rows[0].syncs = 1;
   rows[0].blocked_ns = 26000;
@@ -81,10 +82,10 @@ TEST(RankPrinters, JsonCarriesTheSummaryValues) {
 
 TEST(RankPrinters, CsvParsesBackTidy) {
   const auto rows = csv_parse(rank_analysis_to_csv(sample()), "ranks.csv");
-  const std::vector<std::string> header = {"kind", "rank", "metric", "value", "schema_version"};
+  const std::vector<std::string> header = {"kind", "rank", "metric", "value", "schema_version", "world_size"};
   ASSERT_FALSE(rows.empty());
   EXPECT_EQ(rows[0], header);
-  for (const auto& r : rows) EXPECT_EQ(r.size(), 5u);
+  for (const auto& r : rows) EXPECT_EQ(r.size(), 6u);
   bool standout = false;
   for (const auto& r : rows)
     if (r[0] == "standout") {

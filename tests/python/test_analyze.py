@@ -6,8 +6,10 @@ import csv
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import unittest
 
 import syncscope
@@ -192,6 +194,26 @@ class Ranks(unittest.TestCase):
         self.assertIn("rank", r._repr_html_())
         with self.assertRaisesRegex(syncscope.InputError, "--pid picks one process"):
             syncscope.analyze(d, pid=1)
+
+    def test_stragglers_and_jobs(self):
+        # make_nccl4.py: rank 2 spends 300 us per step in the all-reduce, the others 550 us.
+        d = os.path.normpath(os.path.join(os.path.dirname(H200_ITEM_LOOP), "..", "ranks", "nccl4"))
+        r = syncscope.analyze(d)
+        s = r.stragglers
+        rows = s.to_dict("records") if _results.have_pandas() else s
+        self.assertEqual([(x["rank"], x["late_ns"], x["late_fraction"]) for x in rows], [(2, 250000, 0.25)])
+        self.assertEqual(r.jobs, [])
+        with tempfile.TemporaryDirectory() as t:
+            for f in os.listdir(d):
+                shutil.copy(os.path.join(d, f), t)
+            hta_job = os.path.join(os.path.dirname(d), "hta_job")
+            for f in ("sampled_rank-0.json.gz", "sampled_rank-1.json.gz"):
+                shutil.copy(os.path.join(hta_job, f), t)
+            two = syncscope.analyze(t)
+        self.assertEqual([j.json["world_size"] for j in two.jobs], [0, 4, 128])
+        self.assertEqual(len(two.json["ranks"]), 0)
+        jr = two.jobs[2].ranks
+        self.assertEqual(len(jr), 2)
 
 
 class Predict(unittest.TestCase):

@@ -157,8 +157,28 @@ RankRow rank_row(const AnalysisResult& a, std::int64_t rank, std::string rank_fr
   return r;
 }
 
-RankAnalysis summarize_ranks(std::vector<RankRow> rows, std::string source, std::string step_glob,
-                             std::string layer_glob) {
+namespace {
+
+// The ranks that reached their collectives last (definition in ranks.hpp): the least
+// communication time per step waits least for the others.
+std::vector<RankStraggler> stragglers_of(const std::vector<RankRow>& rs, double step_median) {
+  std::vector<RankStraggler> out;
+  if (rs.size() < 2) return out;
+  double most = 0;
+  for (const auto& r : rs) most = std::max(most, r.comm_ns);
+  if (most <= 0) return out;
+  for (const auto& r : rs)
+    if (r.comm_ns < most)
+      out.push_back({r.rank, r.comm_ns, most - r.comm_ns, step_median > 0 ? (most - r.comm_ns) / step_median : 0});
+  // Rows are by rank, so a stable sort keeps the lowest rank first on ties.
+  std::stable_sort(out.begin(), out.end(),
+                   [](const RankStraggler& a, const RankStraggler& b) { return a.late_ns > b.late_ns; });
+  if (out.size() > kStragglerCandidates) out.resize(kStragglerCandidates);
+  return out;
+}
+
+RankAnalysis summarize_job(std::vector<RankRow> rows, std::string source, std::string step_glob,
+                           std::string layer_glob) {
   RankAnalysis out;
   out.source = std::move(source);
   out.step_glob = std::move(step_glob);
@@ -225,7 +245,64 @@ RankAnalysis summarize_ranks(std::vector<RankRow> rows, std::string source, std:
     out.warnings.push_back(std::to_string(without_steps) + " of " + std::to_string(rs.size()) +
                            " ranks have no range matching '" + out.step_glob +
                            "': their per-step figures are over the whole trace");
+  out.stragglers = stragglers_of(rs, step_median);
+  out.world_size = rs.front().world_size;
   return out;
+}
+
+}  // namespace
+
+RankAnalysis summarize_ranks(std::vector<RankRow> rows, std::string source, std::string step_glob,
+                             std::string layer_glob) {
+  std::vector<std::int64_t> sizes;
+  for (const auto& r : rows) sizes.push_back(r.world_size);
+  if (!several_jobs(sizes)) {
+    RankAnalysis one = summarize_job(std::move(rows), std::move(source), std::move(step_glob), std::move(layer_glob));
+    for (const auto& r : one.ranks)
+      if (r.world_size != one.world_size) one.world_size = 0;  // some trace did not record it
+    return one;
+  }
+  // Several jobs: each summarized on its own, by world size; nothing compared across them.
+  std::map<std::int64_t, std::vector<RankRow>> by_job;
+  for (auto& r : rows) by_job[r.world_size].push_back(std::move(r));
+  RankAnalysis out;
+  out.source = source;
+  out.step_glob = step_glob;
+  out.layer_glob = layer_glob;
+  std::string names;
+  for (auto& [w, job_rows] : by_job) {
+    names += (names.empty() ? "" : "; ") + (w > 0 ? "world size " + std::to_string(w) : std::string("no world size")) +
+             ": " + std::to_string(job_rows.size()) + " trace(s)";
+    out.jobs.push_back(summarize_job(std::move(job_rows), source, step_glob, layer_glob));
+    out.jobs.back().world_size = w;
+  }
+  out.warnings.push_back("these traces come from " + std::to_string(by_job.size()) +
+                         " different jobs (distributedInfo.world_size differs: " + names +
+                         "): each job is summarized on its own, nothing is merged or compared across jobs");
+  return out;
+}
+
+std::int64_t world_size_from_metadata(const TraceMetadata& meta) {
+  auto it = meta.extra.find("distributedInfo");
+  if (it == meta.extra.end()) return 0;
+  const auto j = nlohmann::json::parse(it->second, nullptr, false);
+  if (!j.is_object()) return 0;
+  const auto w = j.find("world_size");
+  if (w == j.end()) return 0;
+  std::optional<std::int64_t> v;
+  if (w->is_number_integer()) v = w->get<std::int64_t>();
+  if (w->is_string()) v = parse_rank_text(w->get<std::string>());
+  return v && *v > 0 && *v <= kMaxRank + 1 ? *v : 0;
+}
+
+bool several_jobs(const std::vector<std::int64_t>& world_sizes) {
+  std::int64_t seen = 0;
+  for (auto w : world_sizes) {
+    if (w <= 0) continue;
+    if (seen > 0 && w != seen) return true;
+    seen = w;
+  }
+  return false;
 }
 
 }  // namespace syncscope

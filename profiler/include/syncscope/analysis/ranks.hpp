@@ -16,8 +16,23 @@
 //   step is 0.30; a sync point's cost shows as blocked time and bubble). Named only with at
 //   least 3 ranks and a deviation of at least kStandoutThreshold (10% of a step); ties go to
 //   the metric listed first, then the lowest rank.
+// - Jobs (the rule `view` uses too, several_jobs): a job's rank traces record one
+//   distributedInfo.world_size; traces whose recorded world sizes differ are different jobs.
+//   They are named apart and never merged: RankAnalysis::jobs holds one summary per job (by
+//   world size; traces recording none form a job of their own), each with its own spreads,
+//   standout and stragglers, and the top-level ranks, spreads and standout stay empty.
+// - Potential stragglers (ours; HTA's get_potential_stragglers is a different rule, see
+//   docs/analysis.md "Stragglers"): a collective ends on every rank at about the same time,
+//   so the rank that reaches it last waits least inside it. Per rank, late_ns = the largest
+//   communication time per step over the ranks - this rank's: how much later than the rank
+//   that waited most it reached its collectives (per step, medians). Clock-free: only each
+//   rank's own kernel durations are compared, never timestamps across hosts. The candidates
+//   are the kStragglerCandidates ranks with the largest late_ns > 0 (HTA's default
+//   num_candidates), latest first (ties: lowest rank); none without communication or with
+//   fewer than 2 ranks.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -30,6 +45,7 @@ namespace syncscope {
 
 inline constexpr int kRankAnalysisSchemaVersion = 1;
 inline constexpr double kStandoutThreshold = 0.10;
+inline constexpr std::size_t kStragglerCandidates = 2;  // HTA's get_potential_stragglers num_candidates
 
 struct RankRow {
   std::int64_t rank = -1;
@@ -54,6 +70,7 @@ struct RankRow {
   Ns comm_overlapped_ns = 0;
   double comm_overlap_fraction = 0;
   std::uint64_t devices = 0;
+  std::int64_t world_size = 0;  // distributedInfo.world_size: the job (0: not recorded)
   std::string top_cause;  // the cause costing the most blocked + bubble time ("" without syncs)
   std::vector<std::string> warnings;
 };
@@ -82,28 +99,46 @@ struct RankStandout {
   double deviation = 0;  // (value - median) / median step time, signed
 };
 
+struct RankStraggler {
+  std::int64_t rank = -1;
+  double comm_ns = 0;        // its communication time per step
+  double late_ns = 0;        // the largest communication time per step over ranks - comm_ns
+  double late_fraction = 0;  // late_ns / the ranks' median step time
+};
+
 struct RankAnalysis {
   int schema_version = kRankAnalysisSchemaVersion;
   std::string source;  // the directory or the files as given
   std::string step_glob;
   std::string layer_glob;
-  std::vector<RankRow> ranks;       // by rank
+  std::int64_t world_size = 0;      // the job's distributedInfo.world_size (0: not recorded or several jobs)
+  std::vector<RankRow> ranks;       // by rank; empty when the set holds several jobs (see jobs)
   std::vector<RankSpread> spreads;  // one per kRankMetrics entry; empty without ranks
   std::optional<RankStandout> standout;
-  std::vector<std::string> warnings;  // about the set (ranks missing from 0..N-1, ...)
+  std::vector<RankStraggler> stragglers;  // at most kStragglerCandidates, latest first
+  std::vector<RankAnalysis> jobs;         // several jobs: one summary each, by world size; else empty
+  std::vector<std::string> warnings;      // about the set (ranks missing from 0..N-1, ...)
 };
 
 // One rank's row from its analysis.
 RankRow rank_row(const AnalysisResult& result, std::int64_t rank, std::string rank_from, std::string source);
 
-// The cross-rank summary. Throws InputError naming both files when two rows claim the same
-// rank. Rows are sorted by rank.
+// The cross-rank summary. Throws InputError naming both files when two rows of one job claim
+// the same rank. Rows are sorted by rank; rows of several jobs go to RankAnalysis::jobs.
 RankAnalysis summarize_ranks(std::vector<RankRow> rows, std::string source, std::string step_glob,
                              std::string layer_glob);
 
 // The rank a trace says it is: distributedInfo.rank (Kineto writes {"backend": "nccl",
 // "rank": 0, "world_size": 8}); an integer or a string holding one. nullopt when absent.
 std::optional<std::int64_t> rank_from_metadata(const TraceMetadata& meta);
+
+// The job a trace belongs to: its distributedInfo.world_size (an integer or a string holding
+// one); 0 when not recorded.
+std::int64_t world_size_from_metadata(const TraceMetadata& meta);
+
+// Whether traces with these world sizes (world_size_from_metadata) are of several jobs: two
+// recorded sizes differ (0, not recorded, joins no job). `analyze` and `view` share this rule.
+bool several_jobs(const std::vector<std::int64_t>& world_sizes);
 
 // The rank in a file name: "rank" followed by an optional '-', '_' or '.' and digits, not
 // preceded by a letter ("rank3.json", "trainer_rank-12.pt.trace.json.gz"); case-insensitive.

@@ -6,14 +6,18 @@
 // rank, rank_from, source, steps, per_step {step_ns, syncs, blocked_ns, bubble_ns, busy_ns,
 // compute_ns, communication_ns}, trace {span_ns, sync_points, gpu_busy_ns,
 // compute_kernel_ns, communication {kernel_ns, kernels, overlapped_ns, overlap_fraction},
-// devices}, top_cause, warnings[]), `across_ranks` {metric: {min, median, max, min_rank,
-// max_rank}} in kRankMetrics order, `standout` ({rank, metric, value, median, deviation} or
-// null), `warnings[]`. Times are nanoseconds (per-step medians may be fractional).
+// devices}, world_size, top_cause, warnings[]), `world_size` (the job's; 0 not recorded),
+// `across_ranks` {metric: {min, median, max, min_rank, max_rank}} in kRankMetrics order,
+// `standout` ({rank, metric, value, median, deviation} or null), `stragglers[]` ({rank,
+// communication_ns, late_ns, late_fraction}, latest first), `jobs[]` (several jobs: one object
+// each with world_size, ranks, across_ranks, standout, stragglers, warnings; the top-level ones
+// then empty), `warnings[]`. Times are nanoseconds (per-step medians may be fractional).
 //
-// CSV (RFC 4180, tidy): header `kind,rank,metric,value,schema_version`; `kind` is `rank`
-// (one row per rank x metric: the per-step metrics, then steps and the trace figures),
-// `min`, `median`, `max`, `min_rank`, `max_rank` (rank empty), or `standout` (the rank;
-// metric `<metric>.deviation`).
+// CSV (RFC 4180, tidy): header `kind,rank,metric,value,schema_version,world_size`; `kind` is
+// `rank` (one row per rank x metric: the per-step metrics, then steps and the trace figures),
+// `min`, `median`, `max`, `min_rank`, `max_rank` (rank empty), `standout` (the rank; metric
+// `<metric>.deviation`) or `straggler` (metrics communication_ns, late_ns, late_fraction);
+// `world_size` is the row's job (empty when not recorded).
 #pragma once
 
 #include <ostream>
