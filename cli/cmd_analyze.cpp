@@ -39,6 +39,7 @@ struct AnalyzeOptions {
   std::size_t max_sync_points = 10000;
   std::int64_t pid = -1;
   std::size_t replay_causes = 6;  // the table shows 6 worst offenders
+  std::uint64_t queue_full = 1024;  // HTA's CUDA_MAX_LAUNCH_QUEUE_PER_STREAM (hta/common/constants.py)
   std::size_t jobs = 0;
   // Many ranks as a job array.
   bool slurm = false;
@@ -67,6 +68,7 @@ void analyze_one(const AnalyzeOptions& o, bool pid_given) {
   opts.step_glob = o.step_range;
   opts.layer_glob = o.layer_range;
   if (pid_given) opts.pid = o.pid;
+  opts.queue_full = o.queue_full;
   AnalysisResult result = analyze(trace, opts);
   result.source = path;
   // Per step, over the replay graph (the analysis library has no model); opt-in: it costs
@@ -162,6 +164,11 @@ void add_analyze_command(CLI::App& app, Context& ctx) {
                   "Replay the trace without each of the N worst causes' syncs to say what removing them saves per "
                   "step (0: skip the replays, e.g. on a very large trace)")
       ->check(CLI::Range(std::size_t{0}, std::size_t{1000}))
+      ->capture_default_str();
+  cmd->add_option("--queue-full", o->queue_full,
+                  "Time blocked on a full launch queue: a stream's queue counts as full while at least N of its "
+                  "launched activities have not started (HTA's max_queue_length)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40))
       ->capture_default_str();
   cmd->add_flag("--critical-path", o->critical_path,
                 "Add each step's critical path through host and GPU (the trace replayed as a dependency graph; "

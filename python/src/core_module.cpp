@@ -99,6 +99,7 @@ struct AnalyzeArgs {
   std::size_t max_sync_points = 10000;
   std::size_t replay_causes = 6;  // cli/cmd_analyze.cpp's --replay-causes default
   bool critical_path = false;     // cli/cmd_analyze.cpp's --critical-path
+  std::uint64_t queue_full = 1024;  // cli/cmd_analyze.cpp's --queue-full (HTA's max_queue_length)
 };
 
 // What the trace holds, by record kind: lets the torch handler say "no GPU in this trace" or
@@ -116,6 +117,7 @@ std::pair<std::string, RecordCounts> analyze_trace(syncscope::Trace trace, const
   opts.step_glob = a.step_range;
   opts.layer_glob = a.layer_range;
   opts.pid = a.pid;
+  opts.queue_full = a.queue_full;
   syncscope::AnalysisResult result = syncscope::analyze(trace, opts);
   result.source = source;
   // As cli/cmd_analyze.cpp with --critical-path: each step's path over the replay graph.
@@ -241,25 +243,26 @@ PYBIND11_MODULE(_core, m) {
   m.def(
       "analyze_path",
       [](const std::string& path, const std::string& step_range, const std::string& layer_range,
-         std::optional<std::int64_t> pid, std::size_t max_sync_points, std::size_t replay_causes, bool critical_path) {
-        AnalyzeArgs a{step_range, layer_range, pid, max_sync_points, replay_causes, critical_path};
+         std::optional<std::int64_t> pid, std::size_t max_sync_points, std::size_t replay_causes, bool critical_path,
+         std::uint64_t queue_full) {
+        AnalyzeArgs a{step_range, layer_range, pid, max_sync_points, replay_causes, critical_path, queue_full};
         return to_python(guarded([&] { return analyze_trace(syncscope::read_trace(path), path, a); }));
       },
       py::arg("path"), py::arg("step_range"), py::arg("layer_range"), py::arg("pid"), py::arg("max_sync_points"),
-      py::arg("replay_causes"), py::arg("critical_path") = false,
+      py::arg("replay_causes"), py::arg("critical_path") = false, py::arg("queue_full") = 1024,
       "analysis_to_json of the trace at path (Kineto/syncscope JSON, .json.gz, Nsight Systems SQLite) and its "
       "record counts");
   m.def(
       "analyze_text",
       [](const std::string& text, const std::string& source, const std::string& step_range,
          const std::string& layer_range, std::optional<std::int64_t> pid, std::size_t max_sync_points,
-         std::size_t replay_causes, bool critical_path) {
-        AnalyzeArgs a{step_range, layer_range, pid, max_sync_points, replay_causes, critical_path};
+         std::size_t replay_causes, bool critical_path, std::uint64_t queue_full) {
+        AnalyzeArgs a{step_range, layer_range, pid, max_sync_points, replay_causes, critical_path, queue_full};
         return to_python(guarded([&] { return analyze_trace(parse_text(text, source), source, a); }));
       },
       py::arg("text"), py::arg("source"), py::arg("step_range"), py::arg("layer_range"), py::arg("pid"),
       py::arg("max_sync_points"), py::arg("replay_causes"), py::arg("critical_path") = false,
-      "analysis_to_json of Chrome trace JSON text and its record counts");
+      py::arg("queue_full") = 1024, "analysis_to_json of Chrome trace JSON text and its record counts");
 
   m.def(
       "analyze_ranks",
