@@ -112,7 +112,10 @@ void hta_extras_rows(const GpuAnalyses& g, CsvWriter& csv, const std::string& ve
 
 void print_hta_extras_table(const GpuAnalyses& g, std::ostream& out) {
   const auto& a = g.aten_ops;
-  if (a.launches + a.launches_outside_ops > 0) {
+  if (a.launches == 0 && a.launches_outside_ops > 0)
+    out << fmt::format("kernels per ATen op: none (no aten op around any of the {} kernel launches)\n",
+                       a.launches_outside_ops);
+  if (a.launches > 0) {
     out << fmt::format("kernels per ATen op: {} ops launched {} kernels ({} launches outside any aten op)\n", a.ops,
                        a.launches, a.launches_outside_ops);
     if (!a.groups.empty())
@@ -138,7 +141,8 @@ void print_hta_extras_table(const GpuAnalyses& g, std::ostream& out) {
         (s.blocked_ns == worst->blocked_ns && s.max_pending > worst->max_pending))
       worst = &s;
   }
-  out << fmt::format("queue length over time: {} streams, {} change points{}\n", q.streams.size(), points,
+  out << fmt::format("queue length over time: {} stream{}, {} change points{}\n", q.streams.size(),
+                     q.streams.size() == 1 ? "" : "s", points,
                      bucketed
                          ? fmt::format(" ({} streams bucketed to at most {} points)", bucketed, kQueueSeriesMaxPoints)
                          : std::string());
