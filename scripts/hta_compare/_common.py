@@ -41,3 +41,29 @@ def launch_names(ta, rank):
         n = by_corr.get(c, "(none)")
         out[n] = out.get(n, 0) + 1
     return out
+
+
+# HTA's runtime launch calls for queue length (hta/common/trace_symbol_table.py,
+# get_runtime_launch_events_mask).
+HTA_RUNTIME_LAUNCHES = ("cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx",
+                        "cudaMemcpyAsync", "cudaMemsetAsync", "runFunction - job_prep_and_submit_for_execution",
+                        "hipLaunchKernel", "hipExtModuleLaunchKernel", "hipMemsetAsync", "hipMemcpyAsync",
+                        "hipMemcpyWithStream")
+
+
+def unmasked_per_stream(ta, rank):
+    """Per stream, the GPU rows (kernels, copies, memsets) HTA's trace joins by correlation to a
+    CPU call outside HTA_RUNTIME_LAUNCHES (cudaGraphLaunch, a synchronous cudaMemcpy): in our
+    queue counts, not in HTA's. {stream: rows}."""
+    df = ta.t.get_trace(rank)
+    sym = ta.t.symbol_table.sym_table
+    cat = df["cat"].map(lambda i: sym[i] if i >= 0 else "")
+    gpu = df[df["stream"] != -1]
+    calls = df[(df["stream"] == -1) & (df["correlation"] > 0) & cat.isin(["cuda_runtime", "cuda_driver"])]
+    by_corr = dict(zip(calls["correlation"], calls["name"].map(lambda i: sym[i])))
+    out = {}
+    for c, s in zip(gpu["correlation"], gpu["stream"]):
+        n = by_corr.get(c)
+        if n is not None and n not in HTA_RUNTIME_LAUNCHES:
+            out[str(int(s))] = out.get(str(int(s)), 0) + 1
+    return out
