@@ -95,6 +95,20 @@ TEST(AtenOpKernels, GroupsByOpAndSequenceWithMeanAndMaxDelays) {
   EXPECT_EQ(a.launches_outside_ops, 1u);
 }
 
+TEST(AtenOpKernels, ACallRunningPastItsOpIsOutsideIt) {
+  // aten::mm [0,10) and a launch call [8,12): the op does not wrap the whole call (HTA's rule
+  // too), so the launch is outside; a kernel whose call is missing counts nowhere.
+  TraceBuilder b;
+  b.cpu_op("aten::mm", 0, 10);
+  b.api("cudaLaunchKernel", 8, 12, 1);
+  b.kernel(0, 7, 20, 30, 1);
+  b.kernel(0, 7, 40, 50, 99);  // no call with correlation 99
+  const auto r = analyze(b.done());
+  EXPECT_EQ(r.gpu.aten_ops.launches, 0u);
+  EXPECT_EQ(r.gpu.aten_ops.launches_outside_ops, 1u);
+  EXPECT_TRUE(r.gpu.aten_ops.groups.empty());
+}
+
 TEST(AtenOpKernels, ManyGroupsAreCappedAndCounted) {
   TraceBuilder b;
   const int n = static_cast<int>(kTopAtenOpGroups) + 7;
@@ -188,6 +202,26 @@ TEST(QueueSeries, LongSeriesAreBucketedKeepingPeaksAndBlockedTimeExact) {
   // Blocked (pending >= 2) from the full series: the 1500 launches before kernel 1500's start
   // each add 1 ns (kernels 0..1499; [10 i, 10 i + 1)): 1500 ns.
   EXPECT_EQ(s.blocked_ns, 1500);
+}
+
+TEST(QueueSeries, ALaunchRecordedAfterItsKernelStartedNeverCountsBelowZero) {
+  // Clock skew: the call starts at 15, its kernel runs [10,20). Pending enters and leaves at 10
+  // (never -1); depth enters at 15 (the call) and leaves at 20.
+  TraceBuilder b;
+  b.api("cudaLaunchKernel", 15, 16, 1);
+  b.kernel(0, 7, 10, 20, 1);
+  AnalysisOptions o;
+  o.queue_full = 1;
+  const auto r = analyze(b.done(), o);
+  const auto& s = r.gpu.queue_series.streams.at(0);
+  for (const auto& p : s.points) EXPECT_LE(p.pending, 1u);
+  EXPECT_EQ(s.max_pending, 0u);
+  EXPECT_EQ(s.blocked_ns, 0);
+  ASSERT_EQ(s.points.size(), 2u);
+  EXPECT_EQ(s.points[0].t_ns, 15);
+  EXPECT_EQ(s.points[0].depth, 1u);
+  EXPECT_EQ(s.points[1].t_ns, 20);
+  EXPECT_EQ(s.points[1].depth, 0u);
 }
 
 TEST(QueueSeries, JsonCsvAndTableForms) {

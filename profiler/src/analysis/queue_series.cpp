@@ -32,7 +32,9 @@ std::vector<QueuePoint> change_points(std::vector<Step>& steps) {
     }
     const QueuePoint p{now, static_cast<std::uint64_t>(std::max<std::int64_t>(depth, 0)),
                        static_cast<std::uint64_t>(std::max<std::int64_t>(pending, 0))};
-    if (pts.empty() || pts.back().depth != p.depth || pts.back().pending != p.pending) pts.push_back(p);
+    // Both counts start at 0 before the first point: an instant that leaves them there is no change.
+    const QueuePoint before = pts.empty() ? QueuePoint{} : pts.back();
+    if (before.depth != p.depth || before.pending != p.pending) pts.push_back(p);
   }
   return pts;
 }
