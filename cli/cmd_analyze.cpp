@@ -35,6 +35,7 @@ struct AnalyzeOptions {
   std::size_t max_sync_points = api::kDefaultMaxSyncPoints;
   std::int64_t pid = -1;
   std::size_t replay_causes = api::kDefaultReplayCauses;
+  std::uint64_t queue_full = api::kDefaultQueueFull;
   std::size_t jobs = 0;
   // Many ranks as a job array.
   bool slurm = false;
@@ -56,6 +57,7 @@ void analyze_one(const AnalyzeOptions& o, bool pid_given) {
   if (pid_given) req.pid = o.pid;
   req.replay_causes = o.replay_causes;
   req.critical_path = o.critical_path;
+  req.queue_full = o.queue_full;
   const api::AnalyzeOutcome outcome = api::analyze_trace(read_trace(path), path, req);
   const std::string text = api::render_analysis(outcome, o.format, o.max_sync_points);
   // The table lists every warning itself; other outputs are for programs, so people
@@ -125,6 +127,11 @@ void add_analyze_command(CLI::App& app, Context& ctx) {
                   "Replay the trace without each of the N worst causes' syncs to say what removing them saves per "
                   "step (0: skip the replays, e.g. on a very large trace)")
       ->check(CLI::Range(std::size_t{0}, std::size_t{1000}))
+      ->capture_default_str();
+  cmd->add_option("--queue-full", o->queue_full,
+                  "Time blocked on a full launch queue: a stream's queue counts as full while at least N of its "
+                  "launched activities have not started (HTA's max_queue_length)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40))
       ->capture_default_str();
   cmd->add_flag("--critical-path", o->critical_path,
                 "Add each step's critical path through host and GPU (the trace replayed as a dependency graph; "

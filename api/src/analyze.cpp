@@ -18,6 +18,7 @@ AnalysisOptions analysis_options(const AnalyzeRequest& r) {
   o.step_glob = r.step_range;
   o.layer_glob = r.layer_range;
   o.pid = r.pid;
+  o.queue_full = r.queue_full;
   return o;
 }
 

@@ -144,7 +144,8 @@ def _int_or_none(value, name):
 
 
 def analyze(trace, step_range=DEFAULT_STEP_RANGE, layer_range="", *, pid=None,
-            max_sync_points=DEFAULT_MAX_SYNC_POINTS, jobs=0, replay_causes=DEFAULT_REPLAY_CAUSES, critical_path=False):
+            max_sync_points=DEFAULT_MAX_SYNC_POINTS, jobs=0, replay_causes=DEFAULT_REPLAY_CAUSES, critical_path=False,
+            queue_full=1024):
     """Sync points, bubbles, copy/compute overlap and GPU busy time of one trace.
 
     ``trace``: a path (Kineto/torch.profiler or syncscope Chrome JSON, ``.json`` or ``.json.gz``,
@@ -157,6 +158,9 @@ def analyze(trace, step_range=DEFAULT_STEP_RANGE, layer_range="", *, pid=None,
     ``critical_path``: each step's critical path through host and GPU (``--critical-path``; the
     trace replayed as a dependency graph, docs/analysis.md): ``result.critical_path`` and
     ``result.critical_path_runs``, and ``critical_path`` in the JSON's totals and steps.
+    ``queue_full``: a stream's launch queue counts as full while at least this many launched
+    activities have not started (``--queue-full``; HTA's max_queue_length, default 1024):
+    ``result.queue_blocked``.
 
     Returns an :class:`AnalysisResult` holding exactly the CLI's JSON (``result.json``).
     Several traces (a list of paths) or a directory of them: one trace per rank, as the CLI's
@@ -188,12 +192,15 @@ def analyze(trace, step_range=DEFAULT_STEP_RANGE, layer_range="", *, pid=None,
         raise InputError(f"replay_causes {replay_causes}: expected 0..1000 (0 replays none)")
     if not isinstance(critical_path, bool):
         raise TypeError(f"analyze: critical_path is a bool, not {type(critical_path).__name__}")
+    queue_full = _int_or_none(queue_full, "queue_full")
+    if queue_full is None or not 1 <= queue_full <= 2**40:
+        raise InputError(f"queue_full {queue_full}: expected 1..2**40 (HTA's default: 1024)")
     if kind == "path":
         text, counts = _core.analyze_path(value, step_range, layer_range, pid, max_sync_points, replay_causes,
-                                          critical_path)
+                                          critical_path, queue_full)
     else:
         text, counts = _core.analyze_text(value, name, step_range, layer_range, pid, max_sync_points, replay_causes,
-                                          critical_path)
+                                          critical_path, queue_full)
     result = AnalysisResult(_json.loads(text), counts)
     _warn_all(result.json["warnings"], stacklevel=2)  # at the caller's line
     return result

@@ -84,6 +84,32 @@ _SPARSE_PREFIXES = ("syncs.by_cause.", "syncs.by_api.", "gpu_busy_by_device.")
 _CRITICAL_COLUMNS = ("name", "length_ns", "host_ns", "gpu_ns", "launch_ns", "sync_wait_ns", "other_ns", "sync_edges")
 
 
+# Columns of the HTA-analysis frames (AnalysisResult.aten_op_kernels, queue_length_series,
+# queue_blocked): every column int64 but the names (category) and the fractions (float64),
+# whatever the rows hold, an empty frame too.
+_ATEN_COLUMNS = ["op", "kernels", "kernels_per_op", "count", "op_delay_mean_ns", "op_delay_max_ns",
+                 "launch_delay_mean_ns", "launch_delay_max_ns", "kernel_ns"]
+_QUEUE_POINT_COLUMNS = ["device", "stream", "t_ns", "depth", "pending"]
+_QUEUE_BLOCKED_COLUMNS = ["device", "stream", "threshold", "max_pending", "blocked_ns", "blocked_fraction",
+                          "change_points", "bucket_ns"]
+
+
+def _typed_frame(rows, columns, names, index):
+    """`rows` as a DataFrame of `columns`: `names` category, *_fraction float64, the rest int64;
+    indexed by `index`. A list of dicts without pandas."""
+    if _pd is None:
+        return rows
+    df = _pd.DataFrame(rows, columns=columns)
+    for c in columns:
+        if c in names:
+            df[c] = df[c].astype("category")
+        elif c.endswith("fraction"):
+            df[c] = df[c].astype("float64")
+        else:
+            df[c] = df[c].astype("int64")
+    return df.set_index(index)
+
+
 def window_rows(windows):
     """One flat dict per window (step or layer), every row with the same keys."""
     rows = [_flatten(w) for w in windows]
@@ -244,6 +270,45 @@ class AnalysisResult:
                 rows.append({"step": s["name"], "rank": i, "kind": r["kind"], "where": r["where"], "what": r["what"],
                              "start_ns": r["start_ns"], "duration_ns": r["duration_ns"]})
         return _table(rows, ["step", "rank", "kind", "where", "what", "start_ns", "duration_ns"])
+
+    # --- HTA's analyses we lacked: kernels per ATen op, queue length over time (docs/analysis.md) ---
+    @property
+    def aten_op_kernels(self):
+        """Kernels and launch delay per ATen op (HTA's get_aten_op_kernels_and_delay; the CLI's
+        ``gpu.aten_op_kernels``): one row per (op, kernel sequence), indexed by both, most
+        frequent first (at most 50; ``json["gpu"]["aten_op_kernels"]["groups_total"]`` counts
+        all): kernels_per_op, count, op_delay_mean_ns / op_delay_max_ns (op start -> first
+        launch call), launch_delay_mean_ns / launch_delay_max_ns (that call -> its kernel's
+        start), kernel_ns. Times int64 ns."""
+        groups = self.json.get("gpu", {}).get("aten_op_kernels", {}).get("groups", [])
+        return _typed_frame([dict(g) for g in groups], _ATEN_COLUMNS, ("op", "kernels"), ["op", "kernels"])
+
+    @property
+    def queue_length_series(self):
+        """Queue length over time per stream (HTA's get_queue_length_time_series; the CLI's
+        ``gpu.queue_series``): one row per change point, indexed by (device, stream, t_ns):
+        depth (ours: launched, not finished) and pending (HTA's: launched, not started); each
+        value holds until the next row. A stream with more than 1000 change points is given as
+        1000 equal buckets holding each count's maximum (``queue_blocked``'s bucket_ns)."""
+        rows = []
+        for st in self.json.get("gpu", {}).get("queue_series", {}).get("streams", []):
+            rows += [{"device": st["device"], "stream": st["stream"], "t_ns": t, "depth": dep, "pending": pen}
+                     for t, dep, pen in st["points"]]
+        return _typed_frame(rows, _QUEUE_POINT_COLUMNS, (), ["device", "stream", "t_ns"])
+
+    @property
+    def queue_blocked(self):
+        """Time blocked on a full launch queue per stream (HTA's
+        get_time_spent_blocked_on_full_queue), indexed by (device, stream): threshold (HTA's
+        max_queue_length; ``analyze(..., queue_full=)``, the CLI's ``--queue-full``),
+        max_pending, blocked_ns (pending >= threshold), blocked_fraction (of the trace's
+        span), change_points, bucket_ns (0: the series is every change point)."""
+        q = self.json.get("gpu", {}).get("queue_series", {})
+        rows = [{"device": st["device"], "stream": st["stream"], "threshold": q["threshold"],
+                 "max_pending": st["max_pending"], "blocked_ns": st["blocked_ns"],
+                 "blocked_fraction": st["blocked_fraction"], "change_points": st["change_points"],
+                 "bucket_ns": st["bucket_ns"]} for st in q.get("streams", [])]
+        return _typed_frame(rows, _QUEUE_BLOCKED_COLUMNS, (), ["device", "stream"])
 
     @property
     def has_gpu_activity(self):

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis_hta_extras.hpp"
 #include "syncscope/core/text.hpp"
 #include "syncscope/reports/analysis_printers.hpp"
 
@@ -103,6 +104,9 @@ ordered_json gpu_analyses_json(const GpuAnalyses& g) {
                                              {"max", q.max_depth},
                                              {"max_at_ns", q.max_at_ns},
                                              {"mean", q.mean_depth}});
+  // Kernels per ATen op, queue length over time (analysis_hta_extras.cpp).
+  j["aten_op_kernels"] = aten_op_kernels_json(g.aten_ops);
+  j["queue_series"] = queue_series_json(g.queue_series);
   j["annotations"] = ordered_json::array();
   for (const auto& a : g.annotations)
     j["annotations"].push_back(ordered_json{{"name", a.name},
@@ -203,6 +207,7 @@ void gpu_analyses_rows(const AnalysisResult& r, CsvWriter& csv, const std::strin
     row("count", num(f.count));
     row("host_ns", num(f.host_ns));
   }
+  hta_extras_rows(g, csv, version);  // kernels per ATen op, queue length over time
 }
 
 void print_idle_table(const AnalysisResult& r, std::ostream& out) {
@@ -255,6 +260,7 @@ void print_gpu_analyses_table(const GpuAnalyses& g, std::ostream& out) {
                           g.queues[i].mean_depth);
     out << "queue length: " << line << "\n";
   }
+  print_hta_extras_table(g, out);  // kernels per ATen op, queue length over time
   if (!g.annotations.empty()) {
     out << "GPU time per annotation (launched inside it)\n";
     for (std::size_t i = 0; i < std::min<std::size_t>(5, g.annotations.size()); ++i)

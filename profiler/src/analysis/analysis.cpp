@@ -13,6 +13,7 @@
 
 #include "analysis_internal.hpp"
 #include "gpu_internal.hpp"
+#include "hta_extras_internal.hpp"
 #include "idle_internal.hpp"
 #include "interval_set.hpp"
 #include "legacy_ranges.hpp"
@@ -563,6 +564,9 @@ AnalysisResult analyze(const Trace& trace, const AnalysisOptions& options) {
   r.idle_by_device = idle.devices();
   r.idle_by_stream = idle.streams();
   r.gpu = analysis_detail::gpu_analyses(trace, r.sync_points, launches);
+  // HTA's analyses we lacked (hta_extras.hpp): kernels per ATen op, queue length over time.
+  analysis_detail::aten_op_kernels(trace, launches, r.gpu.aten_ops);
+  analysis_detail::queue_series(trace, launches, options.queue_full, r.gpu.queue_series);
 
   const auto [t0, t1] = trace.time_span();
   r.totals = window_stats(ix, "trace", 0, t0, t1, true);

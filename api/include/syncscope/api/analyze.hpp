@@ -26,6 +26,7 @@ struct AnalyzeRequest {
   std::optional<std::int64_t> pid;  // only this process's host threads
   std::size_t replay_causes = kDefaultReplayCauses;
   bool critical_path = false;  // per step, over the replay graph (about a fifth more time)
+  std::uint64_t queue_full = kDefaultQueueFull;  // time blocked on a full launch queue
 };
 
 // What the trace held, by record kind (lets Python's torch handler say "no GPU in this

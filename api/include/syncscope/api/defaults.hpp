@@ -17,6 +17,9 @@ inline constexpr const char* kDefaultStepRange = "ProfilerStep#*";
 inline constexpr std::size_t kDefaultMaxSyncPoints = 10000;
 // analyze: the worst causes whose removal is replayed (the table shows six).
 inline constexpr std::size_t kDefaultReplayCauses = 6;
+// analyze: a stream's launch queue counts as full at this many queued activities (HTA's
+// CUDA_MAX_LAUNCH_QUEUE_PER_STREAM, hta/common/constants.py).
+inline constexpr std::uint64_t kDefaultQueueFull = 1024;
 // predict: the prefetch variant's look-ahead k (a ring of k + 1 buffers).
 inline constexpr int kDefaultPrefetchDepth = 2;
 // predict: Monte Carlo draws for interval propagation, and their seed.

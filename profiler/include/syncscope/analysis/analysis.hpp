@@ -78,6 +78,8 @@ struct AnalysisOptions {
   std::string step_glob = "ProfilerStep#*";  // ranges that delimit steps
   std::string layer_glob;                    // ranges that delimit layers; empty: none
   std::optional<std::int64_t> pid;           // restrict host threads to this process
+  // Time blocked on a full launch queue: HTA's max_queue_length (hta_extras.hpp).
+  std::uint64_t queue_full = 1024;
 };
 
 struct SyncPoint {

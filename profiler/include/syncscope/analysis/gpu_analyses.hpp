@@ -36,6 +36,7 @@
 #include <string_view>
 #include <vector>
 
+#include "syncscope/analysis/hta_extras.hpp"
 #include "syncscope/trace/trace.hpp"
 
 namespace syncscope {
@@ -129,6 +130,10 @@ struct GpuAnalyses {
   std::vector<AnnotationGpuTime> annotations;  // by gpu_ns, largest first; at most kTopAnnotations
   std::vector<CopyBandwidth> copies;
   std::vector<Finding> findings;  // only rules that fired
+  // HTA's analyses we lacked: kernels and launch delay per ATen op, queue length over time
+  // and time blocked on a full queue (hta_extras.hpp; aten_op_kernels.cpp, queue_series.cpp).
+  AtenOpKernels aten_ops;
+  QueueSeries queue_series;
 };
 
 inline constexpr std::size_t kTopKernels = 50;
