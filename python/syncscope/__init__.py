@@ -21,6 +21,8 @@ import json as _json
 import os as _os
 import re as _re
 import warnings as _warnings
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union, overload
+
 
 from ._results import AnalysisResult, PredictionResult, RankAnalysisResult
 from ._text import printable as _printable
@@ -44,6 +46,12 @@ class RuntimeError(Error, _builtins.RuntimeError):  # noqa: A001 (the CLI's exit
     exit_code = 1
 
 
+# What ``analyze`` and ``predict`` take as a trace: a path, a parsed trace (json.load's dict,
+# or its list form), or the JSON's bytes. Public names, for annotating code that calls them.
+TracePath = Union[str, "_os.PathLike[str]"]
+Trace = Union[str, "_os.PathLike[str]", bytes, bytearray, Dict[str, Any], List[Any]]
+
+
 class AnalysisWarning(UserWarning):
     """What the analysis warns about a trace (``AnalysisResult.warnings``, the CLI's
     ``warnings``), raised through :mod:`warnings` at the caller's line, with the option
@@ -56,11 +64,11 @@ _CLI_OPTIONS = {"--step-range": "step_range", "--layer-range": "layer_range", "-
                 "--critical-path": "critical_path", "--jobs": "jobs"}
 
 
-def _python_names(message):
+def _python_names(message: str) -> str:
     return _re.sub(r"--[a-z][a-z-]*", lambda m: _CLI_OPTIONS.get(m.group(0), m.group(0)), message)
 
 
-def _warn_all(messages, stacklevel):
+def _warn_all(messages: Iterable[str], stacklevel: int) -> None:
     for m in messages:
         # A warning quotes the trace's names as its JSON holds them: escaped as the CLI prints them.
         _warnings.warn(_printable(_python_names(m)), AnalysisWarning, stacklevel=stacklevel + 1)
@@ -70,8 +78,8 @@ from . import _core  # noqa: E402 (the exception classes above are handed to it)
 
 _core._set_exception_types(InputError, RuntimeError)
 
-__version__ = _core.version()
-build_commit = _core.build_commit()
+__version__: str = _core.version()
+build_commit: str = _core.build_commit()
 
 # The CLI's defaults (cli/cmd_analyze.cpp, cli/cmd_predict.cpp).
 DEFAULT_STEP_RANGE = "ProfilerStep#*"
@@ -93,10 +101,12 @@ __all__ = [
     "InputError",
     "RuntimeError",
     "DEFAULT_STEP_RANGE",
+    "Trace",
+    "TracePath",
 ]
 
 
-def _trace_source(trace, what):
+def _trace_source(trace: Any, what: str) -> Tuple[str, str, str]:
     """(kind, value, name): a path to read, or Chrome trace JSON text from a dict/str/bytes."""
     if isinstance(trace, dict) or isinstance(trace, list):
         # A trace already in memory (e.g. json.load of a torch.profiler file): the C++ reader
@@ -121,7 +131,7 @@ def _trace_source(trace, what):
                                f"{type(trace).__name__}"))
 
 
-def _rank_inputs(trace):
+def _rank_inputs(trace: Any) -> Optional[List[str]]:
     """The paths when `trace` names several traces (a list of paths, or a directory), as the
     CLI's `analyze TRACE... | DIR` decides: more than one, or a directory; else None."""
     if isinstance(trace, (list, tuple)) and trace and all(isinstance(t, (str, _os.PathLike)) for t in trace):
@@ -135,7 +145,7 @@ def _rank_inputs(trace):
     return None
 
 
-def _int_or_none(value, name):
+def _int_or_none(value: Any, name: str) -> Any:  # an int or None: the caller checks which it allows
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
@@ -143,8 +153,21 @@ def _int_or_none(value, name):
     return value
 
 
-def analyze(trace, step_range=DEFAULT_STEP_RANGE, layer_range="", *, pid=None,
-            max_sync_points=DEFAULT_MAX_SYNC_POINTS, jobs=0, replay_causes=DEFAULT_REPLAY_CAUSES, critical_path=False):
+@overload
+def analyze(trace: Union[bytes, bytearray, Dict[str, Any]], step_range: str = ..., layer_range: str = ..., *,
+            pid: Optional[int] = ..., max_sync_points: int = ..., jobs: int = ..., replay_causes: int = ...,
+            critical_path: bool = ...) -> AnalysisResult: ...
+
+
+@overload
+def analyze(trace: Union[TracePath, Sequence[TracePath], List[Any]], step_range: str = ..., layer_range: str = ...,
+            *, pid: Optional[int] = ..., max_sync_points: int = ..., jobs: int = ..., replay_causes: int = ...,
+            critical_path: bool = ...) -> Union[AnalysisResult, RankAnalysisResult]: ...
+
+
+def analyze(trace: Union[Trace, Sequence[TracePath]], step_range: str = DEFAULT_STEP_RANGE, layer_range: str = "", *,
+            pid: Optional[int] = None, max_sync_points: int = DEFAULT_MAX_SYNC_POINTS, jobs: int = 0,
+            replay_causes: int = DEFAULT_REPLAY_CAUSES, critical_path: bool = False) -> Union[AnalysisResult, RankAnalysisResult]:
     """Sync points, bubbles, copy/compute overlap and GPU busy time of one trace.
 
     ``trace``: a path (Kineto/torch.profiler or syncscope Chrome JSON, ``.json`` or ``.json.gz``,
@@ -161,7 +184,8 @@ def analyze(trace, step_range=DEFAULT_STEP_RANGE, layer_range="", *, pid=None,
     Returns an :class:`AnalysisResult` holding exactly the CLI's JSON (``result.json``).
     Several traces (a list of paths) or a directory of them: one trace per rank, as the CLI's
     ``analyze TRACE... | DIR``; returns a :class:`RankAnalysisResult` (``jobs``: traces read at
-    once, 0 one per core).
+    once, 0 one per core). For a type checker a path may be either (a directory is known only
+    when it is read); ``analyze_ranks`` is typed as the rank result alone.
     """
     ranks = _rank_inputs(trace)
     if ranks is not None:
@@ -199,7 +223,8 @@ def analyze(trace, step_range=DEFAULT_STEP_RANGE, layer_range="", *, pid=None,
     return result
 
 
-def analyze_ranks(traces, step_range=DEFAULT_STEP_RANGE, layer_range="", *, jobs=0):
+def analyze_ranks(traces: Union[TracePath, Sequence[TracePath]], step_range: str = DEFAULT_STEP_RANGE,
+                  layer_range: str = "", *, jobs: int = 0) -> RankAnalysisResult:
     """One trace per rank of a distributed job (paths, or directories of *.json/*.json.gz):
     the CLI's per-rank table and cross-rank summary (``syncscope analyze DIR --format json``).
     The rank of each trace: distributedInfo.rank, else 'rank<N>' in its file name."""
@@ -217,8 +242,9 @@ def analyze_ranks(traces, step_range=DEFAULT_STEP_RANGE, layer_range="", *, jobs
     return RankAnalysisResult(_json.loads(_core.analyze_ranks(paths, step_range, layer_range, jobs)))
 
 
-def predict(trace, step_range=DEFAULT_STEP_RANGE, layer_range="", *, gpu="", prefetch_depth=2, top_k=None,
-            step_ms=None, samples=4000, seed=_PREDICT_SEED, what_if=()):
+def predict(trace: Trace, step_range: str = DEFAULT_STEP_RANGE, layer_range: str = "", *, gpu: str = "",
+            prefetch_depth: int = 2, top_k: Optional[int] = None, step_ms: Optional[float] = None, samples: int = 4000,
+            seed: int = _PREDICT_SEED, what_if: Sequence[str] = ()) -> PredictionResult:
     """What each fix would save in the run a trace recorded (``syncscope predict --trace``).
 
     Arguments as the CLI's options of the same names: ``gpu`` a shipped profile name (H100,
@@ -258,17 +284,18 @@ class DiffResult:
     """``syncscope diff BEFORE AFTER --format json``, parsed (``json``): what changed between
     two traces and, with ``what_if``, BEFORE replayed with the edits against the real AFTER."""
 
-    def __init__(self, document):
-        self.json = document
+    def __init__(self, document: Dict[str, Any]) -> None:
+        self.json: Dict[str, Any] = document
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: str) -> Any:
         return self.json[key]
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<syncscope.DiffResult {self.json.get('before', '?')} -> {self.json.get('after', '?')}>"
 
 
-def diff(before, after, step_range=DEFAULT_STEP_RANGE, layer_range="", *, what_if=()):
+def diff(before: TracePath, after: TracePath, step_range: str = DEFAULT_STEP_RANGE, layer_range: str = "", *,
+         what_if: Sequence[str] = ()) -> DiffResult:
     """``syncscope diff BEFORE AFTER``: two trace files (paths), the CLI's JSON as a DiffResult."""
     import os as _os
 
