@@ -40,6 +40,7 @@ set(SYNCSCOPE_PYTHON_BUILD_DIR ${CMAKE_CURRENT_BINARY_DIR} CACHE INTERNAL "")
 set(_pkg_out ${CMAKE_CURRENT_BINARY_DIR}/syncscope)
 file(GLOB _py_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/syncscope/*.py)
 list(APPEND _py_sources ${CMAKE_CURRENT_SOURCE_DIR}/syncscope/py.typed)  # PEP 561: the package has type hints
+list(APPEND _py_sources ${CMAKE_CURRENT_SOURCE_DIR}/syncscope/_core.pyi)  # the extension's signatures, for mypy
 set(_py_copied "")
 foreach(_src ${_py_sources})
   get_filename_component(_name ${_src} NAME)

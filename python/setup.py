@@ -73,7 +73,7 @@ setup(
     version="0.1.0",
     description="Find hidden host-device sync points in PyTorch traces (Python module of syncscope)",
     packages=["syncscope"],
-    package_data={"syncscope": ["py.typed"]},  # PEP 561: the package carries its type hints
+    package_data={"syncscope": ["py.typed", "_core.pyi"]},  # PEP 561: the package carries its type hints
     ext_modules=[Extension("syncscope._core", sources=[])],
     cmdclass={"build_ext": CMakeBuild},
     python_requires=">=3.8",

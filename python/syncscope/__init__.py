@@ -21,6 +21,8 @@ import json as _json
 import os as _os
 import re as _re
 import warnings as _warnings
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union, overload
+
 
 from ._results import AnalysisResult, PredictionResult, RankAnalysisResult
 from ._text import printable as _printable
@@ -44,6 +46,12 @@ class RuntimeError(Error, _builtins.RuntimeError):  # noqa: A001 (the CLI's exit
     exit_code = 1
 
 
+# What ``analyze`` and ``predict`` take as a trace: a path, a parsed trace (json.load's dict,
+# or its list form), or the JSON's bytes. Public names, for annotating code that calls them.
+TracePath = Union[str, "_os.PathLike[str]"]
+Trace = Union[str, "_os.PathLike[str]", bytes, bytearray, Dict[str, Any], List[Any]]
+
+
 class AnalysisWarning(UserWarning):
     """What the analysis warns about a trace (``AnalysisResult.warnings``, the CLI's
     ``warnings``), raised through :mod:`warnings` at the caller's line, with the option
@@ -56,11 +64,11 @@ _CLI_OPTIONS = {"--step-range": "step_range", "--layer-range": "layer_range", "-
                 "--critical-path": "critical_path", "--jobs": "jobs"}
 
 
-def _python_names(message):
+def _python_names(message: str) -> str:
     return _re.sub(r"--[a-z][a-z-]*", lambda m: _CLI_OPTIONS.get(m.group(0), m.group(0)), message)
 
 
-def _warn_all(messages, stacklevel):
+def _warn_all(messages: Iterable[str], stacklevel: int) -> None:
     for m in messages:
         # A warning quotes the trace's names as its JSON holds them: escaped as the CLI prints them.
         _warnings.warn(_printable(_python_names(m)), AnalysisWarning, stacklevel=stacklevel + 1)
@@ -70,14 +78,20 @@ from . import _core  # noqa: E402 (the exception classes above are handed to it)
 
 _core._set_exception_types(InputError, RuntimeError)
 
-__version__ = _core.version()
-build_commit = _core.build_commit()
+__version__: str = _core.version()
+build_commit: str = _core.build_commit()
 
-# The CLI's defaults (cli/cmd_analyze.cpp, cli/cmd_predict.cpp).
-DEFAULT_STEP_RANGE = "ProfilerStep#*"
-DEFAULT_MAX_SYNC_POINTS = 10000
-DEFAULT_REPLAY_CAUSES = 6  # the CLI's --replay-causes default
-_PREDICT_SEED = 0x5EED5C09E
+# The CLI's defaults, from the library both use (api/include/syncscope/api/defaults.hpp):
+# defined once, read here.
+_DEFAULTS: Dict[str, Any] = _core.defaults()
+DEFAULT_STEP_RANGE: str = _DEFAULTS["step_range"]
+DEFAULT_MAX_SYNC_POINTS: int = _DEFAULTS["max_sync_points"]
+DEFAULT_REPLAY_CAUSES: int = _DEFAULTS["replay_causes"]
+DEFAULT_QUEUE_FULL: int = _DEFAULTS["queue_full"]
+DEFAULT_PREFETCH_DEPTH: int = _DEFAULTS["prefetch_depth"]
+DEFAULT_SAMPLES: int = _DEFAULTS["samples"]
+_PREDICT_SEED: int = _DEFAULTS["seed"]
+_JOBS_MAX: int = _DEFAULTS["jobs_max"]
 
 __all__ = [
     "analyze",
@@ -93,10 +107,12 @@ __all__ = [
     "InputError",
     "RuntimeError",
     "DEFAULT_STEP_RANGE",
+    "Trace",
+    "TracePath",
 ]
 
 
-def _trace_source(trace, what):
+def _trace_source(trace: Any, what: str) -> Tuple[str, str, str]:
     """(kind, value, name): a path to read, or Chrome trace JSON text from a dict/str/bytes."""
     if isinstance(trace, dict) or isinstance(trace, list):
         # A trace already in memory (e.g. json.load of a torch.profiler file): the C++ reader
@@ -121,7 +137,7 @@ def _trace_source(trace, what):
                                f"{type(trace).__name__}"))
 
 
-def _rank_inputs(trace):
+def _rank_inputs(trace: Any) -> Optional[List[str]]:
     """The paths when `trace` names several traces (a list of paths, or a directory), as the
     CLI's `analyze TRACE... | DIR` decides: more than one, or a directory; else None."""
     if isinstance(trace, (list, tuple)) and trace and all(isinstance(t, (str, _os.PathLike)) for t in trace):
@@ -135,7 +151,7 @@ def _rank_inputs(trace):
     return None
 
 
-def _int_or_none(value, name):
+def _int_or_none(value: Any, name: str) -> Any:  # an int or None: the caller checks which it allows
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
@@ -143,9 +159,22 @@ def _int_or_none(value, name):
     return value
 
 
-def analyze(trace, step_range=DEFAULT_STEP_RANGE, layer_range="", *, pid=None,
-            max_sync_points=DEFAULT_MAX_SYNC_POINTS, jobs=0, replay_causes=DEFAULT_REPLAY_CAUSES, critical_path=False,
-            queue_full=1024):
+@overload
+def analyze(trace: Union[bytes, bytearray, Dict[str, Any]], step_range: str = ..., layer_range: str = ..., *,
+            pid: Optional[int] = ..., max_sync_points: int = ..., jobs: int = ..., replay_causes: int = ...,
+            critical_path: bool = ..., queue_full: int = ...) -> AnalysisResult: ...
+
+
+@overload
+def analyze(trace: Union[TracePath, Sequence[TracePath], List[Any]], step_range: str = ..., layer_range: str = ...,
+            *, pid: Optional[int] = ..., max_sync_points: int = ..., jobs: int = ..., replay_causes: int = ...,
+            critical_path: bool = ..., queue_full: int = ...) -> Union[AnalysisResult, RankAnalysisResult]: ...
+
+
+def analyze(trace: Union[Trace, Sequence[TracePath]], step_range: str = DEFAULT_STEP_RANGE, layer_range: str = "", *,
+            pid: Optional[int] = None, max_sync_points: int = DEFAULT_MAX_SYNC_POINTS, jobs: int = 0,
+            replay_causes: int = DEFAULT_REPLAY_CAUSES, critical_path: bool = False,
+            queue_full: int = DEFAULT_QUEUE_FULL) -> Union[AnalysisResult, RankAnalysisResult]:
     """Sync points, bubbles, copy/compute overlap and GPU busy time of one trace.
 
     ``trace``: a path (Kineto/torch.profiler or syncscope Chrome JSON, ``.json`` or ``.json.gz``,
@@ -165,7 +194,8 @@ def analyze(trace, step_range=DEFAULT_STEP_RANGE, layer_range="", *, pid=None,
     Returns an :class:`AnalysisResult` holding exactly the CLI's JSON (``result.json``).
     Several traces (a list of paths) or a directory of them: one trace per rank, as the CLI's
     ``analyze TRACE... | DIR``; returns a :class:`RankAnalysisResult` (``jobs``: traces read at
-    once, 0 one per core).
+    once, 0 one per core). For a type checker a path may be either (a directory is known only
+    when it is read); ``analyze_ranks`` is typed as the rank result alone.
     """
     ranks = _rank_inputs(trace)
     if ranks is not None:
@@ -206,7 +236,8 @@ def analyze(trace, step_range=DEFAULT_STEP_RANGE, layer_range="", *, pid=None,
     return result
 
 
-def analyze_ranks(traces, step_range=DEFAULT_STEP_RANGE, layer_range="", *, jobs=0):
+def analyze_ranks(traces: Union[TracePath, Sequence[TracePath]], step_range: str = DEFAULT_STEP_RANGE,
+                  layer_range: str = "", *, jobs: int = 0) -> RankAnalysisResult:
     """One trace per rank of a distributed job (paths, or directories of *.json/*.json.gz):
     the CLI's per-rank table and cross-rank summary (``syncscope analyze DIR --format json``).
     The rank of each trace: distributedInfo.rank, else 'rank<N>' in its file name."""
@@ -218,14 +249,15 @@ def analyze_ranks(traces, step_range=DEFAULT_STEP_RANGE, layer_range="", *, jobs
     if not isinstance(step_range, str) or not isinstance(layer_range, str):
         raise TypeError("analyze_ranks: step_range and layer_range are globs (str); '' for none")
     jobs = _int_or_none(jobs, "jobs")
-    if jobs is None or not 0 <= jobs <= 4096:
-        raise InputError(f"jobs {jobs}: expected 1..4096 (0: one per core)")
+    if jobs is None or not 0 <= jobs <= _JOBS_MAX:
+        raise InputError(f"jobs {jobs}: expected 0..{_JOBS_MAX} (0: one per core)")
     paths = [_os.fsdecode(_os.fspath(t)) for t in traces]
     return RankAnalysisResult(_json.loads(_core.analyze_ranks(paths, step_range, layer_range, jobs)))
 
 
-def predict(trace, step_range=DEFAULT_STEP_RANGE, layer_range="", *, gpu="", prefetch_depth=2, top_k=None,
-            step_ms=None, samples=4000, seed=_PREDICT_SEED, what_if=()):
+def predict(trace: Trace, step_range: str = DEFAULT_STEP_RANGE, layer_range: str = "", *, gpu: str = "",
+            prefetch_depth: int = DEFAULT_PREFETCH_DEPTH, top_k: Optional[int] = None, step_ms: Optional[float] = None,
+            samples: int = DEFAULT_SAMPLES, seed: int = _PREDICT_SEED, what_if: Sequence[str] = ()) -> PredictionResult:
     """What each fix would save in the run a trace recorded (``syncscope predict --trace``).
 
     Arguments as the CLI's options of the same names: ``gpu`` a shipped profile name (H100,
@@ -265,26 +297,30 @@ class DiffResult:
     """``syncscope diff BEFORE AFTER --format json``, parsed (``json``): what changed between
     two traces and, with ``what_if``, BEFORE replayed with the edits against the real AFTER."""
 
-    def __init__(self, document):
-        self.json = document
+    def __init__(self, document: Dict[str, Any]) -> None:
+        self.json: Dict[str, Any] = document
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: str) -> Any:
         return self.json[key]
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<syncscope.DiffResult {self.json.get('before', '?')} -> {self.json.get('after', '?')}>"
 
 
-def diff(before, after, step_range=DEFAULT_STEP_RANGE, layer_range="", *, what_if=()):
-    """``syncscope diff BEFORE AFTER``: two trace files (paths), the CLI's JSON as a DiffResult."""
+def diff(before: TracePath, after: TracePath, step_range: str = DEFAULT_STEP_RANGE, layer_range: str = "", *,
+         what_if: Sequence[str] = (), gpu: str = "") -> DiffResult:
+    """``syncscope diff BEFORE AFTER``: two trace files (paths), the CLI's JSON as a DiffResult.
+    ``gpu``: a GPU profile (a shipped name or a file) for edits that need a rate the trace does
+    not show, as the CLI's ``--gpu``."""
     import os as _os
 
     for t in (before, after):
         if not isinstance(t, (str, _os.PathLike)):
             raise TypeError("diff: before and after are paths of trace files")
-    if not all(isinstance(s, str) for s in (step_range, layer_range)):
-        raise TypeError("diff: step_range and layer_range are str")
+    if not all(isinstance(s, str) for s in (step_range, layer_range, gpu)):
+        raise TypeError("diff: step_range, layer_range and gpu are str")
     if isinstance(what_if, str) or not all(isinstance(e, str) for e in what_if):
         raise TypeError("diff: what_if is a sequence of str edits")
-    text = _core.diff_paths(_os.fspath(before), _os.fspath(after), list(what_if), step_range, layer_range)
+    text = _core.diff_paths(_os.fspath(before), _os.fspath(after), list(what_if), step_range, layer_range,
+                          gpu)
     return DiffResult(_json.loads(text))

@@ -2,19 +2,24 @@
 by cause, blocked and bubble time, the top causes. Formatting only: every number is a field
 of the CLI's analysis JSON."""
 
+from typing import TYPE_CHECKING, Dict
+
 from ._results import _removal_text, format_ns
 from ._text import printable
+
+if TYPE_CHECKING:
+    from ._results import AnalysisResult
 
 # Beyond this many steps the report shows the first and last few and says how many it left out.
 _MAX_STEP_ROWS = 12
 
 
-def _causes(by_cause):
+def _causes(by_cause: Dict[str, int]) -> str:
     items = sorted(by_cause.items(), key=lambda kv: (-kv[1], kv[0]))
     return ", ".join(f"{printable(c)} x{n}" for c, n in items) if items else "-"
 
 
-def format_report(result, top=3):
+def format_report(result: "AnalysisResult", top: int = 3) -> str:
     doc = result.json
     counts = result.record_counts
     t = doc["totals"]

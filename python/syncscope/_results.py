@@ -2,7 +2,10 @@
 pandas) and an HTML view for notebooks. They reshape what the C++ serializer produced and
 compute nothing of their own."""
 
+import bisect
 import html
+import re
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 try:  # pandas is optional: without it the tables are lists of dicts with the same columns.
     import pandas as _pd
@@ -10,11 +13,17 @@ except ImportError:  # pragma: no cover - exercised by the no-pandas test
     _pd = None
 
 
-def have_pandas():
+def have_pandas() -> bool:
     return _pd is not None
 
 
-from typing import Any, Dict, List, Optional, Sequence
+# The tables' type, named in the annotations: pandas' DataFrame (a list of dicts without pandas).
+if TYPE_CHECKING:
+    from pandas import DataFrame
+elif _pd is not None:
+    DataFrame = _pd.DataFrame
+else:
+    DataFrame = list
 
 from ._text import printable  # names in HTML as in the CLI's text: no bidi control reorders a table
 
@@ -38,7 +47,7 @@ def _is_int_column(name: str) -> bool:
             or name.startswith(("syncs.by_cause.", "syncs.by_api.", "gpu_busy_by_device.")))
 
 
-def _table(rows: List[Dict[str, Any]], columns: Optional[Sequence[str]] = None):
+def _table(rows: List[Dict[str, Any]], columns: Optional[Sequence[str]] = None) -> Any:
     """A DataFrame of `rows` with stable dtypes: int64 for ns and counts (nullable Int64 where a
     value may be missing), category for names, the columns kept when there are no rows. A
     list of dicts without pandas."""
@@ -63,7 +72,7 @@ def _table(rows: List[Dict[str, Any]], columns: Optional[Sequence[str]] = None):
     return df
 
 
-def _flatten(obj, prefix=""):
+def _flatten(obj: Dict[str, Any], prefix: str = "") -> Dict[str, Any]:
     """{"syncs": {"total": 3}} -> {"syncs.total": 3}: the CLI's CSV metric names (JSON paths
     joined with '.', reports/include/syncscope/reports/analysis_printers.hpp)."""
     out = {}
@@ -110,7 +119,7 @@ def _typed_frame(rows, columns, names, index):
     return df.set_index(index)
 
 
-def window_rows(windows):
+def window_rows(windows: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
     """One flat dict per window (step or layer), every row with the same keys."""
     rows = [_flatten(w) for w in windows]
     sparse = sorted({k for r in rows for k in r if k.startswith(_SPARSE_PREFIXES)})
@@ -120,7 +129,62 @@ def window_rows(windows):
     return rows
 
 
-def format_ns(ns):
+# ---- Indexes (docs/python.md "DataFrames"): what a row is looked up by -----------------------
+# A step is labelled by the number its name ends in (torch.profiler's ProfilerStep#3 -> 3,
+# train_step#0 -> 0), so r.steps.loc[3] is the step the profiler called 3; when some name has
+# no number or two share one, by its position (the JSON's "index"). Sync points and layers are
+# keyed by (step, ordinal within that step), the step being the one whose [start_ns, end_ns)
+# holds their start (-1: outside every step), so r.sync_points.loc[3] is step 3's syncs.
+_TRAILING_NUMBER = re.compile(r"(\d+)$")
+OUTSIDE_STEPS = -1
+
+
+def step_labels(steps: List[Dict[str, Any]]) -> List[int]:
+    """Each step's index label, as the comment above says."""
+    numbers = []
+    for s in steps:
+        m = _TRAILING_NUMBER.search(s["name"])
+        numbers.append(int(m.group(1)) if m else None)
+    if None not in numbers and len(set(numbers)) == len(numbers):
+        return [int(n) for n in numbers if n is not None]
+    return [int(s.get("index", i)) for i, s in enumerate(steps)]
+
+
+def step_keys(steps: List[Dict[str, Any]], starts: Sequence[int]) -> List[Tuple[int, int]]:
+    """(step label, ordinal) for records starting at `starts` (in time order): the step holding
+    each start (the latest-starting one when steps overlap), OUTSIDE_STEPS outside all."""
+    labels = step_labels(steps)
+    order = sorted(range(len(steps)), key=lambda i: steps[i]["start_ns"])
+    begins = [steps[i]["start_ns"] for i in order]
+    seen: Dict[int, int] = {}
+    keys = []
+    for t in starts:
+        j = bisect.bisect_right(begins, t) - 1
+        label = labels[order[j]] if j >= 0 and t < steps[order[j]]["end_ns"] else OUTSIDE_STEPS
+        keys.append((label, seen.get(label, 0)))
+        seen[label] = seen.get(label, 0) + 1
+    return keys
+
+
+def _with_index(df: Any, names: Sequence[str], keys: Sequence[Any]) -> Any:
+    """`df` indexed by `keys` (one label, or one tuple per row, named `names`): int64 levels
+    whatever the rows (an empty frame too). A list of dicts (no pandas) is returned as it is."""
+    if _pd is None:
+        return df
+    if len(names) == 1:
+        df.index = _pd.Index(_pd.array(list(keys), dtype="int64"), name=names[0])
+    else:
+        levels = [_pd.array([k[i] for k in keys], dtype="int64") for i in range(len(names))]
+        df.index = _pd.MultiIndex.from_arrays(levels, names=list(names))
+    return df
+
+
+def _key_columns_as_index(df: Any, columns: List[str]) -> Any:
+    """`df` indexed by its own key columns (moved into the index, as DataFrame.set_index)."""
+    return df if _pd is None else df.set_index(columns)
+
+
+def format_ns(ns: float) -> str:
     """A duration in the unit people read: "890 ns", "56.7 us", "1.234 ms", "2.50 s"."""
     ns = float(ns)
     a = abs(ns)
@@ -133,7 +197,7 @@ def format_ns(ns):
     return f"{ns / 1e9:.2f} s"
 
 
-def _removal_text(w):
+def _removal_text(w: Dict[str, Any]) -> str:
     """What removing a worst-offender cause saves, as the CLI's table says it."""
     if "removal_saving_ns" not in w:
         return "not replayed"
@@ -144,7 +208,7 @@ def _removal_text(w):
     return f"{count} x per step: {format_ns(w['removal_saving_ns'])}/step if removed"
 
 
-def _html_table(header, rows):
+def _html_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     h = "".join(f"<th>{html.escape(printable(c))}</th>" for c in header)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(printable(v))}</td>" for v in r) + "</tr>" for r in rows)
     return f"<table><thead><tr>{h}</tr></thead><tbody>{body}</tbody></table>"
@@ -157,24 +221,24 @@ class AnalysisResult:
     sync_points_truncated); ``record_counts`` says what the trace held (api_calls, kernels,
     memcpys, memsets, sync_records, ranges, rank, source_tool, source_version)."""
 
-    def __init__(self, document, record_counts):
-        self.json = document
-        self.record_counts = dict(record_counts)
+    def __init__(self, document: Dict[str, Any], record_counts: Dict[str, Any]) -> None:
+        self.json: Dict[str, Any] = document
+        self.record_counts: Dict[str, Any] = dict(record_counts)
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: str) -> Any:
         return self.json[key]
 
     @property
-    def source(self):
+    def source(self) -> str:
         return self.json["source"]
 
     @property
-    def totals(self):
+    def totals(self) -> Dict[str, Any]:
         """The whole-trace window (a dict, as in the JSON)."""
         return self.json["totals"]
 
     @property
-    def warnings(self):
+    def warnings(self) -> List[str]:
         return list(self.json["warnings"])
 
     def _window_columns(self) -> List[str]:
@@ -182,34 +246,41 @@ class AnalysisResult:
         return [k for k in _flatten(self.json["totals"]) if not k.startswith(_SPARSE_PREFIXES)]
 
     @property
-    def steps(self):
+    def steps(self) -> "DataFrame":
         """One row per step: the window's JSON flattened to CSV metric names
         (``syncs.total``, ``syncs.by_cause.aten::item``, ``overlap.d2h.fraction``, ...).
-        Without steps: no rows, the same columns."""
+        Without steps: no rows, the same columns. Index ``step``: the number the step's name
+        ends in (``ProfilerStep#3`` -> 3), else its position (``step_labels``)."""
         rows = window_rows(self.json["steps"])
-        return _table(rows, None if rows else self._window_columns())
+        return _with_index(_table(rows, None if rows else self._window_columns()), ["step"],
+                           step_labels(self.json["steps"]))
 
     @property
-    def layers(self):
+    def layers(self) -> "DataFrame":
+        """One row per layer window, as ``steps``; index (``step``, ``layer``): the step holding
+        the layer's start (-1 outside every step) and the layer's ordinal in it."""
         rows = window_rows(self.json["layers"])
-        return _table(rows, None if rows else self._window_columns())
+        keys = step_keys(self.json["steps"], [w["start_ns"] for w in self.json["layers"]])
+        return _with_index(_table(rows, None if rows else self._window_columns()), ["step", "layer"], keys)
 
     @property
-    def kernels(self):
+    def kernels(self) -> "DataFrame":
         """One row per kernel name (the CLI's ``gpu.kernels_by_name``, largest total first, at
-        most 50): name, class, count, total_ns, median_ns, p90_ns, max_ns."""
+        most 50), indexed by ``name``: class, count, total_ns, median_ns, p90_ns, max_ns."""
         rows = []
         for k in self.json.get("gpu", {}).get("kernels_by_name", []):
             st = k.get("stats", k)
             rows.append({"name": k["name"], "class": k.get("class", ""), "count": st["count"],
                          "total_ns": st["total_ns"], "median_ns": st["median_ns"], "p90_ns": st["p90_ns"],
                          "max_ns": st["max_ns"]})
-        return _table(rows, ["name", "class", "count", "total_ns", "median_ns", "p90_ns", "max_ns"])
+        return _key_columns_as_index(_table(rows, ["name", "class", "count", "total_ns", "median_ns", "p90_ns",
+                                                   "max_ns"]), ["name"])
 
     @property
-    def idle_by_stream(self):
-        """Idle time per (device, stream) in our four classes (docs/analysis.md): window_ns,
-        busy_ns, sync_bubble_ns, host_wait_ns, dependency_wait_ns, other_ns, gaps, verdict."""
+    def idle_by_stream(self) -> "DataFrame":
+        """Idle time per stream in our four classes (docs/analysis.md), indexed by (device,
+        stream): window_ns, busy_ns, sync_bubble_ns, host_wait_ns, dependency_wait_ns,
+        other_ns, gaps, verdict."""
         cols = ["device", "stream", "window_ns", "busy_ns", "sync_bubble_ns", "host_wait_ns", "dependency_wait_ns",
                 "other_ns", "gaps", "verdict"]
         rows = []
@@ -217,20 +288,23 @@ class AnalysisResult:
             i = s["idle"]
             rows.append({"device": s["device"], "stream": s["stream"], **{c: i[c] for c in cols[2:8]},
                          "gaps": s["gaps"], "verdict": s["verdict"]})
-        return _table(rows, cols)
+        return _key_columns_as_index(_table(rows, cols), ["device", "stream"])
 
     @property
-    def sync_points(self):
+    def sync_points(self) -> "DataFrame":
         """One row per listed sync point, in time order (at most max_sync_points of
-        ``sync_points_total``; ``sync_points_truncated`` says when some were left out)."""
+        ``sync_points_total``; ``sync_points_truncated`` says when some were left out). Index
+        (``step``, ``sync``): the step holding its start (-1 outside every step; labels as
+        ``steps``) and its ordinal in that step."""
         rows = [dict(p) for p in self.json["sync_points"]]
         # The CLI's own fields, in its order (a field the CLI adds appears here without a change).
         cols = list(rows[0]) if rows else ["start_ns", "end_ns", "blocked_ns", "bubble_ns", "api", "cause",
                                            "merged_copy", "polling", "pid", "tid", "device", "stream", "correlation"]
-        return _table(rows, cols)
+        keys = step_keys(self.json["steps"], [p["start_ns"] for p in rows])
+        return _with_index(_table(rows, cols), ["step", "sync"], keys)
 
     @property
-    def worst(self):
+    def worst(self) -> "DataFrame":
         """Causes ranked by blocked + bubble time (cost_ns), largest first; for the replayed ones
         (``replay_causes``) also syncs_per_step and removal_saving_ns: the step time saved per
         step by replaying the trace without that cause's syncs (None: not claimed)."""
@@ -242,24 +316,25 @@ class AnalysisResult:
         return _table(rows, cols)
 
     @property
-    def critical_path(self):
+    def critical_path(self) -> "DataFrame":
         """One row per step with a critical path (``analyze(..., critical_path=True)``; the
         CLI's ``--critical-path``): name, length_ns and its shares host_ns, gpu_ns, launch_ns,
         sync_wait_ns, other_ns (summing exactly to length_ns, docs/analysis.md "Critical
         path"), sync_edges. Times are the identity replay's, not the recorded ones. Empty
-        without the option."""
-        rows = []
-        for s in self.json["steps"]:
+        without the option. Index ``step``, as ``steps``'."""
+        rows, labels = [], []
+        for s, label in zip(self.json["steps"], step_labels(self.json["steps"])):
             c = s.get("critical_path")
             if c is None:
                 continue
             row = {"name": s["name"]}
             row.update({k: c[k] for k in _CRITICAL_COLUMNS[1:]})
             rows.append(row)
-        return _table(rows, list(_CRITICAL_COLUMNS))
+            labels.append(label)
+        return _with_index(_table(rows, list(_CRITICAL_COLUMNS)), ["step"], labels)
 
     @property
-    def critical_path_runs(self):
+    def critical_path_runs(self) -> "DataFrame":
         """The longest runs on each step's critical path (at most 5 a step, longest first): step,
         rank (1 = longest), kind (host, gpu, launch, sync_wait, other), where, what (first ..
         last record), start_ns (offset from the step's replayed start), duration_ns."""
@@ -311,23 +386,23 @@ class AnalysisResult:
         return _typed_frame(rows, _QUEUE_BLOCKED_COLUMNS, (), ["device", "stream"])
 
     @property
-    def has_gpu_activity(self):
+    def has_gpu_activity(self) -> bool:
         n = self.record_counts
         return n.get("kernels", 0) + n.get("memcpys", 0) + n.get("memsets", 0) > 0
 
-    def report(self, top=3):
+    def report(self, top: int = 3) -> str:
         """The short per-step text the torch handler prints."""
         from ._report import format_report
 
         return format_report(self, top=top)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         t = self.totals
         return (f"<syncscope.AnalysisResult {self.source!r}: {t['syncs']['total']} sync points, "
                 f"{len(self.json['steps'])} steps, blocked {format_ns(t['sync_blocked_ns'])}, "
                 f"bubble {format_ns(t['sync_bubble_ns'])}>")
 
-    def _repr_html_(self):
+    def _repr_html_(self) -> str:
         t = self.totals
         parts = [f"<h4>syncscope analysis: {html.escape(printable(self.source))}</h4>",
                  _html_table(["", "sync points", "blocked", "bubble", "GPU busy", "duration"],
@@ -369,22 +444,22 @@ class PredictionResult:
     """``syncscope predict --trace T --format json``, parsed (``json``). Model predictions
     with 90% intervals, not measurements."""
 
-    def __init__(self, document):
-        self.json = document
+    def __init__(self, document: Dict[str, Any]) -> None:
+        self.json: Dict[str, Any] = document
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: str) -> Any:
         return self.json[key]
 
     @property
-    def source(self):
+    def source(self) -> str:
         return self.json["source"]
 
     @property
-    def notes(self):
+    def notes(self) -> List[str]:
         return list(self.json["notes"])
 
     @property
-    def fixes(self):
+    def fixes(self) -> "DataFrame":
         """One row per fix and variant: saving (ns) with its interval, speedup when a step
         time is known, applicability and reason; evidence and notes as lists."""
         rows = []
@@ -398,11 +473,11 @@ class PredictionResult:
                          "evidence": list(f["evidence"]), "notes": list(f["notes"])})
         return _table(rows)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         n = sum(1 for f in self.json["fixes"] if f["applicable"])
         return f"<syncscope.PredictionResult {self.source!r}: {n} of {len(self.json['fixes'])} fix variants applicable>"
 
-    def _repr_html_(self):
+    def _repr_html_(self) -> str:
         rows = []
         for f in self.json["fixes"]:
             if f["applicable"]:
@@ -422,22 +497,22 @@ class RankAnalysisResult:
     ``trace.sync_points``, ...), ``across_ranks`` min/median/max per metric, ``standout`` the
     rank that stands out (or None)."""
 
-    def __init__(self, document):
-        self.json = document
+    def __init__(self, document: Dict[str, Any]) -> None:
+        self.json: Dict[str, Any] = document
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: str) -> Any:
         return self.json[key]
 
     @property
-    def source(self):
+    def source(self) -> str:
         return self.json["source"]
 
     @property
-    def warnings(self):
+    def warnings(self) -> List[str]:
         return list(self.json["warnings"])
 
     @property
-    def ranks(self):
+    def ranks(self) -> "DataFrame":
         rows = []
         for r in self.json["ranks"]:
             row = _flatten({k: v for k, v in r.items() if k != "warnings"})
@@ -446,17 +521,17 @@ class RankAnalysisResult:
         return _table(rows)
 
     @property
-    def across_ranks(self):
+    def across_ranks(self) -> Dict[str, Any]:
         return self.json["across_ranks"]
 
     @property
-    def standout(self):
+    def standout(self) -> Optional[Dict[str, Any]]:
         return self.json["standout"]
 
     # Potential stragglers and jobs (analysis/ranks.hpp, docs/analysis.md "Many ranks: jobs and
     # stragglers").
     @property
-    def stragglers(self):
+    def stragglers(self) -> Any:
         """The ranks that reach their collectives last (least communication time per step):
         rank, communication_ns, late_ns (per step), late_fraction (of the median step); latest
         first, at most 2."""
@@ -464,16 +539,16 @@ class RankAnalysisResult:
                       ["rank", "communication_ns", "late_ns", "late_fraction"])
 
     @property
-    def jobs(self):
+    def jobs(self) -> List["RankAnalysisResult"]:
         """Traces of several jobs (their distributedInfo.world_size differs): one
         RankAnalysisResult per job, by world size; [] for one job (then ``ranks`` holds it)."""
         return [RankAnalysisResult(dict(j, source=self.json["source"], kind=self.json["kind"]))
                 for j in self.json.get("jobs", [])]
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<syncscope.RankAnalysisResult {self.source!r}: {len(self.json['ranks'])} ranks>"
 
-    def _repr_html_(self):
+    def _repr_html_(self) -> str:
         head = ["rank", "steps", "sync points", "top cause"]
         rows = [[r["rank"], r["steps"], r["trace"]["sync_points"], r["top_cause"]] for r in self.json["ranks"]]
         parts = [f"<h4>syncscope rank analysis: {html.escape(printable(self.source))}</h4>", _html_table(head, rows)]

@@ -4,10 +4,12 @@ Unicode format character (bidi overrides, zero-width characters) as \\u{XXXX}. U
 message this package builds from a trace, step, kernel or file name (exceptions, warnings, the
 text report), so that no escape sequence reaches the terminal and no bidi control reorders it."""
 
+from typing import Any
+
 from . import _core
 
 
-def printable(text):
+def printable(text: Any) -> str:
     """``text`` (str, or anything str() takes) with what a terminal would act on escaped."""
     s = text if isinstance(text, str) else str(text)
     try:
@@ -19,6 +21,6 @@ def printable(text):
     return _core.printable(raw)
 
 
-def printable_lines(text):
+def printable_lines(text: Any) -> str:
     """printable() of each line: a message's own line breaks stay, anything else is escaped."""
     return "\n".join(printable(line) for line in str(text).split("\n"))

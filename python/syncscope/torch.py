@@ -23,10 +23,11 @@ multi-stream trace. The handler warns when a trace has none.
 import sys
 import time
 import warnings
+from typing import IO, Any, Dict, List, Optional, cast
 
 import torch.profiler as _tp
 
-from . import DEFAULT_STEP_RANGE, Error, analyze
+from . import DEFAULT_STEP_RANGE, AnalysisResult, Error, analyze
 from ._text import printable
 
 
@@ -34,13 +35,13 @@ class SyncscopeWarning(UserWarning):
     """A trace the handler wrote lacks what the analysis needs, or the analysis refused it."""
 
 
-def sync_events_config():
+def sync_events_config() -> Any:
     """``torch.profiler._ExperimentalConfig(enable_cuda_sync_events=True)`` when the installed
     torch accepts it, else None. torch 2.11 accepts it (tests/fixtures/torch was recorded with
     it); torch 1.13 (Debian 12's python3-torch) does not (TypeError: unknown argument).
     Pass it as ``torch.profiler.profile(experimental_config=...)``."""
     try:
-        return _tp._ExperimentalConfig(enable_cuda_sync_events=True)
+        return _tp._ExperimentalConfig(enable_cuda_sync_events=True)  # type: ignore[call-arg] # (torch 1.13: no)
     except (TypeError, AttributeError):
         return None
 
@@ -50,15 +51,15 @@ class _ExportCapture:
     file name it chose (its naming differs across torch versions: hostname_pid, then a
     millisecond or nanosecond time) while torch itself writes the file."""
 
-    def __init__(self, prof):
+    def __init__(self, prof: Any) -> None:
         self._prof = prof
-        self.path = None
+        self.path: Optional[str] = None
 
-    def export_chrome_trace(self, path):
+    def export_chrome_trace(self, path: str) -> Any:
         self.path = path
         return self._prof.export_chrome_trace(path)
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._prof, name)
 
 
@@ -67,20 +68,21 @@ class TraceHandler:
     where the analysis refused the trace: ``errors`` has the message); ``paths``: the trace
     files written; ``timings``: per cycle, seconds spent writing and analyzing (wall clock)."""
 
-    def __init__(self, dir_name, worker_name, use_gzip, print_report, step_range, layer_range, top, file):
+    def __init__(self, dir_name: str, worker_name: Optional[str], use_gzip: bool, print_report: bool,
+                 step_range: str, layer_range: str, top: int, file: Optional[IO[str]]) -> None:
         self._write = _tp.tensorboard_trace_handler(dir_name, worker_name=worker_name, use_gzip=use_gzip)
         self.print_report = print_report
         self.step_range = step_range
         self.layer_range = layer_range
         self.top = top
         self.file = file
-        self.results = []
-        self.paths = []
-        self.errors = []
-        self.timings = []
+        self.results: List[Optional[AnalysisResult]] = []
+        self.paths: List[str] = []
+        self.errors: List[Optional[str]] = []
+        self.timings: List[Dict[str, float]] = []
         self._told_no_kineto = False
 
-    def _check_kineto(self, result):
+    def _check_kineto(self, result: AnalysisResult) -> None:
         # Without Kineto (Debian 12's python3-torch 1.13 is built without it) torch.profiler
         # falls back to the legacy profiler, whose export_chrome_trace writes CPU ops and
         # ProfilerStep#N without categories and no CUDA records: steps (from those uncategorized
@@ -98,15 +100,16 @@ class TraceHandler:
                           "and no CUDA records, so syncscope finds steps (ProfilerStep#N) but no sync points in "
                           "them; use a torch with Kineto (the PyTorch wheels have it)", SyncscopeWarning, stacklevel=3)
 
-    def __call__(self, prof):
+    def __call__(self, prof: Any) -> None:
         capture = _ExportCapture(prof)
         t0 = time.perf_counter()
         self._write(capture)
         t1 = time.perf_counter()
-        path = capture.path
+        path = cast(str, capture.path)  # tensorboard_trace_handler always exports, to one file
         self.paths.append(path)
         try:
-            result = analyze(path, step_range=self.step_range, layer_range=self.layer_range)
+            # One file: an AnalysisResult (a directory or a list would be a rank analysis).
+            result = cast(AnalysisResult, analyze(path, step_range=self.step_range, layer_range=self.layer_range))
         except Error as e:
             # The training run goes on: a trace the analysis refuses is reported, not raised.
             self.results.append(None)
@@ -131,14 +134,15 @@ class TraceHandler:
             print(result.report(top=self.top), file=self.file or sys.stdout, flush=True)
 
 
-def _torch_version():
+def _torch_version() -> str:
     import torch
 
     return torch.__version__
 
 
-def trace_handler(dir_name, worker_name=None, use_gzip=False, *, print_report=True,
-                  step_range=DEFAULT_STEP_RANGE, layer_range="", top=3, file=None):
+def trace_handler(dir_name: str, worker_name: Optional[str] = None, use_gzip: bool = False, *,
+                  print_report: bool = True, step_range: str = DEFAULT_STEP_RANGE, layer_range: str = "", top: int = 3,
+                  file: Optional[IO[str]] = None) -> TraceHandler:
     """An ``on_trace_ready`` callable for ``torch.profiler.profile``.
 
     ``dir_name``, ``worker_name``, ``use_gzip``: as ``tensorboard_trace_handler``'s (the file is

@@ -99,8 +99,9 @@ class DocExamples(unittest.TestCase):
         cls.examples = examples(cls.text)
 
     def test_the_doc_has_examples_with_output(self):
-        # Three: the analysis of the H200 fixture, the handler on it, a real CPU-only torch run.
-        self.assertEqual(len(self.examples), 3, [code.split("\n")[0] for code, *_ in self.examples])
+        # Four: the frames' indexes ("DataFrames"), the analysis of the H200 fixture, the handler
+        # on it, a real CPU-only torch run.
+        self.assertEqual(len(self.examples), 4, [code.split("\n")[0] for code, *_ in self.examples])
 
     def test_each_example_prints_what_the_doc_shows(self):
         update = os.environ.get("SYNCSCOPE_UPDATE_DOCS") == "1"

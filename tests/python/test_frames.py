@@ -1,6 +1,8 @@
-"""The DataFrames' dtypes and shapes (docs/python.md, "DataFrames"): int64 ns and counts,
-nullable Int64 for removal_saving_ns, categories for names, empty frames with their columns;
-steps found in a legacy (no Kineto) CPU-only torch.profiler trace; py.typed shipped."""
+"""The DataFrames' dtypes, shapes and indexes (docs/python.md, "DataFrames"): int64 ns and
+counts, nullable Int64 for removal_saving_ns, categories for names, empty frames with their
+columns and index; steps indexed by their number, sync points and layers by (step, ordinal),
+kernels by name, idle by (device, stream); steps found in a legacy (no Kineto) CPU-only
+torch.profiler trace; py.typed shipped."""
 
 import json
 import os
@@ -26,10 +28,13 @@ class Frames(unittest.TestCase):
 
     def test_kernels(self):
         k = self.r.kernels
-        self.assertEqual(list(k.columns), ["name", "class", "count", "total_ns", "median_ns", "p90_ns", "max_ns"])
+        self.assertEqual(list(k.columns), ["class", "count", "total_ns", "median_ns", "p90_ns", "max_ns"])
+        self.assertEqual(k.index.name, "name")
         self.assertEqual(len(k), len(self.r.json["gpu"]["kernels_by_name"]))
         self.assertGreater(len(k), 0)
-        self.assertEqual(str(k["name"].dtype), "category")
+        self.assertEqual(str(k.index.dtype), "category")
+        first = self.r.json["gpu"]["kernels_by_name"][0]
+        self.assertEqual(int(k.loc[first["name"], "total_ns"]), first["total_ns"])
         for c in ("count", "total_ns", "max_ns"):
             self.assertEqual(str(k[c].dtype), "int64", c)
         self.assertEqual(int(k["total_ns"].sum()), sum(x["total_ns"] for x in self.r.json["gpu"]["kernels_by_name"]))
@@ -37,6 +42,9 @@ class Frames(unittest.TestCase):
     def test_idle_by_stream_sums_to_each_window(self):
         i = self.r.idle_by_stream
         self.assertEqual(len(i), len(self.r.json["idle_by_stream"]))
+        self.assertEqual(list(i.index.names), ["device", "stream"])
+        s = self.r.json["idle_by_stream"][0]
+        self.assertEqual(int(i.loc[(s["device"], s["stream"]), "window_ns"]), s["idle"]["window_ns"])
         for c in ("window_ns", "busy_ns", "sync_bubble_ns", "host_wait_ns", "dependency_wait_ns", "other_ns"):
             self.assertEqual(str(i[c].dtype), "int64", c)
         parts = i[["busy_ns", "sync_bubble_ns", "host_wait_ns", "dependency_wait_ns", "other_ns"]].sum(axis=1)
@@ -56,12 +64,43 @@ class Frames(unittest.TestCase):
             self.assertEqual(str(sp[c].dtype), "int64", c)
         self.assertEqual(str(self.r.steps["duration_ns"].dtype), "int64")
 
+    def test_steps_indexed_by_number_syncs_and_layers_by_step_and_ordinal(self):
+        s, sp, lay = self.r.steps, self.r.sync_points, self.r.layers
+        self.assertEqual(s.index.name, "step")
+        self.assertEqual(list(s.index), [0, 1, 2])  # train_step#0..2
+        self.assertEqual(list(sp.index.names), ["step", "sync"])
+        self.assertEqual(str(sp.index.get_level_values("step").dtype), "int64")
+        step1 = s.loc[1]
+        mine = sp.loc[1]
+        self.assertEqual(len(mine), int(step1["syncs.total"]))
+        self.assertEqual(list(mine.index), list(range(len(mine))))
+        self.assertTrue(((mine["start_ns"] >= step1["start_ns"]) & (mine["start_ns"] < step1["end_ns"])).all())
+        # the syncs outside every step (the trace's cudaDeviceSynchronize calls) are step -1
+        outside = sp.loc[-1] if -1 in sp.index.get_level_values("step") else sp.iloc[:0]
+        self.assertEqual(len(outside) + sum(int(x) for x in s["syncs.total"]), len(sp))
+        self.assertEqual(list(lay.index.names), ["step", "layer"])
+        self.assertEqual(list(lay.loc[2].index), list(range(8)))
+        self.assertEqual(list(lay.loc[2]["name"].astype(str)), [f"layer_{i:02d}" for i in range(8)])
+
+    def test_step_labels_fall_back_to_positions(self):
+        steps = [{"name": n, "index": i, "start_ns": 10 * i, "end_ns": 10 * i + 5} for i, n in enumerate(
+            ["step#7", "step#7", "step#9"])]
+        self.assertEqual(_results.step_labels(steps), [0, 1, 2], "a shared number: positions")
+        steps[1]["name"] = "step"
+        self.assertEqual(_results.step_labels(steps), [0, 1, 2], "a name without a number: positions")
+        steps[1]["name"] = "step#8"
+        self.assertEqual(_results.step_labels(steps), [7, 8, 9])
+        self.assertEqual(_results.step_keys(steps, [0, 4, 5, 12, 31, 40]),
+                         [(7, 0), (7, 1), (-1, 0), (8, 0), (-1, 1), (-1, 2)])
+
     def test_no_steps_keeps_the_columns(self):
         r = syncscope.analyze(H200_ITEM_LOOP, step_range="no_such_step#*")
         s = r.steps
         self.assertEqual(len(s), 0)
         self.assertIn("duration_ns", s.columns)
         self.assertEqual(str(s["duration_ns"].dtype), "int64")
+        self.assertEqual((s.index.name, str(s.index.dtype)), ("step", "int64"))
+        self.assertEqual(set(r.sync_points.index.get_level_values("step")), {-1}, "no step holds a sync")
         self.assertEqual(list(r.worst.columns)[:5], ["cause", "count", "blocked_ns", "bubble_ns", "cost_ns"])
 
     def test_legacy_cpu_only_trace_has_its_profiler_steps(self):
@@ -72,6 +111,8 @@ class Frames(unittest.TestCase):
             r = syncscope.analyze(path)
         self.assertEqual(list(r.steps["name"].astype(str)), ["ProfilerStep#1", "ProfilerStep#2", "ProfilerStep#3"])
         self.assertEqual(list(r.steps["duration_ns"]), [51000, 52000, 53000])
+        self.assertEqual(list(r.steps.index), [1, 2, 3], "indexed by the profiler's step numbers")
+        self.assertEqual(int(r.steps.loc[2, "duration_ns"]), 52000)
 
     def test_warnings_at_the_callers_line_with_python_names(self):
         import warnings

@@ -53,6 +53,8 @@ class Install(unittest.TestCase):
         files = sorted(os.listdir(pkg))
         self.assertIn("__init__.py", files)
         self.assertIn("torch.py", files)
+        self.assertIn("py.typed", files)
+        self.assertIn("_core.pyi", files)  # the extension's type stub
         self.assertTrue(any(f.startswith("_core") and f.endswith(".so") for f in files), files)
         p = subprocess.run([sys.executable, "-c", CHECK, H200_ITEM_LOOP], capture_output=True, text=True,
                            env=clean_env(PYTHONPATH=stage + platlib), cwd=self.tmp.name, timeout=120)
@@ -92,6 +94,7 @@ class Install(unittest.TestCase):
         self.assertTrue(where.startswith(venv), where)
         self.assertEqual(syncs, self.expected_syncs())
         self.assertTrue(os.path.isfile(os.path.join(os.path.dirname(where), "py.typed")), "PEP 561 marker installed")
+        self.assertTrue(os.path.isfile(os.path.join(os.path.dirname(where), "_core.pyi")), "the extension's stub")
 
 
 if __name__ == "__main__":
