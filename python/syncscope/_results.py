@@ -5,7 +5,7 @@ compute nothing of their own."""
 import bisect
 import html
 import re
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
 
 try:  # pandas is optional: without it the tables are lists of dicts with the same columns.
     import pandas as _pd
@@ -103,7 +103,8 @@ _QUEUE_BLOCKED_COLUMNS = ["device", "stream", "threshold", "max_pending", "block
                           "change_points", "bucket_ns"]
 
 
-def _typed_frame(rows, columns, names, index):
+def _typed_frame(rows: List[Dict[str, Any]], columns: List[str], names: Sequence[str],
+                 index: Union[str, List[str]]) -> Any:
     """`rows` as a DataFrame of `columns`: `names` category, *_fraction float64, the rest int64;
     indexed by `index`. A list of dicts without pandas."""
     if _pd is None:
@@ -348,7 +349,7 @@ class AnalysisResult:
 
     # --- HTA's analyses we lacked: kernels per ATen op, queue length over time (docs/analysis.md) ---
     @property
-    def aten_op_kernels(self):
+    def aten_op_kernels(self) -> "DataFrame":
         """Kernels and launch delay per ATen op (HTA's get_aten_op_kernels_and_delay; the CLI's
         ``gpu.aten_op_kernels``): one row per (op, kernel sequence), indexed by both, most
         frequent first (at most 50; ``json["gpu"]["aten_op_kernels"]["groups_total"]`` counts
@@ -359,7 +360,7 @@ class AnalysisResult:
         return _typed_frame([dict(g) for g in groups], _ATEN_COLUMNS, ("op", "kernels"), ["op", "kernels"])
 
     @property
-    def queue_length_series(self):
+    def queue_length_series(self) -> "DataFrame":
         """Queue length over time per stream (HTA's get_queue_length_time_series; the CLI's
         ``gpu.queue_series``): one row per change point, indexed by (device, stream, t_ns):
         depth (ours: launched, not finished) and pending (HTA's: launched, not started); each
@@ -372,7 +373,7 @@ class AnalysisResult:
         return _typed_frame(rows, _QUEUE_POINT_COLUMNS, (), ["device", "stream", "t_ns"])
 
     @property
-    def queue_blocked(self):
+    def queue_blocked(self) -> "DataFrame":
         """Time blocked on a full launch queue per stream (HTA's
         get_time_spent_blocked_on_full_queue), indexed by (device, stream): threshold (HTA's
         max_queue_length; ``analyze(..., queue_full=)``, the CLI's ``--queue-full``),
@@ -531,7 +532,7 @@ class RankAnalysisResult:
     # Potential stragglers and jobs (analysis/ranks.hpp, docs/analysis.md "Many ranks: jobs and
     # stragglers").
     @property
-    def stragglers(self) -> Any:
+    def stragglers(self) -> "DataFrame":
         """The ranks that reach their collectives last (least communication time per step):
         rank, communication_ns, late_ns (per step), late_fraction (of the median step); latest
         first, at most 2."""
