@@ -36,6 +36,7 @@
 #include <string_view>
 #include <vector>
 
+#include "syncscope/analysis/memory.hpp"
 #include "syncscope/trace/trace.hpp"
 
 namespace syncscope {
@@ -129,6 +130,8 @@ struct GpuAnalyses {
   std::vector<AnnotationGpuTime> annotations;  // by gpu_ns, largest first; at most kTopAnnotations
   std::vector<CopyBandwidth> copies;
   std::vector<Finding> findings;  // only rules that fired
+  // Memory (issue 38): profile_memory events per device, peaks and their owners (memory.hpp).
+  MemoryAnalysis memory;
 };
 
 inline constexpr std::size_t kTopKernels = 50;
