@@ -98,9 +98,9 @@ void memory_rows(const MemoryAnalysis& m, CsvWriter& csv, const std::string& ver
 
 void print_memory_table(const MemoryAnalysis& m, std::ostream& out) {
   if (m.devices.empty()) return;
-  Ns origin = m.devices.front().series.empty() ? 0 : m.devices.front().series.front().time_ns;
-  for (const auto& d : m.devices)
-    if (!d.series.empty()) origin = std::min(origin, d.series.front().time_ns);
+  // A device's series starts at its first event (memory.cpp, thin_series).
+  Ns origin = m.devices.front().series.front().time_ns;
+  for (const auto& d : m.devices) origin = std::min(origin, d.series.front().time_ns);
   out << fmt::format("\nmemory ({} profile_memory events; times from the first)\n", m.events);
   out << fmt::format("  {:<12}{:>9}{:>14}{:>14}{:>14}{:>14}\n", "device", "events", "peak alloc", "at", "peak reserved",
                      "at");

@@ -173,6 +173,8 @@ TEST(Memory, SeriesIsBoundedAndKeepsThePeak) {
   EXPECT_EQ(at, d.peak_allocated_ns);
   EXPECT_EQ(d.peak_allocated_ns, 1'000'000'000'000'000'000 + 7777 * 997);
   for (std::size_t i = 1; i < d.series.size(); ++i) EXPECT_LT(d.series[i - 1].time_ns, d.series[i].time_ns);
+  EXPECT_EQ(d.series.front().time_ns, 1'000'000'000'000'000'000);  // the first event, kept as it is
+  EXPECT_EQ(d.series.front().allocated_bytes, 64);
 }
 
 TEST(Memory, NoEventsNoDevices) {

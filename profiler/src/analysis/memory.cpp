@@ -76,18 +76,20 @@ class OpIndex {
   std::vector<std::uint32_t> parent_;  // position in ops_ of the enclosing op, kNone
 };
 
-// At most kMemorySeriesPoints points: every event, or per time bucket the largest allocated
-// (at its time) and the largest reserved.
+// At most kMemorySeriesPoints points: every event, or the first event (so the series starts
+// where the events do) and then, per time bucket, the largest allocated (at its time) and the
+// largest reserved.
 std::vector<MemoryPoint> thin_series(const std::vector<MemoryPoint>& all) {
   if (all.size() <= kMemorySeriesPoints) return all;
-  // Buckets of equal width, at most kMemorySeriesPoints of them over the span.
-  const Ns t0 = all.front().time_ns;
-  const Ns width = (all.back().time_ns - t0) / static_cast<Ns>(kMemorySeriesPoints) + 1;
-  std::vector<MemoryPoint> out;
+  // Buckets of equal width over the span after the first event, at most kMemorySeriesPoints - 1.
+  const Ns t0 = all[1].time_ns;
+  const Ns width = (all.back().time_ns - t0) / static_cast<Ns>(kMemorySeriesPoints - 1) + 1;
+  std::vector<MemoryPoint> out{all.front()};
   Ns current = -1;
-  for (const MemoryPoint& p : all) {
+  for (std::size_t i = 1; i < all.size(); ++i) {
+    const MemoryPoint& p = all[i];
     const Ns b = (p.time_ns - t0) / width;
-    if (b != current || out.empty()) {
+    if (b != current) {
       out.push_back(p);
       current = b;
       continue;

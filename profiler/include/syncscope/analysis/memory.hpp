@@ -16,10 +16,10 @@
 //   (sync_points.cpp, attribute_causes); "(no op)" when none encloses it. Grouped by op.
 //   What the peak holds beyond them (allocated before the trace, or without an address) is
 //   unattributed_bytes.
-// - Series: at most kMemorySeriesPoints points; with more events, the trace's memory-event
-//   span is cut into that many equal time buckets and each bucket with events gives one
-//   point: the largest allocated in it (at its time) and the largest reserved in it, so
-//   peaks survive the thinning.
+// - Series: at most kMemorySeriesPoints points; with more events, the first event and then
+//   the span after it cut into kMemorySeriesPoints - 1 equal time buckets, each bucket with
+//   events giving one point: the largest allocated in it (at its time) and the largest
+//   reserved in it, so peaks survive the thinning.
 // Holistic Trace Analysis has no analysis of these events (its MemoryAnalysis reads another
 // file: docs/analysis.md).
 #pragma once
