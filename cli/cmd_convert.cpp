@@ -43,9 +43,10 @@ void run_convert(const ConvertOptions& o) {
   write_trace(trace, o.output, w);
   std::printf(
       "syncscope convert: %s -> %s: %zu records (%zu API calls, %zu kernels, %zu copies, %zu memsets, "
-      "%zu sync records, %zu ranges, %zu other events)\n",
+      "%zu sync records, %zu ranges, %zu memory events, %zu other events)\n",
       o.input.c_str(), o.output.c_str(), trace.record_count(), trace.api_calls.size(), trace.kernels.size(),
-      trace.memcpys.size(), trace.memsets.size(), trace.syncs.size(), trace.ranges.size(), trace.others.size());
+      trace.memcpys.size(), trace.memsets.size(), trace.syncs.size(), trace.ranges.size(), trace.memory.size(),
+      trace.others.size());
 }
 
 }  // namespace

@@ -29,7 +29,7 @@ from ._text import printable  # names in HTML as in the CLI's text: no bidi cont
 
 # Columns that hold names: pandas "category" (few distinct values, cheap to group by).
 _NAME_COLUMNS = frozenset({"name", "cause", "api", "kernel", "class", "category", "kind", "where", "verdict",
-                           "top_cause"})
+                           "top_cause", "op"})
 # Integer columns that may be absent in a row (None): pandas' nullable "Int64", never object.
 _NULLABLE_INT = frozenset({"removal_saving_ns"})
 # Interpolated statistics stay float64 even when named *_ns (a median of two values can be x.5).
@@ -41,7 +41,8 @@ def _is_int_column(name: str) -> bool:
     last = name.rsplit(".", 1)[-1]
     if any(p in last for p in _FLOAT_PARTS):
         return False
-    return (last.endswith("_ns") or last in ("count", "gaps", "syncs", "kernels", "memcpys", "memcpy_bytes",
+    return (last.endswith(("_ns", "_bytes")) or last in ("events", "allocations", "frees", "device_type",
+                                                        "unmatched_frees", "owner_ops", "bytes") or last in ("count", "gaps", "syncs", "kernels", "memcpys", "memcpy_bytes",
                                              "total", "device", "stream", "pid", "tid", "correlation", "index",
                                              "rank", "max", "polls", "sync_edges", "start", "end")
             or name.startswith(("syncs.by_cause.", "syncs.by_api.", "gpu_busy_by_device.")))
@@ -346,6 +347,45 @@ class AnalysisResult:
                 rows.append({"step": s["name"], "rank": i, "kind": r["kind"], "where": r["where"], "what": r["what"],
                              "start_ns": r["start_ns"], "duration_ns": r["duration_ns"]})
         return _table(rows, ["step", "rank", "kind", "where", "what", "start_ns", "duration_ns"])
+
+    # Memory (issue 38): the CLI's gpu.memory (docs/analysis.md, "Memory").
+    _MEMORY_COLUMNS = ("name", "device_type", "device", "events", "allocations", "frees", "allocated_bytes",
+                       "freed_bytes", "totals_from_trace", "peak_allocated_bytes", "peak_allocated_ns",
+                       "peak_reserved_bytes", "peak_reserved_ns", "live_at_peak_bytes", "unattributed_bytes",
+                       "unmatched_frees", "owner_ops")
+
+    def _memory_devices(self) -> List[Dict[str, Any]]:
+        return self.json.get("gpu", {}).get("memory", {}).get("devices", [])
+
+    @property
+    def memory(self) -> "DataFrame":
+        """One row per device with profile_memory events (torch.profiler's ``profile_memory=True``):
+        counts, peak allocated/reserved bytes and when (ns), the bytes live at the allocated peak
+        that were allocated in the trace and those from before it (unattributed_bytes). Reserved
+        is -1 where the trace never said."""
+        rows = [{c: d[c] for c in self._MEMORY_COLUMNS} for d in self._memory_devices()]
+        return _table(rows, list(self._MEMORY_COLUMNS))
+
+    @property
+    def memory_owners(self) -> "DataFrame":
+        """Who holds the allocated peak: per device, the CPU ops (outermost aten:: op enclosing the
+        allocation, else the innermost op; "(no op)") of the allocations live at the peak, largest
+        first (at most 20 per device): device, rank (1 = largest), op, allocations, bytes."""
+        rows = [{"name": d["name"], "rank": i, "op": o["op"], "allocations": o["allocations"], "bytes": o["bytes"]}
+                for d in self._memory_devices() for i, o in enumerate(d["owners"], start=1)]
+        return _table(rows, ["name", "rank", "op", "allocations", "bytes"])
+
+    @property
+    def memory_timeline(self) -> "DataFrame":
+        """Allocated and reserved bytes over time per device (at most 512 points a device; with
+        more events, the largest values per time bucket): name, time_ns, allocated_bytes,
+        reserved_bytes (-1: not known yet)."""
+        rows: List[Dict[str, Any]] = []
+        for d in self._memory_devices():
+            s = d["series"]
+            rows += [{"name": d["name"], "time_ns": t, "allocated_bytes": a, "reserved_bytes": r}
+                     for t, a, r in zip(s["time_ns"], s["allocated_bytes"], s["reserved_bytes"])]
+        return _table(rows, ["name", "time_ns", "allocated_bytes", "reserved_bytes"])
 
     # --- HTA's analyses we lacked: kernels per ATen op, queue length over time (docs/analysis.md) ---
     @property

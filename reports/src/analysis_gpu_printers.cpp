@@ -1,5 +1,7 @@
 #include "analysis_gpu_printers.hpp"
 
+#include "analysis_memory_printers.hpp"
+
 #include <algorithm>
 #include <map>
 #include <vector>
@@ -138,6 +140,7 @@ ordered_json gpu_analyses_json(const GpuAnalyses& g) {
     e["advice"] = f.advice;
     j["findings"].push_back(std::move(e));
   }
+  j["memory"] = memory_json(g.memory);  // memory (issue 38): analysis_memory_printers.cpp
   return j;
 }
 
@@ -208,6 +211,7 @@ void gpu_analyses_rows(const AnalysisResult& r, CsvWriter& csv, const std::strin
     row("host_ns", num(f.host_ns));
   }
   hta_extras_rows(g, csv, version);  // kernels per ATen op, queue length over time
+  memory_rows(g.memory, csv, version);  // memory (issue 38): analysis_memory_printers.cpp
 }
 
 void print_idle_table(const AnalysisResult& r, std::ostream& out) {
@@ -276,6 +280,7 @@ void print_gpu_analyses_table(const GpuAnalyses& g, std::ostream& out) {
     for (const auto& f : g.findings)
       out << fmt::format("  {} x {} (host {}): {}\n", f.count, f.title, format_duration(f.host_ns), f.advice);
   }
+  print_memory_table(g.memory, out);  // memory (issue 38): analysis_memory_printers.cpp
 }
 
 }  // namespace syncscope::reports_detail

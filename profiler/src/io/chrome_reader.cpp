@@ -168,6 +168,7 @@ void ChromeReader::reserve_estimate() {
   one(ranges_);
   one(overheads_);
   one(others_);
+  one(memory_);
 }
 
 // Events that lie in the scanner's chunk, parsed as one array (json_stream.hpp, EventRun):
@@ -451,6 +452,7 @@ void ChromeReader::finish() {
     shift(ranges_, &Range::start, &Range::end);
     shift(overheads_, &OverheadRecord::start, &OverheadRecord::end);
     shift(others_, &OtherEvent::start);
+    shift(memory_, &MemoryEvent::timestamp);
   }
   api_.move_into(t_.api_calls);
   kernels_.move_into(t_.kernels);
@@ -461,6 +463,7 @@ void ChromeReader::finish() {
   ranges_.move_into(t_.ranges);
   overheads_.move_into(t_.overheads);
   others_.move_into(t_.others);
+  memory_.move_into(t_.memory);
 
   meta.base_time_ns = base;
   if (base_ns_) meta.clock = ClockBase::UnixEpoch;

@@ -26,8 +26,8 @@ namespace syncscope::io_detail {
 
 // The args fields the mapping uses, as read: integers by schema::Arg, plus the few others.
 struct Args {
-  std::uint32_t present = 0;  // bit per schema::Arg read
-  std::uint32_t bad = 0;      // bit per schema::Arg present with a value of another type (ChromeReader::bad_)
+  std::uint64_t present = 0;  // bit per schema::Arg read
+  std::uint64_t bad = 0;      // bit per schema::Arg present with a value of another type (ChromeReader::bad_)
   // Integer arguments (signed ones as two's complement; Kind holds a CopyKind). Read only
   // under `present`, so not cleared per event.
   std::array<std::uint64_t, schema::kArgCount> num;
@@ -41,7 +41,7 @@ struct Args {
   std::optional<std::string_view> ss_range_kind, ss_domain;
   IdVal ss_track_tid;
 
-  static constexpr std::uint32_t bit(schema::Arg x) { return schema::bit(x); }
+  static constexpr std::uint64_t bit(schema::Arg x) { return schema::bit(x); }
   void set(schema::Arg x, std::uint64_t v) {
     num[static_cast<std::size_t>(x)] = v;
     present |= bit(x);
@@ -169,6 +169,8 @@ class ChromeReader : private ValueReader {
   void complete_sync(const Event& e, std::int64_t device, Ns start, Ns end);
   void complete_range(const Event& e, schema::Cat cat, std::int64_t device, Ns start, Ns end);
   void handle_metadata(Event& e);
+  // A profile_memory "[memory]" instant (memory_events.cpp).
+  void memory_event(const Event& e);
   // A kernel, copy or memset with the fields every GPU activity has (and its External id).
   template <class Record>
   Record activity(const Event& e, std::int64_t device, Ns start, Ns end) const;
@@ -209,6 +211,7 @@ class ChromeReader : private ValueReader {
   ChunkedVec<Range> ranges_;
   ChunkedVec<OverheadRecord> overheads_;
   ChunkedVec<OtherEvent> others_;
+  ChunkedVec<MemoryEvent> memory_;
   std::unordered_map<StringId, std::uint64_t> unknown_;
   std::unordered_map<std::string_view, StringId, SampledHash> interned_;
 

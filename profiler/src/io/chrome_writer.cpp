@@ -27,6 +27,7 @@ Ns writer_base_time(const Trace& t) {
   for (const auto& e : t.cuda_events) lo_all = std::min(lo_all, e.timestamp);
   for (const auto& e : t.overheads) lo_all = std::min(lo_all, e.start);
   for (const auto& e : t.others) lo_all = std::min(lo_all, e.start);
+  for (const auto& e : t.memory) lo_all = std::min(lo_all, e.timestamp);
   if (!any) return t.meta.base_time_ns;
   return std::min(t.meta.base_time_ns, lo_all);
 }
@@ -253,10 +254,12 @@ void Writer::events() {
   make_order(kMemset, t_.memsets, by_interval);
   make_order(kSync, t_.syncs, by_interval);
   make_order(kEvent, t_.cuda_events, [](const auto& a, const auto& b) { return a.timestamp < b.timestamp; });
+  make_order(kMemory, t_.memory, [](const auto& a, const auto& b) { return a.timestamp < b.timestamp; });
 
   const std::array<std::size_t, kNumTypes> sizes = {t_.ranges.size(),  t_.api_calls.size(), t_.overheads.size(),
                                                     t_.others.size(),  t_.kernels.size(),   t_.memcpys.size(),
-                                                    t_.memsets.size(), t_.syncs.size(),     t_.cuda_events.size()};
+                                                    t_.memsets.size(), t_.syncs.size(),     t_.cuda_events.size(),
+                                                    t_.memory.size()};
   std::array<std::size_t, kNumTypes> pos{};
   auto index_of = [&](std::size_t k) { return order[k].empty() ? pos[k] : order[k][pos[k]]; };
   auto interval = [&](std::size_t k, std::size_t i) -> std::pair<Ns, Ns> {
@@ -272,6 +275,7 @@ void Writer::events() {
       case kMemcpy: return {t_.memcpys[i].start, t_.memcpys[i].end};
       case kMemset: return {t_.memsets[i].start, t_.memsets[i].end};
       case kSync: return {t_.syncs[i].start, t_.syncs[i].end};
+      case kMemory: return {t_.memory[i].timestamp, t_.memory[i].timestamp};
       default: return {t_.cuda_events[i].timestamp, cuda_event_end(t_.cuda_events[i].timestamp)};
     }
   };
@@ -306,6 +310,7 @@ void Writer::emit(RecType type, std::size_t i) {
     case kRange: write_range(ev, i); break;
     case kOverhead: write_overhead(ev, i); break;
     case kOther: write_other(ev, i); break;
+    case kMemory: write_memory(ev, i); break;
     case kNumTypes: break;
   }
   ev.close();

@@ -45,6 +45,7 @@ Trace on_microsecond_grid(const Trace& trace) {
   for (auto& r : t.ranges) interval(r.start, r.end);
   for (auto& r : t.overheads) interval(r.start, r.end);
   for (auto& r : t.cuda_events) r.timestamp = on_grid(r.timestamp, o);
+  for (auto& r : t.memory) r.timestamp = on_grid(r.timestamp, o);
   for (auto& r : t.others) {
     Ns end = r.start + r.duration;
     interval(r.start, end);

@@ -31,7 +31,19 @@
 
 namespace syncscope::io_detail {
 
-enum RecType : std::uint8_t { kRange, kApi, kOverhead, kOther, kKernel, kMemcpy, kMemset, kSync, kEvent, kNumTypes };
+enum RecType : std::uint8_t {
+  kRange,
+  kApi,
+  kOverhead,
+  kOther,
+  kKernel,
+  kMemcpy,
+  kMemset,
+  kSync,
+  kEvent,
+  kMemory,
+  kNumTypes
+};
 
 struct TrackId {
   bool pid_str = false, tid_str = false;
@@ -112,6 +124,8 @@ class Writer {
   void write_range(Obj& ev, std::size_t i);
   void write_overhead(Obj& ev, std::size_t i);
   void write_other(Obj& ev, std::size_t i);
+  // A profile_memory event as PyTorch writes it ("[memory]" instant, Kineto's arg names).
+  void write_memory(Obj& ev, std::size_t i);
   // Opens {"ph":"X","cat":..,"name":..,"pid":..,"tid":..,"ts":..,"dur":.. and leaves the
   // object open for args.
   void x_head(Obj& ev, std::string_view cat, std::string_view name, std::int64_t pid, std::int64_t tid,

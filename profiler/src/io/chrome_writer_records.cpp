@@ -257,4 +257,27 @@ void Writer::write_other(Obj& ev, std::size_t i) {
   }
 }
 
+void Writer::write_memory(Obj& ev, std::size_t i) {
+  const auto& m = t_.memory[i];
+  ev.key(key(Key::Ph)).str("i");
+  ev.key(key(Key::Cat)).str(schema::kMemoryCategory);
+  ev.key(schema::kInstantScopeKey).str("t");
+  ev.key(key(Key::Name)).str(schema::kMemoryEventName);
+  ev.key(key(Key::Pid)).num(m.pid);
+  ev.key(key(Key::Tid)).num(m.tid);
+  ev.key(key(Key::Ts)).us(m.timestamp - base_);
+  // Only what is known: a field left out reads back as unknown (MemoryEvent's -1 / 0).
+  ArgsScope a(ev);
+  if (m.total_reserved >= 0) a.args.key(arg(Arg::TotalReserved)).num(m.total_reserved);
+  if (m.total_allocated >= 0) a.args.key(arg(Arg::TotalAllocated)).num(m.total_allocated);
+  if (m.bytes != 0) a.args.key(arg(Arg::MemBytes)).num(m.bytes);
+  if (m.address != 0) a.args.key(arg(Arg::Addr)).num(m.address);
+  if (m.device_type >= 0) {
+    a.args.key(arg(Arg::DeviceId)).num(m.device);  // -1 for host memory, as PyTorch writes it
+    a.args.key(arg(Arg::DeviceType)).num(m.device_type);
+  } else if (m.device >= 0) {
+    a.args.key(arg(Arg::DeviceId)).num(m.device);
+  }
+}
+
 }  // namespace syncscope::io_detail

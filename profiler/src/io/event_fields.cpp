@@ -329,10 +329,10 @@ bool ChromeReader::accept_fields(const Event& e, Cat cat) {
     warn(ReadWarning::Kind::DuplicateKey, category, *duplicate_, "", "offset " + std::to_string(pos.offset));
   if (!e.bad_fields && e.args.bad == 0) return true;
   const auto c = static_cast<std::size_t>(cat);
-  const std::uint32_t read = schema::kArgMasks.read[c], needed = schema::kArgMasks.needed[c];
+  const std::uint64_t read = schema::kArgMasks.read[c], needed = schema::kArgMasks.needed[c];
   const BadField* skip = nullptr;
   for (const BadField& b : bad_) {
-    const std::uint32_t m = b.arg == Arg::Unknown ? 0 : schema::bit(b.arg);
+    const std::uint64_t m = b.arg == Arg::Unknown ? 0 : schema::bit(b.arg);
     if (m != 0 && (needed & m) != 0) {
       if (skip == nullptr) skip = &b;
     } else if (m == 0 || (read & m) != 0) {

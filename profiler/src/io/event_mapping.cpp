@@ -76,6 +76,9 @@ void ChromeReader::dispatch(Event& e) {
   }
   if (!e.ts) fail("missing required field \"ts\"");
   if (!e.name && ph != 'E' && ph != 'e') fail("missing required field \"name\"");
+  // profile_memory events, by name: Kineto's category for them ("cpu_instant_event") holds
+  // other instants too, and Kineto of 2021 wrote them without one.
+  if ((ph == 'i' || ph == 'I') && e.name && *e.name == schema::kMemoryEventName) return memory_event(e);
   if (!accept_fields(e, Cat::Other)) return;
   OtherEvent o;
   o.category = e.cat ? intern(*e.cat) : kNoString;
@@ -217,6 +220,7 @@ void ChromeReader::handle_complete(Event& e) {
       overheads_.push(o);
       return;
     }
+    case Cat::Memory:  // never from category_of: memory events are instants, picked by name
     case Cat::Other: {
       OtherEvent o;
       o.category = e.cat ? intern(*e.cat) : kNoString;

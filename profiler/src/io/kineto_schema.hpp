@@ -126,6 +126,10 @@ enum class Cat : std::uint8_t {
   CpuOp,
   PythonFunction,
   Overhead,
+  // torch.profiler's profile_memory events: ph "i", name "[memory]", cat "cpu_instant_event"
+  // (none in Kineto of 2021). Not in kCategories: "cpu_instant_event" also holds other
+  // instants ("[OutOfMemory]"), so the reader picks memory events by name (kMemoryEventName).
+  Memory,
 };
 
 inline constexpr Named<Cat> kCategories[] = {
@@ -193,10 +197,19 @@ enum class Arg : std::uint8_t {
   SortIndex,
   Labels,
   ProcessGroup,
+  // A profile_memory event's (PyTorch's profiler_kineto.cpp, kineto_events memory records).
+  TotalAllocated,
+  TotalReserved,
+  MemBytes,  // "Bytes": signed, a free is negative (lower-case "bytes" is a copy's count)
+  Addr,
+  DeviceType,  // c10::DeviceType (0 CPU, 1 CUDA, ...)
+  DeviceId,
   Syncscope,
 };
 inline constexpr std::size_t kArgCount = static_cast<std::size_t>(Arg::Syncscope) + 1;
-constexpr std::uint32_t bit(Arg a) { return std::uint32_t{1} << static_cast<unsigned>(a); }
+// Masks of arguments are 64-bit: there are more than 32 (static_assert below).
+static_assert(kArgCount <= 64);
+constexpr std::uint64_t bit(Arg a) { return std::uint64_t{1} << static_cast<unsigned>(a); }
 constexpr std::uint32_t bit(Cat c) { return std::uint32_t{1} << static_cast<unsigned>(c); }
 
 // How an argument is read.
@@ -273,11 +286,18 @@ inline constexpr ArgSpec kArgs[] = {
     // PyTorch >= 2.2 names a collective's process group on its NCCL kernel (ParamCommsUtils'
     // kProcessGroupName): the whole-job replay matches collectives by it where present.
     {"Process Group Name", Arg::ProcessGroup, ArgType::String, bit(Cat::Kernel), 0},
+    // profile_memory events: none is needed (an odd one is counted and left unknown).
+    {"Total Allocated", Arg::TotalAllocated, ArgType::Int64, bit(Cat::Memory), 0},
+    {"Total Reserved", Arg::TotalReserved, ArgType::Int64, bit(Cat::Memory), 0},
+    {"Bytes", Arg::MemBytes, ArgType::Int64, bit(Cat::Memory), 0},
+    {"Addr", Arg::Addr, ArgType::UInt64, bit(Cat::Memory), 0},
+    {"Device Type", Arg::DeviceType, ArgType::Int32, bit(Cat::Memory), 0},
+    {"Device Id", Arg::DeviceId, ArgType::Int32, bit(Cat::Memory), 0},
     {"syncscope", Arg::Syncscope, ArgType::Object, ~std::uint32_t{0}, 0},
 };
 // Per category, the arguments its records read and those it cannot do without.
 struct ArgMasks {
-  std::array<std::uint32_t, 16> read{}, needed{};
+  std::array<std::uint64_t, 16> read{}, needed{};
 };
 constexpr ArgMasks make_arg_masks() {
   ArgMasks m;
@@ -314,6 +334,9 @@ inline constexpr std::string_view kThreadSortIndex = "thread_sort_index";
 inline constexpr std::string_view kProcessLabels = "process_labels";
 inline constexpr std::string_view kBindEnclosing = "e";  // a flow's "bp": binds to the enclosing slice
 inline constexpr std::string_view kInstantScopeKey = "s";
+// torch.profiler's profile_memory events (ph "i"), and the category Kineto gives them.
+inline constexpr std::string_view kMemoryEventName = "[memory]";
+inline constexpr std::string_view kMemoryCategory = "cpu_instant_event";
 
 // ---- top-level keys --------------------------------------------------------------------------
 enum class TopKey : std::uint8_t {

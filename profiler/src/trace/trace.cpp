@@ -82,6 +82,9 @@ void Trace::finalize() {
   std::stable_sort(cuda_events.begin(), cuda_events.end(),
                    [](const auto& a, const auto& b) { return a.timestamp < b.timestamp; });
   std::stable_sort(others.begin(), others.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
+  // Stable: an allocation and a free in the same microsecond keep the order they were made in.
+  std::stable_sort(memory.begin(), memory.end(),
+                   [](const auto& a, const auto& b) { return a.timestamp < b.timestamp; });
   compute_depths(ranges);
 }
 
@@ -99,7 +102,7 @@ std::pair<Ns, Ns> Trace::time_span() const {
 
 std::size_t Trace::record_count() const {
   return api_calls.size() + kernels.size() + memcpys.size() + memsets.size() + syncs.size() + cuda_events.size() +
-         ranges.size() + overheads.size() + others.size();
+         ranges.size() + overheads.size() + others.size() + memory.size();
 }
 
 namespace {
@@ -140,6 +143,11 @@ std::string describe(const ReadWarning& w) {
     case ReadWarning::Kind::DuplicateKey:
       return n + " " + cat + " events give the key \"" + w.field + "\" more than once (" + first +
              (w.example.empty() ? std::string() : " at " + w.example) + "); the first value was kept";
+    case ReadWarning::Kind::ImplausibleValue:
+      return n + " " + cat + " events have \"" + w.field + "\" outside " + w.expected + " (" + first + ": " +
+             w.example + "); left unknown";
+    case ReadWarning::Kind::MissingField:
+      return n + " " + cat + " events lack \"" + w.field + "\" (" + first + "); left unknown";
   }
   return n + " events: " + w.field;
 }

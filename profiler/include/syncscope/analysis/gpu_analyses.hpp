@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "syncscope/analysis/hta_extras.hpp"
+#include "syncscope/analysis/memory.hpp"
 #include "syncscope/trace/trace.hpp"
 
 namespace syncscope {
@@ -134,6 +135,8 @@ struct GpuAnalyses {
   // and time blocked on a full queue (hta_extras.hpp; aten_op_kernels.cpp, queue_series.cpp).
   AtenOpKernels aten_ops;
   QueueSeries queue_series;
+  // Memory (issue 38): profile_memory events per device, peaks and their owners (memory.hpp).
+  MemoryAnalysis memory;
 };
 
 inline constexpr std::size_t kTopKernels = 50;

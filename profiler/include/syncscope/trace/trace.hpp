@@ -188,6 +188,26 @@ struct Range {
   std::uint64_t correlation = 0;
 };
 
+// ---- memory ---------------------------------------------------------------------------
+// One allocation or free as torch.profiler records it with profile_memory=True (a "[memory]"
+// instant event, PyTorch's profiler_kineto.cpp): the caching allocator's view, on the host
+// thread that asked, at the time it asked. -1 means "not known" (the trace did not say, or
+// said something physically impossible: the reader counts it, ReadWarning).
+struct MemoryEvent {
+  std::int64_t pid = -1;
+  std::int64_t tid = -1;
+  Ns timestamp = 0;
+  std::int64_t bytes = 0;             // > 0 an allocation, < 0 a free ("Bytes"); 0 when not known
+  std::int64_t total_allocated = -1;  // the allocator's bytes in use after it ("Total Allocated")
+  std::int64_t total_reserved = -1;   // bytes it holds from the device ("Total Reserved")
+  std::uint64_t address = 0;          // "Addr" (0: not known); joins a free to its allocation
+  std::int32_t device_type = -1;      // c10::DeviceType as written: 0 CPU, 1 CUDA, ... ("Device Type")
+  std::int32_t device = -1;           // "Device Id": -1 for host memory
+};
+
+// Sizes beyond this are not memory any machine has (1 PiB): the reader counts and drops them.
+inline constexpr std::int64_t kMaxMemoryBytes = std::int64_t{1} << 50;
+
 // ---- other records --------------------------------------------------------------------
 struct OverheadRecord {
   StringId name = kNoString;  // e.g. "Activity Buffer Request", "CUPTI buffer flush"
@@ -242,7 +262,15 @@ enum class ClockBase : std::uint8_t {
 // event it skipped because a field the analyses need could not be read, a key given twice
 // in one event (the last value is used).
 struct ReadWarning {
-  enum class Kind : std::uint8_t { ArgumentType = 0, SkippedEvent = 1, DuplicateKey = 2 };
+  // ImplausibleValue: a value of the right type that cannot be (a memory size above
+  // kMaxMemoryBytes); MissingField: a field the record wants is absent (left unknown).
+  enum class Kind : std::uint8_t {
+    ArgumentType = 0,
+    SkippedEvent = 1,
+    DuplicateKey = 2,
+    ImplausibleValue = 3,
+    MissingField = 4
+  };
   Kind kind = Kind::ArgumentType;
   std::string category;           // the events' "cat" as written ("" when none)
   std::string field;              // "args.grid", "pid", ...
@@ -305,6 +333,7 @@ struct Trace {
   std::vector<Range> ranges;
   std::vector<OverheadRecord> overheads;
   std::vector<OtherEvent> others;
+  std::vector<MemoryEvent> memory;  // in time order, file order kept at equal times
   std::vector<TrackName> track_names;
   std::vector<TrackOrder> track_order;
 
