@@ -48,6 +48,7 @@ struct AnalyzeOptions {
   std::string time;
   bool dry_run = false;
   bool critical_path = false;
+  KernelSequenceOptions sequences;  // frequent kernel sequences (syncscope/analysis/kernel_sequences.hpp)
 };
 
 void emit(const AnalyzeOptions& o, const std::string& text) {
@@ -66,6 +67,7 @@ void analyze_one(const AnalyzeOptions& o, bool pid_given) {
   AnalysisOptions opts;
   opts.step_glob = o.step_range;
   opts.layer_glob = o.layer_range;
+  opts.sequences = o.sequences;
   if (pid_given) opts.pid = o.pid;
   AnalysisResult result = analyze(trace, opts);
   result.source = path;
@@ -166,6 +168,18 @@ void add_analyze_command(CLI::App& app, Context& ctx) {
   cmd->add_flag("--critical-path", o->critical_path,
                 "Add each step's critical path through host and GPU (the trace replayed as a dependency graph; "
                 "docs/analysis.md): its length and host, GPU, launch and sync-wait shares, and its longest runs");
+  cmd->add_option("--sequence-op", o->sequences.op,
+                  "Frequent kernel sequences: under host ops whose name contains this text, the shallowest such "
+                  "ops (HTA's operator_name); default: under every top-level cpu_op");
+  cmd->add_option("--sequence-min-len", o->sequences.min_pattern_len,
+                  "Frequent kernel sequences: only ops that launched at least this many kernels (HTA's "
+                  "min_pattern_len)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{100000}))
+      ->capture_default_str();
+  cmd->add_option("--sequence-top", o->sequences.top_k,
+                  "Frequent kernel sequences: list the N most frequent (HTA's top_k; the table shows 3)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{10000}))
+      ->capture_default_str();
   auto* pid_opt =
       cmd->add_option("--pid", o->pid, "Only count host threads of this process id (default: all processes)");
   cmd->add_option("--jobs", o->jobs, "Many ranks: traces read at once (default: one per core)")

@@ -563,6 +563,7 @@ AnalysisResult analyze(const Trace& trace, const AnalysisOptions& options) {
   r.idle_by_device = idle.devices();
   r.idle_by_stream = idle.streams();
   r.gpu = analysis_detail::gpu_analyses(trace, r.sync_points, launches);
+  r.gpu.kernel_sequences = analysis_detail::kernel_sequences(trace, launches, options.sequences);
 
   const auto [t0, t1] = trace.time_span();
   r.totals = window_stats(ix, "trace", 0, t0, t1, true);

@@ -78,6 +78,7 @@ struct AnalysisOptions {
   std::string step_glob = "ProfilerStep#*";  // ranges that delimit steps
   std::string layer_glob;                    // ranges that delimit layers; empty: none
   std::optional<std::int64_t> pid;           // restrict host threads to this process
+  KernelSequenceOptions sequences;           // frequent kernel sequences (kernel_sequences.hpp)
 };
 
 struct SyncPoint {

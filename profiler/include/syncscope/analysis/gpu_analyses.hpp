@@ -36,6 +36,7 @@
 #include <string_view>
 #include <vector>
 
+#include "syncscope/analysis/kernel_sequences.hpp"
 #include "syncscope/trace/trace.hpp"
 
 namespace syncscope {
@@ -52,6 +53,13 @@ struct DurationStats {
   double median_ns = 0;
   double p90_ns = 0;
   Ns max_ns = 0;
+  // Per-kernel min/mean/std (HTA get_gpu_kernel_breakdown's second frame,
+  // hta/analyzers/breakdown_analysis.py _aggr_gpu_kernel_time): std is the SAMPLE standard
+  // deviation (ddof = 1, pandas' .std(), as HTA) and 0 for fewer than two values (HTA fills
+  // pandas' NaN with 0).
+  Ns min_ns = 0;
+  double mean_ns = 0;
+  double std_ns = 0;
 };
 
 struct KernelGroup {
@@ -92,6 +100,17 @@ struct AnnotationGpuTime {
   std::uint64_t activities = 0;
 };
 
+// GPU user annotations (Kineto's "gpu_user_annotation" events: a record_function range as
+// the GPU ran it, RangeKind::GpuUserAnnotation), per name: count and the durations' total,
+// min, max, mean, sample std (HTA get_gpu_user_annotation_breakdown,
+// hta/analyzers/breakdown_analysis.py; computed in gpu_annotations.cpp). Every range of the
+// name counts, nested ones too, over all devices and streams of the trace (HTA: per rank).
+struct GpuAnnotationTime {
+  std::string name;
+  DurationStats stats;
+  std::uint64_t streams = 0;  // distinct (device, stream) it ran on
+};
+
 struct CopyBandwidth {
   CopyKind kind = CopyKind::Unknown;
   MemoryKind host_memory = MemoryKind::Unknown;  // the host side (src of HtoD, dst of DtoH); Device otherwise
@@ -129,9 +148,15 @@ struct GpuAnalyses {
   std::vector<AnnotationGpuTime> annotations;  // by gpu_ns, largest first; at most kTopAnnotations
   std::vector<CopyBandwidth> copies;
   std::vector<Finding> findings;  // only rules that fired
+  // GPU user annotations (HTA get_gpu_user_annotation_breakdown; gpu_annotations.hpp).
+  std::vector<GpuAnnotationTime> gpu_annotations;  // by total, largest first; at most kTopGpuAnnotations
+  std::uint64_t gpu_annotation_names = 0;          // distinct names (the list may hold fewer)
+  // Frequent kernel sequences (HTA get_frequent_cuda_kernel_sequences; kernel_sequences.hpp).
+  KernelSequences kernel_sequences;
 };
 
 inline constexpr std::size_t kTopKernels = 50;
 inline constexpr std::size_t kTopAnnotations = 50;
+inline constexpr std::size_t kTopGpuAnnotations = 50;
 
 }  // namespace syncscope
