@@ -33,10 +33,19 @@ std::string shorten(const std::string& s, std::size_t width) {
 
 // A kernel's name as a table can hold it: C++ kernel names are long ("void ns::kernel<...>(args)");
 // without "void " and the parameter list, at most `width` bytes.
-std::string short_kernel(std::string_view n, std::size_t width) {
-  if (n.starts_with("void ")) n.remove_prefix(5);
-  if (auto p = n.find('('); p != std::string_view::npos && p > 0) n = n.substr(0, p);
+std::string short_kernel(std::string_view name, std::size_t width) {
+  std::string n(name.starts_with("void ") ? name.substr(5) : name);
+  // "at::native::(anonymous namespace)::foo<..>(args)": the namespace's parentheses are no parameter list.
+  for (std::size_t p; (p = n.find("(anonymous namespace)::")) != std::string::npos;) n.erase(p, 23);
+  if (auto p = n.find('('); p != std::string::npos && p > 0) n.resize(p);
   return shorten(printable(n), width);
+}
+
+// An op's name as a table can hold it: autograd nodes ("autograd::engine::evaluate_function:
+// AddmmBackward0") by the node's own name, the part that tells them apart.
+std::string short_op(const std::string& name, std::size_t width) {
+  const auto p = name.rfind(": ");
+  return shorten(printable(name.size() > width && p != std::string::npos ? name.substr(p + 2) : name), width);
 }
 
 std::string dur(double ns) { return format_duration(static_cast<Ns>(std::llround(ns))); }
@@ -134,7 +143,7 @@ void print_hta_breakdowns_table(const GpuAnalyses& g, std::ostream& out) {
   const std::size_t n = std::min(kTableSequences, ks.top.size());
   for (std::size_t i = 0; i < n; ++i) {
     const auto& q = ks.top[i];
-    out << fmt::format("  {:>6} x {}: {} kernels, GPU {} (host {})\n", q.count, shorten(printable(q.op), 40),
+    out << fmt::format("  {:>6} x {}: {} kernels, GPU {} (host {})\n", q.count, short_op(q.op, 40),
                        q.kernels.size(), format_duration(q.gpu_ns), format_duration(q.host_ns));
     std::string line;
     std::size_t shown = 0;
