@@ -143,8 +143,8 @@ void print_hta_breakdowns_table(const GpuAnalyses& g, std::ostream& out) {
   const std::size_t n = std::min(kTableSequences, ks.top.size());
   for (std::size_t i = 0; i < n; ++i) {
     const auto& q = ks.top[i];
-    out << fmt::format("  {:>6} x {}: {} kernels, GPU {} (host {})\n", q.count, short_op(q.op, 40),
-                       q.kernels.size(), format_duration(q.gpu_ns), format_duration(q.host_ns));
+    out << fmt::format("  {:>6} x {}: {} kernels, GPU {} (host {})\n", q.count, short_op(q.op, 40), q.kernels.size(),
+                       format_duration(q.gpu_ns), format_duration(q.host_ns));
     std::string line;
     std::size_t shown = 0;
     for (const auto& k : q.kernels) {
