@@ -45,6 +45,7 @@ struct AnalyzeOptions {
   std::string time;
   bool dry_run = false;
   bool critical_path = false;
+  KernelSequenceOptions sequences;  // frequent kernel sequences (syncscope/analysis/kernel_sequences.hpp)
 };
 
 void emit(const AnalyzeOptions& o, const std::string& text) { emit_output(o.output, o.force, text); }
@@ -58,6 +59,7 @@ void analyze_one(const AnalyzeOptions& o, bool pid_given) {
   req.replay_causes = o.replay_causes;
   req.critical_path = o.critical_path;
   req.queue_full = o.queue_full;
+  req.sequences = o.sequences;
   const api::AnalyzeOutcome outcome = api::analyze_trace(read_trace(path), path, req);
   const std::string text = api::render_analysis(outcome, o.format, o.max_sync_points);
   // The table lists every warning itself; other outputs are for programs, so people
@@ -136,6 +138,18 @@ void add_analyze_command(CLI::App& app, Context& ctx) {
   cmd->add_flag("--critical-path", o->critical_path,
                 "Add each step's critical path through host and GPU (the trace replayed as a dependency graph; "
                 "docs/analysis.md): its length and host, GPU, launch and sync-wait shares, and its longest runs");
+  cmd->add_option("--sequence-op", o->sequences.op,
+                  "Frequent kernel sequences: under host ops whose name contains this text, the shallowest such "
+                  "ops (HTA's operator_name); default: under every top-level cpu_op");
+  cmd->add_option("--sequence-min-len", o->sequences.min_pattern_len,
+                  "Frequent kernel sequences: only ops that launched at least this many kernels (HTA's "
+                  "min_pattern_len)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{100000}))
+      ->capture_default_str();
+  cmd->add_option("--sequence-top", o->sequences.top_k,
+                  "Frequent kernel sequences: list the N most frequent (HTA's top_k; the table shows 3)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{10000}))
+      ->capture_default_str();
   auto* pid_opt =
       cmd->add_option("--pid", o->pid, "Only count host threads of this process id (default: all processes)");
   cmd->add_option("--jobs", o->jobs, "Many ranks: traces read at once (default, 0: one per core)")

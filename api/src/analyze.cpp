@@ -19,6 +19,7 @@ AnalysisOptions analysis_options(const AnalyzeRequest& r) {
   o.layer_glob = r.layer_range;
   o.pid = r.pid;
   o.queue_full = r.queue_full;
+  o.sequences = r.sequences;
   return o;
 }
 

@@ -33,7 +33,7 @@ _NAME_COLUMNS = frozenset({"name", "cause", "api", "kernel", "class", "category"
 # Integer columns that may be absent in a row (None): pandas' nullable "Int64", never object.
 _NULLABLE_INT = frozenset({"removal_saving_ns"})
 # Interpolated statistics stay float64 even when named *_ns (a median of two values can be x.5).
-_FLOAT_PARTS = ("median", "p10", "p90", "mean", "fraction", "per_step")
+_FLOAT_PARTS = ("median", "p10", "p90", "mean", "std", "fraction", "per_step")
 
 
 def _is_int_column(name: str) -> bool:
@@ -268,15 +268,49 @@ class AnalysisResult:
     @property
     def kernels(self) -> "DataFrame":
         """One row per kernel name (the CLI's ``gpu.kernels_by_name``, largest total first, at
-        most 50), indexed by ``name``: class, count, total_ns, median_ns, p90_ns, max_ns."""
+        most 50), indexed by ``name``: class, count, total_ns, median_ns, p90_ns, max_ns, min_ns,
+        mean_ns and std_ns (the sample standard deviation, ddof 1, as pandas' ``.std()`` and HTA's
+        get_gpu_kernel_breakdown; 0 for one kernel)."""
+        cols = ["name", "class", "count", "total_ns", "median_ns", "p90_ns", "max_ns", "min_ns", "mean_ns", "std_ns"]
         rows = []
         for k in self.json.get("gpu", {}).get("kernels_by_name", []):
             st = k.get("stats", k)
-            rows.append({"name": k["name"], "class": k.get("class", ""), "count": st["count"],
-                         "total_ns": st["total_ns"], "median_ns": st["median_ns"], "p90_ns": st["p90_ns"],
-                         "max_ns": st["max_ns"]})
-        return _key_columns_as_index(_table(rows, ["name", "class", "count", "total_ns", "median_ns", "p90_ns",
-                                                   "max_ns"]), ["name"])
+            rows.append({"name": k["name"], "class": k.get("class", ""), **{c: st[c] for c in cols[2:]}})
+        return _key_columns_as_index(_table(rows, cols), ["name"])
+
+    @property
+    def gpu_annotations(self) -> "DataFrame":
+        """GPU user annotations per name (Kineto's ``gpu_user_annotation`` events: each
+        record_function range as the GPU ran it; the CLI's ``gpu.gpu_annotations``, largest total
+        first, at most 50 of ``gpu.gpu_annotation_names``; HTA's get_gpu_user_annotation_breakdown
+        without its "others" row): name, streams, count, total_ns, min_ns, max_ns, mean_ns,
+        std_ns (sample, ddof 1), median_ns, p90_ns. No rows when the trace has none."""
+        cols = ["name", "streams", "count", "total_ns", "min_ns", "max_ns", "mean_ns", "std_ns", "median_ns",
+                "p90_ns"]
+        rows = [{c: a[c] for c in cols} for a in self.json.get("gpu", {}).get("gpu_annotations", [])]
+        df = _table(rows, cols)
+        if _pd is not None:
+            df["streams"] = df["streams"].astype("int64")
+        return df
+
+    @property
+    def kernel_sequences(self) -> "DataFrame":
+        """Frequent kernel sequences (the CLI's ``gpu.kernel_sequences.top``, HTA's
+        get_frequent_cuda_kernel_sequences, docs/analysis.md): one row per pattern, most
+        frequent first (index 0 = most frequent): op (the root op's name), kernels (the kernel
+        names in GPU order, '|'-joined as HTA's "pattern"), length, count, gpu_ns (summed kernel
+        time, a fusion's upper bound of saving is part of it), host_ns (summed op time). The
+        rule and totals are in ``result.json["gpu"]["kernel_sequences"]`` (roots, patterns)."""
+        cols = ["op", "kernels", "length", "count", "gpu_ns", "host_ns"]
+        rows = [{"op": q["op"], "kernels": "|".join(q["kernels"]), "length": q["length"], "count": q["count"],
+                 "gpu_ns": q["gpu_ns"], "host_ns": q["host_ns"]}
+                for q in self.json.get("gpu", {}).get("kernel_sequences", {}).get("top", [])]
+        df = _table(rows, cols)
+        if _pd is not None:
+            df["op"] = df["op"].astype("category")
+            df["kernels"] = df["kernels"].astype(object)  # text; an empty frame would say int64
+            df["length"] = df["length"].astype("int64")
+        return df
 
     @property
     def idle_by_stream(self) -> "DataFrame":

@@ -1,6 +1,7 @@
 #include "analysis_gpu_printers.hpp"
 
 #include "analysis_memory_printers.hpp"
+#include "analysis_hta_printers.hpp"
 
 #include <algorithm>
 #include <map>
@@ -30,15 +31,12 @@ std::string stream_name(std::int32_t device, std::int64_t stream) {
   return stream < 0 ? fmt::format("device {}", device) : fmt::format("device {} stream {}", device, stream);
 }
 
-ordered_json stats_json(const DurationStats& s) {
-  return ordered_json{{"count", s.count},
-                      {"total_ns", s.total_ns},
-                      {"median_ns", s.median_ns},
-                      {"p90_ns", s.p90_ns},
-                      {"max_ns", s.max_ns}};
-}
-
 }  // namespace
+
+ordered_json stats_json(const DurationStats& s) {
+  return ordered_json{{"count", s.count},   {"total_ns", s.total_ns}, {"median_ns", s.median_ns}, {"p90_ns", s.p90_ns},
+                      {"max_ns", s.max_ns}, {"min_ns", s.min_ns},     {"mean_ns", s.mean_ns},     {"std_ns", s.std_ns}};
+}
 
 ordered_json idle_json(const IdleBreakdown& b, Ns span_ns) {
   ordered_json j;
@@ -141,6 +139,7 @@ ordered_json gpu_analyses_json(const GpuAnalyses& g) {
     j["findings"].push_back(std::move(e));
   }
   j["memory"] = memory_json(g.memory);  // memory (issue 38): analysis_memory_printers.cpp
+  hta_breakdowns_json(g, j);  // gpu_annotations, kernel_sequences (analysis_hta_printers.cpp)
   return j;
 }
 
@@ -175,6 +174,9 @@ void gpu_analyses_rows(const AnalysisResult& r, CsvWriter& csv, const std::strin
     row(prefix + "median_ns", num(s.median_ns));
     row(prefix + "p90_ns", num(s.p90_ns));
     row(prefix + "max_ns", num(s.max_ns));
+    row(prefix + "min_ns", num(s.min_ns));
+    row(prefix + "mean_ns", num(s.mean_ns));
+    row(prefix + "std_ns", num(s.std_ns));
   };
   const auto& g = r.gpu;
   for (const auto& k : g.by_class) stats_rows(rows_for("kernel_class", k.name), k.stats, "");
@@ -212,6 +214,7 @@ void gpu_analyses_rows(const AnalysisResult& r, CsvWriter& csv, const std::strin
   }
   hta_extras_rows(g, csv, version);  // kernels per ATen op, queue length over time
   memory_rows(g.memory, csv, version);  // memory (issue 38): analysis_memory_printers.cpp
+  hta_breakdowns_rows(g, csv, version);  // gpu_annotation, kernel_sequence (analysis_hta_printers.cpp)
 }
 
 void print_idle_table(const AnalysisResult& r, std::ostream& out) {
@@ -240,11 +243,13 @@ void print_gpu_analyses_table(const GpuAnalyses& g, std::ostream& out) {
     for (const auto& k : g.by_class)
       line += fmt::format("{}{} {}", line.empty() ? "" : ", ", printable(k.name), pct(fraction(k.stats.total_ns, all)));
     out << "\nGPU time by class: " << line << "\n";
-    out << fmt::format("  {:<44}{:>8}{:>12}{:>12}{:>12}\n", "top kernels", "count", "total", "median", "p90");
+    out << fmt::format("  {:<34}{:>7}{:>11}{:>10}{:>10}{:>10}{:>10}{:>10}\n", "top kernels", "count", "total", "median",
+                       "p90", "min", "max", "std");
     for (std::size_t i = 0; i < std::min<std::size_t>(5, g.by_name.size()); ++i) {
       const auto& k = g.by_name[i];
-      out << fmt::format("  {:<44}{:>8}{:>12}{:>12}{:>12}\n", shorten(printable(k.name), 43), k.stats.count,
-                         format_duration(k.stats.total_ns), dur(k.stats.median_ns), dur(k.stats.p90_ns));
+      out << fmt::format("  {:<34}{:>7}{:>11}{:>10}{:>10}{:>10}{:>10}{:>10}\n", shorten(printable(k.name), 33),
+                         k.stats.count, format_duration(k.stats.total_ns), dur(k.stats.median_ns), dur(k.stats.p90_ns),
+                         format_duration(k.stats.min_ns), format_duration(k.stats.max_ns), dur(k.stats.std_ns));
     }
   }
   if (!g.launch_delay.empty()) {
@@ -272,6 +277,7 @@ void print_gpu_analyses_table(const GpuAnalyses& g, std::ostream& out) {
                          g.annotations[i].count, format_duration(g.annotations[i].gpu_ns),
                          format_duration(g.annotations[i].host_ns));
   }
+  print_hta_breakdowns_table(g, out);  // GPU annotations, kernel sequences (analysis_hta_printers.cpp)
   for (const auto& c : g.copies)
     out << fmt::format("copies {} ({}): {} x, {} bytes, {:.3g} GB/s\n", kind_name(c.kind), kind_name(c.host_memory),
                        c.count, c.bytes, c.gb_per_s);

@@ -18,6 +18,8 @@ namespace syncscope::reports_detail {
 nlohmann::ordered_json idle_json(const IdleBreakdown& b, Ns span_ns);
 nlohmann::ordered_json timeline_idle_json(const TimelineIdle& t);
 nlohmann::ordered_json gpu_analyses_json(const GpuAnalyses& g);
+// {"count","total_ns","median_ns","p90_ns","max_ns","min_ns","mean_ns","std_ns"}
+nlohmann::ordered_json stats_json(const DurationStats& s);
 
 // Rows `metric,value` for one window's idle breakdown and verdict ("idle.window_ns", ...).
 void idle_rows(const IdleBreakdown& b, IdleVerdict v,

@@ -28,7 +28,8 @@ class Frames(unittest.TestCase):
 
     def test_kernels(self):
         k = self.r.kernels
-        self.assertEqual(list(k.columns), ["class", "count", "total_ns", "median_ns", "p90_ns", "max_ns"])
+        self.assertEqual(list(k.columns), ["class", "count", "total_ns", "median_ns", "p90_ns", "max_ns",
+                                           "min_ns", "mean_ns", "std_ns"])
         self.assertEqual(k.index.name, "name")
         self.assertEqual(len(k), len(self.r.json["gpu"]["kernels_by_name"]))
         self.assertGreater(len(k), 0)
@@ -132,6 +133,54 @@ class Frames(unittest.TestCase):
 
     def test_py_typed_is_shipped(self):
         self.assertTrue(os.path.isfile(os.path.join(os.path.dirname(syncscope.__file__), "py.typed")))
+
+
+
+@unittest.skipUnless(_results.have_pandas(), "pandas not installed (apt-get install python3-pandas)")
+class HtaFrames(unittest.TestCase):
+    """Per-kernel min/mean/std, GPU user annotations, frequent kernel sequences (issue 38; HTA's
+    figures for the same trace: scripts/hta_compare/)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.r = syncscope.analyze(H200_ITEM_LOOP, step_range="train_step#*")
+
+    def test_kernel_min_mean_std(self):
+        k = self.r.kernels
+        self.assertEqual(str(k["min_ns"].dtype), "int64")
+        self.assertEqual(str(k["std_ns"].dtype), "float64")
+        self.assertTrue((k["min_ns"] <= k["mean_ns"]).all() and (k["mean_ns"] <= k["max_ns"]).all())
+        # mean = total / count exactly, as the CLI's JSON says
+        self.assertTrue(((k["mean_ns"] * k["count"] - k["total_ns"]).abs() < 1e-6 * k["total_ns"]).all())
+
+    def test_gpu_annotations(self):
+        g = self.r.gpu_annotations
+        self.assertEqual(list(g.columns), ["name", "streams", "count", "total_ns", "min_ns", "max_ns", "mean_ns",
+                                           "std_ns", "median_ns", "p90_ns"])
+        # the H200 fixture: layer_00..07, 3 steps each, on one stream
+        self.assertEqual(len(g), 8)
+        self.assertEqual(str(g["name"].dtype), "category")
+        self.assertEqual(int(g["count"].sum()), 24)
+        self.assertEqual(str(g["total_ns"].dtype), "int64")
+        self.assertEqual(g.iloc[0]["name"], "layer_00")
+        self.assertEqual(int(g.iloc[0]["total_ns"]), 719305)
+
+    def test_kernel_sequences_and_empty_frames(self):
+        s = self.r.kernel_sequences  # default: top-level cpu_ops with >= 3 kernels: none here
+        self.assertEqual(list(s.columns), ["op", "kernels", "length", "count", "gpu_ns", "host_ns"])
+        self.assertEqual(len(s), 0)
+        self.assertEqual(str(s["op"].dtype), "category")
+        self.assertEqual(str(s["kernels"].dtype), "object")
+        self.assertEqual(str(s["gpu_ns"].dtype), "int64")
+        doc = json.loads(json.dumps(self.r.json))
+        doc["gpu"]["kernel_sequences"]["top"] = [{"op": "aten::matmul", "kernels": ["gemm", "splitK"], "length": 2,
+                                                  "count": 24, "gpu_ns": 220797, "host_ns": 4578000}]
+        s = _results.AnalysisResult(doc, {}).kernel_sequences
+        self.assertEqual(s.iloc[0]["kernels"], "gemm|splitK")
+        self.assertEqual(str(s["count"].dtype), "int64")
+        doc["gpu"]["gpu_annotations"] = []
+        self.assertEqual(list(_results.AnalysisResult(doc, {}).gpu_annotations.columns)[:3],
+                         ["name", "streams", "count"])
 
 
 if __name__ == "__main__":

@@ -568,6 +568,7 @@ AnalysisResult analyze(const Trace& trace, const AnalysisOptions& options) {
   analysis_detail::aten_op_kernels(trace, launches, r.gpu.aten_ops);
   analysis_detail::queue_series(trace, launches, options.queue_full, r.gpu.queue_series);
   r.gpu.memory = analyze_memory(trace, options.pid);  // memory (issue 38): memory.hpp
+  r.gpu.kernel_sequences = analysis_detail::kernel_sequences(trace, launches, options.sequences);
 
   const auto [t0, t1] = trace.time_span();
   r.totals = window_stats(ix, "trace", 0, t0, t1, true);

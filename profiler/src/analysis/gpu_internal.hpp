@@ -14,9 +14,13 @@ void kernel_breakdown(const Trace& trace, GpuAnalyses& out);  // kernel_breakdow
 void launch_delay_and_queues(const Trace& trace, const LaunchIndex& launches, GpuAnalyses& out);  // launch_queue.cpp
 void annotations_and_copies(const Trace& trace, const LaunchIndex& launches,
                             GpuAnalyses& out);  // annotations_copies.cpp
+void gpu_annotation_breakdown(const Trace& trace, GpuAnalyses& out);  // gpu_annotations.cpp
+KernelSequences kernel_sequences(const Trace& trace, const LaunchIndex& launches,
+                                 const KernelSequenceOptions& options);                          // kernel_sequences.cpp
 void rule_findings(const Trace& trace, const std::vector<SyncPoint>& points, GpuAnalyses& out);  // rules.cpp
 
-// count, total, median and p90 (linear interpolation, as distribution()), max; reorders `v`.
+// count, total, median and p90 (linear interpolation, as distribution()), min, max, mean and
+// sample std (ddof = 1; 0 for one value); reorders `v`.
 DurationStats duration_stats(std::vector<Ns>& v);
 
 }  // namespace syncscope::analysis_detail

@@ -1,5 +1,5 @@
 // Kernels (and GPU copies and memsets) by name and by class, with count, total, median,
-// p90 and max duration (definitions in syncscope/analysis/gpu_analyses.hpp).
+// p90, min, max, mean and sample std of the durations (definitions in syncscope/analysis/gpu_analyses.hpp).
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -49,7 +49,19 @@ DurationStats duration_stats(std::vector<Ns>& v) {
   d.count = v.size();
   if (v.empty()) return d;
   for (Ns x : v) d.total_ns += x;
-  d.max_ns = *std::max_element(v.begin(), v.end());
+  const auto [lo_it, hi_it] = std::minmax_element(v.begin(), v.end());
+  d.min_ns = *lo_it;
+  d.max_ns = *hi_it;
+  // Mean and the sample standard deviation (ddof = 1: pandas' .std(), which HTA's kernel
+  // breakdown uses; 0 for one value, as HTA fills pandas' NaN). Two passes over doubles:
+  // deviations from the mean, not sum-of-squares minus square-of-sum, which loses every
+  // digit for long kernels of nearly equal length.
+  d.mean_ns = static_cast<double>(d.total_ns) / static_cast<double>(v.size());
+  if (v.size() > 1) {
+    double ss = 0;
+    for (Ns x : v) ss += (static_cast<double>(x) - d.mean_ns) * (static_cast<double>(x) - d.mean_ns);
+    d.std_ns = std::sqrt(ss / static_cast<double>(v.size() - 1));
+  }
   // Order statistics by selection, O(n), not a sort: the k-th value with nth_element, the
   // (k+1)-th as the minimum of what lies above it.
   auto pct = [&](double p) {
@@ -132,6 +144,7 @@ GpuAnalyses gpu_analyses(const Trace& trace, const std::vector<SyncPoint>& point
   kernel_breakdown(trace, g);
   launch_delay_and_queues(trace, launches, g);
   annotations_and_copies(trace, launches, g);
+  gpu_annotation_breakdown(trace, g);
   rule_findings(trace, points, g);
   return g;
 }

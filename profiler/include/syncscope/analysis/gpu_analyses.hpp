@@ -2,7 +2,8 @@
 // sync points: kernels by name and class, launch delay and queue length per stream, GPU
 // time per annotation range, copy bandwidth, and Nsight-Systems-style rules as counted
 // findings. Plain result structs over the whole trace; computed in
-// profiler/src/analysis/{kernel_breakdown,launch_queue,annotations_copies,rules}.cpp.
+// profiler/src/analysis/{kernel_breakdown,launch_queue,annotations_copies,rules,gpu_annotations,
+// kernel_sequences}.cpp.
 //
 // Definitions (docs/analysis.md repeats them):
 // - Kernel class, by name, first match wins (a heuristic over names, not a measurement):
@@ -38,6 +39,7 @@
 
 #include "syncscope/analysis/hta_extras.hpp"
 #include "syncscope/analysis/memory.hpp"
+#include "syncscope/analysis/kernel_sequences.hpp"
 #include "syncscope/trace/trace.hpp"
 
 namespace syncscope {
@@ -54,6 +56,13 @@ struct DurationStats {
   double median_ns = 0;
   double p90_ns = 0;
   Ns max_ns = 0;
+  // Per-kernel min/mean/std (HTA get_gpu_kernel_breakdown's second frame,
+  // hta/analyzers/breakdown_analysis.py _aggr_gpu_kernel_time): std is the SAMPLE standard
+  // deviation (ddof = 1, pandas' .std(), as HTA) and 0 for fewer than two values (HTA fills
+  // pandas' NaN with 0).
+  Ns min_ns = 0;
+  double mean_ns = 0;
+  double std_ns = 0;
 };
 
 struct KernelGroup {
@@ -92,6 +101,17 @@ struct AnnotationGpuTime {
   Ns host_ns = 0;           // summed range durations
   Ns gpu_ns = 0;            // summed durations of the GPU work they launched
   std::uint64_t activities = 0;
+};
+
+// GPU user annotations (Kineto's "gpu_user_annotation" events: a record_function range as
+// the GPU ran it, RangeKind::GpuUserAnnotation), per name: count and the durations' total,
+// min, max, mean, sample std (HTA get_gpu_user_annotation_breakdown,
+// hta/analyzers/breakdown_analysis.py; computed in gpu_annotations.cpp). Every range of the
+// name counts, nested ones too, over all devices and streams of the trace (HTA: per rank).
+struct GpuAnnotationTime {
+  std::string name;
+  DurationStats stats;
+  std::uint64_t streams = 0;  // distinct (device, stream) it ran on
 };
 
 struct CopyBandwidth {
@@ -137,9 +157,15 @@ struct GpuAnalyses {
   QueueSeries queue_series;
   // Memory (issue 38): profile_memory events per device, peaks and their owners (memory.hpp).
   MemoryAnalysis memory;
+  // GPU user annotations (HTA get_gpu_user_annotation_breakdown; gpu_annotations.hpp).
+  std::vector<GpuAnnotationTime> gpu_annotations;  // by total, largest first; at most kTopGpuAnnotations
+  std::uint64_t gpu_annotation_names = 0;          // distinct names (the list may hold fewer)
+  // Frequent kernel sequences (HTA get_frequent_cuda_kernel_sequences; kernel_sequences.hpp).
+  KernelSequences kernel_sequences;
 };
 
 inline constexpr std::size_t kTopKernels = 50;
 inline constexpr std::size_t kTopAnnotations = 50;
+inline constexpr std::size_t kTopGpuAnnotations = 50;
 
 }  // namespace syncscope

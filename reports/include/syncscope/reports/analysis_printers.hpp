@@ -13,8 +13,10 @@
 // dependency_wait_ns,other_ns,span_ns,fractions_of_window,sync_bubble_by_cause} and verdict
 // (analysis/idle.hpp). Top level also: idle_by_device[], idle_by_stream[] ({device, stream,
 // first_ns, last_ns, gaps, idle, verdict}) and gpu.{kernels_by_class, kernels_by_name,
-// kernel_names, launch_delay, queue_length, annotations, copy_bandwidth, findings}
-// (analysis/gpu_analyses.hpp). `worst[]`: {cause, count, blocked_ns, bubble_ns, cost_ns}, and
+// kernel_names, launch_delay, queue_length, annotations, copy_bandwidth, findings,
+// gpu_annotations, gpu_annotation_names, kernel_sequences} (analysis/gpu_analyses.hpp,
+// analysis/kernel_sequences.hpp; duration statistics: count, total_ns, median_ns, p90_ns,
+// max_ns, min_ns, mean_ns, std_ns). `worst[]`: {cause, count, blocked_ns, bubble_ns, cost_ns}, and
 // when analyze replayed the trace (model/replay.hpp, add_removal_savings) `syncs_per_step`
 // and `removal_saving_ns`: the step time saved per step by replaying the trace without that
 // cause's syncs (median over the steps the replay built fully, or over the whole trace when
@@ -29,7 +31,9 @@
 // `syncs.by_cause.aten::item`, `gpu_busy_by_device.0`, `overlap.d2h.fraction`,
 // `idle.host_wait_ns`, `verdict` (its value a word). After the windows, rows of kind
 // idle_device / idle_stream (name "device D[ stream S]"), kernel_class, kernel, launch_delay,
-// queue, annotation, copy ("HtoD pinned") and finding (the rule) carry the GPU analyses, then
+// queue, annotation, copy ("HtoD pinned"), finding (the rule), gpu_annotation,
+// kernel_sequences (the roots' rule) and kernel_sequence (the root op; index its rank) carry
+// the GPU analyses, then
 // rows of kind worst (name the cause, index its rank: count, blocked_ns, bubble_ns, cost_ns,
 // and when replayed syncs_per_step and removal_saving_ns, empty when not claimed). Every
 // row repeats schema_version so that concatenated or filtered files stay self-describing.
