@@ -144,11 +144,11 @@ void add_analyze_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--sequence-min-len", o->sequences.min_pattern_len,
                   "Frequent kernel sequences: only ops that launched at least this many kernels (HTA's "
                   "min_pattern_len)")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{100000}))
+      ->check(int_in(api::kSequenceMinLen))
       ->capture_default_str();
   cmd->add_option("--sequence-top", o->sequences.top_k,
                   "Frequent kernel sequences: list the N most frequent (HTA's top_k; the table shows 3)")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{10000}))
+      ->check(int_in(api::kSequenceTop))
       ->capture_default_str();
   auto* pid_opt =
       cmd->add_option("--pid", o->pid, "Only count host threads of this process id (default: all processes)");

@@ -38,7 +38,20 @@ RecordCounts count_records(const Trace& t) {
   return n;
 }
 
+void check_count(Spelling spelling, const char* name, double value, const bounds::Range& range) {
+  SYNCSCOPE_INPUT_ERROR_IF(!range.contains(value), option_name(spelling, name) + " " +
+                                                       std::to_string(static_cast<long long>(value)) + ": expected " +
+                                                       bounds::describe_int(range));
+}
+
 }  // namespace
+
+void check(const AnalyzeRequest& r, Spelling spelling) {
+  check_count(spelling, "replay_causes", static_cast<double>(r.replay_causes), kReplayCauses);
+  check_count(spelling, "queue_full", static_cast<double>(r.queue_full), kQueueFull);
+  check_count(spelling, "sequence_min_len", static_cast<double>(r.sequences.min_pattern_len), kSequenceMinLen);
+  check_count(spelling, "sequence_top", static_cast<double>(r.sequences.top_k), kSequenceTop);
+}
 
 AnalyzeOutcome analyze_trace(Trace trace, const std::string& source, const AnalyzeRequest& request) {
   if (request.pid) require_process(trace, *request.pid, source);

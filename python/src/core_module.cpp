@@ -110,7 +110,9 @@ py::tuple to_python(std::pair<std::string, syncscope::api::RecordCounts> r) {
 }
 
 AnalyzeArgs analyze_args(const std::string& step_range, const std::string& layer_range, std::optional<std::int64_t> pid,
-                         std::size_t max_sync_points, std::size_t replay_causes, bool critical_path, std::uint64_t queue_full) {
+                         std::size_t max_sync_points, std::size_t replay_causes, bool critical_path,
+                         std::uint64_t queue_full, const std::string& sequence_op, std::size_t sequence_min_len,
+                         std::size_t sequence_top) {
   AnalyzeArgs a;
   a.request.step_range = step_range;
   a.request.layer_range = layer_range;
@@ -118,6 +120,9 @@ AnalyzeArgs analyze_args(const std::string& step_range, const std::string& layer
   a.request.replay_causes = replay_causes;
   a.request.critical_path = critical_path;
   a.request.queue_full = queue_full;
+  a.request.sequences.op = sequence_op;
+  a.request.sequences.min_pattern_len = sequence_min_len;
+  a.request.sequences.top_k = sequence_top;
   a.max_sync_points = max_sync_points;
   return a;
 }
@@ -171,6 +176,8 @@ PYBIND11_MODULE(_core, m) {
     d["samples"] = api::kDefaultSamples;
     d["seed"] = api::kDefaultSeed;
     d["queue_full"] = api::kDefaultQueueFull;
+    d["sequence_min_len"] = api::kDefaultSequenceMinLen;
+    d["sequence_top"] = api::kDefaultSequenceTop;
     d["jobs_max"] = static_cast<std::int64_t>(api::kJobs.hi);
     return d;
   });
@@ -180,27 +187,39 @@ PYBIND11_MODULE(_core, m) {
       "analyze_path",
       [](const std::string& path, const std::string& step_range, const std::string& layer_range,
          std::optional<std::int64_t> pid, std::size_t max_sync_points, std::size_t replay_causes, bool critical_path,
-         std::uint64_t queue_full) {
+         std::uint64_t queue_full,
+         const std::string& sequence_op, std::size_t sequence_min_len, std::size_t sequence_top) {
         const AnalyzeArgs a = analyze_args(step_range, layer_range, pid, max_sync_points, replay_causes, critical_path,
-                                            queue_full);
-        return to_python(guarded([&] { return analyze_trace(syncscope::read_trace(path), path, a); }));
+                                            queue_full, sequence_op, sequence_min_len, sequence_top);
+        return to_python(guarded([&] {
+          syncscope::api::check(a.request, syncscope::api::Spelling::Python);  // before reading the trace
+          return analyze_trace(syncscope::read_trace(path), path, a);
+        }));
       },
       py::arg("path"), py::arg("step_range"), py::arg("layer_range"), py::arg("pid"), py::arg("max_sync_points"),
-      py::arg("replay_causes"), py::arg("critical_path") = false, py::arg("queue_full") = syncscope::api::kDefaultQueueFull,
+      py::arg("replay_causes"), py::arg("critical_path") = false, py::arg("queue_full") = syncscope::api::kDefaultQueueFull, py::arg("sequence_op") = "",
+      py::arg("sequence_min_len") = syncscope::api::kDefaultSequenceMinLen,
+      py::arg("sequence_top") = syncscope::api::kDefaultSequenceTop,
       "analysis_to_json of the trace at path (Kineto/syncscope JSON, .json.gz, Nsight Systems SQLite) and its "
       "record counts");
   m.def(
       "analyze_text",
       [](const std::string& text, const std::string& source, const std::string& step_range,
          const std::string& layer_range, std::optional<std::int64_t> pid, std::size_t max_sync_points,
-         std::size_t replay_causes, bool critical_path, std::uint64_t queue_full) {
+         std::size_t replay_causes, bool critical_path, std::uint64_t queue_full,
+         const std::string& sequence_op, std::size_t sequence_min_len, std::size_t sequence_top) {
         const AnalyzeArgs a = analyze_args(step_range, layer_range, pid, max_sync_points, replay_causes, critical_path,
-                                            queue_full);
-        return to_python(guarded([&] { return analyze_trace(parse_text(text, source), source, a); }));
+                                            queue_full, sequence_op, sequence_min_len, sequence_top);
+        return to_python(guarded([&] {
+          syncscope::api::check(a.request, syncscope::api::Spelling::Python);
+          return analyze_trace(parse_text(text, source), source, a);
+        }));
       },
       py::arg("text"), py::arg("source"), py::arg("step_range"), py::arg("layer_range"), py::arg("pid"),
       py::arg("max_sync_points"), py::arg("replay_causes"), py::arg("critical_path") = false,
-      py::arg("queue_full") = syncscope::api::kDefaultQueueFull, "analysis_to_json of Chrome trace JSON text and its record counts");
+      py::arg("queue_full") = syncscope::api::kDefaultQueueFull, py::arg("sequence_op") = "",
+      py::arg("sequence_min_len") = syncscope::api::kDefaultSequenceMinLen,
+      py::arg("sequence_top") = syncscope::api::kDefaultSequenceTop, "analysis_to_json of Chrome trace JSON text and its record counts");
 
   m.def(
       "analyze_ranks",

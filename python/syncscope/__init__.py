@@ -61,7 +61,9 @@ class AnalysisWarning(UserWarning):
 # The CLI's option names in its warnings -> this module's argument names.
 _CLI_OPTIONS = {"--step-range": "step_range", "--layer-range": "layer_range", "--pid": "pid",
                 "--max-sync-points": "max_sync_points", "--replay-causes": "replay_causes",
-                "--critical-path": "critical_path", "--jobs": "jobs"}
+                "--critical-path": "critical_path", "--jobs": "jobs", "--queue-full": "queue_full",
+                "--sequence-op": "sequence_op", "--sequence-min-len": "sequence_min_len",
+                "--sequence-top": "sequence_top"}
 
 
 def _python_names(message: str) -> str:
@@ -88,6 +90,8 @@ DEFAULT_STEP_RANGE: str = _DEFAULTS["step_range"]
 DEFAULT_MAX_SYNC_POINTS: int = _DEFAULTS["max_sync_points"]
 DEFAULT_REPLAY_CAUSES: int = _DEFAULTS["replay_causes"]
 DEFAULT_QUEUE_FULL: int = _DEFAULTS["queue_full"]
+DEFAULT_SEQUENCE_MIN_LEN: int = _DEFAULTS["sequence_min_len"]
+DEFAULT_SEQUENCE_TOP: int = _DEFAULTS["sequence_top"]
 DEFAULT_PREFETCH_DEPTH: int = _DEFAULTS["prefetch_depth"]
 DEFAULT_SAMPLES: int = _DEFAULTS["samples"]
 _PREDICT_SEED: int = _DEFAULTS["seed"]
@@ -162,19 +166,23 @@ def _int_or_none(value: Any, name: str) -> Any:  # an int or None: the caller ch
 @overload
 def analyze(trace: Union[bytes, bytearray, Dict[str, Any]], step_range: str = ..., layer_range: str = ..., *,
             pid: Optional[int] = ..., max_sync_points: int = ..., jobs: int = ..., replay_causes: int = ...,
-            critical_path: bool = ..., queue_full: int = ...) -> AnalysisResult: ...
+            critical_path: bool = ..., queue_full: int = ..., sequence_op: str = ..., sequence_min_len: int = ...,
+            sequence_top: int = ...) -> AnalysisResult: ...
 
 
 @overload
 def analyze(trace: Union[TracePath, Sequence[TracePath], List[Any]], step_range: str = ..., layer_range: str = ...,
             *, pid: Optional[int] = ..., max_sync_points: int = ..., jobs: int = ..., replay_causes: int = ...,
-            critical_path: bool = ..., queue_full: int = ...) -> Union[AnalysisResult, RankAnalysisResult]: ...
+            critical_path: bool = ..., queue_full: int = ..., sequence_op: str = ..., sequence_min_len: int = ...,
+            sequence_top: int = ...) -> Union[AnalysisResult, RankAnalysisResult]: ...
 
 
 def analyze(trace: Union[Trace, Sequence[TracePath]], step_range: str = DEFAULT_STEP_RANGE, layer_range: str = "", *,
             pid: Optional[int] = None, max_sync_points: int = DEFAULT_MAX_SYNC_POINTS, jobs: int = 0,
             replay_causes: int = DEFAULT_REPLAY_CAUSES, critical_path: bool = False,
-            queue_full: int = DEFAULT_QUEUE_FULL) -> Union[AnalysisResult, RankAnalysisResult]:
+            queue_full: int = DEFAULT_QUEUE_FULL, sequence_op: str = "",
+            sequence_min_len: int = DEFAULT_SEQUENCE_MIN_LEN,
+            sequence_top: int = DEFAULT_SEQUENCE_TOP) -> Union[AnalysisResult, RankAnalysisResult]:
     """Sync points, bubbles, copy/compute overlap and GPU busy time of one trace.
 
     ``trace``: a path (Kineto/torch.profiler or syncscope Chrome JSON, ``.json`` or ``.json.gz``,
@@ -189,7 +197,11 @@ def analyze(trace: Union[Trace, Sequence[TracePath]], step_range: str = DEFAULT_
     ``result.critical_path_runs``, and ``critical_path`` in the JSON's totals and steps.
     ``queue_full``: a stream's launch queue counts as full while at least this many launched
     activities have not started (``--queue-full``; HTA's max_queue_length, default 1024):
-    ``result.queue_blocked``.
+    ``result.queue_blocked``. ``sequence_op``, ``sequence_min_len``, ``sequence_top``: frequent
+    kernel sequences under host ops whose name contains ``sequence_op`` ('' for every top-level
+    op), of at least ``sequence_min_len`` kernels, the ``sequence_top`` most frequent
+    (``--sequence-op`` etc.; HTA's operator_name, min_pattern_len, top_k):
+    ``result.kernel_sequences``.
 
     Returns an :class:`AnalysisResult` holding exactly the CLI's JSON (``result.json``).
     Several traces (a list of paths) or a directory of them: one trace per rank, as the CLI's
@@ -225,12 +237,20 @@ def analyze(trace: Union[Trace, Sequence[TracePath]], step_range: str = DEFAULT_
     queue_full = _int_or_none(queue_full, "queue_full")
     if queue_full is None or not 1 <= queue_full <= 2**40:
         raise InputError(f"queue_full {queue_full}: expected 1..2**40 (HTA's default: 1024)")
+    if not isinstance(sequence_op, str):
+        raise TypeError(f"analyze: sequence_op is a str, not {type(sequence_op).__name__}")
+    sequence_min_len = _int_or_none(sequence_min_len, "sequence_min_len")
+    sequence_top = _int_or_none(sequence_top, "sequence_top")
+    for n, v in (("sequence_min_len", sequence_min_len), ("sequence_top", sequence_top)):
+        if v is None or not 1 <= v < 2**63:  # the library's bounds are checked there, named so
+            raise InputError(f"{n} {v}: expected a positive integer")
+    seq = (sequence_op, sequence_min_len, sequence_top)
     if kind == "path":
         text, counts = _core.analyze_path(value, step_range, layer_range, pid, max_sync_points, replay_causes,
-                                          critical_path, queue_full)
+                                          critical_path, queue_full, *seq)
     else:
         text, counts = _core.analyze_text(value, name, step_range, layer_range, pid, max_sync_points, replay_causes,
-                                          critical_path, queue_full)
+                                          critical_path, queue_full, *seq)
     result = AnalysisResult(_json.loads(text), counts)
     _warn_all(result.json["warnings"], stacklevel=2)  # at the caller's line
     return result

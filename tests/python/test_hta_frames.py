@@ -83,5 +83,29 @@ class HtaFrames(unittest.TestCase):
             syncscope.analyze(H200_ITEM_LOOP, queue_full=0)
 
 
+@unittest.skipUnless(_results.have_pandas(), "pandas not installed (apt-get install python3-pandas)")
+class SequenceOptions(unittest.TestCase):
+    """analyze(sequence_op=, sequence_min_len=, sequence_top=) reach the C++ analysis as the
+    CLI's --sequence-* do; out-of-bound values are refused with the Python names."""
+
+    def test_options_reach_the_analysis(self):
+        default = syncscope.analyze(H200_ITEM_LOOP).json["gpu"]["kernel_sequences"]
+        one = syncscope.analyze(H200_ITEM_LOOP, sequence_min_len=1, sequence_top=2)
+        seq = one.json["gpu"]["kernel_sequences"]
+        self.assertEqual(seq["options"]["min_pattern_len"] if "options" in seq else 1, 1)
+        self.assertLessEqual(len(seq["top"]), 2)
+        # Ops of one or two kernels count with min 1, not with HTA's default of 3.
+        self.assertGreater(len(seq["top"]), len(default["top"]))
+        self.assertEqual(len(one.kernel_sequences), len(seq["top"]))
+
+    def test_bounds_speak_python(self):
+        with self.assertRaisesRegex(syncscope.InputError, "^sequence_top 100000: expected"):
+            syncscope.analyze(H200_ITEM_LOOP, sequence_top=100000)
+        with self.assertRaisesRegex(syncscope.InputError, "sequence_min_len 0"):
+            syncscope.analyze(H200_ITEM_LOOP, sequence_min_len=0)
+        with self.assertRaises(TypeError):
+            syncscope.analyze(H200_ITEM_LOOP, sequence_op=3)
+
+
 if __name__ == "__main__":
     unittest.main()

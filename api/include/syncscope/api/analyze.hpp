@@ -45,6 +45,10 @@ struct AnalyzeOutcome {
   RecordCounts counts;
 };
 
+// InputError naming the option as `spelling` writes it, for a value outside its bound (the
+// CLI's validators check the same bounds before this).
+void check(const AnalyzeRequest& request, Spelling spelling);
+
 // The trace is consumed: released before the replays, which need only their graph.
 AnalyzeOutcome analyze_trace(Trace trace, const std::string& source, const AnalyzeRequest& request);
 

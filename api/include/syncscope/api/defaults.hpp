@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "syncscope/analysis/kernel_sequences.hpp"
 #include "syncscope/core/bounds.hpp"
 
 namespace syncscope::api {
@@ -31,6 +32,13 @@ inline constexpr bounds::Range kPredictPrefetchDepth{2, 1024,
                                                      "buffering; more than the layers a model has buys nothing"};
 inline constexpr bounds::Range kExpertsOption{1, 1024,
                                               "the largest published mixture-of-experts layers have 512 experts"};
+// analyze: frequent kernel sequences, HTA's defaults (syncscope/analysis/kernel_sequences.hpp).
+using syncscope::kDefaultSequenceMinLen;
+using syncscope::kDefaultSequenceTop;
+inline constexpr bounds::Range kSequenceMinLen{1, 100000, "a pattern longer than 100000 kernels under one op is no fusion candidate"};
+inline constexpr bounds::Range kSequenceTop{1, 10000, "more than 10000 patterns is a listing, not a ranking"};
+inline constexpr bounds::Range kReplayCauses{0, 1000, "each cause is one more replay of the whole trace"};
+inline constexpr bounds::Range kQueueFull{1, 1099511627776.0, "a launch queue holds at most a few thousand entries"};
 // Traces read at once by the many-rank analysis (0: one per core).
 inline constexpr bounds::Range kJobs{0, 4096, "0 is one per core; more readers than 4096 cores gain nothing"};
 

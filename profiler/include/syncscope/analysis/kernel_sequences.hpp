@@ -36,10 +36,14 @@
 
 namespace syncscope {
 
+// HTA's defaults (get_frequent_cuda_kernel_sequences: min_pattern_len=3, top_k=5).
+inline constexpr std::size_t kDefaultSequenceMinLen = 3;
+inline constexpr std::size_t kDefaultSequenceTop = 5;
+
 struct KernelSequenceOptions {
-  std::string op;                   // substring of the root ops' names; empty: top-level cpu_ops
-  std::size_t min_pattern_len = 3;  // HTA's default
-  std::size_t top_k = 5;            // HTA's default
+  std::string op;  // substring of the root ops' names; empty: top-level cpu_ops
+  std::size_t min_pattern_len = kDefaultSequenceMinLen;
+  std::size_t top_k = kDefaultSequenceTop;
 };
 
 struct KernelSequence {
