@@ -187,17 +187,18 @@ PYBIND11_MODULE(_core, m) {
       "analyze_path",
       [](const std::string& path, const std::string& step_range, const std::string& layer_range,
          std::optional<std::int64_t> pid, std::size_t max_sync_points, std::size_t replay_causes, bool critical_path,
-         std::uint64_t queue_full,
-         const std::string& sequence_op, std::size_t sequence_min_len, std::size_t sequence_top) {
+         std::uint64_t queue_full, const std::string& sequence_op, std::size_t sequence_min_len,
+         std::size_t sequence_top) {
         const AnalyzeArgs a = analyze_args(step_range, layer_range, pid, max_sync_points, replay_causes, critical_path,
-                                            queue_full, sequence_op, sequence_min_len, sequence_top);
+                                           queue_full, sequence_op, sequence_min_len, sequence_top);
         return to_python(guarded([&] {
           syncscope::api::check(a.request, syncscope::api::Spelling::Python);  // before reading the trace
           return analyze_trace(syncscope::read_trace(path), path, a);
         }));
       },
       py::arg("path"), py::arg("step_range"), py::arg("layer_range"), py::arg("pid"), py::arg("max_sync_points"),
-      py::arg("replay_causes"), py::arg("critical_path") = false, py::arg("queue_full") = syncscope::api::kDefaultQueueFull, py::arg("sequence_op") = "",
+      py::arg("replay_causes"), py::arg("critical_path") = false,
+      py::arg("queue_full") = syncscope::api::kDefaultQueueFull, py::arg("sequence_op") = "",
       py::arg("sequence_min_len") = syncscope::api::kDefaultSequenceMinLen,
       py::arg("sequence_top") = syncscope::api::kDefaultSequenceTop,
       "analysis_to_json of the trace at path (Kineto/syncscope JSON, .json.gz, Nsight Systems SQLite) and its "
@@ -206,10 +207,10 @@ PYBIND11_MODULE(_core, m) {
       "analyze_text",
       [](const std::string& text, const std::string& source, const std::string& step_range,
          const std::string& layer_range, std::optional<std::int64_t> pid, std::size_t max_sync_points,
-         std::size_t replay_causes, bool critical_path, std::uint64_t queue_full,
-         const std::string& sequence_op, std::size_t sequence_min_len, std::size_t sequence_top) {
+         std::size_t replay_causes, bool critical_path, std::uint64_t queue_full, const std::string& sequence_op,
+         std::size_t sequence_min_len, std::size_t sequence_top) {
         const AnalyzeArgs a = analyze_args(step_range, layer_range, pid, max_sync_points, replay_causes, critical_path,
-                                            queue_full, sequence_op, sequence_min_len, sequence_top);
+                                           queue_full, sequence_op, sequence_min_len, sequence_top);
         return to_python(guarded([&] {
           syncscope::api::check(a.request, syncscope::api::Spelling::Python);
           return analyze_trace(parse_text(text, source), source, a);
@@ -219,7 +220,8 @@ PYBIND11_MODULE(_core, m) {
       py::arg("max_sync_points"), py::arg("replay_causes"), py::arg("critical_path") = false,
       py::arg("queue_full") = syncscope::api::kDefaultQueueFull, py::arg("sequence_op") = "",
       py::arg("sequence_min_len") = syncscope::api::kDefaultSequenceMinLen,
-      py::arg("sequence_top") = syncscope::api::kDefaultSequenceTop, "analysis_to_json of Chrome trace JSON text and its record counts");
+      py::arg("sequence_top") = syncscope::api::kDefaultSequenceTop,
+      "analysis_to_json of Chrome trace JSON text and its record counts");
 
   m.def(
       "analyze_ranks",

@@ -35,7 +35,8 @@ inline constexpr bounds::Range kExpertsOption{1, 1024,
 // analyze: frequent kernel sequences, HTA's defaults (syncscope/analysis/kernel_sequences.hpp).
 using syncscope::kDefaultSequenceMinLen;
 using syncscope::kDefaultSequenceTop;
-inline constexpr bounds::Range kSequenceMinLen{1, 100000, "a pattern longer than 100000 kernels under one op is no fusion candidate"};
+inline constexpr bounds::Range kSequenceMinLen{
+    1, 100000, "a pattern longer than 100000 kernels under one op is no fusion candidate"};
 inline constexpr bounds::Range kSequenceTop{1, 10000, "more than 10000 patterns is a listing, not a ranking"};
 inline constexpr bounds::Range kReplayCauses{0, 1000, "each cause is one more replay of the whole trace"};
 inline constexpr bounds::Range kQueueFull{1, 1099511627776.0, "a launch queue holds at most a few thousand entries"};
