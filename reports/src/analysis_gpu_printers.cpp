@@ -1,7 +1,7 @@
 #include "analysis_gpu_printers.hpp"
 
-#include "analysis_memory_printers.hpp"
 #include "analysis_hta_printers.hpp"
+#include "analysis_memory_printers.hpp"
 
 #include <algorithm>
 #include <map>
@@ -139,7 +139,7 @@ ordered_json gpu_analyses_json(const GpuAnalyses& g) {
     j["findings"].push_back(std::move(e));
   }
   j["memory"] = memory_json(g.memory);  // memory (issue 38): analysis_memory_printers.cpp
-  hta_breakdowns_json(g, j);  // gpu_annotations, kernel_sequences (analysis_hta_printers.cpp)
+  hta_breakdowns_json(g, j);            // gpu_annotations, kernel_sequences (analysis_hta_printers.cpp)
   return j;
 }
 
@@ -212,8 +212,8 @@ void gpu_analyses_rows(const AnalysisResult& r, CsvWriter& csv, const std::strin
     row("count", num(f.count));
     row("host_ns", num(f.host_ns));
   }
-  hta_extras_rows(g, csv, version);  // kernels per ATen op, queue length over time
-  memory_rows(g.memory, csv, version);  // memory (issue 38): analysis_memory_printers.cpp
+  hta_extras_rows(g, csv, version);      // kernels per ATen op, queue length over time
+  memory_rows(g.memory, csv, version);   // memory (issue 38): analysis_memory_printers.cpp
   hta_breakdowns_rows(g, csv, version);  // gpu_annotation, kernel_sequence (analysis_hta_printers.cpp)
 }
 

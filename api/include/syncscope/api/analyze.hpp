@@ -25,9 +25,9 @@ struct AnalyzeRequest {
   std::string layer_range;
   std::optional<std::int64_t> pid;  // only this process's host threads
   std::size_t replay_causes = kDefaultReplayCauses;
-  bool critical_path = false;  // per step, over the replay graph (about a fifth more time)
+  bool critical_path = false;                    // per step, over the replay graph (about a fifth more time)
   std::uint64_t queue_full = kDefaultQueueFull;  // time blocked on a full launch queue
-  KernelSequenceOptions sequences;                // frequent kernel sequences (kernel_sequences.hpp)
+  KernelSequenceOptions sequences;               // frequent kernel sequences (kernel_sequences.hpp)
 };
 
 // What the trace held, by record kind (lets Python's torch handler say "no GPU in this

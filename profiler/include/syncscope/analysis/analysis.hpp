@@ -80,7 +80,7 @@ struct AnalysisOptions {
   std::optional<std::int64_t> pid;           // restrict host threads to this process
   // Time blocked on a full launch queue: HTA's max_queue_length (hta_extras.hpp).
   std::uint64_t queue_full = 1024;
-  KernelSequenceOptions sequences;           // frequent kernel sequences (kernel_sequences.hpp)
+  KernelSequenceOptions sequences;  // frequent kernel sequences (kernel_sequences.hpp)
 };
 
 struct SyncPoint {

@@ -38,8 +38,8 @@
 #include <vector>
 
 #include "syncscope/analysis/hta_extras.hpp"
-#include "syncscope/analysis/memory.hpp"
 #include "syncscope/analysis/kernel_sequences.hpp"
+#include "syncscope/analysis/memory.hpp"
 #include "syncscope/trace/trace.hpp"
 
 namespace syncscope {
