@@ -134,6 +134,60 @@ syncscope::Trace parse_text(const std::string& text, const std::string& source) 
 
 }  // namespace
 
+// predict_path/predict_text and diff_paths: the CLI's predict --trace and diff (syncscope/api/predict.hpp).
+void def_predict_and_diff(py::module_& m) {
+  auto predict_binding = [](bool from_path) {
+    return [from_path](const std::string& path_or_text, const std::string& source, const std::string& step_range,
+                       const std::string& layer_range, const std::string& gpu, int prefetch_depth,
+                       std::optional<int> top_k, std::optional<double> step_ms, int samples, std::uint64_t seed,
+                       const std::vector<std::string>& what_if) {
+      syncscope::api::PredictTraceRequest r;
+      r.step_range = step_range;
+      r.layer_range = layer_range;
+      r.gpu = gpu;
+      r.prefetch_depth = prefetch_depth;
+      r.top_k = top_k;
+      if (step_ms) r.step_time_ns = syncscope::model::Interval::exact(*step_ms * 1e6);
+      r.samples = samples;
+      r.seed = seed;
+      r.what_if = what_if;
+      return guarded([&] {
+        syncscope::api::check(r, syncscope::api::Spelling::Python);  // before reading the trace
+        const syncscope::Trace trace =
+            from_path ? syncscope::read_trace(path_or_text) : parse_text(path_or_text, source);
+        const auto both = syncscope::api::predict_trace(trace, source, r, syncscope::api::Spelling::Python);
+        return syncscope::api::render_prediction(both.prediction, &both.replay, "json");
+      });
+    };
+  };
+  m.def("predict_path", predict_binding(true), py::arg("path"), py::arg("source"), py::arg("step_range"),
+        py::arg("layer_range"), py::arg("gpu"), py::arg("prefetch_depth"), py::arg("top_k"), py::arg("step_ms"),
+        py::arg("samples"), py::arg("seed"), py::arg("what_if"),
+        "prediction_with_replay_to_json of predict_from_trace and replay_what_if on the trace at path");
+  m.def("predict_text", predict_binding(false), py::arg("text"), py::arg("source"), py::arg("step_range"),
+        py::arg("layer_range"), py::arg("gpu"), py::arg("prefetch_depth"), py::arg("top_k"), py::arg("step_ms"),
+        py::arg("samples"), py::arg("seed"), py::arg("what_if"),
+        "prediction_with_replay_to_json of predict_from_trace and replay_what_if on Chrome trace JSON text");
+
+  m.def(
+      "diff_paths",
+      [](const std::string& before, const std::string& after, const std::vector<std::string>& what_if,
+         const std::string& step_range, const std::string& layer_range, const std::string& gpu) {
+        return guarded([&] {
+          syncscope::api::DiffRequest req;
+          req.what_if = what_if;
+          req.step_range = step_range;
+          req.layer_range = layer_range;
+          req.gpu = gpu;
+          const syncscope::Trace b = syncscope::read_trace(before);
+          const syncscope::Trace a = syncscope::read_trace(after);
+          return syncscope::api::render_diff(syncscope::api::diff_traces(b, a, req, before, after), "json");
+        });
+      },
+      py::arg("before"), py::arg("after"), py::arg("what_if"), py::arg("step_range"), py::arg("layer_range"),
+      py::arg("gpu") = "", "diff_to_json of diff_traces on two traces (syncscope diff --format json)");
+}
+
 PYBIND11_MODULE(_core, m) {
   m.doc() = "syncscope's C++ libraries; use the syncscope package, not this module";
   syncscope::fixes::register_shipped_fixes();  // the fixes with folders of their own (fixes/<name>/)
@@ -238,54 +292,5 @@ PYBIND11_MODULE(_core, m) {
       py::arg("inputs"), py::arg("step_range"), py::arg("layer_range"), py::arg("jobs"),
       "rank_analysis_to_json over several traces or directories of them (one trace per rank)");
 
-  auto predict_binding = [](bool from_path) {
-    return [from_path](const std::string& path_or_text, const std::string& source, const std::string& step_range,
-                       const std::string& layer_range, const std::string& gpu, int prefetch_depth,
-                       std::optional<int> top_k, std::optional<double> step_ms, int samples, std::uint64_t seed,
-                       const std::vector<std::string>& what_if) {
-      syncscope::api::PredictTraceRequest r;
-      r.step_range = step_range;
-      r.layer_range = layer_range;
-      r.gpu = gpu;
-      r.prefetch_depth = prefetch_depth;
-      r.top_k = top_k;
-      if (step_ms) r.step_time_ns = syncscope::model::Interval::exact(*step_ms * 1e6);
-      r.samples = samples;
-      r.seed = seed;
-      r.what_if = what_if;
-      return guarded([&] {
-        syncscope::api::check(r, syncscope::api::Spelling::Python);  // before reading the trace
-        const syncscope::Trace trace =
-            from_path ? syncscope::read_trace(path_or_text) : parse_text(path_or_text, source);
-        const auto both = syncscope::api::predict_trace(trace, source, r, syncscope::api::Spelling::Python);
-        return syncscope::api::render_prediction(both.prediction, &both.replay, "json");
-      });
-    };
-  };
-  m.def("predict_path", predict_binding(true), py::arg("path"), py::arg("source"), py::arg("step_range"),
-        py::arg("layer_range"), py::arg("gpu"), py::arg("prefetch_depth"), py::arg("top_k"), py::arg("step_ms"),
-        py::arg("samples"), py::arg("seed"), py::arg("what_if"),
-        "prediction_with_replay_to_json of predict_from_trace and replay_what_if on the trace at path");
-  m.def("predict_text", predict_binding(false), py::arg("text"), py::arg("source"), py::arg("step_range"),
-        py::arg("layer_range"), py::arg("gpu"), py::arg("prefetch_depth"), py::arg("top_k"), py::arg("step_ms"),
-        py::arg("samples"), py::arg("seed"), py::arg("what_if"),
-        "prediction_with_replay_to_json of predict_from_trace and replay_what_if on Chrome trace JSON text");
-
-  m.def(
-      "diff_paths",
-      [](const std::string& before, const std::string& after, const std::vector<std::string>& what_if,
-         const std::string& step_range, const std::string& layer_range, const std::string& gpu) {
-        return guarded([&] {
-          syncscope::api::DiffRequest req;
-          req.what_if = what_if;
-          req.step_range = step_range;
-          req.layer_range = layer_range;
-          req.gpu = gpu;
-          const syncscope::Trace b = syncscope::read_trace(before);
-          const syncscope::Trace a = syncscope::read_trace(after);
-          return syncscope::api::render_diff(syncscope::api::diff_traces(b, a, req, before, after), "json");
-        });
-      },
-      py::arg("before"), py::arg("after"), py::arg("what_if"), py::arg("step_range"), py::arg("layer_range"),
-      py::arg("gpu") = "", "diff_to_json of diff_traces on two traces (syncscope diff --format json)");
+  def_predict_and_diff(m);
 }

@@ -82,7 +82,7 @@ void hta_breakdowns_rows(const GpuAnalyses& g, CsvWriter& csv, const std::string
   auto row = [&](const std::string& kind, const std::string& name, std::size_t index, const std::string& metric,
                  const std::string& value) {
     // Names come from the trace: escaped as in the tables.
-    csv.row({kind, printable(name), std::to_string(index), metric, printable(value), version});
+    csv.row({kind, printable(name), std::to_string(index), printable(metric), printable(value), version});
   };
   auto num = [](auto v) { return fmt::format("{}", v); };
   for (const auto& a : g.gpu_annotations) {
