@@ -13,7 +13,7 @@ GpuAnalyses gpu_analyses(const Trace& trace, const std::vector<SyncPoint>& point
 void kernel_breakdown(const Trace& trace, GpuAnalyses& out);  // kernel_breakdown.cpp
 void launch_delay_and_queues(const Trace& trace, const LaunchIndex& launches, GpuAnalyses& out);  // launch_queue.cpp
 void annotations_and_copies(const Trace& trace, const LaunchIndex& launches,
-                            GpuAnalyses& out);  // annotations_copies.cpp
+                            GpuAnalyses& out);                        // annotations_copies.cpp
 void gpu_annotation_breakdown(const Trace& trace, GpuAnalyses& out);  // gpu_annotations.cpp
 KernelSequences kernel_sequences(const Trace& trace, const LaunchIndex& launches,
                                  const KernelSequenceOptions& options);                          // kernel_sequences.cpp

@@ -71,7 +71,7 @@ struct RankRow {
   double comm_overlap_fraction = 0;
   std::uint64_t devices = 0;
   std::int64_t world_size = 0;  // distributedInfo.world_size: the job (0: not recorded)
-  std::string top_cause;  // the cause costing the most blocked + bubble time ("" without syncs)
+  std::string top_cause;        // the cause costing the most blocked + bubble time ("" without syncs)
   std::vector<std::string> warnings;
 };
 
