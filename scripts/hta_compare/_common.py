@@ -135,6 +135,15 @@ def not_read(rank, doc):
             "rank number: HTA calls a trace without distributedInfo rank 0); not compared")
 
 
+def matched(h, ours, lines):
+    """(our rank, our analyze JSON, HTA's rank as text) for each of our traces HTA read (by file,
+    `h["files"]` from hta_files); a line in `lines` for each it did not read."""
+    for rank, d in sorted(ours.items()):
+        hr = hta_rank(h["files"], d)
+        if hr is None:
+            lines.append(not_read(rank, d))
+            continue
+        yield rank, d, hr
 
 
 def all_steps(ta):

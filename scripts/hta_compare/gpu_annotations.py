@@ -33,11 +33,7 @@ def hta(ta, ranks):
 
 def compare(h, ours):
     lines, bad = [], []
-    for rank, d in sorted(ours.items()):
-        hr = _common.hta_rank(h["files"], d)
-        if hr is None:
-            lines.append(_common.not_read(rank, d))
-            continue
+    for rank, d, hr in _common.matched(h, ours, lines):
         gpu = d.get("gpu", {})
         mine = {a["name"]: a for a in gpu.get("gpu_annotations", [])}
         complete = gpu.get("gpu_annotation_names", 0) <= len(mine)

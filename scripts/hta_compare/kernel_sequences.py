@@ -86,11 +86,7 @@ def _short(key):
 
 def compare(h, ours):
     lines, bad = [], []
-    for rank, d in sorted(ours.items()):
-        hr = _common.hta_rank(h["files"], d)
-        if hr is None:
-            lines.append(_common.not_read(rank, d))
-            continue
+    for rank, d, hr in _common.matched(h, ours, lines):
         ks = d.get("gpu", {}).get("kernel_sequences", {})
         mine = {(s["op"], tuple(s["kernels"])): s for s in ks.get("top", [])}
         if ks.get("patterns", 0) > len(mine):

@@ -69,11 +69,7 @@ def _by_name(rows, rank):
 
 def compare(h, ours):
     lines, bad = [], []
-    for rank, d in sorted(ours.items()):
-        hr = _common.hta_rank(h["files"], d)
-        if hr is None:
-            lines.append(_common.not_read(rank, d))
-            continue
+    for rank, d, hr in _common.matched(h, ours, lines):
         gpu = d.get("gpu", {})
         mine = {k["name"]: k for k in gpu.get("kernels_by_name", [])}
         complete = gpu.get("kernel_names", 0) <= len(mine)
