@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "syncscope/api/results.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
 #include "syncscope/core/output_policy.hpp"
@@ -26,14 +27,6 @@
 namespace syncscope::cli {
 
 namespace {
-
-// results.json (or DIR/results.json): the one strict reader (model/results.hpp: duplicate
-// keys refused with file:line:column, numbers bounded, a FIFO or device refused before it
-// is opened for reading); "-" reads standard input, as strictly.
-model::RunResults read_results_strictly(const std::string& arg) {
-  if (arg == "-") return model::results_from_json(read_file(arg, std::uint64_t{256} << 20), "standard input (-)");
-  return model::read_results(arg);
-}
 
 struct ValidateOptions {
   std::vector<std::string> results;
@@ -49,7 +42,7 @@ void run_published(const ValidateOptions& o, Context& ctx) {
   std::vector<model::RunResults> runs;
   std::set<std::string> modes, profiles, commits;
   for (const auto& arg : o.results) {
-    runs.push_back(read_results_strictly(arg));
+    runs.push_back(api::read_results(arg));
     modes.insert(runs.back().mode);
     profiles.insert(runs.back().env.gpu_profile);
     commits.insert(runs.back().env.commit);
@@ -108,7 +101,7 @@ void add_validate_command(CLI::App& app, Context& ctx) {
     SYNCSCOPE_INPUT_ERROR_IF(o->results.size() != 1,
                              fmt::format("validate: {} results given; give one (or several with --published)",
                                          o->results.size()));
-    model::RunResults results = read_results_strictly(o->results.front());
+    model::RunResults results = api::read_results(o->results.front());
     model::ValidationReport rep = model::validate_results(results, o->results.front());
     std::string text = o->format == "json" ? model::validation_to_json(rep) : validation_to_table(rep);
     emit_output(o->output, o->force, text);
