@@ -128,12 +128,12 @@ void add_analyze_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--replay-causes", o->replay_causes,
                   "Replay the trace without each of the N worst causes' syncs to say what removing them saves per "
                   "step (0: skip the replays, e.g. on a very large trace)")
-      ->check(CLI::Range(std::size_t{0}, std::size_t{1000}))
+      ->check(int_in(api::kReplayCauses))
       ->capture_default_str();
   cmd->add_option("--queue-full", o->queue_full,
                   "Time blocked on a full launch queue: a stream's queue counts as full while at least N of its "
                   "launched activities have not started (HTA's max_queue_length)")
-      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40))
+      ->check(int_in(api::kQueueFull))
       ->capture_default_str();
   cmd->add_flag("--critical-path", o->critical_path,
                 "Add each step's critical path through host and GPU (the trace replayed as a dependency graph; "
