@@ -101,24 +101,15 @@ void add_validate_command(CLI::App& app, Context& ctx) {
     SYNCSCOPE_INPUT_ERROR_IF(o->results.size() != 1,
                              fmt::format("validate: {} results given; give one (or several with --published)",
                                          o->results.size()));
-    model::RunResults results = api::read_results(o->results.front());
-    model::ValidationReport rep = model::validate_results(results, o->results.front());
+    const api::Validation v = api::validate_run(o->results.front());
+    const model::ValidationReport& rep = v.report;
     std::string text = o->format == "json" ? model::validation_to_json(rep) : validation_to_table(rep);
     emit_output(o->output, o->force, text);
     if (rep.failures > 0) std::fprintf(stderr, "syncscope: %d variant(s) outside their tolerance\n", rep.failures);
-    // A validation that compared nothing has not validated anything: not a pass.
-    if (rep.compared == 0) {
-      const bool any_variant = !results.variants.empty();
-      bool any_non_baseline = false;
-      for (const auto& v : results.variants) any_non_baseline |= !v.baseline;
+    if (!v.nothing_compared.empty())
       std::fprintf(stderr, "syncscope: validate: nothing to compare in %s: %s\n", o->results.front().c_str(),
-                   !any_variant        ? "it holds no variants"
-                   : !any_non_baseline ? "it holds only baselines"
-                                       : "no variant beside a baseline carries a prediction");
-      ctx.exit_code = 1;
-      return;
-    }
-    ctx.exit_code = rep.failures > 0 ? 1 : 0;
+                   v.nothing_compared.c_str());
+    ctx.exit_code = v.exit_code();
   });
 }
 

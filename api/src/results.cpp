@@ -12,4 +12,17 @@ model::RunResults read_results(const std::string& arg) {
   return model::read_results(arg);
 }
 
+Validation validate_run(const std::string& arg) {
+  const model::RunResults results = read_results(arg);
+  Validation v{model::validate_results(results, arg), {}};
+  if (v.report.compared == 0) {
+    bool any_non_baseline = false;
+    for (const auto& r : results.variants) any_non_baseline |= !r.baseline;
+    v.nothing_compared = results.variants.empty() ? "it holds no variants"
+                         : !any_non_baseline     ? "it holds only baselines"
+                                                 : "no variant beside a baseline carries a prediction";
+  }
+  return v;
+}
+
 }  // namespace syncscope::api

@@ -13,12 +13,14 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "syncscope/api/analyze.hpp"
 #include "syncscope/api/defaults.hpp"
 #include "syncscope/api/predict.hpp"
+#include "syncscope/api/results.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/text.hpp"
 #include "syncscope/core/version.hpp"
@@ -186,6 +188,17 @@ void def_predict_and_diff(py::module_& m) {
       },
       py::arg("before"), py::arg("after"), py::arg("what_if"), py::arg("step_range"), py::arg("layer_range"),
       py::arg("gpu") = "", "diff_to_json of diff_traces on two traces (syncscope diff --format json)");
+  // validate_path: the CLI's validate RESULTS (syncscope/api/results.hpp): its JSON, why nothing
+  // was compared ("" when something was) and its exit status.
+  m.def(
+      "validate_path",
+      [](const std::string& path) {
+        return guarded([&] {
+          const syncscope::api::Validation v = syncscope::api::validate_run(path);
+          return std::make_tuple(syncscope::model::validation_to_json(v.report), v.nothing_compared, v.exit_code());
+        });
+      },
+      py::arg("path"), "(validation_to_json, nothing_compared, exit status) of syncscope validate RESULTS");
 }
 
 PYBIND11_MODULE(_core, m) {

@@ -24,7 +24,7 @@ import warnings as _warnings
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union, overload
 
 
-from ._results import AnalysisResult, PredictionResult, RankAnalysisResult
+from ._results import AnalysisResult, PredictionResult, RankAnalysisResult, ValidationResult
 from ._text import printable as _printable
 
 
@@ -102,10 +102,12 @@ __all__ = [
     "analyze_ranks",
     "predict",
     "diff",
+    "validate",
     "AnalysisResult",
     "DiffResult",
     "PredictionResult",
     "RankAnalysisResult",
+    "ValidationResult",
     "AnalysisWarning",
     "Error",
     "InputError",
@@ -343,3 +345,14 @@ def diff(before: TracePath, after: TracePath, step_range: str = DEFAULT_STEP_RAN
     text = _core.diff_paths(_os.fspath(before), _os.fspath(after), list(what_if), step_range, layer_range,
                           gpu)
     return DiffResult(_json.loads(text))
+
+
+def validate(results: TracePath) -> ValidationResult:
+    """``syncscope validate RESULTS``: a run's results.json (or the run directory holding it), read
+    strictly (bad input raises InputError naming the file, line and column), predicted against
+    observed speedups per variant, as a ValidationResult. ``passed`` is False where the CLI exits
+    1: a variant outside its tolerance, or nothing compared (``nothing_compared`` says why)."""
+    if not isinstance(results, (str, _os.PathLike)):
+        raise TypeError("validate: results is the path of a results.json or of a run directory")
+    text, nothing, code = _core.validate_path(_os.fspath(results))
+    return ValidationResult(_json.loads(text), nothing, code)

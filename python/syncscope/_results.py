@@ -633,3 +633,56 @@ class RankAnalysisResult:
                          f"({html.escape(printable(s['metric']))})</p>")
         parts += [f"<p>warning: {html.escape(printable(w))}</p>" for w in self.json["warnings"]]
         return "\n".join(parts)
+
+
+class ValidationResult:
+    """``syncscope validate RESULTS --format json``, parsed (``json``): predicted against observed
+    speedups per scenario, fix and variant, the rankings and the summary. ``passed`` is the
+    CLI's exit status 0: every compared variant within its tolerance and something compared
+    (``nothing_compared`` says why not, else None). In a simulated run the observed speedups
+    are our simulator's: agreement is consistency with our own assumptions, not accuracy
+    (``observed_by``)."""
+
+    def __init__(self, document: Dict[str, Any], nothing_compared: str, exit_code: int) -> None:
+        self.json: Dict[str, Any] = document
+        self.nothing_compared: Optional[str] = nothing_compared or None
+        self.exit_code: int = exit_code
+
+    def __getitem__(self, key: str) -> Any:
+        return self.json[key]
+
+    @property
+    def source(self) -> str:
+        return self.json["source"]
+
+    @property
+    def passed(self) -> bool:
+        return self.exit_code == 0
+
+    @property
+    def summary(self) -> Dict[str, Any]:
+        """compared, mape and max_abs_error (fractions), ranking_matches, failures."""
+        return dict(self.json["summary"])
+
+    @property
+    def observed_by(self) -> str:
+        return self.json["observed_by"]
+
+    @property
+    def variants(self) -> "DataFrame":
+        """One row per scenario, fix and variant: baseline, has_prediction, predicted_speedup.* and
+        observed_speedup.* (value, lo, hi, n), error and tolerance (fractions), within_tolerance."""
+        return _table([_flatten(v) for v in self.json["variants"]])
+
+    @property
+    def rankings(self) -> "DataFrame":
+        """One row per scenario, fix and depth: observed_order and predicted_order (fastest first),
+        matches, discordant pairs."""
+        return _table([dict(r) for r in self.json["rankings"]],
+                      ["scenario", "fix", "layers", "observed_order", "predicted_order", "matches", "discordant"])
+
+    def __repr__(self) -> str:
+        s = self.json["summary"]
+        verdict = "passed" if self.passed else ("nothing compared" if self.nothing_compared else "failed")
+        return (f"<syncscope.ValidationResult {self.source!r}: {verdict}, {s['compared']} compared, "
+                f"MAPE {s['mape'] * 100:.2f}%, {s['failures']} outside tolerance>")
