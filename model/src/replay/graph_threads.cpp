@@ -49,26 +49,31 @@ namespace {
 constexpr double kHandoffCover = 0.5;
 
 struct Run {
-  std::size_t first, last;  // indices into the merged list [first, last]
-  Ns start = 0, end = 0;    // first call's start, latest end among its calls
+  std::uint32_t first = kNoNode;  // its first call
+  Ns start = 0, end = 0;          // first call's start, latest end among its calls
   std::uint32_t last_ending = kNoNode;
 };
 
-// The runs of the pair's merged calls; empty when two calls of different threads overlap.
-std::vector<Run> turns(const ReplayGraph& g, const std::vector<std::uint32_t>& merged) {
+// The runs of the two threads' calls (each list in order of start) merged in order of start;
+// empty as soon as two calls of different threads overlap (a busy independent thread does early,
+// so most pairs cost little).
+std::vector<Run> turns(const ReplayGraph& g, const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t>& b) {
   std::vector<Run> runs;
-  for (std::size_t k = 0; k < merged.size(); ++k) {
-    const ReplayNode& n = g.nodes[merged[k]];
-    if (runs.empty() || g.nodes[merged[runs.back().first]].thread != n.thread) {
+  std::size_t i = 0, j = 0;
+  while (i < a.size() || j < b.size()) {
+    const bool take_a = j == b.size() || (i < a.size() && std::tie(g.nodes[a[i]].rec_start, a[i]) <
+                                                              std::tie(g.nodes[b[j]].rec_start, b[j]));
+    const std::uint32_t x = take_a ? a[i++] : b[j++];
+    const ReplayNode& n = g.nodes[x];
+    if (runs.empty() || g.nodes[runs.back().first].thread != n.thread) {
       if (!runs.empty() && n.rec_start < runs.back().end) return {};  // overlaps the run before
-      runs.push_back({k, k, n.rec_start, n.rec_end, merged[k]});
+      runs.push_back({x, n.rec_start, n.rec_end, x});
       continue;
     }
     Run& r = runs.back();
-    r.last = k;
     if (n.rec_end >= r.end) {
       r.end = n.rec_end;
-      r.last_ending = merged[k];
+      r.last_ending = x;
     }
   }
   return runs;
@@ -93,21 +98,16 @@ void link_threads(ReplayGraph& g) {
   std::map<std::int64_t, std::vector<std::int32_t>> by_pid;
   for (std::size_t t = 0; t < g.threads.size(); ++t)
     if (!g.thread_calls[t].empty()) by_pid[g.threads[t].first].push_back(static_cast<std::int32_t>(t));
-  auto by_start = [&](std::uint32_t a, std::uint32_t b) {
-    return std::tie(g.nodes[a].rec_start, a) < std::tie(g.nodes[b].rec_start, b);
-  };
   for (const auto& [pid, threads] : by_pid)
     for (std::size_t i = 0; i < threads.size(); ++i)
       for (std::size_t j = i + 1; j < threads.size(); ++j) {
         const auto& a = g.thread_calls[static_cast<std::size_t>(threads[i])];
         const auto& b = g.thread_calls[static_cast<std::size_t>(threads[j])];
-        std::vector<std::uint32_t> merged(a.size() + b.size());
-        std::merge(a.begin(), a.end(), b.begin(), b.end(), merged.begin(), by_start);
-        const std::vector<Run> runs = turns(g, merged);
+        const std::vector<Run> runs = turns(g, a, b);
         if (!take_turns(runs)) continue;
         ++g.problems.linked_thread_pairs;
         for (std::size_t k = 1; k < runs.size(); ++k) {
-          const std::uint32_t from = runs[k - 1].last_ending, to = merged[runs[k].first];
+          const std::uint32_t from = runs[k - 1].last_ending, to = runs[k].first;
           g.handoffs.push_back({to, from, g.nodes[to].rec_start - g.nodes[from].rec_end});
           g.nodes[to].handoff = true;
           g.nodes[to].gap_ns = 0;  // its thread waited for the hand-off, it did not work
