@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "graph_internal.hpp"
+
 namespace syncscope::model {
 namespace {
 
@@ -80,6 +82,17 @@ SyncIndex index_syncs(const ReplayGraph& g) {
   return sync_of;
 }
 
+// The call of another thread whose hand-off set call `i`'s start (kNoNode: none did; its own
+// thread's previous call and gap did, on a tie too).
+std::uint32_t releasing_call(const ReplayGraph& g, const ReplayTimes& t, std::uint32_t i) {
+  const ReplayNode& n = g.nodes[i];
+  if (!n.handoff) return kNoNode;
+  if (n.prev != kNoNode && t.end[n.prev] + n.gap_ns >= t.start[i]) return kNoNode;
+  for (const ReplayHandoff& h : graph_detail::handoffs_to(g, i))
+    if (t.end[h.from] + h.gap_ns == t.start[i]) return h.from;
+  return kNoNode;
+}
+
 // A step's path walked back from its last call: pieces in time order, each starting where the
 // one before it ends, from the step's replayed start (`from`) to its end.
 struct Walk {
@@ -126,14 +139,21 @@ Walk walk_step(const ReplayGraph& g, const ReplayTimes& t, std::size_t step) {
         hi = t.start[b];
       } else {
         piece(CriticalKind::Host, cur, t.start[cur], hi);  // 0 when the path left it at its start
-        if (n.prev == kNoNode) {  // the thread's first call: the step's host time before it is host too
+        if (const std::uint32_t h = releasing_call(g, t, cur); h != kNoNode) {
+          // Released by another thread's call (graph_threads.cpp): the path goes on there.
+          if (t.start[cur] <= from) break;
+          piece(CriticalKind::Host, cur, t.end[h], t.start[cur]);
+          cur = h;
+          hi = t.end[cur];
+        } else if (n.prev == kNoNode) {  // the thread's first call: the step's host time before it is host too
           piece(CriticalKind::Host, cur, from, t.start[cur]);
           break;
+        } else {
+          if (t.start[cur] <= from) break;
+          piece(CriticalKind::Host, cur, t.end[n.prev], t.start[cur]);  // the framework's time between calls
+          cur = n.prev;
+          hi = t.end[cur];
         }
-        if (t.start[cur] <= from) break;
-        piece(CriticalKind::Host, cur, t.end[n.prev], t.start[cur]);  // the framework's time between calls
-        cur = n.prev;
-        hi = t.end[cur];
       }
     } else {
       piece(CriticalKind::Gpu, cur, t.start[cur], hi);

@@ -312,6 +312,7 @@ ReplayGraph build_graph(const Trace& trace, const ReplayOptions& options, const 
   const std::vector<Range> step_ranges = read_step_ranges(bld);
   if (consume && points) std::vector<Range>().swap(consume->ranges);
   host_calls(bld);
+  link_threads(bld.g);
   correlations(bld);
   gpu_activities(bld);
   stream_order(bld);

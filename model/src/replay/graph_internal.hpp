@@ -65,6 +65,17 @@ void comm_transfer_times(const Trace& trace, ReplayGraph& g);
 void model_launch_queue(ReplayGraph& g, std::size_t first_gpu,
                         const std::function<std::span<const std::uint32_t>(std::uint32_t)>& launched);
 
+// Hand-offs between host threads that take turns: the edges and their counts (graph_threads.cpp).
+void link_threads(ReplayGraph& g);
+// The hand-offs that release call `to` (ReplayNode::handoff), from g.handoffs.
+inline std::span<const ReplayHandoff> handoffs_to(const ReplayGraph& g, std::uint32_t to) {
+  auto lo = std::lower_bound(g.handoffs.begin(), g.handoffs.end(), to,
+                             [](const ReplayHandoff& h, std::uint32_t v) { return h.to < v; });
+  auto hi =
+      std::upper_bound(lo, g.handoffs.end(), to, [](std::uint32_t v, const ReplayHandoff& h) { return v < h.to; });
+  return {lo, hi};
+}
+
 // One event of run_replay (replay.cpp): a call's start; a node's end (for GPU work, its start
 // and end). The whole-job replay (job_run.cpp) runs the same events over several graphs.
 void time_call_start(const ReplayGraph& g, std::uint32_t i, ReplayTimes& t);

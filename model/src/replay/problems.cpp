@@ -40,6 +40,12 @@ std::vector<std::string> ReplayProblems::describe(const std::string& step_glob) 
         fmt::format("replay: {} stream wait(s) with no event record in the trace: the stream and the work waited for "
                     "inferred from the timeline",
                     inferred_waits));
+  if (thread_handoffs)
+    out.push_back(fmt::format(
+        "replay: {} hand-off(s) between {} pair(s) of host threads that take turns (their calls never overlap, "
+        "each waiting while the other works: PyTorch's autograd thread and the thread that called backward): "
+        "edges inferred from the timeline, so an edit on one thread moves the other",
+        thread_handoffs, linked_thread_pairs));
   if (overlapping_calls)
     out.push_back(
         fmt::format("replay: {} host call(s) start inside the previous call of their thread (impossible on "

@@ -29,9 +29,19 @@ void for_each_pred(const ReplayNode& n, const Fn& fn) {
 // A host call has two events: its start (after its thread's previous call and the gap) and
 // its end (its own time, or the work it waits for + the round trip). The GPU work a call
 // launches needs only its start: a blocking copy waits for the copy it launched itself.
+// A call released by another thread's call (graph_threads.cpp) starts after that call's end
+// plus the recorded offset, and after its own thread's previous call.
 void time_call_start(const ReplayGraph& g, std::uint32_t i, ReplayTimes& t) {
   const ReplayNode& n = g.nodes[i];
-  t.start[i] = n.prev != kNoNode ? t.end[n.prev] + n.gap_ns : n.rec_start;
+  Ns s = n.prev != kNoNode ? t.end[n.prev] + n.gap_ns : n.rec_start;
+  if (n.handoff) {
+    bool any = n.prev != kNoNode;  // a thread's first call has no recorded start to keep
+    for (const ReplayHandoff& h : handoffs_to(g, i)) {
+      s = any ? std::max(s, t.end[h.from] + h.gap_ns) : t.end[h.from] + h.gap_ns;
+      any = true;
+    }
+  }
+  t.start[i] = s;
 }
 
 void time_node(const ReplayGraph& g, std::uint32_t i, ReplayTimes& t) {
@@ -96,6 +106,7 @@ void time_node(const ReplayGraph& g, std::uint32_t i, ReplayTimes& t) {
 
 }  // namespace graph_detail
 
+using graph_detail::handoffs_to;
 using graph_detail::time_call_start;
 using graph_detail::time_node;
 
@@ -109,6 +120,8 @@ ReplayOrder replay_order(const ReplayGraph& g) {
     if (x.kind == ReplayNode::Kind::Call) {
       if (ev % 2 == 0) {
         if (x.prev != kNoNode) fn(2 * std::size_t{x.prev} + 1);
+        if (x.handoff)
+          for (const ReplayHandoff& h : handoffs_to(g, static_cast<std::uint32_t>(i))) fn(2 * std::size_t{h.from} + 1);
       } else {
         fn(2 * i);
         for (std::uint32_t w : x.waits) fn(2 * std::size_t{w} + 1);

@@ -52,8 +52,8 @@ struct ReplayOptions {
 
 struct ReplayNode {
   enum class Kind : std::uint8_t { Call = 0, Kernel = 1, Copy = 2, Memset = 3 };
-  // Fields ordered so that no padding is left between them (88 bytes a node, was 96): a
-  // 200 MB trace makes a few hundred thousand nodes.
+  // Fields ordered so that no padding is left between them (88 bytes a node, was 96; the eight
+  // one-byte fields fill the first word): a 200 MB trace makes a few hundred thousand nodes.
   Kind kind = Kind::Call;
   CopyKind direction = CopyKind::Unknown;  // copies
   bool sync = false;                       // a host call that blocks until `waits` finish
@@ -67,6 +67,10 @@ struct ReplayNode {
   // show: it keeps that delay (gap_ns) after whatever binds it in the replay, or, a hold of
   // kHeldExternalNs or more, is anchored at its recorded start.
   bool held = false;
+  // A host call released by a call of another thread (ReplayGraph::handoffs; graph_threads.cpp):
+  // it starts no earlier than that call's end plus the recorded offset, and after its own
+  // thread's previous call with no gap (its thread waited for the hand-off).
+  bool handoff = false;
   std::uint32_t record = 0;      // index into trace.api_calls / kernels / memcpys / memsets
   std::int32_t thread = -1;      // host: index into ReplayGraph::threads
   std::int32_t lane = -1;        // GPU: index into ReplayGraph::lanes
@@ -108,6 +112,9 @@ struct ReplayProblems {
   std::uint64_t inferred_deps = 0;       // GPU activities that started right after another stream's work: edge inferred
   std::uint64_t held_anchored = 0;       // GPU activities held by an unseen wait, anchored (ReplayNode::held)
   std::uint64_t inferred_waits = 0;      // stream waits with no event record, edge inferred from the timeline
+  // Host threads of one process that take turns (graph_threads.cpp: PyTorch's autograd thread and
+  // the thread that called backward), and the hand-offs between them: edges inferred.
+  std::uint64_t linked_thread_pairs = 0, thread_handoffs = 0;
   std::uint64_t overlapping_calls = 0;   // calls starting inside the previous call of their thread
   std::uint64_t syncs_without_work = 0;  // sync calls whose stream, event or copy was not found
   std::uint64_t waits_without_record = 0;  // stream waits whose event record was not found
@@ -117,12 +124,20 @@ struct ReplayProblems {
   std::vector<std::string> describe(const std::string& step_glob) const;  // one line per problem
 };
 
+// A hand-off between host threads that take turns (graph_threads.cpp): call `to` starts no
+// earlier than the end of call `from`, of another thread, plus gap_ns (the recorded offset).
+struct ReplayHandoff {
+  std::uint32_t to = kNoNode, from = kNoNode;
+  Ns gap_ns = 0;
+};
+
 struct ReplayGraph {
   std::vector<ReplayNode> nodes;
   std::vector<std::pair<std::int64_t, std::int64_t>> threads;  // (pid, tid)
   std::vector<std::pair<std::int32_t, std::int64_t>> lanes;    // (device, stream)
   std::vector<std::vector<std::uint32_t>> thread_calls;        // per thread, its calls in order
   std::vector<ReplaySync> syncs;
+  std::vector<ReplayHandoff> handoffs;     // sorted by (to, from); ReplayNode::handoff marks each `to`
   std::vector<ReplayStepWindow> steps;     // the step ranges, or one window over the whole trace
   Ns round_trip_ns = 0;                    // median (sync end - end of the work it waited for), syncs that waited
   Ns sync_own_ns = 0;                      // median duration of syncs that did not wait: a waited sync's own time
