@@ -101,7 +101,7 @@ std::vector<std::string> read_routed_experts(const HfKeys& k, ModelShape& m, con
   }
   if (deepseek)
     throw InputError(fmt::format(
-        "{}: num_experts_per_tok: {}, and {}'s default is None, with which its MoE block cannot route "
+        "{}: num_experts_per_tok: {}, and its default in {} is None, with which the MoE block cannot route "
         "(modeling_{}.py: torch.topk(..., k=None)); the model has {} routed experts ({}); add \"num_experts_per_tok\": "
         "N, the routed experts each token uses (6 in DeepSeek-V2-Lite's and DeepSeek-V2's published configs)",
         k.where("num_experts_per_tok"), k.given("num_experts_per_tok") ? "null" : "missing",
@@ -117,7 +117,7 @@ std::string class_defaults_warning(const std::vector<std::string>& keys, const s
   const ClassDefaults d = class_defaults(family);
   std::string list;
   for (const auto& key : keys) list += (list.empty() ? "" : ", ") + key;
-  return fmt::format("the config leaves {} to {}'s defaults: read as {}",
+  return fmt::format("the config leaves {} to the defaults of {}: read as {}",
                      keys.size() == 1 ? "one architecture key" : std::to_string(keys.size()) + " architecture keys",
                      *d.config_class ? d.config_class : family + "'s config class", list);
 }

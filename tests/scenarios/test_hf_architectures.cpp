@@ -436,7 +436,8 @@ TEST(HfArchitectures, DeepSeekRoutedExpertsComeFromTheConfigClass) {
   const std::string e =
       error_of(dir, with(with(v2, "\"n_routed_experts\": 64,", ""), "\"num_experts_per_tok\": 6,", ""));
   EXPECT_EQ(e.rfind((dir / "config.json").string() + ": num_experts_per_tok: missing", 0), 0u) << e;
-  for (const char* named : {"DeepseekV2Config", "default is None", "64 routed experts", "add \"num_experts_per_tok\""})
+  for (const char* named : {"DeepseekV2Config", "is None, with which the MoE block cannot route", "64 routed experts",
+                            "add \"num_experts_per_tok\""})
     EXPECT_NE(e.find(named), std::string::npos) << named << " in " << e;
   // A null is refused the same way, at its position.
   const std::string null_k = error_of(dir, with(v2, "\"num_experts_per_tok\": 6", "\"num_experts_per_tok\": null"));
