@@ -380,6 +380,10 @@ TEST(HfArchitectures, KnownFamilyLeavesKeysToItsConfigClass) {
   EXPECT_TRUE(m.moe_layer(3));
   EXPECT_EQ(base_parameters(m), 671026404352);
   EXPECT_TRUE(m.traits.assumed.empty()) << m.traits.assumed;  // a known family: nothing assumed
+  // ... but every key read as the class's default is named, with the class.
+  for (const char* named : {"DeepseekV3Config", "n_shared_experts 1", "first_k_dense_replace 3", "q_lora_rank 1536",
+                            "moe_intermediate_size 2048"})
+    EXPECT_NE(m.traits.defaulted.find(named), std::string::npos) << named << " in " << m.traits.defaulted;
 }
 
 // An unknown model_type read as the closest family gets that family's class defaults, and
