@@ -62,6 +62,7 @@ void describe_models(const std::vector<scenario::Scenario>& scenarios, RunPlan& 
     const scenario::ModelTraits t = scenario::model_traits(s.model);
     if (!t.assumed.empty() && named.insert("assumed:" + s.model.name).second) say(notes, "warning: " + t.assumed);
     if (named.insert("traits:" + s.model.name).second) {
+      if (!t.defaulted.empty()) say(notes, fmt::format("warning: {}: {}", s.model.name, t.defaulted));
       for (const auto& w : t.unmodelled) say(notes, fmt::format("warning: {}: {}", s.model.name, w));
       for (const auto& n : t.notes) say(notes, fmt::format("{}: {}", s.model.name, n));
     }
@@ -88,6 +89,16 @@ void describe_models(const std::vector<scenario::Scenario>& scenarios, RunPlan& 
                       grouped(ns.base_parameters), s.model.tie_word_embeddings ? "tied" : "untied",
                       scenario::describe_windows(t, s.model.num_hidden_layers)));
     }
+    // Chunked attention (Llama 4's attention_chunk_size) is charged as transformers' sdpa
+    // path runs it: the chunk is a mask over the whole packed sequence and SDPA computes every
+    // block; the scenario cannot name a kernel that skips masked blocks, so the run says which
+    // cost it charged.
+    if (!t.layer_chunks.empty() && named.insert("chunks:" + s.model.name).second)
+      say(notes, fmt::format("{}: attention cost: {}'s chunked layers are charged as transformers' sdpa path runs "
+                             "them, full causal attention over the packed sequence under a chunk mask (every block "
+                             "computed); a kernel that skips masked blocks (flex_attention) would cost less on those "
+                             "layers, which is not modelled",
+                             s.name, s.model.name));
     // What the simulated or measured step leaves out of the architecture.
     std::vector<std::string> missing = ns.step_omits;
     if (t.attn_logit_softcapping > 0)
@@ -127,6 +138,11 @@ void check_models_memory(const std::vector<scenario::Scenario>& scenarios, const
     const std::string what = fmt::format("{} ({} of {} layers, scenario {})", j.opts.model.name, j.layers,
                                          j.opts.model.num_hidden_layers, scenarios[j.scenario].name);
     const std::string text = sim::check_step_memory(j.opts, profile->memory_bytes, profile_name, what, force);
+    // Which activations the estimate counts (results.json keeps it with the estimate).
+    const std::string mode_key = "gradient_checkpointing";
+    if (!env.extra.count(mode_key)) env.extra[mode_key] = sim::checkpointing_mode(j.opts);
+    else if (env.extra[mode_key] != sim::checkpointing_mode(j.opts))
+      env.extra[mode_key + "." + scenarios[j.scenario].name] = sim::checkpointing_mode(j.opts);
     if (text.empty()) {
       if (!told.insert(j.scenario).second) continue;
       const std::string fits =

@@ -41,19 +41,24 @@ bool is_deepseek(const std::string& family) { return family == "deepseek_v2" || 
 //    attention_chunk_size=8192.
 struct ClassDefaults {
   const char* family;
+  const char* config_class;  // "DeepseekV2Config (configuration_deepseek_v2.py)"
   int n_shared_experts, first_k_dense_replace, moe_intermediate_size;
   int shared_expert_intermediate_size, sparse_step, intermediate_size_mlp, attention_chunk_size;
 };
 constexpr ClassDefaults kClassDefaults[] = {
-    {"deepseek_v2", 2, 0, 1407, -1, -1, -1, -1},  {"deepseek_v3", 1, 3, 2048, -1, -1, -1, -1},
-    {"qwen2_moe", -1, -1, 1408, 5632, 1, -1, -1}, {"qwen3_moe", -1, -1, 768, -1, 1, -1, -1},
-    {"llama4", -1, -1, -1, -1, 1, 16384, 8192},
+    {"deepseek_v2", "DeepseekV2Config (transformers, deepseek_v2/configuration_deepseek_v2.py)", 2, 0, 1407, -1, -1, -1,
+     -1},
+    {"deepseek_v3", "DeepseekV3Config (transformers, deepseek_v3/configuration_deepseek_v3.py)", 1, 3, 2048, -1, -1, -1,
+     -1},
+    {"qwen2_moe", "Qwen2MoeConfig (transformers, qwen2_moe/configuration_qwen2_moe.py)", -1, -1, 1408, 5632, 1, -1, -1},
+    {"qwen3_moe", "Qwen3MoeConfig (transformers, qwen3_moe/configuration_qwen3_moe.py)", -1, -1, 768, -1, 1, -1, -1},
+    {"llama4", "Llama4TextConfig (transformers, llama4/configuration_llama4.py)", -1, -1, -1, -1, 1, 16384, 8192},
 };
 
 ClassDefaults class_defaults(const std::string& family) {
   for (const auto& d : kClassDefaults)
     if (family == d.family) return d;
-  return {"", -1, -1, -1, -1, -1, -1, -1};
+  return {"", "", -1, -1, -1, -1, -1, -1, -1};
 }
 
 // A key the config leaves out or sets to null, read as the class's default `value`; the key
@@ -63,6 +68,61 @@ int or_default(const HfKeys& k, TraitInputs& in, const char* key, int value) {
   in.class_defaults.push_back(fmt::format("{} {}", key, value));
   return value;
 }
+
+}  // namespace
+
+// DeepseekV2Config / DeepseekV3Config define routed experts by default (n_routed_experts 64 /
+// 256: the classes' __init__ defaults, transformers configuration_deepseek_v2.py / _v3.py),
+// and modeling_deepseek_v2.py / _v3.py build the MoE block on every layer from
+// first_k_dense_replace on whatever else the config says: a config that leaves the key out is
+// an MoE model, not a dense one. num_experts_per_tok: V3's default 8; V2's None, with which
+// its MoE block cannot route (torch.topk(..., k=None)): refused naming the key and the fix. An
+// explicit null n_routed_experts keeps the remote code's meaning, "dense" (the key given).
+std::vector<std::string> read_routed_experts(const HfKeys& k, ModelShape& m, const std::string& family) {
+  std::vector<std::string> defaulted;
+  const bool deepseek = is_deepseek(family), v3 = family == "deepseek_v3";
+  if (deepseek && m.num_local_experts == 0 && !k.given("n_routed_experts") && !k.given("num_local_experts") &&
+      !k.given("num_experts")) {
+    m.num_local_experts = v3 ? 256 : 64;
+    defaulted.push_back(fmt::format("n_routed_experts {}", m.num_local_experts));
+  }
+  if (m.num_local_experts == 0) {
+    m.num_experts_per_tok = 0;
+    return defaulted;
+  }
+  if (auto v = k.integer("num_experts_per_tok")) {
+    m.num_experts_per_tok = *v;
+    return defaulted;
+  }
+  if (v3 && !k.given("num_experts_per_tok")) {
+    m.num_experts_per_tok = 8;
+    defaulted.emplace_back("num_experts_per_tok 8");
+    return defaulted;
+  }
+  if (deepseek)
+    throw InputError(fmt::format(
+        "{}: num_experts_per_tok: {}, and its default in {} is None, with which the MoE block cannot route "
+        "(modeling_{}.py: torch.topk(..., k=None)); the model has {} routed experts ({}); add \"num_experts_per_tok\": "
+        "N, the routed experts each token uses (6 in DeepSeek-V2-Lite's and DeepSeek-V2's published configs)",
+        k.where("num_experts_per_tok"), k.given("num_experts_per_tok") ? "null" : "missing",
+        class_defaults(family).config_class, family, m.num_local_experts,
+        defaulted.empty() ? "n_routed_experts, as the config states" : "n_routed_experts left to the class's default"));
+  throw InputError(fmt::format(
+      "{}: missing required key \"num_experts_per_tok\" (a positive integer); is this a decoder model's config.json?",
+      k.file));
+}
+
+std::string class_defaults_warning(const std::vector<std::string>& keys, const std::string& family) {
+  if (keys.empty() || family.empty()) return "";  // an unknown model_type's are named in ModelTraits::assumed
+  const ClassDefaults d = class_defaults(family);
+  std::string list;
+  for (const auto& key : keys) list += (list.empty() ? "" : ", ") + key;
+  return fmt::format("the config leaves {} to the defaults of {}: read as {}",
+                     keys.size() == 1 ? "one architecture key" : std::to_string(keys.size()) + " architecture keys",
+                     *d.config_class ? d.config_class : family + "'s config class", list);
+}
+
+namespace {
 
 // Multi-head latent attention (modeling_deepseek_v2.py / _v3.py): q through q_a_proj
 // [q_lora_rank, H] and q_b_proj (or q_proj when q_lora_rank is null), k and v from one

@@ -191,6 +191,14 @@ void read_layer_types(const nlohmann::json& j, const scenario::detail::Locator& 
   }
 }
 
+// The known family of the config's model_type (the outer one when the inner is unknown), or "".
+std::string config_family(const nlohmann::json& j, const std::string& outer_type) {
+  const std::string inner =
+      j.contains("model_type") && j["model_type"].is_string() ? j["model_type"].get<std::string>() : "";
+  if (auto f = model_family(inner)) return *f;
+  return model_family(outer_type).value_or("");
+}
+
 }  // namespace
 
 ModelShape load_hf_config(const std::filesystem::path& path) {
@@ -275,11 +283,11 @@ ModelShape parse_hf_config(const std::string& text, const std::filesystem::path&
   m.head_dim = int_field("head_dim", false, 0);
   m.vocab_size = int_field("vocab_size", true, 0);
   // Experts: gpt-oss/Mixtral say num_local_experts; Qwen3-MoE says num_experts with a
-  // separate per-expert moe_intermediate_size.
+  // separate per-expert moe_intermediate_size; DeepSeek's classes define them when absent.
   m.num_local_experts = int_field("num_local_experts", false, 0);
   if (m.num_local_experts == 0) m.num_local_experts = int_field("num_experts", false, 0);
   if (m.num_local_experts == 0) m.num_local_experts = int_field("n_routed_experts", false, 0);  // DeepSeek
-  m.num_experts_per_tok = m.num_local_experts > 0 ? int_field("num_experts_per_tok", true, 0) : 0;
+  auto expert_defaults = detail::read_routed_experts({j, file, where}, m, config_family(j, outer_type));
   if (m.num_local_experts > 0 && j.contains("moe_intermediate_size") && !j["moe_intermediate_size"].is_null())
     m.intermediate_size = int_field("moe_intermediate_size", true, 0);
   else m.intermediate_size = int_field("intermediate_size", true, 0);
@@ -309,6 +317,7 @@ ModelShape parse_hf_config(const std::string& text, const std::filesystem::path&
     if (!j.contains(key)) return std::nullopt;
     return num_field(key, 0.0);  // null: no soft-capping (Gemma 3's default)
   };
+  in.class_defaults = std::move(expert_defaults);
   in.tie_word_embeddings = bool_field("tie_word_embeddings");
   in.attention_bias = bool_field("attention_bias");
   in.mlp_bias = bool_field("mlp_bias");
@@ -341,6 +350,7 @@ ModelShape parse_hf_config(const std::string& text, const std::filesystem::path&
   for (auto& n : text_notes) m.traits.notes.push_back(std::move(n));
   for (auto& n : read.notes) m.traits.notes.push_back(std::move(n));
   m.traits.unmodelled = std::move(read.unmodelled);
+  m.traits.defaulted = detail::class_defaults_warning(in.class_defaults, config_family(j, outer_type));
   m.tie_word_embeddings = r.tie_word_embeddings;
   m.sliding_window = r.sliding_window;
   return m;

@@ -32,6 +32,18 @@ struct HfKeys {
 // and each filled key is named in the returned notes.
 std::vector<std::string> apply_text_defaults(nlohmann::json& text, const std::string& family);
 
+// The routed experts of a family whose config class defines them by default (DeepSeek V2/V3:
+// n_routed_experts 64 / 256, num_experts_per_tok V3 8): sets m.num_local_experts (already read
+// from num_local_experts / num_experts / n_routed_experts) and m.num_experts_per_tok, and
+// returns the keys read as the class's defaults ("n_routed_experts 64"). A DeepSeek-V2 MoE
+// config without num_experts_per_tok (its class's default is None) is an InputError naming the
+// file, the key and the fix.
+std::vector<std::string> read_routed_experts(const HfKeys& keys, ModelShape& m, const std::string& family);
+
+// A known family's warning naming each key read as its config class's default, and the class
+// ("" when none was, or for an unknown model_type: `family` "").
+std::string class_defaults_warning(const std::vector<std::string>& keys, const std::string& family);
+
 // The architecture beyond the dense shape: routed and shared experts, dense layers of an
 // MoE model, MLA's ranks, Llama 4's chunked attention. Sets the shape's fields and the
 // layout inputs of `in`; a contradiction (shared experts without a size,

@@ -142,6 +142,25 @@ void check_training(Scenario& s, const Locator& where) {
   auto& t = s.training;
   if (std::find(std::begin(kTrainingModes), std::end(kTrainingModes), t.mode) == std::end(kTrainingModes))
     fail(where, "training", "one of full, lora, qlora", "\"" + t.mode + "\"");
+  if (!t.gradient_checkpointing.empty()) {
+    const auto& g = t.gradient_checkpointing;
+    if (std::find(std::begin(kGradientCheckpointing), std::end(kGradientCheckpointing), g) ==
+        std::end(kGradientCheckpointing))
+      fail(where, "gradient_checkpointing",
+           "one of none (every layer's activations kept), full (layer inputs kept, layers recomputed), offload "
+           "(Unsloth's: layer inputs in host memory)",
+           "\"" + g + "\"");
+    if (g == "offload" && !s.offload)
+      fail(where, "gradient_checkpointing",
+           "none or full with offload: false (offload moves the checkpoints to host memory); remove offload: false to "
+           "offload",
+           "\"offload\"");
+    if (g != "offload" && s.offload)
+      fail(where, "gradient_checkpointing",
+           "offload while offload is on (offload: true, or the offload fix under test, checkpoints every layer in host "
+           "memory); set gradient_checkpointing: offload or offload: false",
+           "\"" + g + "\"");
+  }
   if (t.optimizer != "adamw" && t.optimizer != "adamw_8bit")
     fail(where, "optimizer",
          "one of adamw (torch AdamW, fp32 moments), adamw_8bit (bitsandbytes AdamW8bit); the memory check counts its "
@@ -563,8 +582,19 @@ Scenario parse_scenario(const std::string& text, const std::filesystem::path& pa
   Scenario s;
   s.source = path;
   s.name = path.stem().string();
-  static const std::vector<std::string> allowed = {"name",  "description", "model",    "batch", "dtype", "offload",
-                                                   "fixes", "measure",     "training", "lora",  "host",  "optimizer"};
+  static const std::vector<std::string> allowed = {"name",
+                                                   "description",
+                                                   "model",
+                                                   "batch",
+                                                   "dtype",
+                                                   "offload",
+                                                   "fixes",
+                                                   "measure",
+                                                   "training",
+                                                   "lora",
+                                                   "host",
+                                                   "optimizer",
+                                                   "gradient_checkpointing"};
   bool have_model = false, have_fixes = false;
   if (!root.IsDefined() || root.IsNull())
     throw InputError(fmt::format("{}: empty scenario; expected a mapping with keys model, batch, fixes, ...", file));
@@ -585,6 +615,8 @@ Scenario parse_scenario(const std::string& text, const std::filesystem::path& pa
     else if (key == "lora") read_lora(r, v, s.training);
     else if (key == "host") s.host = r.string(v, key, "one of eager, cpp");
     else if (key == "optimizer") s.training.optimizer = r.string(v, key, "one of adamw, adamw_8bit");
+    else if (key == "gradient_checkpointing")
+      s.training.gradient_checkpointing = r.string(v, key, "one of none, full, offload");
   }
   if (!have_model)
     throw InputError(fmt::format("{}: missing required key model (the model shape, Hugging Face config names)", file));
@@ -596,6 +628,8 @@ Scenario parse_scenario(const std::string& text, const std::filesystem::path& pa
   if (!offload_given)
     for (auto& f : s.fixes)
       if (f.fix == fixes::Fix::Offload) s.offload = true;
+  // gradient_checkpointing: offload is offload: true.
+  if (!offload_given && s.training.gradient_checkpointing == "offload") s.offload = true;
   scenario::detail::check_scenario(s, r.locator());
   return s;
 }

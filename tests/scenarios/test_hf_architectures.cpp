@@ -6,6 +6,7 @@
 // here.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 
 #include "syncscope/core/error.hpp"
@@ -66,17 +67,17 @@ struct Published {
 TEST(HfArchitectures, ParameterCountsMatchThePublishedTotals) {
   const Published table[] = {
       {"deepseek-v2-lite", 15706484224, 0, 15706484224},
-      {"qwen1.5-moe-a2.7b", 14315784192, 0, 0},  // card: 14.3B
+      {"qwen1.5-moe-a2.7b", 14315784192, 0, 14315784192},  // safetensors (CountsMatchTotalsPublishedByOthers)
       {"qwen3-30b-a3b", 30532122624, 0, 30532122624},
-      {"mixtral-8x7b-v0.1", 46702792704, 0, 0},  // card: 46.7B
+      {"mixtral-8x7b-v0.1", 46702792704, 0, 46702792704},  // safetensors
       {"phi-3-mini-4k-instruct", 3821079552, 0, 3821079552},
       {"olmoe-1b-7b-0924", 6919161856, 0, 6919161856},
       {"llama-3.1-8b", 8030261248, 0, 8030261248},
-      {"gemma-3-1b-pt", 999885952, 0, 0},  // card: 1B
+      {"gemma-3-1b-pt", 999885952, 0, 999885952},  // KerasHub preset, HF page
       {"gemma-3-4b-pt", 3880263168, 419816304, 4300079472},
       {"gemma-3-12b-pt", 11766034176, 421290864, 12187325040},
       {"gemma-3-27b-pt", 27009346304, 423060336, 27432406640},
-      {"llama-4-scout-17b-16e", 107769861120, 871932416, 0},  // card: 109B with the vision tower
+      {"llama-4-scout-17b-16e", 107769861120, 871932416, 108641793536},  // HF page (Instruct)
   };
   for (const auto& p : table) {
     SCOPED_TRACE(p.fixture);
@@ -87,6 +88,75 @@ TEST(HfArchitectures, ParameterCountsMatchThePublishedTotals) {
       EXPECT_EQ(base_parameters(m) + m.vision_parameters, p.total);
     }
   }
+}
+
+// Parameters one token uses: every parameter but the routed experts, which count k of E
+// (architecture_parameters: "layers.N.experts.*", one [E, ...] tensor per projection).
+double active_parameters(const scenario::ModelShape& m) {
+  program::StepOptions o;
+  o.model = m;
+  o.training.mode = "full";
+  double n = 0;
+  for (const auto& p : program::architecture_parameters(o)) {
+    const bool routed = p.name.find(".experts.") != std::string::npos && p.shape.size() == 3;
+    n += static_cast<double>(p.numel) * (routed ? static_cast<double>(m.num_experts_per_tok) / m.num_local_experts : 1);
+  }
+  return n;
+}
+
+// Rounds `n` to the published figure's digits: 46.7e9 with step 0.1e9.
+bool rounds_to(double n, double published, double step) { return std::abs(n - published) <= step / 2; }
+
+// The four rows above whose exact value was only our own derivation, against totals
+// published by others. Exact: the checkpoint's own total, as Hugging Face's safetensors
+// metadata (model.safetensors.index.json "total_size", bytes of bf16 = 2 x parameters) or
+// the model page's parameter count gives it, quoted in public repositories; rounded: the
+// model card's or announcement's figure, to its digits, for the total and for the active
+// parameters (routed experts at k of E).
+//  Qwen1.5-MoE-A2.7B: model.safetensors.index.json total_size 28,631,568,384 B (a public
+//    copy of the index, 4,659 tensors in 8 shards) = 14,315,784,192 parameters; KerasHub's
+//    preset qwen1.5_moe_2.7b_en gives the same params (keras-team/keras-hub,
+//    keras_hub/src/models/qwen_moe/qwen_moe_presets.py). Card (huggingface.co/Qwen/
+//    Qwen1.5-MoE-A2.7B): "14.3B parameters in total and 2.7B activated parameters".
+//  Mixtral-8x7B-v0.1: model.safetensors.index.json total_size 93,405,585,408 B =
+//    46,702,792,704 parameters; KerasHub's mixtral_8_7b_en params the same
+//    (keras_hub/src/models/mixtral/mixtral_presets.py). Mistral's announcement
+//    (mistral.ai/news/mixtral-of-experts, 11 Dec 2023): "46.7B total parameters but only
+//    uses 12.9B parameters per token".
+//  gemma-3-1b: KerasHub's gemma3_1b params 999,885,952 (keras_hub/src/models/gemma3/
+//    gemma3_presets.py), the Hugging Face page's safetensors total for google/gemma-3-1b-it
+//    the same; card: "1B".
+//  Llama-4-Scout-17B-16E: the Hugging Face page's safetensors total for
+//    meta-llama/Llama-4-Scout-17B-16E-Instruct, 108,641,793,536 (text + vision tower +
+//    projector; the same architecture as the base fixture); Meta's card: "17B activated,
+//    109B total" (the active count is the text model's: one of 16 experts per layer).
+TEST(HfArchitectures, CountsMatchTotalsPublishedByOthers) {
+  struct Row {
+    const char* fixture;
+    std::int64_t exact;          // published exact total (text + vision)
+    double total, total_step;    // published rounded total and its last digit
+    double active, active_step;  // published active parameters (0: dense)
+  };
+  const Row rows[] = {
+      {"qwen1.5-moe-a2.7b", 14315784192, 14.3e9, 0.1e9, 2.7e9, 0.1e9},
+      {"mixtral-8x7b-v0.1", 46702792704, 46.7e9, 0.1e9, 12.9e9, 0.1e9},
+      {"gemma-3-1b-pt", 999885952, 1e9, 1e9, 0, 0},
+      {"llama-4-scout-17b-16e", 108641793536, 109e9, 1e9, 17e9, 1e9},
+  };
+  for (const auto& r : rows) {
+    SCOPED_TRACE(r.fixture);
+    const scenario::ModelShape m = fixture_model(r.fixture);
+    const std::int64_t ours = base_parameters(m) + m.vision_parameters;
+    EXPECT_EQ(ours, r.exact);
+    EXPECT_TRUE(rounds_to(static_cast<double>(ours), r.total, r.total_step)) << ours;
+    if (r.active > 0) {
+      const double active = active_parameters(m);
+      EXPECT_TRUE(rounds_to(active, r.active, r.active_step)) << static_cast<std::int64_t>(active);
+    }
+  }
+  // The safetensors byte totals are bf16: two bytes per parameter.
+  EXPECT_EQ(2 * base_parameters(fixture_model("qwen1.5-moe-a2.7b")), 28631568384);
+  EXPECT_EQ(2 * base_parameters(fixture_model("mixtral-8x7b-v0.1")), 93405585408);
 }
 
 // DeepSeek-V3's card gives 671B for the main model (685B on Hugging Face with the 14B
@@ -310,6 +380,10 @@ TEST(HfArchitectures, KnownFamilyLeavesKeysToItsConfigClass) {
   EXPECT_TRUE(m.moe_layer(3));
   EXPECT_EQ(base_parameters(m), 671026404352);
   EXPECT_TRUE(m.traits.assumed.empty()) << m.traits.assumed;  // a known family: nothing assumed
+  // ... but every key read as the class's default is named, with the class.
+  for (const char* named : {"DeepseekV3Config", "n_shared_experts 1", "first_k_dense_replace 3", "q_lora_rank 1536",
+                            "moe_intermediate_size 2048"})
+    EXPECT_NE(m.traits.defaulted.find(named), std::string::npos) << named << " in " << m.traits.defaulted;
 }
 
 // An unknown model_type read as the closest family gets that family's class defaults, and
@@ -338,6 +412,51 @@ TEST(HfArchitectures, UnknownTypeGetsTheClosestFamilysDefaultsEachNamed) {
   // What the config states is not listed as assumed.
   EXPECT_EQ(m.traits.assumed.find("kv_lora_rank 512"), std::string::npos) << m.traits.assumed;
   EXPECT_EQ(m.traits.assumed.find("moe_intermediate_size"), std::string::npos) << m.traits.assumed;
+}
+
+// DeepSeek's config classes define routed experts by default (transformers
+// configuration_deepseek_v2.py: DeepseekV2Config n_routed_experts=64, n_shared_experts=2,
+// num_experts_per_tok=None; configuration_deepseek_v3.py: DeepseekV3Config
+// n_routed_experts=256, num_experts_per_tok=8), and modeling_deepseek_v2.py builds the MoE
+// block on every layer from first_k_dense_replace on: a config without n_routed_experts once
+// read as a dense model. Each defaulted key is named with its class; V2's None top-k is
+// refused naming the file, the key and the fix.
+TEST(HfArchitectures, DeepSeekRoutedExpertsComeFromTheConfigClass) {
+  test::TempDir dir;
+  const auto p = dir / "config.json";
+  const std::string v2 = read(test::fixture("hf/deepseek-v2-lite/config.json"));
+  std::ofstream(p) << with(v2, "\"n_routed_experts\": 64,", "");
+  const scenario::ModelShape lite = scenario::load_hf_config(p);
+  EXPECT_TRUE(lite.is_moe());
+  EXPECT_EQ(lite.num_local_experts, 64);
+  EXPECT_EQ(base_parameters(lite), 15706484224);  // the published total still holds
+  EXPECT_NE(lite.traits.defaulted.find("DeepseekV2Config"), std::string::npos) << lite.traits.defaulted;
+  EXPECT_NE(lite.traits.defaulted.find("n_routed_experts 64"), std::string::npos) << lite.traits.defaulted;
+  EXPECT_TRUE(lite.traits.assumed.empty()) << lite.traits.assumed;
+  // The stated fixture defaults nothing.
+  EXPECT_TRUE(fixture_model("deepseek-v2-lite").traits.defaulted.empty());
+
+  // Without num_experts_per_tok the V2 class has None: refused, naming file, key and fix.
+  const std::string e =
+      error_of(dir, with(with(v2, "\"n_routed_experts\": 64,", ""), "\"num_experts_per_tok\": 6,", ""));
+  EXPECT_EQ(e.rfind((dir / "config.json").string() + ": num_experts_per_tok: missing", 0), 0u) << e;
+  for (const char* named : {"DeepseekV2Config", "is None, with which the MoE block cannot route", "64 routed experts",
+                            "add \"num_experts_per_tok\""})
+    EXPECT_NE(e.find(named), std::string::npos) << named << " in " << e;
+  // A null is refused the same way, at its position.
+  const std::string null_k = error_of(dir, with(v2, "\"num_experts_per_tok\": 6", "\"num_experts_per_tok\": null"));
+  EXPECT_NE(null_k.find("config.json:26:3: num_experts_per_tok: null"), std::string::npos) << null_k;
+
+  // V3's class defines both: 256 routed experts, top-8, and the published 671B still holds.
+  std::string v3 = read(test::fixture("hf/deepseek-v3/config.json"));
+  v3 = with(with(v3, "\"n_routed_experts\": 256,", ""), "\"num_experts_per_tok\": 8,", "");
+  std::ofstream(p) << v3;
+  const scenario::ModelShape big = scenario::load_hf_config(p);
+  EXPECT_EQ(big.num_local_experts, 256);
+  EXPECT_EQ(big.num_experts_per_tok, 8);
+  EXPECT_EQ(base_parameters(big), 671026404352);
+  for (const char* named : {"DeepseekV3Config", "n_routed_experts 256", "num_experts_per_tok 8"})
+    EXPECT_NE(big.traits.defaulted.find(named), std::string::npos) << named << " in " << big.traits.defaulted;
 }
 
 // DeepSeek-V3's router (group-limited, sigmoid scores with a correction bias, scaled) is

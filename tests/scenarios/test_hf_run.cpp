@@ -196,7 +196,28 @@ TEST_F(InTempDir, OneScenarioRunsResultsJsonHasEnvExtraModel) {
     ASSERT_TRUE(extra.contains("model")) << extra.dump();
     EXPECT_EQ(extra.at("model"), model);
     EXPECT_FALSE(extra.contains("model.qwen3-0.6b")) << extra.dump();
+    // The memory estimate names the checkpointing it counted (the scenario offloads).
+    ASSERT_TRUE(extra.contains("gradient_checkpointing")) << extra.dump();
+    EXPECT_EQ(extra.at("gradient_checkpointing"), "offload");
+    EXPECT_TRUE(contains(extra.at("memory_estimate").get<std::string>(), "gradient checkpointing offload"))
+        << extra.dump();
   }
+}
+
+// Llama 4's chunked layers are charged as transformers' sdpa path runs them (a mask over the
+// whole sequence): the run says so, where it once printed only the chunk layout.
+TEST_F(InTempDir, ChunkedAttentionSaysWhichCostIsCharged) {
+  RunRequest r;
+  r.scenarios = {scenario("qwen3-0.6b.yaml")};
+  r.hf_config = config("llama-4-scout-17b-16e");
+  r.device = "sim";
+  r.layers = 1;
+  r.repeats = 1;
+  r.warmup = 0;
+  const RunOutcome o = run(r);
+  bool said = false;
+  for (const auto& n : o.model_notes) said |= contains(n, "chunked layers are charged as transformers' sdpa path");
+  EXPECT_TRUE(said);
 }
 
 // Gemma-3-1b (5 sliding layers of 6, then a full one): Unsloth's mask cache holds one

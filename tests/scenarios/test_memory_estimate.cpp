@@ -8,7 +8,9 @@
 
 #include "syncscope/core/error.hpp"
 #include "syncscope/program/network.hpp"
+#include "syncscope/program/program.hpp"
 #include "syncscope/program/step_options.hpp"
+#include "syncscope/program/step_program.hpp"
 #include "syncscope/scenario/scenario.hpp"
 #include "syncscope/sim/memory_estimate.hpp"
 #include "test_paths.hpp"
@@ -155,6 +157,95 @@ TEST(MemoryEstimate, QloraQuantizesTheExpertsWhereBitsandbytesReachesThem) {
   const sim::StepMemory oss = sim::estimate_step_memory(step("gpt-oss-20b", "qlora"));
   ASSERT_EQ(oss.notes.size(), 1u);
   EXPECT_NE(oss.notes[0].find("fused 3-D parameters"), std::string::npos) << oss.notes[0];
+}
+
+// Activations by checkpointing mode (Korthikanti et al. 2022, arXiv 2205.05198, section 4
+// and Table 2: without recomputation every layer keeps its activations; with full
+// recomputation only each layer's input, 2sbh bytes in 16 bits, plus one layer's
+// activations while it is recomputed). Llama-3.1-8B, T = 2048, bf16: one layer 331,350,016 B
+// (above), its input 2048*4096*2 = 16,777,216 B, logits 2,101,346,304 B:
+//   none     32 x 331,350,016 + 2,101,346,304 = 12,704,546,816 B, no checkpoints;
+//   full     331,350,016 + 2,101,346,304 = 2,432,696,320 B, checkpoints 32 x 16,777,216 =
+//            536,870,912 B on the device;
+//   offload  the same activations, checkpoints 2 reload buffers = 33,554,432 B.
+TEST(MemoryEstimate, ActivationsByCheckpointingMode) {
+  program::StepOptions none = step("llama-3.1-8b", "lora");
+  none.offload.reset();
+  program::StepOptions full = none;
+  full.training.gradient_checkpointing = "full";
+  const program::StepOptions offload = step("llama-3.1-8b", "lora");
+  EXPECT_EQ(sim::checkpointing_mode(none), "none");
+  EXPECT_EQ(sim::checkpointing_mode(full), "full");
+  EXPECT_EQ(sim::checkpointing_mode(offload), "offload");
+  const sim::StepMemory n = sim::estimate_step_memory(none), f = sim::estimate_step_memory(full),
+                        o = sim::estimate_step_memory(offload);
+  EXPECT_DOUBLE_EQ(part(n, "activations"), 12704546816.0);
+  EXPECT_DOUBLE_EQ(part(n, "checkpoints"), 0);
+  EXPECT_DOUBLE_EQ(part(f, "activations"), kLlamaActivations);
+  EXPECT_DOUBLE_EQ(part(f, "checkpoints"), 536870912.0);
+  EXPECT_DOUBLE_EQ(part(o, "activations"), kLlamaActivations);
+  EXPECT_DOUBLE_EQ(part(o, "checkpoints"), kLlamaCheckpoints);
+  EXPECT_EQ(n.checkpointing, "none");
+  // The printed estimate says which mode it counted.
+  EXPECT_NE(sim::describe_step_memory(full, 80e9, "H100").find("gradient checkpointing full"), std::string::npos);
+  EXPECT_NE(sim::describe_step_memory(offload, 80e9, "H100").find("gradient checkpointing offload"), std::string::npos);
+  // Without checkpointing LoRA needs 30.2 GB; a 25 GB budget refuses it, naming full
+  // checkpointing (20.5 GB) as what fits.
+  try {
+    sim::check_step_memory(none, 25e9, "X", "Llama-3.1-8B", false);
+    ADD_FAILURE() << "LoRA without checkpointing fit 25 GB";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("the step needs about 30.2 GB"), std::string::npos) << what;
+    EXPECT_NE(what.find("gradient checkpointing none"), std::string::npos) << what;
+    EXPECT_NE(what.find("gradient_checkpointing: full (layer inputs kept, layers recomputed) needs 20.5 GB (fits)"),
+              std::string::npos)
+        << what;
+  }
+}
+
+// MLA keeps its latents and per-head widths, not heads x head_dim for q, k and v
+// (DeepseekV2Attention.forward, modeling_deepseek_v2.py). DeepSeek-V2-Lite (H 2048, 16 heads,
+// q_lora_rank null, kv_lora_rank 512, qk 128 + 64, v 128), per token: norms 2*2048 = 4,096;
+// compressed_kv 512 + 64 = 576; kv_a_layernorm's output 512; rotated k_pe 64; rotated q_pe
+// 16*64 = 1,024; q 16*192 = 3,072; kv_b_proj's output 16*(128 + 128) = 4,096; query_states
+// and key_states 2 x 3,072 = 6,144; attention output 16*128 = 2,048: 21,632 values (heads x
+// head_dim for q, k, v would say 22,528). Layer 0 is dense (MLP 3*10944 + 2048 = 34,880):
+// 56,512 values x 2048 tokens x 2 B = 231,473,152 B + the mask 2048^2 x 2 = 8,388,608 B;
+// layer 1 routes (top-6 of 64 experts of 1408: 6*(2048 + 3*1408) + 2*64, shared 3*2816:
+// 46,208): 67,840 values, 277,872,640 + 8,388,608 B. Logits 2*2048*102400*4 = 1,677,721,600.
+TEST(MemoryEstimate, LatentAttentionActivationsUseTheLatentAndPerHeadWidths) {
+  program::StepOptions o = step("deepseek-v2-lite", "lora");
+  o.offload.reset();
+  o.layers = 1;
+  EXPECT_DOUBLE_EQ(part(sim::estimate_step_memory(o), "activations"), 231473152.0 + 8388608.0 + 1677721600.0);
+  o.layers = 2;
+  EXPECT_DOUBLE_EQ(part(sim::estimate_step_memory(o), "activations"),
+                   231473152.0 + 277872640.0 + 2 * 8388608.0 + 1677721600.0);
+  // With checkpointing, the largest one layer's: the MoE layer's.
+  o.training.gradient_checkpointing = "full";
+  EXPECT_DOUBLE_EQ(part(sim::estimate_step_memory(o), "activations"), 277872640.0 + 8388608.0 + 1677721600.0);
+}
+
+// gradient_checkpointing: full recomputes each layer in the backward without copies: the
+// layer's forward kernels run twice, no copy stream; the packing visits count the recompute.
+TEST(MemoryEstimate, FullCheckpointingRecomputesEachLayerInTheStep) {
+  program::StepOptions none = step("qwen3-0.6b", "lora");
+  none.offload.reset();
+  none.layers = 2;
+  program::StepOptions full = none;
+  full.training.gradient_checkpointing = "full";
+  auto q_proj = [](const program::Program& p) {
+    int n = 0;
+    for (const auto& op : p.ops) n += op.name == "q_proj";
+    return n;
+  };
+  const program::Program pn = program::build_step_program(none), pf = program::build_step_program(full);
+  EXPECT_EQ(q_proj(pn), 2);
+  EXPECT_EQ(q_proj(pf), 4);
+  EXPECT_EQ(pf.streams.size(), 1u);
+  EXPECT_EQ(program::packing_visit_windows(none).size(), 2u);
+  EXPECT_EQ(program::packing_visit_windows(full).size(), 4u);
 }
 
 }  // namespace

@@ -152,5 +152,31 @@ TEST(TrainingFields, ShippedScenariosSayTheirModeAndTies) {
                    7.0);
 }
 
+// gradient_checkpointing: none | full | offload. Unset, the mode follows offload, as before
+// the key existed; offload is offload: true; a contradiction with offload names the key.
+TEST(TrainingFields, GradientCheckpointingModes) {
+  std::string packing = kBase;
+  const std::string fix = "offload:\n    variants: [single, prefetch]";
+  packing.replace(packing.find(fix), fix.size(), "packing:\n    variants: [rebuild, cached]");
+  scenario::Scenario s;
+  ASSERT_EQ(load_error(packing, &s), "");
+  EXPECT_EQ(s.training.gradient_checkpointing, "");
+  EXPECT_FALSE(s.offload);
+  ASSERT_EQ(load_error(packing + "gradient_checkpointing: full\n", &s), "");
+  EXPECT_EQ(s.training.gradient_checkpointing, "full");
+  EXPECT_FALSE(s.offload);
+  ASSERT_EQ(load_error(packing + "gradient_checkpointing: offload\n", &s), "");
+  EXPECT_TRUE(s.offload);
+  std::string e = load_error(packing + "gradient_checkpointing: sometimes\n");
+  EXPECT_NE(e.find("x.yaml:19:"), std::string::npos) << e;
+  e = load_error(packing + "offload: true\ngradient_checkpointing: full\n");
+  EXPECT_NE(e.find("gradient_checkpointing: expected offload while offload is on"), std::string::npos) << e;
+  e = load_error(packing + "offload: false\ngradient_checkpointing: offload\n");
+  EXPECT_NE(e.find("gradient_checkpointing: expected none or full with offload: false"), std::string::npos) << e;
+  // The offload fix under test checkpoints in host memory: "none" contradicts it.
+  e = load_error(with("gradient_checkpointing: none\n"));
+  EXPECT_NE(e.find("gradient_checkpointing: expected offload while offload is on"), std::string::npos) << e;
+}
+
 }  // namespace
 }  // namespace syncscope

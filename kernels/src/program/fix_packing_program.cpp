@@ -118,7 +118,8 @@ std::vector<int> packing_visit_windows(const StepOptions& o) {
   const Choreography choreo = checkpointing ? std::move(schedule.choreography) : build_plain_choreography(L);
   std::vector<int> out;
   for (const ChoreoStep& s : choreo.steps)
-    if (s.kind == ChoreoKind::ForwardLayer || (checkpointing && s.kind == ChoreoKind::BackwardLayer))
+    if (s.kind == ChoreoKind::ForwardLayer ||
+        (recomputes_layers(o, checkpointing) && s.kind == ChoreoKind::BackwardLayer))
       out.push_back(layer_sliding_window(o.model, s.layer));
   return out;
 }

@@ -153,8 +153,9 @@ class StepBuilder final : public ProgramLayerBuilder {
   Choreography choreo_;
   int L_ = 0, b_ = 4, T_ = 0, H_ = 0, nh_ = 0, nkv_ = 0, d_ = 0, I_ = 0, V_ = 0, E_ = 0, k_ = 0;
   // checkpointing_: a fix's schedule (build_program_schedule) offloads layer checkpoints,
-  // so backward recomputes each layer from its reloaded input.
-  bool low_precision_ = false, checkpointing_ = false, forward_open_ = false;
+  // so backward recomputes each layer from its reloaded input. recompute_: it does, or the
+  // scenario's gradient_checkpointing is "full" (inputs kept on the device, no copies).
+  bool low_precision_ = false, checkpointing_ = false, forward_open_ = false, recompute_ = false;
   std::vector<int> lengths_;
   std::vector<int> act_, host_, ring_;
   int layer_ = -1;

@@ -32,6 +32,10 @@ std::string list(const char* const (&names)[N]) {
 
 int effective_layers(const StepOptions& o) { return o.layers > 0 ? o.layers : o.model.num_hidden_layers; }
 
+bool recomputes_layers(const StepOptions& o, bool scheduled) {
+  return scheduled || (!o.offload && o.training.gradient_checkpointing == "full");
+}
+
 int dtype_bytes(const std::string& dtype) {
   if (dtype == "fp32") return 4;
   if (dtype == "bf16" || dtype == "fp16") return 2;

@@ -48,6 +48,7 @@ StepBuilder::StepBuilder(const StepOptions& o) : o_(o) {
       break;
     }
   choreo_ = checkpointing_ ? std::move(schedule.choreography) : build_plain_choreography(L_);
+  recompute_ = recomputes_layers(o_, checkpointing_);
   p_.name = fmt::format("{}/L={}/{}/packing={}/offload={}{}", m.name, L_, o_.training.mode,
                         fixes::variant_name(o_.packing), o_.offload ? fixes::variant_name(*o_.offload) : "off",
                         m.is_moe() ? "/moe=" + fixes::variant_name(o_.moe) : "");
@@ -376,7 +377,7 @@ void StepBuilder::step(const ChoreoStep& s) {
       const int input =
           s.buffer >= 0 ? ring_[static_cast<std::size_t>(s.buffer)] : act_[static_cast<std::size_t>(s.layer)];
       std::vector<FwdKernel> ks = layer_fwd_[s.layer];
-      if (checkpointing_) {
+      if (recompute_) {
         // Checkpointing: recompute the layer with grad from its (reloaded) input.
         recording_ = true;
         fwd_kernels_.clear();

@@ -66,6 +66,11 @@ struct ReferenceStep::Impl {
     adam = std::make_unique<torch::optim::AdamW>(
         params, torch::optim::AdamWOptions(opt.learning_rate).weight_decay(opt.weight_decay));
     const std::int64_t T = opt.batch.packed_tokens, H = opt.model.hidden_size;
+    if (!opt.offload && opt.training.gradient_checkpointing == "full")
+      throw InputError(
+          "gradient_checkpointing: full: the LibTorch reference step recomputes layers only with offload (the step "
+          "programs, the simulator and the memory estimate model full recompute); run it with --device sim, or "
+          "measure with gradient_checkpointing: none or offload");
     if (!opt.offload) {
       choreo = program::build_plain_choreography(layers);
     } else {

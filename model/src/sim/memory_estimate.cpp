@@ -76,6 +76,17 @@ std::string parts_text(const StepMemory& m) {
 
 }  // namespace
 
+std::string checkpointing_mode(const program::StepOptions& o) {
+  if (o.offload) return "offload";
+  return o.training.gradient_checkpointing == "full" ? "full" : "none";
+}
+
+std::string describe_checkpointing(const std::string& mode) {
+  if (mode == "offload") return "gradient checkpointing offload (layer inputs in host memory, reloaded for recompute)";
+  if (mode == "full") return "gradient checkpointing full (layer inputs kept on the device, layers recomputed)";
+  return "gradient checkpointing none (every layer's activations kept)";
+}
+
 double StepMemory::total() const {
   return std::accumulate(parts.begin(), parts.end(), 0.0, [](double a, const auto& p) { return a + p.second; });
 }
@@ -138,22 +149,47 @@ double adapter_values(const program::StepOptions& o, const std::vector<program::
   return n;
 }
 
-// One layer's activations kept for its backward, in bytes (see the header).
-double layer_activation_bytes(const program::StepOptions& o) {
+// The attention's tensors one token keeps for the backward, in values: the two norms'
+// outputs and what the projections, RoPE and SDPA save.
+double attention_values(const scenario::ModelShape& m) {
+  const double H = m.hidden_size, nh = m.num_attention_heads;
+  if (m.is_mla()) {
+    // Multi-head latent attention as DeepseekV2Attention.forward (transformers
+    // modeling_deepseek_v2.py; DeepseekV3Attention is the same) computes it: q_a_proj's output
+    // and q_a_layernorm's (q_b_proj's input), unless q_lora_rank is null (q_proj direct);
+    // kv_a_proj_with_mqa's compressed_kv [kv_lora_rank + qk_rope_head_dim], kv_a_layernorm's
+    // output (kv_b_proj's input) and the rotated k_pe [qk_rope_head_dim], shared by every head;
+    // per head: q [qk_head_dim], the rotated q_pe [qk_rope_head_dim], kv_b_proj's output
+    // [qk_nope_head_dim + v_head_dim] (k_nope and value are views of it), query_states and
+    // key_states (torch.cat: new tensors, what SDPA saves) [qk_head_dim each], and the
+    // attention output [v_head_dim], o_proj's input.
+    const double qr = m.q_lora_rank, kvr = m.kv_lora_rank, rope = m.qk_rope_head_dim, qk = nh * m.head_dim;
+    return 2 * H + (qr > 0 ? 2 * qr : 0) + (kvr + rope) + kvr + rope + nh * rope + qk +
+           nh * (m.qk_nope_head_dim + m.v_head_dim) + 2 * qk + nh * m.v_head_dim;
+  }
+  // q_proj's output, the rotated q and the attention output; k_proj's, v_proj's and the
+  // rotated k; with grouped kv heads, k and v repeated to every head (repeat_kv).
+  const double q = nh * m.head_dim, kv = static_cast<double>(m.num_key_value_heads) * m.head_dim;
+  return 2 * H + 3 * q + 3 * kv + (q != kv ? 2 * q : 0);
+}
+
+// Layer `layer`'s activations kept for its backward, in bytes (see the header): its
+// attention, its MLP (the routed experts with their router and shared experts on an MoE
+// layer, the dense MLP on a dense one), the packed [T, T] mask.
+double layer_activation_bytes(const program::StepOptions& o, int layer) {
   const scenario::ModelShape& m = o.model;
   const double b = program::dtype_bytes(o.dtype);
-  const double T = o.batch.packed_tokens, H = m.hidden_size,
-               q = static_cast<double>(m.num_attention_heads) * m.head_dim,
-               kv = static_cast<double>(m.num_key_value_heads) * m.head_dim, I = m.intermediate_size,
-               E = m.num_local_experts, k = m.num_experts_per_tok;
-  double layer = T * (2 * H + 3 * q + 3 * kv + (q != kv ? 2 * q : 0));
-  if (m.is_moe()) {
-    layer += T * k * (H + 3 * I) + 2 * T * E;
-    if (m.shared_expert_intermediate_size > 0) layer += T * 3.0 * m.shared_expert_intermediate_size;
+  const double T = o.batch.packed_tokens, H = m.hidden_size, E = m.num_local_experts, k = m.num_experts_per_tok;
+  double layer_values = T * attention_values(m);
+  if (m.moe_layer(layer)) {
+    const double I = m.intermediate_size;
+    layer_values += T * k * (H + 3 * I) + 2 * T * E;
+    if (m.shared_expert_intermediate_size > 0) layer_values += T * 3.0 * m.shared_expert_intermediate_size;
   } else {
-    layer += T * (3 * I + H);
+    const double I = m.is_moe() && m.dense_intermediate_size > 0 ? m.dense_intermediate_size : m.intermediate_size;
+    layer_values += T * (3 * I + H);
   }
-  double bytes = layer * b + T * T * b;  // the packed [T, T] mask
+  double bytes = layer_values * b + T * T * b;  // the packed [T, T] mask
   if (program::is_gpt_oss(m) && o.gpt_oss_unsloth_form)
     bytes += 2.0 * m.num_attention_heads * T * T * 4;  // eager scores and probabilities, fp32
   return bytes;
@@ -199,12 +235,29 @@ StepMemory estimate_step_memory(const program::StepOptions& o) {
   const double optimizer = eight_bit ? trainable * (2 + 2 * 4.0 / 2048) : 8 * trainable;
   const double logits = 2.0 * o.batch.packed_tokens * m.vocab_size * 4;  // logits and their gradient, fp32
   const double input = static_cast<double>(o.batch.packed_tokens) * m.hidden_size * b;  // one layer input
-  const double layer_bytes = layer_activation_bytes(o);
+  // Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer Models"
+  // (arXiv 2205.05198), section 4 and Table 2: without recomputation every layer keeps its
+  // activations for the backward (the sum over layers); with full recomputation only each
+  // layer's input is stored (2sbh bytes per layer in 16 bits: T x hidden here) and one layer's
+  // activations exist at a time, while it is recomputed and back-propagated (the largest).
+  // transformers' gradient_checkpointing wraps each decoder layer (GradientCheckpointingLayer,
+  // torch.utils.checkpoint), so it keeps exactly the layer inputs; Unsloth's offloaded form
+  // moves them to host memory and reloads each into a ring of device buffers.
+  double all_layers = 0, largest_layer = 0;
+  for (int l = 0; l < L; ++l) {
+    const double x = layer_activation_bytes(o, l);
+    all_layers += x;
+    largest_layer = std::max(largest_layer, x);
+  }
   double checkpoints = 0, activations = 0;
-  if (!o.offload) {
-    activations = L * layer_bytes + logits;  // no checkpointing: every layer's tensors stay
+  const std::string mode = checkpointing_mode(o);
+  if (mode == "none") {
+    activations = all_layers + logits;  // no checkpointing: every layer's tensors stay
+  } else if (mode == "full") {
+    activations = largest_layer + logits;
+    checkpoints = L * input;  // every layer input on the device
   } else {
-    activations = layer_bytes + logits;
+    activations = largest_layer + logits;
     const int ring = *o.offload == fixes::OffloadVariant::Single   ? 1
                      : *o.offload == fixes::OffloadVariant::Double ? 2
                                                                    : o.prefetch_depth + 1;
@@ -212,6 +265,7 @@ StepMemory estimate_step_memory(const program::StepOptions& o) {
     checkpoints = input <= o.offload_min_bytes ? L * input : ring * input;
   }
   StepMemory r;
+  r.checkpointing = mode;
   r.parts = {{"weights", weights},
              {"adapters", adapters},
              {"gradients", gradients},
@@ -278,9 +332,15 @@ std::vector<std::string> what_would_fit(const program::StepOptions& o, double ca
     e.training.optimizer = "adamw_8bit";
     tried(e, "optimizer: adamw_8bit");
   }
+  if (checkpointing_mode(o) == "none") {
+    program::StepOptions c = o;
+    c.training.gradient_checkpointing = "full";
+    tried(c, "gradient_checkpointing: full (layer inputs kept, layers recomputed)");
+  }
   if (!o.offload) {
     program::StepOptions f = o;
     f.offload = program::kUnslothDefaultReload;
+    f.training.gradient_checkpointing = "offload";
     tried(f, "offload: true (checkpointing, reloads double-buffered)");
   }
   // The deepest run that fits (the embedding and head stay whatever the depth).
@@ -309,9 +369,10 @@ std::string describe_step_memory(const program::StepOptions& o, double capacity,
   const StepMemory need = estimate_step_memory(o);
   std::string notes;
   for (const auto& n : need.notes) notes += "; " + n;
-  return fmt::format("needs {:.1f} GB of the {} profile's {:.1f} GB ({}, {} training{}{})", gb(need.total()), gpu,
+  return fmt::format("needs {:.1f} GB of the {} profile's {:.1f} GB ({}, {} training{}, {}{})", gb(need.total()), gpu,
                      gb(capacity), parts_text(need), o.training.mode,
-                     o.training.adapters() ? "" : fmt::format(", {}", o.training.optimizer), notes);
+                     o.training.adapters() ? "" : fmt::format(", {}", o.training.optimizer),
+                     describe_checkpointing(need.checkpointing), notes);
 }
 
 std::string check_step_memory(const program::StepOptions& o, double capacity, const std::string& gpu,
@@ -323,9 +384,10 @@ std::string check_step_memory(const program::StepOptions& o, double capacity, co
   std::string notes;
   for (const auto& n : need.notes) notes += "; " + n;
   const std::string text = fmt::format(
-      "{}: the step needs about {:.1f} GB of GPU memory, more than the {} profile's {:.1f} GB; largest: {} ({}{}; an "
-      "estimate from the architecture's parameters and the step's shapes, not a measurement). What would fit: {}",
-      what, gb(need.total()), gpu, gb(capacity), largest_parts(need), parts_text(need), notes, fmt::join(fits, "; "));
+      "{}: the step needs about {:.1f} GB of GPU memory, more than the {} profile's {:.1f} GB; largest: {} ({}; {}{}; "
+      "an estimate from the architecture's parameters and the step's shapes, not a measurement). What would fit: {}",
+      what, gb(need.total()), gpu, gb(capacity), largest_parts(need), parts_text(need),
+      describe_checkpointing(need.checkpointing), notes, fmt::join(fits, "; "));
   if (!force) throw InputError(text + "; or pass --force-memory to simulate it anyway (labelled in every output)");
   return text;
 }

@@ -106,6 +106,11 @@ std::string fix_variants_key(const StepOptions& o);
 // by the two functions above before they loop.
 void bind_program_fix_hooks();
 
+// True when the step recomputes each layer in the backward: a fix's schedule checkpoints
+// (`scheduled`: offload), or the scenario's gradient_checkpointing is "full" (transformers'
+// gradient_checkpointing: the layer inputs stay on the device, no copies).
+bool recomputes_layers(const StepOptions& options, bool scheduled);
+
 // Layers actually run (options.layers or the model's).
 int effective_layers(const StepOptions& options);
 

@@ -35,12 +35,15 @@ void check_simulation_memory(const program::StepOptions& options, int steps, con
 //   fp32 master weights  full fine-tune in bf16/fp16 (mixed precision): 4 B per parameter;
 //   AdamW moments  two fp32 moments per trained value (8 B), or 8-bit AdamW's two bytes
 //                plus an fp32 absmax per 2048 values (training.optimizer: adamw_8bit);
-//   activations  one layer's working set while it is recomputed and back-propagated (its
-//                projections, MLP or routed and shared experts, the [T, T] packing mask
-//                and, for eager attention with sinks, the [heads, T, T] scores), every
-//                layer's without checkpointing, plus the logits and their gradient in fp32;
-//   checkpoints  the layer inputs kept for recompute ([T, hidden] each): all L on the
-//                device without offload, the reload buffers (2, or k+1 for prefetch) with it;
+//   activations  by the checkpointing mode (checkpointing_mode()): "none", every layer's
+//                working set (its projections, MLA's latents and per-head q/k/v where the
+//                model has them, its dense MLP or routed and shared experts, the [T, T]
+//                packing mask and, for eager attention with sinks, the [heads, T, T] scores);
+//                "full" and "offload", the largest one layer's, while it is recomputed and
+//                back-propagated; plus the logits and their gradient in fp32;
+//   checkpoints  the layer inputs kept for recompute ([T, hidden] each): none without
+//                checkpointing, all L on the device with "full", the reload buffers (2, or
+//                k+1 for prefetch) with "offload";
 //   CUDA context 723 MiB (a measured floor; memory_estimate.cpp cites it);
 //   allocator rounding  PyTorch's caching allocator rounds each weight, gradient and state
 //                tensor to 512 B, or 2 MiB above 1 MiB.
@@ -48,8 +51,17 @@ void check_simulation_memory(const program::StepOptions& options, int steps, con
 struct StepMemory {
   std::vector<std::pair<std::string, double>> parts;  // name -> bytes, in the order above
   std::vector<std::string> notes;                     // what was assumed (which layers qlora quantizes)
+  std::string checkpointing;                          // the mode the activations were counted for
   double total() const;
 };
+
+// The gradient checkpointing a step runs: "offload" when options.offload is set (Unsloth's:
+// layer inputs in host memory), else training.gradient_checkpointing's "full" (transformers'
+// gradient_checkpointing: each layer's input kept on the device, the layer recomputed in the
+// backward) or "none" (every layer's activations kept).
+std::string checkpointing_mode(const program::StepOptions& options);
+// The mode in words, for the printed estimate and results.json.
+std::string describe_checkpointing(const std::string& mode);
 StepMemory estimate_step_memory(const program::StepOptions& options);
 
 // "needs 71.3 GB of the H100 profile's 80.0 GB (weights 16.1 GB, ...)": the estimate of a

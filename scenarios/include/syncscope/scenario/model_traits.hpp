@@ -24,6 +24,11 @@ struct ModelTraits {
   // Non-empty when the config's model_type is not a known family: what was assumed, as a
   // warning to print (the run prints it and keeps it in results.json's notes).
   std::string assumed;
+  // Non-empty when the config (of a known family) leaves architecture keys to its config
+  // class: each key with the value read and the class named ("the config leaves 2
+  // architecture keys to DeepseekV2Config (...)'s defaults: read as n_routed_experts 64, ..."),
+  // a warning to print and keep in results.json's notes.
+  std::string defaulted;
   // Sliding window (tokens) per decoder layer, 0 for full attention; empty: every layer
   // full. Layers beyond the list (a sweep deeper than the config) repeat it cyclically.
   std::vector<int> layer_windows;

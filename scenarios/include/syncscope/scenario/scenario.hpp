@@ -73,6 +73,8 @@ struct ModelShape {
 inline constexpr const char* kTrainingModes[] = {"full", "lora", "qlora"};
 inline constexpr const char* kLoraModules[] = {"q_proj",    "k_proj",  "v_proj",   "o_proj",
                                                "gate_proj", "up_proj", "down_proj"};
+inline constexpr const char* kGradientCheckpointing[] = {"none", "full", "offload"};
+
 struct TrainingSpec {
   std::string mode = "full";
   int lora_rank = 16;
@@ -84,6 +86,13 @@ struct TrainingSpec {
   // master copy and two fp32 moments per trained value) or "adamw_8bit" (bitsandbytes'
   // AdamW8bit: two 8-bit moments with an fp32 absmax per block of 2048 values).
   std::string optimizer = "adamw";
+  // The scenario's `gradient_checkpointing` (kGradientCheckpointing): "none" (every layer's
+  // activations kept for the backward), "full" (transformers' gradient_checkpointing: each
+  // layer's input kept on the device, the layer recomputed in the backward) or "offload"
+  // (Unsloth's: the inputs in host memory, reloaded for the recompute; the same as offload:
+  // true). "" when not given: the mode follows `offload` (offload, else none), as before the
+  // key existed.
+  std::string gradient_checkpointing;
   bool adapters() const { return mode == "lora" || mode == "qlora"; }
 };
 
