@@ -26,9 +26,9 @@ constexpr Ns us = 1000;
 constexpr const char* kReal = "ranks/hta_nccl/nccl_data_rank0of2.json.gz";
 
 bool has_line(const std::vector<std::string>& lines, const std::string& part) {
-  return std::any_of(lines.begin(), lines.end(), [&](const std::string& l) { return l.find(part) != std::string::npos; });
+  return std::any_of(lines.begin(), lines.end(),
+                     [&](const std::string& l) { return l.find(part) != std::string::npos; });
 }
-
 
 TEST(ReplayJobSeq, GroupRanksAsPyTorchWritesThem) {
   auto r = m::parse_group_ranks("[0, 1, 2, 3]", 4);
@@ -71,8 +71,11 @@ TEST(ReplayJobSeq, RealTraceCollectiveArgsAreRead) {
     EXPECT_EQ(c.group, "pg 0");
     EXPECT_EQ(c.group_ranks, (std::vector<std::int64_t>{0, 1}));
     EXPECT_FALSE(c.seq);  // no "Seq" in this PyTorch's args
-    EXPECT_EQ(c.dtype, "Float");
   }
+  // Each step broadcasts 53,120 floats, then 53 longs, then all-reduces.
+  EXPECT_EQ(comms[0].dtype, "Float");
+  EXPECT_EQ(comms[1].dtype, "Long");
+  EXPECT_EQ(comms[1].in_nelems, 53);
   EXPECT_EQ(comms[0].collective, "broadcast");
   EXPECT_EQ(comms[0].in_nelems, 53120);
   EXPECT_EQ(comms[2].collective, "allreduce");
@@ -250,8 +253,8 @@ Trace seq_rank(std::int64_t rank, std::int64_t world, const std::vector<Coll>& c
   step.end = (last + 10) * us + shift;
   t.ranges.push_back(step);
   t.meta.rank = rank;
-  t.meta.extra["distributedInfo"] = "{\"rank\": " + std::to_string(rank) + ", \"world_size\": " +
-                                    std::to_string(world) + "}";
+  t.meta.extra["distributedInfo"] =
+      "{\"rank\": " + std::to_string(rank) + ", \"world_size\": " + std::to_string(world) + "}";
   t.finalize();
   return t;
 }
@@ -293,10 +296,14 @@ TEST(ReplayJobSeq, ASubGroupCollectiveWaitsOnlyForItsRanks) {
 
 TEST(ReplayJobSeq, ACollectiveMissingOnOneRankIsNamedWithGroupAndSeq) {
   auto r0 = [] {
-    return seq_rank(0, 2, {{"0", 7, "[0, 1]", "allreduce", 20, 100}, {"0", 8, "[0, 1]", "broadcast", 120, 150},
-                           {"0", 9, "[0, 1]", "allreduce", 170, 250}});
+    return seq_rank(0, 2,
+                    {{"0", 7, "[0, 1]", "allreduce", 20, 100},
+                     {"0", 8, "[0, 1]", "broadcast", 120, 150},
+                     {"0", 9, "[0, 1]", "allreduce", 170, 250}});
   };
-  auto r1 = [] { return seq_rank(1, 2, {{"0", 7, "[0, 1]", "allreduce", 20, 100}, {"0", 9, "[0, 1]", "allreduce", 170, 250}}); };
+  auto r1 = [] {
+    return seq_rank(1, 2, {{"0", 7, "[0, 1]", "allreduce", 20, 100}, {"0", 9, "[0, 1]", "allreduce", 170, 250}});
+  };
   const m::JobReplayReport rep = m::replay_job(inputs({r0, r1}), {}, "job");
   EXPECT_EQ(rep.collectives, 2u);
   EXPECT_EQ(rep.matched_by_seq, 2u);
@@ -310,12 +317,16 @@ TEST(ReplayJobSeq, ACollectiveMissingOnOneRankIsNamedWithGroupAndSeq) {
 // all-reduce, and so on. Each disagreement is named; nothing matches, so exit 2 naming the first.
 TEST(ReplayJobSeq, SeqNumbersThatDisagreeAreNamedAndRefusedWhenNothingMatches) {
   auto r0 = [] {
-    return seq_rank(0, 2, {{"0", 0, "[0, 1]", "allreduce", 20, 100}, {"0", 1, "[0, 1]", "broadcast", 120, 150},
-                           {"0", 2, "[0, 1]", "allreduce", 170, 250}});
+    return seq_rank(0, 2,
+                    {{"0", 0, "[0, 1]", "allreduce", 20, 100},
+                     {"0", 1, "[0, 1]", "broadcast", 120, 150},
+                     {"0", 2, "[0, 1]", "allreduce", 170, 250}});
   };
   auto r1 = [] {
-    return seq_rank(1, 2, {{"0", 1, "[0, 1]", "allreduce", 20, 100}, {"0", 2, "[0, 1]", "broadcast", 120, 150},
-                           {"0", 3, "[0, 1]", "allreduce", 170, 250}});
+    return seq_rank(1, 2,
+                    {{"0", 1, "[0, 1]", "allreduce", 20, 100},
+                     {"0", 2, "[0, 1]", "broadcast", 120, 150},
+                     {"0", 3, "[0, 1]", "allreduce", 170, 250}});
   };
   std::string error;
   try {
@@ -326,13 +337,22 @@ TEST(ReplayJobSeq, SeqNumbersThatDisagreeAreNamedAndRefusedWhenNothingMatches) {
   EXPECT_NE(error.find("no collective matched"), std::string::npos) << error;
   EXPECT_NE(error.find("rank 1, group pg 0, seq 1: allreduce here, broadcast on the other ranks"), std::string::npos)
       << error;
+  // Windows that do not meet (profiled over other steps): said so, with what to compare.
+  auto late = [] { return seq_rank(1, 2, {{"0", 40, "[0, 1]", "allreduce", 20, 100}}); };
+  try {
+    (void)m::replay_job(inputs({r0, late}), {}, "job");
+    error.clear();
+  } catch (const InputError& e) {
+    error = e.what();
+  }
+  EXPECT_NE(error.find("compare their Seq numbers"), std::string::npos) << error;
 }
 
 TEST(ReplayJobSeq, ClocksSecondsApartAreAlignedOnSeqMatches) {
   const std::vector<Coll> colls{{"0", 3, "[0, 1]", "allreduce", 20, 100}, {"0", 4, "[0, 1]", "allreduce", 130, 180}};
-  const m::JobReplayReport rep = m::replay_job(
-      inputs({[=] { return seq_rank(0, 2, colls); }, [=] { return seq_rank(1, 2, colls, 3'000'000'000); }}), {},
-      "job");
+  const m::JobReplayReport rep = m::replay_job(inputs({[=] { return seq_rank(0, 2, colls); },
+                                                       [=] { return seq_rank(1, 2, colls, 3'000'000'000); }}),
+                                               {}, "job");
   EXPECT_EQ(rep.matched_by_seq, 2u);
   EXPECT_EQ(rep.ranks[1].clock_offset_ns, 3'000'000'000);
   for (const auto& r : rep.ranks) EXPECT_EQ(r.steps[0].replayed_ns, r.steps[0].measured_ns) << "rank " << r.rank;
