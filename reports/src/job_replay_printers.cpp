@@ -47,9 +47,13 @@ std::string job_replay_to_text(const model::JobReplayReport& r) {
       "Whole-job replay of {} rank trace(s) in {} (docs/replay.md, \"Whole-job replay\"): {} collective(s) matched in "
       "{} group(s)\n",
       r.ranks.size(), printable(r.source), r.collectives, r.collective_groups);
-  s += "  rests on: collectives matched by process group where the trace names it, else by stream, then by order; a "
-       "collective ends at its last participant's start plus that rank's recorded duration; clocks aligned on shared "
-       "collectives' ends\n";
+  s += fmt::format(
+      "  matched by: {} Kineto's (process group, Seq), {} process group name then order, {} stream then order\n",
+      r.matched_by_seq, r.matched_by_group_order, r.matched_by_stream_order);
+  s += "  rests on: collectives matched by (process group, Seq) where the trace has them (only the ranks in its "
+       "Process Group Ranks take part), else by process group name, else by stream, then by order; a collective ends "
+       "at its last participant's start plus that rank's recorded duration; clocks aligned on shared collectives' "
+       "ends\n";
   for (const auto& w : r.warnings) s += "  warning: " + printable(w) + "\n";
   for (const auto& m : r.mismatches) s += "  mismatch: " + printable(m) + "\n";
   if (r.mismatches_total > r.mismatches.size())

@@ -312,8 +312,8 @@ TEST(ReplayJob, AnOrderThatWouldDeadlockIsTimedAndCounted) {
   m::JobLinks links;
   links.offset_ns = {0, 0};
   // rank 0's first with rank 1's second, and the other way round.
-  links.collectives.push_back({{{0, ca[0].node}, {1, cc[1].node}}, 100 * us, 0, std::nullopt});
-  links.collectives.push_back({{{0, ca[1].node}, {1, cc[0].node}}, 100 * us, 0, std::nullopt});
+  links.collectives.push_back({{{0, ca[0].node}, {1, cc[1].node}}, 100 * us, 0, std::nullopt, {}});
+  links.collectives.push_back({{{0, ca[1].node}, {1, cc[0].node}}, 100 * us, 0, std::nullopt, {}});
   const m::ReplayOrder oa = m::replay_order(ga), oc = m::replay_order(gc);
   std::uint64_t forced = 0;
   const auto times = m::run_job_replay({&ga, &gc}, {&oa, &oc}, links, &forced);

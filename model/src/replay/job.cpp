@@ -23,7 +23,8 @@ struct RankGraph {
   ReplayGraph graph;
   ReplayOrder order;
   std::vector<JobComm> comms;
-  std::optional<Trace> trace;  // kept for the rank an edit is applied to
+  std::uint64_t unreadable_ranks = 0;  // "Process Group Ranks" values not read
+  std::optional<Trace> trace;          // kept for the rank an edit is applied to
 };
 
 template <class T>
@@ -56,7 +57,7 @@ RankGraph load_rank(const JobRankInput& in, std::size_t index, const JobReplayOp
   ReplayOptions ro;
   ro.step_glob = options.step_glob;
   rg.graph = build_replay_graph(trace, ro);
-  rg.comms = job_comms(trace, rg.graph);
+  rg.comms = job_comms(trace, rg.graph, &rg.unreadable_ranks);
   rg.order = replay_order(rg.graph);
   if (options.what_if_rank && *options.what_if_rank == rg.rank && !options.what_if.empty()) rg.trace = std::move(trace);
   return rg;
@@ -99,25 +100,41 @@ void check_set(const std::vector<RankGraph>& rg, const std::vector<JobRankInput>
     }
 }
 
-// The job's size, and with fewer ranks given than that, every collective's absent peers anchored.
+// A collective with a peer whose trace is not given is anchored: it ends no earlier than
+// recorded. Its peers are its group's ranks where the trace lists them ("Process Group Ranks":
+// a sub-group whose ranks are all given needs no anchor), else the job's world_size ranks.
 void anchor_absent_peers(const std::vector<RankGraph>& rg, const std::vector<bool>& excluded, JobLinks& links,
                          JobReplayReport& rep) {
   std::size_t given = 0;
+  std::vector<std::int64_t> given_ranks;
   for (std::size_t i = 0; i < rg.size(); ++i)
     if (!excluded[i]) {
       ++given;
+      given_ranks.push_back(rg[i].rank);
       if (rg[i].world_size) rep.world_size = rg[i].world_size;
     }
-  if (!rep.world_size || static_cast<std::int64_t>(given) >= *rep.world_size || links.collectives.empty()) return;
-  rep.peers_anchored = true;
+  const bool world_short = rep.world_size && static_cast<std::int64_t>(given) < *rep.world_size;
+  std::uint64_t anchored = 0, by_group = 0;
   for (JobCollective& c : links.collectives) {
+    bool absent = world_short;
+    if (!c.participants.empty()) {
+      absent = std::any_of(c.participants.begin(), c.participants.end(), [&](std::int64_t p) {
+        return !std::binary_search(given_ranks.begin(), given_ranks.end(), p);
+      });
+      by_group += absent != world_short ? 1 : 0;
+    }
+    if (!absent) continue;
     const auto [r, node] = c.members[c.last];
     c.anchored_end = rg[r].graph.nodes[node].rec_end - links.offset_ns[r];
+    ++anchored;
   }
-  rep.warnings.push_back(
-      fmt::format("{} of the job's {} ranks given: each collective's other peers are anchored, so it "
-                  "ends no earlier than recorded (an edit can delay it, not bring it forward)",
-                  given, *rep.world_size));
+  if (anchored == 0) return;
+  rep.peers_anchored = true;
+  rep.warnings.push_back(fmt::format(
+      "{} of the job's {} ranks given: {} of the {} matched collective(s) have peers not given, anchored, so each "
+      "ends no earlier than recorded (an edit can delay it, not bring it forward){}",
+      given, rep.world_size ? std::to_string(*rep.world_size) : std::string("?"), anchored, links.collectives.size(),
+      by_group ? fmt::format("; {} decided by their group's Process Group Ranks", by_group) : std::string()));
 }
 
 // Why nothing matched, for the message.
@@ -134,6 +151,11 @@ std::string nothing_matched(const std::vector<RankGraph>& rg, const std::vector<
         "their collectives (replay one trace with predict --trace FILE)",
         with_comm, rg.size());
   if (!links.mismatches.empty()) return "their collectives disagree from the first one on: " + links.mismatches.front();
+  if (links.groups > 0)
+    return fmt::format(
+        "{} process group(s) are on two or more ranks, but no one collective of them is (were the "
+        "ranks profiled over different steps? compare their Seq numbers)",
+        links.groups);
   return "no group of collectives is on two ranks";
 }
 
@@ -235,6 +257,16 @@ JobReplayReport replay_job(std::vector<JobRankInput> inputs, const JobReplayOpti
                     "(give every rank's trace to replay them)"));
   rep.collectives = links.collectives.size();
   rep.collective_groups = links.groups;
+  for (const MatchRule rule : links.rule)
+    ++(rule == MatchRule::Seq          ? rep.matched_by_seq
+       : rule == MatchRule::GroupOrder ? rep.matched_by_group_order
+                                       : rep.matched_by_stream_order);
+  for (const RankGraph& r : rg) rep.unreadable_group_ranks += r.unreadable_ranks;
+  if (rep.unreadable_group_ranks)
+    rep.warnings.push_back(
+        fmt::format("{} \"Process Group Ranks\" value(s) not read (expected \"[0, 1, ...]\"): "
+                    "those collectives' participants are the ranks that ran them",
+                    rep.unreadable_group_ranks));
   rep.mismatches = links.mismatches;
   rep.mismatches_total = links.mismatches_total;
   std::vector<const ReplayGraph*> graphs;

@@ -2,7 +2,9 @@
 //
 // Names (errors are fractions, times ns):
 //   {"schema_version", "kind": "job_replay", "source", "step_glob", "rests_on": [...],
-//    "collectives", "collective_groups", "world_size" (null: unknown), "peers_anchored", "out_of_order", "mismatches":
+//    "collectives", "collective_groups", "matched_by": {"seq", "group_order", "stream_order"} (how many of
+//    "collectives" each rule matched), "unreadable_group_ranks", "world_size" (null: unknown), "peers_anchored",
+//    "out_of_order", "mismatches":
 //    [...], "mismatches_total", "replayed_steps", "median_abs_error", "max_abs_error", "within_goal" (these three only
 //    when replayed_steps > 0), "straggler" (null without one), "ranks": [{"rank", "source", "clock_offset_ns",
 //    "collectives", "unmatched", "last_arrivals",
@@ -58,13 +60,18 @@ std::string job_replay_to_json(const JobReplayReport& rep) {
   j["source"] = rep.source;
   j["step_glob"] = rep.step_glob;
   j["rests_on"] = {
-      "collectives matched by process group (Kineto's \"Process Group Name\" on the kernel, PyTorch >= 2.2) or "
-      "else by stream (first use), then by order; the collective read from the kernel name",
+      "collectives matched by Kineto's (\"Process Group Name\", \"Seq\") where the trace has them (record_param_comms "
+      "args on the kernel or its CPU op; only the ranks in \"Process Group Ranks\" take part), else by process group "
+      "name, else by stream (first use), then by order; the collective from \"Collective name\" or the kernel name",
       "a collective ends at its last participant's start plus that participant's recorded duration",
       "rank clocks aligned by the median difference of shared collectives' recorded ends",
       "a rank's anchored and held work (no traced launch, waits the trace does not show) stays at its recorded time"};
   j["collectives"] = rep.collectives;
   j["collective_groups"] = rep.collective_groups;
+  j["matched_by"] = {{"seq", rep.matched_by_seq},
+                     {"group_order", rep.matched_by_group_order},
+                     {"stream_order", rep.matched_by_stream_order}};
+  j["unreadable_group_ranks"] = rep.unreadable_group_ranks;
   j["world_size"] = rep.world_size ? ojson(*rep.world_size) : ojson(nullptr);
   j["peers_anchored"] = rep.peers_anchored;
   j["out_of_order"] = rep.out_of_order;

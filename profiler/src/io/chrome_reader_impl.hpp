@@ -34,6 +34,8 @@ struct Args {
   std::int32_t grid[3] = {0, 0, 0};
   std::int32_t block[3] = {0, 0, 0};
   std::optional<std::string_view> sync_kind, name, labels, process_group;
+  // A collective's (CollectiveArgs): "Process Group Description", "Process Group Ranks", "Collective name", "dtype".
+  std::optional<std::string_view> group_desc, group_ranks, collective, dtype;
   // Our own per-event block ("syncscope": {...}).
   std::optional<std::int64_t> ss_return_code, ss_device, ss_stream, ss_pid, ss_tid, ss_peer_device;
   std::optional<std::uint64_t> ss_value, ss_event_sync_id;
@@ -168,6 +170,8 @@ class ChromeReader : private ValueReader {
   void complete_memcpy(const Event& e, Ns start, Ns end);
   void complete_sync(const Event& e, std::int64_t device, Ns start, Ns end);
   void complete_range(const Event& e, schema::Cat cat, std::int64_t device, Ns start, Ns end);
+  // A kernel's or CPU op's collective identity (PyTorch's record_param_comms args), when it has any.
+  void collective_args(const Args& a, CollectiveArgs::On on, std::uint64_t correlation);
   void handle_metadata(Event& e);
   // A profile_memory "[memory]" instant (memory_events.cpp).
   void memory_event(const Event& e);

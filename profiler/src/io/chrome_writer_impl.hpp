@@ -18,6 +18,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <tuple>
@@ -140,6 +141,10 @@ class Writer {
   // Stream, correlation, device and context of a sync or CUDA event record, in Kineto's order.
   static void sync_args(Obj& args, std::int64_t stream, std::uint64_t correlation, std::int32_t device,
                         std::uint32_t context);
+  // A collective's identity (CollectiveArgs) on the kernel (by correlation) or CPU op (by
+  // External id) it was read from, with PyTorch's arg names; the process group only where the
+  // record does not write it itself.
+  void collective_args(Obj& args, CollectiveArgs::On on, std::uint64_t id, bool with_group);
   static void track_tid(LazyObj& ss, std::uint8_t lane, std::int64_t tid) {
     if (lane != 0) ss.key(schema::ss_arg_name(schema::SsArg::TrackTid)).num(tid);
   }
@@ -159,6 +164,8 @@ class Writer {
   std::set<std::int64_t> gpu_pids_;
   std::set<std::pair<std::int64_t, std::int64_t>> gpu_tracks_;
   std::set<std::pair<std::int64_t, std::int64_t>> event_tracks_;  // (device, tid) with CUDA event marks
+  // Trace::collectives by (kernel correlation) and (CPU op External id); built on first use.
+  std::optional<std::array<std::unordered_map<std::uint64_t, const CollectiveArgs*>, 2>> collectives_;
 };
 
 }  // namespace syncscope::io_detail

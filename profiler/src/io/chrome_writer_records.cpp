@@ -87,6 +87,8 @@ void Writer::write_kernel(Obj& ev, std::size_t i) {
   a.args.key(arg(Arg::Registers)).num(k.registers_per_thread);
   a.args.key(arg(Arg::SharedMemory)).num(k.shared_memory_bytes);
   if (k.process_group != kNoString) a.args.key(arg(Arg::ProcessGroup)).str(t_.str(k.process_group));
+  if (!t_.collectives.empty() && k.correlation != 0)
+    collective_args(a.args, CollectiveArgs::On::Kernel, k.correlation, k.process_group == kNoString);
   for (const auto& [which, v] : {std::pair<Arg, const std::int32_t*>{Arg::Grid, k.grid}, {Arg::Block, k.block}}) {
     JsonOut& o = a.args.key(arg(which));
     o.ch('[');
@@ -179,6 +181,35 @@ void Writer::write_cuda_event(Obj& ev, std::size_t i) {
   if (e.event_sync_id != 0) a.ss.key(ss(SsArg::EventSyncId)).num(e.event_sync_id);
 }
 
+void Writer::collective_args(Obj& args, CollectiveArgs::On on, std::uint64_t id, bool with_group) {
+  if (!collectives_) {
+    collectives_.emplace();
+    for (const CollectiveArgs& c : t_.collectives)
+      (*collectives_)[static_cast<std::size_t>(c.on)].emplace(c.on == CollectiveArgs::On::Kernel ? c.correlation
+                                                                                                 : c.external_id,
+                                                              &c);
+  }
+  const auto& index = (*collectives_)[static_cast<std::size_t>(on)];
+  const auto it = index.find(id);
+  if (it == index.end()) return;
+  const CollectiveArgs& c = *it->second;
+  auto text = [&](Arg key, StringId v) {
+    if (v != kNoString) args.key(arg(key)).str(t_.str(v));
+  };
+  auto number = [&](Arg key, std::int64_t v) {
+    if (v >= 0) args.key(arg(key)).num(v);
+  };
+  if (with_group) text(Arg::ProcessGroup, c.process_group);
+  text(Arg::CollectiveName, c.collective);
+  number(Arg::InNelems, c.in_nelems);
+  number(Arg::OutNelems, c.out_nelems);
+  number(Arg::GroupSize, c.group_size);
+  text(Arg::Dtype, c.dtype);
+  text(Arg::GroupDesc, c.group_desc);
+  text(Arg::GroupRanks, c.group_ranks);
+  number(Arg::Seq, c.seq);
+}
+
 void Writer::write_range(Obj& ev, std::size_t i) {
   const auto& r = t_.ranges[i];
   const bool gpu = r.kind == RangeKind::GpuUserAnnotation;
@@ -200,6 +231,8 @@ void Writer::write_range(Obj& ev, std::size_t i) {
   ArgsScope a(ev);
   if (r.external_id != 0) a.args.key(arg(Arg::ExternalId)).num(r.external_id);
   if (r.correlation != 0) a.args.key(arg(Arg::Correlation)).num(r.correlation);
+  if (!t_.collectives.empty() && r.kind == RangeKind::CpuOp && r.external_id != 0)
+    collective_args(a.args, CollectiveArgs::On::CpuOp, r.external_id, true);
   track_tid(a.ss, lane, tid);
   if (r.kind == RangeKind::NvtxPushPop || r.kind == RangeKind::NvtxStartEnd)
     a.ss.key(ss(SsArg::RangeKind)).str(kind_name(r.kind));

@@ -261,10 +261,14 @@ void ChromeReader::parse_args(od::value& v, Args& a) {
       case ArgType::String: {
         const auto t = type_of(x);
         if (t == od::json_type::string) {
-          (arg == Arg::SyncKind       ? a.sync_kind
-           : arg == Arg::Labels       ? a.labels
-           : arg == Arg::ProcessGroup ? a.process_group
-                                      : a.name) = get_string(x, field);
+          (arg == Arg::SyncKind         ? a.sync_kind
+           : arg == Arg::Labels         ? a.labels
+           : arg == Arg::ProcessGroup   ? a.process_group
+           : arg == Arg::GroupDesc      ? a.group_desc
+           : arg == Arg::GroupRanks     ? a.group_ranks
+           : arg == Arg::CollectiveName ? a.collective
+           : arg == Arg::Dtype          ? a.dtype
+                                        : a.name) = get_string(x, field);
           break;
         }
         validate(x);

@@ -180,6 +180,7 @@ void ChromeReader::handle_complete(Event& e) {
       k.registers_per_thread = narrow32(a.i(Arg::Registers, 0), "args.registers per thread");
       k.shared_memory_bytes = narrow32(a.i(Arg::SharedMemory, 0), "args.shared memory");
       if (a.process_group) k.process_group = intern(*a.process_group);
+      collective_args(a, CollectiveArgs::On::Kernel, k.correlation);
       kernels_.push(k);
       return;
     }
@@ -308,7 +309,29 @@ void ChromeReader::complete_range(const Event& e, Cat cat, std::int64_t device, 
   r.end = end;
   r.external_id = a.u(Arg::ExternalId, 0);
   r.correlation = a.u(Arg::Correlation, 0);
+  if (r.kind == RangeKind::CpuOp) collective_args(a, CollectiveArgs::On::CpuOp, 0);
   ranges_.push(r);
+}
+
+void ChromeReader::collective_args(const Args& a, CollectiveArgs::On on, std::uint64_t correlation) {
+  if ((a.present & schema::kCollectiveArgs) == 0 && !a.process_group && !a.group_desc && !a.group_ranks &&
+      !a.collective && !a.dtype)
+    return;
+  CollectiveArgs c;
+  c.on = on;
+  c.external_id = a.u(Arg::ExternalId, 0);
+  c.correlation = correlation;
+  c.seq = std::max<std::int64_t>(a.i(Arg::Seq, -1), -1);  // PyTorch writes it only when >= 0
+  auto str = [&](const std::optional<std::string_view>& v) { return v ? intern(*v) : kNoString; };
+  c.process_group = str(a.process_group);
+  c.group_desc = str(a.group_desc);
+  c.group_ranks = str(a.group_ranks);
+  c.collective = str(a.collective);
+  c.dtype = str(a.dtype);
+  c.group_size = a.has(Arg::GroupSize) ? narrow32(a.i(Arg::GroupSize, -1), "args.Group size") : -1;
+  c.in_nelems = a.i(Arg::InNelems, -1);
+  c.out_nelems = a.i(Arg::OutNelems, -1);
+  t_.collectives.push_back(c);
 }
 
 }  // namespace syncscope::io_detail

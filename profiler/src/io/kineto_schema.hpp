@@ -204,6 +204,15 @@ enum class Arg : std::uint8_t {
   Addr,
   DeviceType,  // c10::DeviceType (0 CPU, 1 CUDA, ...)
   DeviceId,
+  // A collective's identity (trace.hpp, CollectiveArgs), on record_param_comms and its kernel.
+  Seq,
+  GroupDesc,
+  GroupRanks,
+  GroupSize,
+  CollectiveName,
+  InNelems,
+  OutNelems,
+  Dtype,
   Syncscope,
 };
 inline constexpr std::size_t kArgCount = static_cast<std::size_t>(Arg::Syncscope) + 1;
@@ -246,6 +255,12 @@ inline constexpr std::uint32_t kApiCalls = bit(Cat::Runtime) | bit(Cat::Driver);
 inline constexpr std::uint32_t kRanges =
     bit(Cat::UserAnnotation) | bit(Cat::GpuUserAnnotation) | bit(Cat::CpuOp) | bit(Cat::PythonFunction);
 inline constexpr std::uint32_t kSyncRecords = bit(Cat::Sync) | bit(Cat::CudaEvent);
+// Records that carry a collective's identity: the NCCL kernel and the record_param_comms CPU op.
+inline constexpr std::uint32_t kComms = bit(Cat::Kernel) | bit(Cat::CpuOp);
+// Arguments that make a record's CollectiveArgs (trace.hpp).
+inline constexpr std::uint64_t kCollectiveArgs = bit(Arg::ProcessGroup) | bit(Arg::Seq) | bit(Arg::GroupDesc) |
+                                                 bit(Arg::GroupRanks) | bit(Arg::GroupSize) | bit(Arg::CollectiveName) |
+                                                 bit(Arg::InNelems) | bit(Arg::OutNelems) | bit(Arg::Dtype);
 
 struct ArgSpec {
   std::string_view name;
@@ -285,7 +300,18 @@ inline constexpr ArgSpec kArgs[] = {
     {"labels", Arg::Labels, ArgType::String, 0, 0},
     // PyTorch >= 2.2 names a collective's process group on its NCCL kernel (ParamCommsUtils'
     // kProcessGroupName): the whole-job replay matches collectives by it where present.
-    {"Process Group Name", Arg::ProcessGroup, ArgType::String, bit(Cat::Kernel), 0},
+    {"Process Group Name", Arg::ProcessGroup, ArgType::String, kComms, 0},
+    // The rest of PyTorch's ParamCommsUtils.hpp keys, on record_param_comms and, in newer
+    // PyTorch, its NCCL kernel: the whole-job replay matches by (group, Seq) where given. None is
+    // needed: an odd one is counted and left unknown.
+    {"Seq", Arg::Seq, ArgType::Int64, kComms, 0},
+    {"Process Group Description", Arg::GroupDesc, ArgType::String, kComms, 0},
+    {"Process Group Ranks", Arg::GroupRanks, ArgType::String, kComms, 0},
+    {"Group size", Arg::GroupSize, ArgType::Int32, kComms, 0},
+    {"Collective name", Arg::CollectiveName, ArgType::String, kComms, 0},
+    {"In msg nelems", Arg::InNelems, ArgType::Int64, kComms, 0},
+    {"Out msg nelems", Arg::OutNelems, ArgType::Int64, kComms, 0},
+    {"dtype", Arg::Dtype, ArgType::String, kComms, 0},
     // profile_memory events: none is needed (an odd one is counted and left unknown).
     {"Total Allocated", Arg::TotalAllocated, ArgType::Int64, bit(Cat::Memory), 0},
     {"Total Reserved", Arg::TotalReserved, ArgType::Int64, bit(Cat::Memory), 0},

@@ -3,11 +3,16 @@
 //
 // Each rank is its own replay graph (replay.hpp), built from its own trace. What joins them
 // (docs/replay.md, "Whole-job replay"):
-// - Collectives are matched across ranks by group and order: per rank, its communication
-//   kernels (NCCL/RCCL) by the stream they run on (a process group's collectives share one
-//   stream per device in PyTorch's ProcessGroupNCCL: "stream#0" is the first stream the rank
-//   ran a collective on, "stream#1" the next), then by order on that stream; the collective
-//   (AllReduce, SendRecv, AllGather, ...) is read from the kernel's name and must agree.
+// - Collectives are matched across ranks by the first rule the trace allows (docs/replay.md):
+//   1. "seq": Kineto's own identity, (process group name, "Seq") from the record_param_comms
+//      args on the kernel or its CPU op (PyTorch >= 2.4); only the ranks in the group's "Process
+//      Group Ranks" take part; point-to-point ops (send/recv) keep rule 2 or 3.
+//   2. "group order": the process group's name ("Process Group Name", PyTorch >= 2.2), then order.
+//   3. "stream order": the stream the kernels run on (a process group's collectives share one
+//      stream per device in PyTorch's ProcessGroupNCCL: "stream#0" is the first stream the rank
+//      ran a collective on), then order on that stream.
+//   The collective ("Collective name", else AllReduce, SendRecv, ... from the kernel's name) must
+//   agree; under rule 1 the message sizes and dtype too, where the collective has one size.
 // - A matched collective ends when its last participant has started it plus its transfer time,
 //   the recorded duration on the rank that started it last (it did not wait for a peer); each
 //   rank's kernel ends then, and no earlier than its start plus its shortest run.
@@ -16,8 +21,8 @@
 //   from the lowest rank outwards.
 // - A communication kernel with no matched peer keeps the single-rank rule: anchored at its
 //   recorded end, counted and named.
-// What it rests on is said with every output: the matching is by order (no process group name
-// is read), and a rank's own held or anchored work stays where it was recorded.
+// What it rests on is said with every output, with how many collectives each rule matched; a
+// rank's own held or anchored work stays where it was recorded.
 #pragma once
 
 #include <cstdint>
@@ -78,11 +83,15 @@ struct JobReplayReport {
   std::vector<JobRankReplay> ranks;  // by rank
   std::uint64_t collectives = 0;     // matched across at least two ranks
   std::uint64_t collective_groups = 0;
-  std::optional<std::int64_t> world_size;  // the job's, when the traces say (distributedInfo)
-  bool peers_anchored = false;             // fewer ranks given than world_size: their ends anchored
-  std::uint64_t out_of_order = 0;          // collectives timed before all their peers reached them (see warnings)
-  std::vector<std::string> mismatches;     // one line each: rank, group, sequence, what disagrees
-  std::uint64_t mismatches_total = 0;      // mismatches holds the first kMaxMismatchLines
+  // How many of `collectives` each rule matched (replay_job.hpp's header): (group, Seq), group
+  // name then order, stream then order.
+  std::uint64_t matched_by_seq = 0, matched_by_group_order = 0, matched_by_stream_order = 0;
+  std::uint64_t unreadable_group_ranks = 0;  // "Process Group Ranks" values not read: participants from the traces
+  std::optional<std::int64_t> world_size;    // the job's, when the traces say (distributedInfo)
+  bool peers_anchored = false;               // fewer ranks given than world_size: their ends anchored
+  std::uint64_t out_of_order = 0;            // collectives timed before all their peers reached them (see warnings)
+  std::vector<std::string> mismatches;       // one line each: rank, group, sequence, what disagrees
+  std::uint64_t mismatches_total = 0;        // mismatches holds the first kMaxMismatchLines
   // Over every rank's replayed steps; 0 steps: nothing replayed, the figures mean nothing.
   double median_abs_error = 0, max_abs_error = 0;
   std::size_t error_steps = 0;
@@ -114,11 +123,25 @@ std::string collective_of_kernel(std::string_view kernel_name);
 // One rank's communication kernels as the matching sees them.
 struct JobComm {
   std::uint32_t node = kNoNode;
-  std::string group;       // "stream#0", ...
-  std::string collective;  // "AllReduce", ...
+  std::string group;       // "pg 0" (the trace's process group name), else "stream#0", ...
+  std::string collective;  // "allreduce" (Kineto's "Collective name"), else "AllReduce" from the kernel name
   Ns rec_start = 0, rec_end = 0;
+  std::optional<std::int64_t> seq;  // Kineto's "Seq" in its group (not for send/recv: they keep order)
+  // The ranks taking part, from "Process Group Ranks" (empty: not known). PyTorch writes past 30
+  // ranks "[0, 1, ..., 127]": the full list when the written ones are evenly spaced and
+  // "Group size" says how many, else the written ones with `ranks_partial`.
+  std::vector<std::int64_t> group_ranks;
+  bool ranks_partial = false;
+  std::string dtype;                             // "dtype" ("" not given)
+  std::int64_t in_nelems = -1, out_nelems = -1;  // "In msg nelems", "Out msg nelems" (-1 not given)
 };
-std::vector<JobComm> job_comms(const Trace& trace, const ReplayGraph& graph);
+// `unreadable_ranks`, when given, counts "Process Group Ranks" values that could not be read.
+std::vector<JobComm> job_comms(const Trace& trace, const ReplayGraph& graph, std::uint64_t* unreadable_ranks = nullptr);
+
+// "[0, 1, 2, 3]" and PyTorch's truncated "[0, 1, ..., 127]" (with `group_size`, -1 unknown);
+// nullopt for anything else (counted by the caller). The bool: the list is partial.
+std::optional<std::pair<std::vector<std::int64_t>, bool>> parse_group_ranks(std::string_view text,
+                                                                            std::int32_t group_size);
 
 struct JobCollective {
   std::vector<std::pair<std::uint32_t, std::uint32_t>> members;  // (rank index, node)
@@ -127,10 +150,15 @@ struct JobCollective {
   // Peers whose traces are not given (fewer ranks than the job's world_size) are anchored: the
   // collective ends no earlier than its recorded end (the last member's, first rank's clock).
   std::optional<Ns> anchored_end;
+  // The ranks taking part ("Process Group Ranks"), complete, or empty when not known: a
+  // collective whose participants are all given needs no anchor, whatever the job's size.
+  std::vector<std::int64_t> participants;
 };
+enum class MatchRule : std::uint8_t { Seq = 0, GroupOrder = 1, StreamOrder = 2 };
 struct JobLinks {
   std::vector<JobCollective> collectives;
-  std::vector<Ns> offset_ns;  // per rank index: its clock minus the first rank's
+  std::vector<MatchRule> rule;  // per collective: the rule that matched it
+  std::vector<Ns> offset_ns;    // per rank index: its clock minus the first rank's
   std::uint64_t groups = 0;
   std::vector<std::string> mismatches;
   std::uint64_t mismatches_total = 0;

@@ -188,6 +188,28 @@ struct Range {
   std::uint64_t correlation = 0;
 };
 
+// ---- collectives ----------------------------------------------------------------------
+// A collective's identity as PyTorch writes it (the keys of torch/csrc/distributed/c10d/
+// ParamCommsUtils.hpp, filled by saveNcclMeta in torch/csrc/profiler/util.cpp): on the
+// "record_param_comms" CPU op and, in newer PyTorch, also on the NCCL kernel it launched (the
+// same "External id"). Kept as written, one entry per record that carries any of these args; the
+// whole-job replay reads them (model/src/replay/job_match.cpp). -1/kNoString: not given.
+struct CollectiveArgs {
+  enum class On : std::uint8_t { Kernel = 0, CpuOp = 1 };
+  On on = On::Kernel;
+  std::uint64_t external_id = 0;       // "External id": the CPU op's, its launches' and their kernels'
+  std::uint64_t correlation = 0;       // a kernel's correlation id (On::Kernel)
+  std::int64_t seq = -1;               // "Seq": the collective's number in its process group (PyTorch >= 2.4)
+  StringId process_group = kNoString;  // "Process Group Name": "0", "1", ... (the same on every rank)
+  StringId group_desc = kNoString;     // "Process Group Description": "default_pg", ...
+  StringId group_ranks = kNoString;    // "Process Group Ranks" as written: "[0, 1]", past 30 ranks "[0, 1, ..., 127]"
+  std::int32_t group_size = -1;        // "Group size"
+  StringId collective = kNoString;     // "Collective name": "allreduce", "broadcast", "send", ...
+  StringId dtype = kNoString;          // "dtype": "Float", ...
+  std::int64_t in_nelems = -1;         // "In msg nelems"
+  std::int64_t out_nelems = -1;        // "Out msg nelems"
+};
+
 // ---- memory ---------------------------------------------------------------------------
 // One allocation or free as torch.profiler records it with profile_memory=True (a "[memory]"
 // instant event, PyTorch's profiler_kineto.cpp): the caching allocator's view, on the host
@@ -333,7 +355,8 @@ struct Trace {
   std::vector<Range> ranges;
   std::vector<OverheadRecord> overheads;
   std::vector<OtherEvent> others;
-  std::vector<MemoryEvent> memory;  // in time order, file order kept at equal times
+  std::vector<MemoryEvent> memory;          // in time order, file order kept at equal times
+  std::vector<CollectiveArgs> collectives;  // in file order
   std::vector<TrackName> track_names;
   std::vector<TrackOrder> track_order;
 
