@@ -19,8 +19,8 @@ Validation validate_run(const std::string& arg) {
     bool any_non_baseline = false;
     for (const auto& r : results.variants) any_non_baseline |= !r.baseline;
     v.nothing_compared = results.variants.empty() ? "it holds no variants"
-                         : !any_non_baseline     ? "it holds only baselines"
-                                                 : "no variant beside a baseline carries a prediction";
+                         : !any_non_baseline      ? "it holds only baselines"
+                                                  : "no variant beside a baseline carries a prediction";
   }
   return v;
 }

@@ -191,9 +191,11 @@ TEST(Round3Readers, NumbersBoundedByPhysicalSense) {
            {"syncs_per_step", "-1e18", "syncs_per_step: -1e+18 is out of range"},
            {"h2d_overlap_fraction", "1.5", "h2d_overlap_fraction: 1.5 is out of range: expected a fraction"}}) {
     test::TempDir d;
+    // Copies: a lambda may not capture a structured binding before C++20's P1091 (clang < 16).
+    const std::string key = field, text = value;
     edited_run(d.path(), [&](std::string& j) {
       auto doc = nlohmann::ordered_json::parse(j);
-      doc["variants"][0][field] = nlohmann::json::parse(value);
+      doc["variants"][0][key] = nlohmann::json::parse(text);
       j = doc.dump(2);
     });
     for (const std::string cmd : {"report res -o r.html", "validate res"}) {
