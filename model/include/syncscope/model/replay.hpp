@@ -108,15 +108,15 @@ struct ReplayProblems {
   // ... of which kernels, copies, memsets: anchored at their recorded start (no host call of a
   // traced thread issued them: NCCL's own launches, other threads, graph replays).
   std::uint64_t anchored_kernels = 0, anchored_copies = 0, anchored_memsets = 0;
-  std::uint64_t comm_kernels = 0;        // communication kernels, their ends anchored
-  std::uint64_t inferred_deps = 0;       // GPU activities that started right after another stream's work: edge inferred
-  std::uint64_t held_anchored = 0;       // GPU activities held by an unseen wait, anchored (ReplayNode::held)
-  std::uint64_t inferred_waits = 0;      // stream waits with no event record, edge inferred from the timeline
+  std::uint64_t comm_kernels = 0;    // communication kernels, their ends anchored
+  std::uint64_t inferred_deps = 0;   // GPU activities that started right after another stream's work: edge inferred
+  std::uint64_t held_anchored = 0;   // GPU activities held by an unseen wait, anchored (ReplayNode::held)
+  std::uint64_t inferred_waits = 0;  // stream waits with no event record, edge inferred from the timeline
   // Host threads of one process that take turns (graph_threads.cpp: PyTorch's autograd thread and
   // the thread that called backward), and the hand-offs between them: edges inferred.
   std::uint64_t linked_thread_pairs = 0, thread_handoffs = 0;
-  std::uint64_t overlapping_calls = 0;   // calls starting inside the previous call of their thread
-  std::uint64_t syncs_without_work = 0;  // sync calls whose stream, event or copy was not found
+  std::uint64_t overlapping_calls = 0;     // calls starting inside the previous call of their thread
+  std::uint64_t syncs_without_work = 0;    // sync calls whose stream, event or copy was not found
   std::uint64_t waits_without_record = 0;  // stream waits whose event record was not found
   std::uint64_t cycle_nodes = 0;           // nodes left in a dependency cycle (kept at recorded times)
   bool no_gpu_records = false;
