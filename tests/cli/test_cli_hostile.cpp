@@ -15,6 +15,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
+#include "sanitizers.hpp"
 #include "syncscope/core/csv.hpp"
 #include "test_paths.hpp"
 
@@ -95,7 +96,7 @@ class CliHostile : public ::testing::TestWithParam<Case> {};
 
 TEST_P(CliHostile, Row) {
   const Case& c = GetParam();
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(SYNCSCOPE_TEST_ASAN)
   // AddressSanitizer reserves terabytes of address space for its shadow memory, so an
   // instrumented syncscope cannot start under an address-space limit at all.
   if (c.env.find("ulimit -v") != std::string::npos)

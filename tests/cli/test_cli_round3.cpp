@@ -15,6 +15,7 @@
 #include <tuple>
 #include <vector>
 
+#include "sanitizers.hpp"
 #include "test_paths.hpp"
 
 namespace syncscope {
@@ -229,7 +230,7 @@ TEST(Round3Readers, ValidateRefusesAFifoWithoutWaiting) {
 }
 
 TEST(Round3Readers, OutOfMemoryNamesTheFile) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(SYNCSCOPE_TEST_ASAN)
   GTEST_SKIP() << "an address-space limit (ulimit -v) cannot hold an ASan build; checked in the ci build";
 #endif
   test::TempDir d;
@@ -244,7 +245,7 @@ TEST(Round3Readers, OutOfMemoryNamesTheFile) {
 }
 
 TEST(Round3Readers, OutOfMemoryInAReaderThreadNamesItsFile) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(SYNCSCOPE_TEST_ASAN)
   GTEST_SKIP() << "an address-space limit (ulimit -v) cannot hold an ASan build; checked in the ci build";
 #endif
   test::TempDir d;
