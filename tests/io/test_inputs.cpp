@@ -134,6 +134,7 @@ TEST(Inputs, SqliteDatabasesAreRecognized) {
 
 // The command line, as a user types it.
 TEST(Inputs, AnalyzeReadsProcessSubstitutionAndStdin) {
+  SYNCSCOPE_SKIP_WITHOUT_CLI();
   const fs::path exe = fs::path(SYNCSCOPE_BINARY_DIR) / "cli" / "syncscope";
   ASSERT_TRUE(fs::exists(exe)) << "build the syncscope target";
   test::TempDir dir;

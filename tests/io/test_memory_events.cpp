@@ -140,6 +140,7 @@ TEST(MemoryEvents, WriterGivesThemBackInKinetosForm) {
 TEST(MemoryEvents, ConvertKeepsEveryEventOfARealTrace) {
   const fs::path in = test::fixture("memory/hta_df_index_resolver_rank1.json.gz");
   const Trace original = read_trace(in);
+  SYNCSCOPE_SKIP_WITHOUT_CLI();
   ASSERT_EQ(original.memory.size(), 28010u);  // tests/analysis/memory_fixture_expectations.py
   EXPECT_TRUE(original.meta.read_warnings.empty()) << describe(original.meta.read_warnings.front());
   test::TempDir dir;

@@ -5,6 +5,17 @@
 
 #include <unistd.h>
 
+// In a test that runs the build's `syncscope` executable: skips (reported skipped) in a build
+// without it (SYNCSCOPE_ENABLE_CLI=OFF, the `asan` preset), where tests/CMakeLists.txt defines
+// SYNCSCOPE_HAVE_CLI as 0. Needs <gtest/gtest.h>.
+#ifndef SYNCSCOPE_HAVE_CLI
+#define SYNCSCOPE_HAVE_CLI 1
+#endif
+#define SYNCSCOPE_SKIP_WITHOUT_CLI()                                                                             \
+  do {                                                                                                           \
+    if (!SYNCSCOPE_HAVE_CLI) GTEST_SKIP() << "no syncscope executable in this build (SYNCSCOPE_ENABLE_CLI=OFF)"; \
+  } while (0)
+
 namespace syncscope::test {
 
 inline std::filesystem::path source_dir() { return SYNCSCOPE_SOURCE_DIR; }
