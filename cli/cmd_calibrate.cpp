@@ -4,7 +4,7 @@
 // benchmarks live in the measured backend (libsyncscope_backend.so), loaded only here; when
 // it is absent, cannot load or was built without CUDA, the message says which file and why.
 // With --from-trace it fits the profile from torch.profiler traces instead (CPU only, every
-// build, no backend: model/src/calibrate).
+// build, no backend: model/calibrate/src).
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -24,11 +24,11 @@
 
 #include <fmt/format.h>
 
+#include "syncscope/calibrate/trace_calibration.hpp"
 #include "syncscope/io/trace_io.hpp"
 #include "syncscope/model/calibration.hpp"
 #include "syncscope/model/calibration_profile.hpp"
 #include "syncscope/model/gpu_profile.hpp"
-#include "syncscope/model/trace_calibration.hpp"
 #include "syncscope/pipeline/backend.hpp"
 #include "syncscope/reports/model_printers.hpp"
 
@@ -81,7 +81,7 @@ void calibrate_from_trace(const CalibrateOptions& o) {
   SYNCSCOPE_INPUT_ERROR_IF(!(o.warmup_factor == 0 || o.warmup_factor >= 1),
                            "--warmup-factor: expected 0 (keep every step) or a factor >= 1");
   if (!o.output.empty()) check_output(o.output, o.force);
-  model::TraceCalibrationOptions co;
+  calibrate::TraceCalibrationOptions co;
   co.step_glob = o.step_range;
   co.max_steps = o.steps;
   co.warmup_factor = o.warmup_factor;
@@ -93,19 +93,19 @@ void calibrate_from_trace(const CalibrateOptions& o) {
   }
   std::vector<Trace> traces;
   traces.reserve(o.traces.size());
-  std::vector<model::TraceInput> inputs;
+  std::vector<calibrate::TraceInput> inputs;
   for (const auto& path : o.traces) {
     traces.push_back(read_trace(path));
     print_read_warnings(traces.back(), path);
-    inputs.push_back({path, model::sha256_file(path), &traces.back()});
+    inputs.push_back({path, calibrate::sha256_file(path), &traces.back()});
   }
-  const model::TraceCalibration cal = model::calibrate_from_traces(inputs, co);
+  const calibrate::TraceCalibration cal = calibrate::calibrate_from_traces(inputs, co);
   const std::string out = o.output.empty() ? cal.profile.name + ".yaml" : o.output;
   check_output(out, o.force);
   write_file_atomic(out, checked_yaml(cal.profile, out, true), o.force);
   if (o.format == "json") {
     for (const auto& w : cal.warnings) std::fprintf(stderr, "syncscope: warning: %s\n", printable(w).c_str());
-    std::cout << model::calibration_to_json(cal);
+    std::cout << calibrate::calibration_to_json(cal);
   } else {
     std::cout << calibration_to_text(cal) << "wrote " << printable(out) << "\n";
   }

@@ -1,5 +1,5 @@
 // syncscope diff BEFORE AFTER: what changed between two traces, and with --what-if the
-// replayed prediction of AFTER from BEFORE against the real AFTER (model/replay_diff.hpp).
+// replayed prediction of AFTER from BEFORE against the real AFTER (replay/replay_diff.hpp).
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -13,7 +13,7 @@
 
 #include "syncscope/api/predict.hpp"
 #include "syncscope/io/trace_io.hpp"
-#include "syncscope/model/replay.hpp"
+#include "syncscope/replay/replay.hpp"
 
 namespace syncscope::cli {
 
@@ -37,7 +37,7 @@ void add_diff_command(CLI::App& app, Context& ctx) {
   cmd->add_option("BEFORE", o->before, "Trace before the change")->required();
   cmd->add_option("AFTER", o->after, "Trace after the change")->required();
   cmd->add_option("--what-if", o->what_if,
-                  "Edit replayed on BEFORE (repeatable, applied together): " + model::what_if_forms());
+                  "Edit replayed on BEFORE (repeatable, applied together): " + replay::what_if_forms());
   cmd->add_option("--step-range", o->step_range, "Glob over range names that delimit steps")->capture_default_str();
   cmd->add_option("--layer-range", o->layer_range, "Glob over range names that delimit layers (packing and MoE edits)");
   cmd->add_option("--gpu,--gpu-profile", o->gpu,

@@ -23,7 +23,7 @@
 #include "syncscope/model/gpu_profile.hpp"
 #include "syncscope/model/predict.hpp"
 #include "syncscope/model/predict_inputs.hpp"
-#include "syncscope/model/replay.hpp"
+#include "syncscope/replay/replay.hpp"
 
 namespace syncscope::cli {
 
@@ -96,7 +96,7 @@ void add_predict_command(CLI::App& app, Context& ctx) {
                   "Trace of a run without the fixes: estimate every parameter from it; a directory of one job's rank "
                   "traces (one per rank): replay the whole job, its collectives joined across ranks");
   cmd->add_option("--what-if", o->what_if,
-                  "With --trace: replay the trace with this edit (repeatable): " + model::what_if_forms() +
+                  "With --trace: replay the trace with this edit (repeatable): " + replay::what_if_forms() +
                       "; default: every fix variant's edit beside its closed form");
   cmd->add_option("--what-if-rank", o->what_if_rank,
                   "With --trace DIR: the rank the --what-if edits change (default: the rank that started the most "

@@ -13,6 +13,7 @@
 #include "syncscope/core/text.hpp"
 #include "syncscope/core/version.hpp"
 
+#include "syncscope/replay/critical_path.hpp"
 #include "syncscope/reports/html_report.hpp"
 
 namespace syncscope::cli {
@@ -44,7 +45,7 @@ void add_report_command(CLI::App& app, Context& ctx) {
   cmd->callback([args, &ctx] {
     (void)plan_output_file(args->output, args->force);  // refused before the work (core/output_policy.hpp)
     std::vector<model::ReportRun> runs;
-    for (const auto& d : args->dirs) runs.push_back(model::load_report_run(d));
+    for (const auto& d : args->dirs) runs.push_back(model::load_report_run(d, replay::add_critical_paths));
     HtmlReportOptions opt;
     opt.title = args->title;
     opt.generated_utc = utc_now_iso8601();

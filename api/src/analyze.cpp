@@ -5,8 +5,8 @@
 
 #include "syncscope/analysis/process_check.hpp"
 #include "syncscope/core/error.hpp"
-#include "syncscope/model/critical_path.hpp"
-#include "syncscope/model/replay.hpp"
+#include "syncscope/replay/critical_path.hpp"
+#include "syncscope/replay/replay.hpp"
 #include "syncscope/reports/rank_printers.hpp"
 
 namespace syncscope::api {
@@ -61,10 +61,10 @@ AnalyzeOutcome analyze_trace(Trace trace, const std::string& source, const Analy
   out.result.source = source;
   // Per step, over the replay graph (the analysis library has no model); opt-in: it costs
   // about a fifth more time and a sixth more memory on a 200 MB trace (docs/analysis.md).
-  if (request.critical_path) model::add_critical_paths(trace, out.result);
+  if (request.critical_path) replay::add_critical_paths(trace, out.result);
   // What each of the worst causes costs: the trace replayed without its syncs. The trace is
   // not read after this: moved in, released before the replays.
-  out.removals = model::removal_savings(out.result, std::move(trace), request.replay_causes);
+  out.removals = replay::removal_savings(out.result, std::move(trace), request.replay_causes);
   return out;
 }
 

@@ -45,32 +45,32 @@ void check(const PredictTraceRequest& r, Spelling spelling) {
                                  ": expected a step time above 0 and at most one hour (in ms)");
 }
 
-model::TracePredictionWithReplay predict_trace(const Trace& trace, const std::string& source,
-                                               const PredictTraceRequest& request, Spelling spelling) {
+replay::TracePredictionWithReplay predict_trace(const Trace& trace, const std::string& source,
+                                                const PredictTraceRequest& request, Spelling spelling) {
   check(request, spelling);
-  return model::predict_with_replay(trace, trace_predict_options(request), source, request.what_if,
-                                    request.step_time_ns);
+  return replay::predict_with_replay(trace, trace_predict_options(request), source, request.what_if,
+                                     request.step_time_ns);
 }
 
-std::string render_prediction(const model::PredictionReport& prediction, const model::ReplayReport* replay,
+std::string render_prediction(const model::PredictionReport& prediction, const replay::ReplayReport* replay,
                               std::string_view format) {
   if (format == "json")
-    return replay ? model::prediction_with_replay_to_json(prediction, *replay) : model::prediction_to_json(prediction);
+    return replay ? replay::prediction_with_replay_to_json(prediction, *replay) : model::prediction_to_json(prediction);
   SYNCSCOPE_INPUT_ERROR_IF(format != "text", "format '" + std::string(format) + "': expected text or json");
   return prediction_to_text(prediction) + (replay ? replay_to_text(*replay) : "");
 }
 
-model::JobReplayReport predict_job(const std::string& dir, const PredictTraceRequest& request,
-                                   std::optional<std::int64_t> what_if_rank) {
-  std::vector<model::JobRankInput> inputs;
+replay::JobReplayReport predict_job(const std::string& dir, const PredictTraceRequest& request,
+                                    std::optional<std::int64_t> what_if_rank) {
+  std::vector<replay::JobRankInput> inputs;
   for (const cluster::RankTraceFile& f : cluster::find_rank_traces({dir})) {
-    model::JobRankInput in;
+    replay::JobRankInput in;
     in.source = f.path;
     in.rank = rank_from_file_name(f.absolute.filename().string());
     in.load = [path = f.absolute] { return read_trace(path); };
     inputs.push_back(std::move(in));
   }
-  model::JobReplayOptions jo;
+  replay::JobReplayOptions jo;
   jo.step_glob = request.step_range;
   jo.what_if = request.what_if;
   jo.what_if_rank = what_if_rank;
@@ -80,26 +80,26 @@ model::JobReplayReport predict_job(const std::string& dir, const PredictTraceReq
   jo.predict.layer_glob = request.layer_range;
   jo.predict.prefetch_depth = request.prefetch_depth;
   jo.predict.moe_top_k = request.top_k;
-  return model::replay_job(std::move(inputs), jo, dir);
+  return replay::replay_job(std::move(inputs), jo, dir);
 }
 
-std::string render_job(const model::JobReplayReport& report, std::string_view format) {
-  if (format == "json") return model::job_replay_to_json(report);
+std::string render_job(const replay::JobReplayReport& report, std::string_view format) {
+  if (format == "json") return replay::job_replay_to_json(report);
   SYNCSCOPE_INPUT_ERROR_IF(format != "text", "format '" + std::string(format) + "': expected text or json");
   return job_replay_to_text(report);
 }
 
-model::DiffReport diff_traces(const Trace& before, const Trace& after, const DiffRequest& request,
-                              const std::string& before_name, const std::string& after_name) {
+replay::DiffReport diff_traces(const Trace& before, const Trace& after, const DiffRequest& request,
+                               const std::string& before_name, const std::string& after_name) {
   model::TracePredictOptions to;
   to.step_glob = request.step_range;
   to.layer_glob = request.layer_range;
   if (!request.gpu.empty()) to.profile = model::load_gpu_profile(request.gpu);
-  return model::diff_traces(before, after, request.what_if, to, before_name, after_name);
+  return replay::diff_traces(before, after, request.what_if, to, before_name, after_name);
 }
 
-std::string render_diff(const model::DiffReport& diff, std::string_view format) {
-  if (format == "json") return model::diff_to_json(diff);
+std::string render_diff(const replay::DiffReport& diff, std::string_view format) {
+  if (format == "json") return replay::diff_to_json(diff);
   SYNCSCOPE_INPUT_ERROR_IF(format != "text", "format '" + std::string(format) + "': expected text or json");
   return diff_to_text(diff);
 }

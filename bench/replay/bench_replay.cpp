@@ -1,4 +1,4 @@
-// Identity replay of traces (model/replay.hpp): per trace, the median and max |step-time
+// Identity replay of traces (replay/replay.hpp): per trace, the median and max |step-time
 // error| of the replay against the recorded steps, the graph's size, its round trip and
 // what it could not build; plus the wall time of building and replaying the graph.
 //
@@ -17,7 +17,7 @@
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/version.hpp"
 #include "syncscope/io/trace_io.hpp"
-#include "syncscope/model/replay.hpp"
+#include "syncscope/replay/replay.hpp"
 
 int main(int argc, char** argv) {
   using namespace syncscope;
@@ -46,11 +46,11 @@ int main(int argc, char** argv) {
     try {
       const Trace t = read_trace(path);
       const auto t0 = std::chrono::steady_clock::now();
-      model::ReplayOptions o;
+      replay::ReplayOptions o;
       o.step_glob = g;
-      const model::ReplayGraph graph = model::build_replay_graph(t, o);
-      const model::ReplayTimes times = model::run_replay(graph);
-      const auto steps = model::replay_steps(graph, times);
+      const replay::ReplayGraph graph = replay::build_replay_graph(t, o);
+      const replay::ReplayTimes times = replay::run_replay(graph);
+      const auto steps = replay::replay_steps(graph, times);
       const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       std::vector<double> err, dur;
       std::uint64_t unbuilt = 0;

@@ -11,6 +11,7 @@
 #include "syncscope/core/file_io.hpp"
 #include "syncscope/core/text.hpp"
 #include "syncscope/core/version.hpp"
+#include "syncscope/replay/critical_path.hpp"
 #include "syncscope/reports/html_report.hpp"
 
 namespace syncscope::cluster {
@@ -108,7 +109,7 @@ void write_sweep_report(const fs::path& dir, const SlurmTools& tools, std::ostre
   for (auto& s : st) {
     if (s.state != TaskState::Done) continue;
     try {
-      runs.push_back(model::load_report_run(dir / "tasks" / s.name));
+      runs.push_back(model::load_report_run(dir / "tasks" / s.name, replay::add_critical_paths));
     } catch (const Error& e) {
       // A finished task whose results cannot be read is not taken as complete.
       s.state = TaskState::Failed;

@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <set>
 
+#include "syncscope/calibrate/trace_calibration.hpp"
 #include "syncscope/core/text.hpp"
-#include "syncscope/model/trace_calibration.hpp"
 #include "syncscope/program/network.hpp"
 #include "syncscope/program/program.hpp"
 #include "syncscope/program/step_program.hpp"
@@ -76,7 +76,7 @@ void describe_models(const std::vector<scenario::Scenario>& scenarios, RunPlan& 
         // hashed again, and is (the bytes on disk).
         std::error_code ec;
         const bool file = std::filesystem::is_regular_file(request.hf_config, ec);
-        const std::string sha = file ? model::sha256_file(request.hf_config) : "";
+        const std::string sha = file ? calibrate::sha256_file(request.hf_config) : "";
         env.extra["model_config"] = request.hf_config;
         if (file) env.extra["model_config_sha256"] = sha;
         from =

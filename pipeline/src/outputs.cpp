@@ -54,7 +54,9 @@ void write_run_outputs(const fs::path& partial, const fs::path& out, const model
   rr.results = results;
   rr.source = out.string();
   rr.timelines = strips;
-  if (fs::exists(partial / "sim_check.json")) rr.sim_checks = model::load_report_run(partial).sim_checks;
+  // Only its sim_checks are read: timelines.json is written above, so no strip is rebuilt
+  // (nor its critical path).
+  if (fs::exists(partial / "sim_check.json")) rr.sim_checks = model::load_report_run(partial, nullptr).sim_checks;
   HtmlReportOptions ho;
   // The model is named beside the scenario (a --hf-config model is not the scenario's).
   ho.title =

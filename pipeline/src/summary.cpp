@@ -4,9 +4,9 @@
 #include <fmt/format.h>
 
 #include "syncscope/core/error.hpp"
-#include "syncscope/model/critical_path.hpp"
 #include "syncscope/model/forward_time.hpp"
-#include "syncscope/model/replay.hpp"
+#include "syncscope/replay/critical_path.hpp"
+#include "syncscope/replay/replay.hpp"
 
 namespace syncscope::pipeline {
 
@@ -56,14 +56,14 @@ TraceSummary summarize_trace(const Trace& t, const std::string& trace_file, cons
   sum.warnings = a.warnings;
   sum.forward = model::forward_time_estimate(t);
   sum.strip = strips.strip(t, a, job, s);
-  for (const auto& c : model::removal_savings(a, t, kRunReplayCauses)) {
+  for (const auto& c : replay::removal_savings(a, t, kRunReplayCauses)) {
     sum.removals.push_back(model::SyncRemoval{c.cause, c.syncs_per_step, c.saving_ns});
   }
   // The strip's step gets its critical path over the replay graph `analyze --critical-path`
   // walks, only for the traces whose strip the report shows (the replay costs about a fifth
   // of an analysis). It is break_down_step's step: the middle analysis step.
   if (sum.strip && sum.strip->step) {
-    model::add_critical_paths(t, a);
+    replay::add_critical_paths(t, a);
     const WindowStats& w = a.steps[a.steps.size() / 2];
     if (w.name == sum.strip->step->step) sum.strip->critical_path = w.critical_path;
   }

@@ -12,7 +12,7 @@
 #include "syncscope/core/csv.hpp"
 #include "syncscope/core/text.hpp"
 #include "syncscope/core/units.hpp"
-#include "syncscope/model/replay.hpp"
+#include "syncscope/replay/replay.hpp"
 
 namespace syncscope {
 
@@ -33,7 +33,7 @@ std::string format_duration(double ns) { return syncscope::format_duration(stati
 std::string percent(double f) { return fmt::format("{:.1f}%", 100.0 * f); }
 
 // The replayed removal saving of a cause, when analyze computed one.
-const model::CauseCost* removal_of(const CauseRemovals* removals, const std::string& cause) {
+const replay::CauseCost* removal_of(const CauseRemovals* removals, const std::string& cause) {
   if (removals == nullptr) return nullptr;
   for (const auto& c : *removals)
     if (c.cause == cause) return &c;

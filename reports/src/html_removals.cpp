@@ -1,6 +1,6 @@
 // The report's "If removed" table: per variant, its trace's worst sync causes and the step
 // time replaying that trace without each cause's syncs saves (results.json "sync_removals",
-// model/replay.hpp removal_savings; analyze prints the same per trace).
+// replay/replay.hpp removal_savings; analyze prints the same per trace).
 #include <string>
 
 #include <fmt/format.h>

@@ -213,7 +213,7 @@ std::string variants_table(const std::vector<const model::VariantResult*>& vs, c
 
 namespace {
 
-// What the model's parameters mean (model/src/analytic/predict.cpp names them); the table
+// What the model's parameters mean (model/analytic/src/predict.cpp names them); the table
 // shows a parameter without an entry by its name alone.
 const std::map<std::string, std::string>& parameter_meanings() {
   static const std::map<std::string, std::string> m = {

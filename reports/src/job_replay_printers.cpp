@@ -1,7 +1,7 @@
 // The whole-job replay as text for people (`predict --trace DIR`): per rank its identity figures
 // beside its single-rank replay, the collectives matched and what disagreed, then each what-if
 // edit on one rank with every rank's new step. The struct and its JSON are the model's
-// (model/replay_job.hpp).
+// (replay/replay_job.hpp).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -21,7 +21,7 @@ Ns median_ns(std::vector<Ns> v) {
   return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
-std::string rank_table(const model::JobReplayReport& r) {
+std::string rank_table(const replay::JobReplayReport& r) {
   std::string s =
       fmt::format("  {:>5} {:>7} {:>12} {:>12} {:>9} {:>12} {:>9} {:>11} {:>9} {:>13}\n", "rank", "steps", "measured",
                   "job replay", "error", "rank alone", "error", "collectives", "last at", "clock offset");
@@ -42,7 +42,7 @@ std::string rank_table(const model::JobReplayReport& r) {
 
 }  // namespace
 
-std::string job_replay_to_text(const model::JobReplayReport& r) {
+std::string job_replay_to_text(const replay::JobReplayReport& r) {
   std::string s = fmt::format(
       "Whole-job replay of {} rank trace(s) in {} (docs/replay.md, \"Whole-job replay\"): {} collective(s) matched in "
       "{} group(s)\n",
@@ -67,7 +67,7 @@ std::string job_replay_to_text(const model::JobReplayReport& r) {
         "  identity replay of the job over {} step(s) of {} rank(s), step time |error|: median {:.2f}%, max {:.2f}% "
         "(goal: median <= {:.0f}%, max <= {:.0f}%){}\n",
         r.error_steps, r.ranks.size(), r.median_abs_error * 100, r.max_abs_error * 100,
-        model::kIdentityGoalMedian * 100, model::kIdentityGoalMax * 100, r.within_goal() ? "" : " OUTSIDE THE GOAL");
+        replay::kIdentityGoalMedian * 100, replay::kIdentityGoalMax * 100, r.within_goal() ? "" : " OUTSIDE THE GOAL");
   if (r.straggler >= 0) s += fmt::format("  straggler: rank {} (started the most collectives last)\n", r.straggler);
   for (const auto& w : r.what_if) {
     s += fmt::format(

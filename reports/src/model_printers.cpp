@@ -190,7 +190,7 @@ std::string validation_to_table(const model::ValidationReport& r) {
   return out;
 }
 
-std::string calibration_to_text(const model::TraceCalibration& c) {
+std::string calibration_to_text(const calibrate::TraceCalibration& c) {
   std::string out = fmt::format("GPU profile '{}': {}\n", printable(c.profile.name), printable(c.profile.description));
   out += fmt::format("{:<26} {:>12} {:>25} {:>8}  {}\n", "field", "value", "90% interval", "events", "from");
   for (const auto& e : c.estimates) {

@@ -1,6 +1,6 @@
 // The replay's, diff's and simulator check's results as text for people (`predict --trace`'s
 // replay section, `syncscope diff`, the simulator against a measured trace): the structs are
-// the model's (model/replay.hpp, replay_diff.hpp, sim/compare.hpp), and so is their JSON.
+// the model's (replay/replay.hpp, replay_diff.hpp, sim/compare.hpp), and so is their JSON.
 #include "syncscope/reports/replay_printers.hpp"
 
 #include <fmt/format.h>
@@ -27,7 +27,7 @@ std::string delta(double a, double b, bool time) {
 
 }  // namespace
 
-std::string replay_to_text(const model::ReplayReport& r) {
+std::string replay_to_text(const replay::ReplayReport& r) {
   std::string s;
   s += fmt::format(
       "\nReplay of the trace as a dependency graph (model/README.md, \"Replay\"); round trip r = {:.1f} us\n",
@@ -44,10 +44,10 @@ std::string replay_to_text(const model::ReplayReport& r) {
     s += fmt::format(
         "  identity replay over {} step(s), step time |error|: median {:.2f}%, max {:.2f}% (goal: median <= {:.0f}%, "
         "max <= {:.0f}%){}\n",
-        r.error_steps, r.median_abs_error * 100, r.max_abs_error * 100, model::kIdentityGoalMedian * 100,
-        model::kIdentityGoalMax * 100, r.within_goal() ? "" : " OUTSIDE THE GOAL");
+        r.error_steps, r.median_abs_error * 100, r.max_abs_error * 100, replay::kIdentityGoalMedian * 100,
+        replay::kIdentityGoalMax * 100, r.within_goal() ? "" : " OUTSIDE THE GOAL");
   }
-  auto path = [&](const std::vector<model::CriticalSegment>& p, const std::string& title) {
+  auto path = [&](const std::vector<replay::CriticalSegment>& p, const std::string& title) {
     if (p.empty()) return;
     s += title;
     for (const auto& c : p)
@@ -77,7 +77,7 @@ std::string replay_to_text(const model::ReplayReport& r) {
   return s;
 }
 
-std::string diff_to_text(const model::DiffReport& d) {
+std::string diff_to_text(const replay::DiffReport& d) {
   std::string s = fmt::format("before: {} ({} steps)\nafter:  {} ({} steps)\nper step (median over steps):\n",
                               printable(d.before.source), d.before.steps, printable(d.after.source), d.after.steps);
   auto row = [&](const std::string& what, double a, double b, bool time) {

@@ -12,8 +12,8 @@
 #include "html_format.hpp"
 #include "syncscope/analysis/ranks.hpp"
 #include "syncscope/core/error.hpp"
-#include "syncscope/model/critical_path.hpp"
-#include "syncscope/model/replay.hpp"
+#include "syncscope/replay/critical_path.hpp"
+#include "syncscope/replay/replay.hpp"
 #include "syncscope/reports/view.hpp"
 #include "view_internal.hpp"
 
@@ -86,14 +86,14 @@ std::vector<ViewStreamIdle> stream_idle(const Trace& trace, const AnalysisResult
   return out;
 }
 
-// The drawn step's critical path over the identity replay (model/critical_path.hpp), every
+// The drawn step's critical path over the identity replay (replay/critical_path.hpp), every
 // run of it in time order for the timeline and the longest kCriticalTopRuns for the table.
 // The graph's step is the analysis's by name and host range, as add_critical_paths matches
 // them; without step ranges the replay's one window (its busiest thread).
 void critical_path_of_window(const Trace& trace, ViewTrace& v, const ViewOptions& o) {
-  model::ReplayOptions ro;
+  replay::ReplayOptions ro;
   ro.step_glob = o.step_glob;
-  const model::ReplayGraph g = model::build_replay_graph(trace, ro, v.result.sync_points);
+  const replay::ReplayGraph g = replay::build_replay_graph(trace, ro, v.result.sync_points);
   if (g.nodes.empty() || g.steps.empty()) return;
   std::optional<std::size_t> step;
   if (!v.has_step) {
@@ -104,7 +104,7 @@ void critical_path_of_window(const Trace& trace, ViewTrace& v, const ViewOptions
       if (g.steps[i].name == s.name && g.steps[i].rec_start == s.start && g.steps[i].rec_end == s.end) step = i;
   }
   if (!step) return;
-  CriticalPath cp = model::step_critical_path_all_runs(trace, g, model::run_replay(g), *step);
+  CriticalPath cp = replay::step_critical_path_all_runs(trace, g, replay::run_replay(g), *step);
   if (cp.length_ns <= 0) return;
   v.critical_runs = cp.top;
   std::stable_sort(cp.top.begin(), cp.top.end(),
@@ -169,7 +169,7 @@ ViewTrace build_view_trace(Trace&& trace, const std::string& source, const ViewO
   }
   v.stream_idle = stream_idle(trace, v.result, o.hta_kernel_wait_ns);
   // The trace is not read after this: the replays consume it (their graph is all they need).
-  v.removals = model::removal_savings(v.result, std::move(trace), o.replay_causes);
+  v.removals = replay::removal_savings(v.result, std::move(trace), o.replay_causes);
   return v;
 }
 

@@ -10,7 +10,7 @@
 
 #include "syncscope/analysis/analysis.hpp"
 #include "syncscope/io/trace_io.hpp"
-#include "syncscope/model/critical_path.hpp"
+#include "syncscope/replay/critical_path.hpp"
 #include "syncscope/reports/analysis_printers.hpp"
 #include "test_paths.hpp"
 
@@ -103,7 +103,7 @@ TEST(CriticalPath, ItemStepByHand) {
   const Trace t = item_trace();
   AnalysisResult r = analyze(t);
   ASSERT_EQ(r.steps.size(), 1u);
-  model::add_critical_paths(t, r);
+  replay::add_critical_paths(t, r);
   ASSERT_TRUE(r.steps[0].critical_path);
   const CriticalPath& c = *r.steps[0].critical_path;
   EXPECT_EQ(c.length_ns, 140 * us);
@@ -149,7 +149,7 @@ TEST(CriticalPath, FollowsTheGpuWorkTheSyncWaitsFor) {
   for (auto& r : t.ranges) r.end += 1000 * us;
   t.finalize();
   AnalysisResult r = analyze(t);
-  model::add_critical_paths(t, r);
+  replay::add_critical_paths(t, r);
   ASSERT_TRUE(r.steps[0].critical_path);
   const CriticalPath& c = *r.steps[0].critical_path;
   EXPECT_EQ(c.gpu_ns, 1102 * us);
@@ -187,7 +187,7 @@ TEST(CriticalPath, FollowsAStreamWaitAcrossStreams) {
   call(t, "cudaDeviceSynchronize", 16, 122, 5);
   t.finalize();
   AnalysisResult r = analyze(t);
-  model::add_critical_paths(t, r);
+  replay::add_critical_paths(t, r);
   ASSERT_TRUE(r.steps[0].critical_path);
   const CriticalPath& c = *r.steps[0].critical_path;
   EXPECT_EQ(c.length_ns, 122 * us);
@@ -208,7 +208,7 @@ TEST(CriticalPath, FollowsAStreamWaitAcrossStreams) {
 TEST(CriticalPath, InJsonAndCsv) {
   const Trace t = item_trace();
   AnalysisResult r = analyze(t);
-  model::add_critical_paths(t, r);
+  replay::add_critical_paths(t, r);
   const auto j = nlohmann::json::parse(analysis_to_json(r));
   const auto& s = j.at("steps").at(0).at("critical_path");
   EXPECT_EQ(s.at("length_ns").get<Ns>(), 140 * us);
@@ -231,7 +231,7 @@ TEST(CriticalPath, ItemLoopFixtureStepsSumExactly) {
   AnalysisOptions o;
   o.step_glob = "train_step#*";
   AnalysisResult r = analyze(t, o);
-  model::add_critical_paths(t, r);
+  replay::add_critical_paths(t, r);
   ASSERT_EQ(r.steps.size(), 3u);
   for (const auto& s : r.steps) {
     ASSERT_TRUE(s.critical_path) << s.name;

@@ -1,6 +1,6 @@
 // The published figures (docs/sources.md#packing-cache) reproduced. The inputs are the published numbers; every
 // derived number is computed here from them (step time = 1 / steps per second, and so on),
-// independently of model/src/analytic/published.cpp, and compared with its report.
+// independently of model/analytic/src/published.cpp, and compared with its report.
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -6,14 +6,13 @@
 #include <filesystem>
 #include <fstream>
 
+#include "syncscope/calibrate/trace_calibration.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
 #include "syncscope/io/trace_io.hpp"
 #include "syncscope/model/gpu_profile.hpp"
-#include "syncscope/model/trace_calibration.hpp"
 #include "test_paths.hpp"
 
-namespace m = syncscope::model;
 using namespace syncscope;
 
 namespace {
@@ -123,19 +122,19 @@ Trace hand_trace(int steps, bool with_gpu = true, bool with_syncs = true) {
   return std::move(b.t);
 }
 
-m::TraceCalibration fit(const Trace& t, bool base, int max_steps = 0) {
-  m::TraceCalibrationOptions o;
+calibrate::TraceCalibration fit(const Trace& t, bool base, int max_steps = 0) {
+  calibrate::TraceCalibrationOptions o;
   o.max_steps = max_steps;
   if (base) {
     o.base = model::load_gpu_profile("H200");
     o.base_label = "H200";
   }
   o.date_utc = "2026-12-01T00:00:00Z";
-  return m::calibrate_from_traces({{"hand.json", "abc123", &t}}, o);
+  return calibrate::calibrate_from_traces({{"hand.json", "abc123", &t}}, o);
 }
 
-double value(const m::TraceCalibration& c, const std::string& f) {
-  const m::FittedEstimate* e = c.find(f);
+double value(const calibrate::TraceCalibration& c, const std::string& f) {
+  const calibrate::FittedEstimate* e = c.find(f);
   if (!e) throw std::runtime_error("no estimate of " + f);
   return e->value.value;
 }
@@ -153,21 +152,22 @@ std::string input_error(const std::function<void()>& fn) {
 
 TEST(TraceCalibration, Sha256MatchesTheStandardsVectors) {
   // FIPS 180-4 examples (NIST CSRC "SHA256.pdf", "SHA2_Additional.pdf").
-  EXPECT_EQ(m::sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  EXPECT_EQ(m::sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  EXPECT_EQ(m::sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+  EXPECT_EQ(calibrate::sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(calibrate::sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(calibrate::sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
   const std::string million(1000000, 'a');
-  EXPECT_EQ(m::sha256_hex(million), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  EXPECT_EQ(calibrate::sha256_hex(million), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
   test::TempDir dir;
   { std::ofstream(dir / "a.txt", std::ios::binary) << million; }
-  EXPECT_EQ(m::sha256_file((dir / "a.txt").string()), m::sha256_hex(million));
-  EXPECT_NE(input_error([&] { m::sha256_file((dir / "missing").string()); }).find("missing"), std::string::npos);
+  EXPECT_EQ(calibrate::sha256_file((dir / "a.txt").string()), calibrate::sha256_hex(million));
+  EXPECT_NE(input_error([&] { calibrate::sha256_file((dir / "missing").string()); }).find("missing"),
+            std::string::npos);
 }
 
 TEST(TraceCalibration, EveryEstimateFromAHandBuiltTrace) {
   const Trace t = hand_trace(3);
-  const m::TraceCalibration c = fit(t, true);
+  const calibrate::TraceCalibration c = fit(t, true);
   EXPECT_DOUBLE_EQ(value(c, "host_launch_op_ns"), (25.0 + 4.0) / 2 * us);  // mm and item, per-name medians
   EXPECT_DOUBLE_EQ(value(c, "host_after_launch_ns"), (10.0 + 2.0) / 2 * us);
   EXPECT_DOUBLE_EQ(value(c, "host_op_ns"), 8.0 * us);
@@ -219,7 +219,7 @@ TEST(TraceCalibration, FirstStepsOnlyAndWarmUpSkipped) {
   // Stretch step 0 to 3x: a warm-up step.
   for (auto& r : t.ranges)
     if (t.str(r.name) == "ProfilerStep#0") r.end = r.start + 3 * (r.end - r.start);
-  const m::TraceCalibration c = fit(t, true, 2);
+  const calibrate::TraceCalibration c = fit(t, true, 2);
   ASSERT_FALSE(c.notes.empty());
   EXPECT_NE(c.notes[0].find("2 of 4 'ProfilerStep#*' step ranges (ProfilerStep#0 skipped"), std::string::npos)
       << c.notes[0];
@@ -240,7 +240,7 @@ TEST(TraceCalibration, WithoutBaseTheMissingFieldsAreNamedWithTheirEvents) {
 
 TEST(TraceCalibration, NoGpuRecordsOrNoSyncsTakeThoseFieldsFromTheBase) {
   const Trace no_gpu = hand_trace(2, false, true);
-  const m::TraceCalibration a = fit(no_gpu, true);
+  const calibrate::TraceCalibration a = fit(no_gpu, true);
   for (const char* f : {"launch_overhead_ns", "launch_latency_ns", "sync_round_trip_ns", "kernel_floor_ns"}) {
     EXPECT_EQ(a.find(f), nullptr) << f;
     bool warned = false;
@@ -253,7 +253,7 @@ TEST(TraceCalibration, NoGpuRecordsOrNoSyncsTakeThoseFieldsFromTheBase) {
   EXPECT_NE(e.find("sync_round_trip_ns: needs sync points"), std::string::npos) << e;
 
   const Trace no_syncs = hand_trace(2, true, false);
-  const m::TraceCalibration b = fit(no_syncs, true);
+  const calibrate::TraceCalibration b = fit(no_syncs, true);
   EXPECT_EQ(b.find("sync_round_trip_ns"), nullptr);
   EXPECT_NE(b.find("launch_overhead_ns"), nullptr);
   EXPECT_NE(b.profile.sources.at("sync_round_trip_ns").find("from base profile H200"), std::string::npos);
@@ -265,16 +265,18 @@ TEST(TraceCalibration, EmptyTraceAndMixedGpusAreInputErrors) {
   EXPECT_NE(input_error([&] { fit(empty, true); }).find("nothing to calibrate from"), std::string::npos);
   Trace a = hand_trace(1), b = hand_trace(1);
   b.devices[0].name = "NVIDIA B200";
-  m::TraceCalibrationOptions o;
+  calibrate::TraceCalibrationOptions o;
   o.base = model::load_gpu_profile("H200");
   o.base_label = "H200";
-  const std::string e = input_error([&] { m::calibrate_from_traces({{"a.json", "", &a}, {"b.json", "", &b}}, o); });
+  const std::string e = input_error([&] {
+    calibrate::calibrate_from_traces({{"a.json", "", &a}, {"b.json", "", &b}}, o);
+  });
   EXPECT_NE(e.find("one profile describes one GPU"), std::string::npos) << e;
 }
 
 TEST(TraceCalibration, FittedProfileRoundTripsThroughTheLoader) {
   const Trace t = hand_trace(2);
-  const m::TraceCalibration c = fit(t, true);
+  const calibrate::TraceCalibration c = fit(t, true);
   test::TempDir dir;
   const auto path = dir / "fitted.yaml";
   write_file_atomic(path, model::gpu_profile_to_yaml(c.profile));
@@ -297,17 +299,19 @@ TEST(TraceCalibration, FittedProfileRoundTripsThroughTheLoader) {
 }
 
 TEST(TraceCalibration, KernelKeysAndClasses) {
-  EXPECT_EQ(m::kernel_key("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float> >(at::native::ReduceOp<"
-                          "float>)"),
+  EXPECT_EQ(calibrate::kernel_key(
+                "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float> >(at::native::ReduceOp<"
+                "float>)"),
             "at::native::reduce_kernel<512, 1, at::native::ReduceOp<float> >");
-  EXPECT_EQ(m::kernel_key("void f<(anon)::g(int)>(int, float)"), "f<(anon)::g(int)>");
-  EXPECT_EQ(m::kernel_key("nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NNT"), "nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NNT");
-  EXPECT_EQ(m::kernel_class_of("cutlass::Kernel2<cutlass_80_simt_sgemm_64x64_8x5_nn_align1>"), "gemm");
-  EXPECT_EQ(m::kernel_class_of("cublasLt::splitKreduce_kernel<32, 16>"), "reduce");
-  EXPECT_EQ(m::kernel_class_of("flash_fwd_kernel<Flash_fwd_kernel_traits>"), "attention");
-  EXPECT_EQ(m::kernel_class_of("at::native::vectorized_elementwise_kernel<4, at::native::AbsFunctor<float> >"),
+  EXPECT_EQ(calibrate::kernel_key("void f<(anon)::g(int)>(int, float)"), "f<(anon)::g(int)>");
+  EXPECT_EQ(calibrate::kernel_key("nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NNT"),
+            "nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NNT");
+  EXPECT_EQ(calibrate::kernel_class_of("cutlass::Kernel2<cutlass_80_simt_sgemm_64x64_8x5_nn_align1>"), "gemm");
+  EXPECT_EQ(calibrate::kernel_class_of("cublasLt::splitKreduce_kernel<32, 16>"), "reduce");
+  EXPECT_EQ(calibrate::kernel_class_of("flash_fwd_kernel<Flash_fwd_kernel_traits>"), "attention");
+  EXPECT_EQ(calibrate::kernel_class_of("at::native::vectorized_elementwise_kernel<4, at::native::AbsFunctor<float> >"),
             "elementwise");
-  EXPECT_EQ(m::kernel_class_of("my_custom_thing"), "other");
+  EXPECT_EQ(calibrate::kernel_class_of("my_custom_thing"), "other");
 }
 
 // Every trace fixture in the repository: calibrating either succeeds with values in physical
@@ -325,11 +329,11 @@ TEST(TraceCalibration, EveryTraceFixtureSucceedsOrSaysWhatItLacks) {
     } catch (const Error&) {
       continue;
     }
-    m::TraceCalibrationOptions o;
+    calibrate::TraceCalibrationOptions o;
     o.date_utc = "test";
-    const m::TraceInput in{p, m::sha256_file(p), &t};
+    const calibrate::TraceInput in{p, calibrate::sha256_file(p), &t};
     try {
-      m::calibrate_from_traces({in}, o);  // no base: succeeds only when the trace has it all
+      calibrate::calibrate_from_traces({in}, o);  // no base: succeeds only when the trace has it all
     } catch (const InputError& err) {
       const std::string what = err.what();
       const bool says =
@@ -340,7 +344,7 @@ TEST(TraceCalibration, EveryTraceFixtureSucceedsOrSaysWhatItLacks) {
     o.base = model::load_gpu_profile("H200");
     o.base_label = "H200";
     try {
-      const m::TraceCalibration c = m::calibrate_from_traces({in}, o);
+      const calibrate::TraceCalibration c = calibrate::calibrate_from_traces({in}, o);
       ++fitted;
       auto within = [&](const char* f, double lo, double hi) {
         if (const auto* x = c.find(f)) {
@@ -373,11 +377,11 @@ TEST(TraceCalibration, EveryTraceFixtureSucceedsOrSaysWhatItLacks) {
 TEST(TraceCalibration, TheH200TraceGivesItsMeasuredFigures) {
   const std::string p = test::fixture("torch/item_loop_l8_h200.json.gz").string();
   const Trace t = read_trace(p);
-  m::TraceCalibrationOptions o;
+  calibrate::TraceCalibrationOptions o;
   o.step_glob = "train_step#*";
   o.base = model::load_gpu_profile("H200");
   o.base_label = "H200";
-  const m::TraceCalibration c = m::calibrate_from_traces({{p, m::sha256_file(p), &t}}, o);
+  const calibrate::TraceCalibration c = calibrate::calibrate_from_traces({{p, calibrate::sha256_file(p), &t}}, o);
   // train_step#0 (5.8 ms, the profiler's start-up inside) is skipped as warm-up; steps 1-2.
   EXPECT_NE(c.notes[0].find("2 of 3"), std::string::npos) << c.notes[0];
   // Read off the trace by hand (tests/fixtures/torch/README.md): .item()'s sync returns

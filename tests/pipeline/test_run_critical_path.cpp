@@ -11,10 +11,10 @@
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
 #include "syncscope/io/trace_io.hpp"
-#include "syncscope/model/critical_path.hpp"
 #include "syncscope/model/run_directory.hpp"
 #include "syncscope/pipeline/run.hpp"
 #include "syncscope/pipeline/summary.hpp"
+#include "syncscope/replay/critical_path.hpp"
 #include "syncscope/reports/html_report.hpp"
 #include "test_paths.hpp"
 
@@ -175,14 +175,14 @@ TEST(TimelinesCriticalPath, SimulatedRunCarriesItIntoTheReport) {
                          std::to_string(c.host_ns) + "\"");
     EXPECT_TRUE(std::regex_search(html, bar)) << s.fix << "=" << s.variant;
 
-    // The same step of the same trace, through analyze's path (model::add_critical_paths).
+    // The same step of the same trace, through analyze's path (replay::add_critical_paths).
     std::string trace_file;
     for (const auto& v : o.results.variants)
       if (v.fix == s.fix && v.variant == s.variant && trace_file.empty()) trace_file = v.trace_file;
     ASSERT_FALSE(trace_file.empty());
     const Trace t = read_trace(o.out / trace_file);
     AnalysisResult a = analyze(t, run_analysis_options());
-    model::add_critical_paths(t, a);
+    replay::add_critical_paths(t, a);
     const WindowStats& w = a.steps[a.steps.size() / 2];
     EXPECT_EQ(w.name, s.step->step);
     ASSERT_TRUE(w.critical_path.has_value());

@@ -1,4 +1,4 @@
-// analyze's removal savings (model/replay.hpp, removal_savings) build the graph from the
+// analyze's removal savings (replay/replay.hpp, removal_savings) build the graph from the
 // analysis's sync points (consuming the trace, in analyze's form), edit it in place and
 // replay every cause in one order made once; these tests keep the path it replaced, a copy of
 // the graph per cause and a topological sort per replay, as the reference, and require the
@@ -17,37 +17,35 @@
 #include "../nsys/nsys_fixture.hpp"
 #include "syncscope/analysis/analysis.hpp"
 #include "syncscope/io/trace_io.hpp"
-#include "syncscope/model/replay.hpp"
+#include "syncscope/replay/replay.hpp"
 #include "test_paths.hpp"
 
 namespace syncscope {
 namespace {
 
-namespace m = model;
-
 // ---- the reference: the code before the change, kept verbatim in what it computes ----
 
 // run_replay's event order as it was: Kahn's algorithm with a deque, every event (a GPU
 // node's start, a no-op, included), then a cycle's events in recorded order.
-m::ReplayOrder old_order(const m::ReplayGraph& g) {
+replay::ReplayOrder old_order(const replay::ReplayGraph& g) {
   const std::size_t n = g.nodes.size(), ne = 2 * n;
   auto for_each_dep = [&](std::size_t ev, const auto& fn) {
     const std::size_t i = ev / 2;
-    const m::ReplayNode& x = g.nodes[i];
-    if (x.kind == m::ReplayNode::Kind::Call) {
+    const replay::ReplayNode& x = g.nodes[i];
+    if (x.kind == replay::ReplayNode::Kind::Call) {
       if (ev % 2 == 0) {
-        if (x.prev != m::kNoNode) fn(2 * std::size_t{x.prev} + 1);
+        if (x.prev != replay::kNoNode) fn(2 * std::size_t{x.prev} + 1);
       } else {
         fn(2 * i);
         for (std::uint32_t w : x.waits) fn(2 * std::size_t{w} + 1);
-        if (x.engine_prev != m::kNoNode) fn(2 * std::size_t{x.engine_prev} + 1);  // a launch queue's slot
+        if (x.engine_prev != replay::kNoNode) fn(2 * std::size_t{x.engine_prev} + 1);  // a launch queue's slot
       }
       return;
     }
     if (ev % 2 == 0) return;
-    if (x.launch != m::kNoNode) fn(2 * std::size_t{x.launch});
-    if (x.prev != m::kNoNode) fn(2 * std::size_t{x.prev} + 1);
-    if (x.engine_prev != m::kNoNode) fn(2 * std::size_t{x.engine_prev} + 1);
+    if (x.launch != replay::kNoNode) fn(2 * std::size_t{x.launch});
+    if (x.prev != replay::kNoNode) fn(2 * std::size_t{x.prev} + 1);
+    if (x.engine_prev != replay::kNoNode) fn(2 * std::size_t{x.engine_prev} + 1);
     for (std::uint32_t w : x.waits) fn(2 * std::size_t{w} + 1);
   };
   std::vector<std::vector<std::uint32_t>> succ(ne);
@@ -70,7 +68,7 @@ m::ReplayOrder old_order(const m::ReplayGraph& g) {
     for (std::uint32_t s : succ[e])
       if (--indeg[s] == 0) ready.push_back(s);
   }
-  m::ReplayOrder o;
+  replay::ReplayOrder o;
   std::vector<std::uint32_t> rest;
   for (std::size_t e = 0; e < ne; ++e)
     if (!done[e]) rest.push_back(static_cast<std::uint32_t>(e));
@@ -82,31 +80,31 @@ m::ReplayOrder old_order(const m::ReplayGraph& g) {
   o.cycle_nodes = static_cast<std::uint64_t>(std::count(counted.begin(), counted.end(), true));
   fired.insert(fired.end(), rest.begin(), rest.end());
   for (std::uint32_t e : fired)
-    if (e % 2 == 1 || g.nodes[e / 2].kind == m::ReplayNode::Kind::Call) o.events.push_back(e);
+    if (e % 2 == 1 || g.nodes[e / 2].kind == replay::ReplayNode::Kind::Call) o.events.push_back(e);
   return o;
 }
 
 // What each cause costs, the old way: the graph found its own sync points, and each cause
 // was replayed on an edited copy of it.
-std::vector<m::CauseCost> old_costs(const Trace& t, const AnalysisResult& a, std::size_t max_causes) {
-  m::ReplayOptions o;
+std::vector<replay::CauseCost> old_costs(const Trace& t, const AnalysisResult& a, std::size_t max_causes) {
+  replay::ReplayOptions o;
   o.step_glob = a.options.step_glob;
   o.pid = a.options.pid;
-  std::vector<m::CauseCost> out;
+  std::vector<replay::CauseCost> out;
   const std::size_t k = std::min(max_causes, a.worst.size());
   if (k == 0) return out;
-  const m::ReplayGraph g = m::build_replay_graph(t, o);
-  const auto base = m::replay_steps(g, m::run_replay(g));
+  const replay::ReplayGraph g = replay::build_replay_graph(t, o);
+  const auto base = replay::replay_steps(g, replay::run_replay(g));
   std::map<std::string, std::size_t> counts;
   for (const auto& s : g.syncs)
     for (const auto& w : g.steps)
       if (w.rec_start <= s.rec_start && s.rec_start < w.rec_end) ++counts[s.cause];
   for (std::size_t i = 0; i < k; ++i) {
-    m::CauseCost c;
+    replay::CauseCost c;
     c.cause = a.worst[i].cause;
     const std::size_t n = counts.count(c.cause) ? counts.at(c.cause) : 0;
     c.syncs_per_step = static_cast<double>(n) / static_cast<double>(std::max<std::size_t>(1, g.steps.size()));
-    m::ReplayGraph e = g;
+    replay::ReplayGraph e = g;
     bool any = false;
     for (const auto& s : e.syncs) {
       if (s.cause != c.cause) continue;
@@ -116,7 +114,7 @@ std::vector<m::CauseCost> old_costs(const Trace& t, const AnalysisResult& a, std
       any = true;
     }
     if (any) {
-      const auto after = m::replay_steps(e, m::run_replay(e));
+      const auto after = replay::replay_steps(e, replay::run_replay(e));
       std::vector<Ns> saving;
       for (std::size_t j = 0; j < after.size(); ++j)
         if (after[j].unbuilt == 0) saving.push_back(base[j].replayed_ns - after[j].replayed_ns);
@@ -160,7 +158,7 @@ const std::vector<Fixture>& fixtures() {
   return f;
 }
 
-void expect_same_times(const m::ReplayTimes& a, const m::ReplayTimes& b) {
+void expect_same_times(const replay::ReplayTimes& a, const replay::ReplayTimes& b) {
   EXPECT_EQ(a.start, b.start);
   EXPECT_EQ(a.end, b.end);
   EXPECT_EQ(a.binding, b.binding);
@@ -178,7 +176,7 @@ TEST(ReplayCauses, RemovalSavingsMatchTheCopyPerCauseOnEveryFixture) {
     const AnalysisResult a = analyze(t, ao);
     const std::size_t all = std::numeric_limits<std::size_t>::max();
     const auto want = old_costs(t, a, all);
-    const auto got = m::removal_savings(a, t, all);
+    const auto got = replay::removal_savings(a, t, all);
     ASSERT_EQ(got.size(), want.size());
     for (std::size_t i = 0; i < got.size(); ++i) {
       SCOPED_TRACE(want[i].cause);
@@ -190,16 +188,17 @@ TEST(ReplayCauses, RemovalSavingsMatchTheCopyPerCauseOnEveryFixture) {
     }
     // analyze's own form, which consumes the trace while it builds the graph: the same.
     Trace consumed = t;
-    const auto from_consumed = m::removal_savings(a, std::move(consumed), all);
+    const auto from_consumed = replay::removal_savings(a, std::move(consumed), all);
     ASSERT_EQ(from_consumed.size(), want.size());
     for (std::size_t i = 0; i < want.size(); ++i) {
       EXPECT_EQ(from_consumed[i].syncs_per_step, want[i].syncs_per_step);
       EXPECT_EQ(from_consumed[i].saving_ns, want[i].saving_ns);
     }
     // The graph made from the analysis's sync points is the one that finds them itself.
-    m::ReplayOptions o;
+    replay::ReplayOptions o;
     o.step_glob = f.step_glob;
-    const m::ReplayGraph g1 = m::build_replay_graph(t, o), g2 = m::build_replay_graph(t, o, a.sync_points);
+    const replay::ReplayGraph g1 = replay::build_replay_graph(t, o),
+                              g2 = replay::build_replay_graph(t, o, a.sync_points);
     ASSERT_EQ(g1.syncs.size(), g2.syncs.size());
     for (std::size_t i = 0; i < g1.syncs.size(); ++i) {
       EXPECT_EQ(g1.syncs[i].node, g2.syncs[i].node);
@@ -209,10 +208,10 @@ TEST(ReplayCauses, RemovalSavingsMatchTheCopyPerCauseOnEveryFixture) {
       EXPECT_EQ(g1.syncs[i].bubble_ns, g2.syncs[i].bubble_ns);
     }
     // The order made once is the old per-replay order, and replays the same.
-    const m::ReplayOrder want_order = old_order(g1), got_order = m::replay_order(g1);
+    const replay::ReplayOrder want_order = old_order(g1), got_order = replay::replay_order(g1);
     EXPECT_EQ(got_order.events, want_order.events);
     EXPECT_EQ(got_order.cycle_nodes, want_order.cycle_nodes);
-    expect_same_times(m::run_replay(g1, got_order), m::run_replay(g1));
+    expect_same_times(replay::run_replay(g1, got_order), replay::run_replay(g1));
   }
   // Something was compared: causes on most fixtures, and savings claimed on some.
   EXPECT_GE(compared, 10u);
@@ -223,15 +222,15 @@ TEST(ReplayCauses, RemovalSavingsMatchTheCopyPerCauseOnEveryFixture) {
 // and a cause after another costs what it costs alone.
 TEST(ReplayCauses, EachCauseIsReplayedOnTheUneditedGraph) {
   const Trace t = read_trace(test::fixture("torch/item_loop_l8_h200.json.gz"));
-  m::ReplayOptions o;
+  replay::ReplayOptions o;
   o.step_glob = "train_step#*";
   AnalysisOptions ao;
   ao.step_glob = o.step_glob;
   const AnalysisResult a = analyze(t, ao);
   ASSERT_GE(a.worst.size(), 2u);
   const std::string x = a.worst[0].cause, y = a.worst[1].cause;
-  const auto twice = m::replay_cost_of_causes(t, o, {x, y, x});
-  const auto alone = m::replay_cost_of_causes(t, o, {y});
+  const auto twice = replay::replay_cost_of_causes(t, o, {x, y, x});
+  const auto alone = replay::replay_cost_of_causes(t, o, {y});
   ASSERT_EQ(twice.size(), 3u);
   ASSERT_TRUE(twice[0].saving_ns.has_value());
   EXPECT_GT(*twice[0].saving_ns, 0);
@@ -242,9 +241,9 @@ TEST(ReplayCauses, EachCauseIsReplayedOnTheUneditedGraph) {
 // A graph with a dependency cycle (two kernels each waiting for the other): the cycle's
 // events come last in recorded order, as before, and replay the same.
 TEST(ReplayCauses, ACycleIsOrderedAsBefore) {
-  m::ReplayGraph g;
-  auto node = [&](m::ReplayNode::Kind kind, Ns a, Ns b) {
-    m::ReplayNode n;
+  replay::ReplayGraph g;
+  auto node = [&](replay::ReplayNode::Kind kind, Ns a, Ns b) {
+    replay::ReplayNode n;
     n.kind = kind;
     n.rec_start = a;
     n.rec_end = b;
@@ -252,30 +251,30 @@ TEST(ReplayCauses, ACycleIsOrderedAsBefore) {
     g.nodes.push_back(n);
     return static_cast<std::uint32_t>(g.nodes.size() - 1);
   };
-  const auto c0 = node(m::ReplayNode::Kind::Call, 0, 10);
-  const auto c1 = node(m::ReplayNode::Kind::Call, 20, 30);
+  const auto c0 = node(replay::ReplayNode::Kind::Call, 0, 10);
+  const auto c1 = node(replay::ReplayNode::Kind::Call, 20, 30);
   g.nodes[c1].prev = c0;
   g.nodes[c1].gap_ns = 10;
   g.thread_calls = {{c0, c1}};
   g.threads = {{1, 1}};
-  const auto k0 = node(m::ReplayNode::Kind::Kernel, 15, 40);
-  const auto k1 = node(m::ReplayNode::Kind::Kernel, 45, 60);
+  const auto k0 = node(replay::ReplayNode::Kind::Kernel, 15, 40);
+  const auto k1 = node(replay::ReplayNode::Kind::Kernel, 45, 60);
   g.nodes[k0].launch = c0;
   g.nodes[k1].launch = c1;
   g.nodes[k0].waits = {k1};
   g.nodes[k1].waits = {k0};
-  const auto c2 = node(m::ReplayNode::Kind::Call, 70, 80);  // a sync waiting for both
+  const auto c2 = node(replay::ReplayNode::Kind::Call, 70, 80);  // a sync waiting for both
   g.nodes[c2].prev = c1;
   g.nodes[c2].sync = true;
   g.nodes[c2].waits = {k0, k1};
   g.thread_calls[0].push_back(c2);
-  const m::ReplayOrder want = old_order(g), got = m::replay_order(g);
+  const replay::ReplayOrder want = old_order(g), got = replay::replay_order(g);
   EXPECT_EQ(want.cycle_nodes, 3u);  // both kernels and the sync after them
   EXPECT_EQ(got.events, want.events);
   EXPECT_EQ(got.cycle_nodes, want.cycle_nodes);
-  expect_same_times(m::run_replay(g, got), m::run_replay(g));
+  expect_same_times(replay::run_replay(g, got), replay::run_replay(g));
   g.nodes[c2].removed = true;  // an edit keeps the order valid
-  expect_same_times(m::run_replay(g, got), m::run_replay(g));
+  expect_same_times(replay::run_replay(g, got), replay::run_replay(g));
 }
 
 }  // namespace

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "syncscope/core/error.hpp"
-#include "syncscope/model/replay.hpp"
+#include "syncscope/replay/replay.hpp"
 
 namespace syncscope {
 namespace {
@@ -122,11 +122,11 @@ struct Steps {
   std::size_t selected = 0;
 };
 Steps replay(const Trace& t, const std::string& edit, const m::TracePredictOptions& o = {}) {
-  m::ReplayGraph g = m::build_replay_graph(t, {});
+  replay::ReplayGraph g = replay::build_replay_graph(t, {});
   Steps s;
-  s.identity = static_cast<double>(m::replay_steps(g, m::run_replay(g)).at(0).replayed_ns) / us;
-  s.selected = m::apply_what_if(t, g, m::parse_what_if(edit), o).selected;
-  s.edited = static_cast<double>(m::replay_steps(g, m::run_replay(g)).at(0).replayed_ns) / us;
+  s.identity = static_cast<double>(replay::replay_steps(g, replay::run_replay(g)).at(0).replayed_ns) / us;
+  s.selected = replay::apply_what_if(t, g, replay::parse_what_if(edit), o).selected;
+  s.edited = static_cast<double>(replay::replay_steps(g, replay::run_replay(g)).at(0).replayed_ns) / us;
   return s;
 }
 
@@ -235,7 +235,7 @@ TEST(ReplayEdits, CriticalPathThroughABlockingCopyListsEachNodeOnce) {
   m.bytes = 4;
   b.t.memcpys.push_back(m);
   const Trace t = b.done();
-  const m::ReplayReport r = m::replay_what_if(t, {"remove-syncs:api=cudaMemcpy"}, {}, {});
+  const replay::ReplayReport r = replay::replay_what_if(t, {"remove-syncs:api=cudaMemcpy"}, {}, {});
   ASSERT_EQ(r.steps.size(), 1u);
   ASSERT_FALSE(r.critical_path.empty());
   EXPECT_LE(r.critical_path.size(), 3u);  // the launch to the copy, the copy, then the call's wait for it
@@ -316,7 +316,7 @@ TEST(ReplayEdits, DoubleBufferingWaitsOnlyForItsOwnBuffersLastUse) {
   const Steps pf = replay(t, "prefetch:2");
   EXPECT_EQ(pf.selected, 2u);
   EXPECT_DOUBLE_EQ(pf.edited, 110);
-  EXPECT_THROW((void)m::parse_what_if("prefetch:1"), InputError);
+  EXPECT_THROW((void)replay::parse_what_if("prefetch:1"), InputError);
 }
 
 // A MoE layer with E = 5 experts looping as the loop variant does, then its backward (a
@@ -369,7 +369,7 @@ TEST(ReplayEdits, MoeSortedKeepsThreeQueriesPerLayerAndDeviceNoneAndOnePass) {
   const Trace t = moe_trace();
   m::TracePredictOptions o;
   o.layer_glob = "layer_*";  // one layer range: the default search wants two
-  m::ReplayGraph g = m::build_replay_graph(t, {});
+  replay::ReplayGraph g = replay::build_replay_graph(t, {});
   ASSERT_EQ(g.syncs.size(), 6u);  // 5 queries + the device sync
   EXPECT_EQ(g.syncs[0].cause, "aten::nonzero");
   const Steps sorted = replay(t, "moe-sorted", o);
@@ -381,8 +381,8 @@ TEST(ReplayEdits, MoeSortedKeepsThreeQueriesPerLayerAndDeviceNoneAndOnePass) {
   EXPECT_DOUBLE_EQ(device.edited, 80);
   // What is left: 3 routing syncs per layer after sorted, none after device.
   for (const char* edit : {"moe-sorted", "moe-device"}) {
-    m::ReplayGraph e = m::build_replay_graph(t, {});
-    (void)m::apply_what_if(t, e, m::parse_what_if(edit), o);
+    replay::ReplayGraph e = replay::build_replay_graph(t, {});
+    (void)replay::apply_what_if(t, e, replay::parse_what_if(edit), o);
     std::size_t left = 0;
     for (const auto& s : e.syncs) left += s.cause == "aten::nonzero" && !e.nodes[s.node].removed;
     EXPECT_EQ(left, std::string(edit) == "moe-sorted" ? 3u : 0u) << edit;
@@ -396,7 +396,7 @@ TEST(ReplayEdits, OverlappingCallsGiveANamedWarning) {
   b.call("cudaGetDevice", 0, 10);
   b.call("cudaSetDevice", 5, 20);
   const Trace t = b.done();
-  const m::ReplayGraph g = m::build_replay_graph(t, {});
+  const replay::ReplayGraph g = replay::build_replay_graph(t, {});
   EXPECT_EQ(g.problems.overlapping_calls, 1u);
   bool named = false;
   for (const auto& w : g.problems.describe(g.step_glob))

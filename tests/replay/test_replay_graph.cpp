@@ -6,12 +6,11 @@
 #include <string>
 
 #include "syncscope/core/error.hpp"
-#include "syncscope/model/replay.hpp"
+#include "syncscope/replay/replay.hpp"
 
 namespace syncscope {
 namespace {
 
-namespace m = model;
 constexpr Ns us = 1000;
 
 ApiCall call(Trace& t, const char* name, Ns a, Ns b, std::uint64_t corr) {
@@ -83,48 +82,48 @@ Trace item_trace() {
   return t;
 }
 
-m::ReplayOptions opts() { return {}; }
+replay::ReplayOptions opts() { return {}; }
 
 TEST(ReplayGraph, ItemPatternReplaysByHand) {
   const Trace t = item_trace();
-  const m::ReplayGraph g = m::build_replay_graph(t, opts());
+  const replay::ReplayGraph g = replay::build_replay_graph(t, opts());
   EXPECT_EQ(g.round_trip_ns, 8 * us);
   EXPECT_EQ(g.launch_latency_ns[1], 10 * us);
   ASSERT_EQ(g.syncs.size(), 1u);
   EXPECT_EQ(g.syncs[0].cause, "aten::item");
   EXPECT_EQ(g.syncs[0].copies.size(), 1u);
-  const m::ReplayTimes times = m::run_replay(g);
-  const auto steps = m::replay_steps(g, times);
+  const replay::ReplayTimes times = replay::run_replay(g);
+  const auto steps = replay::replay_steps(g, times);
   ASSERT_EQ(steps.size(), 1u);
   EXPECT_EQ(steps[0].measured_ns, 160 * us);
   EXPECT_EQ(steps[0].replayed_ns, 160 * us);
   // The sync is on the critical path: it waited for the copy behind k1.
-  EXPECT_EQ(m::critical_syncs(g, times, 0).size(), 1u);
+  EXPECT_EQ(replay::critical_syncs(g, times, 0).size(), 1u);
 }
 
 // What edits can change is computed: a longer kernel moves the sync's end and the step by
 // exactly that much (the sync's end is not copied from the trace).
 TEST(ReplayGraph, SyncEndFollowsTheGpuWork) {
   const Trace t = item_trace();
-  m::ReplayGraph g = m::build_replay_graph(t, opts());
+  replay::ReplayGraph g = replay::build_replay_graph(t, opts());
   for (auto& n : g.nodes)
-    if (n.kind == m::ReplayNode::Kind::Kernel && t.str(t.kernels[n.record].name) == "k1") n.own_ns += 1000 * us;
-  const auto steps = m::replay_steps(g, m::run_replay(g));
+    if (n.kind == replay::ReplayNode::Kind::Kernel && t.str(t.kernels[n.record].name) == "k1") n.own_ns += 1000 * us;
+  const auto steps = replay::replay_steps(g, replay::run_replay(g));
   EXPECT_EQ(steps[0].replayed_ns, 1160 * us);
 }
 
 TEST(ReplayGraph, RemovingTheSyncSavesItsWaitNotTheHostTime) {
   const Trace t = item_trace();
-  m::ReplayGraph g = m::build_replay_graph(t, opts());
-  const auto base = m::replay_steps(g, m::run_replay(g));
-  const m::EditResult r = m::apply_what_if(t, g, m::parse_what_if("remove-syncs:cause=aten::item"), {});
+  replay::ReplayGraph g = replay::build_replay_graph(t, opts());
+  const auto base = replay::replay_steps(g, replay::run_replay(g));
+  const replay::EditResult r = replay::apply_what_if(t, g, replay::parse_what_if("remove-syncs:cause=aten::item"), {});
   EXPECT_EQ(r.selected, 1u);
-  const m::ReplayTimes times = m::run_replay(g);
-  const auto after = m::replay_steps(g, times);
+  const replay::ReplayTimes times = replay::run_replay(g);
+  const auto after = replay::replay_steps(g, times);
   // The sync call (109 us, all of it waiting) goes; the gaps stay: step 160 - 109 = 51 us.
   EXPECT_EQ(after[0].replayed_ns, 51 * us);
   EXPECT_EQ(base[0].replayed_ns - after[0].replayed_ns, 109 * us);
-  EXPECT_TRUE(m::critical_syncs(g, times, 0).empty());
+  EXPECT_TRUE(replay::critical_syncs(g, times, 0).empty());
 }
 
 TEST(ReplayGraph, EventWaitOrdersStreams) {
@@ -150,18 +149,18 @@ TEST(ReplayGraph, EventWaitOrdersStreams) {
   call(t, "cudaLaunchKernel", 12, 15, 4);
   kernel(t, "k2", 13, 100, 110, 4);
   t.finalize();
-  m::ReplayGraph g = m::build_replay_graph(t, opts());
+  replay::ReplayGraph g = replay::build_replay_graph(t, opts());
   EXPECT_EQ(g.problems.waits_without_record, 0u);
-  std::uint32_t k1 = m::kNoNode, k2 = m::kNoNode;
+  std::uint32_t k1 = replay::kNoNode, k2 = replay::kNoNode;
   for (std::uint32_t i = 0; i < g.nodes.size(); ++i) {
-    if (g.nodes[i].kind != m::ReplayNode::Kind::Kernel) continue;
+    if (g.nodes[i].kind != replay::ReplayNode::Kind::Kernel) continue;
     (t.str(t.kernels[g.nodes[i].record].name) == "k1" ? k1 : k2) = i;
   }
-  ASSERT_NE(k2, m::kNoNode);
+  ASSERT_NE(k2, replay::kNoNode);
   ASSERT_EQ(g.nodes[k2].waits.size(), 1u);
   EXPECT_EQ(g.nodes[k2].waits[0], k1);
   g.nodes[k1].own_ns += 50 * us;
-  const m::ReplayTimes times = m::run_replay(g);
+  const replay::ReplayTimes times = replay::run_replay(g);
   EXPECT_EQ(times.start[k2], 150 * us);
 }
 
@@ -171,9 +170,9 @@ TEST(ReplayBadInput, NoGpuRecordsReplaysTheHost) {
   call(t, "cudaGetDevice", 5, 10, 0);
   call(t, "cudaGetDevice", 20, 30, 0);
   t.finalize();
-  const m::ReplayGraph g = m::build_replay_graph(t, opts());
+  const replay::ReplayGraph g = replay::build_replay_graph(t, opts());
   EXPECT_TRUE(g.problems.no_gpu_records);
-  const auto steps = m::replay_steps(g, m::run_replay(g));
+  const auto steps = replay::replay_steps(g, replay::run_replay(g));
   ASSERT_EQ(steps.size(), 1u);
   EXPECT_EQ(steps[0].replayed_ns, 50 * us);
   EXPECT_FALSE(g.problems.describe(g.step_glob).empty());
@@ -182,7 +181,7 @@ TEST(ReplayBadInput, NoGpuRecordsReplaysTheHost) {
 TEST(ReplayBadInput, NoStepRangesReplayTheWholeTrace) {
   Trace t = item_trace();
   t.ranges.erase(t.ranges.begin());  // ranges are sorted: the step range starts first
-  const m::ReplayGraph g = m::build_replay_graph(t, opts());
+  const replay::ReplayGraph g = replay::build_replay_graph(t, opts());
   EXPECT_TRUE(g.problems.no_steps);
   ASSERT_EQ(g.steps.size(), 1u);
   EXPECT_EQ(g.steps[0].name, "whole trace");
@@ -196,7 +195,7 @@ TEST(ReplayBadInput, OverlappingCallsAreCounted) {
   call(t, "cudaGetDevice", 0, 10, 0);
   call(t, "cudaSetDevice", 5, 20, 0);
   t.finalize();
-  const m::ReplayGraph g = m::build_replay_graph(t, opts());
+  const replay::ReplayGraph g = replay::build_replay_graph(t, opts());
   EXPECT_EQ(g.problems.overlapping_calls, 1u);
 }
 
@@ -207,21 +206,21 @@ TEST(ReplayBadInput, CorrelationPointingNowhereIsAnchored) {
   Trace t = item_trace();
   kernel(t, "orphan", 7, 151, 155, 99);
   t.finalize();
-  m::ReplayGraph g = m::build_replay_graph(t, opts());
+  replay::ReplayGraph g = replay::build_replay_graph(t, opts());
   EXPECT_EQ(g.problems.gpu_without_launch, 1u);
   EXPECT_EQ(g.problems.anchored_kernels, 1u);
-  std::uint32_t orphan = m::kNoNode;
+  std::uint32_t orphan = replay::kNoNode;
   for (std::uint32_t i = 0; i < g.nodes.size(); ++i)
-    if (g.nodes[i].kind == m::ReplayNode::Kind::Kernel && t.str(t.kernels[g.nodes[i].record].name) == "orphan")
+    if (g.nodes[i].kind == replay::ReplayNode::Kind::Kernel && t.str(t.kernels[g.nodes[i].record].name) == "orphan")
       orphan = i;
-  ASSERT_NE(orphan, m::kNoNode);
-  const m::ReplayTimes base = m::run_replay(g);
+  ASSERT_NE(orphan, replay::kNoNode);
+  const replay::ReplayTimes base = replay::run_replay(g);
   EXPECT_EQ(base.start[orphan], 151 * us);
-  EXPECT_EQ(m::replay_steps(g, base)[0].unbuilt, 0u);
-  (void)m::apply_what_if(t, g, m::parse_what_if("remove-syncs:cause=aten::item"), {});
-  const m::ReplayTimes after = m::run_replay(g);
+  EXPECT_EQ(replay::replay_steps(g, base)[0].unbuilt, 0u);
+  (void)replay::apply_what_if(t, g, replay::parse_what_if("remove-syncs:cause=aten::item"), {});
+  const replay::ReplayTimes after = replay::run_replay(g);
   EXPECT_EQ(after.start[orphan], 151 * us);  // k2 now ends at 127 us: the orphan does not follow it
-  const m::ReplayReport r = m::replay_what_if(t, {"remove-syncs:cause=aten::item"}, {}, {});
+  const replay::ReplayReport r = replay::replay_what_if(t, {"remove-syncs:cause=aten::item"}, {}, {});
   ASSERT_EQ(r.what_if.size(), 1u);
   ASSERT_TRUE(r.what_if[0].saving_ns.has_value());
   bool named = false;
@@ -233,17 +232,17 @@ TEST(ReplayBadInput, CorrelationPointingNowhereIsAnchored) {
 TEST(ReplayBadInput, AnEditThatSelectsNothingNamesTheSelectorAndWhatTheTraceHolds) {
   const Trace t = item_trace();
   try {
-    (void)m::replay_what_if(t, {"remove-syncs:cause=aten::nonzero"}, {}, {});
+    (void)replay::replay_what_if(t, {"remove-syncs:cause=aten::nonzero"}, {}, {});
     FAIL() << "expected InputError";
   } catch (const InputError& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("aten::nonzero"), std::string::npos) << what;
     EXPECT_NE(what.find("1 x aten::item"), std::string::npos) << what;
   }
-  EXPECT_THROW((void)m::parse_what_if("remove-syncs:color=red"), InputError);
-  EXPECT_THROW((void)m::parse_what_if("faster"), InputError);
+  EXPECT_THROW((void)replay::parse_what_if("remove-syncs:color=red"), InputError);
+  EXPECT_THROW((void)replay::parse_what_if("faster"), InputError);
   // Without explicit edits the fixes' edits say "not applicable" instead.
-  const m::ReplayReport r = m::replay_what_if(t, {}, {}, {});
+  const replay::ReplayReport r = replay::replay_what_if(t, {}, {}, {});
   ASSERT_EQ(r.what_if.size(), 6u);  // packing cached/device, offload double/prefetch, MoE sorted/device
   for (const auto& w : r.what_if) EXPECT_FALSE(w.applicable) << w.edit;
 }
@@ -257,7 +256,7 @@ namespace {
 // analyze's worst offenders by replay: what each cause costs if its syncs go.
 TEST(ReplayCauses, EachCauseCostsItsReplayedSaving) {
   const Trace t = item_trace();
-  const auto costs = m::replay_cost_by_cause(t, {});
+  const auto costs = replay::replay_cost_by_cause(t, {});
   ASSERT_EQ(costs.size(), 1u);
   EXPECT_EQ(costs[0].cause, "aten::item");
   EXPECT_DOUBLE_EQ(costs[0].syncs_per_step, 1.0);

@@ -12,13 +12,11 @@
 
 #include "../nsys/nsys_fixture.hpp"
 #include "syncscope/io/trace_io.hpp"
-#include "syncscope/model/replay.hpp"
+#include "syncscope/replay/replay.hpp"
 #include "test_paths.hpp"
 
 namespace syncscope {
 namespace {
-
-namespace m = model;
 
 struct Fixture {
   std::string name;
@@ -41,12 +39,12 @@ struct Accuracy {
 };
 
 Accuracy identity(const Trace& t, const std::string& glob) {
-  m::ReplayOptions o;
+  replay::ReplayOptions o;
   o.step_glob = glob;
-  const m::ReplayGraph g = m::build_replay_graph(t, o);
-  const m::ReplayTimes times = m::run_replay(g);
+  const replay::ReplayGraph g = replay::build_replay_graph(t, o);
+  const replay::ReplayTimes times = replay::run_replay(g);
   std::vector<double> e;
-  for (const auto& s : m::replay_steps(g, times))
+  for (const auto& s : replay::replay_steps(g, times))
     if (s.measured_ns > 0) e.push_back(std::fabs(s.error()));
   Accuracy a;
   a.steps = e.size();
@@ -102,16 +100,16 @@ TEST(ReplayIdentity, EveryTraceFixtureWithinTheGoal) {
     if (f.why_not_goal) {
       // What the reason says: every edge built, and the launch-to-start gaps of launch-bound
       // activities spread by more than the error left.
-      m::ReplayOptions o;
+      replay::ReplayOptions o;
       o.step_glob = f.step_glob;
-      const m::ReplayGraph g = m::build_replay_graph(t, o);
+      const replay::ReplayGraph g = replay::build_replay_graph(t, o);
       EXPECT_EQ(g.problems.gpu_without_launch + g.problems.syncs_without_work + g.problems.waits_without_record, 0u);
       Ns lo = 0, hi = 0;
       bool any = false;
       for (const auto& n : g.nodes) {
-        if (n.kind == m::ReplayNode::Kind::Call || n.launch == m::kNoNode) continue;
+        if (n.kind == replay::ReplayNode::Kind::Call || n.launch == replay::kNoNode) continue;
         Ns ready = 0;
-        if (n.prev != m::kNoNode) ready = g.nodes[n.prev].rec_end;
+        if (n.prev != replay::kNoNode) ready = g.nodes[n.prev].rec_end;
         if (n.rec_start <= ready) continue;
         const Ns lat = n.rec_start - g.nodes[n.launch].rec_start;
         lo = any ? std::min(lo, lat) : lat;
@@ -132,9 +130,9 @@ TEST(ReplayIdentity, EveryTraceFixtureWithinTheGoal) {
 // the round trip is measured from the syncs that waited, and the graph builds every edge.
 TEST(ReplayIdentity, TheH200TraceBuildsEveryEdge) {
   const Trace t = read_trace(test::fixture("torch/item_loop_l8_h200.json.gz"));
-  m::ReplayOptions o;
+  replay::ReplayOptions o;
   o.step_glob = "train_step#*";
-  const m::ReplayGraph g = m::build_replay_graph(t, o);
+  const replay::ReplayGraph g = replay::build_replay_graph(t, o);
   EXPECT_EQ(g.steps.size(), 3u);
   EXPECT_EQ(g.problems.gpu_without_launch, 0u);
   EXPECT_EQ(g.problems.syncs_without_work, 0u);

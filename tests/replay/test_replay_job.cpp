@@ -11,12 +11,11 @@
 #include <string>
 
 #include "syncscope/core/error.hpp"
-#include "syncscope/model/replay_job.hpp"
+#include "syncscope/replay/replay_job.hpp"
 
 namespace syncscope {
 namespace {
 
-namespace m = model;
 constexpr Ns us = 1000;
 
 struct RankBuilder {
@@ -109,23 +108,23 @@ Trace rank1(Ns shift = 0, std::int64_t rank = 1, std::int64_t world = 2) {
   return b.done(rank, world);
 }
 
-m::JobRankInput input(std::string name, std::function<Trace()> load) {
-  m::JobRankInput in;
+replay::JobRankInput input(std::string name, std::function<Trace()> load) {
+  replay::JobRankInput in;
   in.source = std::move(name);
   in.load = std::move(load);
   return in;
 }
 
-std::vector<m::JobRankInput> two_ranks(Ns shift1 = 0) {
+std::vector<replay::JobRankInput> two_ranks(Ns shift1 = 0) {
   return {input("rank0.json", [] { return rank0(); }), input("rank1.json", [shift1] { return rank1(shift1); })};
 }
 
 TEST(ReplayJob, CollectiveNamesComeFromTheKernelName) {
-  EXPECT_EQ(m::collective_of_kernel("ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)"), "AllReduce");
-  EXPECT_EQ(m::collective_of_kernel("ncclDevKernel_AllGather_RING_LL(ncclDevComm*, unsigned long, ncclWork*)"),
+  EXPECT_EQ(replay::collective_of_kernel("ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)"), "AllReduce");
+  EXPECT_EQ(replay::collective_of_kernel("ncclDevKernel_AllGather_RING_LL(ncclDevComm*, unsigned long, ncclWork*)"),
             "AllGather");
-  EXPECT_EQ(m::collective_of_kernel("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclWorkElem)"), "SendRecv");
-  EXPECT_EQ(m::collective_of_kernel("my_comm_kernel(int)"), "my_comm_kernel");
+  EXPECT_EQ(replay::collective_of_kernel("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclWorkElem)"), "SendRecv");
+  EXPECT_EQ(replay::collective_of_kernel("my_comm_kernel(int)"), "my_comm_kernel");
 }
 
 // Where the trace names a kernel's process group (PyTorch >= 2.2), that is the group, whatever
@@ -137,8 +136,8 @@ TEST(ReplayJob, GroupsComeFromTheProcessGroupNameWhereTheTraceHasIt) {
   b.launch(kAllReduce, 13, 70, 80, 90);
   Trace t = b.done(0);
   t.kernels[0].process_group = t.kernels[1].process_group = t.intern("0");
-  const m::ReplayGraph g = m::build_replay_graph(t);
-  const auto comms = m::job_comms(t, g);
+  const replay::ReplayGraph g = replay::build_replay_graph(t);
+  const auto comms = replay::job_comms(t, g);
   ASSERT_EQ(comms.size(), 3u);
   EXPECT_EQ(comms[0].group, "pg 0");
   EXPECT_EQ(comms[1].group, "pg 0");
@@ -147,7 +146,7 @@ TEST(ReplayJob, GroupsComeFromTheProcessGroupNameWhereTheTraceHasIt) {
 }
 
 TEST(ReplayJob, IdentityReplayOfTheJobIsExactByHand) {
-  const m::JobReplayReport rep = m::replay_job(two_ranks(), {}, "job");
+  const replay::JobReplayReport rep = replay::replay_job(two_ranks(), {}, "job");
   ASSERT_EQ(rep.ranks.size(), 2u);
   EXPECT_EQ(rep.collectives, 1u);
   EXPECT_TRUE(rep.mismatches.empty());
@@ -167,11 +166,11 @@ TEST(ReplayJob, IdentityReplayOfTheJobIsExactByHand) {
 // at 120, so it ends at 120 + 70 = 190 instead of 495: both ranks' steps are 305 us shorter. On
 // its own (peers anchored at their recorded ends) rank 1 could not have claimed that.
 TEST(ReplayJob, RemovingTheStragglersSyncMovesEveryRank) {
-  m::JobReplayOptions o;
+  replay::JobReplayOptions o;
   o.what_if = {"remove-syncs:cause=aten::item"};
-  const m::JobReplayReport rep = m::replay_job(two_ranks(), o, "job");
+  const replay::JobReplayReport rep = replay::replay_job(two_ranks(), o, "job");
   ASSERT_EQ(rep.what_if.size(), 1u);
-  const m::JobWhatIf& w = rep.what_if[0];
+  const replay::JobWhatIf& w = rep.what_if[0];
   EXPECT_EQ(w.rank, 1);  // the straggler, by default
   ASSERT_EQ(w.saving_ns.size(), 2u);
   ASSERT_TRUE(w.saving_ns[0] && w.saving_ns[1]);
@@ -180,23 +179,23 @@ TEST(ReplayJob, RemovingTheStragglersSyncMovesEveryRank) {
   EXPECT_EQ(w.replayed_step_ns[0], 240 * us);
   // The same edit on the rank alone: its all-reduce still ends at its recorded 495.
   const Trace t1 = rank1();
-  m::ReplayGraph g = m::build_replay_graph(t1);
-  const auto before = m::replay_steps(g, m::run_replay(g));
-  (void)m::apply_what_if(t1, g, m::parse_what_if("remove-syncs:cause=aten::item"), {});
-  const auto after = m::replay_steps(g, m::run_replay(g));
+  replay::ReplayGraph g = replay::build_replay_graph(t1);
+  const auto before = replay::replay_steps(g, replay::run_replay(g));
+  (void)replay::apply_what_if(t1, g, replay::parse_what_if("remove-syncs:cause=aten::item"), {});
+  const auto after = replay::replay_steps(g, replay::run_replay(g));
   EXPECT_EQ(before[0].replayed_ns - after[0].replayed_ns, 0);
   // An edit on rank 0, which waited anyway, moves nothing.
   o.what_if = {"remove-syncs:all"};
   o.what_if_rank = 0;
-  const m::JobReplayReport r0 = m::replay_job(two_ranks(), o, "job");
+  const replay::JobReplayReport r0 = replay::replay_job(two_ranks(), o, "job");
   ASSERT_TRUE(r0.what_if[0].saving_ns[1]);
   EXPECT_EQ(*r0.what_if[0].saving_ns[1], 0);
 }
 
 TEST(ReplayJob, ClocksOffsetBySecondsAreAligned) {
-  m::JobReplayOptions o;
+  replay::JobReplayOptions o;
   o.what_if = {"remove-syncs:cause=aten::item"};
-  const m::JobReplayReport rep = m::replay_job(two_ranks(7'000'000'000), o, "job");
+  const replay::JobReplayReport rep = replay::replay_job(two_ranks(7'000'000'000), o, "job");
   EXPECT_EQ(rep.ranks[1].clock_offset_ns, 7'000'000'000);
   for (const auto& r : rep.ranks) EXPECT_EQ(r.steps[0].replayed_ns, 545 * us);
   EXPECT_EQ(*rep.what_if[0].saving_ns[0], 305 * us);
@@ -205,11 +204,11 @@ TEST(ReplayJob, ClocksOffsetBySecondsAreAligned) {
 // Two ranks of a job of three: the third's arrival is not known, so each collective ends no
 // earlier than recorded, and removing rank 1's .item() saves nothing on rank 0.
 TEST(ReplayJob, RanksNotGivenAreAnchoredPeers) {
-  m::JobReplayOptions o;
+  replay::JobReplayOptions o;
   o.what_if = {"remove-syncs:cause=aten::item"};
-  const m::JobReplayReport rep = m::replay_job({input("rank0.json", [] { return rank0(0, kAllReduce, 3); }),
-                                                input("rank1.json", [] { return rank1(0, 1, 3); })},
-                                               o, "job");
+  const replay::JobReplayReport rep = replay::replay_job({input("rank0.json", [] { return rank0(0, kAllReduce, 3); }),
+                                                          input("rank1.json", [] { return rank1(0, 1, 3); })},
+                                                         o, "job");
   EXPECT_TRUE(rep.peers_anchored);
   ASSERT_TRUE(rep.world_size);
   EXPECT_EQ(*rep.world_size, 3);
@@ -221,7 +220,7 @@ TEST(ReplayJob, RanksNotGivenAreAnchoredPeers) {
 }
 
 TEST(ReplayJob, OneRankHasItsPeersAnchoredAndSaysSo) {
-  const m::JobReplayReport rep = m::replay_job({input("rank1.json", [] { return rank1(); })}, {}, "one");
+  const replay::JobReplayReport rep = replay::replay_job({input("rank1.json", [] { return rank1(); })}, {}, "one");
   EXPECT_EQ(rep.collectives, 0u);
   EXPECT_EQ(rep.ranks[0].unmatched, 1u);
   bool said = false;
@@ -230,9 +229,9 @@ TEST(ReplayJob, OneRankHasItsPeersAnchoredAndSaysSo) {
   EXPECT_EQ(rep.ranks[0].steps[0].replayed_ns, 545 * us);
 }
 
-std::string error_of(std::vector<m::JobRankInput> in, const m::JobReplayOptions& o = {}) {
+std::string error_of(std::vector<replay::JobRankInput> in, const replay::JobReplayOptions& o = {}) {
   try {
-    (void)m::replay_job(std::move(in), o, "job");
+    (void)replay::replay_job(std::move(in), o, "job");
   } catch (const InputError& e) {
     return e.what();
   }
@@ -246,11 +245,11 @@ TEST(ReplayJob, RanksThatDisagreeAreNamed) {
   EXPECT_NE(two.find("no collective matched"), std::string::npos) << two;
   EXPECT_NE(two.find("group stream#0, collective 0"), std::string::npos) << two;
   // Of three, the two that agree are matched and the third is named.
-  const m::JobReplayReport rep =
-      m::replay_job({input("rank0.json", [] { return rank0(0, "ncclKernel_SendRecv_RING_SIMPLE(x)", 3); }),
-                     input("rank1.json", [] { return rank1(0, 1, 3); }),
-                     input("rank2.json", [] { return rank1(0, 2, 3); })},
-                    {}, "job");
+  const replay::JobReplayReport rep =
+      replay::replay_job({input("rank0.json", [] { return rank0(0, "ncclKernel_SendRecv_RING_SIMPLE(x)", 3); }),
+                          input("rank1.json", [] { return rank1(0, 1, 3); }),
+                          input("rank2.json", [] { return rank1(0, 2, 3); })},
+                         {}, "job");
   EXPECT_EQ(rep.collectives, 1u);
   ASSERT_EQ(rep.mismatches.size(), 1u);
   EXPECT_NE(rep.mismatches[0].find("rank 0, group stream#0, collective 0: SendRecv here, AllReduce"), std::string::npos)
@@ -268,8 +267,8 @@ TEST(ReplayJob, ACollectiveMissingOnOneRankIsNamed) {
     b.launch(kAllReduce, 9, 510, 520, 540);  // a second all-reduce rank 1 does not have
     return b.done(0);
   };
-  const m::JobReplayReport rep =
-      m::replay_job({input("rank0.json", longer), input("rank1.json", [] { return rank1(); })}, {}, "job");
+  const replay::JobReplayReport rep =
+      replay::replay_job({input("rank0.json", longer), input("rank1.json", [] { return rank1(); })}, {}, "job");
   EXPECT_EQ(rep.collectives, 1u);
   ASSERT_EQ(rep.mismatches.size(), 1u);
   EXPECT_NE(rep.mismatches[0].find("rank 1, group stream#0: 1 collective(s)"), std::string::npos) << rep.mismatches[0];
@@ -283,12 +282,12 @@ TEST(ReplayJob, BadSetsAreRefusedNamingTheFiles) {
   const std::string jobs =
       error_of({input("rank0.json", [] { return rank0(); }), input("rank1.json", [] { return rank1(0, 1, 8); })});
   EXPECT_NE(jobs.find("jobs of different sizes"), std::string::npos) << jobs;
-  m::JobReplayOptions o;
+  replay::JobReplayOptions o;
   o.what_if = {"remove-syncs:all"};
   o.what_if_rank = 5;
   const std::string rank = error_of(two_ranks(), o);
   EXPECT_NE(rank.find("--what-if-rank 5: no trace of that rank"), std::string::npos) << rank;
-  std::vector<m::JobRankInput> many(m::kMaxJobReplayRanks + 1, input("r.json", [] { return rank1(); }));
+  std::vector<replay::JobRankInput> many(replay::kMaxJobReplayRanks + 1, input("r.json", [] { return rank1(); }));
   EXPECT_NE(error_of(std::move(many)).find("more than the"), std::string::npos);
 }
 
@@ -305,18 +304,18 @@ TEST(ReplayJob, AnOrderThatWouldDeadlockIsTimedAndCounted) {
     return b.done(0);
   };
   const Trace a = build(false), c = build(true);
-  const m::ReplayGraph ga = m::build_replay_graph(a), gc = m::build_replay_graph(c);
-  const auto ca = m::job_comms(a, ga), cc = m::job_comms(c, gc);
+  const replay::ReplayGraph ga = replay::build_replay_graph(a), gc = replay::build_replay_graph(c);
+  const auto ca = replay::job_comms(a, ga), cc = replay::job_comms(c, gc);
   ASSERT_EQ(ca.size(), 2u);
   ASSERT_EQ(cc.size(), 2u);
-  m::JobLinks links;
+  replay::JobLinks links;
   links.offset_ns = {0, 0};
   // rank 0's first with rank 1's second, and the other way round.
   links.collectives.push_back({{{0, ca[0].node}, {1, cc[1].node}}, 100 * us, 0, std::nullopt, {}});
   links.collectives.push_back({{{0, ca[1].node}, {1, cc[0].node}}, 100 * us, 0, std::nullopt, {}});
-  const m::ReplayOrder oa = m::replay_order(ga), oc = m::replay_order(gc);
+  const replay::ReplayOrder oa = replay::replay_order(ga), oc = replay::replay_order(gc);
   std::uint64_t forced = 0;
-  const auto times = m::run_job_replay({&ga, &gc}, {&oa, &oc}, links, &forced);
+  const auto times = replay::run_job_replay({&ga, &gc}, {&oa, &oc}, links, &forced);
   EXPECT_EQ(forced, 1u);
   ASSERT_EQ(times.size(), 2u);
   for (const auto& t : times)

@@ -5,25 +5,23 @@
 #include <gtest/gtest.h>
 
 #include "syncscope/io/trace_io.hpp"
-#include "syncscope/model/replay_job.hpp"
+#include "syncscope/replay/replay_job.hpp"
 #include "test_paths.hpp"
 
 namespace syncscope {
 namespace {
 
-namespace m = model;
-
-m::JobRankInput fixture_rank(const std::string& rel) {
-  m::JobRankInput in;
+replay::JobRankInput fixture_rank(const std::string& rel) {
+  replay::JobRankInput in;
   in.source = rel;
   in.load = [rel] { return read_trace(test::fixture(rel)); };
   return in;
 }
 
 TEST(ReplayJobFixture, RealRankPairOfOneJobWithinTheGoal) {
-  const m::JobReplayReport rep = m::replay_job({fixture_rank("ranks/hta_job/sampled_rank-0.json.gz"),
-                                                fixture_rank("ranks/hta_job/sampled_rank-1.json.gz")},
-                                               {}, "hta_job");
+  const replay::JobReplayReport rep = replay::replay_job({fixture_rank("ranks/hta_job/sampled_rank-0.json.gz"),
+                                                          fixture_rank("ranks/hta_job/sampled_rank-1.json.gz")},
+                                                         {}, "hta_job");
   ASSERT_EQ(rep.ranks.size(), 2u);
   EXPECT_EQ(rep.ranks[0].rank, 0);
   EXPECT_EQ(rep.ranks[1].rank, 1);
@@ -44,7 +42,7 @@ TEST(ReplayJobFixture, RealRankPairOfOneJobWithinTheGoal) {
 TEST(ReplayJobFixture, OneRankOfAJobReplaysAsOnItsOwn) {
   for (const char* rel :
        {"ranks/hta/hta_trace_diff_control_rank3of8.json.gz", "ranks/hta/hta_negative_queue_length_rank0of16.json.gz"}) {
-    const m::JobReplayReport rep = m::replay_job({fixture_rank(rel)}, {}, rel);
+    const replay::JobReplayReport rep = replay::replay_job({fixture_rank(rel)}, {}, rel);
     ASSERT_EQ(rep.ranks.size(), 1u);
     const auto& r = rep.ranks[0];
     ASSERT_EQ(r.steps.size(), r.single_steps.size());

@@ -15,13 +15,12 @@
 
 #include "syncscope/core/error.hpp"
 #include "syncscope/io/trace_io.hpp"
-#include "syncscope/model/replay_job.hpp"
+#include "syncscope/replay/replay_job.hpp"
 #include "test_paths.hpp"
 
 namespace syncscope {
 namespace {
 
-namespace m = model;
 constexpr Ns us = 1000;
 constexpr const char* kReal = "ranks/hta_nccl/nccl_data_rank0of2.json.gz";
 
@@ -31,7 +30,7 @@ bool has_line(const std::vector<std::string>& lines, const std::string& part) {
 }
 
 TEST(ReplayJobSeq, GroupRanksAsPyTorchWritesThem) {
-  auto r = m::parse_group_ranks("[0, 1, 2, 3]", 4);
+  auto r = replay::parse_group_ranks("[0, 1, 2, 3]", 4);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->first, (std::vector<std::int64_t>{0, 1, 2, 3}));
   EXPECT_FALSE(r->second);
@@ -39,19 +38,19 @@ TEST(ReplayJobSeq, GroupRanksAsPyTorchWritesThem) {
   std::string text = "[";
   for (int i = 0; i < 29; ++i) text += std::to_string(i * 2) + ", ";
   text += "..., 254]";
-  r = m::parse_group_ranks(text, 128);  // 0, 2, ..., 254: evenly spaced, 128 of them
+  r = replay::parse_group_ranks(text, 128);  // 0, 2, ..., 254: evenly spaced, 128 of them
   ASSERT_TRUE(r);
   EXPECT_EQ(r->first.size(), 128u);
   EXPECT_EQ(r->first[100], 200);
   EXPECT_FALSE(r->second);
-  r = m::parse_group_ranks(text, -1);  // no group size: only the written ranks are known
+  r = replay::parse_group_ranks(text, -1);  // no group size: only the written ranks are known
   ASSERT_TRUE(r);
   EXPECT_EQ(r->first.size(), 30u);
   EXPECT_TRUE(r->second);
-  EXPECT_FALSE(m::parse_group_ranks("0, 1", 2));
-  EXPECT_FALSE(m::parse_group_ranks("[0, one]", 2));
-  EXPECT_FALSE(m::parse_group_ranks("[0, ..., 3, ..., 7]", 8));
-  EXPECT_TRUE(m::parse_group_ranks("[]", 0));
+  EXPECT_FALSE(replay::parse_group_ranks("0, 1", 2));
+  EXPECT_FALSE(replay::parse_group_ranks("[0, one]", 2));
+  EXPECT_FALSE(replay::parse_group_ranks("[0, ..., 3, ..., 7]", 8));
+  EXPECT_TRUE(replay::parse_group_ranks("[]", 0));
 }
 
 // The real trace: 27 record_param_comms CPU ops (21 collectives and 6 "wait"s) and the 21 NCCL
@@ -62,9 +61,9 @@ TEST(ReplayJobSeq, RealTraceCollectiveArgsAreRead) {
                                        [](const CollectiveArgs& c) { return c.on == CollectiveArgs::On::Kernel; });
   EXPECT_EQ(on_kernel, 21);
   EXPECT_EQ(t.collectives.size(), 48u);
-  const m::ReplayGraph g = m::build_replay_graph(t);
+  const replay::ReplayGraph g = replay::build_replay_graph(t);
   std::uint64_t unreadable = 0;
-  const auto comms = m::job_comms(t, g, &unreadable);
+  const auto comms = replay::job_comms(t, g, &unreadable);
   EXPECT_EQ(unreadable, 0u);
   ASSERT_EQ(comms.size(), 21u);
   for (const auto& c : comms) {
@@ -86,7 +85,7 @@ TEST(ReplayJobSeq, RealTraceCollectiveArgsAreRead) {
                                            [](const CollectiveArgs& c) { return c.on == CollectiveArgs::On::Kernel; }),
                             op_only.collectives.end());
   for (Kernel& k : op_only.kernels) k.process_group = kNoString;
-  const auto from_op = m::job_comms(op_only, m::build_replay_graph(op_only));
+  const auto from_op = replay::job_comms(op_only, replay::build_replay_graph(op_only));
   ASSERT_EQ(from_op.size(), 21u);
   EXPECT_EQ(from_op[2].group, "pg 0");
   EXPECT_EQ(from_op[2].collective, "allreduce");
@@ -163,8 +162,8 @@ Trace derived(std::int64_t rank, Ns shift, bool seq) {
   return t;
 }
 
-m::JobRankInput input(std::string name, std::function<Trace()> load) {
-  m::JobRankInput in;
+replay::JobRankInput input(std::string name, std::function<Trace()> load) {
+  replay::JobRankInput in;
   in.source = std::move(name);
   in.load = std::move(load);
   return in;
@@ -172,9 +171,10 @@ m::JobRankInput input(std::string name, std::function<Trace()> load) {
 
 TEST(ReplayJobSeq, RealRankAndItsDerivedPeerMatchEveryCollective) {
   for (const bool seq : {false, true}) {
-    const m::JobReplayReport rep = m::replay_job({input("rank0", [seq] { return derived(0, 0, seq); }),
-                                                  input("rank1", [seq] { return derived(1, 5'000'000'000, seq); })},
-                                                 {}, "derived");
+    const replay::JobReplayReport rep =
+        replay::replay_job({input("rank0", [seq] { return derived(0, 0, seq); }),
+                            input("rank1", [seq] { return derived(1, 5'000'000'000, seq); })},
+                           {}, "derived");
     SCOPED_TRACE(seq ? "with Seq" : "without Seq");
     EXPECT_EQ(rep.collectives, 21u);
     EXPECT_EQ(rep.matched_by_seq, seq ? 21u : 0u);
@@ -184,7 +184,7 @@ TEST(ReplayJobSeq, RealRankAndItsDerivedPeerMatchEveryCollective) {
     EXPECT_FALSE(rep.peers_anchored);  // a job of 2, both given; group [0, 1]
     EXPECT_EQ(rep.ranks[1].clock_offset_ns, 5'000'000'000);
     for (const auto& r : rep.ranks) EXPECT_EQ(r.unmatched, 0u);
-    const std::string json = m::job_replay_to_json(rep);
+    const std::string json = replay::job_replay_to_json(rep);
     EXPECT_NE(json.find(seq ? "\"seq\": 21" : "\"group_order\": 21"), std::string::npos);
   }
 }
@@ -259,8 +259,8 @@ Trace seq_rank(std::int64_t rank, std::int64_t world, const std::vector<Coll>& c
   return t;
 }
 
-std::vector<m::JobRankInput> inputs(const std::vector<std::function<Trace()>>& loads) {
-  std::vector<m::JobRankInput> in;
+std::vector<replay::JobRankInput> inputs(const std::vector<std::function<Trace()>>& loads) {
+  std::vector<replay::JobRankInput> in;
   for (std::size_t r = 0; r < loads.size(); ++r) in.push_back(input("rank" + std::to_string(r), loads[r]));
   return in;
 }
@@ -273,7 +273,7 @@ TEST(ReplayJobSeq, ASubGroupCollectiveWaitsOnlyForItsRanks) {
   auto r0 = [=] { return seq_rank(0, 3, {world0, sub0}); };
   auto r1 = [=] { return seq_rank(1, 3, {world0}); };
   auto r2 = [=] { return seq_rank(2, 3, {world0, sub0}); };
-  const m::JobReplayReport all = m::replay_job(inputs({r0, r1, r2}), {}, "job");
+  const replay::JobReplayReport all = replay::replay_job(inputs({r0, r1, r2}), {}, "job");
   EXPECT_EQ(all.collectives, 2u);
   EXPECT_EQ(all.matched_by_seq, 2u);
   EXPECT_EQ(all.mismatches_total, 0u) << (all.mismatches.empty() ? "" : all.mismatches[0]);
@@ -282,14 +282,14 @@ TEST(ReplayJobSeq, ASubGroupCollectiveWaitsOnlyForItsRanks) {
   for (const auto& r : all.ranks) EXPECT_EQ(r.unmatched, 0u);
   // Ranks 0 and 2 only: the world group's collective is anchored (rank 1's arrival is not
   // known), the sub-group's is not.
-  const m::JobReplayReport two = m::replay_job({input("rank0", r0), input("rank2", r2)}, {}, "job");
+  const replay::JobReplayReport two = replay::replay_job({input("rank0", r0), input("rank2", r2)}, {}, "job");
   EXPECT_EQ(two.collectives, 2u);
   EXPECT_TRUE(two.peers_anchored);
   EXPECT_TRUE(has_line(two.warnings, "1 of the 2 matched collective(s) have peers not given")) << two.warnings[0];
   EXPECT_TRUE(has_line(two.warnings, "1 decided by their group's Process Group Ranks"));
   // A rank that runs a group's collective its Process Group Ranks do not list is named.
   auto r1_in_sub = [=] { return seq_rank(1, 3, {world0, sub0}); };
-  const m::JobReplayReport odd = m::replay_job(inputs({r0, r1_in_sub, r2}), {}, "job");
+  const replay::JobReplayReport odd = replay::replay_job(inputs({r0, r1_in_sub, r2}), {}, "job");
   EXPECT_TRUE(has_line(odd.mismatches, "rank 1, group pg 1, seq 0: ran it, but its Process Group Ranks do not list"));
   EXPECT_EQ(odd.collectives, 2u);
 }
@@ -304,7 +304,7 @@ TEST(ReplayJobSeq, ACollectiveMissingOnOneRankIsNamedWithGroupAndSeq) {
   auto r1 = [] {
     return seq_rank(1, 2, {{"0", 7, "[0, 1]", "allreduce", 20, 100}, {"0", 9, "[0, 1]", "allreduce", 170, 250}});
   };
-  const m::JobReplayReport rep = m::replay_job(inputs({r0, r1}), {}, "job");
+  const replay::JobReplayReport rep = replay::replay_job(inputs({r0, r1}), {}, "job");
   EXPECT_EQ(rep.collectives, 2u);
   EXPECT_EQ(rep.matched_by_seq, 2u);
   ASSERT_EQ(rep.mismatches_total, 1u);
@@ -330,7 +330,7 @@ TEST(ReplayJobSeq, SeqNumbersThatDisagreeAreNamedAndRefusedWhenNothingMatches) {
   };
   std::string error;
   try {
-    (void)m::replay_job(inputs({r0, r1}), {}, "job");
+    (void)replay::replay_job(inputs({r0, r1}), {}, "job");
   } catch (const InputError& e) {
     error = e.what();
   }
@@ -340,7 +340,7 @@ TEST(ReplayJobSeq, SeqNumbersThatDisagreeAreNamedAndRefusedWhenNothingMatches) {
   // Windows that do not meet (profiled over other steps): said so, with what to compare.
   auto late = [] { return seq_rank(1, 2, {{"0", 40, "[0, 1]", "allreduce", 20, 100}}); };
   try {
-    (void)m::replay_job(inputs({r0, late}), {}, "job");
+    (void)replay::replay_job(inputs({r0, late}), {}, "job");
     error.clear();
   } catch (const InputError& e) {
     error = e.what();
@@ -350,9 +350,9 @@ TEST(ReplayJobSeq, SeqNumbersThatDisagreeAreNamedAndRefusedWhenNothingMatches) {
 
 TEST(ReplayJobSeq, ClocksSecondsApartAreAlignedOnSeqMatches) {
   const std::vector<Coll> colls{{"0", 3, "[0, 1]", "allreduce", 20, 100}, {"0", 4, "[0, 1]", "allreduce", 130, 180}};
-  const m::JobReplayReport rep = m::replay_job(inputs({[=] { return seq_rank(0, 2, colls); },
-                                                       [=] { return seq_rank(1, 2, colls, 3'000'000'000); }}),
-                                               {}, "job");
+  const replay::JobReplayReport rep = replay::replay_job(inputs({[=] { return seq_rank(0, 2, colls); },
+                                                                 [=] { return seq_rank(1, 2, colls, 3'000'000'000); }}),
+                                                         {}, "job");
   EXPECT_EQ(rep.matched_by_seq, 2u);
   EXPECT_EQ(rep.ranks[1].clock_offset_ns, 3'000'000'000);
   for (const auto& r : rep.ranks) EXPECT_EQ(r.steps[0].replayed_ns, r.steps[0].measured_ns) << "rank " << r.rank;

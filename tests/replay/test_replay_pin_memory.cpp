@@ -1,4 +1,4 @@
-// pin-memory[:h2d|:d2h] (model/src/replay/edit_copies.cpp) on small hand-built traces whose
+// pin-memory[:h2d|:d2h] (model/replay/src/edit_copies.cpp) on small hand-built traces whose
 // edited replay is worked out by hand (times in us). As in test_replay_edits.cpp, every trace
 // is consistent with one launch latency (10 us) and one sync round trip (8 us), so its identity
 // replay is exact and the edited step follows from the graph's rules and the edit's alone.
@@ -7,7 +7,7 @@
 #include <string>
 
 #include "syncscope/core/error.hpp"
-#include "syncscope/model/replay.hpp"
+#include "syncscope/replay/replay.hpp"
 
 namespace syncscope {
 namespace {
@@ -117,14 +117,14 @@ m::TracePredictOptions with_profile(double h2d, double d2h) {
   return o;
 }
 
-double step_us(const m::ReplayGraph& g) {
-  return static_cast<double>(m::replay_steps(g, m::run_replay(g)).at(0).replayed_ns) / us;
+double step_us(const replay::ReplayGraph& g) {
+  return static_cast<double>(replay::replay_steps(g, replay::run_replay(g)).at(0).replayed_ns) / us;
 }
 
-std::uint32_t node_of(const m::ReplayGraph& g, m::ReplayNode::Kind kind, std::uint32_t record) {
+std::uint32_t node_of(const replay::ReplayGraph& g, replay::ReplayNode::Kind kind, std::uint32_t record) {
   for (std::uint32_t i = 0; i < g.nodes.size(); ++i)
     if (g.nodes[i].kind == kind && g.nodes[i].record == record) return i;
-  return m::kNoNode;
+  return replay::kNoNode;
 }
 
 // The pageable copy's 4 MB at the profile's 40 GB/s: 100 us; its call takes a launch call's
@@ -133,12 +133,13 @@ std::uint32_t node_of(const m::ReplayGraph& g, m::ReplayNode::Kind kind, std::ui
 // the step ends 8 us after D: 245 (identity 340).
 TEST(ReplayPinMemory, APageableCopyBecomesPinnedAtTheProfilesRate) {
   const Trace t = pageable_batch();
-  m::ReplayGraph g = m::build_replay_graph(t, {});
+  replay::ReplayGraph g = replay::build_replay_graph(t, {});
   EXPECT_DOUBLE_EQ(step_us(g), 340);
-  const m::EditResult r = m::apply_what_if(t, g, m::parse_what_if("pin-memory"), with_profile(40e9, 40e9));
+  const replay::EditResult r =
+      replay::apply_what_if(t, g, replay::parse_what_if("pin-memory"), with_profile(40e9, 40e9));
   EXPECT_EQ(r.selected, 1u);
-  const std::uint32_t copy = node_of(g, m::ReplayNode::Kind::Copy, 0);
-  ASSERT_NE(copy, m::kNoNode);
+  const std::uint32_t copy = node_of(g, replay::ReplayNode::Kind::Copy, 0);
+  ASSERT_NE(copy, replay::kNoNode);
   EXPECT_EQ(g.nodes[copy].own_ns, 100 * us);
   EXPECT_EQ(g.nodes[g.nodes[copy].launch].own_ns, 5 * us);
   EXPECT_DOUBLE_EQ(step_us(g), 245);
@@ -152,9 +153,9 @@ TEST(ReplayPinMemory, APageableCopyBecomesPinnedAtTheProfilesRate) {
 // gets shorter: C [0,5] -> copy [10,205]; S [6,213]; the rest as recorded from 214: 340 - 0.
 TEST(ReplayPinMemory, APinnedCopyIsNeverSlowerThanItWasRecorded) {
   const Trace t = pageable_batch();
-  m::ReplayGraph g = m::build_replay_graph(t, {});
-  (void)m::apply_what_if(t, g, m::parse_what_if("pin-memory:h2d"), with_profile(10e9, 10e9));
-  EXPECT_EQ(g.nodes[node_of(g, m::ReplayNode::Kind::Copy, 0)].own_ns, 195 * us);
+  replay::ReplayGraph g = replay::build_replay_graph(t, {});
+  (void)replay::apply_what_if(t, g, replay::parse_what_if("pin-memory:h2d"), with_profile(10e9, 10e9));
+  EXPECT_EQ(g.nodes[node_of(g, replay::ReplayNode::Kind::Copy, 0)].own_ns, 195 * us);
   EXPECT_DOUBLE_EQ(step_us(g), 340);
 }
 
@@ -163,12 +164,13 @@ TEST(ReplayPinMemory, APinnedCopyIsNeverSlowerThanItWasRecorded) {
 // ends at copy end + r = 1118, so the step is 245 again.
 TEST(ReplayPinMemory, TheTracesOwnPinnedCopiesGiveTheRate) {
   const Trace t = pageable_batch(true);
-  m::ReplayGraph g = m::build_replay_graph(t, {});
+  replay::ReplayGraph g = replay::build_replay_graph(t, {});
   EXPECT_DOUBLE_EQ(step_us(g), 340);
-  const m::EditResult r = m::apply_what_if(t, g, m::parse_what_if("pin-memory"), with_profile(10e9, 10e9));
+  const replay::EditResult r =
+      replay::apply_what_if(t, g, replay::parse_what_if("pin-memory"), with_profile(10e9, 10e9));
   EXPECT_EQ(r.selected, 1u);  // the pinned copies are left alone
-  const std::uint32_t copy = node_of(g, m::ReplayNode::Kind::Copy, 4);
-  ASSERT_NE(copy, m::kNoNode);
+  const std::uint32_t copy = node_of(g, replay::ReplayNode::Kind::Copy, 4);
+  ASSERT_NE(copy, replay::kNoNode);
   EXPECT_EQ(g.nodes[copy].own_ns, 100 * us);
   EXPECT_EQ(g.nodes[g.nodes[copy].launch].own_ns, 4 * us);
   EXPECT_DOUBLE_EQ(step_us(g), 245);
@@ -179,9 +181,9 @@ TEST(ReplayPinMemory, TheTracesOwnPinnedCopiesGiveTheRate) {
 // No pinned copy in the trace and no profile: the edit refuses, naming the option.
 TEST(ReplayPinMemory, WithoutARateItRefusesNamingTheOption) {
   const Trace t = pageable_batch();
-  m::ReplayGraph g = m::build_replay_graph(t, {});
+  replay::ReplayGraph g = replay::build_replay_graph(t, {});
   try {
-    (void)m::apply_what_if(t, g, m::parse_what_if("pin-memory"), {});
+    (void)replay::apply_what_if(t, g, replay::parse_what_if("pin-memory"), {});
     FAIL() << "expected InputError";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("--gpu-profile"), std::string::npos) << e.what();
@@ -189,9 +191,9 @@ TEST(ReplayPinMemory, WithoutARateItRefusesNamingTheOption) {
   }
   // Through the report an explicit edit throws the same; a direction with nothing to pin
   // selects nothing (and the report then says so).
-  EXPECT_THROW((void)m::replay_what_if(t, {"pin-memory"}, {}, {}), InputError);
-  m::ReplayGraph g2 = m::build_replay_graph(t, {});
-  const m::EditResult none = m::apply_what_if(t, g2, m::parse_what_if("pin-memory:d2h"), {});
+  EXPECT_THROW((void)replay::replay_what_if(t, {"pin-memory"}, {}, {}), InputError);
+  replay::ReplayGraph g2 = replay::build_replay_graph(t, {});
+  const replay::EditResult none = replay::apply_what_if(t, g2, replay::parse_what_if("pin-memory:d2h"), {});
   EXPECT_EQ(none.selected, 0u);
   EXPECT_NE(none.nothing_selected.find("no device-to-host copy with a pageable host side"), std::string::npos)
       << none.nothing_selected;
@@ -211,12 +213,12 @@ TEST(ReplayPinMemory, ASynchronousCopyStillWaitsForItsShorterCopy) {
   b.launch(221, 226, 275, 325);
   b.sync("cudaDeviceSynchronize", SyncType::ContextSync, 227, 333);
   const Trace t = b.done();
-  m::ReplayGraph g = m::build_replay_graph(t, {});
+  replay::ReplayGraph g = replay::build_replay_graph(t, {});
   EXPECT_DOUBLE_EQ(step_us(g), 340);
-  (void)m::apply_what_if(t, g, m::parse_what_if("pin-memory"), with_profile(40e9, 40e9));
-  const std::uint32_t copy = node_of(g, m::ReplayNode::Kind::Copy, 0);
+  (void)replay::apply_what_if(t, g, replay::parse_what_if("pin-memory"), with_profile(40e9, 40e9));
+  const std::uint32_t copy = node_of(g, replay::ReplayNode::Kind::Copy, 0);
   EXPECT_TRUE(g.nodes[g.nodes[copy].launch].sync);
-  const m::ReplayTimes tm = m::run_replay(g);
+  const replay::ReplayTimes tm = replay::run_replay(g);
   EXPECT_EQ(tm.end[g.nodes[copy].launch], 118 * us);
   EXPECT_DOUBLE_EQ(step_us(g), 245);
 }
@@ -234,28 +236,30 @@ TEST(ReplayPinMemory, ADeviceToHostCopyNoLongerBlocksItsCall) {
   b.launch(129, 134, 139, 189);
   b.sync("cudaDeviceSynchronize", SyncType::ContextSync, 135, 197);
   const Trace t = b.done();
-  m::ReplayGraph g = m::build_replay_graph(t, {});
-  const std::uint32_t copy = node_of(g, m::ReplayNode::Kind::Copy, 0);
+  replay::ReplayGraph g = replay::build_replay_graph(t, {});
+  const std::uint32_t copy = node_of(g, replay::ReplayNode::Kind::Copy, 0);
   ASSERT_TRUE(g.nodes[g.nodes[copy].launch].sync);
   EXPECT_DOUBLE_EQ(step_us(g), 200);
-  const m::EditResult r = m::apply_what_if(t, g, m::parse_what_if("pin-memory:d2h"), with_profile(1e9, 40e9));
+  const replay::EditResult r =
+      replay::apply_what_if(t, g, replay::parse_what_if("pin-memory:d2h"), with_profile(1e9, 40e9));
   EXPECT_EQ(r.selected, 1u);
   EXPECT_FALSE(g.nodes[g.nodes[copy].launch].sync);
   EXPECT_DOUBLE_EQ(step_us(g), 181);
   EXPECT_NE(r.notes.back().find("1 no longer wait"), std::string::npos) << r.notes.back();
   // pin-memory:h2d has nothing to pin here.
-  m::ReplayGraph g2 = m::build_replay_graph(t, {});
-  EXPECT_EQ(m::apply_what_if(t, g2, m::parse_what_if("pin-memory:h2d"), with_profile(40e9, 40e9)).selected, 0u);
+  replay::ReplayGraph g2 = replay::build_replay_graph(t, {});
+  EXPECT_EQ(replay::apply_what_if(t, g2, replay::parse_what_if("pin-memory:h2d"), with_profile(40e9, 40e9)).selected,
+            0u);
 }
 
 TEST(ReplayPinMemory, Spellings) {
-  EXPECT_EQ(m::parse_what_if("pin-memory").kind, m::WhatIfEdit::Kind::PinMemory);
-  EXPECT_EQ(m::parse_what_if("pin-memory").selector, "");
-  EXPECT_EQ(m::parse_what_if("pin-memory:h2d").selector, "h2d");
-  EXPECT_EQ(m::parse_what_if("pin-memory:d2h").selector, "d2h");
-  EXPECT_THROW((void)m::parse_what_if("pin-memory:both"), InputError);
-  EXPECT_THROW((void)m::parse_what_if("pin-memory:"), InputError);
-  EXPECT_NE(m::what_if_forms().find("pin-memory[:h2d|:d2h]"), std::string::npos) << m::what_if_forms();
+  EXPECT_EQ(replay::parse_what_if("pin-memory").kind, replay::WhatIfEdit::Kind::PinMemory);
+  EXPECT_EQ(replay::parse_what_if("pin-memory").selector, "");
+  EXPECT_EQ(replay::parse_what_if("pin-memory:h2d").selector, "h2d");
+  EXPECT_EQ(replay::parse_what_if("pin-memory:d2h").selector, "d2h");
+  EXPECT_THROW((void)replay::parse_what_if("pin-memory:both"), InputError);
+  EXPECT_THROW((void)replay::parse_what_if("pin-memory:"), InputError);
+  EXPECT_NE(replay::what_if_forms().find("pin-memory[:h2d|:d2h]"), std::string::npos) << replay::what_if_forms();
 }
 
 }  // namespace

@@ -7,12 +7,11 @@
 
 #include <string>
 
-#include "syncscope/model/replay.hpp"
+#include "syncscope/replay/replay.hpp"
 
 namespace syncscope {
 namespace {
 
-namespace m = model;
 constexpr Ns us = 1000;
 
 void call(Trace& t, const char* name, Ns a, Ns b, std::uint64_t corr) {
@@ -58,10 +57,11 @@ void idle_launches(Trace& t, std::uint64_t corr) {
   }
 }
 
-std::uint32_t node_named(const Trace& t, const m::ReplayGraph& g, const char* name) {
+std::uint32_t node_named(const Trace& t, const replay::ReplayGraph& g, const char* name) {
   for (std::uint32_t i = 0; i < g.nodes.size(); ++i)
-    if (g.nodes[i].kind == m::ReplayNode::Kind::Kernel && t.str(t.kernels[g.nodes[i].record].name) == name) return i;
-  return m::kNoNode;
+    if (g.nodes[i].kind == replay::ReplayNode::Kind::Kernel && t.str(t.kernels[g.nodes[i].record].name) == name)
+      return i;
+  return replay::kNoNode;
 }
 
 // kA on stream 7 (20-300); a cudaStreamWaitEvent (30) with no event record, as older Kineto
@@ -83,25 +83,25 @@ TEST(ReplayRanks, LaunchLatencyComesFromWorkIssuedToAnIdleStream) {
   // kB's 262 us from launch to start is not launch latency (it waited for kA): the median of
   // the idle-stream samples is 10 us however many such waits there are.
   const Trace t = wait_trace(300, 302);
-  const m::ReplayGraph g = m::build_replay_graph(t);
+  const replay::ReplayGraph g = replay::build_replay_graph(t);
   EXPECT_EQ(g.launch_latency_ns[1], 10 * us);
 }
 
 // kB starts 2 us after kA ends, 252 us later than its launch allows: the wait was for kA.
 TEST(ReplayRanks, AStreamWaitWithNoRecordIsInferredFromTheTimeline) {
   const Trace t = wait_trace(300, 302);
-  m::ReplayGraph g = m::build_replay_graph(t);
+  replay::ReplayGraph g = replay::build_replay_graph(t);
   EXPECT_EQ(g.problems.inferred_waits, 1u);
   EXPECT_EQ(g.problems.waits_without_record, 0u);
   const std::uint32_t ka = node_named(t, g, "kA"), kb = node_named(t, g, "kB");
-  ASSERT_NE(kb, m::kNoNode);
+  ASSERT_NE(kb, replay::kNoNode);
   ASSERT_EQ(g.nodes[kb].waits.size(), 1u);
   EXPECT_EQ(g.nodes[kb].waits[0], ka);
-  const m::ReplayTimes base = m::run_replay(g);
+  const replay::ReplayTimes base = replay::run_replay(g);
   EXPECT_EQ(base.start[kb], 300 * us);  // kA's end: the 2 us of resolution are not kept
   // What the edge carries: kA 100 us longer moves kB by as much.
   g.nodes[ka].own_ns += 100 * us;
-  const m::ReplayTimes longer = m::run_replay(g);
+  const replay::ReplayTimes longer = replay::run_replay(g);
   EXPECT_EQ(longer.start[kb], 400 * us);
   bool said = false;
   for (const auto& line : g.problems.describe(g.step_glob))
@@ -114,17 +114,17 @@ TEST(ReplayRanks, AStreamWaitWithNoRecordIsInferredFromTheTimeline) {
 // modelled it replayed at its launch + 10 us, 252 us early.
 TEST(ReplayRanks, WorkHeldByWhatTheTraceDoesNotShowKeepsItsDelay) {
   const Trace t = wait_trace(200, 302);
-  m::ReplayGraph g = m::build_replay_graph(t);
+  replay::ReplayGraph g = replay::build_replay_graph(t);
   EXPECT_EQ(g.problems.inferred_waits, 0u);
   EXPECT_EQ(g.problems.held_anchored, 1u);
   const std::uint32_t ka = node_named(t, g, "kA"), kb = node_named(t, g, "kB");
   EXPECT_TRUE(g.nodes[kb].held);
   EXPECT_EQ(g.nodes[kb].gap_ns, 252 * us);
-  EXPECT_EQ(m::run_replay(g).start[kb], 302 * us);
+  EXPECT_EQ(replay::run_replay(g).start[kb], 302 * us);
   g.nodes[ka].own_ns = 0;  // nothing the graph holds moves it earlier
-  EXPECT_EQ(m::run_replay(g).start[kb], 302 * us);
+  EXPECT_EQ(replay::run_replay(g).start[kb], 302 * us);
   g.nodes[ka].own_ns = 1000 * us;  // kA is no edge of kB's: it does not move it later either
-  EXPECT_EQ(m::run_replay(g).start[kb], 302 * us);
+  EXPECT_EQ(replay::run_replay(g).start[kb], 302 * us);
 }
 
 // A queue of depth 1 on one stream: K1 20-220, K2 220-420, K3 420-620, K4 620-820, launched at
@@ -142,19 +142,19 @@ TEST(ReplayRanks, ALaunchBlockedOnAFullQueueWaitsForTheGpu) {
   }
   call(t, "cudaStreamSynchronize", 230, 821, 9);
   t.finalize();
-  m::ReplayGraph g = m::build_replay_graph(t);
+  replay::ReplayGraph g = replay::build_replay_graph(t);
   EXPECT_EQ(g.launch_queue_depth, 1u);
   EXPECT_EQ(g.blocked_launches, 1u);
-  std::uint32_t blocked = m::kNoNode;
+  std::uint32_t blocked = replay::kNoNode;
   for (std::uint32_t i = 0; i < g.nodes.size(); ++i)
-    if (g.nodes[i].kind == m::ReplayNode::Kind::Call && g.nodes[i].rec_start == 22 * us) blocked = i;
-  ASSERT_NE(blocked, m::kNoNode);
+    if (g.nodes[i].kind == replay::ReplayNode::Kind::Call && g.nodes[i].rec_start == 22 * us) blocked = i;
+  ASSERT_NE(blocked, replay::kNoNode);
   EXPECT_EQ(g.nodes[blocked].own_ns, 2 * us);
   const std::uint32_t k1 = node_named(t, g, "K1"), k2 = node_named(t, g, "K2");
   EXPECT_EQ(g.nodes[blocked].engine_prev, k2);
-  EXPECT_EQ(m::run_replay(g).end[blocked], 220 * us);  // K2's start (recorded: 221)
+  EXPECT_EQ(replay::run_replay(g).end[blocked], 220 * us);  // K2's start (recorded: 221)
   g.nodes[k1].own_ns -= 100 * us;
-  EXPECT_EQ(m::run_replay(g).end[blocked], 120 * us);
+  EXPECT_EQ(replay::run_replay(g).end[blocked], 120 * us);
 }
 
 // An NCCL kernel that waited for its peers (20-300) and a later run of it that did not (50 us):
@@ -170,21 +170,21 @@ TEST(ReplayRanks, ACollectiveEndsNoEarlierThanItsPeersAllowed) {
   call(t, "cudaLaunchKernel", 400, 405, 2);
   kernel(t, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 9, 410, 460, 2);
   t.finalize();
-  m::ReplayGraph g = m::build_replay_graph(t);
+  replay::ReplayGraph g = replay::build_replay_graph(t);
   EXPECT_EQ(g.problems.comm_kernels, 2u);
-  std::uint32_t first = m::kNoNode;
+  std::uint32_t first = replay::kNoNode;
   const std::uint32_t k0 = node_named(t, g, "k0");
   for (std::uint32_t i = 0; i < g.nodes.size(); ++i)
     if (g.nodes[i].comm) {
       EXPECT_EQ(g.nodes[i].own_ns, 50 * us);
-      if (first == m::kNoNode) first = i;
+      if (first == replay::kNoNode) first = i;
     }
-  ASSERT_NE(first, m::kNoNode);
-  EXPECT_EQ(m::run_replay(g).end[first], 300 * us);
+  ASSERT_NE(first, replay::kNoNode);
+  EXPECT_EQ(replay::run_replay(g).end[first], 300 * us);
   g.nodes[k0].own_ns = 0;  // the rank is ready sooner: its peers are not
-  EXPECT_EQ(m::run_replay(g).end[first], 300 * us);
+  EXPECT_EQ(replay::run_replay(g).end[first], 300 * us);
   g.nodes[k0].own_ns = 1000 * us;  // the rank comes late: the transfer follows it
-  const m::ReplayTimes late = m::run_replay(g);
+  const replay::ReplayTimes late = replay::run_replay(g);
   EXPECT_EQ(late.start[first], late.end[k0]);
   EXPECT_EQ(late.end[first], late.start[first] + 50 * us);
 }

@@ -9,8 +9,8 @@
 
 #include "../sim/item_loop_program.hpp"
 #include "syncscope/model/gpu_profile.hpp"
-#include "syncscope/model/replay.hpp"
-#include "syncscope/model/replay_diff.hpp"
+#include "syncscope/replay/replay.hpp"
+#include "syncscope/replay/replay_diff.hpp"
 #include "syncscope/sim/simulator.hpp"
 
 namespace syncscope {
@@ -44,9 +44,10 @@ Trace run(const Program& p) {
 TEST(ReplaySim, IdentityOnSimulatedTraces) {
   for (bool sync : {true, false}) {
     const Trace t = run(loop(sync));
-    const m::ReplayGraph g = m::build_replay_graph(t, {});
+    const replay::ReplayGraph g = replay::build_replay_graph(t, {});
     ASSERT_EQ(g.steps.size(), 4u);
-    for (const auto& s : m::replay_steps(g, m::run_replay(g))) EXPECT_LE(std::fabs(s.error()), 0.01) << s.name;
+    for (const auto& s : replay::replay_steps(g, replay::run_replay(g)))
+      EXPECT_LE(std::fabs(s.error()), 0.01) << s.name;
   }
 }
 
@@ -54,8 +55,8 @@ TEST(ReplaySim, IdentityOnSimulatedTraces) {
 TEST(ReplaySim, DiffWhatIfAgreesWithTheSimulatedFix) {
   const Trace before = run(loop(true)), after = run(loop(false));
   m::TracePredictOptions o;
-  const m::DiffReport d =
-      m::diff_traces(before, after, {"remove-syncs:api=cudaStreamSynchronize"}, o, "before", "after");
+  const replay::DiffReport d =
+      replay::diff_traces(before, after, {"remove-syncs:api=cudaStreamSynchronize"}, o, "before", "after");
   ASSERT_TRUE(d.what_if_error.has_value());
   std::printf("before %.1f us, after %.1f us, replayed after %.1f us, error %+.2f%%\n", d.before.step_ns / 1e3,
               d.after.step_ns / 1e3, *d.predicted_after_step_ns / 1e3, *d.what_if_error * 100);
@@ -63,7 +64,7 @@ TEST(ReplaySim, DiffWhatIfAgreesWithTheSimulatedFix) {
   EXPECT_LE(std::fabs(*d.what_if_error), 0.03);
   EXPECT_NEAR(d.before.syncs, 9, 1e-9);  // 8 .item() + the device sync
   EXPECT_NEAR(d.after.syncs, 1, 1e-9);
-  EXPECT_NE(m::diff_to_json(d).find("\"predicted_after_step_ns\""), std::string::npos);
+  EXPECT_NE(replay::diff_to_json(d).find("\"predicted_after_step_ns\""), std::string::npos);
 }
 
 }  // namespace

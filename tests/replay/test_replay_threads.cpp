@@ -1,16 +1,15 @@
-// Hand-offs between host threads (model/src/replay/graph_threads.cpp) on hand-built traces whose
+// Hand-offs between host threads (model/replay/src/graph_threads.cpp) on hand-built traces whose
 // replay is worked out by hand (times in us): the main thread syncs, then calls backward, which
 // PyTorch's autograd thread runs (its launches), then syncs on the device; removing the first
 // sync moves the autograd thread's launches with it. A thread whose calls come at its own times
 // (a DataLoader's) is not linked.
 #include <gtest/gtest.h>
 
-#include "syncscope/model/replay.hpp"
+#include "syncscope/replay/replay.hpp"
 
 namespace syncscope {
 namespace {
 
-namespace m = model;
 constexpr Ns us = 1000;
 constexpr std::int64_t kMain = 1, kAutograd = 2, kLoader = 3;
 
@@ -78,39 +77,40 @@ Trace backward_trace(const std::vector<std::pair<Ns, Ns>>& loader = {}) {
   return t;
 }
 
-std::uint32_t first_call_of(const m::ReplayGraph& g, std::int64_t tid) {
+std::uint32_t first_call_of(const replay::ReplayGraph& g, std::int64_t tid) {
   for (std::size_t k = 0; k < g.threads.size(); ++k)
     if (g.threads[k].second == tid) return g.thread_calls[k].front();
-  return m::kNoNode;
+  return replay::kNoNode;
 }
 
 TEST(ReplayThreads, BackwardOnAnotherThreadMovesWithTheCaller) {
   const Trace t = backward_trace();
-  m::ReplayGraph g = m::build_replay_graph(t);
+  replay::ReplayGraph g = replay::build_replay_graph(t);
   // Main -> autograd at the sync's end (+10 us), autograd -> main at k6's launch call's end (+10).
   EXPECT_EQ(g.problems.linked_thread_pairs, 1u);
   EXPECT_EQ(g.problems.thread_handoffs, 2u);
   ASSERT_EQ(g.handoffs.size(), 2u);
   const std::uint32_t autograd = first_call_of(g, kAutograd);
-  ASSERT_NE(autograd, m::kNoNode);
+  ASSERT_NE(autograd, replay::kNoNode);
   EXPECT_TRUE(g.nodes[autograd].handoff);
   {  // Identity replay: exact.
-    const m::ReplayTimes id = m::run_replay(g);
+    const replay::ReplayTimes id = replay::run_replay(g);
     EXPECT_EQ(id.start[autograd], 135 * us);
-    EXPECT_EQ(m::replay_steps(g, id)[0].replayed_ns, 200 * us);
+    EXPECT_EQ(replay::replay_steps(g, id)[0].replayed_ns, 200 * us);
   }
-  const m::EditResult r = m::apply_what_if(t, g, m::parse_what_if("remove-syncs:api=cudaStreamSynchronize"), {});
+  const replay::EditResult r =
+      replay::apply_what_if(t, g, replay::parse_what_if("remove-syncs:api=cudaStreamSynchronize"), {});
   ASSERT_EQ(r.selected, 1u);
-  const m::ReplayTimes times = m::run_replay(g);
+  const replay::ReplayTimes times = replay::run_replay(g);
   // The sync ends at 20 (its start): the autograd thread's first launch moves from 135 to 30, its
   // kernels run right behind k1 (120-155), main returns at 75 and its device sync waits for k6:
   // 155 + 5. Step: 160 + the 15 us after it = 175 (without the hand-off: 200, k6 still at 175-180).
   EXPECT_EQ(times.start[autograd], 30 * us);
-  const auto steps = m::replay_steps(g, times);
+  const auto steps = replay::replay_steps(g, times);
   EXPECT_EQ(steps[0].replayed_ns, 175 * us);
   // The critical path follows the hand-off and sums to no more than the step.
   Ns sum = 0;
-  for (const auto& c : m::critical_path(t, g, times, 0)) sum += c.duration_ns;
+  for (const auto& c : replay::critical_path(t, g, times, 0)) sum += c.duration_ns;
   EXPECT_GT(sum, 0);
   EXPECT_LE(sum, steps[0].replayed_ns);
 }
@@ -122,14 +122,14 @@ TEST(ReplayThreads, IndependentThreadIsNotLinked) {
   for (const auto& loader :
        {std::vector<std::pair<Ns, Ns>>{{50, 60}, {300, 302}}, std::vector<std::pair<Ns, Ns>>{{128, 130}, {300, 302}}}) {
     const Trace t = backward_trace(loader);
-    m::ReplayGraph g = m::build_replay_graph(t);
+    replay::ReplayGraph g = replay::build_replay_graph(t);
     EXPECT_EQ(g.problems.linked_thread_pairs, 1u);  // main and autograd only
     EXPECT_EQ(g.problems.thread_handoffs, 2u);
     const std::uint32_t l = first_call_of(g, kLoader);
-    ASSERT_NE(l, m::kNoNode);
+    ASSERT_NE(l, replay::kNoNode);
     EXPECT_FALSE(g.nodes[l].handoff);
-    (void)m::apply_what_if(t, g, m::parse_what_if("remove-syncs:api=cudaStreamSynchronize"), {});
-    const m::ReplayTimes times = m::run_replay(g);
+    (void)replay::apply_what_if(t, g, replay::parse_what_if("remove-syncs:api=cudaStreamSynchronize"), {});
+    const replay::ReplayTimes times = replay::run_replay(g);
     EXPECT_EQ(times.start[l], loader[0].first * us);
     EXPECT_EQ(times.start[first_call_of(g, kAutograd)], 30 * us);
   }
@@ -142,7 +142,7 @@ TEST(ReplayThreads, NoInteriorRunNoLink) {
   launch(t, kMain, 10, 20, 30, 1);
   launch(t, kAutograd, 40, 50, 60, 2);
   t.finalize();
-  const m::ReplayGraph g = m::build_replay_graph(t);
+  const replay::ReplayGraph g = replay::build_replay_graph(t);
   EXPECT_EQ(g.problems.linked_thread_pairs, 0u);
   EXPECT_TRUE(g.handoffs.empty());
 }

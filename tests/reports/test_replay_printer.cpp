@@ -4,14 +4,14 @@
 
 #include <string>
 
-#include "syncscope/model/replay.hpp"
+#include "syncscope/replay/replay.hpp"
 #include "syncscope/reports/replay_printers.hpp"
 
 namespace syncscope {
 namespace {
 
-model::ReplayReport with_errors(double median, double max, std::size_t steps) {
-  model::ReplayReport r;
+replay::ReplayReport with_errors(double median, double max, std::size_t steps) {
+  replay::ReplayReport r;
   r.median_abs_error = median;
   r.max_abs_error = max;
   r.error_steps = steps;
@@ -20,29 +20,29 @@ model::ReplayReport with_errors(double median, double max, std::size_t steps) {
 }
 
 TEST(ReplayPrinter, NothingReplayedPrintsNoErrorFigure) {
-  const std::string s = replay_to_text(model::ReplayReport{});
+  const std::string s = replay_to_text(replay::ReplayReport{});
   EXPECT_NE(s.find("no step replayed"), std::string::npos) << s;
   EXPECT_EQ(s.find("median"), std::string::npos) << s;
-  const std::string j = model::prediction_with_replay_to_json(model::PredictionReport{}, model::ReplayReport{});
+  const std::string j = replay::prediction_with_replay_to_json(model::PredictionReport{}, replay::ReplayReport{});
   EXPECT_NE(j.find("\"replayed_steps\": 0"), std::string::npos) << j;
   EXPECT_EQ(j.find("median_abs_error"), std::string::npos) << j;
   EXPECT_EQ(j.find("within_goal"), std::string::npos) << j;
 }
 
 TEST(ReplayPrinter, AFigureOutsideTheGoalIsMarked) {
-  const model::ReplayReport bad = with_errors(0.60, 0.64, 6);
+  const replay::ReplayReport bad = with_errors(0.60, 0.64, 6);
   EXPECT_FALSE(bad.within_goal());
   const std::string s = replay_to_text(bad);
   EXPECT_NE(s.find("over 6 step(s)"), std::string::npos) << s;
   EXPECT_NE(s.find("OUTSIDE THE GOAL"), std::string::npos) << s;
-  EXPECT_NE(model::prediction_with_replay_to_json(model::PredictionReport{}, bad).find("\"within_goal\": false"),
+  EXPECT_NE(replay::prediction_with_replay_to_json(model::PredictionReport{}, bad).find("\"within_goal\": false"),
             std::string::npos);
   // Max over 5% alone is outside too.
   EXPECT_FALSE(with_errors(0.005, 0.06, 3).within_goal());
-  const model::ReplayReport good = with_errors(0.002, 0.004, 3);
+  const replay::ReplayReport good = with_errors(0.002, 0.004, 3);
   EXPECT_TRUE(good.within_goal());
   EXPECT_EQ(replay_to_text(good).find("OUTSIDE"), std::string::npos);
-  EXPECT_NE(model::prediction_with_replay_to_json(model::PredictionReport{}, good).find("\"within_goal\": true"),
+  EXPECT_NE(replay::prediction_with_replay_to_json(model::PredictionReport{}, good).find("\"within_goal\": true"),
             std::string::npos);
 }
 

@@ -12,6 +12,7 @@
 #include "syncscope/core/file_io.hpp"
 #include "syncscope/io/trace_io.hpp"
 #include "syncscope/model/run_directory.hpp"
+#include "syncscope/replay/critical_path.hpp"
 #include "test_paths.hpp"
 
 namespace syncscope {
@@ -37,7 +38,7 @@ class RunDirectory : public ::testing::Test {
   // The message of the InputError load_report_run throws ("" when it loads).
   std::string refusal() {
     try {
-      model::load_report_run(run_);
+      model::load_report_run(run_, replay::add_critical_paths);
     } catch (const InputError& e) {
       return e.what();
     }
@@ -118,7 +119,7 @@ TEST_F(RunDirectory, PathsInsideTheDirectoryLoad) {
   for (const std::string p : {"traces/../traces/real.json.gz", "traces/alias.json.gz", "./traces/real.json.gz"}) {
     write_results(p);
     EXPECT_EQ(refusal(), "") << p;
-    const model::ReportRun run = model::load_report_run(run_);
+    const model::ReportRun run = model::load_report_run(run_, replay::add_critical_paths);
     ASSERT_EQ(run.timelines.size(), 1u) << p;  // extracted from the trace: no timelines.json
     EXPECT_EQ(run.timelines[0].syncs, 1u);
     ASSERT_TRUE(run.timelines[0].step.has_value());
@@ -130,8 +131,23 @@ TEST_F(RunDirectory, PathsInsideTheDirectoryLoad) {
   // The run directory itself may be reached through a link.
   fs::create_symlink(run_, dir_ / "latest");
   write_results("traces/real.json.gz");
-  EXPECT_EQ(model::load_report_run(dir_ / "latest").timelines.size(), 1u);
+  EXPECT_EQ(model::load_report_run(dir_ / "latest", replay::add_critical_paths).timelines.size(), 1u);
 }
 
 }  // namespace
+// A strip rebuilt from a kept trace (no timelines.json) carries its step's critical path when
+// the caller hands in the replay's walk (syncscope_model cannot call syncscope_replay: it sits
+// below it), and none without.
+TEST_F(RunDirectory, RebuiltStripsTakeTheCriticalPathWalkFromTheCaller) {
+  write_trace(simtest::synced_layers(2, /*sync_inside=*/true), run_ / "traces" / "real.json.gz");
+  write_results("traces/real.json.gz");
+  const model::ReportRun with = model::load_report_run(run_, replay::add_critical_paths);
+  ASSERT_EQ(with.timelines.size(), 1u);
+  ASSERT_TRUE(with.timelines[0].critical_path.has_value());
+  EXPECT_GT(with.timelines[0].critical_path->length_ns, 0);
+  const model::ReportRun without = model::load_report_run(run_, nullptr);
+  ASSERT_EQ(without.timelines.size(), 1u);
+  EXPECT_FALSE(without.timelines[0].critical_path.has_value());
+}
+
 }  // namespace syncscope

@@ -7,11 +7,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "syncscope/calibrate/trace_calibration.hpp"
 #include "syncscope/core/csv.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
 #include "syncscope/model/gpu_profile.hpp"
-#include "syncscope/model/trace_calibration.hpp"
 #include "syncscope/model/validate.hpp"
 #include "syncscope/pipeline/plan.hpp"
 #include "syncscope/pipeline/results_dir.hpp"
@@ -151,7 +151,7 @@ TEST_F(InTempDir, HfConfigRunNamesTheModelEverywhere) {
   EXPECT_TRUE(contains(o.model_notes.front(), "mistral family, 7,241,732,096 parameters")) << o.model_notes.front();
   // results.json: the config's path and hash; every variant's network names the model.
   EXPECT_EQ(o.results.env.extra.at("model_config"), r.hf_config);
-  EXPECT_EQ(o.results.env.extra.at("model_config_sha256"), model::sha256_file(r.hf_config));
+  EXPECT_EQ(o.results.env.extra.at("model_config_sha256"), calibrate::sha256_file(r.hf_config));
   for (const auto& v : o.results.variants) {
     ASSERT_TRUE(v.network);
     EXPECT_EQ(v.network->model, "mistral-7b-v0.1");

@@ -10,9 +10,9 @@
 #include <filesystem>
 
 #include "item_loop_program.hpp"
+#include "syncscope/calibrate/trace_calibration.hpp"
 #include "syncscope/io/trace_io.hpp"
 #include "syncscope/model/gpu_profile.hpp"
-#include "syncscope/model/trace_calibration.hpp"
 #include "syncscope/reports/model_printers.hpp"
 #include "syncscope/reports/replay_printers.hpp"
 #include "syncscope/sim/compare.hpp"
@@ -26,8 +26,8 @@ using namespace simtest;
 
 const char* kTrace = "torch/item_loop_l8_h200.json.gz";
 
-model::TraceCalibration fit_first_step(const Trace& measured, double warmup_factor) {
-  model::TraceCalibrationOptions o;
+calibrate::TraceCalibration fit_first_step(const Trace& measured, double warmup_factor) {
+  calibrate::TraceCalibrationOptions o;
   o.step_glob = "train_step#*";
   o.max_steps = 1;
   o.warmup_factor = warmup_factor;
@@ -35,7 +35,7 @@ model::TraceCalibration fit_first_step(const Trace& measured, double warmup_fact
   o.base_label = "H200";
   o.date_utc = "test";
   const std::string path = test::fixture(kTrace).string();
-  return model::calibrate_from_traces({{path, model::sha256_file(path), &measured}}, o);
+  return calibrate::calibrate_from_traces({{path, calibrate::sha256_file(path), &measured}}, o);
 }
 
 sim::TraceComparison simulate_against(const model::GpuProfile& profile, const Trace& measured, const char* steps) {
@@ -62,7 +62,7 @@ bool mentions(const std::vector<std::string>& v, const std::string& what) {
 // train_step#2.
 TEST(SimCalibrated, ItemLoopFittedFromItsFirstStepReproducesTheOthers) {
   const Trace measured = read_trace(test::fixture(kTrace));
-  const model::TraceCalibration cal = fit_first_step(measured, 1.5);
+  const calibrate::TraceCalibration cal = fit_first_step(measured, 1.5);
   std::printf("%s", calibration_to_text(cal).c_str());
   EXPECT_TRUE(mentions(cal.notes, "1 of 3 'train_step#*' step ranges (train_step#0 skipped")) << cal.notes[0];
   const model::GpuProfile& fitted = cal.profile;
@@ -104,7 +104,7 @@ TEST(SimCalibrated, ItemLoopFittedFromItsFirstStepReproducesTheOthers) {
 // the simulated steady steps run long. This is why calibrate skips such steps by default.
 TEST(SimCalibrated, FittingFromTheWarmUpStepOverestimatesTheHost) {
   const Trace measured = read_trace(test::fixture(kTrace));
-  const model::TraceCalibration cal = fit_first_step(measured, 0);
+  const calibrate::TraceCalibration cal = fit_first_step(measured, 0);
   EXPECT_TRUE(mentions(cal.notes, "1 of 3 'train_step#*' step ranges")) << cal.notes[0];
   const sim::TraceComparison c = simulate_against(cal.profile, measured, "train_step#[12]");
   std::printf("fitted from train_step#0 (warm-up kept), against train_step#1 and #2:\n%s",
@@ -149,25 +149,25 @@ TEST(SimCalibrated, ASimulatedTraceFitsBackToItsProfilesHostCosts) {
   const auto path = dir / "sim.json";
   write_trace(simulated, path);
   const Trace back = read_trace(path);
-  model::TraceCalibrationOptions o;
+  calibrate::TraceCalibrationOptions o;
   o.step_glob = "train_step#*";
   o.base = p;
   o.base_label = "H200 (test host costs)";
   o.date_utc = "test";
   o.bootstrap = 50;
-  const model::TraceCalibration cal =
-      model::calibrate_from_traces({{path.string(), model::sha256_file(path.string()), &back}}, o);
+  const calibrate::TraceCalibration cal =
+      calibrate::calibrate_from_traces({{path.string(), calibrate::sha256_file(path.string()), &back}}, o);
   std::filesystem::remove_all(dir);
   std::printf("%s", calibration_to_text(cal).c_str());
   // Host times are rounded to whole ns per record: 1% is far above that, far below the
   // 4 us that a misplaced host time after a call would move a figure by.
   for (const auto& [field, want] : std::initializer_list<std::pair<const char*, double>>{
            {"host_launch_op_ns", 20'000}, {"host_after_launch_ns", 4'000}, {"host_range_ns", 13'000}}) {
-    const model::FittedEstimate* e = cal.find(field);
+    const calibrate::FittedEstimate* e = cal.find(field);
     ASSERT_NE(e, nullptr) << field;
     EXPECT_NEAR(e->value.value, want, 0.01 * want) << field;
   }
-  const model::FittedEstimate* lo = cal.find("launch_overhead_ns");
+  const calibrate::FittedEstimate* lo = cal.find("launch_overhead_ns");
   ASSERT_NE(lo, nullptr);
   EXPECT_NEAR(lo->value.value, p.launch_overhead_ns, 0.01 * p.launch_overhead_ns);
   EXPECT_EQ(cal.profile.plain_ops_per_launch_op, 0.0);

@@ -16,7 +16,7 @@
 #include "internal.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/fixes/logging/logging.hpp"
-#include "syncscope/model/replay_edit.hpp"
+#include "syncscope/replay/replay_edit.hpp"
 
 namespace syncscope::fixes::logging::detail {
 

@@ -11,11 +11,11 @@
 #include "syncscope/core/error.hpp"
 #include "syncscope/fixes/logging/logging.hpp"
 #include "syncscope/model/gpu_profile.hpp"
-#include "syncscope/model/replay.hpp"
 #include "syncscope/model/trace_predict.hpp"
 #include "syncscope/pipeline/plan.hpp"
 #include "syncscope/program/program.hpp"
 #include "syncscope/program/step_program.hpp"
+#include "syncscope/replay/replay.hpp"
 #include "syncscope/scenario/scenario.hpp"
 #include "syncscope/sim/simulator.hpp"
 
@@ -202,23 +202,23 @@ TEST_F(LoggingFix, ReplayEditsOnTheBaselineTrace) {
   const model::TracePredictOptions opts;
   const model::PredictionReport closed = model::predict_from_trace(t, opts, "item");
 
-  const model::WhatIfEdit e = model::parse_what_if("logging-every:4");
-  EXPECT_EQ(e.kind, model::WhatIfEdit::Kind::Registered);
+  const replay::WhatIfEdit e = replay::parse_what_if("logging-every:4");
+  EXPECT_EQ(e.kind, replay::WhatIfEdit::Kind::Registered);
   EXPECT_EQ(e.fix, kLogging);
   EXPECT_EQ(e.variant, "every");
   EXPECT_EQ(e.argument, "4");
   // The edit checks its own argument when applied (N = 1 is the baseline); one that takes
   // none refuses one at parse time.
   {
-    model::ReplayGraph g = model::build_replay_graph(t);
-    EXPECT_THROW((void)model::apply_what_if(t, g, model::parse_what_if("logging-every:1"), opts), InputError);
-    EXPECT_THROW((void)model::apply_what_if(t, g, model::parse_what_if("logging-every:x"), opts), InputError);
+    replay::ReplayGraph g = replay::build_replay_graph(t);
+    EXPECT_THROW((void)replay::apply_what_if(t, g, replay::parse_what_if("logging-every:1"), opts), InputError);
+    EXPECT_THROW((void)replay::apply_what_if(t, g, replay::parse_what_if("logging-every:x"), opts), InputError);
   }
-  EXPECT_THROW((void)model::parse_what_if("logging-deferred:3"), InputError);
-  EXPECT_NE(model::what_if_forms().find("logging-every[:N]"), std::string::npos) << model::what_if_forms();
+  EXPECT_THROW((void)replay::parse_what_if("logging-deferred:3"), InputError);
+  EXPECT_NE(replay::what_if_forms().find("logging-every[:N]"), std::string::npos) << replay::what_if_forms();
 
-  const model::ReplayReport rep =
-      model::replay_what_if(t, {"logging-deferred", "logging-every:4", "logging-every:2"}, opts, closed);
+  const replay::ReplayReport rep =
+      replay::replay_what_if(t, {"logging-deferred", "logging-every:4", "logging-every:2"}, opts, closed);
   ASSERT_EQ(rep.what_if.size(), 3u);
   const auto& deferred = rep.what_if[0];
   const auto& every4 = rep.what_if[1];
@@ -233,8 +233,8 @@ TEST_F(LoggingFix, ReplayEditsOnTheBaselineTrace) {
   // The same edit through the graph: 2 reads per step, all 16 removed by deferred; every:4
   // keeps iterations 4 and 8 (4 reads), every:2 keeps 4 iterations (8 reads).
   auto selected = [&](const std::string& text) {
-    model::ReplayGraph g = model::build_replay_graph(t);
-    return model::apply_what_if(t, g, model::parse_what_if(text), opts).selected;
+    replay::ReplayGraph g = replay::build_replay_graph(t);
+    return replay::apply_what_if(t, g, replay::parse_what_if(text), opts).selected;
   };
   EXPECT_EQ(selected("logging-deferred"), 16u);
   EXPECT_EQ(selected("logging-every:4"), 12u);
@@ -243,7 +243,7 @@ TEST_F(LoggingFix, ReplayEditsOnTheBaselineTrace) {
   // deferred's (no read) does; every:2 of half the steps, so its median lies between.
   EXPECT_LE(static_cast<double>(*every2.saving_ns), 1.01 * static_cast<double>(*deferred.saving_ns));
   // The default list (no explicit edit) carries the fix's edits.
-  const model::ReplayReport all = model::replay_what_if(t, {}, opts, closed);
+  const replay::ReplayReport all = replay::replay_what_if(t, {}, opts, closed);
   EXPECT_TRUE(std::any_of(all.what_if.begin(), all.what_if.end(),
                           [](const auto& w) { return w.edit == "logging-deferred" && w.applicable; }));
 }
@@ -273,12 +273,12 @@ TEST_F(LoggingFix, TheScenariosWindowReachesTheClosedForm) {
 // (explicit edits refuse, exit 2 in the CLI).
 TEST_F(LoggingFix, ReplayEditOnATraceWithoutReadsSaysSo) {
   const Trace t = shipped_scenario_trace("deferred", 4);
-  model::ReplayGraph g = model::build_replay_graph(t);
-  const model::EditResult r = model::apply_what_if(t, g, model::parse_what_if("logging-deferred"), {});
+  replay::ReplayGraph g = replay::build_replay_graph(t);
+  const replay::EditResult r = replay::apply_what_if(t, g, replay::parse_what_if("logging-deferred"), {});
   EXPECT_EQ(r.selected, 0u);
   EXPECT_NE(r.nothing_selected.find("no .item() sync after the optimizer"), std::string::npos) << r.nothing_selected;
   const model::PredictionReport closed = model::predict_from_trace(t, {}, "deferred");
-  EXPECT_THROW((void)model::replay_what_if(t, {"logging-deferred"}, {}, closed), InputError);
+  EXPECT_THROW((void)replay::replay_what_if(t, {"logging-deferred"}, {}, closed), InputError);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // `syncscope calibrate` through the backend: the CUDA microbenchmarks of syncscope_calibrate
-// (model/src/calibrate), present when the build has CUDA (SYNCSCOPE_BACKEND_CALIBRATE).
+// (model/calibrate/src), present when the build has CUDA (SYNCSCOPE_BACKEND_CALIBRATE).
 #include "backend_parts.hpp"
 #include "syncscope/core/error.hpp"
 

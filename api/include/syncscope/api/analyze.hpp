@@ -1,6 +1,6 @@
 // `analyze` as one call for the CLI (cli/cmd_analyze.cpp) and Python (syncscope.analyze):
 // the analysis of a trace, the critical paths when asked, and the replayed saving of removing
-// each worst cause (model/replay.hpp), then rendered as table, JSON or CSV. Neither front
+// each worst cause (replay/replay.hpp), then rendered as table, JSON or CSV. Neither front
 // end repeats this sequence; they parse arguments and print.
 #pragma once
 
@@ -15,7 +15,7 @@
 #include "syncscope/analysis/ranks.hpp"
 #include "syncscope/api/defaults.hpp"
 #include "syncscope/cluster/rank_traces.hpp"
-#include "syncscope/model/replay.hpp"  // CauseCost, complete: AnalyzeOutcome holds them
+#include "syncscope/replay/replay.hpp"  // CauseCost, complete: AnalyzeOutcome holds them
 #include "syncscope/reports/analysis_printers.hpp"
 
 namespace syncscope::api {

@@ -1,6 +1,6 @@
 // `predict --trace` and `diff` as one call each for the CLI (cli/cmd_predict.cpp,
 // cli/cmd_diff.cpp) and Python (syncscope.predict, syncscope.diff): the trace -> prediction ->
-// replay sequence (model/replay.hpp, predict_with_replay), its options' bounds checked once
+// replay sequence (replay/replay.hpp, predict_with_replay), its options' bounds checked once
 // with the caller's spelling of their names, and the renderings.
 #pragma once
 
@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "syncscope/api/defaults.hpp"
-#include "syncscope/model/replay.hpp"
-#include "syncscope/model/replay_diff.hpp"
-#include "syncscope/model/replay_job.hpp"
+#include "syncscope/replay/replay.hpp"
+#include "syncscope/replay/replay_diff.hpp"
+#include "syncscope/replay/replay_job.hpp"
 #include "syncscope/trace/trace.hpp"
 
 namespace syncscope::api {
@@ -33,18 +33,18 @@ struct PredictTraceRequest {
 // InputError naming the option as `spelling` writes it, for a value outside its bound.
 void check(const PredictTraceRequest& request, Spelling spelling);
 
-// check(request), then the prediction and the replay of each edit (model/replay.hpp).
-model::TracePredictionWithReplay predict_trace(const Trace& trace, const std::string& source,
-                                               const PredictTraceRequest& request, Spelling spelling);
+// check(request), then the prediction and the replay of each edit (replay/replay.hpp).
+replay::TracePredictionWithReplay predict_trace(const Trace& trace, const std::string& source,
+                                                const PredictTraceRequest& request, Spelling spelling);
 // format: "text" or "json".
-std::string render_prediction(const model::PredictionReport& prediction, const model::ReplayReport* replay,
+std::string render_prediction(const model::PredictionReport& prediction, const replay::ReplayReport* replay,
                               std::string_view format);
 
-// predict --trace DIR: the rank traces of one job replayed together (model/replay_job.hpp);
+// predict --trace DIR: the rank traces of one job replayed together (replay/replay_job.hpp);
 // the edits change `what_if_rank` (none: the rank that started the most collectives last).
-model::JobReplayReport predict_job(const std::string& dir, const PredictTraceRequest& request,
-                                   std::optional<std::int64_t> what_if_rank);
-std::string render_job(const model::JobReplayReport& report, std::string_view format);
+replay::JobReplayReport predict_job(const std::string& dir, const PredictTraceRequest& request,
+                                    std::optional<std::int64_t> what_if_rank);
+std::string render_job(const replay::JobReplayReport& report, std::string_view format);
 
 struct DiffRequest {
   std::vector<std::string> what_if;  // replayed on BEFORE, against the real AFTER
@@ -53,9 +53,9 @@ struct DiffRequest {
   std::string gpu;  // for edits that need a rate the trace does not show (pin-memory)
 };
 
-model::DiffReport diff_traces(const Trace& before, const Trace& after, const DiffRequest& request,
-                              const std::string& before_name, const std::string& after_name);
+replay::DiffReport diff_traces(const Trace& before, const Trace& after, const DiffRequest& request,
+                               const std::string& before_name, const std::string& after_name);
 // format: "text" or "json".
-std::string render_diff(const model::DiffReport& diff, std::string_view format);
+std::string render_diff(const replay::DiffReport& diff, std::string_view format);
 
 }  // namespace syncscope::api

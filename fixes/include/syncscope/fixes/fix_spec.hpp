@@ -68,7 +68,7 @@ enum class PackingVariant : std::uint8_t { Rebuild = 0, Cached = 1, Device = 2 }
 enum class OffloadVariant : std::uint8_t { Single = 0, Double = 1, Prefetch = 2 };
 enum class MoeVariant : std::uint8_t { Loop = 0, Sorted = 1, Device = 2 };
 
-// What the replay engine hands a fix's replay edit (syncscope/model/replay_edit.hpp): the
+// What the replay engine hands a fix's replay edit (syncscope/replay/replay_edit.hpp): the
 // trace, its replay graph, predict --trace's facts, the edit as spelled and what it selected.
 struct ReplayEditContext;
 // What the LibTorch reference step hands a fix's torch_step_point hook (its options, trainable
@@ -141,10 +141,10 @@ struct FixSpec {
   std::function<bool(const model::ExplicitPredictInputs&)> has_inputs;
   // model/: the closed-form prediction from explicit values (predict --fix ...).
   std::function<void(const model::ExplicitPredictInputs&, model::PredictionReport&)> predict;
-  // model/src/replay: apply one of this fix's what-if edits (what_if_edits) to a replayed
+  // model/replay/src: apply one of this fix's what-if edits (what_if_edits) to a replayed
   // trace: `predict --trace --what-if`, `diff --what-if`, and predict's default list, where
   // it stands beside this fix's closed form. The three first fixes' edits are still the
-  // replay engine's own (model/src/replay/edits.cpp); a fix in a folder of its own fills this.
+  // replay engine's own (model/replay/src/edits.cpp); a fix in a folder of its own fills this.
   std::vector<WhatIfSpelling> what_if_edits;
   std::function<void(ReplayEditContext&)> replay_edit;
   // model/: the published speedups of this fix (validate, report).

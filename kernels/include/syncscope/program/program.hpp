@@ -1,7 +1,7 @@
 // A training step as a program of host-issued operations: the schedule each variant
 // follows, in the order the host thread issues it. One source of truth for three users:
 // the real LibTorch steps follow it for their copy/event choreography, the CPU schedule
-// checker proves buffer-safety invariants over it, and the simulator (model/src/sim)
+// checker proves buffer-safety invariants over it, and the simulator (model/sim/src)
 // executes it against a GPU profile. Torch-free and CUDA-free: it builds everywhere.
 #pragma once
 

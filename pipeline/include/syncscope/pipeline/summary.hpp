@@ -35,7 +35,7 @@ struct TraceSummary {
   std::optional<TimelineStrip> strip;
   std::optional<SimCheck> sim_check;
   // The worst sync causes (analyze's order) and what replaying the trace without each saves
-  // per step (model/replay.hpp, removal_savings), the first kRunReplayCauses of them.
+  // per step (replay/replay.hpp, removal_savings), the first kRunReplayCauses of them.
   std::vector<model::SyncRemoval> removals;
 };
 

@@ -17,7 +17,7 @@
 // gpu_annotations, gpu_annotation_names, kernel_sequences} (analysis/gpu_analyses.hpp,
 // analysis/kernel_sequences.hpp; duration statistics: count, total_ns, median_ns, p90_ns,
 // max_ns, min_ns, mean_ns, std_ns). `worst[]`: {cause, count, blocked_ns, bubble_ns, cost_ns}, and
-// when analyze replayed the trace (model/replay.hpp, add_removal_savings) `syncs_per_step`
+// when analyze replayed the trace (replay/replay.hpp, add_removal_savings) `syncs_per_step`
 // and `removal_saving_ns`: the step time saved per step by replaying the trace without that
 // cause's syncs (median over the steps the replay built fully, or over the whole trace when
 // it has no step ranges; null: not claimed). Times are
@@ -47,15 +47,15 @@
 
 #include "syncscope/analysis/analysis.hpp"
 
-namespace syncscope::model {
-struct CauseCost;  // model/replay.hpp: what removing a cause's syncs saves, by replay
+namespace syncscope::replay {
+struct CauseCost;  // syncscope/replay/replay.hpp: what removing a cause's syncs saves, by replay
 }
 
 namespace syncscope {
 
 // What removing each worst offender's syncs saves (analyze computes it with the model's
 // replay, replay_cost_of_causes; the analysis library cannot): matched to `worst` by cause.
-using CauseRemovals = std::vector<model::CauseCost>;
+using CauseRemovals = std::vector<replay::CauseCost>;
 
 enum class OutputFormat { Table, Json, Csv };
 

@@ -4,8 +4,8 @@
 
 #include <string>
 
+#include "syncscope/calibrate/trace_calibration.hpp"
 #include "syncscope/model/predict.hpp"
-#include "syncscope/model/trace_calibration.hpp"
 #include "syncscope/model/validate.hpp"
 
 namespace syncscope {
@@ -18,6 +18,6 @@ std::string prediction_to_text(const model::PredictionReport& report);
 std::string validation_to_table(const model::ValidationReport& report);
 // A trace calibration: each estimate with its interval and events, what came from the
 // base, the kernel classes, notes and warnings.
-std::string calibration_to_text(const model::TraceCalibration& calibration);
+std::string calibration_to_text(const calibrate::TraceCalibration& calibration);
 
 }  // namespace syncscope

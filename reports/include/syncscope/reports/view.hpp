@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "syncscope/analysis/analysis.hpp"
-#include "syncscope/model/replay.hpp"  // CauseCost, in CauseRemovals
+#include "syncscope/replay/replay.hpp"  // CauseCost, in CauseRemovals
 #include "syncscope/reports/analysis_printers.hpp"
 #include "syncscope/trace/trace.hpp"
 

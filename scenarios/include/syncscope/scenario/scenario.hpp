@@ -1,6 +1,6 @@
 // What a scenario describes: a model shape (Hugging Face config names), a packed batch,
 // which fixes and variants to run, and how to measure. Shared by the YAML loader, the
-// LibTorch reference steps (kernels/), the simulator (model/src/sim) and the run command.
+// LibTorch reference steps (kernels/), the simulator (model/sim/src) and the run command.
 #pragma once
 
 #include <cstdint>
