@@ -55,7 +55,7 @@ struct TraceArgs {
 namespace fs = std::filesystem;
 
 // The injection library: $SYNCSCOPE_INJECT_LIBRARY, then next to the syncscope binary
-// (build tree: cli/../profiler/src/cupti; install tree: bin/../lib), then the paths
+// (build tree: cli/../profiler/tracer; install tree: bin/../lib), then the paths
 // compiled in.
 fs::path find_inject_library() {
   std::vector<fs::path> candidates;
@@ -65,7 +65,7 @@ fs::path find_inject_library() {
   if (!ec) {
     candidates.push_back(self.parent_path() / "libsyncscope_inject.so");
     candidates.push_back(self.parent_path().parent_path() / "lib" / "libsyncscope_inject.so");
-    candidates.push_back(self.parent_path().parent_path() / "profiler" / "src" / "cupti" / "libsyncscope_inject.so");
+    candidates.push_back(self.parent_path().parent_path() / "profiler" / "tracer" / "libsyncscope_inject.so");
   }
 #ifdef SYNCSCOPE_INJECT_BUILD_PATH
   candidates.emplace_back(SYNCSCOPE_INJECT_BUILD_PATH);

@@ -86,7 +86,7 @@ class TraceHandler:
         # Without Kineto (Debian 12's python3-torch 1.13 is built without it) torch.profiler
         # falls back to the legacy profiler, whose export_chrome_trace writes CPU ops and
         # ProfilerStep#N without categories and no CUDA records: steps (from those uncategorized
-        # events, profiler/src/analysis/legacy_ranges.hpp) but no sync points.
+        # events, profiler/analysis/src/legacy_ranges.hpp) but no sync points.
         # Said once, for a trace in which the analysis found nothing.
         n = result.record_counts
         if self._told_no_kineto or n.get("ranges", 0) + n.get("api_calls", 0) > 0:

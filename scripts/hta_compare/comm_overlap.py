@@ -1,6 +1,6 @@
 """Communication/computation overlap per rank (HTA: hta/analyzers/communication_analysis.py,
 get_comm_comp_overlap; ours: totals.communication.overlap_fraction, definition in
-profiler/include/syncscope/analysis/analysis.hpp; docs/analysis.md "Side by side with HTA").
+profiler/analysis/include/syncscope/analysis/analysis.hpp; docs/analysis.md "Side by side with HTA").
 
 Both take the union of communication kernels (HTA's pattern: ^nccl, ^hip, ^hccl, ncclKernel;
 ours: ^nccl, ^rccl) and the union of compute kernels (HTA: neither communication nor memory

@@ -1,6 +1,6 @@
 """Potential stragglers (HTA: hta/trace_analysis.py get_potential_stragglers ->
 hta/analyzers/straggler.py find_stragglers_with_late_start_comm_kernels; ours: `syncscope
-analyze DIR`'s stragglers, definition in profiler/include/syncscope/analysis/ranks.hpp;
+analyze DIR`'s stragglers, definition in profiler/analysis/include/syncscope/analysis/ranks.hpp;
 docs/analysis.md "Stragglers").
 
 HTA's metric: per iteration after the first (iteration > 0) of those its trace filter keeps

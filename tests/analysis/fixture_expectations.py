@@ -32,7 +32,7 @@ for s,e in acts:
 u+=ce-cs
 print('busy',u,'kernels',sum(1 for e in X if e.get('cat')=='kernel'),'d2h copy ns',sum(ns(e['dur']) for e in X if e.get('cat')=='gpu_memcpy'))
 
-# Idle attribution (profiler/include/syncscope/analysis/idle.hpp), computed again here from
+# Idle attribution (profiler/analysis/include/syncscope/analysis/idle.hpp), computed again here from
 # the JSON: the device's busy union, its gaps, each gap classified by the activity that ends
 # it and that activity's launch call (by correlation), clipped to each step.
 gpu=sorted((ns(e['ts']),ns(e['ts'])+ns(e['dur']),e['args'].get('correlation',0)) for e in X if e.get('cat') in ('kernel','gpu_memcpy','gpu_memset'))

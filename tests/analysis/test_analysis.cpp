@@ -1,4 +1,4 @@
-// The analysis definitions (profiler/include/syncscope/analysis/analysis.hpp) on traces
+// The analysis definitions (profiler/analysis/include/syncscope/analysis/analysis.hpp) on traces
 // built by hand; each expected value is worked out in the comment above its check.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// The critical path per step (profiler/include/syncscope/analysis/critical_path.hpp) on
+// The critical path per step (profiler/analysis/include/syncscope/analysis/critical_path.hpp) on
 // hand-built traces whose replay is worked out by hand (times in us in the comments), its
 // kinds summing exactly to its length, the sync and stream-wait edges it follows, and its
 // JSON and CSV fields; then on the real torch.profiler fixture.

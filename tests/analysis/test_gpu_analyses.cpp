@@ -1,4 +1,4 @@
-// The whole-trace GPU analyses (profiler/include/syncscope/analysis/gpu_analyses.hpp) on
+// The whole-trace GPU analyses (profiler/analysis/include/syncscope/analysis/gpu_analyses.hpp) on
 // hand-built traces: kernel classes and statistics, launch delay, queue length, GPU time
 // per annotation, copy bandwidth and the Nsight-Systems-style findings.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Idle-time attribution (profiler/include/syncscope/analysis/idle.hpp) on hand-built
+// Idle-time attribution (profiler/analysis/include/syncscope/analysis/idle.hpp) on hand-built
 // traces: one test per class, each worked out in the comment above its checks, and the
 // exact sum busy + classes == GPU window for the trace, steps and streams.
 #include <gtest/gtest.h>

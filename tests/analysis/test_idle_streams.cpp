@@ -1,5 +1,5 @@
 // A stream's sync bubble only where the whole device was idle behind that sync
-// (profiler/include/syncscope/analysis/idle.hpp, docs/analysis.md): on a hand-built trace
+// (profiler/analysis/include/syncscope/analysis/idle.hpp, docs/analysis.md): on a hand-built trace
 // with two streams, one sync, and one stream still busy while the other waits.
 #include <gtest/gtest.h>
 

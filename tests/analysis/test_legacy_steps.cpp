@@ -1,4 +1,4 @@
-// Steps in a CPU-only trace of torch.profiler without Kineto (profiler/src/analysis/
+// Steps in a CPU-only trace of torch.profiler without Kineto (profiler/analysis/
 // legacy_ranges.hpp): the layout Debian 12's torch 1.13 writes (export_chrome_trace of the
 // legacy profiler, checked on this machine 2026-12-03): a bare array of "X" events without
 // "cat", pid "CPU functions", ProfilerStep#N among them.

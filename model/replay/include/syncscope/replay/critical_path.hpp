@@ -1,5 +1,5 @@
 // The critical path of each step through host and GPU, over the replay graph (replay.hpp),
-// as analyze reports it (profiler/include/syncscope/analysis/critical_path.hpp gives the
+// as analyze reports it (profiler/analysis/include/syncscope/analysis/critical_path.hpp gives the
 // result struct and the definitions; docs/analysis.md, "Critical path").
 #pragma once
 

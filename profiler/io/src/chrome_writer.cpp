@@ -86,7 +86,7 @@ void Writer::device_properties() {
 namespace {
 
 // "rank<N>" in a trace's name (e.g. rank3.pt.trace.json), by the rule `analyze DIR` applies
-// to file names (profiler/src/analysis/ranks.cpp, rank_from_file_name): 'rank' not after a
+// to file names (profiler/analysis/src/ranks.cpp, rank_from_file_name): 'rank' not after a
 // letter, an optional '-', '_' or '.', then digits.
 std::optional<std::int64_t> rank_in_name(std::string_view name) {
   auto lower = [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); };

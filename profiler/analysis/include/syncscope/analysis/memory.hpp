@@ -1,6 +1,6 @@
 // Memory over time from torch.profiler's profile_memory events (Trace::memory, "[memory]"
 // instants): per device, allocated and reserved bytes over time, their peaks and when, and
-// who allocated what was live at the allocated peak. Computed in profiler/src/analysis/memory.cpp.
+// who allocated what was live at the allocated peak. Computed in profiler/analysis/src/memory.cpp.
 //
 // Definitions (docs/analysis.md, "Memory", repeats them):
 // - Device: (c10 device type, device index) as the events give them ("cpu" is type 0, index -1).

@@ -1,6 +1,6 @@
 // Idle-time attribution over the GPU window: where every idle nanosecond of a device (and
 // of each stream) went, and a verdict per window. Plain result structs; the computation
-// is in profiler/src/analysis/idle.cpp, the printers in reports/.
+// is in profiler/analysis/src/idle.cpp, the printers in reports/.
 //
 // Definitions (docs/analysis.md repeats them with a side-by-side table against Holistic
 // Trace Analysis; tests/analysis/test_idle.cpp pins each class with a hand-built trace):

@@ -1,6 +1,6 @@
 // The environment `syncscope trace` sets for the traced program and the injection library
-// reads (profiler/src/cupti/inject_control.cpp): one list of names, so the writer and the
-// reader cannot drift apart. Meanings: profiler/src/cupti/inject.cpp's header.
+// reads (profiler/tracer/src/inject_control.cpp): one list of names, so the writer and the
+// reader cannot drift apart. Meanings: profiler/tracer/src/inject.cpp's header.
 #pragma once
 
 namespace syncscope::trace_env {

@@ -1,6 +1,6 @@
 // Frequent kernel sequences: the same ordered list of GPU kernels launched again and again
 // under one host operator, counted, with the GPU time it took: candidates for fusion (one
-// kernel, a CUDA graph, torch.compile). Computed in profiler/src/analysis/kernel_sequences.cpp.
+// kernel, a CUDA graph, torch.compile). Computed in profiler/analysis/src/kernel_sequences.cpp.
 //
 // Definition (Holistic Trace Analysis, hta/analyzers/cuda_kernel_analysis.py,
 // CudaKernelAnalysis.get_frequent_cuda_kernel_sequences, HTA f4d0062):

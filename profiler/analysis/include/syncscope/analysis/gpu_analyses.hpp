@@ -2,7 +2,7 @@
 // sync points: kernels by name and class, launch delay and queue length per stream, GPU
 // time per annotation range, copy bandwidth, and Nsight-Systems-style rules as counted
 // findings. Plain result structs over the whole trace; computed in
-// profiler/src/analysis/{kernel_breakdown,launch_queue,annotations_copies,rules,gpu_annotations,
+// profiler/analysis/src/{kernel_breakdown,launch_queue,annotations_copies,rules,gpu_annotations,
 // kernel_sequences}.cpp.
 //
 // Definitions (docs/analysis.md repeats them):

@@ -10,7 +10,7 @@
 // start/end ranges (emit_nvtx's "aten::op, seq = N" ranges as CPU ops), process and thread
 // names, GPUs and their names. Times become UTC (TARGET_INFO_SESSION_START_TIME) when the
 // export has the session's start. Exports of nsys 2021 to 2026 read with the same code:
-// missing tables are empty, missing columns NULL (see profiler/src/io/nsys/nsys_schema.hpp).
+// missing tables are empty, missing columns NULL (see profiler/io/src/nsys/nsys_schema.hpp).
 //
 // The file is opened read-only and immutable: never written, no lock taken, no side file
 // created. Bad input throws InputError naming the file and what is wrong: not SQLite, not an
