@@ -29,13 +29,17 @@ std::vector<Range> legacy_ranges(const Trace& trace, const std::string& glob, co
     auto& m = memo[e.name];
     if (m < 0) m = glob_match(glob, trace.str(e.name)) ? 1 : 0;
     if (!m) continue;
-    const auto pid = e.pid == kNoString ? std::nullopt : integer(trace.str(e.pid));
-    if (options.pid && pid != options.pid) continue;
-    const auto tid = e.tid == kNoString ? std::nullopt : integer(trace.str(e.tid));
+    // Plain values with a flag rather than optionals: GCC 12 at -O1 (the ci preset) warns
+    // falsely that a copied std::optional<int64_t> may be used uninitialized here.
+    const std::optional<std::int64_t> pid_read = e.pid == kNoString ? std::nullopt : integer(trace.str(e.pid));
+    const bool has_pid = pid_read.has_value();
+    const std::int64_t pid = has_pid ? *pid_read : -1;
+    if (options.pid && (!has_pid || pid != *options.pid)) continue;
+    const std::optional<std::int64_t> tid = e.tid == kNoString ? std::nullopt : integer(trace.str(e.tid));
     Range r;
     r.kind = RangeKind::UserAnnotation;
     r.name = e.name;
-    r.pid = pid.value_or(-1);
+    r.pid = pid;
     r.tid = tid.value_or(-1);
     r.start = e.start;
     r.end = e.start + std::max<Ns>(0, e.duration);
