@@ -2,9 +2,11 @@
 // error| of the replay against the recorded steps, the graph's size, its round trip and
 // what it could not build; plus the wall time of building and replaying the graph.
 //
-//   syncscope_bench_replay [--step-range GLOB] TRACE[@GLOB]...
+//   syncscope_bench_replay [--step-range GLOB] [--worst N] TRACE[@GLOB]...
 //
 // TRACE@GLOB gives one trace its own step glob (default: --step-range, else ProfilerStep#*).
+// --worst N lists each trace's N steps of largest |error| (name, start, measured, replayed),
+// to find what a step the replay misses holds.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -23,13 +25,15 @@ int main(int argc, char** argv) {
   using namespace syncscope;
   std::string glob = "ProfilerStep#*";
   std::vector<std::string> inputs;
+  std::size_t worst = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--step-range" && i + 1 < argc) glob = argv[++i];
+    else if (a == "--worst" && i + 1 < argc) worst = std::stoul(argv[++i]);
     else inputs.push_back(a);
   }
   if (inputs.empty()) {
-    std::fprintf(stderr, "usage: syncscope_bench_replay [--step-range GLOB] TRACE[@GLOB]...\n");
+    std::fprintf(stderr, "usage: syncscope_bench_replay [--step-range GLOB] [--worst N] TRACE[@GLOB]...\n");
     return 2;
   }
   std::printf("syncscope_bench_replay, commit %s\n", build_commit());
@@ -69,6 +73,17 @@ int main(int argc, char** argv) {
                   dur.empty() ? 0.0 : dur[dur.size() / 2] / 1e6, med * 100, mx * 100, graph.nodes.size(),
                   static_cast<double>(graph.round_trip_ns) / 1e3, static_cast<unsigned long long>(unbuilt), wall);
       for (const auto& w : graph.problems.describe(g)) std::printf("  %s: %s\n", name.c_str(), w.c_str());
+      std::vector<std::size_t> order(steps.size());
+      for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+      std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+        return std::fabs(steps[x].error()) > std::fabs(steps[y].error());
+      });
+      for (std::size_t k = 0; k < std::min(worst, order.size()); ++k) {
+        const auto& s = steps[order[k]];
+        std::printf("  %s: step %zu \"%s\": measured %.3f ms, replayed %.3f ms, error %+.2f%%\n", name.c_str(),
+                    order[k], s.name.c_str(), static_cast<double>(s.measured_ns) / 1e6,
+                    static_cast<double>(s.replayed_ns) / 1e6, s.error() * 100);
+      }
     } catch (const Error& e) {
       std::fprintf(stderr, "%s: %s\n", in.c_str(), e.what());
       rc = 1;

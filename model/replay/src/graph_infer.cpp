@@ -10,14 +10,6 @@
 namespace syncscope::replay::graph_detail {
 namespace {
 
-// A GPU node's recorded start is explained by what the graph knows of it (its launch plus the
-// launch latency, its stream's and engine's previous work, its event waits) when it starts
-// within this of the latest of them; later, something the trace does not show held it. 10 us:
-// ten ticks of a whole-microsecond Kineto trace, and above the 2-8 us a stream takes to run
-// its next work after a cross-stream event it waited for resolves (the round trips and
-// back-to-back gaps of the fixtures).
-constexpr Ns kWaitSlackNs = 10'000;
-
 Ns known_ready(const ReplayGraph& g, const ReplayNode& n) {
   Ns ready = std::numeric_limits<Ns>::min();
   if (n.launch != kNoNode) ready = g.nodes[n.launch].rec_start + g.launch_latency_ns[static_cast<int>(n.kind)];

@@ -13,6 +13,14 @@
 
 namespace syncscope::replay::graph_detail {
 
+// A GPU node's recorded start is explained by what the graph knows of it (its launch plus the
+// launch latency, its stream's and engine's previous work, its event waits) when it starts
+// within this of the latest of them; later, something the trace does not show held it. 10 us:
+// ten ticks of a whole-microsecond Kineto trace, and above the 2-8 us a stream takes to run
+// its next work after a cross-stream event it waited for resolves (the round trips and
+// back-to-back gaps of the fixtures). A sync's return gets the same slack over its round trip.
+inline constexpr Ns kWaitSlackNs = 10'000;
+
 // The median (the mean of the two middle values for an even count).
 inline Ns median_of(std::vector<Ns> v, Ns fallback) {
   if (v.empty()) return fallback;

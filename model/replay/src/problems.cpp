@@ -35,6 +35,12 @@ std::vector<std::string> ReplayProblems::describe(const std::string& step_glob) 
         "replay: {} GPU activit(ies) started later than their launch and stream allow, with no other stream's "
         "work ending right before: held by what the trace does not show, each keeps that delay",
         held_anchored));
+  if (held_syncs)
+    out.push_back(fmt::format(
+        "replay: {} sync call(s) returned later after the work they waited for than the trace's round trips "
+        "explain (the thread descheduled, a driver lock): held on the host by what the trace does not show, each "
+        "keeps that excess unless an edit removes the sync",
+        held_syncs));
   if (inferred_waits)
     out.push_back(
         fmt::format("replay: {} stream wait(s) with no event record in the trace: the stream and the work waited for "

@@ -16,6 +16,13 @@ namespace syncscope::replay {
 namespace graph_detail {
 namespace {
 
+// A held sync's excess over the round trip (ReplayGraph::sync_holds, sorted by node).
+Ns sync_hold_ns(const ReplayGraph& g, std::uint32_t node) {
+  const auto it = std::lower_bound(g.sync_holds.begin(), g.sync_holds.end(), std::pair<std::uint32_t, Ns>{node, 0},
+                                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  return it != g.sync_holds.end() && it->first == node ? it->second : 0;
+}
+
 template <class Fn>
 void for_each_pred(const ReplayNode& n, const Fn& fn) {
   if (n.prev != kNoNode) fn(n.prev);
@@ -55,12 +62,14 @@ void time_node(const ReplayGraph& g, std::uint32_t i, ReplayTimes& t) {
       e = t.start[n.engine_prev];
       bind = n.engine_prev;
     }
-    if (n.sync && !n.removed)
+    if (n.sync && !n.removed) {
+      const Ns wake = g.round_trip_ns + (n.held ? sync_hold_ns(g, i) : 0);
       for (std::uint32_t w : n.waits)
-        if (t.end[w] + g.round_trip_ns > e) {
-          e = t.end[w] + g.round_trip_ns;
+        if (t.end[w] + wake > e) {
+          e = t.end[w] + wake;
           bind = w;
         }
+    }
     t.end[i] = e;
     t.binding[i] = bind;
     return;

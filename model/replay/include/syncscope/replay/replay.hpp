@@ -66,6 +66,9 @@ struct ReplayNode {
   // GPU work that started later than its launch and stream allow, by something the trace does not
   // show: it keeps that delay (gap_ns) after whatever binds it in the replay, or, a hold of
   // kHeldExternalNs or more, is anchored at its recorded start.
+  // A sync call: it returned later after the work it waited for than the trace's round trips
+  // explain (ReplayGraph::sync_holds): held on the host by what the trace does not show (the
+  // thread descheduled, a driver lock); it keeps that excess after the work, unless removed.
   bool held = false;
   // A host call released by a call of another thread (ReplayGraph::handoffs; graph_threads.cpp):
   // it starts no earlier than that call's end plus the recorded offset, and after its own
@@ -111,6 +114,7 @@ struct ReplayProblems {
   std::uint64_t comm_kernels = 0;    // communication kernels, their ends anchored
   std::uint64_t inferred_deps = 0;   // GPU activities that started right after another stream's work: edge inferred
   std::uint64_t held_anchored = 0;   // GPU activities held by an unseen wait, anchored (ReplayNode::held)
+  std::uint64_t held_syncs = 0;      // sync calls that returned late, held on the host (ReplayGraph::sync_holds)
   std::uint64_t inferred_waits = 0;  // stream waits with no event record, edge inferred from the timeline
   // Host threads of one process that take turns (graph_threads.cpp: PyTorch's autograd thread and
   // the thread that called backward), and the hand-offs between them: edges inferred.
@@ -143,6 +147,10 @@ struct ReplayGraph {
   Ns sync_own_ns = 0;                      // median duration of syncs that did not wait: a waited sync's own time
   Ns launch_latency_ns[4] = {0, 0, 0, 0};  // by Kind: median (start - launch start), launch-bound activities
   std::uint64_t round_trip_samples = 0;
+  // Syncs that returned later after their work than round_trip_ns + kWaitSlackNs + 3 x the round
+  // trips' median absolute deviation: (node, the excess over round_trip_ns), sorted by node. In
+  // the replay such a sync returns that much after the round trip (ReplayNode::held).
+  std::vector<std::pair<std::uint32_t, Ns>> sync_holds;
   // The launch queue, per device: a launch call cannot return while this many activities it
   // issued earlier have not started (fitted: the most ever left pending at a launch call's
   // return; 0: no launch call blocked in the trace, so the queue is not modelled).
