@@ -1,12 +1,13 @@
 # One precompiled <torch/torch.h> for every LibTorch translation unit of the build.
 #
 # Why: parsing LibTorch's headers is most of a LibTorch unit's compile time (model.cpp: 24.5 of
-# its 31.2 CPU s under the ci preset, docs/ci.md), and the ci build has 17 such units, 19% of its
-# step time. The header is built once, by a target of its own (syncscope_torch_pch) that has only
-# what every LibTorch unit has: LibTorch's flags and definitions, C++20, position-independent
-# code and our warning flags. GCC takes a precompiled header only where the unit defines every macro the header was
-# built with, in the same way, and uses the same -fpic/-fpie setting (GCC manual, "Using
-# Precompiled Headers"); the units' own macros (FMT_HEADER_ONLY, SYNCSCOPE_KERNELS_CUDA, the
+# its 31.2 CPU s under the ci preset at -O2, docs/ci.md), and the ci build has 16 such units
+# (15 use the header; torch_fmt_smoke checks include order and keeps the plain include), 19%
+# of its step time. The header is built once, by a target of its own (syncscope_torch_pch)
+# that has only what every LibTorch unit has: LibTorch's flags and definitions, C++20,
+# position-independent code and our warning flags. GCC takes a precompiled header only where
+# the unit defines every macro the header was built with, in the same way, and uses the same
+# -fpic/-fpie setting (GCC manual, "Using Precompiled Headers"); the units' own macros (FMT_HEADER_ONLY, SYNCSCOPE_KERNELS_CUDA, the
 # tests' paths) do not appear in LibTorch's headers, so they may differ. Executables are
 # compiled -fPIE by CMake: their LibTorch units are compiled -fPIC instead (as the libraries
 # are; a PIE links PIC objects), to match. -O levels may differ.
