@@ -8,6 +8,7 @@
 // --worst N lists each trace's N steps of largest |error| (name, start, measured, replayed),
 // to find what a step the replay misses holds.
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -29,8 +30,14 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--step-range" && i + 1 < argc) glob = argv[++i];
-    else if (a == "--worst" && i + 1 < argc) worst = std::stoul(argv[++i]);
-    else inputs.push_back(a);
+    else if (a == "--worst" && i + 1 < argc) {
+      const std::string v = argv[++i];
+      const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), worst);
+      if (ec != std::errc() || end != v.data() + v.size()) {
+        std::fprintf(stderr, "syncscope_bench_replay: --worst takes a whole number, got \"%s\"\n", v.c_str());
+        return 2;
+      }
+    } else inputs.push_back(a);
   }
   if (inputs.empty()) {
     std::fprintf(stderr, "usage: syncscope_bench_replay [--step-range GLOB] [--worst N] TRACE[@GLOB]...\n");

@@ -189,11 +189,16 @@ void sync_times(Builder& bld) {
   (void)trace;
   (void)calls;
   // ---- medians: round trip, a sync's own time, launch latency per kind ----
+  // The end of the last work a sync waits for (the minimum Ns when it waits for none).
+  auto awaited_end = [&g](const ReplayNode& n) {
+    Ns awaited = std::numeric_limits<Ns>::min();
+    for (std::uint32_t w : n.waits) awaited = std::max(awaited, g.nodes[w].rec_end);
+    return awaited;
+  };
   std::vector<Ns> rt, own;
   for (ReplayNode& n : g.nodes) {
     if (!n.sync) continue;
-    Ns awaited = std::numeric_limits<Ns>::min();
-    for (std::uint32_t w : n.waits) awaited = std::max(awaited, g.nodes[w].rec_end);
+    const Ns awaited = awaited_end(n);
     if (!n.waits.empty() && awaited > n.rec_start) {
       if (n.rec_end >= awaited) rt.push_back(n.rec_end - awaited);
     } else {
@@ -203,30 +208,28 @@ void sync_times(Builder& bld) {
   g.round_trip_samples = rt.size();
   g.round_trip_ns = median_of(rt, 0);
   g.sync_own_ns = median_of(own, 0);
-  for (ReplayNode& n : g.nodes) {
-    if (!n.sync || n.waits.empty()) continue;
-    Ns awaited = std::numeric_limits<Ns>::min();
-    for (std::uint32_t w : n.waits) awaited = std::max(awaited, g.nodes[w].rec_end);
-    // A sync that waited: its own time is what a sync that did not wait takes, never more
-    // than it was recorded to take.
-    if (awaited > n.rec_start) n.own_ns = std::min(n.rec_end - n.rec_start, g.sync_own_ns);
-  }
   // Syncs held on the host: returned later after their work than the round trips explain. The
   // spread, as for launch latencies (launch_latencies): three median absolute deviations, plus
-  // the slack a GPU start gets (kWaitSlackNs). On the MNIST nsys trace (bench/replay/pairs,
-  // secondOptimization) one cudaStreamSynchronize returned 443 us after its 3 MB copy ended,
-  // nothing else on the GPU, against a 11.4 us median: its step replayed 6.2% short.
-  if (rt.size() < 4) return;  // too few round trips to call one an outlier
-  std::vector<Ns> dev;
-  dev.reserve(rt.size());
-  for (Ns r : rt) dev.push_back(r > g.round_trip_ns ? r - g.round_trip_ns : g.round_trip_ns - r);
-  const Ns limit = g.round_trip_ns + kWaitSlackNs + 3 * median_of(std::move(dev), 0);
+  // the slack a GPU start gets (kWaitSlackNs); too few round trips (under 4) call none an
+  // outlier. On the MNIST nsys trace (bench/replay/pairs, secondOptimization) one
+  // cudaStreamSynchronize returned 443 us after its 3 MB copy ended, nothing else on the GPU,
+  // against a 11.4 us median: its step replayed 6.2% short.
+  Ns limit = std::numeric_limits<Ns>::max();
+  if (rt.size() >= 4) {
+    std::vector<Ns> dev;
+    dev.reserve(rt.size());
+    for (Ns r : rt) dev.push_back(r > g.round_trip_ns ? r - g.round_trip_ns : g.round_trip_ns - r);
+    limit = g.round_trip_ns + kWaitSlackNs + 3 * median_of(std::move(dev), 0);
+  }
   for (std::uint32_t i = 0; i < g.nodes.size(); ++i) {
     ReplayNode& n = g.nodes[i];
     if (!n.sync || n.waits.empty()) continue;
-    Ns awaited = std::numeric_limits<Ns>::min();
-    for (std::uint32_t w : n.waits) awaited = std::max(awaited, g.nodes[w].rec_end);
-    if (awaited <= n.rec_start || n.rec_end - awaited <= limit) continue;
+    const Ns awaited = awaited_end(n);
+    if (awaited <= n.rec_start) continue;
+    // A sync that waited: its own time is what a sync that did not wait takes, never more
+    // than it was recorded to take.
+    n.own_ns = std::min(n.rec_end - n.rec_start, g.sync_own_ns);
+    if (n.rec_end - awaited <= limit) continue;
     n.held = true;
     g.sync_holds.emplace_back(i, n.rec_end - awaited - g.round_trip_ns);
     ++g.problems.held_syncs;
