@@ -5,6 +5,7 @@
 #include "syncscope/analysis/ranks.hpp"
 #include "syncscope/cluster/rank_traces.hpp"
 #include "syncscope/core/error.hpp"
+#include "syncscope/fixes/shipped.hpp"
 #include "syncscope/io/trace_io.hpp"
 #include "syncscope/model/gpu_profile.hpp"
 #include "syncscope/model/predict.hpp"
@@ -47,6 +48,7 @@ void check(const PredictTraceRequest& r, Spelling spelling) {
 
 replay::TracePredictionWithReplay predict_trace(const Trace& trace, const std::string& source,
                                                 const PredictTraceRequest& request, Spelling spelling) {
+  fixes::register_shipped_fixes();  // the registry every layer below reads (shipped.hpp)
   check(request, spelling);
   return replay::predict_with_replay(trace, trace_predict_options(request), source, request.what_if,
                                      request.step_time_ns);
@@ -62,6 +64,7 @@ std::string render_prediction(const model::PredictionReport& prediction, const r
 
 replay::JobReplayReport predict_job(const std::string& dir, const PredictTraceRequest& request,
                                     std::optional<std::int64_t> what_if_rank) {
+  fixes::register_shipped_fixes();  // the registry every layer below reads (shipped.hpp)
   std::vector<replay::JobRankInput> inputs;
   for (const cluster::RankTraceFile& f : cluster::find_rank_traces({dir})) {
     replay::JobRankInput in;
@@ -91,6 +94,7 @@ std::string render_job(const replay::JobReplayReport& report, std::string_view f
 
 replay::DiffReport diff_traces(const Trace& before, const Trace& after, const DiffRequest& request,
                                const std::string& before_name, const std::string& after_name) {
+  fixes::register_shipped_fixes();  // the registry every layer below reads (shipped.hpp)
   model::TracePredictOptions to;
   to.step_glob = request.step_range;
   to.layer_glob = request.layer_range;

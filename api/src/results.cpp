@@ -3,10 +3,12 @@
 #include <cstdint>
 
 #include "syncscope/core/file_io.hpp"
+#include "syncscope/fixes/shipped.hpp"
 
 namespace syncscope::api {
 
 model::RunResults read_results(const std::string& arg) {
+  fixes::register_shipped_fixes();  // the registry every layer below reads (shipped.hpp)
   // Standard input has no size to check before reading: the same 256 MiB cap as a file.
   if (arg == "-") return model::results_from_json(read_file(arg, std::uint64_t{256} << 20), "standard input (-)");
   return model::read_results(arg);

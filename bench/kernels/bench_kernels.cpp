@@ -16,6 +16,7 @@
 
 #include "cuda/cuda_api.h"
 #include "syncscope/core/version.hpp"
+#include "syncscope/fixes/shipped.hpp"
 #include "syncscope/kernels/step.hpp"
 #include "syncscope/program/reference.hpp"
 #include "torch/internal.hpp"
@@ -360,6 +361,7 @@ void sweep(const Config& cfg, double s, const CopyCompute& cc, std::uint64_t see
 }  // namespace
 
 int main(int argc, char** argv) {
+  syncscope::fixes::register_shipped_fixes();  // the variants' names (shipped.hpp)
   CLI::App app{
       "Microbenchmarks of the three fixes' variants and L-sweeps of the packing and offload fixes on a CUDA "
       "device (medians after warm-up; fresh random inputs per repeat)."};

@@ -19,11 +19,13 @@
 
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/version.hpp"
+#include "syncscope/fixes/shipped.hpp"
 #include "syncscope/io/trace_io.hpp"
 #include "syncscope/replay/replay.hpp"
 
 int main(int argc, char** argv) {
   using namespace syncscope;
+  fixes::register_shipped_fixes();  // predict --trace's detectors (shipped.hpp)
   std::string glob = "ProfilerStep#*";
   std::vector<std::string> inputs;
   std::size_t worst = 0;

@@ -1,6 +1,6 @@
-// The fix registry's entries: each fix's identity (names, aliases, variants with the baseline
-// first, the scenario keys it takes). Hooks are installed by the layers that implement them
-// (fix_spec.hpp); this is the one file a new fix adds an entry to.
+// The fix registry: the list every layer loops over, and the lookups by id, name and variant.
+// It names no fix: each fix registers its identity and hooks from its own folder
+// (fixes/<name>/src/registry_entry.cpp), and fixes/shipped registers them all.
 #include "syncscope/fixes/fix_spec.hpp"
 
 #include <fmt/format.h>
@@ -14,54 +14,24 @@ namespace syncscope::fixes {
 
 namespace {
 
-std::deque<FixSpec> shipped_fixes() {
-  std::deque<FixSpec> v;
-  {
-    // Packed-sequence metadata (cu_seqlens, max_seqlen, the [T,T] mask): rebuilt every layer
-    // (Unsloth's baseline), cached once per batch (Unsloth's fix), or built on the device.
-    FixSpec f;
-    f.id = Fix::Packing;
-    f.name = "packing";
-    f.variants = {"rebuild", "cached", "device"};
-    f.baseline_meaning = "metadata rebuilt in every layer";
-    f.scenario_keys = {"rebuild_form"};  // how the step program builds the baseline (scenario.hpp)
-    f.predicted_variants = {"cached", "device"};
-    v.push_back(std::move(f));
-  }
-  {
-    // Checkpoint-activation reload from pinned host memory: one buffer, double buffering
-    // (Unsloth's fix), or a ring of k+1 buffers k layers ahead.
-    FixSpec f;
-    f.id = Fix::Offload;
-    f.name = "offload";
-    f.variants = {"single", "double", "prefetch"};
-    f.baseline_meaning = "one reload buffer";
-    f.scenario_keys = {"prefetch_depth", "prefetch_budget_gib"};
-    f.predicted_variants = {"double", "prefetch"};
-    f.timeline_shows_copies = true;
-    v.push_back(std::move(f));
-  }
-  {
-    // MoE routing: one nonzero per expert, sorted (argsort + bincount), or on the device.
-    FixSpec f;
-    f.id = Fix::MoeRouting;
-    f.name = "moe_routing";
-    f.option_name = "moe";
-    f.aliases = {"moe", "moe-routing"};
-    f.variants = {"loop", "sorted", "device"};
-    f.baseline_meaning = "one nonzero per expert";
-    f.predicted_variants = {"sorted", "device"};
-    v.push_back(std::move(f));
-  }
-  return v;
-}
-
+// Every registered fix, in id order (fix_registry()'s order). Empty until the fixes register:
+// each fix's identity and hooks live in its own folder (fixes/<name>/), and
+// fixes::register_shipped_fixes() adds them all.
 std::deque<FixSpec>& registry() {
-  static std::deque<FixSpec> r = shipped_fixes();
+  static std::deque<FixSpec> r;
   return r;
 }
 
-constexpr std::size_t kShipped = 3;
+// The registry for a layer that loops over it or looks a fix up. An empty one means nobody
+// called register_shipped_fixes(): said here, rather than as a fix unknown to a scenario or
+// a step built without the fixes' operators.
+std::deque<FixSpec>& registered() {
+  auto& r = registry();
+  SYNCSCOPE_THROW_IF(r.empty(),
+                     "no fix is registered: call fixes::register_shipped_fixes() (syncscope/fixes/shipped.hpp, "
+                     "library syncscope_fixes_shipped) before reading a scenario, building a step or predicting");
+  return r;
+}
 
 }  // namespace
 
@@ -73,10 +43,10 @@ std::optional<std::uint8_t> FixSpec::variant_index(std::string_view n) const {
 
 const std::string& FixSpec::variant_name(std::uint8_t index) const { return variants.at(index); }
 
-const std::deque<FixSpec>& fix_registry() { return registry(); }
+const std::deque<FixSpec>& fix_registry() { return registered(); }
 
 FixSpec& mutable_fix_spec(Fix fix) {
-  for (auto& f : registry())
+  for (auto& f : registered())
     if (f.id == fix) return f;
   throw std::out_of_range(fmt::format("no fix registered with id {}", static_cast<int>(fix)));
 }
@@ -84,7 +54,7 @@ FixSpec& mutable_fix_spec(Fix fix) {
 const FixSpec& fix_spec(Fix fix) { return mutable_fix_spec(fix); }
 
 std::optional<Fix> find_fix(std::string_view n) {
-  for (const auto& f : registry()) {
+  for (const auto& f : registered()) {
     if (f.name == n) return f.id;
     if (std::find(f.aliases.begin(), f.aliases.end(), n) != f.aliases.end()) return f.id;
   }
@@ -92,25 +62,29 @@ std::optional<Fix> find_fix(std::string_view n) {
 }
 
 const FixSpec& register_fix(FixSpec spec) {
+  auto spelled = [](const FixSpec& f, const std::string& n) {
+    return f.name == n || std::find(f.aliases.begin(), f.aliases.end(), n) != f.aliases.end();
+  };
   for (const auto& f : registry()) {
     if (f.id == spec.id)
       throw std::invalid_argument(fmt::format("fix id {} is taken by {}", static_cast<int>(spec.id), f.name));
-    if (f.name == spec.name || find_fix(spec.name))
-      throw std::invalid_argument(fmt::format("fix name {} is taken", spec.name));
+    if (spelled(f, spec.name)) throw std::invalid_argument(fmt::format("fix name {} is taken", spec.name));
+    for (const auto& a : spec.aliases)
+      if (spelled(f, a)) throw std::invalid_argument(fmt::format("fix alias {} is taken by {}", a, f.name));
   }
   if (spec.name.empty() || spec.variants.size() < 2)
     throw std::invalid_argument("a fix needs a name and at least a baseline and one other variant");
-  registry().push_back(std::move(spec));
-  return registry().back();
+  // In id order whatever order the folders register in: outputs list fixes in this order.
+  auto& r = registry();
+  auto at = std::find_if(r.begin(), r.end(), [&](const FixSpec& f) { return f.id > spec.id; });
+  return *r.insert(at, std::move(spec));
 }
 
 void unregister_fix(Fix fix) {
+  // The three whose typed variants the layers hold (StepOptions::packing, ...) stay.
+  if (fix == Fix::Packing || fix == Fix::Offload || fix == Fix::MoeRouting) return;
   auto& r = registry();
-  for (std::size_t i = kShipped; i < r.size(); ++i)
-    if (r[i].id == fix) {
-      r.erase(r.begin() + static_cast<std::ptrdiff_t>(i));
-      return;
-    }
+  r.erase(std::remove_if(r.begin(), r.end(), [&](const FixSpec& f) { return f.id == fix; }), r.end());
 }
 
 const std::string& variant_name(PackingVariant v) {

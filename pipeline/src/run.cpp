@@ -13,6 +13,7 @@
 #include "progress.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/version.hpp"
+#include "syncscope/fixes/shipped.hpp"
 #include "syncscope/io/trace_io.hpp"
 #include "syncscope/pipeline/assemble.hpp"
 #include "syncscope/pipeline/mode.hpp"
@@ -68,6 +69,7 @@ void adopt_measured_gpu(const Trace& t, RunState& st) {
 }  // namespace
 
 RunOutcome run(const RunRequest& request) {
+  fixes::register_shipped_fixes();  // the registry every layer below reads (shipped.hpp)
   // ---- inputs and mode ----------------------------------------------------------------
   const std::vector<scenario::Scenario> scenarios = load_run_scenarios(request);
   const ModeChoice choice = choose_mode(request.device, request.backend_library);

@@ -8,10 +8,12 @@
 #include <cstdio>
 #include <exception>
 
+#include "syncscope/fixes/shipped.hpp"
 #include "syncscope/kernels/step.hpp"
 #include "torch/grouped_gemm.hpp"
 
 int main() {
+  syncscope::fixes::register_shipped_fixes();  // the variants' names (shipped.hpp)
   namespace sk = syncscope::kernels;
 #ifndef SYNCSCOPE_HAVE_GROUPED_MM
   std::printf("skipped: LibTorch %s without at::_grouped_mm (or SYNCSCOPE_ENABLE_GROUPED_MM=OFF)\n",

@@ -9,9 +9,11 @@
 #include "sync_count_check.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
+#include "syncscope/fixes/shipped.hpp"
 
 int main(int argc, char** argv) {
   using namespace syncscope;
+  fixes::register_shipped_fixes();  // the fixes' names in the results (shipped.hpp)
   if (argc != 3 && !(argc == 5 && std::string(argv[3]) == "--json")) {
     std::fprintf(stderr, "usage: %s MEASURED_RESULTS_DIR PROGRAM_RESULTS_DIR [--json FILE]\n", argv[0]);
     return 2;

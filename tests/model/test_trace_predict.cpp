@@ -114,7 +114,8 @@ TEST(TracePredict, PackingFromMaskRangesAndSyncs) {
   EXPECT_NE(fix(rep, "offload", "double").reason.find("backward"), std::string::npos);
   EXPECT_FALSE(fix(rep, "moe_routing", "sorted").applicable);
   auto j = nlohmann::json::parse(m::prediction_to_json(rep));
-  EXPECT_EQ(j["fixes"].size(), 6u);  // packing cached/device, offload double/prefetch, moe sorted/device
+  // packing cached/device, offload double/prefetch, moe sorted/device, logging every/deferred
+  EXPECT_EQ(j["fixes"].size(), 8u);
   EXPECT_TRUE(fix(rep, "packing", "device").applicable);
 }
 

@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 
+#include "syncscope/fixes/shipped.hpp"
 #include "syncscope/model/gpu_profile.hpp"
 #include "syncscope/pipeline/backend_abi.hpp"
 #include "syncscope/pipeline/backend_wire.hpp"
@@ -150,6 +151,9 @@ std::int32_t calibrate(const char*, std::uint64_t, BackendBytes*, BackendBytes* 
 }
 
 const BackendTable* table() {
+  // A module keeps its own registry, as the real backend does (backend_entry.cpp): at load.
+  static const bool fixes_registered = (syncscope::fixes::register_shipped_fixes(), true);
+  (void)fixes_registered;
 #if FAKE_BACKEND_KIND == 2
   static const std::string key = "another build";
 #else

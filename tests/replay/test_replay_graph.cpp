@@ -319,7 +319,8 @@ TEST(ReplayBadInput, AnEditThatSelectsNothingNamesTheSelectorAndWhatTheTraceHold
   EXPECT_THROW((void)replay::parse_what_if("faster"), InputError);
   // Without explicit edits the fixes' edits say "not applicable" instead.
   const replay::ReplayReport r = replay::replay_what_if(t, {}, {}, {});
-  ASSERT_EQ(r.what_if.size(), 6u);  // packing cached/device, offload double/prefetch, MoE sorted/device
+  // packing cached/device, offload double/prefetch, MoE sorted/device, logging every/deferred
+  ASSERT_EQ(r.what_if.size(), 8u);
   for (const auto& w : r.what_if) EXPECT_FALSE(w.applicable) << w.edit;
 }
 

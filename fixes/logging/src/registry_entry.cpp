@@ -9,7 +9,6 @@ namespace syncscope::fixes::logging {
 void register_logging_fix() {
   static std::once_flag once;
   std::call_once(once, [] {
-    if (find_fix("logging")) return;  // registered by someone else already
     FixSpec f;
     f.id = kLogging;
     f.name = "logging";
@@ -22,7 +21,8 @@ void register_logging_fix() {
     f.step_option_name = detail::step_option_name;
     f.build_program_layer = detail::program_point;
     f.detect = detail::detect;
-    f.what_if_edits = {{"logging-every", "every", "N"}, {"logging-deferred", "deferred", ""}};
+    // {edit, variant, what :ARG means ("": none), its parse-time check (none)}
+    f.what_if_edits = {{"logging-every", "every", "N", {}}, {"logging-deferred", "deferred", "", {}}};
     f.replay_edit = detail::replay_edit;
     register_fix(std::move(f));
   });

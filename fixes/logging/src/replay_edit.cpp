@@ -25,7 +25,7 @@ namespace {
 // N of logging-every:N: a whole number of steps, 2 to 100000 (1 would read every step).
 int window_of(const ReplayEditContext& ctx) {
   const std::string& a = ctx.edit.argument;
-  if (a.empty()) return static_cast<int>(logging_steps_of(ctx.facts.opt));
+  if (a.empty()) return static_cast<int>(logging_steps_of(ctx.options));
   const bool digits = a.size() <= 6 && std::all_of(a.begin(), a.end(), [](char c) { return c >= '0' && c <= '9'; });
   const int n = digits ? std::stoi(a) : 0;
   SYNCSCOPE_INPUT_ERROR_IF(n < 2 || n > 100000,
@@ -38,7 +38,7 @@ int window_of(const ReplayEditContext& ctx) {
 }  // namespace
 
 void replay_edit(ReplayEditContext& ctx) {
-  const model::detail::TraceFacts& facts = ctx.facts;
+  const model::detail::TraceFacts& facts = ctx.facts();
   const bool every = ctx.edit.variant == "every";
   const int n = every ? window_of(ctx) : 1;
   if (!facts.have_iterations()) {

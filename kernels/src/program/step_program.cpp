@@ -40,13 +40,8 @@ StepBuilder::StepBuilder(const StepOptions& o) : o_(o) {
   lora_scale_rank_ = o_.training.lora_rank;
   oss_ = is_gpt_oss(m) && o_.gpt_oss_unsloth_form;
   // The layer loop: a fix's schedule (offload's choreography) or plain autograd.
-  bind_program_fix_hooks();
   ProgramSchedule schedule;
-  for (const fixes::FixSpec& f : fixes::fix_registry())
-    if (f.build_program_schedule && f.build_program_schedule(o_, schedule)) {
-      checkpointing_ = true;
-      break;
-    }
+  checkpointing_ = fix_program_schedule(o_, schedule);
   choreo_ = checkpointing_ ? std::move(schedule.choreography) : build_plain_choreography(L_);
   recompute_ = recomputes_layers(o_, checkpointing_);
   p_.name = fmt::format("{}/L={}/{}/packing={}/offload={}{}", m.name, L_, o_.training.mode,

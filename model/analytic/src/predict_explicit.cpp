@@ -134,7 +134,6 @@ void apply_scenario(ExplicitPredictInputs& in, std::set<fixes::Fix>& want, Predi
 }  // namespace
 
 PredictionReport predict_explicit(ExplicitPredictInputs in) {
-  bind_model_fix_hooks();
   PredictionReport rep;
   std::set<fixes::Fix> want = chosen_fixes(in.fixes);
   rep.source = "explicit values";

@@ -90,7 +90,6 @@ PredictionReport predict_from_trace(const Trace& trace, const TracePredictOption
   }
   const detail::TraceFacts facts(trace, opt, rep);
   // Each registered fix's detector, in registry order.
-  bind_model_fix_hooks();
   for (const fixes::FixSpec& f : fixes::fix_registry())
     if (f.detect) f.detect(facts, rep);
   for (const auto& w : facts.an.warnings) rep.notes.push_back("analysis: " + w);

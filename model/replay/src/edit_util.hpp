@@ -1,4 +1,4 @@
-// Private helpers the what-if edits share (edits.cpp, edit_moe.cpp).
+// Private helpers the what-if edits share (edits.cpp: the engine's own and ReplayEditContext; edit_copies.cpp).
 #pragma once
 
 #include <optional>
@@ -30,17 +30,6 @@ using SyncsByStart = std::unordered_map<Ns, std::vector<std::size_t>>;
 SyncsByStart syncs_by_start(const ReplayGraph& g);
 std::optional<std::size_t> find_sync(const ReplayGraph& g, const SyncsByStart& m, const SyncPoint& sp);
 
-}  // namespace syncscope::replay::replay_detail
-
-namespace syncscope::model::detail {
-class TraceFacts;
-}
-
-namespace syncscope::replay::replay_detail {
-
-// moe-sorted and moe-device (edit_moe.cpp), on predict --trace's detection.
-EditResult apply_moe_edit(const Trace& trace, ReplayGraph& g, const WhatIfEdit& edit,
-                          const model::detail::TraceFacts& facts);
 // pin-memory[:h2d|:d2h] (edit_copies.cpp): the rates from the trace's own pinned copies, else
 // `profile`; throws InputError naming --gpu-profile when neither has one.
 EditResult apply_pin_memory_edit(const Trace& trace, ReplayGraph& g, const WhatIfEdit& edit,

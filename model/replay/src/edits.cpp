@@ -3,20 +3,12 @@
 // - remove-syncs:SELECTOR=GLOB: the selected sync points' waits and the device-to-host copies
 //   that only serve them go; the host's own time (the op around the sync, the copy's launch
 //   call) stays, so the saving is what the wait cost on the critical path, no more.
-// - packing-cache: every metadata/mask rebuild after the first in a step goes (Unsloth's
-//   cache keeps one per batch): with rebuild ranges, their host time, the GPU work launched
-//   inside them and their syncs; without, the repeated per-layer syncs (as remove-syncs).
-//   Detection is predict --trace's (model/README.md, "Predicting from a trace").
-// - double-buffer: the copy stream's k-th wait on the compute stream waits for what its
-//   (k-1)-th waited for: with two buffers, reload k reuses the buffer compute k-2 last read.
-// - moe-sorted / moe-device (edit_moe.cpp): a layer's per-expert routing queries become 3
-//   syncs (torch.bincount reads min and max back, then .tolist() the counts;
-//   kMoeSortedSyncsPerCall) / none, and for device the per-expert loop one pass.
 // - pin-memory[:h2d|:d2h] (edit_copies.cpp): every copy with a pageable host side becomes pinned:
 //   its device time bytes / the pinned rate (the trace's own pinned copies, else --gpu-profile),
 //   its async call a launch call's cost, no longer staging nor waiting.
-// - a registered fix's own (FixSpec::what_if_edits, e.g. fixes/logging's logging-every[:N]):
-//   its replay_edit hook, through ReplayEditContext (syncscope/replay/replay_edit.hpp).
+// - each fix's own (FixSpec::what_if_edits: packing-cache, double-buffer, moe-sorted,
+//   logging-every[:N], ...): its replay_edit hook, in its folder (fixes/<name>/src/replay_edit.cpp),
+//   through ReplayEditContext (syncscope/replay/replay_edit.hpp), defined here.
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -37,8 +29,6 @@
 
 namespace syncscope::replay {
 namespace replay_detail {
-
-constexpr std::uint64_t kReloadMinBytes = std::uint64_t{1} << 20;  // predict --trace's reload threshold
 
 void remove_sync(ReplayGraph& g, const ReplaySync& s) {
   ReplayNode& n = g.nodes[s.node];
@@ -147,16 +137,12 @@ std::optional<std::pair<const fixes::FixSpec*, const fixes::WhatIfSpelling*>> re
 }  // namespace
 
 std::string what_if_forms() {
-  std::string forms =
-      "remove-syncs:cause=GLOB, remove-syncs:api=GLOB, remove-syncs:range=GLOB, remove-syncs:all, packing-cache, "
-      "packing-device, double-buffer, prefetch[:K], moe-sorted, moe-device";
-  std::vector<std::string> more = {"pin-memory[:h2d|:d2h]"};
+  std::string forms = "remove-syncs:cause=GLOB, remove-syncs:api=GLOB, remove-syncs:range=GLOB, remove-syncs:all";
   for (const std::string& w : registered_what_if_edits()) {
     const auto reg = registered_edit(w);
-    more.push_back(reg && !reg->second->argument.empty() ? w + "[:" + reg->second->argument + "]" : w);
+    forms += ", " + (reg && !reg->second->argument.empty() ? w + "[:" + reg->second->argument + "]" : w);
   }
-  for (std::size_t i = 0; i < more.size(); ++i) forms += (i + 1 == more.size() ? " or " : ", ") + more[i];
-  return forms;
+  return forms + " or pin-memory[:h2d|:d2h]";
 }
 
 std::vector<std::string> registered_what_if_edits() {
@@ -178,25 +164,10 @@ WhatIfEdit parse_what_if(const std::string& text) {
     if (text.size() > reg->second->edit.size()) e.argument = text.substr(reg->second->edit.size() + 1);
     SYNCSCOPE_INPUT_ERROR_IF(!e.argument.empty() && reg->second->argument.empty(),
                              fmt::format("--what-if '{}': {} takes no argument", text, reg->second->edit));
+    if (!e.argument.empty() && reg->second->check_argument) reg->second->check_argument(text, e.argument);
     return e;
   }
-  if (text == "packing-cache") e.kind = WhatIfEdit::Kind::PackingCache;
-  else if (text == "packing-device") e.kind = WhatIfEdit::Kind::PackingDevice;
-  else if (text == "double-buffer") e.kind = WhatIfEdit::Kind::DoubleBuffer;
-  else if (text == "prefetch") e.kind = WhatIfEdit::Kind::Prefetch;
-  else if (text.starts_with("prefetch:")) {
-    e.kind = WhatIfEdit::Kind::Prefetch;
-    const std::string k = text.substr(9);
-    const bool digits =
-        !k.empty() && k.size() <= 4 && std::all_of(k.begin(), k.end(), [](char c) { return c >= '0' && c <= '9'; });
-    e.depth = digits ? std::stoi(k) : 0;
-    SYNCSCOPE_INPUT_ERROR_IF(e.depth < 2 || e.depth > 1024,
-                             fmt::format("--what-if '{}': prefetch:K looks K = 2..1024 layers ahead (a ring of K+1 "
-                                         "buffers; K = 1 is double-buffer)",
-                                         text));
-  } else if (text == "moe-sorted") e.kind = WhatIfEdit::Kind::MoeSorted;
-  else if (text == "moe-device") e.kind = WhatIfEdit::Kind::MoeDevice;
-  else if (text == "pin-memory" || text == "pin-memory:h2d" || text == "pin-memory:d2h") {
+  if (text == "pin-memory" || text == "pin-memory:h2d" || text == "pin-memory:d2h") {
     e.kind = WhatIfEdit::Kind::PinMemory;
     if (text.size() > 10) e.selector = text.substr(11);
   } else if (text.starts_with("pin-memory:")) {
@@ -254,105 +225,69 @@ EditResult apply_what_if(const Trace& trace, ReplayGraph& g, const WhatIfEdit& e
     return r;
   }
 
-  if (edit.kind == WhatIfEdit::Kind::DoubleBuffer || edit.kind == WhatIfEdit::Kind::Prefetch) {
-    // A ring of d+1 buffers (d = 1: double buffering): reload k reuses the buffer reload k-d
-    // filled, so it waits only for what reload k-d waited for (that buffer's last reader);
-    // the first reloads wait for what the first waited for.
-    const std::size_t d = edit.kind == WhatIfEdit::Kind::DoubleBuffer
-                              ? 1
-                              : static_cast<std::size_t>(edit.depth > 0 ? edit.depth : predict_options.prefetch_depth);
-    // Per copy stream: its nodes that wait on another stream and are reloads.
-    std::map<std::int32_t, std::vector<std::uint32_t>> waited;
-    for (std::size_t i = 0; i < g.nodes.size(); ++i) {
-      const ReplayNode& n = g.nodes[i];
-      if (n.kind != ReplayNode::Kind::Copy || n.direction != CopyKind::HtoD || n.waits.empty()) continue;
-      if (trace.memcpys[n.record].bytes < kReloadMinBytes) continue;
-      waited[n.lane].push_back(static_cast<std::uint32_t>(i));
-    }
-    for (auto& [lane, v] : waited) {
-      std::sort(v.begin(), v.end(),
-                [&](std::uint32_t a, std::uint32_t b) { return g.nodes[a].rec_start < g.nodes[b].rec_start; });
-      std::vector<std::vector<std::uint32_t>> before(v.size());
-      for (std::size_t k = 0; k < v.size(); ++k) before[k] = g.nodes[v[k]].waits;
-      for (std::size_t k = 1; k < v.size(); ++k) {
-        g.nodes[v[k]].waits = before[k >= d ? k - d : 0];
-        ++r.selected;
-      }
-    }
-    if (r.selected == 0)
-      r.nothing_selected = fmt::format(
-          "--what-if {}: no host-to-device copy of at least 1 MiB waits (through an event) "
-          "for another stream more than once; the trace has {} copies",
-          edit.text, trace.memcpys.size());
-    return r;
-  }
-
   if (edit.kind == WhatIfEdit::Kind::PinMemory) return apply_pin_memory_edit(trace, g, edit, predict_options.profile);
 
-  // Packing, MoE and the registered fixes' edits: predict --trace's detection.
-  model::PredictionReport scratch;
-  const model::detail::TraceFacts facts(trace, predict_options, scratch);
-  if (edit.kind == WhatIfEdit::Kind::Registered) {
-    fixes::ReplayEditContext ctx(trace, g, facts, edit, r);
-    fixes::fix_spec(edit.fix).replay_edit(ctx);
-    if (r.selected == 0 && r.nothing_selected.empty())
-      r.nothing_selected = fmt::format("--what-if {}: the edit changed nothing; {}", edit.text, holdings(g, true));
-    return r;
-  }
-  const auto by_start = syncs_by_start(g);
-  if (edit.kind == WhatIfEdit::Kind::PackingCache || edit.kind == WhatIfEdit::Kind::PackingDevice) {
-    // packing-device: every rebuild goes, the first of a step too (the device variant builds
-    // the mask with one kernel from lengths the host knows: that kernel is not in the trace
-    // and is not charged, a note says so).
-    const bool all = edit.kind == WhatIfEdit::Kind::PackingDevice;
-    if (all) r.notes.push_back("the device variant's one mask kernel per batch is not in the trace: not charged");
-    std::set<int> seen_step;
-    std::set<std::uint32_t> gone;
-    for (std::size_t i = 0; i < facts.layers.size(); ++i) {
-      const auto& ls = facts.ls[i];
-      if (ls.packing.empty() && ls.rebuilds.empty()) continue;
-      const int step = facts.iteration_of(facts.layers[i].start);
-      if (seen_step.insert(step).second && !all) continue;  // the first rebuild of a step fills the cache
-      if (!ls.rebuilds.empty()) {
-        for (const auto& w : ls.rebuilds) {
-          remove_host_window(g, thread_of(g, w.pid, w.tid), w.start, w.end, gone);
-          for (const ReplaySync& s : g.syncs)
-            if (w.start <= s.rec_start && s.rec_start < w.end && s.tid == w.tid) remove_sync(g, s);
-          ++r.selected;
-        }
-      } else {
-        for (const SyncPoint* sp : ls.packing)
-          if (auto k = find_sync(g, by_start, *sp)) {
-            remove_sync(g, g.syncs[*k]);
-            ++r.selected;
-          }
-      }
-    }
-    remove_launched(g, gone);
-    if (r.selected == 0)
-      r.nothing_selected = fmt::format("--what-if {}: no per-layer metadata rebuild{} ({} layer range(s){}); {}",
-                                       edit.text, all ? "" : " after the first in a step", facts.layers.size(),
-                                       facts.layer_glob.empty() ? "" : fmt::format(" matching '{}'", facts.layer_glob),
-                                       holdings(g, true));
-    return r;
-  }
-  return apply_moe_edit(trace, g, edit, facts);
+  // A fix's edit, in its folder.
+  fixes::ReplayEditContext ctx(trace, g, predict_options, edit, r);
+  fixes::fix_spec(edit.fix).replay_edit(ctx);
+  if (r.selected == 0 && r.nothing_selected.empty())
+    r.nothing_selected = fmt::format("--what-if {}: the edit changed nothing; {}", edit.text, holdings(g, true));
+  return r;
 }
 
 }  // namespace syncscope::replay
 
 namespace syncscope::fixes {
 
-ReplayEditContext::ReplayEditContext(const Trace& t, replay::ReplayGraph& g, const model::detail::TraceFacts& f,
+ReplayEditContext::ReplayEditContext(const Trace& t, replay::ReplayGraph& g, const model::TracePredictOptions& o,
                                      const replay::WhatIfEdit& e, replay::EditResult& r)
-    : trace(t), graph(g), facts(f), edit(e), result(r), by_start_(replay::replay_detail::syncs_by_start(g)) {}
+    : trace(t), graph(g), options(o), edit(e), result(r), by_start_(replay::replay_detail::syncs_by_start(g)) {}
+
+ReplayEditContext::~ReplayEditContext() = default;
+
+const model::detail::TraceFacts& ReplayEditContext::facts() {
+  if (!facts_) {
+    scratch_ = std::make_unique<model::PredictionReport>();
+    facts_ = std::make_unique<model::detail::TraceFacts>(trace, options, *scratch_);
+  }
+  return *facts_;
+}
 
 bool ReplayEditContext::remove_sync(const SyncPoint& sp) {
-  const auto k = replay::replay_detail::find_sync(graph, by_start_, sp);
+  const auto k = graph_sync(sp);
   if (!k) return false;
   replay::replay_detail::remove_sync(graph, graph.syncs[*k]);
   ++result.selected;
   return true;
+}
+
+std::optional<std::size_t> ReplayEditContext::graph_sync(const SyncPoint& sp) const {
+  return replay::replay_detail::find_sync(graph, by_start_, sp);
+}
+
+void ReplayEditContext::remove_graph_sync(const replay::ReplaySync& s) { replay::replay_detail::remove_sync(graph, s); }
+
+void ReplayEditContext::remove_host_window(std::int64_t pid, std::int64_t tid, Ns start, Ns end,
+                                           std::set<std::uint32_t>& gone) {
+  replay::replay_detail::remove_host_window(graph, thread_of(pid, tid), start, end, gone);
+  for (const replay::ReplaySync& s : graph.syncs)
+    if (start <= s.rec_start && s.rec_start < end && s.tid == tid) replay::replay_detail::remove_sync(graph, s);
+}
+
+void ReplayEditContext::remove_launched(const std::set<std::uint32_t>& gone) {
+  replay::replay_detail::remove_launched(graph, gone);
+}
+
+std::int32_t ReplayEditContext::thread_of(std::int64_t pid, std::int64_t tid) const {
+  return replay::replay_detail::thread_of(graph, pid, tid);
+}
+
+const Range* ReplayEditContext::enclosing_op(const replay::ReplaySync& s) const {
+  return replay::replay_detail::enclosing_op(trace, s);
+}
+
+std::string ReplayEditContext::holdings(bool by_cause) const {
+  return replay::replay_detail::holdings(graph, by_cause);
 }
 
 }  // namespace syncscope::fixes

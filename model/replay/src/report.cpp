@@ -86,11 +86,8 @@ ReplayReport replay_what_if(const Trace& trace, const std::vector<std::string>& 
   for (std::size_t i = 0; i < g.steps.size(); ++i) base_critical[i] = critical_syncs(g, t, i);
 
   const bool explicit_edits = !edits.empty();
-  std::vector<std::string> list =
-      explicit_edits ? edits : std::vector<std::string>{"packing-cache", "packing-device", "double-buffer",
-                                                        "prefetch",      "moe-sorted",     "moe-device"};
-  if (!explicit_edits)
-    for (const std::string& w : registered_what_if_edits()) list.push_back(w);
+  // Without explicit edits: every fix's, in registry order (packing-cache, ..., moe-device, ...).
+  const std::vector<std::string> list = explicit_edits ? edits : registered_what_if_edits();
   bool first_explicit = true;
   for (const std::string& text : list) {
     const WhatIfEdit edit = parse_what_if(text);
@@ -101,17 +98,7 @@ ReplayReport replay_what_if(const Trace& trace, const std::vector<std::string>& 
     out.notes = er.notes;
     // The closed form beside it.
     std::string fix, variant;
-    switch (edit.kind) {
-      case WhatIfEdit::Kind::PackingCache: fix = "packing", variant = "cached"; break;
-      case WhatIfEdit::Kind::PackingDevice: fix = "packing", variant = "device"; break;
-      case WhatIfEdit::Kind::DoubleBuffer: fix = "offload", variant = "double"; break;
-      case WhatIfEdit::Kind::Prefetch: fix = "offload", variant = "prefetch"; break;
-      case WhatIfEdit::Kind::MoeSorted: fix = "moe_routing", variant = "sorted"; break;
-      case WhatIfEdit::Kind::MoeDevice: fix = "moe_routing", variant = "device"; break;
-      case WhatIfEdit::Kind::Registered: fix = fixes::fix_spec(edit.fix).name, variant = edit.variant; break;
-      case WhatIfEdit::Kind::RemoveSyncs:
-      case WhatIfEdit::Kind::PinMemory: break;
-    }
+    if (edit.kind == WhatIfEdit::Kind::Registered) fix = fixes::fix_spec(edit.fix).name, variant = edit.variant;
     if (!fix.empty()) {
       const model::FixPrediction* f = find_fix(closed_forms, fix, variant);
       if (f && f->applicable) {

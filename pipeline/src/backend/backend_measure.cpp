@@ -27,10 +27,11 @@ extern "C" int cudaRuntimeGetVersion(int* version);
 namespace syncscope::pipeline::backend {
 
 void register_fixes() {
-#if SYNCSCOPE_BACKEND_FIX_TORCH
-  // The fixes with folders of their own, with their LibTorch hooks: this module has its own
+  // Every fix, with its LibTorch hooks where this build has them: this module has its own
   // registry (its static libraries stay local), which the executable's registrations do not
-  // reach, and a measured run of such a fix needs both (StepOptions::other_fixes names it).
+  // reach, and a measured run reads every fix's variant from it.
+  fixes::register_shipped_fixes();
+#if SYNCSCOPE_BACKEND_FIX_TORCH
   fixes::register_shipped_torch_steps();
 #endif
 }

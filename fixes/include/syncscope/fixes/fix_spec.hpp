@@ -1,34 +1,31 @@
-// The fix registry: one FixSpec per fix (packing, offload, MoE routing) holding everything
-// the layers need to know about it: its names and aliases, its typed variants and baseline,
-// and hooks for the step options, the trace detector, the closed-form predictor, the replay
-// edit and the published figures. The scenario parser, the run plan, `predict` and the
-// results loop over fix_registry() instead of naming fixes.
+// The fix registry: one FixSpec per fix (packing, offload, MoE routing, logging) holding
+// everything the layers need to know about it: its names and aliases, its typed variants and
+// baseline, and hooks for the step options, the step program, the LibTorch step, the trace
+// detector, the closed-form predictor, the replay edit and the published figures. The scenario
+// parser, the run plan, the step program, `predict` and the results loop over fix_registry()
+// instead of naming fixes.
 //
 // Layering: this header and its library (syncscope_fixes, the top-level fixes/ folder) depend
 // on core only, so the scenario loader, the step programs (kernels/) and the model can all
-// reach it; the model's types the hooks take are only declared here (scripts/check-layers
+// reach it; the layers' types the hooks take are only declared here (scripts/check-layers
 // keeps the folders acyclic: fixes/ includes nothing above core).
-// A hook is implemented in the layer that can (the step-option setter and the step
-// program's per-layer operators and schedule in kernels/, the
-// detector and predictor in model/) and installed into the registry by that layer's binder
-// (bind_*_fix_hooks, called before the hooks are first used); a hook left empty means the
-// layer has nothing for that fix. A new fix adds one entry in fixes/src/registry.cpp
-// (its identity), its own implementation files, and one line per binder that has a hook for
-// it; tests/pipeline/test_fix_registry.cpp registers a toy fix from the test alone and runs it
+//
+// Each fix lives in a folder of its own, fixes/<name>/, above the layers it plugs into: its
+// registry_entry.cpp registers its identity with its hooks filled (register_fix), and
+// fixes/shipped/src/shipped.cpp has its one line in register_shipped_fixes(), which the
+// executable, the Python module, the library entry points (api/, pipeline/), the benchmarks,
+// the fuzz targets and every test that builds a step or predicts call before using the
+// registry (an empty registry throws, naming that call). A fix's LibTorch hook
+// (torch_step_point) is built only with LibTorch (fixes/<name>'s syncscope_fix_<name>_torch)
+// and installed by register_shipped_torch_steps() (fixes/shipped/src/shipped_torch.cpp).
+// tests/pipeline/test_fix_registry.cpp registers a toy fix from the test alone and runs it
 // through scenario parsing, the run plan, the step program and predict.
 //
-// The three shipped fixes' LibTorch implementations stay in the torch layer (kernels/src/torch),
-// keyed by the same typed variants. A fix with code at the LibTorch step's optimizer points
-// (torch_step_point) implements it in a LibTorch library of its own and installs it there.
-//
-// A fix may also live in a folder of its own, fixes/<name>/ (fixes/logging/: per-step logging
-// syncs), above the layers: it registers itself with every hook filled (register_fix), its
-// variant and settings ride in StepOptions::other_fixes / fix_numbers, and
-// fixes/shipped/src/shipped.cpp has its one registry line (register_shipped_fixes(), called
-// by the executable and the Python module at start). Its LibTorch hook is built only with
-// LibTorch (fixes/<name>'s syncscope_fix_<name>_torch) and installed by
-// fixes/shipped/src/shipped_torch.cpp (register_shipped_torch_steps(), called by the measured
-// backend at load and by the fix's LibTorch tests).
+// The first three fixes still have pieces in the layers, keyed by the typed variants below:
+// their StepOptions fields, their LibTorch code inside a layer (kernels/src/torch), their
+// closed forms (model/analytic) and replay edits (model/replay); docs/fix-registry.md lists
+// each and what would move it. A fix added since (fixes/logging) rides in
+// StepOptions::other_fixes / fix_numbers and has no such piece.
 #pragma once
 
 #include <cstdint>
@@ -59,8 +56,9 @@ class TraceFacts;  // syncscope/model/trace_predict_facts.hpp (detail: the detec
 
 namespace syncscope::fixes {
 
-// Which fix. The three shipped fixes are named; register_fix() accepts any other value (a
-// fix added by a test or a later module), so code must not assume these three are all.
+// Which fix. The first three (whose typed variants the layers still hold) are named here;
+// register_fix() accepts any other value (fixes/logging's 3, a fix added by a test), so code
+// must not assume these three are all.
 enum class Fix : std::uint8_t { Packing = 0, Offload = 1, MoeRouting = 2 };
 
 // Each fix's variants, in FixSpec::variants order: the first is the baseline.
@@ -77,12 +75,15 @@ struct ReplayEditContext;
 // syncscope/kernels/torch_step_point.hpp.
 struct TorchStepContext;
 
-// A what-if edit a fix answers to, beside the engine's own (packing-cache, double-buffer, ...):
+// A what-if edit a fix answers to, beside the engine's own (remove-syncs, pin-memory):
 // `--what-if EDIT` or `--what-if EDIT:ARG` applies `variant` of this fix to a replayed trace.
 struct WhatIfSpelling {
   std::string edit;      // e.g. "logging-every"
   std::string variant;   // the variant it models, one of FixSpec::variants
   std::string argument;  // what :ARG means, for messages ("N, the steps per read"); "": none taken
+  // Throws InputError for an :ARG the edit does not take, when the edit is parsed (before any
+  // trace is read); empty: any argument is checked when the edit is applied.
+  std::function<void(const std::string& text, const std::string& argument)> check_argument;
 };
 
 // The inputs a fix's step-option setter sees: the scenario, and the variant under test when
@@ -116,7 +117,8 @@ struct FixSpec {
   // kernels when its run is of this fix.
   bool timeline_shows_copies = false;
 
-  // ---- hooks (empty: this fix has nothing in that layer) ----
+  // ---- hooks (empty: this fix has nothing in that layer; each is named by the layer that
+  // calls it, and implemented in the fix's folder) ----
   // kernels/: set this fix's field of the step options (program and LibTorch step).
   std::function<void(program::StepOptions&, const StepOptionContext&)> set_step_option;
   // kernels/: this fix's variant as the step options hold it ("off" where not applied), for
@@ -143,8 +145,8 @@ struct FixSpec {
   std::function<void(const model::ExplicitPredictInputs&, model::PredictionReport&)> predict;
   // model/replay/src: apply one of this fix's what-if edits (what_if_edits) to a replayed
   // trace: `predict --trace --what-if`, `diff --what-if`, and predict's default list, where
-  // it stands beside this fix's closed form. The three first fixes' edits are still the
-  // replay engine's own (model/replay/src/edits.cpp); a fix in a folder of its own fills this.
+  // it stands beside this fix's closed form. Packing's, offload's and MoE's edits are
+  // still the replay engine's own (model/replay/src/edits.cpp); fixes/logging fills this.
   std::vector<WhatIfSpelling> what_if_edits;
   std::function<void(ReplayEditContext&)> replay_edit;
   // model/: the published speedups of this fix (validate, report).
@@ -156,19 +158,22 @@ struct FixSpec {
   const std::string& variant_name(std::uint8_t index) const;  // throws std::out_of_range
 };
 
-// Every registered fix, shipped ones first (stable order: the order outputs list fixes in).
-// A deque: registering a fix leaves references to the others (and their names) valid.
+// Every registered fix, in id order (stable whatever order the folders register in: the order
+// outputs list fixes in). Throws syncscope::Error when no fix is registered (nobody called
+// register_shipped_fixes()); so do fix_spec, find_fix and mutable_fix_spec.
 const std::deque<FixSpec>& fix_registry();
 // The entry of `fix`; throws std::out_of_range for a value nobody registered.
 const FixSpec& fix_spec(Fix fix);
 // The fix named `name` or one of its aliases, nullopt when none.
 std::optional<Fix> find_fix(std::string_view name_or_alias);
 // Adds a fix (its id must be new) and returns its entry; for fixes defined outside the
-// shipped set (tests). Not thread-safe: register before running.
+// shipped set (tests). Not thread-safe, and an entry inserted before others (by id) moves
+// them: register before running.
 const FixSpec& register_fix(FixSpec spec);
-// Removes a fix added by register_fix (the shipped ones cannot be removed); for tests.
+// Removes a fix added by register_fix; for tests (a toy fix). Packing, offload and MoE
+// routing stay (the layers hold their typed variants).
 void unregister_fix(Fix fix);
-// A binder installs its layer's hooks on an entry.
+// An entry to change (a test that swaps a hook).
 FixSpec& mutable_fix_spec(Fix fix);
 
 // Names of the typed variants, from the registry.

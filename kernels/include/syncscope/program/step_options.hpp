@@ -13,6 +13,8 @@
 
 namespace syncscope::program {
 
+struct ProgramSchedule;  // program_layer.hpp
+
 inline constexpr const char* kMoeExpertGemms[] = {"auto", "grouped", "padded"};
 
 struct StepOptions {
@@ -102,9 +104,10 @@ void apply_fix_variants(StepOptions& o, const scenario::Scenario& s, fixes::Fix 
 // "packing=rebuild/offload=double/moe=loop": each registered fix's variant in `o`, in
 // registry order (FixSpec::option_name; "off" where a fix is not applied).
 std::string fix_variants_key(const StepOptions& o);
-// Installs the step-option hooks of the shipped fixes (fix_hooks.cpp); idempotent, and done
-// by the two functions above before they loop.
-void bind_program_fix_hooks();
+// The step's layer schedule from the first registered fix whose build_program_schedule
+// gives one (offload's reload choreography): true, with `out` filled; false for plain
+// autograd. StepBuilder and packing_visit_windows walk the same one (fix_loops.cpp).
+bool fix_program_schedule(const StepOptions& o, ProgramSchedule& out);
 
 // True when the step recomputes each layer in the backward: a fix's schedule checkpoints
 // (`scheduled`: offload), or the scenario's gradient_checkpointing is "full" (transformers'
@@ -136,7 +139,7 @@ int layer_sliding_window(const scenario::ModelShape& model, int layer);
 // The sliding window (0: full attention) of each packing-metadata build in the order the
 // step issues them: forward layers 0..L-1, then each checkpoint recompute in the backward's
 // order when a fix's schedule checkpoints (offload). The packing program's caches key on
-// these (fix_packing_program.cpp); the forecasts count Unsloth's one-entry mask cache's
+// these (fixes/packing/src/program.cpp); the forecasts count Unsloth's one-entry mask cache's
 // misses from the same list (model::packing_mask_cache_misses).
 std::vector<int> packing_visit_windows(const StepOptions& o);
 

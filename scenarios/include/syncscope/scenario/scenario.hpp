@@ -122,7 +122,7 @@ struct FixSelection {
   // packing: how the step program builds the baseline's per-layer metadata and mask
   // (kPackingRebuildForms): "reference" (our LibTorch step's kernels, no per-op host cost)
   // or "unsloth_sdpa_mask" (Unsloth's pre-cache Python code op by op, each op charged an
-  // eager-PyTorch host cost: kernels/src/program/packing_unsloth.cpp). Step programs only.
+  // eager-PyTorch host cost: fixes/packing/src/unsloth_rebuild.cpp). Step programs only.
   std::string rebuild_form = "reference";
   // A registered fix's own numeric keys (FixSpec::scenario_keys) that this parser does not
   // read by name, e.g. fixes.logging.logging_steps: the fix reads them from here.

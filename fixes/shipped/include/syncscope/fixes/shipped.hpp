@@ -1,6 +1,9 @@
-// The fixes that live in their own folders (fixes/<name>/, above the layers they plug
-// into), registered in one call: the executable and the Python module call it at start,
-// before any scenario is read or any trace predicted. Idempotent.
+// Every fix, each in its own folder (fixes/<name>/, above the layers it plugs into),
+// registered in one call. The registry is empty until then (fix_spec.hpp), so everything that
+// reads a scenario, builds a step or predicts calls it first: the executable and the Python
+// module at start, the library entry points (api/, the run pipeline), the measured backend at
+// load, the benchmarks, the fuzz targets and the tests (tests/support/shipped_fixes.cpp).
+// Idempotent.
 #pragma once
 
 namespace syncscope::fixes {

@@ -67,7 +67,7 @@ struct PackingTimes {
 // Published form: T_saved = (L-1) s (the first layer still builds the cache).
 double packing_saving_published_ns(int layers, double s_ns);
 // Unsloth's packed SDPA mask cache keeps one entry per device, keyed by dtype and sliding
-// window (the packing program, kernels/src/program/fix_packing_program.cpp): over one
+// window (the packing program, fixes/packing/src/program.cpp): over one
 // step's metadata builds in issue order (program::packing_visit_windows), true where the
 // entry holds another window (or none: the first build), so the cached variant rebuilds the
 // mask there. A model with one window misses once; Gemma 3 (5 sliding of 6) at each change.

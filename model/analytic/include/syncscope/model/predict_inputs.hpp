@@ -61,9 +61,4 @@ PredictionReport predict_explicit(ExplicitPredictInputs inputs);
 // trace's step time, and a note saying so.
 void replace_step_time(PredictionReport& report, const Interval& step_ns, const PropagationOptions& prop);
 
-// The shipped fixes' detectors, predictors and published figures into the registry
-// (fix_hooks.cpp); idempotent, and done by predict_explicit, predict_from_trace and
-// published_speedups before they loop.
-void bind_model_fix_hooks();
-
 }  // namespace syncscope::model

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "syncscope/fixes/fix_spec.hpp"
 #include "syncscope/model/results.hpp"
 
 namespace syncscope::model {
@@ -67,7 +68,13 @@ struct PublishedSpeedup {
   double step_speedup = 0;     // whole step (batch)
   std::string source;
 };
+// Every registered fix's figures (FixSpec::published), in registry order; computed once.
 const std::vector<PublishedSpeedup>& published_speedups();
+// The blog's figures of the packing and of the offload fix, the hooks their folders install
+// (fixes/packing, fixes/offload): the tables stay here, beside reproduce_published_figures,
+// which runs the same figures through the closed forms.
+std::vector<fixes::PublishedFigure> packing_published_figures();
+std::vector<fixes::PublishedFigure> offload_published_figures();
 
 // A run's speedup beside the published one for the same model, fix and variant (the model
 // name from results.json's network block). Informational: another GPU and another

@@ -1,7 +1,7 @@
 // `predict --trace`, private: the facts every detector reads (steps, layers, GPU work by
 // correlation id, sync points per layer, the round trip) and the small helpers they share.
-// collect_trace_facts() gathers them once; one detector per fix (trace_predict_packing.cpp,
-// trace_predict_offload.cpp, trace_predict_moe.cpp) turns them into predictions.
+// collect_trace_facts() gathers them once; each fix's detector (FixSpec::detect, in its folder:
+// fixes/<name>/src/detect.cpp) turns them into predictions.
 #pragma once
 
 #include <cstdint>
@@ -147,9 +147,7 @@ IterationMarkers find_iteration_markers(const Trace& trace);
 void add_not_applicable(PredictionReport& report, const FixPrediction& base,
                         std::initializer_list<const char*> variants);
 
-// One detector per fix; each appends its variants' predictions to the report.
-void detect_packing(const TraceFacts& facts, PredictionReport& report);
-void detect_offload(const TraceFacts& facts, PredictionReport& report);
-void detect_moe(const TraceFacts& facts, PredictionReport& report);
+// Each fix's detector (FixSpec::detect) lives in its folder (fixes/<name>/src/detect.cpp)
+// and appends its variants' predictions to the report from these facts.
 
 }  // namespace syncscope::model::detail

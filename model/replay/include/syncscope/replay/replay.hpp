@@ -220,25 +220,19 @@ std::vector<std::size_t> critical_syncs(const ReplayGraph& graph, const ReplayTi
 // ---- edits (model/replay/src/edits.cpp) ----
 // Spellings (model/README.md, "Replay"):
 //   remove-syncs:cause=GLOB | remove-syncs:api=GLOB | remove-syncs:range=GLOB | remove-syncs:all
-//   packing-cache | packing-device | double-buffer | prefetch[:K] | moe-sorted | moe-device
 //   pin-memory | pin-memory:h2d | pin-memory:d2h (model/replay/src/edit_copies.cpp)
-//   and each registered fix's own (FixSpec::what_if_edits, e.g. logging-every[:N])
+//   and each registered fix's own (FixSpec::what_if_edits, in its folder: packing-cache,
+//   packing-device, double-buffer, prefetch[:K], moe-sorted, moe-device, logging-every[:N],
+//   logging-deferred)
 struct WhatIfEdit {
   enum class Kind : std::uint8_t {
     RemoveSyncs,
-    PackingCache,
-    PackingDevice,
-    DoubleBuffer,
-    Prefetch,
-    MoeSorted,
-    MoeDevice,
     PinMemory,  // every copy with a pageable host side pinned (selector "h2d", "d2h" or "": both)
-    Registered  // a registered fix's edit (FixSpec::what_if_edits, syncscope/replay/replay_edit.hpp)
+    Registered  // a fix's edit (FixSpec::what_if_edits, syncscope/replay/replay_edit.hpp)
   };
   Kind kind = Kind::RemoveSyncs;
   std::string selector;  // "cause", "api", "range", "all" (RemoveSyncs); "h2d", "d2h", "" (PinMemory)
   std::string pattern;   // the glob
-  int depth = 0;         // prefetch:K (0: model::TracePredictOptions::prefetch_depth)
   std::string text;      // as given
   // Registered: the fix and the variant its spelling models, and the text after ':' ("").
   fixes::Fix fix = fixes::Fix::Packing;
@@ -247,7 +241,7 @@ struct WhatIfEdit {
 };
 // Throws InputError naming the accepted forms.
 WhatIfEdit parse_what_if(const std::string& text);
-// The accepted forms, for messages and --help ("remove-syncs:cause=GLOB, ... or moe-device").
+// The accepted forms, for messages and --help ("remove-syncs:cause=GLOB, ... or pin-memory[:h2d|:d2h]").
 std::string what_if_forms();
 // The registered fixes' edit spellings (FixSpec::what_if_edits), registry order.
 std::vector<std::string> registered_what_if_edits();

@@ -2,16 +2,16 @@
 // packed-sequence metadata each layer's attention reads (cu_seqlens, max_seqlen and
 // Unsloth's [T,T] mask), kernel by kernel as the LibTorch reference step
 // (kernels/src/torch/packing.cpp) issues them for each variant.
-#include "fix_program_hooks.hpp"
-
+#include <any>
 #include <map>
-#include <vector>
 
-#include "syncscope/program/offload_schedule.hpp"
+#include "internal.hpp"
 #include "syncscope/program/program_layer.hpp"
 #include "syncscope/program/step_options.hpp"
 
-namespace syncscope::program::detail {
+namespace syncscope::fixes::packing::detail {
+
+using namespace syncscope::program;  // the builder and the step options
 
 namespace {
 
@@ -50,7 +50,7 @@ void unsloth_mask(ProgramLayerBuilder& b, int window) {
 
 }  // namespace
 
-void packing_program_layer(ProgramLayerBuilder& b, ProgramPoint at) {
+void program_layer(ProgramLayerBuilder& b, ProgramPoint at) {
   if (at != ProgramPoint::BeforeAttention) return;
   std::any& state = b.fix_state(fixes::Fix::Packing);
   if (!state.has_value()) state = PackingCache{};
@@ -62,7 +62,7 @@ void packing_program_layer(ProgramLayerBuilder& b, ProgramPoint at) {
   b.push_range("packing_metadata");
   if ((v == fixes::PackingVariant::Rebuild || v == fixes::PackingVariant::Cached) &&
       b.options().packing_rebuild_form == "unsloth_sdpa_mask") {
-    // Unsloth's pre-cache code, op by op (packing_unsloth.cpp); the same cache keys below.
+    // Unsloth's pre-cache code, op by op (unsloth_rebuild.cpp); the same cache keys below.
     const bool meta_miss = !(v == fixes::PackingVariant::Cached && cache.meta_cached);
     const bool mask_miss = !(v == fixes::PackingVariant::Cached && cache.cached_mask_window == window);
     unsloth_precache_rebuild(b, window, meta_miss, mask_miss);
@@ -97,31 +97,4 @@ void packing_program_layer(ProgramLayerBuilder& b, ProgramPoint at) {
   b.pop_range();
 }
 
-}  // namespace syncscope::program::detail
-
-namespace syncscope::program {
-
-// As StepBuilder's constructor and emit (step_program.cpp) walk the step: a fix's schedule
-// (offload's checkpointing) or plain autograd; each ForwardLayer runs the layer's attention,
-// and so does each BackwardLayer's recompute when the step checkpoints.
-std::vector<int> packing_visit_windows(const StepOptions& o) {
-  validate(o);
-  const int L = effective_layers(o);
-  bind_program_fix_hooks();
-  ProgramSchedule schedule;
-  bool checkpointing = false;
-  for (const fixes::FixSpec& f : fixes::fix_registry())
-    if (f.build_program_schedule && f.build_program_schedule(o, schedule)) {
-      checkpointing = true;
-      break;
-    }
-  const Choreography choreo = checkpointing ? std::move(schedule.choreography) : build_plain_choreography(L);
-  std::vector<int> out;
-  for (const ChoreoStep& s : choreo.steps)
-    if (s.kind == ChoreoKind::ForwardLayer ||
-        (recomputes_layers(o, checkpointing) && s.kind == ChoreoKind::BackwardLayer))
-      out.push_back(layer_sliding_window(o.model, s.layer));
-  return out;
-}
-
-}  // namespace syncscope::program
+}  // namespace syncscope::fixes::packing::detail

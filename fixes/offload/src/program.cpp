@@ -5,12 +5,15 @@
 
 #include <algorithm>
 
-#include "fix_program_hooks.hpp"
+#include "internal.hpp"
 #include "syncscope/program/offload_schedule.hpp"
+#include "syncscope/program/step_options.hpp"
 
-namespace syncscope::program::detail {
+namespace syncscope::fixes::offload::detail {
 
-bool offload_program_schedule(const StepOptions& o, ProgramSchedule& out) {
+using namespace syncscope::program;  // the schedule and the step options
+
+bool program_schedule(const StepOptions& o, ProgramSchedule& out) {
   if (!o.offload) return false;
   const int layers = effective_layers(o);
   // One layer's checkpoint: its input, T x hidden elements of the compute dtype.
@@ -32,4 +35,4 @@ bool offload_program_schedule(const StepOptions& o, ProgramSchedule& out) {
   return true;
 }
 
-}  // namespace syncscope::program::detail
+}  // namespace syncscope::fixes::offload::detail

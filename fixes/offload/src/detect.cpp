@@ -1,3 +1,7 @@
+// The offload fix's trace detector (FixSpec::detect, predict --trace): host-to-device reloads
+// ahead of each layer's backward, their copy time c against the layer's compute g, and the
+// closed form's inputs from them.
+#include "internal.hpp"
 #include "syncscope/model/trace_predict_facts.hpp"
 
 #include <algorithm>
@@ -6,7 +10,10 @@
 
 #include <fmt/format.h>
 
-namespace syncscope::model::detail {
+namespace syncscope::fixes::offload::detail {
+
+using namespace syncscope::model;          // the closed forms and the report's types
+using namespace syncscope::model::detail;  // TraceFacts and the detectors' shared helpers
 
 // Offload reload (predictions only from evidence that fits): host-to-device copies of >= 1 MiB launched
 // inside a backward range on the thread that runs it (the autograd thread in torch.profiler
@@ -105,7 +112,7 @@ std::string reject_reloads(const TraceFacts& facts, const Reloads& r, double per
 
 }  // namespace
 
-void detect_offload(const TraceFacts& facts, PredictionReport& rep) {
+void detect(const TraceFacts& facts, PredictionReport& rep) {
   const std::vector<Window> bw = backward_ranges(facts.trace);
   FixPrediction base;
   base.fix = "offload";
@@ -231,4 +238,4 @@ void detect_offload(const TraceFacts& facts, PredictionReport& rep) {
   }
 }
 
-}  // namespace syncscope::model::detail
+}  // namespace syncscope::fixes::offload::detail

@@ -5,10 +5,11 @@
 // model's and stay in the builder (step_layers.cpp).
 #include <fmt/format.h>
 
-#include "fix_program_hooks.hpp"
-#include "syncscope/program/program_layer.hpp"
+#include "internal.hpp"
 
-namespace syncscope::program::detail {
+namespace syncscope::fixes::moe_routing::detail {
+
+using namespace syncscope::program;  // the builder and the step options
 
 namespace {
 
@@ -24,7 +25,7 @@ void accumulate(ProgramLayerBuilder& b, double rows) {
 
 }  // namespace
 
-void moe_program_layer(ProgramLayerBuilder& b, ProgramPoint at) {
+void program_layer(ProgramLayerBuilder& b, ProgramPoint at) {
   if (at != ProgramPoint::ExpertDispatch) return;
   const StepOptions& o = b.options();
   const int experts = o.model.num_local_experts;
@@ -106,4 +107,4 @@ void moe_program_layer(ProgramLayerBuilder& b, ProgramPoint at) {
   b.pop_range();
 }
 
-}  // namespace syncscope::program::detail
+}  // namespace syncscope::fixes::moe_routing::detail

@@ -1,3 +1,7 @@
+// The packing fix's trace detector (FixSpec::detect, predict --trace): layers whose
+// attention rebuilds the packed-sequence metadata with host syncs, the per-layer cost s and
+// the closed form's inputs from them (model/README.md, "Predicting from a trace").
+#include "internal.hpp"
 #include "syncscope/model/trace_predict_facts.hpp"
 
 #include <algorithm>
@@ -7,7 +11,10 @@
 
 #include <fmt/format.h>
 
-namespace syncscope::model::detail {
+namespace syncscope::fixes::packing::detail {
+
+using namespace syncscope::model;          // the closed forms and the report's types
+using namespace syncscope::model::detail;  // TraceFacts and the detectors' shared helpers
 
 namespace {
 
@@ -258,7 +265,7 @@ void add_packing_evidence(const TraceFacts& facts, const PackingParams& p, const
 
 // Packing: per-layer metadata/mask rebuilds (ranges named like them, or syncs whose cause
 // repeats in most layers); s per layer = those syncs' bubbles + the rebuild kernels' time.
-void detect_packing(const TraceFacts& facts, PredictionReport& rep) {
+void detect(const TraceFacts& facts, PredictionReport& rep) {
   const PackingPattern pat = find_packing_pattern(facts);
   if (std::string reason = packing_not_applicable(facts, pat); !reason.empty()) {
     FixPrediction f;
@@ -292,4 +299,4 @@ void detect_packing(const TraceFacts& facts, PredictionReport& rep) {
   rep.fixes.push_back(std::move(d));
 }
 
-}  // namespace syncscope::model::detail
+}  // namespace syncscope::fixes::packing::detail

@@ -23,11 +23,11 @@
 // too: the form then runs as a C++ host would. View ops (slices, unsqueeze) and the Python
 // loop's own bookkeeping are charged nothing: the form is a lower bound on the host time of
 // the code it follows.
-#include "fix_program_hooks.hpp"
+#include "internal.hpp"
 
-#include "syncscope/program/program_layer.hpp"
+namespace syncscope::fixes::packing::detail {
 
-namespace syncscope::program::detail {
+using namespace syncscope::program;  // the builder and its ops
 
 namespace {
 
@@ -78,4 +78,4 @@ void unsloth_precache_rebuild(ProgramLayerBuilder& b, int window, bool metadata,
   }
 }
 
-}  // namespace syncscope::program::detail
+}  // namespace syncscope::fixes::packing::detail

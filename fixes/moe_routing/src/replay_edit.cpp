@@ -1,4 +1,5 @@
-// moe-sorted and moe-device what-if edits (replay.hpp), on predict --trace's MoE detection
+// The MoE routing fix's what-if edits on a replayed trace (FixSpec::replay_edit): moe-sorted
+// and moe-device, on predict --trace's MoE detection
 // (runs of at least two nonzero/where-style routing syncs in a layer range).
 //
 // What the programs do (kernels/src/torch/moe.cpp; Unsloth's sorted dispatch, docs/sources.md
@@ -40,11 +41,15 @@
 
 #include <fmt/format.h>
 
-#include "edit_util.hpp"
+#include "internal.hpp"
 #include "syncscope/model/analytic.hpp"
 #include "syncscope/model/trace_predict_facts.hpp"
+#include "syncscope/replay/replay_edit.hpp"
 
-namespace syncscope::replay::replay_detail {
+namespace syncscope::fixes::moe_routing::detail {
+
+using namespace syncscope::replay;  // the graph's types
+
 namespace {
 
 using Launched = std::unordered_map<std::uint32_t, std::vector<std::uint32_t>>;  // call -> GPU nodes
@@ -158,16 +163,19 @@ struct MoeCounts {
 
 // One layer range's routing pass: its queries removed (sorted keeps `keep`), then sorted's index
 // arithmetic, or device's per-expert loop folded into one pass.
-void edit_moe_layer(const Trace& trace, ReplayGraph& g, const model::detail::TraceFacts& facts, std::size_t li,
-                    const SyncsByStart& by_start, const Launched& launched, bool device, std::size_t keep,
-                    std::set<std::uint32_t>& gone, MoeCounts& c, EditResult& r) {
+void edit_moe_layer(ReplayEditContext& ctx, const model::detail::TraceFacts& facts, std::size_t li,
+                    const Launched& launched, bool device, std::size_t keep, std::set<std::uint32_t>& gone,
+                    MoeCounts& c) {
+  const Trace& trace = ctx.trace;
+  ReplayGraph& g = ctx.graph;
+  EditResult& r = ctx.result;
   const auto& routing = facts.ls[li].routing;
   if (routing.size() < 2) return;  // predict --trace: a run of at least two per layer
   std::vector<const ReplaySync*> q;
   for (const SyncPoint* sp : routing)
-    if (auto j = find_sync(g, by_start, *sp)) q.push_back(&g.syncs[*j]);
+    if (auto j = ctx.graph_sync(*sp)) q.push_back(&g.syncs[*j]);
   if (q.size() < 2) return;
-  const std::int32_t t = thread_of(g, q.front()->pid, q.front()->tid);
+  const std::int32_t t = ctx.thread_of(q.front()->pid, q.front()->tid);
   if (t < 0) return;
   const auto& list = g.thread_calls[static_cast<std::size_t>(t)];
   const std::size_t E = q.size();
@@ -177,7 +185,7 @@ void edit_moe_layer(const Trace& trace, ReplayGraph& g, const model::detail::Tra
   for (std::size_t k = 0; k < E && found; ++k) {
     const std::size_t at = position(list, g, q[k]->node);
     std::size_t first = q[k]->copy_call != kNoNode ? position(list, g, q[k]->copy_call) : at, last = at;
-    if (const Range* op = enclosing_op(trace, *q[k])) {
+    if (const Range* op = ctx.enclosing_op(*q[k])) {
       while (first > 0 && g.nodes[list[first - 1]].rec_start >= op->start) --first;
       while (last + 1 < list.size() && g.nodes[list[last + 1]].rec_start < op->end) ++last;
     }
@@ -207,7 +215,7 @@ void edit_moe_layer(const Trace& trace, ReplayGraph& g, const model::detail::Tra
   ++c.layers;
   // Queries go whole: their op's calls and their pre-work.
   for (std::size_t k = keep; k < E; ++k) {
-    remove_sync(g, *q[k]);
+    ctx.remove_graph_sync(*q[k]);
     for (std::size_t i = qs[k]; i <= qe[k]; ++i) drop_call(g, list[i], gone);
     const std::size_t floor = k == 0 ? region_first : qe[k - 1] + 1;
     for (std::size_t i = qs[k]; i > floor && qs[k] - i < R; --i) {
@@ -270,12 +278,12 @@ void edit_moe_layer(const Trace& trace, ReplayGraph& g, const model::detail::Tra
 
 }  // namespace
 
-EditResult apply_moe_edit(const Trace& trace, ReplayGraph& g, const WhatIfEdit& edit,
-                          const model::detail::TraceFacts& facts) {
-  EditResult r;
-  const bool device = edit.kind == WhatIfEdit::Kind::MoeDevice;
+void replay_edit(ReplayEditContext& ctx) {
+  ReplayGraph& g = ctx.graph;
+  EditResult& r = ctx.result;
+  const model::detail::TraceFacts& facts = ctx.facts();
+  const bool device = ctx.edit.variant == "device";
   const std::size_t keep = device ? 0 : static_cast<std::size_t>(model::kMoeSortedSyncsPerCall);
-  const auto by_start = syncs_by_start(g);
   Launched launched;
   for (std::uint32_t i = 0; i < g.nodes.size(); ++i)
     if (g.nodes[i].kind != ReplayNode::Kind::Call && g.nodes[i].launch != kNoNode)
@@ -283,15 +291,15 @@ EditResult apply_moe_edit(const Trace& trace, ReplayGraph& g, const WhatIfEdit& 
   std::set<std::uint32_t> gone;
   MoeCounts c;
   for (std::size_t li = 0; li < facts.layers.size(); ++li)
-    edit_moe_layer(trace, g, facts, li, by_start, launched, device, keep, gone, c, r);
-  remove_launched(g, gone);
+    edit_moe_layer(ctx, facts, li, launched, device, keep, gone, c);
+  ctx.remove_launched(gone);
   if (r.selected == 0) {
     r.nothing_selected = fmt::format(
         "--what-if {}: no layer range holds a run of at least two per-expert routing "
         "syncs (nonzero/where-style causes){} ({} layer range(s){}); {}",
-        edit.text, keep ? fmt::format(", more than the {} sorted keeps", keep) : "", facts.layers.size(),
-        facts.layer_glob.empty() ? "" : fmt::format(" matching '{}'", facts.layer_glob), holdings(g, true));
-    return r;
+        ctx.edit.text, keep ? fmt::format(", more than the {} sorted keeps", keep) : "", facts.layers.size(),
+        facts.layer_glob.empty() ? "" : fmt::format(" matching '{}'", facts.layer_glob), ctx.holdings(true));
+    return;
   }
   r.notes.push_back(
       fmt::format("{} routing pass(es): {} per-expert queries removed with {} call(s) of pre-work (mask "
@@ -317,7 +325,6 @@ EditResult apply_moe_edit(const Trace& trace, ReplayGraph& g, const WhatIfEdit& 
     r.notes.push_back(
         "not modelled: the program's own index arithmetic on each query's result, and what one grouped kernel takes "
         "against the per-expert kernels' summed time (an upper bound)");
-  return r;
 }
 
-}  // namespace syncscope::replay::replay_detail
+}  // namespace syncscope::fixes::moe_routing::detail

@@ -1,3 +1,7 @@
+// The MoE routing fix's trace detector (FixSpec::detect, predict --trace): runs of
+// nonzero/where-style syncs in a layer (one per expert), E and the per-expert cost q from
+// them, and the device variant's segment inputs.
+#include "internal.hpp"
 #include "syncscope/model/trace_predict_facts.hpp"
 
 #include <algorithm>
@@ -7,7 +11,10 @@
 
 #include <fmt/format.h>
 
-namespace syncscope::model::detail {
+namespace syncscope::fixes::moe_routing::detail {
+
+using namespace syncscope::model;          // the closed forms and the report's types
+using namespace syncscope::model::detail;  // TraceFacts and the detectors' shared helpers
 
 namespace {
 
@@ -308,7 +315,7 @@ FixPrediction predict_moe_variant(const TraceFacts& facts, const MoeLayers& m, c
 // MoE routing: runs of nonzero/where-style syncs in a layer; E = the median run length,
 // q = their mean bubble; the device variant's segment form from per-step GPU busy and
 // host time.
-void detect_moe(const TraceFacts& facts, PredictionReport& rep) {
+void detect(const TraceFacts& facts, PredictionReport& rep) {
   const MoeLayers m = collect_moe_layers(facts);
   FixPrediction base;
   base.fix = "moe_routing";
@@ -336,4 +343,4 @@ void detect_moe(const TraceFacts& facts, PredictionReport& rep) {
   for (const char* v : {"sorted", "device"}) rep.fixes.push_back(predict_moe_variant(facts, m, p, work, v));
 }
 
-}  // namespace syncscope::model::detail
+}  // namespace syncscope::fixes::moe_routing::detail

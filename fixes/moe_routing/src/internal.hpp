@@ -1,0 +1,21 @@
+// The MoE routing fix's hooks, one file per layer it plugs into (moe_routing.hpp).
+#pragma once
+
+#include "syncscope/fixes/fix_spec.hpp"
+#include "syncscope/model/trace_predict_facts.hpp"
+#include "syncscope/program/program_layer.hpp"
+#include "syncscope/replay/replay_edit.hpp"
+
+namespace syncscope::fixes::moe_routing::detail {
+
+// program.cpp: the routing and expert dispatch of each MoE layer.
+void program_layer(program::ProgramLayerBuilder& b, program::ProgramPoint at);
+// detect.cpp: predict --trace's detector (runs of nonzero/where-style syncs in a layer).
+void detect(const model::detail::TraceFacts& facts, model::PredictionReport& report);
+// predict.cpp: predict --fix moe from explicit values.
+bool has_inputs(const model::ExplicitPredictInputs& in);
+void predict_explicit(const model::ExplicitPredictInputs& in, model::PredictionReport& report);
+// replay_edit.cpp: moe-sorted and moe-device on a replayed trace.
+void replay_edit(ReplayEditContext& ctx);
+
+}  // namespace syncscope::fixes::moe_routing::detail

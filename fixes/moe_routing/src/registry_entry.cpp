@@ -1,0 +1,37 @@
+// The MoE routing fix's registry entry (its identity) and the hooks it installs
+// (moe_routing.hpp).
+#include <mutex>
+
+#include "internal.hpp"
+#include "syncscope/fixes/moe_routing/moe_routing.hpp"
+#include "syncscope/program/step_options.hpp"
+
+namespace syncscope::fixes::moe_routing {
+
+void register_moe_routing_fix() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // MoE routing: one nonzero per expert, sorted (argsort + bincount), or on the device.
+    FixSpec f;
+    f.id = Fix::MoeRouting;
+    f.name = "moe_routing";
+    f.option_name = "moe";
+    f.aliases = {"moe", "moe-routing"};
+    f.variants = {"loop", "sorted", "device"};
+    f.baseline_meaning = "one nonzero per expert";
+    f.predicted_variants = {"sorted", "device"};
+    f.set_step_option = [](program::StepOptions& o, const StepOptionContext& c) {
+      o.moe = static_cast<MoeVariant>(c.variant.value_or(0));
+    };
+    f.step_option_name = [](const program::StepOptions& o) { return variant_name(o.moe); };
+    f.build_program_layer = detail::program_layer;
+    f.detect = detail::detect;
+    f.has_inputs = detail::has_inputs;
+    f.predict = detail::predict_explicit;
+    f.what_if_edits = {{"moe-sorted", "sorted", "", {}}, {"moe-device", "device", "", {}}};
+    f.replay_edit = detail::replay_edit;
+    register_fix(std::move(f));
+  });
+}
+
+}  // namespace syncscope::fixes::moe_routing

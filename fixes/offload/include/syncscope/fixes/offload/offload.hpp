@@ -1,0 +1,24 @@
+// The offload fix, in its own folder: the reload of CPU-offloaded checkpoint activations in
+// the backward. One reload buffer (the baseline: copy, then compute, L(c+g)), double
+// buffering (Unsloth's fix: c + (L-1)max(c,g) + g; docs/sources.md#offload-double-buffer), or a ring of k+1
+// buffers k layers ahead (ours: `prefetch`, scenario keys fixes.offload.prefetch_depth and
+// prefetch_budget_gib).
+//
+// Here: its registry entry and hooks (src/registry_entry.cpp), the step's reload schedule
+// (src/program.cpp, over the choreography kernels/ builds: offload_schedule.hpp, which the
+// LibTorch step shares), the trace detector (src/detect.cpp), the closed-form prediction
+// from explicit values (src/predict.cpp) and the what-if edits double-buffer and prefetch[:K]
+// (src/replay_edit.cpp). Still in the layers (docs/fix-registry.md): StepOptions::offload,
+// offload_budget_bytes and prefetch_depth, the LibTorch code (kernels/src/torch/offload.cpp),
+// the closed form (model/analytic: OffloadParams, predict_offload) and the published figures'
+// table.
+#pragma once
+
+#include "syncscope/fixes/fix_spec.hpp"
+
+namespace syncscope::fixes::offload {
+
+// Adds the fix to the registry with its hooks (idempotent); register_shipped_fixes() calls it.
+void register_offload_fix();
+
+}  // namespace syncscope::fixes::offload

@@ -1,0 +1,59 @@
+// The offload fix's registry entry (its identity) and the hooks it installs (offload.hpp).
+#include <mutex>
+
+#include "internal.hpp"
+#include "syncscope/fixes/offload/offload.hpp"
+#include "syncscope/model/published.hpp"
+#include "syncscope/program/step_options.hpp"
+#include "syncscope/scenario/scenario.hpp"
+
+namespace syncscope::fixes::offload {
+
+namespace {
+
+void set_step_option(program::StepOptions& o, const StepOptionContext& c) {
+  // Runs of the other fixes reload as Unsloth does by default (double buffering).
+  if (!c.scenario.offload) o.offload.reset();
+  else o.offload = c.variant ? static_cast<OffloadVariant>(*c.variant) : program::kUnslothDefaultReload;
+  // Reload schedules are compared with every layer offloaded, measured and simulated alike:
+  // left to the device (-1), the memory-aware plan keeps every layer resident on a large GPU
+  // and `prefetch` would then measure "no offload" rather than a schedule.
+  o.offload_budget_bytes = 0;
+  for (const auto& f : c.scenario.fixes)
+    if (f.fix == Fix::Offload && f.prefetch_budget_bytes) o.offload_budget_bytes = *f.prefetch_budget_bytes;
+}
+
+}  // namespace
+
+void register_offload_fix() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // Checkpoint-activation reload from pinned host memory: one buffer, double buffering
+    // (Unsloth's fix), or a ring of k+1 buffers k layers ahead.
+    FixSpec f;
+    f.id = Fix::Offload;
+    f.name = "offload";
+    f.variants = {"single", "double", "prefetch"};
+    f.baseline_meaning = "one reload buffer";
+    f.scenario_keys = {"prefetch_depth", "prefetch_budget_gib"};
+    f.predicted_variants = {"double", "prefetch"};
+    f.timeline_shows_copies = true;
+    f.set_step_option = set_step_option;
+    f.step_option_name = [](const program::StepOptions& o) {
+      return o.offload ? variant_name(*o.offload) : std::string("off");
+    };
+    f.build_program_schedule = detail::program_schedule;
+    f.detect = detail::detect;
+    f.has_inputs = detail::has_inputs;
+    f.predict = detail::predict_explicit;
+    f.published = model::offload_published_figures;
+    f.what_if_edits = {{"double-buffer", "double", "", {}},
+                       {"prefetch", "prefetch", "K", [](const std::string& text, const std::string& k) {
+                          (void)detail::prefetch_depth_argument(text, k);
+                        }}};
+    f.replay_edit = detail::replay_edit;
+    register_fix(std::move(f));
+  });
+}
+
+}  // namespace syncscope::fixes::offload

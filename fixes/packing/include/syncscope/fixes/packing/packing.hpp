@@ -1,0 +1,26 @@
+// The packing fix, in its own folder: packed-sequence metadata (cu_seqlens, max_seqlen and the
+// packed [T,T] attention mask) rebuilt in every attention layer with host syncs (Unsloth's
+// baseline), cached once per batch (Unsloth's fix; docs/sources.md#packing-cache), or built on
+// the device from lengths the packer already knows on the host (ours: no sync).
+//
+// Variants (baseline first): rebuild, cached, device. Scenario key fixes.packing.rebuild_form
+// (how the step program builds the baseline; scenario.hpp).
+//
+// Here: its registry entry and hooks (src/registry_entry.cpp), the step program's operators
+// before each layer's attention (src/program.cpp, src/unsloth_rebuild.cpp), the trace detector
+// (src/detect.cpp), the closed-form prediction from explicit values (src/predict.cpp) and the
+// what-if edits packing-cache and packing-device (src/replay_edit.cpp). Still in the layers
+// (docs/fix-registry.md says what would move each): StepOptions::packing and
+// packing_rebuild_form, the LibTorch code inside a layer (kernels/src/torch/packing.cpp), the
+// CUDA mask kernel, the closed form (model/analytic: PackingParams, predict_packing) and the
+// published figures' table (model/analytic/src/published.cpp).
+#pragma once
+
+#include "syncscope/fixes/fix_spec.hpp"
+
+namespace syncscope::fixes::packing {
+
+// Adds the fix to the registry with its hooks (idempotent); register_shipped_fixes() calls it.
+void register_packing_fix();
+
+}  // namespace syncscope::fixes::packing

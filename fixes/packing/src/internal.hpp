@@ -1,0 +1,24 @@
+// The packing fix's hooks, one file per layer it plugs into (packing.hpp).
+#pragma once
+
+#include "syncscope/fixes/fix_spec.hpp"
+#include "syncscope/model/trace_predict_facts.hpp"
+#include "syncscope/program/program_layer.hpp"
+#include "syncscope/replay/replay_edit.hpp"
+
+namespace syncscope::fixes::packing::detail {
+
+// program.cpp: the packed-sequence metadata before each layer's attention.
+void program_layer(program::ProgramLayerBuilder& b, program::ProgramPoint at);
+// unsloth_rebuild.cpp: fixes.packing.rebuild_form unsloth_sdpa_mask, Unsloth's pre-cache
+// metadata and/or SDPA mask build, op by op, each op charged an eager-PyTorch host cost.
+void unsloth_precache_rebuild(program::ProgramLayerBuilder& b, int window, bool metadata, bool mask);
+// detect.cpp: predict --trace's detector (metadata rebuilds and their syncs, layer by layer).
+void detect(const model::detail::TraceFacts& facts, model::PredictionReport& report);
+// predict.cpp: predict --fix packing from explicit values.
+bool has_inputs(const model::ExplicitPredictInputs& in);
+void predict_explicit(const model::ExplicitPredictInputs& in, model::PredictionReport& report);
+// replay_edit.cpp: packing-cache and packing-device on a replayed trace.
+void replay_edit(ReplayEditContext& ctx);
+
+}  // namespace syncscope::fixes::packing::detail

@@ -1,0 +1,47 @@
+// The packing fix's registry entry (its identity) and the hooks it installs (packing.hpp).
+#include <mutex>
+
+#include "internal.hpp"
+#include "syncscope/fixes/packing/packing.hpp"
+#include "syncscope/model/published.hpp"
+#include "syncscope/program/step_options.hpp"
+#include "syncscope/scenario/scenario.hpp"
+
+namespace syncscope::fixes::packing {
+
+namespace {
+
+void set_step_option(program::StepOptions& o, const StepOptionContext& c) {
+  o.packing = static_cast<PackingVariant>(c.variant.value_or(0));
+  for (const auto& f : c.scenario.fixes)
+    if (f.fix == Fix::Packing) o.packing_rebuild_form = f.rebuild_form;
+}
+
+}  // namespace
+
+void register_packing_fix() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // Packed-sequence metadata (cu_seqlens, max_seqlen, the [T,T] mask): rebuilt every layer
+    // (Unsloth's baseline), cached once per batch (Unsloth's fix), or built on the device.
+    FixSpec f;
+    f.id = Fix::Packing;
+    f.name = "packing";
+    f.variants = {"rebuild", "cached", "device"};
+    f.baseline_meaning = "metadata rebuilt in every layer";
+    f.scenario_keys = {"rebuild_form"};  // how the step program builds the baseline (scenario.hpp)
+    f.predicted_variants = {"cached", "device"};
+    f.set_step_option = set_step_option;
+    f.step_option_name = [](const program::StepOptions& o) { return variant_name(o.packing); };
+    f.build_program_layer = detail::program_layer;
+    f.detect = detail::detect;
+    f.has_inputs = detail::has_inputs;
+    f.predict = detail::predict_explicit;
+    f.published = model::packing_published_figures;
+    f.what_if_edits = {{"packing-cache", "cached", "", {}}, {"packing-device", "device", "", {}}};
+    f.replay_edit = detail::replay_edit;
+    register_fix(std::move(f));
+  });
+}
+
+}  // namespace syncscope::fixes::packing
