@@ -15,10 +15,9 @@ model::PredictionReport predict_baseline(const Trace& t, const std::string& trac
   po.layer_glob = run_analysis_options().layer_glob;
   po.profile = profile;
   for (const auto& f : s.fixes) {
-    if (f.fix == fixes::Fix::Offload) po.prefetch_depth = f.prefetch_depth;
-    // The windows of the step's metadata builds: the cached variant rebuilds at each change.
-    if (f.fix == fixes::Fix::Packing) po.packing_visit_windows = program::packing_visit_windows(job.opts);
-    if (!f.numbers.empty()) po.fix_numbers[fixes::fix_spec(f.fix).name] = f.numbers;
+    const fixes::FixSpec& spec = fixes::fix_spec(f.fix);
+    if (spec.trace_predict_options) spec.trace_predict_options(f, job.opts, po);
+    if (!f.numbers.empty()) po.fix_numbers[spec.name] = f.numbers;
   }
   // The padding price applies only where MoE "device" pads (capacity-padded bmm): the
   // simulator models the grouped GEMM (options "auto"), a measured run asks LibTorch.

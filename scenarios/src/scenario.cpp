@@ -9,6 +9,7 @@
 #include <numeric>
 #include <random>
 #include <set>
+#include <stdexcept>
 #include <utility>
 
 #include "checks.hpp"
@@ -28,6 +29,13 @@ std::optional<fixes::Fix> parse_fix(std::string_view name) {
 }
 
 std::vector<std::string> fix_variants(fixes::Fix fix) { return fixes::fix_spec(fix).variants; }
+
+const std::string& FixSelection::word(const std::string& key) const {
+  if (auto it = words.find(key); it != words.end()) return it->second;
+  for (const auto& w : fixes::fix_spec(fix).word_keys)
+    if (w.key == key) return w.values.front();
+  throw std::out_of_range(fmt::format("fixes.{} has no word key {}", fixes::fix_spec(fix).name, key));
+}
 
 const char* baseline_variant(fixes::Fix fix) { return fixes::fix_spec(fix).baseline().c_str(); }
 
@@ -265,9 +273,11 @@ void check_scenario(Scenario& s, const Locator& where) {
     if (!(f.tolerance > 0 && f.tolerance <= 10))
       fail(where, fp + ".tolerance", "a relative error in (0, 10], e.g. 0.15", fmt::format("{}", f.tolerance));
     in_range(where, fp + ".prefetch_depth", f.prefetch_depth, bounds::kPrefetchDepth);
-    if (std::find(std::begin(kPackingRebuildForms), std::end(kPackingRebuildForms), f.rebuild_form) ==
-        std::end(kPackingRebuildForms))
-      fail(where, fp + ".rebuild_form", "one of reference, unsloth_sdpa_mask", "\"" + f.rebuild_form + "\"");
+    for (const auto& wk : fixes::fix_spec(f.fix).word_keys) {
+      const auto it = f.words.find(wk.key);
+      if (it != f.words.end() && std::find(wk.values.begin(), wk.values.end(), it->second) == wk.values.end())
+        fail(where, fp + "." + wk.key, "one of " + join(wk.values), "\"" + it->second + "\"");
+    }
     if (f.fix == fixes::Fix::Offload && !s.offload)
       fail(where, "offload", "true when fixes.offload is selected (the fix changes how offloaded activations reload)",
            "false");
@@ -526,8 +536,12 @@ void read_fixes(Reader& r, const YAML::Node& node, std::vector<FixSelection>& fi
     sel.fix = *parse_fix(key);
     const std::string fp = "fixes." + key;
     std::vector<std::string> keys = {"variants", "tolerance"};
-    const auto& extra = fixes::fix_spec(sel.fix).scenario_keys;
-    keys.insert(keys.end(), extra.begin(), extra.end());
+    const fixes::FixSpec& spec = fixes::fix_spec(sel.fix);
+    keys.insert(keys.end(), spec.scenario_keys.begin(), spec.scenario_keys.end());
+    auto word_key = [&](const std::string& k) {
+      return std::find_if(spec.word_keys.begin(), spec.word_keys.end(),
+                          [&](const fixes::FixSpec::WordKey& w) { return w.key == k; });
+    };
     bool variants_given = false;
     for (auto& [k, fv] : r.entries(v, fp, keys)) {
       const std::string f = fp + "." + k;
@@ -540,8 +554,9 @@ void read_fixes(Reader& r, const YAML::Node& node, std::vector<FixSelection>& fi
         sel.tolerance = r.number(fv, f, "a relative error in (0, 10], e.g. 0.15");
       } else if (k == "prefetch_depth") {
         sel.prefetch_depth = r.int32(fv, f, "a positive integer");
-      } else if (k == "rebuild_form") {
-        sel.rebuild_form = r.string(fv, f, "one of reference, unsloth_sdpa_mask");
+      } else if (auto w = word_key(k); w != spec.word_keys.end()) {
+        const std::string form = "one of " + detail::join(w->values);
+        sel.words[k] = r.string(fv, f, form.c_str());  // checked against the list in validate
       } else if (k == "prefetch_budget_gib") {
         sel.prefetch_budget_bytes = r.number(fv, f, "a non-negative number of GiB") * 1024.0 * 1024.0 * 1024.0;
       } else {

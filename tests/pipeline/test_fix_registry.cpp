@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "syncscope/core/error.hpp"
 #include "syncscope/fixes/fix_spec.hpp"
@@ -37,6 +38,8 @@ class ToyFix : public ::testing::Test {
     f.aliases = {"toy"};
     f.variants = {"slow", "fast"};
     f.predicted_variants = {"fast"};
+    f.scenario_keys = {"pace"};
+    f.word_keys = {{"pace", {"steady", "brisk"}}};  // a word from a list, the default first
     f.build_program_layer = [](program::ProgramLayerBuilder& b, program::ProgramPoint at) {
       if (at != program::ProgramPoint::BeforeAttention) return;
       const auto it = b.options().other_fixes.find(kToy);
@@ -112,6 +115,24 @@ TEST_F(ToyFix, ScenarioParsesIt) {
   std::string no_base = kScenario;
   no_base.replace(no_base.find("[slow, fast]"), 12, "[fast]");
   EXPECT_THROW((void)scenario::parse_scenario(no_base, "toy.yaml"), InputError);
+}
+
+TEST_F(ToyFix, ItsWordKeyIsCheckedAgainstItsListAndDefaulted) {
+  const scenario::Scenario plain = scenario::parse_scenario(kScenario, "toy.yaml");
+  EXPECT_EQ(plain.fixes[1].word("pace"), "steady");  // not given: the fix's default
+  EXPECT_THROW((void)plain.fixes[1].word("tempo"), std::out_of_range);
+  std::string brisk = kScenario;
+  brisk.replace(brisk.find("tolerance: 0.2"), 14, "tolerance: 0.2\n    pace: brisk");
+  EXPECT_EQ(scenario::parse_scenario(brisk, "toy.yaml").fixes[1].word("pace"), "brisk");
+  std::string bad = kScenario;
+  bad.replace(bad.find("tolerance: 0.2"), 14, "tolerance: 0.2\n    pace: lazy");
+  try {
+    (void)scenario::parse_scenario(bad, "toy.yaml");
+    FAIL() << "a word outside the toy's list was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("fixes.toy_fix.pace: expected one of steady, brisk"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST_F(ToyFix, PlanRunsEachVariantWithTheOthersAtTheirDefaults) {

@@ -232,8 +232,9 @@ TEST(PublishedScenarioKey, RebuildFormIsCheckedAndOnlyUnderPacking) {
       "batch: {packed_tokens: 64, distribution: fixed, max_len: 32}\n";
   const scenario::Scenario ok =
       scenario::parse_scenario(base + "fixes: {packing: {rebuild_form: unsloth_sdpa_mask}}\n", "ok.yaml");
-  EXPECT_EQ(ok.fixes.at(0).rebuild_form, "unsloth_sdpa_mask");
-  EXPECT_EQ(scenario::parse_scenario(base + "fixes: {packing: {}}\n", "d.yaml").fixes.at(0).rebuild_form, "reference");
+  EXPECT_EQ(ok.fixes.at(0).word("rebuild_form"), "unsloth_sdpa_mask");
+  EXPECT_EQ(scenario::parse_scenario(base + "fixes: {packing: {}}\n", "d.yaml").fixes.at(0).word("rebuild_form"),
+            "reference");
   try {
     (void)scenario::parse_scenario(base + "fixes: {packing: {rebuild_form: python}}\n", "bad.yaml");
     FAIL() << "an unknown rebuild_form was accepted";

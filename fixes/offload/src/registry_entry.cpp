@@ -4,6 +4,7 @@
 #include "internal.hpp"
 #include "syncscope/fixes/offload/offload.hpp"
 #include "syncscope/model/published.hpp"
+#include "syncscope/model/trace_predict.hpp"
 #include "syncscope/program/step_options.hpp"
 #include "syncscope/scenario/scenario.hpp"
 
@@ -43,6 +44,8 @@ void register_offload_fix() {
       return o.offload ? variant_name(*o.offload) : std::string("off");
     };
     f.build_program_schedule = detail::program_schedule;
+    f.trace_predict_options = [](const scenario::FixSelection& sel, const program::StepOptions&,
+                                 model::TracePredictOptions& po) { po.prefetch_depth = sel.prefetch_depth; };
     f.detect = detail::detect;
     f.has_inputs = detail::has_inputs;
     f.predict = detail::predict_explicit;

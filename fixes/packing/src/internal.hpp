@@ -1,12 +1,18 @@
 // The packing fix's hooks, one file per layer it plugs into (packing.hpp).
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "syncscope/fixes/fix_spec.hpp"
 #include "syncscope/model/trace_predict_facts.hpp"
 #include "syncscope/program/program_layer.hpp"
 #include "syncscope/replay/replay_edit.hpp"
 
 namespace syncscope::fixes::packing::detail {
+
+// fixes.packing.rebuild_form's words, the default first (registry_entry.cpp says what each is).
+inline const std::vector<std::string> kRebuildForms = {"reference", "unsloth_sdpa_mask"};
 
 // program.cpp: the packed-sequence metadata before each layer's attention.
 void program_layer(program::ProgramLayerBuilder& b, program::ProgramPoint at);

@@ -2,10 +2,12 @@
 // packed-sequence metadata each layer's attention reads (cu_seqlens, max_seqlen and
 // Unsloth's [T,T] mask), kernel by kernel as the LibTorch reference step
 // (kernels/src/torch/packing.cpp) issues them for each variant.
+#include <algorithm>
 #include <any>
 #include <map>
 
 #include "internal.hpp"
+#include "syncscope/core/error.hpp"
 #include "syncscope/program/program_layer.hpp"
 #include "syncscope/program/step_options.hpp"
 
@@ -56,12 +58,15 @@ void program_layer(ProgramLayerBuilder& b, ProgramPoint at) {
   if (!state.has_value()) state = PackingCache{};
   auto& cache = std::any_cast<PackingCache&>(state);
   const fixes::PackingVariant v = b.options().packing;
+  const std::string& form = b.options().packing_rebuild_form;
+  // Step options built by hand (not from a scenario, which checks the word) are checked here.
+  SYNCSCOPE_INPUT_ERROR_IF(std::find(kRebuildForms.begin(), kRebuildForms.end(), form) == kRebuildForms.end(),
+                           "packing_rebuild_form: expected one of reference, unsloth_sdpa_mask, got \"" + form + "\"");
   const int window = layer_sliding_window(b.options().model, b.layer());
   const double N = static_cast<double>(b.lengths().size());
   const double T = b.tokens();
   b.push_range("packing_metadata");
-  if ((v == fixes::PackingVariant::Rebuild || v == fixes::PackingVariant::Cached) &&
-      b.options().packing_rebuild_form == "unsloth_sdpa_mask") {
+  if ((v == fixes::PackingVariant::Rebuild || v == fixes::PackingVariant::Cached) && form == "unsloth_sdpa_mask") {
     // Unsloth's pre-cache code, op by op (unsloth_rebuild.cpp); the same cache keys below.
     const bool meta_miss = !(v == fixes::PackingVariant::Cached && cache.meta_cached);
     const bool mask_miss = !(v == fixes::PackingVariant::Cached && cache.cached_mask_window == window);

@@ -4,6 +4,7 @@
 #include "internal.hpp"
 #include "syncscope/fixes/packing/packing.hpp"
 #include "syncscope/model/published.hpp"
+#include "syncscope/model/trace_predict.hpp"
 #include "syncscope/program/step_options.hpp"
 #include "syncscope/scenario/scenario.hpp"
 
@@ -14,7 +15,7 @@ namespace {
 void set_step_option(program::StepOptions& o, const StepOptionContext& c) {
   o.packing = static_cast<PackingVariant>(c.variant.value_or(0));
   for (const auto& f : c.scenario.fixes)
-    if (f.fix == Fix::Packing) o.packing_rebuild_form = f.rebuild_form;
+    if (f.fix == Fix::Packing) o.packing_rebuild_form = f.word("rebuild_form");
 }
 
 }  // namespace
@@ -29,11 +30,21 @@ void register_packing_fix() {
     f.name = "packing";
     f.variants = {"rebuild", "cached", "device"};
     f.baseline_meaning = "metadata rebuilt in every layer";
-    f.scenario_keys = {"rebuild_form"};  // how the step program builds the baseline (scenario.hpp)
+    // How the step program builds the baseline's per-layer metadata and mask: "reference" (our
+    // LibTorch step's kernels, no per-op host cost) or "unsloth_sdpa_mask" (Unsloth's
+    // pre-cache Python code op by op, each op charged an eager-PyTorch host cost:
+    // unsloth_rebuild.cpp). Step programs only: the LibTorch step runs its own code.
+    f.scenario_keys = {"rebuild_form"};
+    f.word_keys = {{"rebuild_form", detail::kRebuildForms}};
     f.predicted_variants = {"cached", "device"};
     f.set_step_option = set_step_option;
     f.step_option_name = [](const program::StepOptions& o) { return variant_name(o.packing); };
     f.build_program_layer = detail::program_layer;
+    // The windows of the step's metadata builds: the cached variant rebuilds at each change.
+    f.trace_predict_options = [](const scenario::FixSelection&, const program::StepOptions& o,
+                                 model::TracePredictOptions& po) {
+      po.packing_visit_windows = program::packing_visit_windows(o);
+    };
     f.detect = detail::detect;
     f.has_inputs = detail::has_inputs;
     f.predict = detail::predict_explicit;

@@ -127,8 +127,6 @@ void validate(const StepOptions& o) {
   if (!one_of(o.moe_expert_gemm, kMoeExpertGemms))
     bad("moe_expert_gemm", list(kMoeExpertGemms), "\"" + o.moe_expert_gemm + "\"");
   if (o.prefetch_depth < 1) bad("prefetch_depth", "a positive integer", std::to_string(o.prefetch_depth));
-  if (!one_of(o.packing_rebuild_form, scenario::kPackingRebuildForms))
-    bad("packing_rebuild_form", list(scenario::kPackingRebuildForms), "\"" + o.packing_rebuild_form + "\"");
   if (!(o.learning_rate > 0)) bad("learning_rate", "a positive number", fmt::format("{}", o.learning_rate));
   if (!(o.offload_min_bytes >= 0))
     bad("offload_min_bytes", "a non-negative number of bytes", fmt::format("{}", o.offload_min_bytes));

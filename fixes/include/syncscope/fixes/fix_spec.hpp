@@ -37,7 +37,8 @@
 #include <vector>
 
 namespace syncscope::scenario {
-struct Scenario;  // syncscope/scenario/scenario.hpp
+struct Scenario;      // syncscope/scenario/scenario.hpp
+struct FixSelection;  // syncscope/scenario/scenario.hpp
 }  // namespace syncscope::scenario
 namespace syncscope::program {
 struct StepOptions;         // syncscope/program/step_options.hpp
@@ -49,6 +50,7 @@ struct ProgramSchedule;
 namespace syncscope::model {
 struct PredictionReport;       // syncscope/model/predict.hpp
 struct ExplicitPredictInputs;  // syncscope/model/predict_inputs.hpp
+struct TracePredictOptions;    // syncscope/model/trace_predict.hpp
 namespace detail {
 class TraceFacts;  // syncscope/model/trace_predict_facts.hpp (detail: the detectors' shared facts)
 }
@@ -111,6 +113,15 @@ struct FixSpec {
   std::string baseline_meaning;       // what the baseline is, for messages
   // Keys beside `variants` and `tolerance` a scenario may give under fixes.<name>.
   std::vector<std::string> scenario_keys;
+  // Those of scenario_keys whose value is a word from a list, the default first (packing's
+  // rebuild_form): the scenario parser checks the word and keeps it in FixSelection::words.
+  // The fix's other keys are numbers (FixSelection::numbers) unless the parser reads them by
+  // name (offload's prefetch_depth and prefetch_budget_gib).
+  struct WordKey {
+    std::string key;
+    std::vector<std::string> values;
+  };
+  std::vector<WordKey> word_keys;
   // Predicted variants: which non-baseline variants the closed-form predictor covers.
   std::vector<std::string> predicted_variants;
   // The report's one-layer timeline strip centres on host copies (reloads) rather than
@@ -136,6 +147,11 @@ struct FixSpec {
   // describes there and counting the host syncs it makes; built only with LibTorch
   // (fixes/logging: src/torch_step.cpp).
   std::function<void(TorchStepContext&, program::ProgramPoint)> torch_step_point;
+  // pipeline/: what a run tells predict --trace about this fix when it predicts from its
+  // baseline's trace: the scenario's selection of this fix and the baseline job's step
+  // options (offload's prefetch depth, packing's attention windows in issue order).
+  std::function<void(const scenario::FixSelection&, const program::StepOptions&, model::TracePredictOptions&)>
+      trace_predict_options;
   // model/: find this fix in a trace and predict its variants (predict --trace).
   std::function<void(const model::detail::TraceFacts&, model::PredictionReport&)> detect;
   // model/: whether explicit values give this fix's inputs (predict without --fix predicts

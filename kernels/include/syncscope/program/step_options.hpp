@@ -26,8 +26,8 @@ struct StepOptions {
   // The fixes' variants, typed (fix_spec.hpp; their names come from the fix registry).
   fixes::PackingVariant packing = fixes::PackingVariant::Rebuild;
   // How the step program builds the packing metadata where it is rebuilt or missed
-  // (scenario.hpp FixSelection::rebuild_form, kPackingRebuildForms). Step programs only: the
-  // LibTorch step runs its own code.
+  // (fixes.packing.rebuild_form: fixes/packing/src/registry_entry.cpp, which the packing
+  // program checks). Step programs only: the LibTorch step runs its own code.
   std::string packing_rebuild_form = "reference";
   std::optional<fixes::OffloadVariant> offload;  // nullopt: no checkpoint offload
   int prefetch_depth = 2;                        // offload "prefetch": look-ahead k over a ring of k+1 buffers

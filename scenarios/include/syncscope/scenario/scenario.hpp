@@ -119,17 +119,16 @@ struct FixSelection {
   // inputs), pinned by the scenario so the plan is the same on every GPU; unset: 0 (every
   // layer offloaded, the ring only).
   std::optional<double> prefetch_budget_bytes;
-  // packing: how the step program builds the baseline's per-layer metadata and mask
-  // (kPackingRebuildForms): "reference" (our LibTorch step's kernels, no per-op host cost)
-  // or "unsloth_sdpa_mask" (Unsloth's pre-cache Python code op by op, each op charged an
-  // eager-PyTorch host cost: fixes/packing/src/unsloth_rebuild.cpp). Step programs only.
-  std::string rebuild_form = "reference";
   // A registered fix's own numeric keys (FixSpec::scenario_keys) that this parser does not
   // read by name, e.g. fixes.logging.logging_steps: the fix reads them from here.
   std::map<std::string, double> numbers{};
+  // A fix's own word keys (FixSpec::word_keys, e.g. fixes.packing.rebuild_form), as given and
+  // checked against the fix's list; word() gives the fix's default for one not given.
+  std::map<std::string, std::string> words{};
+  // The selection's word for `key`, else the fix's default (the first of its list); throws
+  // std::out_of_range for a key that is not one of the fix's word keys.
+  const std::string& word(const std::string& key) const;
 };
-
-inline constexpr const char* kPackingRebuildForms[] = {"reference", "unsloth_sdpa_mask"};
 
 struct MeasureSpec {
   int warmup_steps = 2;
