@@ -22,7 +22,6 @@
 #include "edit_util.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/glob.hpp"
-#include "syncscope/model/analytic.hpp"
 #include "syncscope/model/trace_predict_facts.hpp"
 #include "syncscope/replay/replay.hpp"
 #include "syncscope/replay/replay_edit.hpp"
