@@ -17,6 +17,7 @@
 #include "syncscope/program/program_layer.hpp"
 #include "syncscope/program/step_options.hpp"
 #include "syncscope/program/step_program.hpp"
+#include "syncscope/replay/replay.hpp"
 #include "syncscope/scenario/scenario.hpp"
 #include "test_paths.hpp"
 
@@ -243,6 +244,34 @@ TEST(FixRegistry, ShippedFixesKeepTheirNamesVariantsAndOrder) {
   EXPECT_THROW(fixes::register_fix(fixes::FixSpec{}), std::invalid_argument);  // id 0 is packing's
   fixes::unregister_fix(fixes::Fix::Packing);                                  // the shipped ones stay
   EXPECT_EQ(fixes::fix_registry()[0].name, "packing");
+}
+
+// Each fix folder installs every hook the layers call for it (fixes/<name>/src/
+// registry_entry.cpp): one it forgot would leave a layer silently without the fix (a step
+// without its operators, a trace never searched for it, an edit that no longer parses).
+TEST(FixRegistry, EachFixFolderInstallsItsHooks) {
+  for (const fixes::FixSpec& f : fixes::fix_registry()) {
+    SCOPED_TRACE(f.name);
+    EXPECT_TRUE(f.set_step_option);
+    EXPECT_TRUE(f.step_option_name);
+    EXPECT_TRUE(f.build_program_layer || f.build_program_schedule);
+    EXPECT_TRUE(f.detect);
+    EXPECT_TRUE(f.replay_edit);
+    EXPECT_FALSE(f.what_if_edits.empty());
+    for (const auto& w : f.what_if_edits) EXPECT_TRUE(f.variant_index(w.variant)) << w.edit;
+    for (const auto& w : f.word_keys)
+      EXPECT_NE(std::find(f.scenario_keys.begin(), f.scenario_keys.end(), w.key), f.scenario_keys.end()) << w.key;
+  }
+  // The first three also predict from explicit values (logging's inputs are not in
+  // ExplicitPredictInputs yet: docs/fix-registry.md).
+  for (fixes::Fix id : {fixes::Fix::Packing, fixes::Fix::Offload, fixes::Fix::MoeRouting}) {
+    EXPECT_TRUE(fixes::fix_spec(id).has_inputs) << fixes::fix_spec(id).name;
+    EXPECT_TRUE(fixes::fix_spec(id).predict) << fixes::fix_spec(id).name;
+  }
+  // predict's default what-if list: every fix's edits, in registry order.
+  EXPECT_EQ(replay::registered_what_if_edits(),
+            (std::vector<std::string>{"packing-cache", "packing-device", "double-buffer", "prefetch", "moe-sorted",
+                                      "moe-device", "logging-every", "logging-deferred"}));
 }
 
 }  // namespace
