@@ -240,7 +240,7 @@ namespace syncscope::fixes {
 
 ReplayEditContext::ReplayEditContext(const Trace& t, replay::ReplayGraph& g, const model::TracePredictOptions& o,
                                      const replay::WhatIfEdit& e, replay::EditResult& r)
-    : trace(t), graph(g), options(o), edit(e), result(r), by_start_(replay::replay_detail::syncs_by_start(g)) {}
+    : trace(t), graph(g), options(o), edit(e), result(r) {}
 
 ReplayEditContext::~ReplayEditContext() = default;
 
@@ -261,7 +261,9 @@ bool ReplayEditContext::remove_sync(const SyncPoint& sp) {
 }
 
 std::optional<std::size_t> ReplayEditContext::graph_sync(const SyncPoint& sp) const {
-  return replay::replay_detail::find_sync(graph, by_start_, sp);
+  // Built on first use: offload's edits never look a sync up.
+  if (!by_start_) by_start_ = replay::replay_detail::syncs_by_start(graph);
+  return replay::replay_detail::find_sync(graph, *by_start_, sp);
 }
 
 void ReplayEditContext::remove_graph_sync(const replay::ReplaySync& s) { replay::replay_detail::remove_sync(graph, s); }

@@ -67,7 +67,9 @@ struct ReplayEditContext {
  private:
   std::unique_ptr<model::PredictionReport> scratch_;  // what building the facts reports (unused)
   std::unique_ptr<model::detail::TraceFacts> facts_;
-  std::unordered_map<Ns, std::vector<std::size_t>> by_start_;  // graph.syncs by recorded start
+  // graph.syncs by recorded start, built at the first graph_sync (the graph's syncs keep their
+  // starts: edits remove syncs, never move them).
+  mutable std::optional<std::unordered_map<Ns, std::vector<std::size_t>>> by_start_;
 };
 
 }  // namespace syncscope::fixes
