@@ -19,6 +19,7 @@
 #include "syncscope/core/error.hpp"
 #include "syncscope/core/file_io.hpp"
 #include "syncscope/core/output_policy.hpp"
+#include "syncscope/fixes/fix_spec.hpp"
 #include "syncscope/io/trace_io.hpp"
 #include "syncscope/model/gpu_profile.hpp"
 #include "syncscope/model/predict.hpp"
@@ -31,12 +32,8 @@ namespace {
 
 using model::Interval;
 
-// Option bounds beyond core/bounds.hpp's shared ones (reasons given in the messages).
-constexpr bounds::Range kSyncsPerLayer{1, 1000, "a layer's metadata rebuild syncs a handful of times"};
-constexpr bounds::Range kReloadBytes{1, 1e13, "one layer's checkpoint cannot exceed the largest GPU's memory"};
 using api::kExpertsOption;
 using api::kPredictPrefetchDepth;
-constexpr bounds::Range kPasses{1, 16, "a step routes once forward, once more per recompute"};
 
 // Options the model reads go straight into its inputs (model/predict_inputs.hpp); the rest
 // choose the source, the output and the Monte Carlo draws.
@@ -71,6 +68,20 @@ api::PredictTraceRequest trace_request(const PredictOptions& o, std::optional<In
   return r;
 }
 
+// Each registered fix's own options (FixSpec::predict_options), in registry order: kept as
+// text in `in.values` for the fix to read; integers and numbers checked here against their
+// declared range, as predict_explicit checks them again for library callers.
+void add_fix_options(CLI::App& cmd, model::ExplicitPredictInputs& in) {
+  for (const fixes::FixSpec& f : fixes::fix_registry())
+    for (const fixes::PredictOption& p : f.predict_options) {
+      auto* opt = cmd.add_option_function<std::string>(
+          "--" + p.flag, [&in, flag = p.flag](const std::string& text) { in.values[flag] = text; }, p.help);
+      if (p.kind == fixes::PredictOption::Kind::Integer) opt->check(int_in(p.range));
+      if (p.kind == fixes::PredictOption::Kind::Number) opt->check(number_in(p.range));
+      if (!p.default_value.empty()) opt->default_str(p.default_value);
+    }
+}
+
 }  // namespace
 
 void add_predict_command(CLI::App& app, Context& ctx) {
@@ -81,9 +92,11 @@ void add_predict_command(CLI::App& app, Context& ctx) {
       "--fix packing --layers 16 --per-layer-ms 13.7), from a scenario and GPU profile, or from --trace of your own "
       "run (torch.profiler or syncscope) that has not applied the fixes. Times accept VALUE, VALUE:LO:HI or "
       "VALUE+-DELTA. model/README.md gives the formulas.");
+  std::string fix_names;  // the shortest spelling of each registered fix ("moe" for moe_routing)
+  for (const fixes::FixSpec& f : fixes::fix_registry())
+    fix_names += (f.aliases.empty() ? f.name : f.aliases.front()) + ", ";
   cmd->add_option("--fix", o->in.fixes,
-                  "Fix to predict: packing, offload, moe or all (repeatable); default: every fix "
-                  "whose inputs are given");
+                  "Fix to predict: " + fix_names + "or all (repeatable); default: every fix whose inputs are given");
   cmd->add_option("--gpu,--gpu-profile", o->gpu,
                   "GPU profile: a shipped name (H100, H200, B200, RTX5090, GB10) or a profile file (from syncscope "
                   "calibrate, or calibrate --from-trace); gives the round trip, copy rate, overlap slowdown and "
@@ -108,42 +121,19 @@ void add_predict_command(CLI::App& app, Context& ctx) {
       "--layer-range", o->layer_range,
       "With --trace: glob over range names that delimit layers (default: try layer_*, *DecoderLayer*, ...)");
   cmd->add_option("--layers", o->in.layers, "L: transformer layers (packing, offload)")->check(int_in(bounds::kLayers));
-  cmd->add_option("--per-layer-ms", o->in.per_layer_ms, "packing: s, the per-layer cost the cache removes (ms)");
-  cmd->add_option("--host-ms", o->in.host_ms, "packing segment model: host time per layer, rebuild included (ms)");
-  cmd->add_option("--gpu-ms", o->in.gpu_ms, "packing segment model: GPU time per layer, rebuild kernels included (ms)");
-  cmd->add_option("--rebuild-host-ms", o->in.rebuild_host_ms,
-                  "packing segment model: host rebuild work per layer (ms)");
-  cmd->add_option("--rebuild-gpu-ms", o->in.rebuild_gpu_ms,
-                  "packing segment model: rebuild kernel time per layer (ms)");
   cmd->add_option("--round-trip-us", o->in.round_trip_us,
-                  "packing segment model: sync round trip r (us; default: the GPU profile's)");
-  cmd->add_option("--syncs-per-layer", o->in.syncs_per_layer, "packing segment model: syncs per layer rebuild")
-      ->check(int_in(kSyncsPerLayer))
-      ->capture_default_str();
-  cmd->add_option("--copy-ms", o->in.copy_ms, "offload: c, one layer's checkpoint reload copy (ms)");
-  cmd->add_option("--reload-bytes", o->in.reload_bytes,
-                  "offload: bytes reloaded per layer; c = bytes / the profile's pinned H2D rate (instead of --copy-ms)")
-      ->check(number_in(kReloadBytes, "bytes"));
-  cmd->add_option("--compute-ms", o->in.compute_ms, "offload: g, backward (recompute + gradient) time per layer (ms)");
-  cmd->add_option("--slowdown", o->in.slowdown,
-                  "offload: sigma, fractional slowdown of kernels beside a copy (default: the profile's, else 0)");
+                  "r: the host's sync round trip (us; default: the GPU profile's): packing's segment model, "
+                  "logging's deferred variant");
+  add_fix_options(*cmd, o->in);
   cmd->add_option("--prefetch-depth", o->in.prefetch_depth,
                   "offload prefetch variant: look-ahead k (ring of k+1); k >= 2 (k = 1 is double buffering)")
       ->check(int_in(kPredictPrefetchDepth))
       ->capture_default_str();
-  cmd->add_option("--experts", o->in.experts, "moe: E, experts per MoE layer")->check(int_in(kExpertsOption));
-  cmd->add_option("--moe-layers", o->in.moe_layers, "moe: N, MoE layers")->check(int_in(bounds::kLayers));
   cmd->add_option("--top-k", o->top_k,
                   "moe with --trace: k, experts per token; charges the device variant's capacity padding "
                   "(E/k times the expert GEMMs), for where it pads (no at::_grouped_mm: LibTorch < 2.8 or "
                   "below sm90)")
       ->check(int_in(kExpertsOption));
-  cmd->add_option("--per-expert-us", o->in.per_expert_us, "moe: q, per-expert dynamic-query cost (us)");
-  cmd->add_option("--passes", o->in.passes, "moe: routing passes per step (2 with checkpoint recompute)")
-      ->check(int_in(kPasses))
-      ->capture_default_str();
-  cmd->add_option("--kernel-delta-ms", o->in.kernel_delta_ms,
-                  "moe: measured kernel-time difference per step, baseline minus fix (ms)");
   cmd->add_option("--step-ms", o->step_ms, "Baseline step time (ms); needed for a speedup");
   cmd->add_option("--format", o->format, "Output format: text or json (schema_version'd)")
       ->check(CLI::IsMember({"text", "json"}))

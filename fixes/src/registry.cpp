@@ -71,6 +71,23 @@ const FixSpec& register_fix(FixSpec spec) {
     if (spelled(f, spec.name)) throw std::invalid_argument(fmt::format("fix name {} is taken", spec.name));
     for (const auto& a : spec.aliases)
       if (spelled(f, a)) throw std::invalid_argument(fmt::format("fix alias {} is taken by {}", a, f.name));
+    // One --flag names one fix's value: `predict` adds each once (cli/cmd_predict.cpp).
+    for (const auto& o : spec.predict_options)
+      for (const auto& mine : f.predict_options)
+        if (o.flag == mine.flag)
+          throw std::invalid_argument(fmt::format("predict option --{} is taken by {}", o.flag, f.name));
+  }
+  for (std::size_t i = 0; i < spec.predict_options.size(); ++i) {
+    const PredictOption& o = spec.predict_options[i];
+    if (o.flag.empty() || o.flag.front() == '-' || o.help.empty())
+      throw std::invalid_argument(
+          fmt::format("{}: a predict option needs a flag without dashes and a help text", spec.name));
+    if (o.kind != PredictOption::Kind::Time && !(o.range.lo <= o.range.hi && o.range.why && *o.range.why))
+      throw std::invalid_argument(
+          fmt::format("{}: predict option --{} needs a range and its reason", spec.name, o.flag));
+    for (std::size_t j = 0; j < i; ++j)
+      if (spec.predict_options[j].flag == o.flag)
+        throw std::invalid_argument(fmt::format("{}: predict option --{} is declared twice", spec.name, o.flag));
   }
   if (spec.name.empty() || spec.variants.size() < 2)
     throw std::invalid_argument("a fix needs a name and at least a baseline and one other variant");

@@ -63,8 +63,7 @@ std::string job_label(const scenario::Scenario& s, const Job& j) {
                      sweep ? fmt::format(" L={}", j.layers) : "");
 }
 
-program::StepOptions step_options(const scenario::Scenario& s, fixes::Fix fix, const std::string& variant, int layers,
-                                  int depth) {
+program::StepOptions step_options(const scenario::Scenario& s, fixes::Fix fix, const std::string& variant, int layers) {
   program::StepOptions o;
   o.model = s.model;
   o.batch = s.batch;
@@ -73,7 +72,7 @@ program::StepOptions step_options(const scenario::Scenario& s, fixes::Fix fix, c
   o.seed = s.batch.seed;
   o.training = s.training;
   // The fix under test takes the variant; every other fix its default (the fix registry).
-  program::apply_fix_variants(o, s, fix, variant, depth);
+  program::apply_fix_variants(o, s, fix, variant);
   return o;
 }
 
@@ -94,9 +93,9 @@ RunPlan plan_jobs(const std::vector<scenario::Scenario>& scenarios) {
           j.baseline = v == base;
           j.layers = L;
           j.tolerance = f.tolerance;
-          j.opts = step_options(s, f.fix, v, L, f.prefetch_depth);
+          j.opts = step_options(s, f.fix, v, L);
           j.key = s.name + "/" + variant_option_key(j.opts);
-          j.base_key = s.name + "/" + variant_option_key(step_options(s, f.fix, base, L, f.prefetch_depth));
+          j.base_key = s.name + "/" + variant_option_key(step_options(s, f.fix, base, L));
           const program::NetworkSummary ns = program::network_summary(j.opts);
           j.network =
               model::NetworkInfo{s.model.name, ns.parameters, ns.trainable_parameters, ns.tied_embeddings, ns.training};

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <map>
 #include <numeric>
 #include <random>
@@ -35,6 +36,13 @@ const std::string& FixSelection::word(const std::string& key) const {
   for (const auto& w : fixes::fix_spec(fix).word_keys)
     if (w.key == key) return w.values.front();
   throw std::out_of_range(fmt::format("fixes.{} has no word key {}", fixes::fix_spec(fix).name, key));
+}
+
+double FixSelection::number(const std::string& key) const {
+  if (auto it = numbers.find(key); it != numbers.end()) return it->second;
+  for (const auto& n : fixes::fix_spec(fix).number_keys)
+    if (n.key == key) return n.default_value;
+  throw std::out_of_range(fmt::format("fixes.{} has no number key {}", fixes::fix_spec(fix).name, key));
 }
 
 const char* baseline_variant(fixes::Fix fix) { return fixes::fix_spec(fix).baseline().c_str(); }
@@ -197,11 +205,6 @@ void check_training(Scenario& s, const Locator& where) {
     fail(where, "model.hidden_size",
          "even hidden and intermediate sizes for qlora (two 4-bit codes per byte, as bitsandbytes packs them)",
          fmt::format("{} and {}", m.hidden_size, m.intermediate_size));
-  for (const auto& f : s.fixes)
-    if (f.prefetch_budget_bytes &&
-        !(*f.prefetch_budget_bytes >= 0 && *f.prefetch_budget_bytes <= 65536.0 * (1ull << 30)))
-      fail(where, "fixes.offload.prefetch_budget_gib", "a number of GiB in [0, 65536] (device memory)",
-           fmt::format("{}", *f.prefetch_budget_bytes / (1ull << 30)));
 }
 
 void check_scenario(Scenario& s, const Locator& where) {
@@ -272,7 +275,16 @@ void check_scenario(Scenario& s, const Locator& where) {
            "[" + join(f.variants) + "]");
     if (!(f.tolerance > 0 && f.tolerance <= 10))
       fail(where, fp + ".tolerance", "a relative error in (0, 10], e.g. 0.15", fmt::format("{}", f.tolerance));
-    in_range(where, fp + ".prefetch_depth", f.prefetch_depth, bounds::kPrefetchDepth);
+    for (const auto& nk : fixes::fix_spec(f.fix).number_keys) {
+      const auto it = f.numbers.find(nk.key);
+      if (it == f.numbers.end()) continue;
+      const double v = it->second;
+      if (nk.integer && v == std::floor(v) && std::abs(v) < 1e18)
+        in_range(where, fp + "." + nk.key, static_cast<long long>(v), nk.range);
+      else if (nk.integer) fail(where, fp + "." + nk.key, bounds::describe_int(nk.range), fmt::format("{}", v));
+      else if (!nk.range.contains(v))
+        fail(where, fp + "." + nk.key, bounds::describe_number(nk.range, nk.unit), fmt::format("{}", v));
+    }
     for (const auto& wk : fixes::fix_spec(f.fix).word_keys) {
       const auto it = f.words.find(wk.key);
       if (it != f.words.end() && std::find(wk.values.begin(), wk.values.end(), it->second) == wk.values.end())
@@ -552,15 +564,11 @@ void read_fixes(Reader& r, const YAML::Node& node, std::vector<FixSelection>& fi
         variants_given = true;
       } else if (k == "tolerance") {
         sel.tolerance = r.number(fv, f, "a relative error in (0, 10], e.g. 0.15");
-      } else if (k == "prefetch_depth") {
-        sel.prefetch_depth = r.int32(fv, f, "a positive integer");
       } else if (auto w = word_key(k); w != spec.word_keys.end()) {
         const std::string form = "one of " + detail::join(w->values);
         sel.words[k] = r.string(fv, f, form.c_str());  // checked against the list in validate
-      } else if (k == "prefetch_budget_gib") {
-        sel.prefetch_budget_bytes = r.number(fv, f, "a non-negative number of GiB") * 1024.0 * 1024.0 * 1024.0;
       } else {
-        sel.numbers[k] = r.number(fv, f, "a number");  // the fix's own key: it checks the value
+        sel.numbers[k] = r.number(fv, f, "a number");  // checked in validate (FixSpec::number_keys)
       }
     }
     if (!variants_given) sel.variants = fix_variants(sel.fix);  // all of them

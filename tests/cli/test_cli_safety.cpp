@@ -454,6 +454,17 @@ const Case kSmall[] = {
     {"predict --layers -16 (issue: says needs --layers)", nullptr,
      "predict --fix packing --layers -16 --per-layer-ms 13.7", 2, "--layers: '-16': expected an integer in 1..1024",
      [](const fs::path&, const Result& r) { EXPECT_EQ(r.err.find("needs --layers"), std::string::npos) << r.err; }},
+    // The fixes' own options (FixSpec::predict_options), added by looping over the registry:
+    // their declared bounds are checked when the command line is parsed.
+    {"predict --passes 0: moe's declared range", nullptr,
+     "predict --fix moe --experts 8 --moe-layers 4 --per-expert-us 10 --passes 0", 2,
+     "--passes: '0': expected an integer in 1..16", nullptr},
+    {"predict --reload-bytes 0: offload's declared range", nullptr,
+     "predict --fix offload --layers 16 --compute-ms 3 --reload-bytes 0 --gpu H200", 2,
+     "--reload-bytes: '0': expected a number in", nullptr},
+    {"predict --syncs-per-layer x: packing's declared kind", nullptr,
+     "predict --fix packing --layers 16 --per-layer-ms 13.7 --syncs-per-layer x", 2,
+     "--syncs-per-layer: 'x': expected an integer in 1..1000", nullptr},
     {"predict --gpu DIR (issue: says no such file)", [](const fs::path& d) { fs::create_directory(d / "profiles"); },
      "predict --fix packing --layers 16 --per-layer-ms 13.7 --gpu profiles", 2, "'profiles': is a directory", nullptr},
     {"analyze --pid 999999 (issue: says no CUDA runtime calls)", nullptr,

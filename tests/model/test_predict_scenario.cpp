@@ -32,7 +32,7 @@ TEST(PredictScenario, Gemma3CachedPackingRebuildsAtEachWindowChange) {
   in.scenario = scenario("qwen3-0.6b.yaml");
   in.hf_config = config("gemma-3-1b-pt");
   in.fixes = {"packing"};
-  in.per_layer_ms = "1";
+  in.values["per-layer-ms"] = "1";
   const m::PredictionReport r = m::predict_explicit(in);
   const m::FixPrediction& f = find(r, "cached");
   EXPECT_EQ(f.parameters.at("L").value, 26);
@@ -47,7 +47,7 @@ TEST(PredictScenario, OneWindowKeepsThePublishedForm) {
   m::ExplicitPredictInputs in;
   in.scenario = scenario("qwen3-0.6b.yaml");
   in.fixes = {"packing"};
-  in.per_layer_ms = "1";
+  in.values["per-layer-ms"] = "1";
   const m::PredictionReport r = m::predict_explicit(in);
   const m::FixPrediction& f = find(r, "cached");
   EXPECT_EQ(f.parameters.count("m"), 0u);
@@ -64,7 +64,7 @@ TEST(PredictScenario, MoeSavingsCountOnlyTheRoutedLayers) {
   in.scenario = scenario("gpt-oss-20b.yaml");
   in.hf_config = config("deepseek-v2-lite");
   in.fixes = {"moe"};
-  in.per_expert_us = "10";
+  in.values["per-expert-us"] = "10";
   const m::PredictionReport r = m::predict_explicit(in);
   const m::FixPrediction& f = find(r, "sorted");
   EXPECT_EQ(f.parameters.at("E").value, 64);

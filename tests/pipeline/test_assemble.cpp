@@ -126,7 +126,7 @@ model::VariantResult row(const std::string& variant, int layers, double step_ns)
 TEST(PipelineAssemble, LayerSweepFitsThePerLayerSaving) {
   scenario::Scenario s;
   s.name = "s";
-  s.fixes.push_back(scenario::FixSelection{fixes::Fix::Packing, {"rebuild", "cached"}, 0.1, 2, std::nullopt});
+  s.fixes.push_back(scenario::FixSelection{fixes::Fix::Packing, {"rebuild", "cached"}, 0.1, {}, {}});
   s.measure.layer_sweep = {2, 4, 8};
   model::RunResults r;
   for (int L : {2, 4, 8}) {
@@ -148,7 +148,7 @@ TEST(PipelineAssemble, LayerSweepFitsThePerLayerSaving) {
 TEST(PipelineAssemble, LayerSweepFitFailureIsANote) {
   scenario::Scenario s;
   s.name = "s";
-  s.fixes.push_back(scenario::FixSelection{fixes::Fix::Packing, {"rebuild", "cached"}, 0.1, 2, std::nullopt});
+  s.fixes.push_back(scenario::FixSelection{fixes::Fix::Packing, {"rebuild", "cached"}, 0.1, {}, {}});
   s.measure.layer_sweep = {2, 4};
   model::RunResults r;
   r.variants = {row("rebuild", 2, 1200), row("cached", 2, 1100)};  // one depth: nothing to fit

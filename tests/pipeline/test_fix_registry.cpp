@@ -39,8 +39,9 @@ class ToyFix : public ::testing::Test {
     f.aliases = {"toy"};
     f.variants = {"slow", "fast"};
     f.predicted_variants = {"fast"};
-    f.scenario_keys = {"pace"};
-    f.word_keys = {{"pace", {"steady", "brisk"}}};  // a word from a list, the default first
+    f.scenario_keys = {"pace", "weight"};
+    f.word_keys = {{"pace", {"steady", "brisk"}}};                        // a word from a list, the default first
+    f.number_keys = {{"weight", {1, 5, "toys are light"}, true, "", 2}};  // an integer in 1..5, default 2
     f.build_program_layer = [](program::ProgramLayerBuilder& b, program::ProgramPoint at) {
       if (at != program::ProgramPoint::BeforeAttention) return;
       const auto it = b.options().other_fixes.find(kToy);
@@ -54,12 +55,17 @@ class ToyFix : public ::testing::Test {
       b.pop_range();
     };
     f.has_inputs = [](const model::ExplicitPredictInputs& in) { return in.layers > 0; };
+    // Its own predict options: a time per layer (default 1 ms) and a bounded count.
+    f.predict_options = {
+        {"toy-ms", fixes::PredictOption::Kind::Time, "toy: per-layer saving (ms)", {0, 0, ""}, ""},
+        {"toy-count", fixes::PredictOption::Kind::Integer, "toy: a count", {1, 9, "toys come in ones"}, "1"}};
     f.predict = [](const model::ExplicitPredictInputs& in, model::PredictionReport& rep) {
       model::FixPrediction p;
       p.fix = "toy_fix";
       p.variant = "fast";
-      p.formula = "L * 1 ms";
-      p.saving_ns = model::Interval::exact(in.layers * 1e6);
+      p.formula = "L * s * count";
+      const double s = in.given("toy-ms") ? in.interval("toy-ms", 1e6)->value : 1e6;
+      p.saving_ns = model::Interval::exact(in.layers * s * in.integer("toy-count", 1));
       rep.fixes.push_back(p);
     };
     f.detect = [](const model::detail::TraceFacts&, model::PredictionReport& rep) {
@@ -136,6 +142,28 @@ TEST_F(ToyFix, ItsWordKeyIsCheckedAgainstItsListAndDefaulted) {
   }
 }
 
+// A number key (FixSpec::number_keys) is checked against its range when the scenario loads, with
+// the key's line and column, and defaults to the fix's value.
+TEST_F(ToyFix, ItsNumberKeyIsCheckedAtLoadAndDefaulted) {
+  EXPECT_EQ(scenario::parse_scenario(kScenario, "toy.yaml").fixes[1].number("weight"), 2);
+  std::string three = kScenario;
+  three.replace(three.find("tolerance: 0.2"), 14, "tolerance: 0.2\n    weight: 3");
+  EXPECT_EQ(scenario::parse_scenario(three, "toy.yaml").fixes[1].number("weight"), 3);
+  for (const auto& [value, want] : std::vector<std::pair<std::string, std::string>>{
+           {"9", "toy.yaml:21:13: fixes.toy_fix.weight: expected an integer in 1..5 (toys are light), got 9"},
+           {"2.5", "toy.yaml:21:13: fixes.toy_fix.weight: expected an integer in 1..5 (toys are light), got 2.5"},
+           {"0", "toy.yaml:21:13: fixes.toy_fix.weight: expected a positive integer, got 0"}}) {
+    std::string bad = kScenario;
+    bad.replace(bad.find("tolerance: 0.2"), 14, "tolerance: 0.2\n    weight: " + value);
+    try {
+      (void)scenario::parse_scenario(bad, "toy.yaml");
+      ADD_FAILURE() << "weight " << value << " was accepted";
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()), want);
+    }
+  }
+}
+
 TEST_F(ToyFix, PlanRunsEachVariantWithTheOthersAtTheirDefaults) {
   const scenario::Scenario s = scenario::parse_scenario(kScenario, "toy.yaml");
   const pipeline::RunPlan plan = pipeline::plan_jobs({s});
@@ -152,7 +180,7 @@ TEST_F(ToyFix, PlanRunsEachVariantWithTheOthersAtTheirDefaults) {
   EXPECT_EQ(plan.jobs[2].key, plan.jobs[0].key);
   EXPECT_EQ(plan.produce_order.size(), 3u);
   EXPECT_EQ(pipeline::job_label(s, fast), "toy toy_fix=fast");
-  EXPECT_THROW((void)pipeline::step_options(s, kToy, "quick", 2, 2), InputError);
+  EXPECT_THROW((void)pipeline::step_options(s, kToy, "quick", 2), InputError);
 }
 
 TEST_F(ToyFix, StepProgramRunsItsLayerOpsAfterThePackingMetadata) {
@@ -215,6 +243,55 @@ TEST_F(ToyFix, PredictFromValuesByAliasAndByInputs) {
   }
 }
 
+// The options a fix declares reach its predictor by flag, checked against their declared kind
+// and range before any fix runs; a flag no fix declares is refused.
+TEST_F(ToyFix, ItsPredictOptionsAreCheckedAndReadByFlag) {
+  model::ExplicitPredictInputs in;
+  in.fixes = {"toy"};
+  in.layers = 3;
+  in.values["toy-ms"] = "2";
+  in.values["toy-count"] = "2";
+  EXPECT_DOUBLE_EQ(model::predict_explicit(in).fixes.at(0).saving_ns.value, 3 * 2e6 * 2);
+  auto refused = [&](const std::string& want) {
+    try {
+      (void)model::predict_explicit(in);
+      ADD_FAILURE() << "accepted; wanted: " << want;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+    }
+  };
+  in.values["toy-count"] = "10";
+  refused("--toy-count '10': expected an integer in 1..9 (toys come in ones)");
+  in.values["toy-count"] = "1";
+  in.values["toy-ms"] = "fast";
+  refused("--toy-ms 'fast': expected a number, VALUE:LO:HI or VALUE+-DELTA");
+  in.values.erase("toy-ms");
+  in.values["nobodys-ms"] = "1";
+  refused("predict: --nobodys-ms is no fix's option");
+}
+
+// A flag names one fix's value: a second fix declaring it, or one declaring it twice, is refused
+// at registration.
+TEST_F(ToyFix, PredictOptionFlagsAreUniqueAcrossFixes) {
+  fixes::FixSpec f;
+  f.id = static_cast<fixes::Fix>(43);
+  f.name = "another_toy";
+  f.variants = {"a", "b"};
+  f.predict_options = {{"per-layer-ms", fixes::PredictOption::Kind::Time, "another: s", {0, 0, ""}, ""}};
+  try {
+    (void)fixes::register_fix(f);
+    FAIL() << "a flag packing declares was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "predict option --per-layer-ms is taken by packing");
+  }
+  f.predict_options = {{"x", fixes::PredictOption::Kind::Time, "x", {0, 0, ""}, ""},
+                       {"x", fixes::PredictOption::Kind::Time, "x", {0, 0, ""}, ""}};
+  EXPECT_THROW((void)fixes::register_fix(f), std::invalid_argument);
+  f.predict_options = {{"n", fixes::PredictOption::Kind::Integer, "n without a range", {0, 0, ""}, ""}};
+  EXPECT_THROW((void)fixes::register_fix(f), std::invalid_argument);
+  EXPECT_FALSE(fixes::find_fix("another_toy"));
+}
+
 TEST_F(ToyFix, PredictFromATraceRunsItsDetectorAfterTheShippedOnes) {
   const Trace t = read_trace(test::source_dir() / "tests" / "fixtures" / "torch" / "item_loop_l8_h200.json.gz");
   const model::PredictionReport rep = model::predict_from_trace(t, {}, "item_loop");
@@ -262,11 +339,14 @@ TEST(FixRegistry, EachFixFolderInstallsItsHooks) {
     for (const auto& w : f.word_keys)
       EXPECT_NE(std::find(f.scenario_keys.begin(), f.scenario_keys.end(), w.key), f.scenario_keys.end()) << w.key;
   }
-  // The first three also predict from explicit values (logging's inputs are not in
-  // ExplicitPredictInputs yet: docs/fix-registry.md).
-  for (fixes::Fix id : {fixes::Fix::Packing, fixes::Fix::Offload, fixes::Fix::MoeRouting}) {
-    EXPECT_TRUE(fixes::fix_spec(id).has_inputs) << fixes::fix_spec(id).name;
-    EXPECT_TRUE(fixes::fix_spec(id).predict) << fixes::fix_spec(id).name;
+  // Each also predicts from explicit values, through options it declares (the CLI adds them by
+  // looping over the registry), and says what a scenario implies for them.
+  for (const fixes::FixSpec& f : fixes::fix_registry()) {
+    SCOPED_TRACE(f.name);
+    EXPECT_TRUE(f.has_inputs);
+    EXPECT_TRUE(f.predict);
+    EXPECT_FALSE(f.predict_options.empty());
+    EXPECT_TRUE(f.predict_from_scenario);
   }
   // predict's default what-if list: every fix's edits, in registry order.
   EXPECT_EQ(replay::registered_what_if_edits(),

@@ -122,7 +122,7 @@ TEST(PipelinePlan, StepOptionsKeepOtherFixesAtBaselineAndOffloadEveryLayer) {
   RunRequest r;
   r.scenarios = {test::write_scenario(dir.path(), "a.yaml").string()};
   const scenario::Scenario s = load_run_scenarios(r)[0];
-  const program::StepOptions o = step_options(s, fixes::Fix::Offload, "double", 3, 2);
+  const program::StepOptions o = step_options(s, fixes::Fix::Offload, "double", 3);
   EXPECT_EQ(o.layers, 3);
   EXPECT_EQ(o.offload, fixes::OffloadVariant::Double);
   EXPECT_EQ(o.packing, fixes::PackingVariant::Rebuild);
@@ -132,7 +132,7 @@ TEST(PipelinePlan, StepOptionsKeepOtherFixesAtBaselineAndOffloadEveryLayer) {
   EXPECT_EQ(variant_option_key(o), "L3/packing=rebuild/offload=double/moe=loop");
   scenario::Scenario no_offload = s;
   no_offload.offload = false;
-  EXPECT_FALSE(step_options(no_offload, fixes::Fix::Packing, "cached", 3, 2).offload);
+  EXPECT_FALSE(step_options(no_offload, fixes::Fix::Packing, "cached", 3).offload);
 }
 
 // Issue 39: a 127-character name of 2-byte characters (254 bytes, a valid name) made a trace

@@ -190,7 +190,7 @@ TEST(Scenario, OffloadFixNeedsOffloadOnAndDefaultsItOn) {
   EXPECT_TRUE(s.offload);
   ASSERT_EQ(s.fixes.size(), 2u);
   EXPECT_EQ(s.fixes[0].fix, fixes::Fix::Offload);
-  EXPECT_EQ(s.fixes[0].prefetch_depth, 2);
+  EXPECT_EQ(s.fixes[0].number("prefetch_depth"), 2);  // the fix's default (FixSpec::number_keys)
   std::string msg = load_error(replace(with_fix, "name: t", "name: t\noffload: false"));
   EXPECT_NE(msg.find("x.yaml:2:10: offload: expected true when fixes.offload is selected"), std::string::npos) << msg;
   msg = load_error(replace(with_fix, "[single, double]", "[single]\n    prefetch_depth: 0"));

@@ -60,7 +60,7 @@ TEST(TrainingFields, DefaultsAreFullFineTuningAndUnslothsAdapters) {
   EXPECT_DOUBLE_EQ(s.training.lora_alpha, 16);
   EXPECT_EQ(s.training.target_modules.size(), 7u);
   EXPECT_FALSE(s.model.tie_word_embeddings);
-  EXPECT_FALSE(s.fixes[0].prefetch_budget_bytes);
+  EXPECT_FALSE(s.fixes[0].has_number("prefetch_budget_gib"));
 }
 
 TEST(TrainingFields, ReadsModeLoraTiedAndBudget) {
@@ -80,8 +80,8 @@ TEST(TrainingFields, ReadsModeLoraTiedAndBudget) {
   EXPECT_TRUE(s.training.double_quant);
   EXPECT_TRUE(s.model.tie_word_embeddings);
   EXPECT_DOUBLE_EQ(s.model.swiglu_limit, 7.0);
-  ASSERT_TRUE(s.fixes[0].prefetch_budget_bytes);
-  EXPECT_DOUBLE_EQ(*s.fixes[0].prefetch_budget_bytes, 0.5 * 1024 * 1024 * 1024);
+  ASSERT_TRUE(s.fixes[0].has_number("prefetch_budget_gib"));
+  EXPECT_DOUBLE_EQ(s.fixes[0].number("prefetch_budget_gib"), 0.5);
 }
 
 TEST(TrainingFields, BadValuesNameFileLineAndColumn) {
@@ -103,7 +103,7 @@ TEST(TrainingFields, BadValuesNameFileLineAndColumn) {
   t.replace(t.find("    variants: [single, prefetch]"), 32,
             "    variants: [single, prefetch]\n    prefetch_budget_gib: -1");
   EXPECT_EQ(load_error(t),
-            "x.yaml:16:26: fixes.offload.prefetch_budget_gib: expected a number of GiB in [0, 65536] "
+            "x.yaml:16:26: fixes.offload.prefetch_budget_gib: expected a number in [0, 65536] GiB "
             "(device memory), got -1");
   t = kBase;
   t.replace(t.find("  vocab_size: 1000"), 18, "  vocab_size: 1000\n  swiglu_limit: -2");
@@ -146,7 +146,8 @@ TEST(TrainingFields, ShippedScenariosSayTheirModeAndTies) {
   bool pinned = false;
   for (const auto& f : o.fixes)
     if (f.fix == fixes::Fix::Offload)
-      pinned = f.prefetch_budget_bytes && *f.prefetch_budget_bytes < 40.0 * 2048 * 5120 * 2;
+      pinned = f.has_number("prefetch_budget_gib") &&
+               f.number("prefetch_budget_gib") * 1024 * 1024 * 1024 < 40.0 * 2048 * 5120 * 2;
   EXPECT_TRUE(pinned);
   EXPECT_DOUBLE_EQ(scenario::load_scenario(test::source_dir() / "scenarios" / "gpt-oss-20b.yaml").model.swiglu_limit,
                    7.0);

@@ -5,7 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "syncscope/core/bounds.hpp"
 #include "syncscope/fixes/fix_spec.hpp"
+#include "syncscope/model/predict.hpp"
 #include "syncscope/model/trace_predict_facts.hpp"
 
 namespace syncscope::fixes::logging::detail {
@@ -23,6 +25,20 @@ double read_saving_ns(const SyncPoint& read, double round_trip_ns);
 // N, the trainer's logging_steps: the scenario's (TracePredictOptions::fix_numbers), else
 // kDefaultLoggingSteps.
 double logging_steps_of(const model::TracePredictOptions& o);
+// fixes.logging.logging_steps and predict --logging-steps: a window longer than a run's
+// steps would never log.
+inline constexpr bounds::Range kLoggingSteps{1, 100000, "a logging window longer than 100000 steps never logs"};
+// The closed form of one variant ("every": S (N - 1) / N; "deferred": max(S - r, 0)) from S,
+// N (and where N came from, for the note) and r; no speedup attached.
+model::FixPrediction variant_prediction(const model::FixPrediction& base, const std::string& variant,
+                                        const model::Interval& s, double n, const std::string& n_source,
+                                        double round_trip_ns);
+// predict --fix logging from explicit values: its options, the scenario's logging_steps, and
+// the closed form above.
+std::vector<PredictOption> predict_options();
+void predict_from_scenario(const scenario::Scenario& sc, model::ExplicitPredictInputs& in);
+bool has_inputs(const model::ExplicitPredictInputs& in);
+void predict_explicit(const model::ExplicitPredictInputs& in, model::PredictionReport& report);
 // The reads repeat per step: found in at least 3 of 4 iterations.
 bool per_step_pattern(std::size_t iterations_with_reads, std::size_t iterations);
 // replay_edit.cpp: logging-every[:N] and logging-deferred on a replayed trace.

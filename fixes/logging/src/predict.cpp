@@ -14,15 +14,20 @@
 // round trip r for its one event wait (on the step before, long done): max(S - r, 0);
 // `every` saves S on N - 1 of every N steps: S (N - 1) / N. The kernels the fixes add (two or
 // three tiny ones and a pinned copy) are not subtracted: microseconds of GPU time.
+// `predict --fix logging` takes S, N and r as values (--logging-read-ms, --logging-steps,
+// --round-trip-us or --gpu) and runs the same closed form.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <numeric>
 
 #include "internal.hpp"
+#include "syncscope/core/error.hpp"
 #include "syncscope/fixes/logging/logging.hpp"
 #include "syncscope/model/predict.hpp"
+#include "syncscope/model/predict_inputs.hpp"
 #include "syncscope/model/trace_predict_facts.hpp"
+#include "syncscope/scenario/scenario.hpp"
 
 namespace syncscope::fixes::logging::detail {
 
@@ -110,28 +115,86 @@ void detect(const model::detail::TraceFacts& facts, model::PredictionReport& rep
                   "S = {} per step",
                   model::detail::us(facts.round_trip_ns), facts.round_trip_source, model::detail::ms(s.value))};
   base.applicable = true;
+  const double n = logging_steps_of(facts.opt);
   for (const char* variant : {"every", "deferred"}) {
-    model::FixPrediction f = base;
-    f.variant = variant;
+    model::FixPrediction f =
+        variant_prediction(base, variant, s, n, n == kDefaultLoggingSteps ? "by default" : "from the scenario",
+                           facts.round_trip_ns);
     f.evidence = evidence;
-    f.parameters["S_ns"] = s;
     f.parameters["reads_per_step"] = model::Interval::exact(mean_reads);
-    if (std::string(variant) == "every") {
-      const double n = logging_steps_of(facts.opt);
-      const double keep = (n - 1) / n;
-      f.formula = "S (N - 1) / N";
-      f.parameters["N"] = model::Interval::exact(n);
-      f.saving_ns = {s.value * keep, s.lo * keep, s.hi * keep};
-      f.notes.push_back(fmt::format("N = {} (the trainer's logging_steps{}; the saving for another N is S (N - 1) / N)",
-                                    n, n == kDefaultLoggingSteps ? ", by default" : ", from the scenario"));
-    } else {
-      // Its one cudaEventSynchronize per step costs the host a round trip r.
-      const double r = facts.round_trip_ns;
-      f.formula = "max(S - r, 0)";
-      f.saving_ns = {std::max(s.value - r, 0.0), std::max(s.lo - r, 0.0), std::max(s.hi - r, 0.0)};
-    }
     model::attach_speedup(f, facts.step_ns, facts.opt.propagation);
     report.fixes.push_back(std::move(f));
+  }
+}
+
+model::FixPrediction variant_prediction(const model::FixPrediction& base, const std::string& variant,
+                                        const model::Interval& s, double n, const std::string& n_source,
+                                        double round_trip_ns) {
+  model::FixPrediction f = base;
+  f.variant = variant;
+  f.parameters["S_ns"] = s;
+  if (variant == "every") {
+    const double keep = (n - 1) / n;
+    f.formula = "S (N - 1) / N";
+    f.parameters["N"] = model::Interval::exact(n);
+    f.saving_ns = {s.value * keep, s.lo * keep, s.hi * keep};
+    f.notes.push_back(fmt::format("N = {} (the trainer's logging_steps, {}; the saving for another N is S (N - 1) / N)",
+                                  n, n_source));
+  } else {
+    // Its one cudaEventSynchronize per step costs the host a round trip r.
+    const double r = round_trip_ns;
+    f.formula = "max(S - r, 0)";
+    f.saving_ns = {std::max(s.value - r, 0.0), std::max(s.lo - r, 0.0), std::max(s.hi - r, 0.0)};
+  }
+  return f;
+}
+
+std::vector<PredictOption> predict_options() {
+  using K = PredictOption::Kind;
+  return {
+      {"logging-read-ms",
+       K::Time,
+       "logging: S, what the step's logging reads cost it (ms): the GPU idle each .item() after the optimizer "
+       "leaves, bounded by the host's blocked time plus the round trip (predict --trace measures it)",
+       {0, 0, ""},
+       ""},
+      {"logging-steps", K::Integer, "logging: N, the trainer's logging_steps (the every variant reads once per N)",
+       kLoggingSteps, std::to_string(kDefaultLoggingSteps)},
+  };
+}
+
+void predict_from_scenario(const scenario::Scenario& sc, model::ExplicitPredictInputs& in) {
+  if (in.given("logging-steps")) return;
+  for (const auto& f : sc.fixes)
+    if (f.fix == kLogging)
+      if (auto it = f.numbers.find("logging_steps"); it != f.numbers.end())
+        in.values["logging-steps"] = fmt::format("{:g}", it->second);
+}
+
+bool has_inputs(const model::ExplicitPredictInputs& in) { return in.given("logging-read-ms"); }
+
+void predict_explicit(const model::ExplicitPredictInputs& in, model::PredictionReport& rep) {
+  SYNCSCOPE_INPUT_ERROR_IF(!has_inputs(in),
+                           "--fix logging needs --logging-read-ms S (and --logging-steps N, "
+                           "--round-trip-us R or --gpu)");
+  const std::optional<model::Interval> r = in.round_trip();
+  SYNCSCOPE_INPUT_ERROR_IF(!r,
+                           "--fix logging: the deferred variant's event wait needs the round trip: give "
+                           "--round-trip-us R or --gpu");
+  model::FixPrediction base;
+  base.fix = "logging";
+  base.applicable = true;
+  const double n = in.integer("logging-steps", kDefaultLoggingSteps);
+  const std::string n_source = in.given("logging-steps") ? "as given" : "by default";
+  for (const char* variant : {"every", "deferred"}) {
+    model::FixPrediction f =
+        variant_prediction(base, variant, *in.interval("logging-read-ms", 1e6), n, n_source, r->value);
+    if (std::string(variant) == "deferred")
+      f.notes.push_back(fmt::format("r = {:.1f} us ({})", r->value / 1e3,
+                                    in.round_trip_us.empty() ? "the GPU profile " + in.profile->name
+                                                             : std::string("--round-trip-us")));
+    model::attach_speedup(f, in.step_ns, in.propagation);
+    rep.fixes.push_back(std::move(f));
   }
 }
 

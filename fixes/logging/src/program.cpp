@@ -22,13 +22,13 @@ enum class Variant : std::uint8_t { Item = 0, Every = 1, Deferred = 2 };
 int logging_steps(const scenario::Scenario& s) {
   for (const auto& f : s.fixes) {
     if (f.fix != kLogging) continue;
-    const auto it = f.numbers.find("logging_steps");
-    if (it == f.numbers.end()) return kDefaultLoggingSteps;
-    const double n = it->second;
-    SYNCSCOPE_INPUT_ERROR_IF(!(n >= 1 && n <= 100000 && n == std::floor(n)),
+    // Checked when the scenario loads (FixSpec::number_keys); again here for a scenario built
+    // in code.
+    const double n = f.number("logging_steps");
+    SYNCSCOPE_INPUT_ERROR_IF(!(kLoggingSteps.contains(n) && n == std::floor(n)),
                              fmt::format("{}: fixes.logging.logging_steps: expected a whole number of steps in "
-                                         "[1, 100000], got {}",
-                                         s.source.string(), n));
+                                         "[{:g}, {:g}], got {}",
+                                         s.source.string(), kLoggingSteps.lo, kLoggingSteps.hi, n));
     return static_cast<int>(n);
   }
   return kDefaultLoggingSteps;

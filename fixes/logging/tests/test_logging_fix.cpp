@@ -11,6 +11,7 @@
 #include "syncscope/core/error.hpp"
 #include "syncscope/fixes/logging/logging.hpp"
 #include "syncscope/model/gpu_profile.hpp"
+#include "syncscope/model/predict_inputs.hpp"
 #include "syncscope/model/trace_predict.hpp"
 #include "syncscope/pipeline/plan.hpp"
 #include "syncscope/program/program.hpp"
@@ -267,6 +268,56 @@ TEST_F(LoggingFix, TheScenariosWindowReachesTheClosedForm) {
   const double S = by_default.parameters.at("S_ns").value;
   EXPECT_NEAR(by_default.saving_ns.value, S * 9 / 10, 1e-6 * S);
   EXPECT_NEAR(from_scenario.saving_ns.value, S * 4 / 5, 1e-6 * S);
+}
+
+// predict --fix logging from explicit values, through the options the fix declares in its folder
+// (FixSpec::predict_options): the same closed form as from a trace, S (N - 1) / N and
+// max(S - r, 0); the scenario's logging_steps fills N when --logging-steps is not given.
+TEST_F(LoggingFix, PredictFromValuesThroughTheOptionsItDeclares) {
+  model::ExplicitPredictInputs in;
+  in.fixes = {"logging"};
+  in.values["logging-read-ms"] = "2";
+  in.values["logging-steps"] = "4";
+  in.round_trip_us = "30";
+  const model::PredictionReport rep = model::predict_explicit(in);
+  ASSERT_EQ(rep.fixes.size(), 2u);
+  EXPECT_EQ(rep.fixes[0].variant, "every");
+  EXPECT_NEAR(rep.fixes[0].saving_ns.value, 2e6 * 3 / 4, 1);
+  EXPECT_EQ(rep.fixes[1].variant, "deferred");
+  EXPECT_NEAR(rep.fixes[1].saving_ns.value, 2e6 - 30e3, 1);
+  // Without --fix, its inputs choose it; without a round trip it says what to give.
+  in.fixes.clear();
+  in.round_trip_us.clear();
+  try {
+    (void)model::predict_explicit(in);
+    FAIL() << "logging predicted without a round trip";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--round-trip-us R or --gpu"), std::string::npos) << e.what();
+  }
+  // --logging-steps is bounded as the scenario key is.
+  in.round_trip_us = "30";
+  in.values["logging-steps"] = "0";
+  try {
+    (void)model::predict_explicit(in);
+    FAIL() << "--logging-steps 0 was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--logging-steps '0': expected an integer in 1..100000"), std::string::npos)
+        << e.what();
+  }
+  // From the scenario: its fixes.logging.logging_steps is N.
+  in.values.erase("logging-steps");
+  in.scenario = SYNCSCOPE_LOGGING_SCENARIO;
+  const scenario::Scenario sc = scenario::load_scenario(SYNCSCOPE_LOGGING_SCENARIO);
+  const double n = sc.fixes.front().numbers.at("logging_steps");
+  const model::PredictionReport from_scenario = model::predict_explicit(in);
+  bool found = false;
+  for (const auto& f : from_scenario.fixes)
+    if (f.fix == "logging" && f.variant == "every") {
+      found = true;
+      EXPECT_EQ(f.parameters.at("N").value, n);
+      EXPECT_NEAR(f.saving_ns.value, 2e6 * (n - 1) / n, 1);
+    }
+  EXPECT_TRUE(found);
 }
 
 // A trace without the pattern: the edit selects nothing and says what the trace holds

@@ -12,7 +12,10 @@ namespace syncscope::fixes::moe_routing::detail {
 void program_layer(program::ProgramLayerBuilder& b, program::ProgramPoint at);
 // detect.cpp: predict --trace's detector (runs of nonzero/where-style syncs in a layer).
 void detect(const model::detail::TraceFacts& facts, model::PredictionReport& report);
-// predict.cpp: predict --fix moe from explicit values.
+// predict.cpp: predict --fix moe from explicit values: its options, what a scenario implies
+// for them, and the prediction.
+std::vector<PredictOption> predict_options();
+void predict_from_scenario(const scenario::Scenario& sc, model::ExplicitPredictInputs& in);
 bool has_inputs(const model::ExplicitPredictInputs& in);
 void predict_explicit(const model::ExplicitPredictInputs& in, model::PredictionReport& report);
 // replay_edit.cpp: moe-sorted and moe-device on a replayed trace.

@@ -28,6 +28,8 @@ void register_moe_routing_fix() {
     f.detect = detail::detect;
     f.has_inputs = detail::has_inputs;
     f.predict = detail::predict_explicit;
+    f.predict_options = detail::predict_options();
+    f.predict_from_scenario = detail::predict_from_scenario;
     f.what_if_edits = {{"moe-sorted", "sorted", "", {}}, {"moe-device", "device", "", {}}};
     f.replay_edit = detail::replay_edit;
     register_fix(std::move(f));

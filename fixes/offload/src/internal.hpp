@@ -13,7 +13,10 @@ namespace syncscope::fixes::offload::detail {
 bool program_schedule(const program::StepOptions& o, program::ProgramSchedule& out);
 // detect.cpp: predict --trace's detector (host-to-device reloads before each layer's backward).
 void detect(const model::detail::TraceFacts& facts, model::PredictionReport& report);
-// predict.cpp: predict --fix offload from explicit values.
+// predict.cpp: predict --fix offload from explicit values: its options, what a scenario
+// implies for them, and the prediction.
+std::vector<PredictOption> predict_options();
+void predict_from_scenario(const scenario::Scenario& sc, model::ExplicitPredictInputs& in);
 bool has_inputs(const model::ExplicitPredictInputs& in);
 void predict_explicit(const model::ExplicitPredictInputs& in, model::PredictionReport& report);
 // replay_edit.cpp: double-buffer and prefetch[:K] on a replayed trace; K from prefetch:K

@@ -2,6 +2,7 @@
 #include <mutex>
 
 #include "internal.hpp"
+#include "syncscope/core/bounds.hpp"
 #include "syncscope/fixes/offload/offload.hpp"
 #include "syncscope/model/published.hpp"
 #include "syncscope/model/trace_predict.hpp"
@@ -12,16 +13,28 @@ namespace syncscope::fixes::offload {
 
 namespace {
 
+// fixes.offload.prefetch_depth (prefetch's look-ahead k over a ring of k+1 buffers) and
+// prefetch_budget_gib (device memory prefetch's memory-aware plan may use for the ring and
+// resident layer inputs, pinned by the scenario so the plan is the same on every GPU).
+const FixSpec::NumberKey kPrefetchDepthKey{"prefetch_depth", bounds::kPrefetchDepth, true, "", 2};
+const FixSpec::NumberKey kBudgetKey{"prefetch_budget_gib", {0, 65536, "device memory"}, false, "GiB", 0};
+
 void set_step_option(program::StepOptions& o, const StepOptionContext& c) {
   // Runs of the other fixes reload as Unsloth does by default (double buffering).
   if (!c.scenario.offload) o.offload.reset();
   else o.offload = c.variant ? static_cast<OffloadVariant>(*c.variant) : program::kUnslothDefaultReload;
   // Reload schedules are compared with every layer offloaded, measured and simulated alike:
   // left to the device (-1), the memory-aware plan keeps every layer resident on a large GPU
-  // and `prefetch` would then measure "no offload" rather than a schedule.
+  // and `prefetch` would then measure "no offload" rather than a schedule. The look-ahead is
+  // the selection's when offload is under test, else the default (runs of other fixes reload
+  // with Unsloth's default, which has none).
   o.offload_budget_bytes = 0;
-  for (const auto& f : c.scenario.fixes)
-    if (f.fix == Fix::Offload && f.prefetch_budget_bytes) o.offload_budget_bytes = *f.prefetch_budget_bytes;
+  o.prefetch_depth = static_cast<int>(kPrefetchDepthKey.default_value);
+  for (const auto& f : c.scenario.fixes) {
+    if (f.fix != Fix::Offload) continue;
+    if (f.has_number(kBudgetKey.key)) o.offload_budget_bytes = f.number(kBudgetKey.key) * 1024.0 * 1024.0 * 1024.0;
+    if (c.variant) o.prefetch_depth = static_cast<int>(f.number(kPrefetchDepthKey.key));
+  }
 }
 
 }  // namespace
@@ -36,7 +49,8 @@ void register_offload_fix() {
     f.name = "offload";
     f.variants = {"single", "double", "prefetch"};
     f.baseline_meaning = "one reload buffer";
-    f.scenario_keys = {"prefetch_depth", "prefetch_budget_gib"};
+    f.scenario_keys = {kPrefetchDepthKey.key, kBudgetKey.key};
+    f.number_keys = {kPrefetchDepthKey, kBudgetKey};
     f.predicted_variants = {"double", "prefetch"};
     f.timeline_shows_copies = true;
     f.set_step_option = set_step_option;
@@ -45,10 +59,14 @@ void register_offload_fix() {
     };
     f.build_program_schedule = detail::program_schedule;
     f.trace_predict_options = [](const scenario::FixSelection& sel, const program::StepOptions&,
-                                 model::TracePredictOptions& po) { po.prefetch_depth = sel.prefetch_depth; };
+                                 model::TracePredictOptions& po) {
+      po.prefetch_depth = static_cast<int>(sel.number(kPrefetchDepthKey.key));
+    };
     f.detect = detail::detect;
     f.has_inputs = detail::has_inputs;
     f.predict = detail::predict_explicit;
+    f.predict_options = detail::predict_options();
+    f.predict_from_scenario = detail::predict_from_scenario;
     f.published = model::offload_published_figures;
     f.what_if_edits = {{"double-buffer", "double", "", {}},
                        {"prefetch", "prefetch", "K", [](const std::string& text, const std::string& k) {

@@ -21,7 +21,10 @@ void program_layer(program::ProgramLayerBuilder& b, program::ProgramPoint at);
 void unsloth_precache_rebuild(program::ProgramLayerBuilder& b, int window, bool metadata, bool mask);
 // detect.cpp: predict --trace's detector (metadata rebuilds and their syncs, layer by layer).
 void detect(const model::detail::TraceFacts& facts, model::PredictionReport& report);
-// predict.cpp: predict --fix packing from explicit values.
+// predict.cpp: predict --fix packing from explicit values: its options, what a scenario
+// implies for them, and the prediction.
+std::vector<PredictOption> predict_options();
+void predict_from_scenario(const scenario::Scenario& sc, model::ExplicitPredictInputs& in);
 bool has_inputs(const model::ExplicitPredictInputs& in);
 void predict_explicit(const model::ExplicitPredictInputs& in, model::PredictionReport& report);
 // replay_edit.cpp: packing-cache and packing-device on a replayed trace.

@@ -48,6 +48,8 @@ void register_packing_fix() {
     f.detect = detail::detect;
     f.has_inputs = detail::has_inputs;
     f.predict = detail::predict_explicit;
+    f.predict_options = detail::predict_options();
+    f.predict_from_scenario = detail::predict_from_scenario;
     f.published = model::packing_published_figures;
     f.what_if_edits = {{"packing-cache", "cached", "", {}}, {"packing-device", "device", "", {}}};
     f.replay_edit = detail::replay_edit;

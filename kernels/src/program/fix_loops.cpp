@@ -10,16 +10,15 @@
 
 namespace syncscope::program {
 
-void apply_fix_variants(StepOptions& o, const scenario::Scenario& s, fixes::Fix under_test, const std::string& variant,
-                        int prefetch_depth) {
+void apply_fix_variants(StepOptions& o, const scenario::Scenario& s, fixes::Fix under_test,
+                        const std::string& variant) {
   for (const fixes::FixSpec& f : fixes::fix_registry()) {
     std::optional<std::uint8_t> v;
     if (f.id == under_test) v = fixes::parse_variant(f.id, variant, fmt::format("fixes.{} variant", f.name));
-    const fixes::StepOptionContext ctx{s, v, prefetch_depth};
+    const fixes::StepOptionContext ctx{s, v};
     if (f.set_step_option) f.set_step_option(o, ctx);
     else o.other_fixes[f.id] = v.value_or(0);
   }
-  o.prefetch_depth = prefetch_depth;
 }
 
 std::string fix_variants_key(const StepOptions& o) {

@@ -3,13 +3,11 @@
 // analytic.cpp's and predict.cpp's; this file turns option text into their parameters.
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <set>
 #include <stdexcept>
 
 #include "syncscope/core/bounds.hpp"
 #include "syncscope/core/error.hpp"
-#include "syncscope/model/analytic.hpp"
 #include "syncscope/model/predict_inputs.hpp"
 #include "syncscope/scenario/scenario.hpp"
 
@@ -83,8 +81,31 @@ std::set<fixes::Fix> chosen_fixes(const std::vector<std::string>& names) {
   return want;
 }
 
-// What a scenario implies for options left unset: its layers, experts, prefetch depth and
-// the bytes one layer's checkpoint reloads.
+// Each fix's options as given: a flag some registered fix declared, of its declared kind and
+// range (the CLI adds only declared flags; a library caller may set anything).
+void check_values(const ExplicitPredictInputs& in) {
+  for (const auto& [flag, text] : in.values) {
+    const fixes::PredictOption* decl = nullptr;
+    for (const fixes::FixSpec& f : fixes::fix_registry())
+      for (const fixes::PredictOption& o : f.predict_options)
+        if (o.flag == flag) decl = &o;
+    SYNCSCOPE_INPUT_ERROR_IF(!decl, fmt::format("predict: --{} is no fix's option", flag));
+    if (decl->kind == fixes::PredictOption::Kind::Integer) (void)in.integer(flag, 0);
+    if (decl->kind == fixes::PredictOption::Kind::Number) (void)in.number(flag, 0);
+  }
+}
+
+// The declaration of --flag (a registered fix's), for its kind's range.
+const fixes::PredictOption& declaration(const std::string& flag) {
+  for (const fixes::FixSpec& f : fixes::fix_registry())
+    for (const fixes::PredictOption& o : f.predict_options)
+      if (o.flag == flag) return o;
+  throw Error(fmt::format("predict: --{} is no registered fix's option", flag));
+}
+
+// What a scenario implies for options left unset: its layers and fixes, then each fix's own
+// (FixSpec::predict_from_scenario: experts, the prefetch depth, the bytes one layer's
+// checkpoint reloads, the cached variant's mask rebuilds).
 void apply_scenario(ExplicitPredictInputs& in, std::set<fixes::Fix>& want, PredictionReport& rep) {
   scenario::Scenario sc = scenario::load_scenario(in.scenario);
   rep.source = "scenario " + in.scenario;
@@ -94,48 +115,73 @@ void apply_scenario(ExplicitPredictInputs& in, std::set<fixes::Fix>& want, Predi
     rep.source += " with the model of " + in.hf_config;
   }
   if (in.layers == 0) in.layers = sc.layers();
-  if (sc.model.is_moe()) {
-    if (in.experts == 0) in.experts = sc.model.num_local_experts;
-    if (in.moe_layers == 0) {
-      // Only the routed layers sync on routing: dense-first (first_k_dense_replace) and
-      // interleaved dense layers have no router, so the fix saves nothing there.
-      for (int l = 0; l < in.layers; ++l) in.moe_layers += sc.model.moe_layer(l) ? 1 : 0;
-      if (in.moe_layers < in.layers)
-        in.moe_layers_note = fmt::format("moe: {} of the {} layers route (the others are dense MLPs): N = {}",
-                                         in.moe_layers, in.layers, in.moe_layers);
-    }
-  }
-  // Unsloth's mask cache holds one (dtype, window) entry: over the forward's layers in order,
-  // the cached variant rebuilds at each window change (the packing program's layer windows).
-  if (in.cached_rebuilds == 0) {
-    const scenario::ModelTraits traits = scenario::model_traits(sc.model);
-    std::vector<int> windows;
-    for (int l = 0; l < in.layers; ++l) windows.push_back(scenario::layer_window(traits, l));
-    const std::vector<bool> misses = packing_mask_cache_misses(windows);
-    in.cached_rebuilds = std::max(1, static_cast<int>(std::count(misses.begin(), misses.end(), true)));
-    in.cached_rebuilds_why =
-        fmt::format("over the forward's {} layers in order, windows from the model's layer types", in.layers);
-  }
-  for (const auto& f : sc.fixes) {
+  for (const auto& f : sc.fixes)
     if (in.fixes.empty()) want.insert(f.fix);
-    if (f.fix == fixes::Fix::Offload) in.prefetch_depth = f.prefetch_depth;
-  }
-  if (in.reload_bytes == 0 && in.copy_ms.empty() && sc.model.hidden_size > 0) {
-    // The checkpointed activation of a layer is its input hidden state [T, hidden].
-    const double elem = sc.dtype == "fp32" ? 4 : 2;
-    in.reload_bytes = static_cast<double>(sc.batch.packed_tokens) * sc.model.hidden_size * elem;
-    in.reload_note = fmt::format(
-        "reload per layer = packed tokens {} x hidden {} x {} B = {:.1f} MiB (the layer's "
-        "input hidden state)",
-        sc.batch.packed_tokens, sc.model.hidden_size, elem, in.reload_bytes / (1 << 20));
-  }
+  for (const fixes::FixSpec& f : fixes::fix_registry())
+    if (f.predict_from_scenario) f.predict_from_scenario(sc, in);
 }
 
 }  // namespace
 
+const std::string& ExplicitPredictInputs::text(const std::string& flag) const {
+  static const std::string none;
+  auto it = values.find(flag);
+  return it == values.end() ? none : it->second;
+}
+
+const std::string& ExplicitPredictInputs::note(const std::string& flag) const {
+  static const std::string none;
+  auto it = notes.find(flag);
+  return it == notes.end() ? none : it->second;
+}
+
+std::optional<Interval> ExplicitPredictInputs::interval(const std::string& flag, double scale, double max) const {
+  if (!given(flag)) return std::nullopt;
+  return parse_interval_option(text(flag), "--" + flag, scale, max);
+}
+
+std::optional<Interval> ExplicitPredictInputs::round_trip() const {
+  if (!round_trip_us.empty()) return parse_interval_option(round_trip_us, "--round-trip-us", 1e3);
+  if (profile) return Interval::exact(profile->sync_round_trip_ns);
+  return std::nullopt;
+}
+
+int ExplicitPredictInputs::integer(const std::string& flag, int fallback) const {
+  if (!given(flag)) return fallback;
+  const bounds::Range& r = declaration(flag).range;
+  const std::string& t = text(flag);
+  long long v = 0;
+  std::size_t pos = 0;
+  try {
+    v = std::stoll(t, &pos);
+  } catch (const std::exception&) {
+    pos = 0;
+  }
+  SYNCSCOPE_INPUT_ERROR_IF(pos == 0 || pos != t.size() || !r.contains(static_cast<double>(v)),
+                           fmt::format("--{} '{}': expected {}", flag, t, bounds::describe_int(r)));
+  return static_cast<int>(v);
+}
+
+double ExplicitPredictInputs::number(const std::string& flag, double fallback) const {
+  if (!given(flag)) return fallback;
+  const bounds::Range& r = declaration(flag).range;
+  const std::string& t = text(flag);
+  double v = 0;
+  std::size_t pos = 0;
+  try {
+    v = std::stod(t, &pos);
+  } catch (const std::exception&) {
+    pos = 0;
+  }
+  SYNCSCOPE_INPUT_ERROR_IF(pos == 0 || pos != t.size() || !r.contains(v),
+                           fmt::format("--{} '{}': expected {}", flag, t, bounds::describe_number(r)));
+  return v;
+}
+
 PredictionReport predict_explicit(ExplicitPredictInputs in) {
   PredictionReport rep;
   std::set<fixes::Fix> want = chosen_fixes(in.fixes);
+  check_values(in);
   rep.source = "explicit values";
   if (!in.scenario.empty()) apply_scenario(in, want, rep);
   if (in.profile) rep.gpu_profile = in.profile->name;

@@ -30,8 +30,7 @@ inline constexpr std::uint64_t kDefaultSeed = 0x5eed'5c09eULL;
 inline constexpr bounds::Range kPredictPrefetchDepth{2, 1024,
                                                      "the prefetch variant looks k >= 2 layers ahead; 1 is double "
                                                      "buffering; more than the layers a model has buys nothing"};
-inline constexpr bounds::Range kExpertsOption{1, 1024,
-                                              "the largest published mixture-of-experts layers have 512 experts"};
+inline constexpr bounds::Range kExpertsOption = bounds::kExpertsGiven;
 // analyze: frequent kernel sequences, HTA's defaults (syncscope/analysis/kernel_sequences.hpp).
 using syncscope::kDefaultSequenceMinLen;
 using syncscope::kDefaultSequenceTop;

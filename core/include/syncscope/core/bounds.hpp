@@ -35,6 +35,8 @@ inline constexpr Range kHeadDim{1, 4096, "published head dimensions are 64 to 25
 inline constexpr Range kIntermediateSize{1, 1048576, "the largest published FFN width is 53248"};
 inline constexpr Range kVocabSize{1, 4194304, "the largest published vocabulary has 262144 tokens"};
 inline constexpr Range kExperts{0, 1024, "the largest published mixture-of-experts layers have 512 experts"};
+// An expert count given as an option (predict --experts, --top-k): at least one.
+inline constexpr Range kExpertsGiven{1, 1024, "the largest published mixture-of-experts layers have 512 experts"};
 inline constexpr Range kSlidingWindow{0, 16777216, "a window longer than 16M tokens exceeds every published context"};
 inline constexpr Range kRopeTheta{1e-3, 1e12, "published RoPE bases are 1e4 to 1e8"};
 

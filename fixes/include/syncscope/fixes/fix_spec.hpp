@@ -22,10 +22,10 @@
 // through scenario parsing, the run plan, the step program and predict.
 //
 // The first three fixes still have pieces in the layers, keyed by the typed variants below:
-// their StepOptions fields, their LibTorch code inside a layer (kernels/src/torch), their
-// closed forms (model/analytic) and replay edits (model/replay); docs/fix-registry.md lists
-// each and what would move it. A fix added since (fixes/logging) rides in
-// StepOptions::other_fixes / fix_numbers and has no such piece.
+// their StepOptions fields, their LibTorch code inside a layer (kernels/src/torch) and their
+// closed forms (model/analytic); docs/fix-registry.md lists each and what would move it. A
+// fix added since (fixes/logging) rides in StepOptions::other_fixes / fix_numbers and has no
+// such piece.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +35,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "syncscope/core/bounds.hpp"
 
 namespace syncscope::scenario {
 struct Scenario;      // syncscope/scenario/scenario.hpp
@@ -93,7 +95,25 @@ struct WhatIfSpelling {
 struct StepOptionContext {
   const scenario::Scenario& scenario;
   std::optional<std::uint8_t> variant;
-  int prefetch_depth = 2;  // the look-ahead of the fix under test's selection (FixSelection)
+};
+
+// An option of `syncscope predict` that a fix declares for its closed form from explicit
+// values (cli/cmd_predict.cpp adds one per entry, looping over the registry). What is given is
+// kept as text in ExplicitPredictInputs::values under `flag`; predict_explicit checks it
+// against `kind` and `range` before any fix runs, and the fix's has_inputs / predict hooks read
+// it (ExplicitPredictInputs::interval, integer, number), so a fix not asked for never rejects
+// an option it does not use. Flags are unique across fixes (register_fix).
+struct PredictOption {
+  enum class Kind : std::uint8_t {
+    Time,     // "V", "V:LO:HI" or "V+-D" in the unit the help names, parsed by the fix
+    Integer,  // an integer within `range`
+    Number,   // a number within `range`, in the unit the help names
+  };
+  std::string flag;  // without its dashes: "per-layer-ms" is --per-layer-ms
+  Kind kind = Kind::Time;
+  std::string help;               // shown by --help: the fix's name first ("packing: s, ...")
+  bounds::Range range{0, 0, ""};  // Integer and Number only
+  std::string default_value;      // shown by --help; "": none
 };
 
 // A published speedup of this fix (the blog's figures), as printed.
@@ -115,13 +135,24 @@ struct FixSpec {
   std::vector<std::string> scenario_keys;
   // Those of scenario_keys whose value is a word from a list, the default first (packing's
   // rebuild_form): the scenario parser checks the word and keeps it in FixSelection::words.
-  // The fix's other keys are numbers (FixSelection::numbers) unless the parser reads them by
-  // name (offload's prefetch_depth and prefetch_budget_gib).
+  // The fix's other keys are numbers (FixSelection::numbers).
   struct WordKey {
     std::string key;
     std::vector<std::string> values;
   };
   std::vector<WordKey> word_keys;
+  // Those of scenario_keys whose value is a number, with their bounds, checked when the scenario
+  // is loaded (file:line:column and the range's reason), and their default
+  // (FixSelection::number): offload's prefetch_depth and prefetch_budget_gib, logging's
+  // logging_steps. A key in neither list is a number the fix checks itself.
+  struct NumberKey {
+    std::string key;
+    bounds::Range range;
+    bool integer = false;
+    const char* unit = "";  // in the refusal: "GiB"
+    double default_value = 0;
+  };
+  std::vector<NumberKey> number_keys;
   // Predicted variants: which non-baseline variants the closed-form predictor covers.
   std::vector<std::string> predicted_variants;
   // The report's one-layer timeline strip centres on host copies (reloads) rather than
@@ -159,10 +190,16 @@ struct FixSpec {
   std::function<bool(const model::ExplicitPredictInputs&)> has_inputs;
   // model/: the closed-form prediction from explicit values (predict --fix ...).
   std::function<void(const model::ExplicitPredictInputs&, model::PredictionReport&)> predict;
+  // cli/ (through model/): the options `predict` takes for this fix's closed form.
+  std::vector<PredictOption> predict_options;
+  // model/: what `predict --scenario` implies for this fix's options left unset (packing's
+  // cached rebuilds from the layers' windows, offload's reload bytes and prefetch depth, MoE's
+  // experts and routed layers): sets ExplicitPredictInputs values and notes.
+  std::function<void(const scenario::Scenario&, model::ExplicitPredictInputs&)> predict_from_scenario;
   // model/replay/src: apply one of this fix's what-if edits (what_if_edits) to a replayed
   // trace: `predict --trace --what-if`, `diff --what-if`, and predict's default list, where
-  // it stands beside this fix's closed form. Packing's, offload's and MoE's edits are
-  // still the replay engine's own (model/replay/src/edits.cpp); fixes/logging fills this.
+  // it stands beside this fix's closed form (each fix folder's src/replay_edit.cpp; the
+  // engine's own edits are remove-syncs and pin-memory).
   std::vector<WhatIfSpelling> what_if_edits;
   std::function<void(ReplayEditContext&)> replay_edit;
   // model/: the published speedups of this fix (validate, report).

@@ -30,7 +30,7 @@ struct StepOptions {
   // program checks). Step programs only: the LibTorch step runs its own code.
   std::string packing_rebuild_form = "reference";
   std::optional<fixes::OffloadVariant> offload;  // nullopt: no checkpoint offload
-  int prefetch_depth = 2;                        // offload "prefetch": look-ahead k over a ring of k+1 buffers
+  int prefetch_depth = 2;  // offload "prefetch": look-ahead k over a ring of k+1 buffers (fixes.offload.prefetch_depth)
   // offload "prefetch": device bytes the memory-aware plan may use for resident layer
   // inputs (beyond the ring). < 0: ask the device (cudaMemGetInfo free bytes minus
   // kOffloadReserveBytes); on CPU and in programs: 0 (every layer offloaded).
@@ -98,9 +98,9 @@ bool nf4_quantized(const StepOptions& options, const std::string& module);
 // Sets every registered fix's variant in `o` through its set_step_option hook (fix_spec.hpp;
 // a fix without one keeps its variant in other_fixes): the fix under test takes `variant`
 // (a name from its FixSpec; InputError otherwise), every other fix its default for runs of
-// other fixes. `prefetch_depth` is the look-ahead of the selection under test.
-void apply_fix_variants(StepOptions& o, const scenario::Scenario& s, fixes::Fix under_test, const std::string& variant,
-                        int prefetch_depth);
+// other fixes (each fix's hook reads its own scenario keys: offload's prefetch_depth and
+// budget).
+void apply_fix_variants(StepOptions& o, const scenario::Scenario& s, fixes::Fix under_test, const std::string& variant);
 // "packing=rebuild/offload=double/moe=loop": each registered fix's variant in `o`, in
 // registry order (FixSpec::option_name; "off" where a fix is not applied).
 std::string fix_variants_key(const StepOptions& o);

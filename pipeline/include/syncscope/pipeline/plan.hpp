@@ -66,8 +66,7 @@ RunPlan plan_jobs(const std::vector<scenario::Scenario>& scenarios);
 
 // The step options of one variant: the fix under test takes the variant, every other fix
 // stays at its baseline; offload schedules are compared with every layer offloaded.
-program::StepOptions step_options(const scenario::Scenario& s, fixes::Fix fix, const std::string& variant, int layers,
-                                  int depth);
+program::StepOptions step_options(const scenario::Scenario& s, fixes::Fix fix, const std::string& variant, int layers);
 std::string variant_option_key(const program::StepOptions& o);
 // The trace file stem: "<scenario>__<fix>-<variant>[__L<layers>]", file-name safe; one over
 // kMaxFileStem bytes is cut to that, ending in "-" and a hash of the whole (a long name).

@@ -114,13 +114,9 @@ struct FixSelection {
   fixes::Fix fix = fixes::Fix::Packing;
   std::vector<std::string> variants;  // names from the lists above; baseline included
   double tolerance = 0.10;            // validation: max |predicted-measured|/measured speedup error
-  int prefetch_depth = 2;             // offload "prefetch": look-ahead k (ring of k+1 buffers)
-  // offload "prefetch": device bytes its memory-aware plan may use (ring and resident layer
-  // inputs), pinned by the scenario so the plan is the same on every GPU; unset: 0 (every
-  // layer offloaded, the ring only).
-  std::optional<double> prefetch_budget_bytes;
-  // A registered fix's own numeric keys (FixSpec::scenario_keys) that this parser does not
-  // read by name, e.g. fixes.logging.logging_steps: the fix reads them from here.
+  // A registered fix's own numeric keys (FixSpec::scenario_keys) as given, e.g.
+  // fixes.offload.prefetch_depth, fixes.logging.logging_steps; those in FixSpec::number_keys
+  // are checked against their bounds when the scenario loads. The fix reads them from here.
   std::map<std::string, double> numbers{};
   // A fix's own word keys (FixSpec::word_keys, e.g. fixes.packing.rebuild_form), as given and
   // checked against the fix's list; word() gives the fix's default for one not given.
@@ -128,6 +124,10 @@ struct FixSelection {
   // The selection's word for `key`, else the fix's default (the first of its list); throws
   // std::out_of_range for a key that is not one of the fix's word keys.
   const std::string& word(const std::string& key) const;
+  // The selection's number for `key`, else the fix's default (FixSpec::number_keys); throws
+  // std::out_of_range for a key that is not one of the fix's number keys.
+  double number(const std::string& key) const;
+  bool has_number(const std::string& key) const { return numbers.count(key) != 0; }
 };
 
 struct MeasureSpec {

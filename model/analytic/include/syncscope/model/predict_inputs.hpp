@@ -1,9 +1,11 @@
 // `syncscope predict` from explicit values or a scenario: the inputs every fix's closed-form
 // predictor reads (FixSpec::predict, fix_spec.hpp), and the entry point that chooses the
-// fixes, derives what a scenario implies (layers, experts, reload bytes, prefetch depth) and
-// runs their predictors. The CLI only parses options into ExplicitPredictInputs.
+// fixes, derives what a scenario implies (its layers, then each fix's own: experts, reload
+// bytes, prefetch depth) and runs their predictors. The CLI only parses options into
+// ExplicitPredictInputs, adding each fix's declared options by looping over the registry.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,35 +17,45 @@
 
 namespace syncscope::model {
 
-// Option values as given on the command line: times are text in the option's unit ("13.7",
-// "13.7:12.9:14.5", "13.7+-0.8"), parsed by the fix that reads them, so a fix not asked for
-// never rejects an option it does not use. "" : not given.
+// Option values as given on the command line. The options every fix shares are fields; each
+// fix's own (FixSpec::predict_options, fix_spec.hpp) are kept as text in `values` by flag,
+// checked against their declaration by predict_explicit and read by the fix that declared them,
+// so a fix not asked for never rejects an option it does not use.
 struct ExplicitPredictInputs {
   std::vector<std::string> fixes;  // --fix values (names, aliases or "all"); empty: by inputs given
   std::string scenario;            // --scenario file ("" : none)
   std::string hf_config;           // --hf-config: the scenario's model from a config.json ("" : none)
   std::optional<GpuProfile> profile;
-  int layers = 0;
-  // packing
-  std::string per_layer_ms, host_ms, gpu_ms, rebuild_host_ms, rebuild_gpu_ms, round_trip_us;
-  int syncs_per_layer = 1;
-  // Set from the scenario: of the L layers, those the cached variant still rebuilds the mask
-  // in (each window change: packing_mask_cache_misses); 0: not derived (1 is used).
-  int cached_rebuilds = 0;
-  std::string cached_rebuilds_why;
-  // offload
-  std::string copy_ms, compute_ms, slowdown;
-  double reload_bytes = 0;
+  int layers = 0;  // --layers L (0: not given; a scenario sets it)
+  // --round-trip-us: the host's sync round trip r, as given ("" : the GPU profile's); packing's
+  // segment model and logging's deferred variant read it (round_trip()).
+  std::string round_trip_us;
+  // --prefetch-depth: the look-ahead the prefetch variant is predicted with. Not a fix's own
+  // option: predict --trace and the Python API read it too (api/defaults.hpp
+  // kPredictPrefetchDepth); a scenario's offload selection replaces it.
   int prefetch_depth = 2;
-  // MoE routing
-  int experts = 0, moe_layers = 0, passes = 1;
-  std::string per_expert_us, kernel_delta_ms;
-  // every fix
+  // The fixes' options as given, by flag without dashes ("per-layer-ms" -> "13.7"); a fix's
+  // predict_from_scenario may fill one left unset, in the same text.
+  std::map<std::string, std::string> values;
+  // What a scenario implies beyond the options (packing's "cached-rebuilds"), by a name of the
+  // fix's choosing, and how each derived value was found (a fix prints it with its prediction).
+  std::map<std::string, double> derived;
+  std::map<std::string, std::string> notes;
   std::optional<Interval> step_ns;
   PropagationOptions propagation;
-  // Set by predict_explicit from the scenario: how reload_bytes was derived ("" : given),
-  // and which layers route (an MoE model's dense layers have no routing).
-  std::string reload_note, moe_layers_note;
+
+  bool given(const std::string& flag) const { return values.count(flag) != 0; }
+  // The text of --flag, "" when not given.
+  const std::string& text(const std::string& flag) const;
+  // --flag as a time in ns (its text in the option's unit x scale); nullopt when not given.
+  std::optional<Interval> interval(const std::string& flag, double scale, double max = -1) const;
+  // --flag as an integer or a number; `fallback` when not given. InputError names the flag.
+  int integer(const std::string& flag, int fallback) const;
+  double number(const std::string& flag, double fallback) const;
+  // r in ns: --round-trip-us, else the GPU profile's; nullopt when neither is given.
+  std::optional<Interval> round_trip() const;
+  // The note for a derived value or option, "" when none.
+  const std::string& note(const std::string& flag) const;
 };
 
 // "V", "V:LO:HI" or "V+-D" (also "V±D") in the option's unit, returned in ns (x scale), each

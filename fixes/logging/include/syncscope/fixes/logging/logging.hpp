@@ -18,9 +18,9 @@
 //
 // Everything this fix is lives here: its registry entry, the step-program operators, the
 // LibTorch step's operations (src/torch_step.cpp), the trace detector and closed form
-// (predict --trace), its what-if edits on a replayed trace (logging-every[:N],
-// logging-deferred), and its tests. register_logging_fix() adds it to the registry
-// (idempotent); the CLI and the Python module call it at start.
+// (predict --trace; and from values: --logging-read-ms, --logging-steps), its what-if edits on a replayed trace
+// (logging-every[:N], logging-deferred), and its tests. register_logging_fix() adds it to the registry (idempotent);
+// the CLI and the Python module call it at start.
 #pragma once
 
 #include "syncscope/fixes/fix_spec.hpp"

@@ -8,7 +8,8 @@
 //
 // Here: its registry entry and hooks (src/registry_entry.cpp), the step program's operators
 // before each layer's attention (src/program.cpp, src/unsloth_rebuild.cpp), the trace detector
-// (src/detect.cpp), the closed-form prediction from explicit values (src/predict.cpp) and the
+// (src/detect.cpp), `predict`'s options for it and the closed-form prediction from their values
+// (src/predict.cpp: --per-layer-ms and the segment model's; what a scenario implies) and the
 // what-if edits packing-cache and packing-device (src/replay_edit.cpp). Still in the layers
 // (docs/fix-registry.md says what would move each): StepOptions::packing and
 // packing_rebuild_form, the LibTorch code inside a layer (kernels/src/torch/packing.cpp), the
