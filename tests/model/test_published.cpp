@@ -1,46 +1,53 @@
 // The published figures (docs/sources.md#packing-cache) reproduced. The inputs are the published numbers; every
 // derived number is computed here from them (step time = 1 / steps per second, and so on),
-// independently of model/analytic/src/published.cpp, and compared with its report.
+// independently of fixes/packing/src/published.cpp and fixes/offload/src/published.cpp, and
+// compared with their reports.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
+#include "syncscope/fixes/offload/published.hpp"
+#include "syncscope/fixes/packing/closed_form.hpp"
+#include "syncscope/fixes/packing/published.hpp"
 #include "syncscope/model/analytic.hpp"
 #include "syncscope/model/predict.hpp"
 #include "syncscope/model/published.hpp"
 
 namespace m = syncscope::model;
+namespace pk = syncscope::fixes::packing;
+namespace of = syncscope::fixes::offload;
 
 TEST(PublishedPacking, BlogPredictions) {
   // docs/sources.md#packing-cache: s = 13.7 ms; predicted 15 x 13.7 ~ 206 ms (L = 16), 27 x 13.7 ~ 370 ms (L = 28).
   const double s_ms = 13.7;
-  EXPECT_NEAR(m::packing_saving_published_ns(16, s_ms * 1e6) / 1e6, 205.5, 1e-9);
-  EXPECT_NEAR(m::packing_saving_published_ns(28, s_ms * 1e6) / 1e6, 369.9, 1e-9);
-  auto rep = m::reproduce_published_figures();
-  ASSERT_EQ(rep.packing.size(), 2u);
-  EXPECT_NEAR(rep.packing[0].predicted_ms, 15 * 13.7, 1e-9);
-  EXPECT_NEAR(rep.packing[1].predicted_ms, 27 * 13.7, 1e-9);
+  EXPECT_NEAR(pk::packing_saving_published_ns(16, s_ms * 1e6) / 1e6, 205.5, 1e-9);
+  EXPECT_NEAR(pk::packing_saving_published_ns(28, s_ms * 1e6) / 1e6, 369.9, 1e-9);
+  const auto cases = pk::reproduce_published_figures();
+  ASSERT_EQ(cases.size(), 2u);
+  EXPECT_NEAR(cases[0].predicted_ms, 15 * 13.7, 1e-9);
+  EXPECT_NEAR(cases[1].predicted_ms, 27 * 13.7, 1e-9);
   // Measured 199 ms at 11.5% of step time: the step was 199 / 0.115 = 1730.4 ms, and the
   // measured speedup 1 / (1 - 0.115) = 1.1299.
   const double step16 = 199.0 / 0.115;
-  EXPECT_NEAR(rep.packing[0].step_ms, step16, 1e-9);
-  EXPECT_NEAR(rep.packing[0].measured_speedup, 1.0 / (1.0 - 0.115), 1e-12);
-  EXPECT_NEAR(rep.packing[0].predicted_speedup, step16 / (step16 - 205.5), 1e-12);
+  EXPECT_NEAR(cases[0].step_ms, step16, 1e-9);
+  EXPECT_NEAR(cases[0].measured_speedup, 1.0 / (1.0 - 0.115), 1e-12);
+  EXPECT_NEAR(cases[0].predicted_speedup, step16 / (step16 - 205.5), 1e-12);
   // Errors: (205.5 - 199) / 199 = +3.3%; (369.9 - 319) / 319 = +16.0%.
-  EXPECT_NEAR(rep.packing[0].error, (205.5 - 199.0) / 199.0, 1e-12);
-  EXPECT_NEAR(rep.packing[1].error, (369.9 - 319.0) / 319.0, 1e-12);
-  EXPECT_NEAR(rep.packing[1].step_ms, 319.0 / 0.148, 1e-9);
+  EXPECT_NEAR(cases[0].error, (205.5 - 199.0) / 199.0, 1e-12);
+  EXPECT_NEAR(cases[1].error, (369.9 - 319.0) / 319.0, 1e-12);
+  EXPECT_NEAR(cases[1].step_ms, 319.0 / 0.148, 1e-9);
+  EXPECT_FALSE(pk::published_to_markdown(cases).empty());
 }
 
 TEST(PublishedPacking, PredictCommandPath) {
   // What `syncscope predict --fix packing --layers 16 --per-layer-ms 13.7` computes.
-  m::PackingParams p;
+  pk::PackingParams p;
   p.layers = 16;
   p.s_ns = m::Interval::exact(13.7e6);
-  auto f = m::predict_packing(p, std::nullopt);
+  auto f = pk::predict_packing(p, std::nullopt);
   EXPECT_NEAR(f.saving_ns.value, 205.5e6, 1e-3);
   EXPECT_FALSE(f.speedup.has_value());
-  auto g = m::predict_packing(p, m::Interval::exact(199.0 / 0.115 * 1e6));
+  auto g = pk::predict_packing(p, m::Interval::exact(199.0 / 0.115 * 1e6));
   ASSERT_TRUE(g.speedup.has_value());
   EXPECT_NEAR(g.speedup->value, (199.0 / 0.115) / (199.0 / 0.115 - 205.5), 1e-9);
 }
@@ -55,11 +62,11 @@ TEST(PublishedOffload, StepTimesSavingsAndHiddenReloads) {
   const Case cases[] = {{0.3739, 0.4053, 6.6, 0.37, 8.40, 207, 31, 36},
                         {0.2245, 0.2395, 8.4, 0.47, 6.70, 279, 33, 40},
                         {0.1979, 0.2070, 4.1, 0.23, 4.61, 222, 54, 64}};
-  auto rep = m::reproduce_published_figures();
-  ASSERT_EQ(rep.offload.size(), 3u);
+  auto rep = of::reproduce_published_figures();
+  ASSERT_EQ(rep.cases.size(), 3u);
   for (int i = 0; i < 3; ++i) {
     const Case& c = cases[i];
-    const auto& r = rep.offload[i];
+    const auto& r = rep.cases[i];
     SCOPED_TRACE(r.model);
     EXPECT_EQ(r.layers, c.L);
     // Step times from steps/s: 1 / 0.3739 s = 2674.5 ms, and so on.
@@ -86,14 +93,14 @@ TEST(PublishedOffload, StepTimesSavingsAndHiddenReloads) {
 }
 
 TEST(PublishedOffload, SlowdownTermClosesTheGap) {
-  auto rep = m::reproduce_published_figures();
+  auto rep = of::reproduce_published_figures();
   // Plain errors: 8B (231 - 207.2)/207.2 = +11.5%, 14B (327.6 - 279.0)/279.0 = +17.4%,
   // 32B (258.3 - 222.1)/222.1 = +16.3%: MAPE ~15%.
   EXPECT_NEAR(rep.plain_mape, (0.1148 + 0.1743 + 0.1628) / 3, 0.001);
   // Pooled relative least squares: u = sum(r) / sum(r^2) with r_i = plain_i / measured_i,
   // sigma = 1/u - 1.
   double sr = 0, sr2 = 0;
-  for (const auto& c : rep.offload) {
+  for (const auto& c : rep.cases) {
     double r = c.plain_predicted_ms / c.measured_saving_ms;
     sr += r;
     sr2 += r * r;
@@ -108,11 +115,11 @@ TEST(PublishedOffload, SlowdownTermClosesTheGap) {
   EXPECT_LT(rep.slowed_mape, rep.plain_mape / 3);
   EXPECT_LT(rep.slowed_max_abs_error, 0.05);
   EXPECT_LT(rep.loo_mape, rep.plain_mape / 2);
-  for (const auto& c : rep.offload)
+  for (const auto& c : rep.cases)
     EXPECT_NEAR(c.slowed_predicted_ms, (c.layers - 1) * c.reload_ms / (1 + rep.sigma_pooled), 1e-9);
   // The shipped B200 profile carries this pooled value (rounded to 3 decimals).
   EXPECT_NEAR(rep.sigma_pooled, 0.151, 0.0005);
-  EXPECT_FALSE(m::published_report_to_markdown(rep).empty());
+  EXPECT_FALSE(of::published_to_markdown(rep).empty());
 }
 
 TEST(PublishedSpeedups, StoredAsPrintedAndComparedWithRuns) {

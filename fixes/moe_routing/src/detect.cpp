@@ -2,6 +2,7 @@
 // nonzero/where-style syncs in a layer (one per expert), E and the per-expert cost q from
 // them, and the device variant's segment inputs.
 #include "internal.hpp"
+#include "syncscope/fixes/moe_routing/closed_form.hpp"
 #include "syncscope/model/trace_predict_facts.hpp"
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // predict --fix moe: its options (--experts, --moe-layers, --per-expert-us, --passes,
-// --kernel-delta-ms), what a scenario implies for them, and the closed form (model/analytic's
+// --kernel-delta-ms), what a scenario implies for them, and the closed form (closed_form.hpp's
 // predict_moe) from their values.
 #include <fmt/format.h>
 
@@ -8,6 +8,7 @@
 #include "internal.hpp"
 #include "syncscope/core/bounds.hpp"
 #include "syncscope/core/error.hpp"
+#include "syncscope/fixes/moe_routing/closed_form.hpp"
 #include "syncscope/model/analytic.hpp"
 #include "syncscope/model/predict_inputs.hpp"
 #include "syncscope/scenario/scenario.hpp"

@@ -42,6 +42,7 @@
 #include <fmt/format.h>
 
 #include "internal.hpp"
+#include "syncscope/fixes/moe_routing/closed_form.hpp"
 #include "syncscope/model/analytic.hpp"
 #include "syncscope/model/trace_predict_facts.hpp"
 #include "syncscope/replay/replay_edit.hpp"
@@ -283,7 +284,7 @@ void replay_edit(ReplayEditContext& ctx) {
   EditResult& r = ctx.result;
   const model::detail::TraceFacts& facts = ctx.facts();
   const bool device = ctx.edit.variant == "device";
-  const std::size_t keep = device ? 0 : static_cast<std::size_t>(model::kMoeSortedSyncsPerCall);
+  const std::size_t keep = device ? 0 : static_cast<std::size_t>(kMoeSortedSyncsPerCall);
   Launched launched;
   for (std::uint32_t i = 0; i < g.nodes.size(); ++i)
     if (g.nodes[i].kind != ReplayNode::Kind::Call && g.nodes[i].launch != kNoNode)

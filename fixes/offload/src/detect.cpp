@@ -2,6 +2,7 @@
 // ahead of each layer's backward, their copy time c against the layer's compute g, and the
 // closed form's inputs from them.
 #include "internal.hpp"
+#include "syncscope/fixes/offload/closed_form.hpp"
 #include "syncscope/model/trace_predict_facts.hpp"
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // predict --fix offload: its options (--compute-ms, --copy-ms or --reload-bytes with --gpu,
-// --slowdown), what a scenario implies for them, and the closed form (model/analytic's
+// --slowdown), what a scenario implies for them, and the closed form (closed_form.hpp's
 // predict_offload) from their values.
 #include <fmt/format.h>
 
@@ -8,6 +8,7 @@
 #include "internal.hpp"
 #include "syncscope/core/bounds.hpp"
 #include "syncscope/core/error.hpp"
+#include "syncscope/fixes/offload/closed_form.hpp"
 #include "syncscope/model/analytic.hpp"
 #include "syncscope/model/predict_inputs.hpp"
 #include "syncscope/scenario/scenario.hpp"

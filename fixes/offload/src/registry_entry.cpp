@@ -4,7 +4,7 @@
 #include "internal.hpp"
 #include "syncscope/core/bounds.hpp"
 #include "syncscope/fixes/offload/offload.hpp"
-#include "syncscope/model/published.hpp"
+#include "syncscope/fixes/offload/published.hpp"
 #include "syncscope/model/trace_predict.hpp"
 #include "syncscope/program/step_options.hpp"
 #include "syncscope/scenario/scenario.hpp"
@@ -67,7 +67,7 @@ void register_offload_fix() {
     f.predict = detail::predict_explicit;
     f.predict_options = detail::predict_options();
     f.predict_from_scenario = detail::predict_from_scenario;
-    f.published = model::offload_published_figures;
+    f.published = published_figures;
     f.what_if_edits = {{"double-buffer", "double", "", {}},
                        {"prefetch", "prefetch", "K", [](const std::string& text, const std::string& k) {
                           (void)detail::prefetch_depth_argument(text, k);

@@ -13,6 +13,7 @@
 
 #include "internal.hpp"
 #include "syncscope/core/error.hpp"
+#include "syncscope/fixes/offload/closed_form.hpp"
 #include "syncscope/replay/replay_edit.hpp"
 
 namespace syncscope::fixes::offload::detail {

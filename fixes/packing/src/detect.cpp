@@ -2,6 +2,7 @@
 // attention rebuilds the packed-sequence metadata with host syncs, the per-layer cost s and
 // the closed form's inputs from them (model/README.md, "Predicting from a trace").
 #include "internal.hpp"
+#include "syncscope/fixes/packing/closed_form.hpp"
 #include "syncscope/model/trace_predict_facts.hpp"
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // predict --fix packing: its options (--per-layer-ms and the segment model's), what a scenario
-// implies for them, and the closed form (model/analytic's predict_packing) from their values.
+// implies for them, and the closed form (closed_form.hpp's predict_packing) from their values.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -7,6 +7,7 @@
 #include "internal.hpp"
 #include "syncscope/core/bounds.hpp"
 #include "syncscope/core/error.hpp"
+#include "syncscope/fixes/packing/closed_form.hpp"
 #include "syncscope/model/analytic.hpp"
 #include "syncscope/model/predict_inputs.hpp"
 #include "syncscope/scenario/model_traits.hpp"

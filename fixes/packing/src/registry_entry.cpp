@@ -3,7 +3,7 @@
 
 #include "internal.hpp"
 #include "syncscope/fixes/packing/packing.hpp"
-#include "syncscope/model/published.hpp"
+#include "syncscope/fixes/packing/published.hpp"
 #include "syncscope/model/trace_predict.hpp"
 #include "syncscope/program/step_options.hpp"
 #include "syncscope/scenario/scenario.hpp"
@@ -50,7 +50,7 @@ void register_packing_fix() {
     f.predict = detail::predict_explicit;
     f.predict_options = detail::predict_options();
     f.predict_from_scenario = detail::predict_from_scenario;
-    f.published = model::packing_published_figures;
+    f.published = published_figures;
     f.what_if_edits = {{"packing-cache", "cached", "", {}}, {"packing-device", "device", "", {}}};
     f.replay_edit = detail::replay_edit;
     register_fix(std::move(f));

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "internal.hpp"
+#include "syncscope/fixes/packing/closed_form.hpp"
 #include "syncscope/model/trace_predict_facts.hpp"
 #include "syncscope/replay/replay_edit.hpp"
 

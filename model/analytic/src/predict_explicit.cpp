@@ -1,6 +1,6 @@
 // `predict` from explicit values or a scenario (predict_inputs.hpp): which fixes, what a
 // scenario implies, and each shipped fix's predictor from option values. The formulas are
-// analytic.cpp's and predict.cpp's; this file turns option text into their parameters.
+// in each fix's folder (closed_form.hpp); each fix turns its options' text into their parameters.
 #include <fmt/format.h>
 
 #include <set>

@@ -140,7 +140,7 @@ int layer_sliding_window(const scenario::ModelShape& model, int layer);
 // step issues them: forward layers 0..L-1, then each checkpoint recompute in the backward's
 // order when a fix's schedule checkpoints (offload). The packing program's caches key on
 // these (fixes/packing/src/program.cpp); the forecasts count Unsloth's one-entry mask cache's
-// misses from the same list (model::packing_mask_cache_misses).
+// misses from the same list (fixes/packing/closed_form.hpp: packing_mask_cache_misses).
 std::vector<int> packing_visit_windows(const StepOptions& o);
 
 // Bytes per element of a dtype name ("fp32" 4, "bf16"/"fp16" 2).

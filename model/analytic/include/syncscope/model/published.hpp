@@ -1,7 +1,7 @@
-// The published figures (docs/sources.md#packing-cache: Unsloth blog and PRs) run through the model: how close
-// the plain forms land, and how much of the offload gap the overlap-slowdown term explains.
-// The inputs are the published numbers; everything else is computed here and checked
-// independently by tests/model/test_published.cpp.
+// The published figures (docs/sources.md: the Unsloth blog and PRs) beside runs: every
+// registered fix's speedups as printed (FixSpec::published), a run's speedup beside them, and
+// the table `validate --published` prints. Each fix's figures, and how its closed form
+// reproduces them, are in its folder (fixes/<name>/include/syncscope/fixes/<name>/published.hpp).
 #pragma once
 
 #include <string>
@@ -11,54 +11,6 @@
 #include "syncscope/model/results.hpp"
 
 namespace syncscope::model {
-
-struct PackingPublishedCase {
-  std::string model;
-  int layers = 0;
-  double per_layer_ms = 0;       // s = 13.7 ms (mask rebuild on a Blackwell GPU)
-  double predicted_ms = 0;       // (L-1) s
-  double measured_ms = 0;        // saving per step
-  double measured_fraction = 0;  // saving / baseline step time
-  double step_ms = 0;            // implied baseline step: measured_ms / measured_fraction
-  double error = 0;              // (predicted - measured) / measured
-  double predicted_speedup = 0;  // T / (T - predicted)
-  double measured_speedup = 0;   // T / (T - measured) = 1 / (1 - fraction)
-};
-
-struct OffloadPublishedCase {
-  std::string model;
-  int layers = 0;
-  double steps_per_s_before = 0, steps_per_s_after = 0;
-  double step_before_ms = 0, step_after_ms = 0;  // 1000 / steps_per_s
-  double measured_saving_ms = 0;                 // step_before - step_after
-  double measured_speedup = 0;                   // after / before (steps/s)
-  double extra_buffer_gb = 0;                    // published extra memory of the second buffer
-  double reload_ms = 0;                          // published one-reload time c
-  double reload_ms_from_bandwidth = 0;           // extra_buffer_gb / 55.7 GB/s
-  double hidden_reloads = 0;                     // measured saving / c
-  double plain_predicted_ms = 0;                 // (L-1) min(c, g), compute-bound: (L-1) c
-  double plain_error = 0;                        // (plain - measured) / measured
-  double sigma_implied = 0;                      // sigma that makes the model exact for this case
-  double slowed_predicted_ms = 0;                // (L-1) c / (1 + sigma_pooled)
-  double slowed_error = 0;
-  double loo_sigma = 0;         // sigma fitted on the other two cases
-  double loo_predicted_ms = 0;  // prediction with loo_sigma (out of sample)
-  double loo_error = 0;
-};
-
-struct PublishedReport {
-  std::vector<PackingPublishedCase> packing;
-  std::vector<OffloadPublishedCase> offload;
-  double pinned_h2d_bytes_per_s = 0;  // 55.7 GB/s
-  // Pooled slowdown (relative least squares over the three models) and the range of the
-  // per-model values: n = 3, so this range, not a bootstrap, is the honest interval.
-  double sigma_pooled = 0, sigma_min = 0, sigma_max = 0;
-  double plain_mape = 0, slowed_mape = 0, loo_mape = 0;  // fractions
-  double plain_max_abs_error = 0, slowed_max_abs_error = 0, loo_max_abs_error = 0;
-  std::vector<std::string> notes;
-};
-
-PublishedReport reproduce_published_figures();
 
 // Speedups the blog prints (docs/sources.md#packing-cache), as printed, with the model, fix, variant and training
 // mode they were measured with ("" where the blog does not say). forward/step 0: not published.
@@ -70,11 +22,6 @@ struct PublishedSpeedup {
 };
 // Every registered fix's figures (FixSpec::published), in registry order; computed once.
 const std::vector<PublishedSpeedup>& published_speedups();
-// The blog's figures of the packing and of the offload fix, the hooks their folders install
-// (fixes/packing, fixes/offload): the tables stay here, beside reproduce_published_figures,
-// which runs the same figures through the closed forms.
-std::vector<fixes::PublishedFigure> packing_published_figures();
-std::vector<fixes::PublishedFigure> offload_published_figures();
 
 // A run's speedup beside the published one for the same model, fix and variant (the model
 // name from results.json's network block). Informational: another GPU and another
@@ -87,7 +34,6 @@ struct PublishedCheck {
   std::string training_published, training_run, source;
 };
 std::vector<PublishedCheck> published_checks(const RunResults& results);
-std::string published_report_to_markdown(const PublishedReport& report);
 
 // published_table.cpp: every published figure beside the run of its scenario in
 // scenarios/published/ (matched by scenario name), as `validate --published` prints it.

@@ -37,7 +37,8 @@ struct TracePredictOptions {
   // The sliding window of each packing-metadata build of a step in issue order, as the step
   // ran it (program::packing_visit_windows; the run pipeline gives its step's): the cached
   // variant keeps Unsloth's one-entry mask cache, so it rebuilds at each window change
-  // (packing_mask_cache_misses). Empty: one window, only each step's first build rebuilds.
+  // (fixes/packing closed_form.hpp: packing_mask_cache_misses). Empty: one window, only each step's first build
+  // rebuilds.
   std::vector<int> packing_visit_windows;
   // A registered fix's own numeric scenario keys (FixSelection::numbers) by fix name, for its
   // detector: e.g. {"logging": {"logging_steps": 5}}. Empty: the fix's defaults.

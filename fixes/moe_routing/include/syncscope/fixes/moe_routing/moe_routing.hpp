@@ -4,12 +4,11 @@
 // device with the per-expert counts never read back (ours: no sync).
 //
 // Here: its registry entry and hooks (src/registry_entry.cpp), the step program's routing
-// and expert dispatch (src/program.cpp), the trace detector (src/detect.cpp), `predict`'s
-// options for it and the closed-form prediction from their values (src/predict.cpp: --experts,
-// --moe-layers, --per-expert-us, --passes, --kernel-delta-ms; what a scenario implies) and the what-if edits
-// moe-sorted and moe-device (src/replay_edit.cpp). Still in the layers (docs/fix-registry.md):
-// StepOptions::moe, the LibTorch code (kernels/src/torch/moe.cpp, grouped_gemm.cpp), the CUDA
-// histogram kernel and the closed form (model/analytic: MoeParams, predict_moe).
+// and expert dispatch (src/program.cpp), the trace detector (src/detect.cpp), its closed forms
+// and predictions (closed_form.hpp, src/closed_form.cpp), `predict`'s options for it and what
+// a scenario implies for them (src/predict.cpp) and the what-if edits moe-sorted and
+// moe-device (src/replay_edit.cpp). Still in the layers (docs/fix-registry.md): StepOptions::moe,
+// the LibTorch code (kernels/src/torch/moe.cpp, grouped_gemm.cpp) and the CUDA histogram kernel.
 #pragma once
 
 #include "syncscope/fixes/fix_spec.hpp"

@@ -6,13 +6,12 @@
 //
 // Here: its registry entry and hooks (src/registry_entry.cpp), the step's reload schedule
 // (src/program.cpp, over the choreography kernels/ builds: offload_schedule.hpp, which the
-// LibTorch step shares), the trace detector (src/detect.cpp), `predict`'s options for it
-// and the closed-form prediction from their values (src/predict.cpp: --copy-ms,
-// --reload-bytes, --compute-ms, --slowdown; what a scenario implies) and the what-if edits double-buffer and
-// prefetch[:K] (src/replay_edit.cpp). Still in the layers (docs/fix-registry.md): StepOptions::offload,
-// offload_budget_bytes and prefetch_depth, the LibTorch code (kernels/src/torch/offload.cpp),
-// the closed form (model/analytic: OffloadParams, predict_offload) and the published figures'
-// table.
+// LibTorch step shares), the trace detector (src/detect.cpp), its closed forms and
+// predictions (closed_form.hpp, src/closed_form.cpp), `predict`'s options for it and what a
+// scenario implies for them (src/predict.cpp), the blog's figures and their reproduction
+// (published.hpp, src/published.cpp) and the what-if edits double-buffer and prefetch[:K]
+// (src/replay_edit.cpp). Still in the layers (docs/fix-registry.md): StepOptions::offload,
+// offload_budget_bytes and prefetch_depth, and the LibTorch code (kernels/src/torch/offload.cpp).
 #pragma once
 
 #include "syncscope/fixes/fix_spec.hpp"

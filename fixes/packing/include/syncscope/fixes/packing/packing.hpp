@@ -8,13 +8,13 @@
 //
 // Here: its registry entry and hooks (src/registry_entry.cpp), the step program's operators
 // before each layer's attention (src/program.cpp, src/unsloth_rebuild.cpp), the trace detector
-// (src/detect.cpp), `predict`'s options for it and the closed-form prediction from their values
-// (src/predict.cpp: --per-layer-ms and the segment model's; what a scenario implies) and the
-// what-if edits packing-cache and packing-device (src/replay_edit.cpp). Still in the layers
+// (src/detect.cpp), its closed forms and predictions (closed_form.hpp, src/closed_form.cpp),
+// `predict`'s options for it and what a scenario implies for them (src/predict.cpp), the
+// blog's figures and their reproduction (published.hpp, src/published.cpp) and the what-if
+// edits packing-cache and packing-device (src/replay_edit.cpp). Still in the layers
 // (docs/fix-registry.md says what would move each): StepOptions::packing and
-// packing_rebuild_form, the LibTorch code inside a layer (kernels/src/torch/packing.cpp), the
-// CUDA mask kernel, the closed form (model/analytic: PackingParams, predict_packing) and the
-// published figures' table (model/analytic/src/published.cpp).
+// packing_rebuild_form, the LibTorch code inside a layer (kernels/src/torch/packing.cpp) and
+// the CUDA mask kernel.
 #pragma once
 
 #include "syncscope/fixes/fix_spec.hpp"
