@@ -290,11 +290,8 @@ void check_scenario(Scenario& s, const Locator& where) {
       if (it != f.words.end() && std::find(wk.values.begin(), wk.values.end(), it->second) == wk.values.end())
         fail(where, fp + "." + wk.key, "one of " + join(wk.values), "\"" + it->second + "\"");
     }
-    if (f.fix == fixes::Fix::Offload && !s.offload)
-      fail(where, "offload", "true when fixes.offload is selected (the fix changes how offloaded activations reload)",
-           "false");
-    if (f.fix == fixes::Fix::MoeRouting && !s.model.is_moe())
-      fail(where, fp, "a mixture-of-experts model (model.num_local_experts > 0)", "a dense model");
+    if (const auto& check = fixes::fix_spec(f.fix).check_scenario)
+      if (const auto problem = check(s)) fail(where, problem->field, problem->expected, problem->got);
   }
 
   auto& m = s.measure;
@@ -644,15 +641,16 @@ Scenario parse_scenario(const std::string& text, const std::filesystem::path& pa
   if (!have_model)
     throw InputError(fmt::format("{}: missing required key model (the model shape, Hugging Face config names)", file));
   if (!have_fixes) throw InputError(fmt::format("{}: missing required key fixes ({})", file, fix_names(" and/or ")));
-  // Selecting the offload fix implies offload unless the file says otherwise.
-  bool offload_given = false;
-  for (auto it = root.begin(); it != root.end(); ++it)
-    if (it->first.Scalar() == "offload") offload_given = true;
-  if (!offload_given)
-    for (auto& f : s.fixes)
-      if (f.fix == fixes::Fix::Offload) s.offload = true;
+  // What selecting a fix implies where the file does not say (offload: offload: true).
+  auto given = [&root](const std::string& key) {
+    for (auto it = root.begin(); it != root.end(); ++it)
+      if (it->first.Scalar() == key) return true;
+    return false;
+  };
+  for (std::size_t i = 0; i < s.fixes.size(); ++i)
+    if (const auto& imply = fixes::fix_spec(s.fixes[i].fix).imply_scenario) imply(s, given);
   // gradient_checkpointing: offload is offload: true.
-  if (!offload_given && s.training.gradient_checkpointing == "offload") s.offload = true;
+  if (!given("offload") && s.training.gradient_checkpointing == "offload") s.offload = true;
   scenario::detail::check_scenario(s, r.locator());
   return s;
 }

@@ -164,6 +164,32 @@ TEST_F(ToyFix, ItsNumberKeyIsCheckedAtLoadAndDefaulted) {
   }
 }
 
+// A fix says what selecting it implies for a file that does not say (imply_scenario) and which
+// scenarios it cannot run in (check_scenario), refused at load with the field's line and column.
+TEST_F(ToyFix, ItsScenarioImplicationAndCheckRunWhenTheScenarioLoads) {
+  fixes::FixSpec& toy = fixes::mutable_fix_spec(kToy);
+  toy.imply_scenario = [](scenario::Scenario& s, const std::function<bool(const std::string&)>& given) {
+    if (!given("host")) s.host = "cpp";
+  };
+  toy.check_scenario = [](const scenario::Scenario& s) -> std::optional<fixes::ScenarioProblem> {
+    if (s.batch.packed_tokens <= 4096) return std::nullopt;
+    return fixes::ScenarioProblem{"batch.packed_tokens", "at most 4096 tokens for the toy",
+                                  std::to_string(s.batch.packed_tokens)};
+  };
+  EXPECT_EQ(scenario::parse_scenario(kScenario, "toy.yaml").host, "cpp");
+  const std::string eager = std::string(kScenario) + "host: eager\n";
+  EXPECT_EQ(scenario::parse_scenario(eager, "toy.yaml").host, "eager");
+  std::string big = kScenario;
+  big.replace(big.find("packed_tokens: 128"), 18, "packed_tokens: 8192");
+  try {
+    (void)scenario::parse_scenario(big, "toy.yaml");
+    FAIL() << "a scenario the toy cannot run in was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "toy.yaml:12:18: batch.packed_tokens: expected at most 4096 tokens for the toy, got 8192");
+  }
+}
+
 TEST_F(ToyFix, PlanRunsEachVariantWithTheOthersAtTheirDefaults) {
   const scenario::Scenario s = scenario::parse_scenario(kScenario, "toy.yaml");
   const pipeline::RunPlan plan = pipeline::plan_jobs({s});

@@ -5,6 +5,7 @@
 #include "internal.hpp"
 #include "syncscope/fixes/moe_routing/moe_routing.hpp"
 #include "syncscope/program/step_options.hpp"
+#include "syncscope/scenario/scenario.hpp"
 
 namespace syncscope::fixes::moe_routing {
 
@@ -20,6 +21,12 @@ void register_moe_routing_fix() {
     f.variants = {"loop", "sorted", "device"};
     f.baseline_meaning = "one nonzero per expert";
     f.predicted_variants = {"sorted", "device"};
+    // Routing needs experts to route to.
+    f.check_scenario = [](const scenario::Scenario& s) -> std::optional<ScenarioProblem> {
+      if (s.model.is_moe()) return std::nullopt;
+      return ScenarioProblem{"fixes.moe_routing", "a mixture-of-experts model (model.num_local_experts > 0)",
+                             "a dense model"};
+    };
     f.set_step_option = [](program::StepOptions& o, const StepOptionContext& c) {
       o.moe = static_cast<MoeVariant>(c.variant.value_or(0));
     };

@@ -53,6 +53,17 @@ void register_offload_fix() {
     f.number_keys = {kPrefetchDepthKey, kBudgetKey};
     f.predicted_variants = {"double", "prefetch"};
     f.timeline_shows_copies = true;
+    // Selecting the fix implies offload (checkpoints in host memory) unless the file says, and
+    // a file that turns it off cannot run the fix.
+    f.imply_scenario = [](scenario::Scenario& s, const std::function<bool(const std::string&)>& given) {
+      if (!given("offload")) s.offload = true;
+    };
+    f.check_scenario = [](const scenario::Scenario& s) -> std::optional<ScenarioProblem> {
+      if (s.offload) return std::nullopt;
+      return ScenarioProblem{"offload",
+                             "true when fixes.offload is selected (the fix changes how offloaded activations reload)",
+                             "false"};
+    };
     f.set_step_option = set_step_option;
     f.step_option_name = [](const program::StepOptions& o) {
       return o.offload ? variant_name(*o.offload) : std::string("off");

@@ -116,6 +116,13 @@ struct PredictOption {
   std::string default_value;      // shown by --help; "": none
 };
 
+// A scenario a fix cannot run in, as its check_scenario hook says: the field to name (a
+// scenario key path, e.g. "offload"), what it expects and what the scenario has. The scenario
+// loader reports it with the field's file:line:column.
+struct ScenarioProblem {
+  std::string field, expected, got;
+};
+
 // A published speedup of this fix (the blog's figures), as printed.
 struct PublishedFigure {
   std::string model, variant, training;
@@ -161,6 +168,12 @@ struct FixSpec {
 
   // ---- hooks (empty: this fix has nothing in that layer; each is named by the layer that
   // calls it, and implemented in the fix's folder) ----
+  // scenarios/: what selecting this fix implies for a scenario file that does not say
+  // (offload: `offload: true`); `given(key)` is whether the file has that top-level key.
+  std::function<void(scenario::Scenario&, const std::function<bool(const std::string&)>& given)> imply_scenario;
+  // scenarios/: a scenario this fix cannot run in, checked when it loads (offload without
+  // `offload: true`, MoE routing on a dense model); nullopt: none.
+  std::function<std::optional<ScenarioProblem>(const scenario::Scenario&)> check_scenario;
   // kernels/: set this fix's field of the step options (program and LibTorch step).
   std::function<void(program::StepOptions&, const StepOptionContext&)> set_step_option;
   // kernels/: this fix's variant as the step options hold it ("off" where not applied), for
