@@ -16,16 +16,7 @@ namespace syncscope::cli {
 inline CLI::Validator int_in(const bounds::Range& r) {
   return CLI::Validator(
       [r](std::string& text) -> std::string {
-        long long v = 0;
-        std::size_t pos = 0;
-        try {
-          v = std::stoll(text, &pos);
-        } catch (const std::exception&) {
-          pos = 0;
-        }
-        if (pos == 0 || pos != text.size()) return "'" + text + "': expected " + bounds::describe_int(r);
-        if (!r.contains(static_cast<double>(v))) return "'" + text + "': expected " + bounds::describe_int(r);
-        return {};
+        return bounds::parse_int_in(text, r) ? std::string() : "'" + text + "': expected " + bounds::describe_int(r);
       },
       "INT in " + std::to_string(static_cast<long long>(r.lo)) + ".." + std::to_string(static_cast<long long>(r.hi)));
 }
@@ -34,16 +25,8 @@ inline CLI::Validator int_in(const bounds::Range& r) {
 inline CLI::Validator number_in(const bounds::Range& r, const char* unit = "") {
   return CLI::Validator(
       [r, unit](std::string& text) -> std::string {
-        double v = 0;
-        std::size_t pos = 0;
-        try {
-          v = std::stod(text, &pos);
-        } catch (const std::exception&) {
-          pos = 0;
-        }
-        if (pos == 0 || pos != text.size() || !r.contains(v))
-          return "'" + text + "': expected " + bounds::describe_number(r, unit);
-        return {};
+        return bounds::parse_number_in(text, r) ? std::string()
+                                                : "'" + text + "': expected " + bounds::describe_number(r, unit);
       },
       "NUMBER");
 }

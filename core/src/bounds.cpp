@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <limits>
+#include <stdexcept>
 #include <string>
 
 #include "syncscope/core/error.hpp"
@@ -29,6 +30,30 @@ std::string describe_int(const Range& r) {
 std::string describe_number(const Range& r, const char* unit) {
   const std::string u = (unit != nullptr && *unit) ? std::string(" ") + unit : std::string();
   return "a number in [" + g(r.lo) + ", " + g(r.hi) + "]" + u + " (" + r.why + ")";
+}
+
+std::optional<long long> parse_int_in(const std::string& text, const Range& r) {
+  long long v = 0;
+  std::size_t pos = 0;
+  try {
+    v = std::stoll(text, &pos);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (pos == 0 || pos != text.size() || !r.contains(static_cast<double>(v))) return std::nullopt;
+  return v;
+}
+
+std::optional<double> parse_number_in(const std::string& text, const Range& r) {
+  double v = 0;
+  std::size_t pos = 0;
+  try {
+    v = std::stod(text, &pos);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (pos == 0 || pos != text.size() || !r.contains(v)) return std::nullopt;
+  return v;
 }
 
 std::optional<std::int64_t> checked_add(std::int64_t a, std::int64_t b) {

@@ -149,33 +149,17 @@ std::optional<Interval> ExplicitPredictInputs::round_trip() const {
 int ExplicitPredictInputs::integer(const std::string& flag, int fallback) const {
   if (!given(flag)) return fallback;
   const bounds::Range& r = declaration(flag).range;
-  const std::string& t = text(flag);
-  long long v = 0;
-  std::size_t pos = 0;
-  try {
-    v = std::stoll(t, &pos);
-  } catch (const std::exception&) {
-    pos = 0;
-  }
-  SYNCSCOPE_INPUT_ERROR_IF(pos == 0 || pos != t.size() || !r.contains(static_cast<double>(v)),
-                           fmt::format("--{} '{}': expected {}", flag, t, bounds::describe_int(r)));
-  return static_cast<int>(v);
+  const auto v = bounds::parse_int_in(text(flag), r);
+  SYNCSCOPE_INPUT_ERROR_IF(!v, fmt::format("--{} '{}': expected {}", flag, text(flag), bounds::describe_int(r)));
+  return static_cast<int>(*v);
 }
 
 double ExplicitPredictInputs::number(const std::string& flag, double fallback) const {
   if (!given(flag)) return fallback;
   const bounds::Range& r = declaration(flag).range;
-  const std::string& t = text(flag);
-  double v = 0;
-  std::size_t pos = 0;
-  try {
-    v = std::stod(t, &pos);
-  } catch (const std::exception&) {
-    pos = 0;
-  }
-  SYNCSCOPE_INPUT_ERROR_IF(pos == 0 || pos != t.size() || !r.contains(v),
-                           fmt::format("--{} '{}': expected {}", flag, t, bounds::describe_number(r)));
-  return v;
+  const auto v = bounds::parse_number_in(text(flag), r);
+  SYNCSCOPE_INPUT_ERROR_IF(!v, fmt::format("--{} '{}': expected {}", flag, text(flag), bounds::describe_number(r)));
+  return *v;
 }
 
 PredictionReport predict_explicit(ExplicitPredictInputs in) {

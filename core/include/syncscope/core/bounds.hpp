@@ -22,6 +22,11 @@ struct Range {
 std::string describe_int(const Range& r);
 // "a number in [1e+06, 1e+16] (...)"
 std::string describe_number(const Range& r, const char* unit = "");
+// The whole of `text` as an integer (a number) within `r`; nullopt for anything else (a
+// suffix, no digits, out of range, NaN). The option parsers' one reading: the CLI's validators
+// (cli/option_bounds.hpp) and predict's fix options (model/analytic/src/predict_explicit.cpp).
+std::optional<long long> parse_int_in(const std::string& text, const Range& r);
+std::optional<double> parse_number_in(const std::string& text, const Range& r);
 
 // ---- model shape (Hugging Face config names) --------------------------------------------
 // The largest published decoder stacks: Llama 3.1 405B 126 layers, GPT-3 96, DeepSeek-V3
