@@ -4,7 +4,10 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
+#include <vector>
 
+#include "syncscope/core/bounds.hpp"
 #include "syncscope/scenario/scenario.hpp"
 
 namespace syncscope::scenario::detail {
@@ -16,6 +19,17 @@ using Locator = std::function<std::string(const std::string& field)>;
 // Throws InputError "<where>: <field>: expected <form>, got <value>".
 [[noreturn]] void fail(const Locator& where, const std::string& field, const std::string& expected,
                        const std::string& got);
+
+// Throws unless `v` is within `r` (core/bounds.hpp says why each bound is what it is): below
+// the range, the plain form ("a positive integer"); above it, the bound and its reason.
+void in_range(const Locator& where, const std::string& field, long long v, const bounds::Range& r);
+// "a, b, c": the items with `sep` between them.
+std::string join(const std::vector<std::string>& items, std::string_view sep = ", ");
+// "packing, offload, moe_routing" and "packing, offload and/or moe_routing": the registry's names.
+std::string fix_names(const char* last_sep);
+// The scenario's fix selections (fix_checks.cpp): each fix once, its variants and tolerance,
+// its own keys and the scenarios it cannot run in.
+void check_fix_selections(const scenario::Scenario& scenario, const Locator& where);
 
 // Fills defaults that depend on other fields (kv heads = heads, head_dim = hidden/heads)
 // and checks the shape. `prefix` is "model." for scenarios, "" for config.json.

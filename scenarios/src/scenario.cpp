@@ -47,26 +47,21 @@ double FixSelection::number(const std::string& key) const {
 
 const char* baseline_variant(fixes::Fix fix) { return fixes::fix_spec(fix).baseline().c_str(); }
 
-namespace {
-// "packing, offload, moe_routing" and "packing, offload and/or moe_routing": the registry's names.
+namespace detail {
+
 std::string fix_names(const char* last_sep) {
   const auto& r = fixes::fix_registry();
   std::string out;
   for (std::size_t i = 0; i < r.size(); ++i) out += (i == 0 ? "" : i + 1 == r.size() ? last_sep : ", ") + r[i].name;
   return out;
 }
-}  // namespace
-
-namespace detail {
 
 void fail(const Locator& where, const std::string& field, const std::string& expected, const std::string& got) {
   throw InputError(
       fmt::format("{}: {}: expected {}, got {}", printable(where(field)), printable(field), expected, printable(got)));
 }
 
-namespace {
-
-std::string join(const std::vector<std::string>& items, std::string_view sep = ", ") {
+std::string join(const std::vector<std::string>& items, std::string_view sep) {
   std::string out;
   for (std::size_t i = 0; i < items.size(); ++i) {
     if (i) out += sep;
@@ -75,12 +70,6 @@ std::string join(const std::vector<std::string>& items, std::string_view sep = "
   return out;
 }
 
-void positive(const Locator& where, const std::string& field, long long v) {
-  if (v <= 0) fail(where, field, "a positive integer", std::to_string(v));
-}
-
-// An integer within physical sense (core/bounds.hpp says why each bound is what it is).
-// Below the range, the plain form ("a positive integer"); above it, the bound and its reason.
 void in_range(const Locator& where, const std::string& field, long long v, const bounds::Range& r) {
   if (r.contains(static_cast<double>(v))) return;
   const bool below = static_cast<double>(v) < r.lo;
@@ -89,6 +78,12 @@ void in_range(const Locator& where, const std::string& field, long long v, const
        : below && r.lo == 0 ? "a non-negative integer"
                             : bounds::describe_int(r),
        std::to_string(v));
+}
+
+namespace {
+
+void positive(const Locator& where, const std::string& field, long long v) {
+  if (v <= 0) fail(where, field, "a positive integer", std::to_string(v));
 }
 
 // A name that is printed (tables, CSV, JSON, HTML): UTF-8, printable, <= 128 characters.
@@ -253,46 +248,7 @@ void check_scenario(Scenario& s, const Locator& where) {
     fail(where, "dtype", "one of bf16, fp16, fp32", "\"" + s.dtype + "\"");
   if (s.host != "eager" && s.host != "cpp") fail(where, "host", "one of eager, cpp", "\"" + s.host + "\"");
 
-  if (s.fixes.empty()) fail(where, "fixes", "at least one of " + fix_names(", "), "none");
-  std::set<fixes::Fix> seen_fixes;
-  for (auto& f : s.fixes) {
-    const std::string fp = std::string("fixes.") + fix_name(f.fix);
-    if (!seen_fixes.insert(f.fix).second) fail(where, fp, "each fix once", "it twice");
-    const auto known = fix_variants(f.fix);
-    if (f.variants.empty()) fail(where, fp + ".variants", "a non-empty list of: " + join(known), "an empty list");
-    std::set<std::string> seen;
-    for (std::size_t i = 0; i < f.variants.size(); ++i) {
-      const auto& v = f.variants[i];
-      const std::string vp = fmt::format("{}.variants[{}]", fp, i);
-      if (std::find(known.begin(), known.end(), v) == known.end())
-        fail(where, vp, "one of " + join(known), "\"" + v + "\"");
-      if (!seen.insert(v).second) fail(where, vp, "each variant once", "\"" + v + "\" again");
-    }
-    if (!seen.count(baseline_variant(f.fix)))
-      fail(where, fp + ".variants",
-           fmt::format("a list that includes the baseline \"{}\" (speedups are relative to it)",
-                       baseline_variant(f.fix)),
-           "[" + join(f.variants) + "]");
-    if (!(f.tolerance > 0 && f.tolerance <= 10))
-      fail(where, fp + ".tolerance", "a relative error in (0, 10], e.g. 0.15", fmt::format("{}", f.tolerance));
-    for (const auto& nk : fixes::fix_spec(f.fix).number_keys) {
-      const auto it = f.numbers.find(nk.key);
-      if (it == f.numbers.end()) continue;
-      const double v = it->second;
-      if (nk.integer && v == std::floor(v) && std::abs(v) < 1e18)
-        in_range(where, fp + "." + nk.key, static_cast<long long>(v), nk.range);
-      else if (nk.integer) fail(where, fp + "." + nk.key, bounds::describe_int(nk.range), fmt::format("{}", v));
-      else if (!nk.range.contains(v))
-        fail(where, fp + "." + nk.key, bounds::describe_number(nk.range, nk.unit), fmt::format("{}", v));
-    }
-    for (const auto& wk : fixes::fix_spec(f.fix).word_keys) {
-      const auto it = f.words.find(wk.key);
-      if (it != f.words.end() && std::find(wk.values.begin(), wk.values.end(), it->second) == wk.values.end())
-        fail(where, fp + "." + wk.key, "one of " + join(wk.values), "\"" + it->second + "\"");
-    }
-    if (const auto& check = fixes::fix_spec(f.fix).check_scenario)
-      if (const auto problem = check(s)) fail(where, problem->field, problem->expected, problem->got);
-  }
+  check_fix_selections(s, where);
 
   auto& m = s.measure;
   in_range(where, "measure.warmup_steps", m.warmup_steps, bounds::kWarmupSteps);
@@ -640,7 +596,8 @@ Scenario parse_scenario(const std::string& text, const std::filesystem::path& pa
   }
   if (!have_model)
     throw InputError(fmt::format("{}: missing required key model (the model shape, Hugging Face config names)", file));
-  if (!have_fixes) throw InputError(fmt::format("{}: missing required key fixes ({})", file, fix_names(" and/or ")));
+  if (!have_fixes)
+    throw InputError(fmt::format("{}: missing required key fixes ({})", file, detail::fix_names(" and/or ")));
   // What selecting a fix implies where the file does not say (offload: offload: true).
   auto given = [&root](const std::string& key) {
     for (auto it = root.begin(); it != root.end(); ++it)
