@@ -22,10 +22,9 @@
 // through scenario parsing, the run plan, the step program and predict.
 //
 // The first three fixes still have pieces in the layers, keyed by the typed variants below:
-// their StepOptions fields, their LibTorch code inside a layer (kernels/src/torch) and their
-// closed forms (model/analytic); docs/fix-registry.md lists each and what would move it. A
-// fix added since (fixes/logging) rides in StepOptions::other_fixes / fix_numbers and has no
-// such piece.
+// their StepOptions fields and their LibTorch code inside a layer (kernels/src/torch);
+// docs/fix-registry.md lists each and what would move it. A fix added since (fixes/logging)
+// rides in StepOptions::other_fixes / fix_numbers and has no such piece.
 #pragma once
 
 #include <cstdint>
