@@ -1,10 +1,7 @@
 #include "syncscope/model/published.hpp"
 
-#include <algorithm>
-#include <cmath>
-#include <limits>
-
-#include <fmt/format.h>
+#include <string>
+#include <vector>
 
 #include "syncscope/fixes/fix_spec.hpp"
 
