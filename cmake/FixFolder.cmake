@@ -18,3 +18,60 @@ function(syncscope_fix_library name)
   set_target_properties(${target} PROPERTIES EXPORT_NAME fix_${name})
   install(TARGETS ${target} EXPORT syncscopeTargets)
 endfunction()
+
+# syncscope_fix_cuda_library(NAME SOURCES ... OWNS ...): a fix folder's own CUDA kernels behind
+# plain C headers in its include/ (torch-free, so the device tests check them without
+# LibTorch), syncscope_fix_<NAME>_cuda, built only in a CUDA build. It links the step's CUDA
+# library (kernels/src/cuda/cuda_api.h's dtype codes, from_float.cuh) and owns the headers OWNS
+# names (scripts/check-layers); the folder's LibTorch library links it.
+function(syncscope_fix_cuda_library name)
+  cmake_parse_arguments(A "" "" "SOURCES;OWNS" ${ARGN})
+  if(NOT (SYNCSCOPE_ENABLE_CUDA AND TARGET syncscope_cuda_kernels))
+    return()
+  endif()
+  set(target syncscope_fix_${name}_cuda)
+  add_library(${target} STATIC ${A_SOURCES})
+  add_library(syncscope::fix_${name}_cuda ALIAS ${target})
+  # The folder's include/ is exported by syncscope_fix_<NAME> (one exporter per directory,
+  # scripts/check-layers); a user of the kernels gets it there.
+  target_include_directories(${target} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/include)
+  target_link_libraries(${target} PUBLIC syncscope_cuda_kernels CUDA::cudart PRIVATE $<BUILD_INTERFACE:syncscope_warnings>)
+  set_target_properties(${target} PROPERTIES EXPORT_NAME fix_${name}_cuda SYNCSCOPE_OWNS_HEADERS "${A_OWNS}")
+  install(TARGETS ${target} EXPORT syncscopeTargets)
+endfunction()
+
+# syncscope_fix_torch_library(NAME SOURCES ... [OWNS ...]): a fix folder's LibTorch hooks,
+# syncscope_fix_<NAME>_torch (alias syncscope::fix_<NAME>_torch), built only with LibTorch as
+# kernels/ builds its torch library (the top-level CMakeLists.txt collects it for
+# fixes/shipped's register_shipped_torch_steps()). It links the folder's library publicly and,
+# privately, the torch layer (syncscope_kernels: torch_step_point.hpp) and, in a CUDA build,
+# the step's CUDA library and the folder's own kernels (syncscope_fix_<NAME>_cuda, where the
+# folder has one), with SYNCSCOPE_KERNELS_CUDA as in kernels/.
+# OWNS names the folder's public headers that are this library's (they include torch; a fix's
+# torch_step.hpp), for scripts/check-layers.
+function(syncscope_fix_torch_library name)
+  cmake_parse_arguments(A "" "" "SOURCES;OWNS" ${ARGN})
+  if(NOT (SYNCSCOPE_HAVE_TORCH AND TARGET syncscope_kernels))
+    return()
+  endif()
+  set(target syncscope_fix_${name}_torch)
+  add_library(${target} STATIC ${A_SOURCES})
+  add_library(syncscope::fix_${name}_torch ALIAS ${target})
+  target_link_libraries(${target}
+    PUBLIC syncscope_fix_${name} syncscope_fixes
+    PRIVATE syncscope_kernels syncscope_program syncscope_core "${TORCH_LIBRARIES}" fmt::fmt-header-only
+      $<BUILD_INTERFACE:syncscope_warnings>)
+  # fmt header-only next to torch, and torch's headers are not ours to warn about (kernels/).
+  target_include_directories(${target} SYSTEM PRIVATE ${TORCH_INCLUDE_DIRS})
+  target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${TORCH_CXX_FLAGS}>)
+  syncscope_torch_pch(${target})
+  if(SYNCSCOPE_ENABLE_CUDA AND TARGET syncscope_cuda_kernels)
+    target_compile_definitions(${target} PRIVATE SYNCSCOPE_KERNELS_CUDA=1)
+    target_link_libraries(${target} PRIVATE syncscope_cuda_kernels)
+    if(TARGET syncscope_fix_${name}_cuda)
+      target_link_libraries(${target} PRIVATE syncscope_fix_${name}_cuda)
+    endif()
+  endif()
+  set_target_properties(${target} PROPERTIES EXPORT_NAME fix_${name}_torch SYNCSCOPE_OWNS_HEADERS "${A_OWNS}")
+  install(TARGETS ${target} EXPORT syncscopeTargets)
+endfunction()

@@ -10,12 +10,16 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <any>
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <random>
 
 #include "cuda/cuda_api.h"
 #include "syncscope/core/version.hpp"
+#include "syncscope/fixes/moe_routing/torch_step.hpp"
+#include "syncscope/fixes/packing/torch_step.hpp"
 #include "syncscope/fixes/shipped.hpp"
 #include "syncscope/kernels/step.hpp"
 #include "syncscope/program/reference.hpp"
@@ -185,7 +189,7 @@ double bench_packing(const Config& cfg, std::uint64_t seed) {
     std::uint64_t gen = 0;
     int syncs = 0;
     for (int r = 0; r < cfg.warmup + cfg.repeats; ++r) {
-      dt::PackingMetadata pm(syncscope::fixes::packing_variant(v));
+      syncscope::fixes::packing::PackingMetadata pm(syncscope::fixes::packing_variant(v));
       const dt::HostBatch host = dt::pack_batch(random_lengths(rng, cfg.tokens, 64, 1024), 1000, rng(), true);
       const dt::PackedBatch batch = dt::upload(host, d.ctx, ++gen);
       d.syncs = {};
@@ -226,8 +230,10 @@ void bench_moe(const Config& cfg, std::uint64_t seed) {
       d.syncs = {};
       double dms = 0;
       const double hms = host_ms([&] {
-        dms = timer.ms(
-            [&] { (void)dt::moe_experts(syncscope::fixes::moe_variant(v), x, std::get<1>(top), wts, w, d.ctx); });
+        dms = timer.ms([&] {
+          (void)syncscope::fixes::moe_routing::moe_experts(syncscope::fixes::moe_variant(v), x, std::get<1>(top), wts,
+                                                           w, d.ctx);
+        });
       });
       syncs = d.syncs.total();
       if (r >= cfg.warmup) {
@@ -279,12 +285,14 @@ CopyCompute bench_offload_parts(const Config& cfg, std::uint64_t seed) {
     const dt::HostBatch hb = dt::pack_batch(random_lengths(rng, cfg.tokens, 64, 1024), m.vocab_size, rng(), true);
     const dt::PackedBatch batch = dt::upload(hb, d.ctx, ++gen);
     const dt::Rope rope = dt::rope_tables(batch.position_ids, m, d.ctx);
-    dt::PackingMetadata pm(syncscope::fixes::PackingVariant::Device);
-    (void)pm.mask(batch, 0, d.ctx);  // built once per batch, outside the layer timing
+    // The packing fix's device mask, built once per batch outside the layer timing (the layer
+    // then reads it from the fix's cache in `states`).
+    std::map<syncscope::fixes::Fix, std::any> states;
+    (void)dt::fix_attention_mask(o, 0, 0, batch, states, d.ctx);
     const torch::Tensor x = torch::randn({T, H}, d.ctx.opts()).requires_grad_(true);
     const torch::Tensor grad = torch::randn({T, H}, d.ctx.opts());
     const double ms = timer.ms([&] {
-      const torch::Tensor out = dt::layer_forward(o, 0, w.layers[0], x, batch, rope, pm, d.ctx);
+      const torch::Tensor out = dt::layer_forward(o, 0, w.layers[0], x, batch, rope, states, d.ctx);
       torch::autograd::backward({out}, {grad});
     });
     if (r >= cfg.warmup) g.push_back(ms);
@@ -361,7 +369,7 @@ void sweep(const Config& cfg, double s, const CopyCompute& cc, std::uint64_t see
 }  // namespace
 
 int main(int argc, char** argv) {
-  syncscope::fixes::register_shipped_fixes();  // the variants' names (shipped.hpp)
+  syncscope::fixes::register_shipped_torch_steps();  // the variants' names and the fixes' LibTorch hooks (shipped.hpp)
   CLI::App app{
       "Microbenchmarks of the three fixes' variants and L-sweeps of the packing and offload fixes on a CUDA "
       "device (medians after warm-up; fresh random inputs per repeat)."};

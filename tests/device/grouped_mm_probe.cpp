@@ -8,9 +8,9 @@
 #include <cstdio>
 #include <exception>
 
+#include "syncscope/fixes/moe_routing/torch_step.hpp"
 #include "syncscope/fixes/shipped.hpp"
 #include "syncscope/kernels/step.hpp"
-#include "torch/grouped_gemm.hpp"
 
 int main() {
   syncscope::fixes::register_shipped_fixes();  // the variants' names (shipped.hpp)
@@ -34,7 +34,7 @@ int main() {
     const torch::Tensor offs =
         torch::tensor(std::vector<std::int32_t>(ends.begin(), ends.end()), torch::TensorOptions().dtype(torch::kInt32))
             .to(torch::kCUDA);
-    const torch::Tensor y = sk::detail::grouped_mm(a, b, offs, N);
+    const torch::Tensor y = syncscope::fixes::moe_routing::grouped_mm(a, b, offs, N);
     y.sum().backward();  // a stride-0 gradient, the case the stride rules refuse
     torch::cuda::synchronize();
     // Reference: per-group matmuls in fp32.
@@ -53,12 +53,13 @@ int main() {
     const double dy = rel(y.detach(), torch::cat(parts).detach()), da = rel(a.grad(), a32.grad()),
                  db = rel(b.grad(), b32.grad());
     std::printf("grouped_mm on CUDA: max relative difference y %.3g, dA %.3g, dB %.3g; backward fallbacks %llu\n", dy,
-                da, db, static_cast<unsigned long long>(sk::detail::grouped_mm_backward_fallbacks()));
+                da, db,
+                static_cast<unsigned long long>(syncscope::fixes::moe_routing::grouped_mm_backward_fallbacks()));
     if (!(dy < 2e-2 && da < 2e-2 && db < 2e-2)) {
       std::printf("grouped_mm disagrees with per-group matmuls\n");
       return 1;
     }
-    if (sk::detail::grouped_mm_backward_fallbacks() != 0) {
+    if (syncscope::fixes::moe_routing::grouped_mm_backward_fallbacks() != 0) {
       std::printf("the grouped backward refused and fell back to the padded GEMM\n");
       return 1;
     }

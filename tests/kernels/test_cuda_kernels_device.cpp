@@ -8,6 +8,8 @@
 #include <random>
 
 #include "cuda/cuda_api.h"
+#include "syncscope/fixes/moe_routing/moe_histogram.h"
+#include "syncscope/fixes/packing/packing_mask.h"
 #include "syncscope/program/reference.hpp"
 
 namespace syncscope::kernels {

@@ -4,7 +4,7 @@
 //
 // What the sync counts here are, and are not: StepResult::host_syncs is a counter the step
 // increments by hand at each host read that synchronizes on CUDA (read_item_int,
-// read_list_int, moe.cpp's `+= 2` for bincount's min/max reads, the loss read). On the CPU
+// read_list_int, fixes/moe_routing's `+= 2` for bincount's min/max reads, the loss read). On the CPU
 // nothing synchronizes, so these tests check that bookkeeping (each variant's sites, counted
 // per layer and per call as kernels/README.md's table says) against the hand-written step
 // program: two descriptions of the same choreography agree. They cannot show that the
@@ -21,6 +21,7 @@
 #include <map>
 
 #include "syncscope/core/error.hpp"
+#include "syncscope/fixes/packing/torch_step.hpp"
 #include "syncscope/kernels/step.hpp"
 #include "syncscope/program/reference.hpp"
 #include "syncscope/program/step_program.hpp"
@@ -115,9 +116,9 @@ TEST(ReferenceStep, PackingVariantsAgreeBitwise) {
     EXPECT_TRUE(std::isfinite(outs[v].result.loss));
   }
   const int L = 3;
-  EXPECT_EQ(outs["rebuild"].result.host_syncs.packing, 3 * L);
-  EXPECT_EQ(outs["cached"].result.host_syncs.packing, 3);
-  EXPECT_EQ(outs["device"].result.host_syncs.packing, 0);
+  EXPECT_EQ(outs["rebuild"].result.host_syncs.of(fixes::Fix::Packing), 3 * L);
+  EXPECT_EQ(outs["cached"].result.host_syncs.of(fixes::Fix::Packing), 3);
+  EXPECT_EQ(outs["device"].result.host_syncs.of(fixes::Fix::Packing), 0);
   EXPECT_EQ(outs["rebuild"].result.metadata_builds, L);
   EXPECT_EQ(outs["cached"].result.metadata_builds, 2);  // metadata once + the mask once
   EXPECT_EQ(outs["device"].result.metadata_builds, 1);
@@ -141,7 +142,7 @@ TEST(ReferenceStep, PackingCacheIsNeverStale) {
     ReferenceStep a(cached), b(rebuild);
     a.run();
     b.run();
-    const auto cu0 = a.cached_cu_seqlens();
+    const auto cu0 = fixes::packing::cached_cu_seqlens(a);
     EXPECT_EQ(cu0,
               program::packed_metadata(std::vector<std::int32_t>(a.lengths().begin(), a.lengths().end())).cu_seqlens);
     a.next_batch();
@@ -149,12 +150,38 @@ TEST(ReferenceStep, PackingCacheIsNeverStale) {
     ASSERT_NE(a.lengths(), program::batch_lengths(cached, 0));
     const StepResult ra = a.run(), rb = b.run();
     EXPECT_EQ(ra.loss, rb.loss) << v;
-    const auto cu1 = a.cached_cu_seqlens();
+    const auto cu1 = fixes::packing::cached_cu_seqlens(a);
     EXPECT_NE(cu1, cu0);
     EXPECT_EQ(cu1,
               program::packed_metadata(std::vector<std::int32_t>(a.lengths().begin(), a.lengths().end())).cu_seqlens);
     EXPECT_TRUE(bitwise_equal(a.gradients(), b.gradients())) << v;
   }
+}
+
+// The attention mask and the experts come from the fixes' LibTorch hooks
+// (FixSpec::torch_layer_point): without one the step says which call installs them rather
+// than attending without a mask or skipping the experts. The hooks are put back afterwards.
+TEST(ReferenceStep, WithoutTheFixesLayerHooksItSaysWhichCallInstallsThem) {
+  auto expect_refusal = [](fixes::Fix fix, const program::StepOptions& o, const char* what) {
+    auto& hook = fixes::mutable_fix_spec(fix).torch_layer_point;
+    const auto saved = hook;
+    ASSERT_TRUE(saved) << "register_shipped_torch_steps() installed no hook for " << what;
+    hook = nullptr;
+    try {
+      ReferenceStep step(o);
+      (void)step.run();
+      ADD_FAILURE() << what << ": the step ran without the hook";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("register_shipped_torch_steps"), std::string::npos) << e.what();
+    }
+    hook = saved;
+  };
+  expect_refusal(fixes::Fix::Packing, tiny_options(), "attention mask");
+  const program::StepOptions moe = tiny_options(tiny_moe());
+  expect_refusal(fixes::Fix::MoeRouting, moe, "experts");
+  // Put back: the same step runs.
+  EXPECT_NO_THROW(ReferenceStep(moe).run());
 }
 
 TEST(ReferenceStep, OffloadVariantsGiveIdenticalGradients) {
@@ -213,9 +240,9 @@ TEST(ReferenceStep, MoeVariantsAgree) {
     expect_matches_program(o, outs[v]);
   }
   const int L = 2, E = 4;
-  EXPECT_EQ(outs["loop"].result.host_syncs.moe, E * L);
-  EXPECT_EQ(outs["sorted"].result.host_syncs.moe, 3 * L);
-  EXPECT_EQ(outs["device"].result.host_syncs.moe, 0);
+  EXPECT_EQ(outs["loop"].result.host_syncs.of(fixes::Fix::MoeRouting), E * L);
+  EXPECT_EQ(outs["sorted"].result.host_syncs.of(fixes::Fix::MoeRouting), 3 * L);
+  EXPECT_EQ(outs["device"].result.host_syncs.of(fixes::Fix::MoeRouting), 0);
   EXPECT_EQ(outs["sorted"].result.loss, outs["loop"].result.loss);
   EXPECT_TRUE(bitwise_equal(outs["sorted"].grads, outs["loop"].grads));
   EXPECT_NEAR(outs["device"].result.loss, outs["loop"].result.loss, 1e-5 * std::abs(outs["loop"].result.loss));
@@ -293,68 +320,6 @@ TEST(ReferenceStep, RejectsBadOptions) {
     EXPECT_THROW(ReferenceStep{o}, Error);
   }
   EXPECT_FALSE(torch_version().empty());
-}
-
-// Component level: the packed mask of every variant is the same tensor, including windows.
-TEST(FixComponents, PackingMasksAgreeExactly) {
-  SyncCounts syncs;
-  int builds = 0;
-  detail::Ranges ranges;
-  detail::Ctx ctx;
-  ctx.syncs = &syncs;
-  ctx.metadata_builds = &builds;
-  ctx.ranges = &ranges;
-  const detail::HostBatch host = detail::pack_batch({5, 40, 1, 50}, 256, 1, false);
-  const detail::PackedBatch batch = detail::upload(host, ctx, 1);
-  for (int window : {0, 8}) {
-    detail::PackingMetadata rebuild(fixes::PackingVariant::Rebuild), device(fixes::PackingVariant::Device);
-    const torch::Tensor a = rebuild.mask(batch, window, ctx), b = device.mask(batch, window, ctx);
-    EXPECT_TRUE(torch::equal(a, b)) << "window " << window;
-    EXPECT_EQ(rebuild.cu_seqlens(), device.cu_seqlens());
-    EXPECT_EQ(rebuild.max_seqlen(), 50);
-    EXPECT_EQ(device.max_seqlen(), 50);
-  }
-}
-
-TEST(FixComponents, MoeCountsAndDispatchAgree) {
-  SyncCounts syncs;
-  int builds = 0;
-  detail::Ranges ranges;
-  detail::Ctx ctx;
-  ctx.syncs = &syncs;
-  ctx.metadata_builds = &builds;
-  ctx.ranges = &ranges;
-  torch::manual_seed(11);
-  const std::int64_t T = 37, H = 16, I = 8, k = 2;
-  const int E = 5;
-  const torch::Tensor logits = torch::randn({T, E});
-  auto top = torch::topk(logits, k, -1);
-  const torch::Tensor ids = std::get<1>(top);
-  const torch::Tensor weights = torch::softmax(std::get<0>(top), -1);
-  std::vector<std::int64_t> flat(static_cast<std::size_t>(T * k));
-  std::memcpy(flat.data(), ids.contiguous().data_ptr<std::int64_t>(), flat.size() * 8);
-  const program::MoeRouting ref = program::moe_routing(flat, E);
-  auto [counts, offsets] = detail::expert_counts_offsets(ids.reshape({-1}), E, ctx);
-  EXPECT_EQ(std::vector<std::int64_t>(counts.data_ptr<std::int64_t>(), counts.data_ptr<std::int64_t>() + E),
-            ref.counts);
-  EXPECT_EQ(std::vector<std::int64_t>(offsets.data_ptr<std::int64_t>(), offsets.data_ptr<std::int64_t>() + E + 1),
-            ref.offsets);
-  const torch::Tensor x = torch::randn({T, H});
-  detail::ExpertWeights w{torch::randn({E, H, I}), torch::randn({E, H, I}), torch::randn({E, I, H})};
-  // Dense reference: every token through its k experts, weighted.
-  torch::Tensor expect = torch::zeros({T, H});
-  for (std::int64_t t = 0; t < T; ++t)
-    for (std::int64_t s = 0; s < k; ++s) {
-      const auto e = ids[t][s].item<std::int64_t>();
-      const torch::Tensor xt = x[t].unsqueeze(0);
-      expect[t] += ((torch::silu(xt.mm(w.gate[e])) * xt.mm(w.up[e])).mm(w.down[e]) * weights[t][s]).squeeze(0);
-    }
-  for (const std::string& v : scenario::fix_variants(fixes::Fix::MoeRouting)) {
-    const torch::Tensor got = detail::moe_experts(fixes::moe_variant(v), x, ids, weights, w, ctx);
-    EXPECT_TRUE(torch::allclose(got, expect, 1e-5, 1e-4))
-        << v << " max diff " << (got - expect).abs().max().item<float>();
-  }
-  EXPECT_EQ(syncs.moe, E + 3);  // loop: E nonzero reads; sorted: bincount's two + tolist; device: none
 }
 
 }  // namespace

@@ -107,7 +107,7 @@ TEST(ReferenceStepDevice, PackingVariantsAgree) {
     EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, outs[v].result.host_syncs.total())
         << v;
   }
-  EXPECT_EQ(outs["device"].result.host_syncs.packing, 0);
+  EXPECT_EQ(outs["device"].result.host_syncs.of(fixes::Fix::Packing), 0);
   for (const char* v : {"cached", "device"}) {
     // Same mask values: the kernels see identical inputs, results should agree to rounding.
     EXPECT_NEAR(outs[v].result.loss, outs["rebuild"].result.loss, kBf16Tol * outs["rebuild"].result.loss) << v;
@@ -168,7 +168,7 @@ TEST(ReferenceStepDevice, MoeDeviceGroupedAndPaddedAgree) {
     o.moe_expert_gemm = g;
     outs[g] = run_once(o);
     EXPECT_EQ(outs[g].result.moe_expert_gemm, g);  // "grouped" did not fall back
-    EXPECT_EQ(outs[g].result.host_syncs.moe, 0) << g;
+    EXPECT_EQ(outs[g].result.host_syncs.of(fixes::Fix::MoeRouting), 0) << g;
   }
   EXPECT_NEAR(outs["grouped"].result.loss, outs["padded"].result.loss, kBf16Tol * outs["padded"].result.loss);
   EXPECT_LE(max_rel_diff(outs["grouped"].grads, outs["padded"].grads), kBf16Tol);

@@ -155,7 +155,7 @@ TEST(ReferenceTraining, CachedMaskIsKeyedLikeUnsloths) {
   ReferenceStep step(o);
   const StepResult r = step.run();
   EXPECT_EQ(r.metadata_builds, 1 + 4);  // metadata once, the mask in each layer
-  EXPECT_EQ(r.host_syncs.packing, 1 + 2 * 4);
+  EXPECT_EQ(r.host_syncs.of(fixes::Fix::Packing), 1 + 2 * 4);
   o.packing = fixes::PackingVariant::Device;
   EXPECT_EQ(ReferenceStep(o).run().metadata_builds, 2);  // ours: one mask per window
 }

@@ -2,9 +2,11 @@
 // LibTorch has them (`scripts/test torch-next`: LibTorch 2.14, which has CPU kernels for
 // both); with an older one each test reports skipped.
 // - SDPA: at::scaled_dot_product_attention with the arguments model.cpp gives it (q, k, v
-//   [1, heads, T, d], the packed additive mask [1, 1, T, T] from PackingMetadata) equals the
+//   [1, heads, T, d], the packed additive mask [1, 1, T, T] from fixes/packing's
+//   PackingMetadata) equals the
 //   explicit matmul-mask-softmax-matmul form LibTorch 1.x runs, forward and gradients.
-// - Grouped GEMM: grouped_mm (at::_grouped_mm with our backward, grouped_gemm.cpp) equals
+// - Grouped GEMM: grouped_mm (at::_grouped_mm with our backward, fixes/moe_routing's
+//   src/torch_grouped_gemm.cpp) equals
 //   per-group matmuls, forward and gradients, including a gradient with stride 0 (what
 //   y.sum() gives), an empty group, and the capacity-padded fallbacks; and the MoE "device"
 //   variant gives the same output and gradients grouped as padded. bf16, as on the GPU;
@@ -16,8 +18,10 @@
 #include <limits>
 #include <vector>
 
+#include "syncscope/fixes/moe_routing/torch_step.hpp"
+#include "syncscope/fixes/packing/torch_step.hpp"
 #include "syncscope/kernels/step.hpp"
-#include "torch/grouped_gemm.hpp"
+#include "torch/internal.hpp"
 
 namespace syncscope::kernels {
 namespace {
@@ -61,7 +65,7 @@ void check_sdpa(torch::ScalarType dtype, int window, double tolerance) {
   ctx.ranges = &ranges;
   const detail::HostBatch host = detail::pack_batch({20, 31, 9, 36}, 256, 3, false);
   const detail::PackedBatch batch = detail::upload(host, ctx, 1);
-  detail::PackingMetadata meta(fixes::PackingVariant::Device);
+  fixes::packing::PackingMetadata meta(fixes::PackingVariant::Device);
   const torch::Tensor mask = meta.mask(batch, window, ctx);
   const std::int64_t T = batch.total, heads = 4, d = 16;
   ASSERT_EQ(mask.sizes(), torch::IntArrayRef({1, 1, T, T}));
@@ -161,12 +165,13 @@ TEST(TorchNextGroupedMm, ForwardAndBackwardEqualPerGroupMatmuls) {
   const GroupedCase c = grouped_case();
   const torch::Tensor gy = torch::randn({12, 8});
   const auto want = reference(c, gy);
-  const std::uint64_t fallbacks = detail::grouped_mm_backward_fallbacks();
-  expect_close(run(c, gy, [&](auto& a, auto& b) { return detail::grouped_mm(a, b, c.ends, c.capacity); }), want,
-               "grouped_mm");
-  // ATen's own autograd agrees (the formula grouped_gemm.cpp follows).
+  const std::uint64_t fallbacks = fixes::moe_routing::grouped_mm_backward_fallbacks();
+  expect_close(run(c, gy, [&](auto& a, auto& b) { return fixes::moe_routing::grouped_mm(a, b, c.ends, c.capacity); }),
+               want, "grouped_mm");
+  // ATen's own autograd agrees (the formula torch_grouped_gemm.cpp follows).
   expect_close(run(c, gy, [&](auto& a, auto& b) { return at::_grouped_mm(a, b, c.ends); }), want, "at::_grouped_mm");
-  EXPECT_EQ(detail::grouped_mm_backward_fallbacks(), fallbacks) << "the grouped backward ran without its fallback";
+  EXPECT_EQ(fixes::moe_routing::grouped_mm_backward_fallbacks(), fallbacks)
+      << "the grouped backward ran without its fallback";
 #endif
 }
 
@@ -177,10 +182,11 @@ TEST(TorchNextGroupedMm, AnExpandedGradientIsMadeContiguous) {
   // rules refuse (docs/sources.md#grouped-mm); grouped_mm's backward copies it first.
   const GroupedCase c = grouped_case();
   const auto want = reference(c, torch::ones({12, 8}));
-  const std::uint64_t fallbacks = detail::grouped_mm_backward_fallbacks();
-  expect_close(run(c, torch::Tensor(), [&](auto& a, auto& b) { return detail::grouped_mm(a, b, c.ends, c.capacity); }),
+  const std::uint64_t fallbacks = fixes::moe_routing::grouped_mm_backward_fallbacks();
+  expect_close(run(c, torch::Tensor(),
+                   [&](auto& a, auto& b) { return fixes::moe_routing::grouped_mm(a, b, c.ends, c.capacity); }),
                want, "grouped_mm, y.sum()");
-  EXPECT_EQ(detail::grouped_mm_backward_fallbacks(), fallbacks);
+  EXPECT_EQ(fixes::moe_routing::grouped_mm_backward_fallbacks(), fallbacks);
 #endif
 }
 
@@ -190,15 +196,17 @@ TEST(TorchNextGroupedMm, PaddedFallbacksEqualTheGroupedProduct) {
   const GroupedCase c = grouped_case();
   const torch::Tensor gy = torch::randn({12, 8});
   const auto want = reference(c, gy);
-  expect_close(run(c, gy, [&](auto& a, auto& b) { return detail::grouped_mm_padded(a, b, c.ends, c.capacity); }), want,
-               "grouped_mm_padded");
+  expect_close(run(c, gy,
+                   [&](auto& a, auto& b) { return fixes::moe_routing::grouped_mm_padded(a, b, c.ends, c.capacity); }),
+               want, "grouped_mm_padded");
   // The backward's own fallback (what runs when the grouped kernels refuse the gradient).
-  const std::uint64_t fallbacks = detail::grouped_mm_backward_fallbacks();
-  detail::force_grouped_mm_backward_fallback(true);
-  const auto got = run(c, gy, [&](auto& a, auto& b) { return detail::grouped_mm(a, b, c.ends, c.capacity); });
-  detail::force_grouped_mm_backward_fallback(false);
+  const std::uint64_t fallbacks = fixes::moe_routing::grouped_mm_backward_fallbacks();
+  fixes::moe_routing::force_grouped_mm_backward_fallback(true);
+  const auto got =
+      run(c, gy, [&](auto& a, auto& b) { return fixes::moe_routing::grouped_mm(a, b, c.ends, c.capacity); });
+  fixes::moe_routing::force_grouped_mm_backward_fallback(false);
   expect_close(got, want, "grouped_mm, backward fallback");
-  EXPECT_EQ(detail::grouped_mm_backward_fallbacks(), fallbacks + 1);
+  EXPECT_EQ(fixes::moe_routing::grouped_mm_backward_fallbacks(), fallbacks + 1);
 #endif
 }
 
@@ -229,10 +237,10 @@ TEST(TorchNextGroupedMm, MoeDeviceGroupedEqualsPadded) {
     torch::Tensor x = x0.clone().requires_grad_(true);
     detail::ExpertWeights w{g0.clone().requires_grad_(true), u0.clone().requires_grad_(true),
                             d0.clone().requires_grad_(true)};
-    const torch::Tensor out = detail::moe_experts(fixes::MoeVariant::Device, x, ids, weights, w, ctx);
+    const torch::Tensor out = fixes::moe_routing::moe_experts(fixes::MoeVariant::Device, x, ids, weights, w, ctx);
     out.sum().backward();
     EXPECT_EQ(ctx.moe_expert_gemm, gemm) << "the grouped path fell back to padded";
-    EXPECT_EQ(syncs.moe, 0);
+    EXPECT_EQ(syncs.of(fixes::Fix::MoeRouting), 0);
     return std::vector<torch::Tensor>{out.detach(), x.grad(), w.gate.grad(), w.up.grad(), w.down.grad()};
   };
   const auto grouped = run_moe("grouped"), padded = run_moe("padded");

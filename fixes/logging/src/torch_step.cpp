@@ -1,7 +1,7 @@
 // The logging fix in the LibTorch reference step (FixSpec::torch_step_point,
 // syncscope/kernels/torch_step_point.hpp): the operations its step-program operators describe
 // (program.cpp), with real tensors, at the same points, with the same host reads on the same
-// steps, each counted in SyncCounts::fixes where it would synchronize on CUDA. Built only with
+// steps, each counted in SyncCounts::by_fix where it would synchronize on CUDA. Built only with
 // LibTorch (syncscope_fix_logging_torch).
 #include <torch/torch.h>
 
@@ -57,7 +57,7 @@ torch::Tensor clip_grad_norm(const TorchStepContext& c, double max_norm) {
 
 // aten::item: D2H + cudaStreamSynchronize on CUDA, counted as the step program's host_read.
 double read_item(TorchStepContext& c, const torch::Tensor& t) {
-  ++c.syncs.fixes;
+  ++c.syncs.by_fix[kLogging];
   return t.item<double>();
 }
 
@@ -96,7 +96,7 @@ void after_optimizer(TorchStepContext& c, Variant v, State& st) {
         st.staged = torch::empty({2}, torch::TensorOptions().dtype(torch::kFloat32).pinned_memory(c.device.cuda));
       }
       st.staged_ready->synchronize();
-      ++c.syncs.fixes;  // cudaEventSynchronize: a host wait, as the program's event_sync counts it
+      ++c.syncs.by_fix[kLogging];  // cudaEventSynchronize: a host wait, as the program's event_sync counts it
       if (st.staged_valid) {
         const float* values = st.staged.data_ptr<float>();
         c.loss_read = values[0];

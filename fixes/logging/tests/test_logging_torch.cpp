@@ -142,7 +142,7 @@ TEST_F(LoggingTorchStep, HostSyncsPerStepEqualTheStepProgramsOnTheSameSteps) {
         EXPECT_EQ(c.total(), program_syncs_on_step(p, s)) << "step " << s;
         EXPECT_EQ(c.other, 0) << "step " << s;  // the fix's reads replace the step's loss read
         const int reads = std::string(v) == "item" ? 2 : std::string(v) == "deferred" ? 1 : (s + 1) % kWindow ? 0 : 2;
-        EXPECT_EQ(c.fixes, reads) << "step " << s;
+        EXPECT_EQ(c.of(kLogging), reads) << "step " << s;
       }
       EXPECT_EQ(r.steps[0].ranges, program_ranges(p));
     }
@@ -151,7 +151,7 @@ TEST_F(LoggingTorchStep, HostSyncsPerStepEqualTheStepProgramsOnTheSameSteps) {
   const Steps r = run_steps(plain, 2);
   for (const auto& s : r.steps) {
     EXPECT_EQ(s.host_syncs.other, 1);
-    EXPECT_EQ(s.host_syncs.fixes, 0);
+    EXPECT_EQ(s.host_syncs.of(kLogging), 0);
     EXPECT_EQ(s.host_syncs.total(), program::program_stats(program::build_step_program(plain)).host_syncs);
   }
   EXPECT_EQ(r.steps[0].ranges, program_ranges(program::build_step_program(plain)));

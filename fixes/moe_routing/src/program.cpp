@@ -1,6 +1,6 @@
 // The MoE routing fix's operators in the step program (FixSpec::build_program_layer):
 // routing the T*k (token, expert) pairs to the experts and summing their weighted outputs,
-// kernel by kernel as the LibTorch reference step (kernels/src/torch/moe.cpp) issues them
+// kernel by kernel as the LibTorch reference step (src/torch_step.cpp) issues them
 // for each variant. The router, its softmax and the residual around the block are the
 // model's and stay in the builder (step_layers.cpp).
 #include <fmt/format.h>
@@ -13,7 +13,7 @@ using namespace syncscope::program;  // the builder and the step options
 
 namespace {
 
-// moe.cpp's accumulate(): weights gathered, rows to fp32, weighted, index_add_ into fp32.
+// torch_step.cpp's accumulate(): weights gathered, rows to fp32, weighted, index_add_ into fp32.
 void accumulate(ProgramLayerBuilder& b, double rows) {
   const double H = b.options().model.hidden_size;
   const double eb = b.element_bytes();

@@ -2,7 +2,7 @@
 // and moe-device, on predict --trace's MoE detection
 // (runs of at least two nonzero/where-style routing syncs in a layer range).
 //
-// What the programs do (kernels/src/torch/moe.cpp; Unsloth's sorted dispatch, docs/sources.md
+// What the programs do (src/torch_step.cpp; Unsloth's sorted dispatch, docs/sources.md
 // #moe-routing):
 // - loop, per expert: a query (mask compare, nonzero: a device-to-host read of the count and a
 //   sync), then the expert's own work (gather its rows, the expert MLP, weight, accumulate);

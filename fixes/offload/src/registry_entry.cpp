@@ -79,6 +79,7 @@ void register_offload_fix() {
     f.predict_options = detail::predict_options();
     f.predict_from_scenario = detail::predict_from_scenario;
     f.published = published_figures;
+    f.published_scenarios = published_scenario_figures();
     f.what_if_edits = {{"double-buffer", "double", "", {}},
                        {"prefetch", "prefetch", "K", [](const std::string& text, const std::string& k) {
                           (void)detail::prefetch_depth_argument(text, k);

@@ -1,7 +1,7 @@
 // The packing fix's operators in the step program (FixSpec::build_program_layer): the
 // packed-sequence metadata each layer's attention reads (cu_seqlens, max_seqlen and
 // Unsloth's [T,T] mask), kernel by kernel as the LibTorch reference step
-// (kernels/src/torch/packing.cpp) issues them for each variant.
+// (src/torch_step.cpp) issues them for each variant.
 #include <algorithm>
 #include <any>
 #include <map>

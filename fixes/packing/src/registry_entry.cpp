@@ -51,6 +51,7 @@ void register_packing_fix() {
     f.predict_options = detail::predict_options();
     f.predict_from_scenario = detail::predict_from_scenario;
     f.published = published_figures;
+    f.published_scenarios = published_scenario_figures();
     f.what_if_edits = {{"packing-cache", "cached", "", {}}, {"packing-device", "device", "", {}}};
     f.replay_edit = detail::replay_edit;
     register_fix(std::move(f));

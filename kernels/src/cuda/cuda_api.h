@@ -1,6 +1,8 @@
-/* The CUDA side of the fixes as a plain C interface: streams, events, copies, NVTX and our
- * kernels. The LibTorch step (C++20) and the device tests call these; the
- * implementations (cuda_runtime.cpp, *.cu) are the only files that include CUDA headers.
+/* The CUDA side of the step as a plain C interface: streams, events, copies, NVTX and the
+ * NF4 kernels. The LibTorch step (C++20), the fixes' LibTorch hooks and the device tests call
+ * these; the implementations (cuda_runtime.cpp, *.cu) are the only files that include CUDA
+ * headers. A fix's own kernels are in its folder behind a header like this one
+ * (syncscope/fixes/packing/packing_mask.h, syncscope/fixes/moe_routing/moe_histogram.h).
  * Every function returns a cudaError_t value (0 = cudaSuccess); ss_cuda_error_string names
  * it. A NULL stream means the legacy default stream (cudaStreamLegacy), the one LibTorch
  * queues its work on unless told otherwise. */
@@ -40,22 +42,8 @@ int ss_cuda_memcpy(void* dst, const void* src, size_t bytes, int kind); /* synch
 void ss_nvtx_push(const char* name);
 void ss_nvtx_pop(void);
 
-/* Element types of the packed mask. */
+/* Element types of a kernel's floating-point output (the packed mask, NF4's dequantization). */
 enum { SS_DTYPE_F32 = 0, SS_DTYPE_BF16 = 1, SS_DTYPE_F16 = 2 };
-
-/* One kernel: cu_seqlens[num_seqs+1] (int32 prefix sums of lengths, from 0) and the
- * additive block-diagonal causal mask [total x total] (0 where token i may attend to j:
- * same sequence, j <= i, and i - j < sliding_window when sliding_window > 0; -inf
- * elsewhere). lengths live in device memory; their sum must equal total_tokens (rows past
- * the sum are fully masked). Launch only: ordered on `stream`, no host synchronization. */
-int ss_packed_mask(const int32_t* lengths, int num_seqs, int total_tokens, int sliding_window, int32_t* cu_seqlens,
-                   void* mask, int mask_dtype, void* stream);
-
-/* One single-block kernel: counts[e] = #{i : expert_ids[i] == e} and offsets[0..E] their
- * exclusive prefix sums (offsets[E] = n), all int64 in device memory. Ids outside
- * [0, num_experts) are not counted. num_experts <= 8192. No host synchronization. */
-int ss_moe_histogram(const int64_t* expert_ids, int64_t n, int num_experts, int64_t* counts, int64_t* offsets,
-                     void* stream);
 
 /* NF4 dequantization (qlora): codes[ceil(n/2)] (first value in the high nibble) and one
  * fp32 absmax per 64 values -> out[n] in out_dtype. variant 1..SS_NF4_VARIANTS picks the

@@ -3,8 +3,8 @@
 #pragma once
 
 #include <torch/torch.h>
-#include <torch/version.h>
 
+#include <any>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -16,75 +16,6 @@
 #include "syncscope/program/offload_schedule.hpp"
 
 namespace syncscope::kernels::detail {
-
-// at::_grouped_mm (bf16 grouped GEMM with group ends read from device memory) and its
-// autograd formulas exist from LibTorch 2.8 on. -DSYNCSCOPE_ENABLE_GROUPED_MM=OFF leaves it out.
-#if !defined(SYNCSCOPE_NO_GROUPED_MM) && \
-    (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 8))
-#define SYNCSCOPE_HAVE_GROUPED_MM 1
-#endif
-
-// Host reads, counted where they would synchronize on CUDA. `counter` points into
-// Ctx::syncs. Each performs exactly what ATen's ops do (the tensor is read back).
-std::int64_t read_item_int(const torch::Tensor& t, int& counter);
-std::vector<std::int64_t> read_list_int(const torch::Tensor& t, int& counter);
-
-// Throws CudaError when rc != 0 (cudaSuccess).
-void check_cuda(int rc, const char* what);
-
-// The packed batch as uploaded for one step.
-struct PackedBatch {
-  std::vector<std::int32_t> host_lengths;         // known to the packer before upload
-  torch::Tensor input_ids, labels, position_ids;  // [T] int64, device
-  torch::Tensor seq_lengths;                      // [N] int32, device
-  std::uint64_t generation = 0;                   // identity of this upload (cache key)
-  int total = 0;
-};
-
-// Packing metadata per variant: "rebuild" (Unsloth's baseline, every call), "cached"
-// (keyed like Unsloth's caches: the metadata once per batch, on the batch's identity like
-// its `is` check; the mask in one entry per (dtype, window), so alternating windows rebuild
-// it), "device" (no host read: our kernel on CUDA, the CPU reference on CPU; one mask per
-// window per batch).
-class PackingMetadata {
- public:
-  explicit PackingMetadata(fixes::PackingVariant variant) : variant_(variant) {}
-  // The additive mask [1, 1, T, T] in ctx.dtype for `window` (0: full causal).
-  torch::Tensor mask(const PackedBatch& batch, int window, Ctx& ctx);
-  // cu_seqlens as last built (the cache's for cached/device), on the host.
-  std::vector<std::int32_t> cu_seqlens() const;
-  std::int64_t max_seqlen() const { return max_seqlen_; }
-  fixes::PackingVariant variant() const { return variant_; }
-
- private:
-  torch::Tensor unsloth_mask(const PackedBatch& batch, int window, Ctx& ctx);
-  void unsloth_metadata(const PackedBatch& batch, Ctx& ctx);
-  torch::Tensor device_mask(const PackedBatch& batch, int window, Ctx& ctx);
-
-  fixes::PackingVariant variant_;
-  std::uint64_t generation_ = 0;  // batch the cache holds; 0: none
-  torch::Tensor cu_seqlens_;
-  std::int64_t max_seqlen_ = 0;
-  std::map<int, torch::Tensor> masks_;  // "device": by sliding window
-  torch::Tensor cached_mask_;           // "cached": Unsloth's single (dtype, window) entry
-  int cached_window_ = -1;
-};
-
-// Expert weights of one MoE layer: gate/up [E, H, I], down [E, I, H].
-struct ExpertWeights {
-  torch::Tensor gate, up, down;
-};
-
-// Routing + experts + weighted sum: x [T, H] (dtype), expert ids [T, k] int64, routing
-// weights [T, k] fp32. Returns the fp32 [T, H] output. Variants: "loop" (one nonzero per
-// expert), "sorted" (stable argsort + bincount + one tolist), "device" (no host read:
-// counts/offsets on the device, then grouped GEMMs or capacity-padded bmm with C = T, as
-// ctx.moe_expert_gemm says).
-torch::Tensor moe_experts(fixes::MoeVariant variant, const torch::Tensor& x, const torch::Tensor& expert_ids,
-                          const torch::Tensor& weights, const ExpertWeights& w, Ctx& ctx);
-// Counts [E] and exclusive offsets [E+1] (int64) without a host read: our histogram kernel
-// on CUDA, scatter_add_ + cumsum on CPU.
-std::pair<torch::Tensor, torch::Tensor> expert_counts_offsets(const torch::Tensor& flat_ids, int num_experts, Ctx& ctx);
 
 // Executes choreography primitives: CUDA streams/events/async copies, or plain copies on
 // CPU (where every op completes in order, so the choreography is trivially safe there).
@@ -138,7 +69,7 @@ struct LayerWeights {
   LinearWeight q, k, v, o;
   LinearWeight gate, up, down;  // dense MLP: [I, H], [I, H], [H, I]
   torch::Tensor router;         // MoE: [E, H]
-  ExpertWeights experts;
+  ExpertWeights experts;        // the routing fix's hook runs them (TorchLayerContext)
 };
 
 struct ModelWeights {
@@ -169,9 +100,20 @@ struct Rope {
 Rope rope_tables(const torch::Tensor& position_ids, const scenario::ModelShape& model, const Ctx& ctx);
 
 torch::Tensor rmsnorm(const torch::Tensor& x, const torch::Tensor& w, double eps, const Ctx& ctx);
+// One decoder layer. Every registered fix's torch_layer_point runs at BeforeAttention (the
+// attention mask) and, in MoE layers, at ExpertDispatch (the experts), with `fix_states` as
+// their state across layers and steps (layer_points.cpp).
 torch::Tensor layer_forward(const program::StepOptions& options, int layer, const LayerWeights& w,
                             const torch::Tensor& x, const PackedBatch& batch, const Rope& rope,
-                            PackingMetadata& packing, Ctx& ctx);
+                            std::map<fixes::Fix, std::any>& fix_states, Ctx& ctx);
+// The fixes' hooks at those two points (layer_points.cpp): the mask and the experts' output,
+// Error naming the missing hook when no registered fix sets them.
+torch::Tensor fix_attention_mask(const program::StepOptions& options, int layer, int window, const PackedBatch& batch,
+                                 std::map<fixes::Fix, std::any>& fix_states, Ctx& ctx);
+torch::Tensor fix_expert_dispatch(const program::StepOptions& options, int layer, const torch::Tensor& x,
+                                  const torch::Tensor& expert_ids, const torch::Tensor& weights,
+                                  const ExpertWeights& experts, const PackedBatch& batch,
+                                  std::map<fixes::Fix, std::any>& fix_states, Ctx& ctx);
 torch::Tensor head_loss(const program::StepOptions& options, const ModelWeights& w, const torch::Tensor& x,
                         const torch::Tensor& labels, const Ctx& ctx);
 

@@ -288,7 +288,8 @@ torch::Tensor rmsnorm(const torch::Tensor& x, const torch::Tensor& w, double eps
 }
 
 torch::Tensor layer_forward(const program::StepOptions& o, int layer, const LayerWeights& w, const torch::Tensor& x,
-                            const PackedBatch& batch, const Rope& rope, PackingMetadata& packing, Ctx& ctx) {
+                            const PackedBatch& batch, const Rope& rope, std::map<fixes::Fix, std::any>& fix_states,
+                            Ctx& ctx) {
   const scenario::ModelShape& m = o.model;
   const std::int64_t T = x.size(0), nh = m.num_attention_heads, nkv = m.num_key_value_heads, d = m.head_dim;
   const double eps = m.rms_norm_eps;
@@ -306,7 +307,8 @@ torch::Tensor layer_forward(const program::StepOptions& o, int layer, const Laye
     k = k.unsqueeze(2).expand({T, nkv, nh / nkv, d}).reshape({T, nh, d});
     v = v.unsqueeze(2).expand({T, nkv, nh / nkv, d}).reshape({T, nh, d});
   }
-  const torch::Tensor mask = packing.mask(batch, program::layer_sliding_window(m, layer), ctx);
+  const torch::Tensor mask =
+      fix_attention_mask(o, layer, program::layer_sliding_window(m, layer), batch, fix_states, ctx);
   const torch::Tensor attn = attention_core(q.transpose(0, 1).unsqueeze(0), k.transpose(0, 1).unsqueeze(0),
                                             v.transpose(0, 1).unsqueeze(0), mask, static_cast<int>(d));
   const torch::Tensor h = x + apply_linear(w.o, attn.squeeze(0).transpose(0, 1).reshape({T, nh * d}), ctx);
@@ -317,7 +319,8 @@ torch::Tensor layer_forward(const program::StepOptions& o, int layer, const Laye
   const torch::Tensor logits = torch::linear(n2, w.router);
   auto top = torch::topk(logits, m.num_experts_per_tok, -1);
   const torch::Tensor weights = torch::softmax(std::get<0>(top).to(torch::kFloat32), -1);
-  const torch::Tensor out = moe_experts(o.moe, n2, std::get<1>(top), weights, w.experts, ctx);
+  const torch::Tensor out =
+      fix_expert_dispatch(o, layer, n2, std::get<1>(top), weights, w.experts, batch, fix_states, ctx);
   return h + out.to(x.scalar_type());
 }
 

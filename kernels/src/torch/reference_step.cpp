@@ -1,5 +1,6 @@
 // ReferenceStep: one training step, walking the same choreography list the step program is
-// built from (build_choreography / build_plain_choreography).
+// built from: a fix's (its torch_step_setup hook, as build_program_schedule gives the
+// program's) or the plain one (build_plain_choreography).
 #include <fmt/format.h>
 
 #include <limits>
@@ -32,18 +33,20 @@ struct ReferenceStep::Impl {
   std::unique_ptr<torch::optim::AdamW> adam;
   program::Choreography choreo;
   std::unique_ptr<OffloadEngine> engine;
-  // Unsloth's first pass offloads every layer (offload_first_pass); later steps keep the last.
+  // The first run()'s schedule when a fix's differs (offload: Unsloth's first pass offloads every
+  // layer); later steps keep the other.
   program::Choreography first_choreo;
   std::unique_ptr<OffloadEngine> first_engine;
   int steps_run = 0;
-  std::map<fixes::Fix, std::any> fix_states;  // the fixes' LibTorch hooks' state (TorchStepContext)
-  PackingMetadata packing;
+  // The fixes' LibTorch hooks' state across layers and steps (TorchStepContext,
+  // TorchLayerContext: fixes/packing's metadata cache).
+  std::map<fixes::Fix, std::any> fix_states;
   int batch = 0;
   std::vector<int> lengths;
   HostBatch host;
   std::uint64_t generation = 0;
 
-  explicit Impl(const program::StepOptions& o) : opt(o), packing(o.packing) {
+  explicit Impl(const program::StepOptions& o) : opt(o) {
     validate(opt);
     layers = program::effective_layers(opt);
     ctx.cuda = opt.device == "cuda";
@@ -55,7 +58,6 @@ struct ReferenceStep::Impl {
       ctx.device = torch::Device(torch::kCUDA, 0);
     }
     ctx.dtype = parse_dtype(opt.dtype);
-    if (opt.model.is_moe() && opt.moe == fixes::MoeVariant::Device) ctx.moe_expert_gemm = resolve_moe_expert_gemm(opt);
     ctx.syncs = &syncs;
     ctx.metadata_builds = &builds;
     ctx.ranges = &ranges;
@@ -65,48 +67,34 @@ struct ReferenceStep::Impl {
     for (auto& [name, p] : w.named) params.push_back(p);
     adam = std::make_unique<torch::optim::AdamW>(
         params, torch::optim::AdamWOptions(opt.learning_rate).weight_decay(opt.weight_decay));
-    const std::int64_t T = opt.batch.packed_tokens, H = opt.model.hidden_size;
-    if (!opt.offload && opt.training.gradient_checkpointing == "full")
-      throw InputError(
-          "gradient_checkpointing: full: the LibTorch reference step recomputes layers only with offload (the step "
-          "programs, the simulator and the memory estimate model full recompute); run it with --device sim, or "
-          "measure with gradient_checkpointing: none or offload");
-    if (!opt.offload) {
-      choreo = program::build_plain_choreography(layers);
-    } else {
-      const double act = static_cast<double>(T) * static_cast<double>(H) * program::dtype_bytes(opt.dtype);
-      double budget = opt.offload_budget_bytes;
-      if (budget < 0) {
-        budget = 0;
-#ifdef SYNCSCOPE_KERNELS_CUDA
-        if (ctx.cuda) {
-          size_t free_bytes = 0, total_bytes = 0;
-          check_cuda(ss_cuda_mem_get_info(&free_bytes, &total_bytes), "cudaMemGetInfo");
-          budget = std::max(0.0, static_cast<double>(free_bytes) - program::kOffloadReserveBytes);
-        }
-#endif
-      }
-      opt.offload_budget_bytes = budget;  // resolved: build_step_program(options()) plans the same
-#ifdef SYNCSCOPE_KERNELS_CUDA
-      if (ctx.cuda && opt.offload == fixes::OffloadVariant::Double) {
-        // Unsloth double-buffers only with memory for the second buffer (docs/sources.md#offload-double-buffer: > 512
-        // MB free) and falls back to one buffer otherwise; options() then says "single".
-        size_t free_bytes = 0, total_bytes = 0;
-        check_cuda(ss_cuda_mem_get_info(&free_bytes, &total_bytes), "cudaMemGetInfo");
-        if (static_cast<double>(free_bytes) < act + program::kUnslothDoubleBufferFreeBytes)
-          opt.offload = fixes::OffloadVariant::Single;
-      }
-#endif
-      choreo = program::build_choreography(program::plan_offload(*opt.offload, layers, act, budget, opt.prefetch_depth,
-                                                                 opt.offload_first_pass, opt.offload_min_bytes));
-      engine = std::make_unique<OffloadEngine>(choreo, T, H, ctx);
-      if (!opt.offload_first_pass && opt.offload != fixes::OffloadVariant::Prefetch) {
-        first_choreo = program::build_choreography(
-            program::plan_offload(*opt.offload, layers, act, budget, opt.prefetch_depth, true, opt.offload_min_bytes));
-        first_engine = std::make_unique<OffloadEngine>(first_choreo, T, H, ctx);
-      }
-    }
+    setup_schedule();
     load_batch(0);
+  }
+
+  // Every registered fix's torch_step_setup: what it resolves from the device, and the layer
+  // schedule of the first that reorders the layers (offload's reload choreography); else the
+  // plain one.
+  void setup_schedule() {
+    fixes::TorchStepSetup setup{
+        .options = opt, .layers = layers, .device = ctx, .schedule = std::nullopt, .first_step = std::nullopt};
+    for (const fixes::FixSpec& f : fixes::fix_registry())
+      if (f.torch_step_setup) f.torch_step_setup(setup);
+    if (!setup.schedule && opt.training.gradient_checkpointing == "full")
+      throw InputError(
+          "gradient_checkpointing: full: the LibTorch reference step recomputes layers only under a fix's schedule "
+          "(offload; the step programs, the simulator and the memory estimate model full recompute); run it with "
+          "--device sim, or measure with gradient_checkpointing: none or offload");
+    if (!setup.schedule) {
+      choreo = program::build_plain_choreography(layers);
+      return;
+    }
+    const std::int64_t T = opt.batch.packed_tokens, H = opt.model.hidden_size;
+    choreo = std::move(*setup.schedule);
+    engine = std::make_unique<OffloadEngine>(choreo, T, H, ctx);
+    if (setup.first_step) {
+      first_choreo = std::move(*setup.first_step);
+      first_engine = std::make_unique<OffloadEngine>(first_choreo, T, H, ctx);
+    }
   }
 
   void load_batch(int index) {
@@ -121,7 +109,7 @@ struct ReferenceStep::Impl {
   }
 
   StepResult run() {
-    // The first step runs Unsloth's first pass (every layer offloaded), later ones the plan.
+    // The first step runs the fix's first-step schedule where it has one, later ones the other.
     const int index = steps_run++;
     const bool first = index == 0 && first_engine != nullptr;
     return run_with(first ? first_choreo : choreo, first ? first_engine.get() : engine.get(), index);
@@ -170,7 +158,7 @@ struct ReferenceStep::Impl {
       ranges.push("forward");
       const torch::Tensor emb = torch::embedding(w.embed, b.input_ids);
       const Rope rope = rope_tables(b.position_ids, opt.model, ctx);
-      const bool offload = engine != nullptr;
+      const bool checkpointed = engine != nullptr;  // a fix's schedule: checkpoints, recomputed in backward
       std::vector<torch::Tensor> acts(static_cast<std::size_t>(layers) + 1), inputs(static_cast<std::size_t>(layers)),
           outs(static_cast<std::size_t>(layers));
       acts[0] = emb.detach();
@@ -194,13 +182,13 @@ struct ReferenceStep::Impl {
           case program::ChoreoKind::ForwardLayer: {
             RangeGuard r(ranges, fmt::format("layer_{:02}", s.layer));
             const LayerWeights& lw = w.layers[l];
-            if (offload) {
+            if (checkpointed) {
               torch::NoGradGuard no_grad;
-              acts[l + 1] = layer_forward(opt, s.layer, lw, acts[l], b, rope, packing, ctx);
+              acts[l + 1] = layer_forward(opt, s.layer, lw, acts[l], b, rope, fix_states, ctx);
             } else {
               // Plain autograd, cut per layer so backward can run (and be ranged) layer by layer.
               inputs[l] = acts[l].detach().requires_grad_(true);
-              outs[l] = layer_forward(opt, s.layer, lw, inputs[l], b, rope, packing, ctx);
+              outs[l] = layer_forward(opt, s.layer, lw, inputs[l], b, rope, fix_states, ctx);
               acts[l + 1] = outs[l].detach();
             }
             break;
@@ -216,11 +204,11 @@ struct ReferenceStep::Impl {
           }
           case program::ChoreoKind::BackwardLayer: {
             RangeGuard r(ranges, fmt::format("layer_{:02}", s.layer));
-            if (offload) {
+            if (checkpointed) {
               // Recompute from the reloaded (or resident) input, then backward through it.
               const torch::Tensor& src = s.buffer >= 0 ? engine->ring(s.buffer) : acts[l];
               const torch::Tensor x = src.detach().requires_grad_(true);
-              const torch::Tensor out = layer_forward(opt, s.layer, w.layers[l], x, b, rope, packing, ctx);
+              const torch::Tensor out = layer_forward(opt, s.layer, w.layers[l], x, b, rope, fix_states, ctx);
               torch::autograd::backward({out}, {grad});
               grad = x.grad();
             } else {
@@ -303,6 +291,9 @@ void ReferenceStep::set_parameters(const std::vector<NamedValues>& values) {
   }
 }
 
-std::vector<std::int32_t> ReferenceStep::cached_cu_seqlens() const { return impl_->packing.cu_seqlens(); }
+const std::any* ReferenceStep::fix_state(fixes::Fix fix) const {
+  const auto it = impl_->fix_states.find(fix);
+  return it == impl_->fix_states.end() || !it->second.has_value() ? nullptr : &it->second;
+}
 
 }  // namespace syncscope::kernels

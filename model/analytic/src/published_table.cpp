@@ -1,6 +1,7 @@
-// The published figures (docs/sources.md#packing-cache, #offload-double-buffer,
-// #moe-routing) beside the runs of scenarios/published/, as `validate --published` and the
-// report print them. The figures are inputs as printed; nothing here is fitted to them.
+// The published figures (each fix's FixSpec::published_scenarios, from its folder:
+// docs/sources.md#packing-cache, #offload-double-buffer, #moe-routing) beside the runs of
+// scenarios/published/, as `validate --published` and the report print them. The figures are
+// inputs as printed; nothing here is fitted to them.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,61 +13,14 @@ namespace syncscope::model {
 
 namespace {
 
-struct FigureSpec {
-  const char* figure;
-  const char* scenario;
-  const char* fix;
-  const char* variant;
-  const char* what;
-  double published, lo, hi;
-  bool independent;
-  const char* assumptions;
-  const char* source;
-};
-
-// Packing step gains: the published saving's share f of step time gives 1 / (1 - f) - 1.
-constexpr double share_gain(double f) { return 1.0 / (1.0 - f) - 1.0; }
-
-constexpr const char* kPackingAssumptions =
-    "Unsloth defaults for what the blog leaves out (2 x 2048 packed tokens per micro-batch; gradient accumulation "
-    "not modelled); sequence lengths uniform 64..1024 (not published); pre-cache rebuild op by op, each launching "
-    "op at the GPU profile's host cost per op (shipped: 24.1 us of eager host time, our H200 trace), views free; "
-    "recompute repeats the rebuild; the rest of the "
-    "step at the GPU profile's host costs";
-constexpr const char* kOffloadAssumptions =
-    "T from the published extra buffer (GB read as 10^9 bytes, the blog's units: its printed reload times agree); "
-    "QLoRA (mode not published); copy_compute_slowdown "
-    "0.151 in the B200 profile was fitted to these three figures, so the ratio is not independent of them";
-
-const FigureSpec kFigures[] = {
-    {"Llama-3.2-1B packing cache, step", "published-llama-3.2-1b-packing", "packing", "cached", "step",
-     share_gain(0.115), share_gain(0.115), share_gain(0.115), true, kPackingAssumptions,
-     "docs/sources.md#packing-cache"},
-    {"Qwen3-0.6B packing cache, step", "published-qwen3-0.6b-packing", "packing", "cached", "step", share_gain(0.148),
-     share_gain(0.148), share_gain(0.148), true, kPackingAssumptions, "docs/sources.md#packing-cache"},
-    {"Qwen3-14B QLoRA packing cache, forward", "published-qwen3-14b-qlora-packing", "packing", "cached", "forward",
-     0.433, 0.433, 0.433, true, kPackingAssumptions, "docs/sources.md#packing-cache"},
-    {"Qwen3-14B QLoRA packing cache, backward", "published-qwen3-14b-qlora-packing", "packing", "cached", "backward",
-     0.058, 0.058, 0.058, true, kPackingAssumptions, "docs/sources.md#packing-cache"},
-    {"Qwen3-14B QLoRA packing cache, whole batch", "published-qwen3-14b-qlora-packing", "packing", "cached", "step",
-     0.143, 0.143, 0.143, true, kPackingAssumptions, "docs/sources.md#packing-cache"},
-    {"SDPA mask rebuild, 2048 tokens (ms, not a gain)", "published-rebuild-microbench-2048", "packing", "cached",
-     "rebuild_ms", 13.7, 13.7, 13.7, true,
-     "one rebuild = (T_rebuild - T_cached) / (L - 1) without checkpointing; sequence count of the blog's synthetic "
-     "batch not published (ours: uniform 64..1024 tokens)",
-     "docs/sources.md#packing-cache"},
-    {"Qwen3-8B double-buffered reload, step", "published-qwen3-8b-offload", "offload", "double", "step", 0.0840, 0.0840,
-     0.0840, false, kOffloadAssumptions, "docs/sources.md#offload-double-buffer"},
-    {"Qwen3-14B double-buffered reload, step", "published-qwen3-14b-offload", "offload", "double", "step", 0.0670,
-     0.0670, 0.0670, false, kOffloadAssumptions, "docs/sources.md#offload-double-buffer"},
-    {"Qwen3-32B double-buffered reload, step", "published-qwen3-32b-offload", "offload", "double", "step", 0.0461,
-     0.0461, 0.0461, false, kOffloadAssumptions, "docs/sources.md#offload-double-buffer"},
-    {"gpt-oss-20b sorted routing, step (10-15%)", "published-gpt-oss-20b-moe", "moe_routing", "sorted", "step", 0.125,
-     0.10, 0.15, true,
-     "Unsloth defaults as for packing; LoRA on q, k, v, o (mode not published); our reference expert form, which "
-     "overstates sorted's gain by ~9% against Unsloth's (model/README.md)",
-     "docs/sources.md#moe-routing"},
-};
+// Every registered fix's figures (FixSpec::published_scenarios), in registry order, with the
+// fix's name.
+std::vector<std::pair<std::string, fixes::PublishedScenarioFigure>> figures() {
+  std::vector<std::pair<std::string, fixes::PublishedScenarioFigure>> out;
+  for (const fixes::FixSpec& f : fixes::fix_registry())
+    for (const auto& figure : f.published_scenarios) out.emplace_back(f.name, figure);
+  return out;
+}
 
 const VariantResult* find_variant(const std::vector<RunResults>& runs, const std::string& scenario,
                                   const std::string& fix, const std::string& variant) {
@@ -87,22 +41,23 @@ const VariantResult* find_baseline(const std::vector<RunResults>& runs, const st
 }  // namespace
 
 bool published_scenario(const std::string& scenario) {
-  return std::any_of(std::begin(kFigures), std::end(kFigures),
-                     [&](const FigureSpec& f) { return scenario == f.scenario; });
+  const auto all = figures();
+  return std::any_of(all.begin(), all.end(), [&](const auto& f) { return scenario == f.second.scenario; });
 }
 
 bool published_scenario_shows(const std::string& scenario, const std::string& what) {
-  return std::any_of(std::begin(kFigures), std::end(kFigures),
-                     [&](const FigureSpec& f) { return scenario == f.scenario && what == f.what; });
+  const auto all = figures();
+  return std::any_of(all.begin(), all.end(),
+                     [&](const auto& f) { return scenario == f.second.scenario && what == f.second.what; });
 }
 
 std::vector<PublishedFigureRow> published_figure_rows(const std::vector<RunResults>& runs) {
   std::vector<PublishedFigureRow> rows;
-  for (const auto& f : kFigures) {
+  for (const auto& [fix, f] : figures()) {
     PublishedFigureRow r;
     r.figure = f.figure;
     r.scenario = f.scenario;
-    r.fix = f.fix;
+    r.fix = fix;
     r.variant = f.variant;
     r.what = f.what;
     r.published = f.published;

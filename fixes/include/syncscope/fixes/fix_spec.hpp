@@ -15,15 +15,15 @@
 // fixes/shipped/src/shipped.cpp has its one line in register_shipped_fixes(), which the
 // executable, the Python module, the library entry points (api/, pipeline/), the benchmarks,
 // the fuzz targets and every test that builds a step or predicts call before using the
-// registry (an empty registry throws, naming that call). A fix's LibTorch hook
-// (torch_step_point) is built only with LibTorch (fixes/<name>'s syncscope_fix_<name>_torch)
-// and installed by register_shipped_torch_steps() (fixes/shipped/src/shipped_torch.cpp).
+// registry (an empty registry throws, naming that call). A fix's LibTorch hooks
+// (torch_step_point, torch_layer_point, torch_step_setup) are built only with LibTorch
+// (fixes/<name>'s syncscope_fix_<name>_torch) and installed by register_shipped_torch_steps()
+// (fixes/shipped/src/shipped_torch.cpp), which whoever builds a ReferenceStep calls.
 // tests/pipeline/test_fix_registry.cpp registers a toy fix from the test alone and runs it
 // through scenario parsing, the run plan, the step program and predict.
 //
 // The first three fixes still have pieces in the layers, keyed by the typed variants below:
-// their StepOptions fields and their LibTorch code inside a layer (kernels/src/torch);
-// docs/fix-registry.md lists each and what would move it. A fix added since (fixes/logging)
+// their StepOptions fields; docs/fix-registry.md lists each and what would move it. A fix added since (fixes/logging)
 // rides in StepOptions::other_fixes / fix_numbers and has no such piece.
 #pragma once
 
@@ -77,6 +77,12 @@ struct ReplayEditContext;
 // steps): opaque here (fixes/ includes no torch), defined in the torch layer's
 // syncscope/kernels/torch_step_point.hpp.
 struct TorchStepContext;
+// What it hands a fix's torch_layer_point hook inside a layer (the packed batch and the
+// attention window in, the mask out; the tokens, router choice and expert weights in, the
+// experts' output out) and its torch_step_setup hook (the step options and the device to
+// resolve from, the layer schedule out): opaque here too, defined in the same header.
+struct TorchLayerContext;
+struct TorchStepSetup;
 
 // A what-if edit a fix answers to, beside the engine's own (remove-syncs, pin-memory):
 // `--what-if EDIT` or `--what-if EDIT:ARG` applies `variant` of this fix to a replayed trace.
@@ -128,6 +134,20 @@ struct PublishedFigure {
   double forward_speedup = 0;  // e.g. 1.433 for "+43.3% forward"; 0: not published
   double step_speedup = 0;     // whole step; 0: not published
   std::string source;
+};
+
+// A published figure of this fix beside the run of its scenario in scenarios/published/, as
+// `validate --published` and the report print it (model/analytic/src/published_table.cpp loops
+// over every fix's list, in registry order). Gains are speedup - 1; "rebuild_ms" is a cost.
+struct PublishedScenarioFigure {
+  std::string figure;    // "Llama-3.2-1B packing cache, step"
+  std::string scenario;  // scenarios/published/*.yaml `name`
+  std::string variant;
+  std::string what;                      // "step" | "forward" | "backward" | "rebuild_ms"
+  double published = 0, lo = 0, hi = 0;  // gain (fraction) or ms; a published range lo..hi, else all equal
+  bool independent = true;               // false: a profile value was fitted to this figure (said so)
+  std::string assumptions;               // what the comparison rests on, beyond the scenario's header
+  std::string source;                    // docs/sources.md anchor
 };
 
 struct FixSpec {
@@ -190,6 +210,16 @@ struct FixSpec {
   // describes there and counting the host syncs it makes; built only with LibTorch
   // (fixes/logging: src/torch_step.cpp).
   std::function<void(TorchStepContext&, program::ProgramPoint)> torch_step_point;
+  // kernels/ (torch layer): this fix's LibTorch code inside each layer's forward and its
+  // checkpoint recompute, at BeforeAttention (it sets the attention mask: fixes/packing) and
+  // ExpertDispatch (it sets the experts' output: fixes/moe_routing), as build_program_layer
+  // emits its operators there; built only with LibTorch.
+  std::function<void(TorchLayerContext&, program::ProgramPoint)> torch_layer_point;
+  // kernels/ (torch layer): once when a reference step is built: what this fix resolves from
+  // the device (offload's budget, MoE's expert GEMM) and the layer schedule when it reorders
+  // the layers (offload's reload choreography, as build_program_schedule gives the program's;
+  // the first that sets one wins). Built only with LibTorch.
+  std::function<void(TorchStepSetup&)> torch_step_setup;
   // pipeline/: what a run tells predict --trace about this fix when it predicts from its
   // baseline's trace: the scenario's selection of this fix and the baseline job's step
   // options (offload's prefetch depth, packing's attention windows in issue order).
@@ -216,6 +246,8 @@ struct FixSpec {
   std::function<void(ReplayEditContext&)> replay_edit;
   // model/: the published speedups of this fix (validate, report).
   std::function<std::vector<PublishedFigure>()> published;
+  // model/: its figures beside the runs of scenarios/published/ (validate --published).
+  std::vector<PublishedScenarioFigure> published_scenarios;
 
   const std::string& baseline() const { return variants.front(); }
   // Index of a variant name, nullopt when the fix has no such variant.

@@ -1,18 +1,21 @@
 // The LibTorch reference training step: a decoder stack with the real shapes of a
 // ModelShape (random seeded weights, no downloads), a packed batch, forward + backward +
-// AdamW, with each fix's variant plugged in by name (StepOptions). Torch-free header
-// (pimpl) so the CLI links it without torch headers; built only with LibTorch.
+// AdamW, with each fix's variant plugged in by its LibTorch hooks (torch_step_point.hpp; the
+// fixes' folders install them: fixes::register_shipped_torch_steps(), which whoever builds a
+// ReferenceStep calls first). Torch-free header (pimpl) so the CLI links it without torch
+// headers; built only with LibTorch.
 //
 // What one run() does, in host order (the step program, build_step_program, lists the
 // same ops): upload the packed batch (pinned, non_blocking: a new batch object, so caches
 // keyed on it miss once per step, as in training), embedding, RoPE tables, the layer loop of
-// the offload choreography (or plain autograd split per layer so each layer gets its own
-// NVTX range), final norm + LM head + cross-entropy, backward, AdamW, and one host read of
-// the loss. NVTX ranges: "step", "forward", "backward", "optimizer", "layer_%02d" (forward
-// and backward), "packing_metadata", "offload_reload", "moe_routing". A registered fix's
-// LibTorch hooks run before and after AdamW (torch_step_point.hpp) with ranges of their own
-// (fixes/logging: "clip_grad_norm_" before it, "logging" after it, whose reads replace the
-// loss read).
+// the schedule a fix gives (offload's reload choreography; else plain autograd split per
+// layer so each layer gets its own NVTX range), with the fixes' hooks inside each layer
+// (the attention mask: fixes/packing; routing and the experts: fixes/moe_routing), final norm
+// + LM head + cross-entropy, backward, the fixes' hooks before and after AdamW (fixes/logging:
+// "clip_grad_norm_" before it, "logging" after it, whose reads replace the loss read), and
+// one host read of the loss. NVTX ranges: "step", "forward", "backward", "optimizer",
+// "layer_%02d" (forward and backward), "offload_reload" (the schedule's copies and waits) and
+// the fixes' own ("packing_metadata", "moe_routing", ...).
 //
 // Numerics: fp32 on CPU by default, bf16 on CUDA. Across packing and offload variants the
 // arithmetic is the same sequence of operations on the same values, so on CPU losses and
@@ -21,7 +24,9 @@
 // tests).
 #pragma once
 
+#include <any>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,13 +40,19 @@ namespace syncscope::kernels {
 // .tolist(), nonzero, bincount's min/max reads), by where they come from. Counted the same
 // on CPU, where they do not block, so the counts are testable anywhere.
 struct SyncCounts {
-  int packing = 0;  // packing metadata and mask
-  int moe = 0;      // MoE routing
-  int other = 0;    // the loss read at the end of the step
-  // A registered fix's LibTorch hooks at the step's points (FixSpec::torch_step_point:
-  // fixes/logging's reads of the loss and the gradient norm, its event wait).
-  int fixes = 0;
-  int total() const { return packing + moe + other + fixes; }
+  // A registered fix's LibTorch hooks (torch_step_point.hpp): packing's metadata and mask,
+  // MoE routing, logging's reads of the loss and the gradient norm; absent: none.
+  std::map<fixes::Fix, int> by_fix;
+  int other = 0;  // the loss read at the end of the step
+  int of(fixes::Fix fix) const {
+    const auto it = by_fix.find(fix);
+    return it == by_fix.end() ? 0 : it->second;
+  }
+  int total() const {
+    int n = other;
+    for (const auto& [fix, count] : by_fix) n += count;
+    return n;
+  }
 };
 
 struct StepResult {
@@ -51,7 +62,7 @@ struct StepResult {
   // NaN on a step that read no loss.
   double loss = 0;
   SyncCounts host_syncs;
-  int metadata_builds = 0;          // packing metadata/mask constructions this step
+  int metadata_builds = 0;          // a fix's metadata constructions this step (packing's metadata and masks)
   std::vector<std::string> ranges;  // NVTX ranges opened, in order (when record_ranges)
   // MoE "device": how the expert GEMMs ran this step ("grouped" or "padded"); "" otherwise.
   std::string moe_expert_gemm;
@@ -98,8 +109,10 @@ class ReferenceStep {
   // e.g. to run the CPU and the CUDA step from identical weights: the seeded generators of
   // the two devices differ. InputError on a mismatch.
   void set_parameters(const std::vector<NamedValues>& values);
-  // The cu_seqlens the packing cache currently holds (empty when nothing is cached).
-  std::vector<std::int32_t> cached_cu_seqlens() const;
+  // A fix's state kept across steps by its LibTorch hooks (TorchStepContext::state,
+  // TorchLayerContext::state; fixes/packing's metadata cache); nullptr when it has none. The
+  // fix's folder reads it (fixes::packing::cached_cu_seqlens).
+  const std::any* fix_state(fixes::Fix fix) const;
 
  private:
   struct Impl;

@@ -10,9 +10,11 @@ namespace syncscope::fixes {
 
 void register_shipped_fixes();
 
-// register_shipped_fixes() and each such fix's LibTorch hook (FixSpec::torch_step_point),
-// for the LibTorch reference step: the measured backend calls it at load, the fixes' LibTorch
-// tests before their steps. Defined in syncscope_fixes_shipped_torch (src/shipped_torch.cpp),
+// register_shipped_fixes() and each fix's LibTorch hooks (FixSpec::torch_step_point,
+// torch_layer_point, torch_step_setup), for the LibTorch reference step, which cannot build its
+// attention mask or run its experts without them: everything that builds a ReferenceStep
+// calls it first (the measured backend at load, the kernel benchmark and probe, the LibTorch
+// tests: tests/support/shipped_torch_steps.cpp). Defined in syncscope_fixes_shipped_torch (src/shipped_torch.cpp),
 // built only with LibTorch. Idempotent.
 void register_shipped_torch_steps();
 

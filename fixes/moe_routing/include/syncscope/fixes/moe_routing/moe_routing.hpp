@@ -7,8 +7,12 @@
 // and expert dispatch (src/program.cpp), the trace detector (src/detect.cpp), its closed forms
 // and predictions (closed_form.hpp, src/closed_form.cpp), `predict`'s options for it and what
 // a scenario implies for them (src/predict.cpp) and the what-if edits moe-sorted and
-// moe-device (src/replay_edit.cpp). Still in the layers (docs/fix-registry.md): StepOptions::moe,
-// the LibTorch code (kernels/src/torch/moe.cpp, grouped_gemm.cpp) and the CUDA histogram kernel.
+// moe-device (src/replay_edit.cpp), and, built only with LibTorch (syncscope_fix_moe_routing_torch:
+// torch_step.hpp, src/torch_step.cpp, src/torch_grouped_gemm.cpp), the routing and experts in
+// the reference step, with its CUDA kernel (src/cuda/moe_histogram.cu,
+// syncscope_fix_moe_routing_cuda). Still in the layers (docs/fix-registry.md): StepOptions::moe
+// and moe_expert_gemm, and the expert GEMM's resolution (kernels::resolve_moe_expert_gemm,
+// which the measured backend answers).
 #pragma once
 
 #include "syncscope/fixes/fix_spec.hpp"
@@ -17,5 +21,8 @@ namespace syncscope::fixes::moe_routing {
 
 // Adds the fix to the registry with its hooks (idempotent); register_shipped_fixes() calls it.
 void register_moe_routing_fix();
+// Installs its LibTorch hooks (syncscope_fix_moe_routing_torch, built only with LibTorch),
+// registering the fix first; register_shipped_torch_steps() calls it. Idempotent.
+void register_moe_routing_torch_step();
 
 }  // namespace syncscope::fixes::moe_routing

@@ -10,8 +10,10 @@
 // predictions (closed_form.hpp, src/closed_form.cpp), `predict`'s options for it and what a
 // scenario implies for them (src/predict.cpp), the blog's figures and their reproduction
 // (published.hpp, src/published.cpp) and the what-if edits double-buffer and prefetch[:K]
-// (src/replay_edit.cpp). Still in the layers (docs/fix-registry.md): StepOptions::offload,
-// offload_budget_bytes and prefetch_depth, and the LibTorch code (kernels/src/torch/offload.cpp).
+// (src/replay_edit.cpp), and, built only with LibTorch (syncscope_fix_offload_torch), the
+// reference step's schedule (src/torch_step.cpp: the plan with the budget read from the
+// device, which the step's copy stream executes: kernels/src/torch/offload.cpp). Still in the
+// layers (docs/fix-registry.md): StepOptions::offload, offload_budget_bytes and prefetch_depth.
 #pragma once
 
 #include "syncscope/fixes/fix_spec.hpp"
@@ -20,5 +22,8 @@ namespace syncscope::fixes::offload {
 
 // Adds the fix to the registry with its hooks (idempotent); register_shipped_fixes() calls it.
 void register_offload_fix();
+// Installs its LibTorch hook (torch_step_setup; syncscope_fix_offload_torch, built only with
+// LibTorch), registering the fix first; register_shipped_torch_steps() calls it. Idempotent.
+void register_offload_torch_step();
 
 }  // namespace syncscope::fixes::offload

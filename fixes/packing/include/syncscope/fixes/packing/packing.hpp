@@ -11,10 +11,11 @@
 // (src/detect.cpp), its closed forms and predictions (closed_form.hpp, src/closed_form.cpp),
 // `predict`'s options for it and what a scenario implies for them (src/predict.cpp), the
 // blog's figures and their reproduction (published.hpp, src/published.cpp) and the what-if
-// edits packing-cache and packing-device (src/replay_edit.cpp). Still in the layers
-// (docs/fix-registry.md says what would move each): StepOptions::packing and
-// packing_rebuild_form, the LibTorch code inside a layer (kernels/src/torch/packing.cpp) and
-// the CUDA mask kernel.
+// edits packing-cache and packing-device (src/replay_edit.cpp), and, built only with LibTorch
+// (syncscope_fix_packing_torch: torch_step.hpp, src/torch_step.cpp), the attention mask in
+// the reference step, with its CUDA kernel (src/cuda/packing_mask.cu, syncscope_fix_packing_cuda).
+// Still in the layers (docs/fix-registry.md says what would move each): StepOptions::packing
+// and packing_rebuild_form.
 #pragma once
 
 #include "syncscope/fixes/fix_spec.hpp"
@@ -23,5 +24,8 @@ namespace syncscope::fixes::packing {
 
 // Adds the fix to the registry with its hooks (idempotent); register_shipped_fixes() calls it.
 void register_packing_fix();
+// Installs its LibTorch hooks (syncscope_fix_packing_torch, built only with LibTorch),
+// registering the fix first; register_shipped_torch_steps() calls it. Idempotent.
+void register_packing_torch_step();
 
 }  // namespace syncscope::fixes::packing

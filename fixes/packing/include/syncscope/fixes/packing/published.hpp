@@ -29,6 +29,9 @@ struct PublishedCase {
 std::vector<PublishedCase> reproduce_published_figures();
 // The blog's speedups of this fix, as printed (FixSpec::published).
 std::vector<PublishedFigure> published_figures();
+// Its figures beside the runs of scenarios/published/ (FixSpec::published_scenarios: validate
+// --published's table).
+std::vector<PublishedScenarioFigure> published_scenario_figures();
 // The reproduction as a Markdown table (docs/published-figures.md).
 std::string published_to_markdown(const std::vector<PublishedCase>& cases);
 

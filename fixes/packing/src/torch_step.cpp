@@ -1,17 +1,30 @@
 // Packed-sequence metadata, three ways (docs/sources.md#packing-cache "Packing metadata cache"; Unsloth
 // unsloth/utils/packing.py): the baseline rebuilds it in every attention layer with three
-// host reads, the cache builds it once per batch, ours builds it without any host read.
+// host reads, the cache builds it once per batch, ours builds it without any host read. The
+// fix's LibTorch hook at BeforeAttention (FixSpec::torch_layer_point) runs the variant the step
+// options hold, the operations its program hook (program.cpp) describes.
+#include "syncscope/fixes/packing/torch_step.hpp"
+
+#include <any>
 #include <limits>
+#include <memory>
 
 #include "syncscope/core/error.hpp"
+#include "syncscope/fixes/packing/packing.hpp"
 #include "syncscope/program/reference.hpp"
-#include "torch/internal.hpp"
 
 #ifdef SYNCSCOPE_KERNELS_CUDA
-#include "cuda/cuda_api.h"
+#include "cuda/cuda_api.h"  // SS_DTYPE_*
+#include "syncscope/fixes/packing/packing_mask.h"
 #endif
 
-namespace syncscope::kernels::detail {
+namespace syncscope::fixes::packing {
+
+using kernels::detail::Ctx;
+using kernels::detail::PackedBatch;
+using kernels::detail::RangeGuard;
+using kernels::detail::read_item_int;
+using kernels::detail::read_list_int;
 
 namespace {
 
@@ -29,17 +42,17 @@ void PackingMetadata::unsloth_metadata(const PackedBatch& batch, Ctx& ctx) {
   torch::Tensor cu = torch::zeros({n + 1}, torch::TensorOptions().device(ctx.device).dtype(torch::kInt32));
   torch::Tensor tail = cu.narrow(0, 1, n);  // cumsum(lengths, out=cu_seqlens[1:])
   torch::cumsum_out(tail, lengths, 0, torch::kInt32);
-  max_seqlen_ = read_item_int(lengths.max(), ctx.syncs->packing);
+  max_seqlen_ = read_item_int(lengths.max(), reads(ctx));
   cu_seqlens_ = cu;
 }
 
 // build_sdpa_packed_attention_mask, operation by operation.
 torch::Tensor PackingMetadata::unsloth_mask(const PackedBatch& batch, int window, Ctx& ctx) {
-  const std::int64_t total = read_item_int(batch.seq_lengths.sum(), ctx.syncs->packing);
+  const std::int64_t total = read_item_int(batch.seq_lengths.sum(), reads(ctx));
   const float neg_inf = -std::numeric_limits<float>::infinity();
   torch::Tensor mask = torch::full({total, total}, neg_inf, ctx.opts());
   std::int64_t offset = 0;
-  for (std::int64_t len : read_list_int(batch.seq_lengths, ctx.syncs->packing)) {
+  for (std::int64_t len : read_list_int(batch.seq_lengths, reads(ctx))) {
     if (len <= 0) continue;
     torch::Tensor block = torch::zeros({len, len}, ctx.opts());
     const torch::Tensor upper =
@@ -70,9 +83,10 @@ torch::Tensor PackingMetadata::device_mask(const PackedBatch& batch, int window,
                      : ctx.dtype == torch::kBFloat16 ? SS_DTYPE_BF16
                                                      : SS_DTYPE_F16;
     // Launched on the legacy default stream, after the lengths' upload queued there.
-    check_cuda(ss_packed_mask(batch.seq_lengths.data_ptr<std::int32_t>(), static_cast<int>(n), static_cast<int>(total),
-                              window, cu.data_ptr<std::int32_t>(), mask.data_ptr(), code, nullptr),
-               "ss_packed_mask");
+    kernels::detail::check_cuda(ss_packed_mask(batch.seq_lengths.data_ptr<std::int32_t>(), static_cast<int>(n),
+                                               static_cast<int>(total), window, cu.data_ptr<std::int32_t>(),
+                                               mask.data_ptr(), code, nullptr),
+                                "ss_packed_mask");
     cu_seqlens_ = cu;
     return mask.unsqueeze(0).unsqueeze(0);
 #else
@@ -89,7 +103,7 @@ torch::Tensor PackingMetadata::device_mask(const PackedBatch& batch, int window,
 
 torch::Tensor PackingMetadata::mask(const PackedBatch& batch, int window, Ctx& ctx) {
   RangeGuard range(*ctx.ranges, "packing_metadata");
-  if (variant_ == fixes::PackingVariant::Rebuild) {
+  if (variant_ == PackingVariant::Rebuild) {
     ++*ctx.metadata_builds;
     unsloth_metadata(batch, ctx);
     generation_ = batch.generation;
@@ -100,12 +114,12 @@ torch::Tensor PackingMetadata::mask(const PackedBatch& batch, int window, Ctx& c
     masks_.clear();
     cached_mask_ = torch::Tensor();
     cu_seqlens_ = torch::Tensor();
-    if (variant_ == fixes::PackingVariant::Cached) {
+    if (variant_ == PackingVariant::Cached) {
       ++*ctx.metadata_builds;
       unsloth_metadata(batch, ctx);
     }
   }
-  if (variant_ == fixes::PackingVariant::Cached) {
+  if (variant_ == PackingVariant::Cached) {
     // Unsloth's _SDPA_MASK_CACHE: one entry per device, hit only for the same batch object
     // and the same (dtype, sliding window); another window replaces it. With gpt-oss's
     // alternating windows every layer rebuilds (2 host reads each).
@@ -130,4 +144,35 @@ std::vector<std::int32_t> PackingMetadata::cu_seqlens() const {
   return {p, p + h.numel()};
 }
 
-}  // namespace syncscope::kernels::detail
+// The step's host reads of this fix (SyncCounts::by_fix; std::map: the reference stays valid).
+int& PackingMetadata::reads(Ctx& ctx) const { return ctx.syncs->by_fix[Fix::Packing]; }
+
+namespace {
+
+// The hook's state across layers and steps (TorchLayerContext::state; std::any needs a
+// copyable value, so a shared_ptr).
+PackingMetadata& metadata_of(TorchLayerContext& c) {
+  std::any& a = c.state(Fix::Packing);
+  if (!a.has_value()) a = std::make_shared<PackingMetadata>(c.options.packing);
+  return *std::any_cast<std::shared_ptr<PackingMetadata>&>(a);
+}
+
+void torch_layer_point(TorchLayerContext& c, program::ProgramPoint at) {
+  if (at != program::ProgramPoint::BeforeAttention) return;
+  c.attention_mask = metadata_of(c).mask(c.batch, c.attention_window, c.device);
+}
+
+}  // namespace
+
+void register_packing_torch_step() {
+  register_packing_fix();
+  mutable_fix_spec(Fix::Packing).torch_layer_point = torch_layer_point;
+}
+
+std::vector<std::int32_t> cached_cu_seqlens(const kernels::ReferenceStep& step) {
+  const std::any* a = step.fix_state(Fix::Packing);
+  if (a == nullptr) return {};
+  return std::any_cast<const std::shared_ptr<PackingMetadata>&>(*a)->cu_seqlens();
+}
+
+}  // namespace syncscope::fixes::packing

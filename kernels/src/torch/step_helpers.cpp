@@ -1,4 +1,6 @@
-// Shared helpers of the LibTorch step: NVTX ranges, counted host reads, CUDA checks.
+// Shared helpers of the LibTorch step and the fixes' LibTorch hooks (torch_step_point.hpp):
+// NVTX ranges, counted host reads, CUDA checks, free device memory; and which expert GEMM MoE
+// "device" can use here (step.hpp).
 #include <fmt/format.h>
 
 #include "syncscope/core/error.hpp"
@@ -100,6 +102,17 @@ void check_cuda(int rc, const char* what) {
   if (rc != 0) throw CudaError(fmt::format("{} failed: {} ({})", what, ss_cuda_error_string(rc), rc), rc);
 #else
   if (rc != 0) throw CudaError(fmt::format("{} failed with CUDA error {}", what, rc), rc);
+#endif
+}
+
+std::optional<double> device_free_bytes(const Ctx& ctx) {
+  if (!ctx.cuda) return std::nullopt;
+#ifdef SYNCSCOPE_KERNELS_CUDA
+  size_t free_bytes = 0, total_bytes = 0;
+  check_cuda(ss_cuda_mem_get_info(&free_bytes, &total_bytes), "cudaMemGetInfo");
+  return static_cast<double>(free_bytes);
+#else
+  SYNCSCOPE_THROW_IF(true, "device memory on CUDA needs a CUDA build of syncscope");
 #endif
 }
 

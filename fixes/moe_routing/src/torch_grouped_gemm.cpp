@@ -1,5 +1,5 @@
 // The MoE "device" variant's grouped GEMM (at::_grouped_mm) with a fallback that covers the
-// backward too. moe.cpp falls back to capacity-padded bmm when the forward refuses; the
+// backward too. torch_step.cpp falls back to capacity-padded bmm when the forward refuses; the
 // backward runs later, inside loss.backward(), where a refusal would end the step. So the
 // grouped GEMM runs inside our own autograd function:
 // - backward forms what PyTorch's autograd forms for _grouped_mm (derivatives.yaml:
@@ -11,13 +11,13 @@
 //   layout (no host read, as the forward's fallback), and the fallback is counted.
 #include <cstdio>
 
-#include "torch/grouped_gemm.hpp"
+#include "syncscope/fixes/moe_routing/torch_step.hpp"
 
 #ifdef SYNCSCOPE_HAVE_GROUPED_MM
 
 #include <atomic>
 
-namespace syncscope::kernels::detail {
+namespace syncscope::fixes::moe_routing {
 
 namespace {
 
@@ -105,6 +105,6 @@ std::uint64_t grouped_mm_backward_fallbacks() { return g_backward_fallbacks.load
 
 void force_grouped_mm_backward_fallback(bool on) { g_force_backward_fallback.store(on); }
 
-}  // namespace syncscope::kernels::detail
+}  // namespace syncscope::fixes::moe_routing
 
 #endif  // SYNCSCOPE_HAVE_GROUPED_MM

@@ -1,19 +1,26 @@
 // MoE expert dispatch, three ways (docs/sources.md#moe-routing "MoE routing (gpt-oss)"): one nonzero per
 // expert (E host syncs), Unsloth's sorted dispatch (bincount + one tolist: on CUDA bincount
-// reads min and max back too, so 3 host syncs), and ours with none.
+// reads min and max back too, so 3 host syncs), and ours with none. The fix's LibTorch hook at
+// ExpertDispatch (FixSpec::torch_layer_point) runs the variant the step options hold, the
+// operations its program hook (program.cpp) describes.
+#include "syncscope/fixes/moe_routing/torch_step.hpp"
+
 #include <fmt/format.h>
 
 #include <cstdio>
 
 #include "syncscope/core/error.hpp"
-#include "torch/grouped_gemm.hpp"
-#include "torch/internal.hpp"
+#include "syncscope/fixes/moe_routing/moe_routing.hpp"
 
 #ifdef SYNCSCOPE_KERNELS_CUDA
-#include "cuda/cuda_api.h"
+#include "syncscope/fixes/moe_routing/moe_histogram.h"
 #endif
 
-namespace syncscope::kernels::detail {
+namespace syncscope::fixes::moe_routing {
+
+using kernels::detail::Ctx;
+using kernels::detail::ExpertWeights;
+using kernels::detail::RangeGuard;
 
 namespace {
 
@@ -39,9 +46,10 @@ std::pair<torch::Tensor, torch::Tensor> expert_counts_offsets(const torch::Tenso
     const torch::Tensor ids = flat_ids.contiguous();
     torch::Tensor counts = torch::empty({num_experts}, lopts);
     torch::Tensor offsets = torch::empty({num_experts + 1}, lopts);
-    check_cuda(ss_moe_histogram(ids.data_ptr<std::int64_t>(), ids.numel(), num_experts, counts.data_ptr<std::int64_t>(),
-                                offsets.data_ptr<std::int64_t>(), nullptr),
-               "ss_moe_histogram");
+    kernels::detail::check_cuda(ss_moe_histogram(ids.data_ptr<std::int64_t>(), ids.numel(), num_experts,
+                                                 counts.data_ptr<std::int64_t>(), offsets.data_ptr<std::int64_t>(),
+                                                 nullptr),
+                                "ss_moe_histogram");
     return {counts, offsets};
 #else
     SYNCSCOPE_THROW_IF(true, "moe device variant on CUDA needs a CUDA build of syncscope");
@@ -53,18 +61,23 @@ std::pair<torch::Tensor, torch::Tensor> expert_counts_offsets(const torch::Tenso
   return {counts, offsets};
 }
 
-torch::Tensor moe_experts(fixes::MoeVariant variant, const torch::Tensor& x, const torch::Tensor& expert_ids,
+namespace {
+// The step's host reads of this fix (SyncCounts::by_fix; std::map: the reference stays valid).
+int& reads(Ctx& ctx) { return ctx.syncs->by_fix[Fix::MoeRouting]; }
+}  // namespace
+
+torch::Tensor moe_experts(MoeVariant variant, const torch::Tensor& x, const torch::Tensor& expert_ids,
                           const torch::Tensor& weights, const ExpertWeights& w, Ctx& ctx) {
   RangeGuard range(*ctx.ranges, "moe_routing");
   const std::int64_t T = x.size(0), H = x.size(1), k = expert_ids.size(1);
   const auto E = static_cast<int>(w.gate.size(0));
   const auto fopts = torch::TensorOptions().device(x.device()).dtype(torch::kFloat32);
-  if (variant == fixes::MoeVariant::Loop) {
+  if (variant == MoeVariant::Loop) {
     // The original HF gpt-oss training path: torch.where(router_indices == e) per expert.
     torch::Tensor out = torch::zeros({T, H}, fopts);
     for (int e = 0; e < E; ++e) {
       const torch::Tensor nz = (expert_ids == e).nonzero();  // [n, 2]: a host sync on CUDA
-      ++ctx.syncs->moe;
+      ++reads(ctx);
       const std::int64_t n = nz.size(0);
       if (n == 0) continue;
       const torch::Tensor tokens = nz.select(1, 0);
@@ -74,14 +87,14 @@ torch::Tensor moe_experts(fixes::MoeVariant variant, const torch::Tensor& x, con
     }
     return out;
   }
-  if (variant == fixes::MoeVariant::Sorted) {
+  if (variant == MoeVariant::Sorted) {
     // Unsloth (unsloth-zoo PR 535): stable argsort, bincount, one tolist, slices by offset,
     // empty experts skipped, index_add_ into fp32.
     const torch::Tensor flat_ids = expert_ids.reshape({-1});
     const torch::Tensor order = torch::argsort(flat_ids, /*stable=*/true, 0, false);
     const torch::Tensor counts = torch::bincount(flat_ids, {}, E);
-    ctx.syncs->moe += 2;  // bincount on CUDA: self.min().cpu() and self.max().item()
-    const std::vector<std::int64_t> host_counts = read_list_int(counts, ctx.syncs->moe);
+    reads(ctx) += 2;  // bincount on CUDA: self.min().cpu() and self.max().item()
+    const std::vector<std::int64_t> host_counts = kernels::detail::read_list_int(counts, reads(ctx));
     torch::Tensor out = torch::zeros({T, H}, fopts);
     std::int64_t offset = 0;
     for (int e = 0; e < E; ++e) {
@@ -95,7 +108,7 @@ torch::Tensor moe_experts(fixes::MoeVariant variant, const torch::Tensor& x, con
     }
     return out;
   }
-  SYNCSCOPE_INPUT_ERROR_IF(variant != fixes::MoeVariant::Device,
+  SYNCSCOPE_INPUT_ERROR_IF(variant != MoeVariant::Device,
                            fmt::format("moe variant {}: expected loop, sorted or device", static_cast<int>(variant)));
   const torch::Tensor flat_ids = expert_ids.reshape({-1});
   const std::int64_t N = flat_ids.numel();
@@ -112,7 +125,7 @@ torch::Tensor moe_experts(fixes::MoeVariant variant, const torch::Tensor& x, con
     // host read and no padding: the expert FLOPs are the baseline's.
     try {
       const torch::Tensor offs = offsets.narrow(0, 1, E).to(torch::kInt32);
-      // grouped_mm (grouped_gemm.cpp): at::_grouped_mm with a backward fallback; C = T.
+      // grouped_mm (torch_grouped_gemm.cpp): at::_grouped_mm with a backward fallback; C = T.
       const torch::Tensor h = torch::silu(grouped_mm(rows, w.gate, offs, T)) * grouped_mm(rows, w.up, offs, T);
       const torch::Tensor y = grouped_mm(h, w.down, offs, T);
       torch::Tensor out = torch::zeros({T, H}, fopts);
@@ -146,4 +159,27 @@ torch::Tensor moe_experts(fixes::MoeVariant variant, const torch::Tensor& x, con
   return out;
 }
 
-}  // namespace syncscope::kernels::detail
+namespace {
+
+void torch_layer_point(TorchLayerContext& c, program::ProgramPoint at) {
+  if (at != program::ProgramPoint::ExpertDispatch) return;
+  c.expert_output = moe_experts(c.options.moe, *c.moe_input, *c.expert_ids, *c.routing_weights, *c.experts, c.device);
+}
+
+// MoE "device" on a MoE model: which expert GEMM this machine's LibTorch can run without a
+// host read (kernels::resolve_moe_expert_gemm; InputError when "grouped" is asked and absent).
+void torch_step_setup(TorchStepSetup& s) {
+  if (s.options.model.is_moe() && s.options.moe == MoeVariant::Device)
+    s.device.moe_expert_gemm = kernels::resolve_moe_expert_gemm(s.options);
+}
+
+}  // namespace
+
+void register_moe_routing_torch_step() {
+  register_moe_routing_fix();
+  FixSpec& f = mutable_fix_spec(Fix::MoeRouting);
+  f.torch_layer_point = torch_layer_point;
+  f.torch_step_setup = torch_step_setup;
+}
+
+}  // namespace syncscope::fixes::moe_routing

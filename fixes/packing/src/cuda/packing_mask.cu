@@ -1,15 +1,16 @@
 // The packed-sequence metadata kernel of the "device" packing variant: cu_seqlens and the
 // additive block-diagonal causal SDPA mask in one launch, from lengths already in device
 // memory (uploaded by the packer, pinned and non_blocking). No host read: the host knows
-// the lengths (and max_seqlen) before upload. C++17, plain C interface (cuda_api.h).
+// the lengths (and max_seqlen) before upload. C++17, plain C interface (packing_mask.h).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <math.h>
 
-#include "cuda/cuda_api.h"
+#include "cuda/cuda_api.h"  // SS_DTYPE_*
 #include "cuda/from_float.cuh"
+#include "syncscope/fixes/packing/packing_mask.h"
 
 namespace {
 

@@ -3,7 +3,7 @@
 // One block: n = T*top_k is a few thousand ids, E at most a few hundred experts.
 #include <cuda_runtime.h>
 
-#include "cuda/cuda_api.h"
+#include "syncscope/fixes/moe_routing/moe_histogram.h"
 
 namespace {
 

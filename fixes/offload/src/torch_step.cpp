@@ -1,0 +1,50 @@
+// The offload fix in the LibTorch reference step (FixSpec::torch_step_setup,
+// syncscope/kernels/torch_step_point.hpp): when the step is built, the memory-aware plan and
+// the copy/event choreography of the variant (offload_schedule.hpp), the same list its
+// program hook (program.cpp) schedules; the step executes it on its copy stream. Built only
+// with LibTorch (syncscope_fix_offload_torch).
+#include <algorithm>
+
+#include "syncscope/fixes/offload/offload.hpp"
+#include "syncscope/kernels/torch_step_point.hpp"
+#include "syncscope/program/offload_schedule.hpp"
+#include "syncscope/program/step_options.hpp"
+
+namespace syncscope::fixes::offload {
+
+namespace {
+
+void torch_step_setup(TorchStepSetup& s) {
+  program::StepOptions& o = s.options;
+  if (!o.offload) return;
+  // One layer's checkpoint: its input, T x hidden elements of the compute dtype.
+  const double act =
+      static_cast<double>(o.batch.packed_tokens) * static_cast<double>(o.model.hidden_size) * program::dtype_bytes(o.dtype);
+  if (o.offload_budget_bytes < 0) {
+    // Left to the device: its free memory (after the weights) less the reserve; 0 on CPU.
+    const std::optional<double> free_bytes = kernels::detail::device_free_bytes(s.device);
+    o.offload_budget_bytes = free_bytes ? std::max(0.0, *free_bytes - program::kOffloadReserveBytes) : 0.0;
+  }  // resolved: build_step_program(options()) plans the same
+  if (o.offload == OffloadVariant::Double) {
+    // Unsloth double-buffers only with memory for the second buffer (docs/sources.md#offload-double-buffer:
+    // > 512 MB free) and falls back to one buffer otherwise; options() then says "single". On CPU: no such check.
+    const std::optional<double> free_bytes = kernels::detail::device_free_bytes(s.device);
+    if (free_bytes && *free_bytes < act + program::kUnslothDoubleBufferFreeBytes) o.offload = OffloadVariant::Single;
+  }
+  const double budget = o.offload_budget_bytes;
+  s.schedule = program::build_choreography(
+      program::plan_offload(*o.offload, s.layers, act, budget, o.prefetch_depth, o.offload_first_pass, o.offload_min_bytes));
+  // Unsloth's first pass offloads every layer (offload_first_pass); `prefetch` plans its own.
+  if (!o.offload_first_pass && o.offload != OffloadVariant::Prefetch)
+    s.first_step = program::build_choreography(
+        program::plan_offload(*o.offload, s.layers, act, budget, o.prefetch_depth, true, o.offload_min_bytes));
+}
+
+}  // namespace
+
+void register_offload_torch_step() {
+  register_offload_fix();
+  mutable_fix_spec(Fix::Offload).torch_step_setup = torch_step_setup;
+}
+
+}  // namespace syncscope::fixes::offload
