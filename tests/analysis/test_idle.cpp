@@ -3,6 +3,8 @@
 // exact sum busy + classes == GPU window for the trace, steps and streams.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "syncscope/analysis/analysis.hpp"
 #include "trace_builder.hpp"
 
@@ -228,6 +230,38 @@ TEST(SyncPoints, EventQueryWithAnEventSyncRecordIsAPoll) {
   EXPECT_EQ(r.gpu.findings[0].rule, "event_query_polling");
   EXPECT_EQ(r.gpu.findings[0].count, 1u);
   EXPECT_EQ(r.gpu.findings[0].events.at(0).calls, 3u);
+}
+
+TEST(SyncPoints, PollsOnAThreadThatQueuesNoGpuWorkAreAWatchdogsNotSyncPoints) {
+  // Thread 1 launches and polls: one polling sync point, as above. Thread 2 neither launches
+  // nor synchronizes and polls every 100 ms, as PyTorch's NCCL watchdog does (a real 2-rank Nsight Systems
+  // export, nsys-ai's mfu_2gpu_before.sqlite, has 64 such queries on its pt_nccl_watchdg
+  // threads, 0.16 ms of calls, which a run from the first to the last charged as ~200 ms
+  // blocked): no sync point, counted in a warning.
+  TraceBuilder b;
+  b.kernel(0, 7, 0, 30);
+  b.api("cudaLaunchKernel", 0, 1, 1);
+  for (int q = 0; q < 2; ++q) {
+    b.api("cudaEventQuery", 10 + 10 * q, 11 + 10 * q, static_cast<std::uint64_t>(q + 2));
+    b.sync_record(SyncType::EventSync, 0, 7, 10 + 10 * q, 11 + 10 * q, static_cast<std::uint64_t>(q + 2));
+  }
+  constexpr Ns kSleep = 100'000'000;  // ProcessGroupNCCL::kWatchdogThreadSleepMillis
+  for (int q = 0; q < 3; ++q) {
+    const Ns t = 5 + kSleep * q;
+    b.api("cudaEventQuery", t, t + 3'000, static_cast<std::uint64_t>(q + 10), /*tid=*/2);
+    b.sync_record(SyncType::EventSync, 0, 7, t, t + 3'000, static_cast<std::uint64_t>(q + 10));
+  }
+  const auto r = analyze(b.done());
+  ASSERT_EQ(r.sync_points.size(), 1u);
+  EXPECT_EQ(r.sync_points[0].tid, 1);
+  EXPECT_EQ(r.sync_points[0].polls, 2u);
+  EXPECT_EQ(r.totals.syncs.polling, 1u);
+  const auto has = [&](const std::string& text) {
+    return std::any_of(r.warnings.begin(), r.warnings.end(),
+                       [&](const std::string& w) { return w.find(text) != std::string::npos; });
+  };
+  EXPECT_TRUE(has("3 polled cudaEventQuery calls on 1 thread(s) that neither queue GPU work nor block on it"))
+      << ::testing::PrintToString(r.warnings);
 }
 
 }  // namespace

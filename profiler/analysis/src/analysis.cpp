@@ -525,6 +525,12 @@ void add_warnings(const Trace& trace, const AnalysisOptions& options, const anal
                 " async device-to-host into host memory of unknown kind, not followed by a sync of their stream); "
                 "record with CUDA activities so each call has its GPU copy record");
   for (const auto& rw : trace.meta.read_warnings) w.push_back(describe(rw));
+  if (scan.monitor_poll_queries > 0)
+    w.push_back(std::to_string(scan.monitor_poll_queries) + " polled cudaEventQuery calls on " +
+                std::to_string(scan.monitor_poll_threads) +
+                " thread(s) that neither queue GPU work nor block on it (a watchdog, such as PyTorch's NCCL watchdog "
+                "thread pt_nccl_watchdg, which polls its collectives' events every 100 ms) are not counted as sync "
+                "points: such a thread's waits delay no GPU work");
   if (scan.unknown_device_points > 0)
     w.push_back(std::to_string(scan.unknown_device_points) +
                 " sync points have no device in a multi-device trace: their bubble is the largest over devices");

@@ -32,7 +32,11 @@ struct SyncScan {
   std::uint64_t unresolved_sync_copies = 0;
   std::uint64_t unresolved_async_copies = 0;
   std::uint64_t unknown_device_points = 0;  // sync points with no device in a multi-device trace
-  std::uint64_t api_calls_considered = 0;   // after the pid filter
+  // Polled cudaEventQuery calls on threads that neither queue GPU work nor block on it (a
+  // watchdog), and those threads: not sync points (sync_points.cpp, queues_or_waits).
+  std::uint64_t monitor_poll_queries = 0;
+  std::uint64_t monitor_poll_threads = 0;
+  std::uint64_t api_calls_considered = 0;  // after the pid filter
 };
 
 SyncScan scan_sync_points(const Trace& trace, const AnalysisOptions& options,

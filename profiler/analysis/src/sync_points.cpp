@@ -160,6 +160,8 @@ class ThreadScanner {
   void scan_thread(const std::vector<std::uint32_t>& order, std::size_t begin, std::size_t end) {
     pending_.reset();
     poll_.reset();
+    monitor_ = !queues_or_waits(order, begin, end);
+    monitor_polls_ = 0;
     bool have_outer = false;
     Ns outer_end = 0;
     for (std::size_t i = begin; i < end; ++i) {
@@ -185,9 +187,35 @@ class ThreadScanner {
     }
     flush();
     end_poll();
+    if (monitor_polls_ > 0) {
+      scan_.monitor_poll_queries += monitor_polls_;
+      ++scan_.monitor_poll_threads;
+    }
   }
 
  private:
+  // Whether the thread queues GPU work (a launch, a memset, a copy) or blocks on the GPU (a
+  // stream, device or event synchronize). A thread that does neither and only polls events,
+  // such as PyTorch's NCCL watchdog (ProcessGroupNCCL's watchdog thread, "pt_nccl_watchdg",
+  // queries each pending collective's end event, then sleeps kWatchdogThreadSleepMillis, 100 ms
+  // in PyTorch 2.x), delays no GPU work by waiting: its queries are not sync points, and a run
+  // of them would span its sleeps, not a spin.
+  bool queues_or_waits(const std::vector<std::uint32_t>& order, std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) {
+      switch (classify_(calls_[order[i]])) {
+        case ApiClass::Enqueue:
+        case ApiClass::AsyncCopy:
+        case ApiClass::SyncCopy:
+        case ApiClass::DeviceCopy:
+        case ApiClass::StreamSync:
+        case ApiClass::DeviceSync:
+        case ApiClass::EventSync: return true;
+        default: break;
+      }
+    }
+    return false;
+  }
+
   // An async device-to-host copy into pageable memory, or into host memory of unknown kind,
   // waiting to see whether the next call syncs its stream.
   struct PendingCopy {
@@ -244,6 +272,10 @@ class ThreadScanner {
     const ApiCall& c = calls_[call];
     auto [lo, hi] = lookup(idx_.event_syncs, c.correlation);
     if (lo == hi) return;  // a query without an Event Sync record: not a sync
+    if (monitor_) {        // a thread that neither queues nor waits: counted apart (queues_or_waits)
+      ++monitor_polls_;
+      return;
+    }
     flush();
     const SyncRecord& rec = trace_.syncs[lo->second];
     if (poll_) {
@@ -351,6 +383,8 @@ class ThreadScanner {
   ApiClassMemo classify_;
   std::optional<PendingCopy> pending_;
   std::optional<Poll> poll_;
+  bool monitor_ = false;             // this thread neither queues GPU work nor waits on it
+  std::uint64_t monitor_polls_ = 0;  // its polled queries
 };
 
 // The CPU ops (ranges) of the considered pid, in thread order, the enclosing op first.
