@@ -18,8 +18,8 @@ void torch_step_setup(TorchStepSetup& s) {
   program::StepOptions& o = s.options;
   if (!o.offload) return;
   // One layer's checkpoint: its input, T x hidden elements of the compute dtype.
-  const double act =
-      static_cast<double>(o.batch.packed_tokens) * static_cast<double>(o.model.hidden_size) * program::dtype_bytes(o.dtype);
+  const double act = static_cast<double>(o.batch.packed_tokens) * static_cast<double>(o.model.hidden_size) *
+                     program::dtype_bytes(o.dtype);
   if (o.offload_budget_bytes < 0) {
     // Left to the device: its free memory (after the weights) less the reserve; 0 on CPU.
     const std::optional<double> free_bytes = kernels::detail::device_free_bytes(s.device);
@@ -32,8 +32,8 @@ void torch_step_setup(TorchStepSetup& s) {
     if (free_bytes && *free_bytes < act + program::kUnslothDoubleBufferFreeBytes) o.offload = OffloadVariant::Single;
   }
   const double budget = o.offload_budget_bytes;
-  s.schedule = program::build_choreography(
-      program::plan_offload(*o.offload, s.layers, act, budget, o.prefetch_depth, o.offload_first_pass, o.offload_min_bytes));
+  s.schedule = program::build_choreography(program::plan_offload(*o.offload, s.layers, act, budget, o.prefetch_depth,
+                                                                 o.offload_first_pass, o.offload_min_bytes));
   // Unsloth's first pass offloads every layer (offload_first_pass); `prefetch` plans its own.
   if (!o.offload_first_pass && o.offload != OffloadVariant::Prefetch)
     s.first_step = program::build_choreography(
