@@ -158,10 +158,11 @@ TEST(ReferenceStep, PackingCacheIsNeverStale) {
   }
 }
 
-// The attention mask and the experts come from the fixes' LibTorch hooks
-// (FixSpec::torch_layer_point): without one the step says which call installs them rather
-// than attending without a mask or skipping the experts. The hooks are put back afterwards.
-TEST(ReferenceStep, WithoutTheFixesLayerHooksItSaysWhichCallInstallsThem) {
+// The attention mask, the experts and offload's schedule come from the fixes' LibTorch hooks
+// (FixSpec::torch_layer_point, torch_step_setup): without one the step says which call
+// installs them rather than attending without a mask, skipping the experts or running
+// offload's step without its reloads. The hooks are put back afterwards.
+TEST(ReferenceStep, WithoutTheFixesLibTorchHooksItSaysWhichCallInstallsThem) {
   auto expect_refusal = [](fixes::Fix fix, const program::StepOptions& o, const char* what) {
     auto& hook = fixes::mutable_fix_spec(fix).torch_layer_point;
     const auto saved = hook;
@@ -182,6 +183,21 @@ TEST(ReferenceStep, WithoutTheFixesLayerHooksItSaysWhichCallInstallsThem) {
   expect_refusal(fixes::Fix::MoeRouting, moe, "experts");
   // Put back: the same step runs.
   EXPECT_NO_THROW(ReferenceStep(moe).run());
+  // Offload's schedule: without its torch_step_setup the step would run the plain layer loop.
+  program::StepOptions offload = tiny_options();
+  offload.offload = fixes::OffloadVariant::Double;
+  auto& setup = fixes::mutable_fix_spec(fixes::Fix::Offload).torch_step_setup;
+  const auto saved = setup;
+  ASSERT_TRUE(saved);
+  setup = nullptr;
+  try {
+    ReferenceStep step(offload);
+    ADD_FAILURE() << "offload ran without its schedule";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("offload schedules the step program's layers"), std::string::npos) << e.what();
+  }
+  setup = saved;
+  EXPECT_EQ(ReferenceStep(offload).offload_plan().variant, fixes::OffloadVariant::Double);
 }
 
 TEST(ReferenceStep, OffloadVariantsGiveIdenticalGradients) {

@@ -55,14 +55,9 @@ torch::Tensor explicit_attention(const torch::Tensor& q, const torch::Tensor& k,
 
 void check_sdpa(torch::ScalarType dtype, int window, double tolerance) {
 #if TORCH_VERSION_MAJOR >= 2
-  SyncCounts syncs;
-  int builds = 0;
-  detail::Ranges ranges;
-  detail::Ctx ctx;
+  detail::StandaloneCtx standalone;
+  detail::Ctx& ctx = standalone.ctx;
   ctx.dtype = dtype;
-  ctx.syncs = &syncs;
-  ctx.metadata_builds = &builds;
-  ctx.ranges = &ranges;
   const detail::HostBatch host = detail::pack_batch({20, 31, 9, 36}, 256, 3, false);
   const detail::PackedBatch batch = detail::upload(host, ctx, 1);
   fixes::packing::PackingMetadata meta(fixes::PackingVariant::Device);
@@ -225,14 +220,10 @@ TEST(TorchNextGroupedMm, MoeDeviceGroupedEqualsPadded) {
                       u0 = (torch::randn({E, H, I}) * 0.2).to(torch::kBFloat16),
                       d0 = (torch::randn({E, I, H}) * 0.2).to(torch::kBFloat16);
   auto run_moe = [&](const char* gemm) {
-    SyncCounts syncs;
-    int builds = 0;
-    detail::Ranges ranges;
-    detail::Ctx ctx;
+    detail::StandaloneCtx standalone;
+    detail::Ctx& ctx = standalone.ctx;
+    const SyncCounts& syncs = standalone.syncs;
     ctx.dtype = torch::kBFloat16;
-    ctx.syncs = &syncs;
-    ctx.metadata_builds = &builds;
-    ctx.ranges = &ranges;
     ctx.moe_expert_gemm = gemm;
     torch::Tensor x = x0.clone().requires_grad_(true);
     detail::ExpertWeights w{g0.clone().requires_grad_(true), u0.clone().requires_grad_(true),

@@ -15,13 +15,9 @@ namespace syncscope::fixes::moe_routing {
 namespace {
 
 TEST(MoeRoutingTorch, CountsAndDispatchOfEveryVariantAgree) {
-  kernels::SyncCounts syncs;
-  int builds = 0;
-  kernels::detail::Ranges ranges;
-  kernels::detail::Ctx ctx;
-  ctx.syncs = &syncs;
-  ctx.metadata_builds = &builds;
-  ctx.ranges = &ranges;
+  kernels::detail::StandaloneCtx standalone;
+  kernels::detail::Ctx& ctx = standalone.ctx;
+  const kernels::SyncCounts& syncs = standalone.syncs;
   torch::manual_seed(11);
   const std::int64_t T = 37, H = 16, I = 8, k = 2;
   const int E = 5;

@@ -12,13 +12,9 @@ namespace {
 
 // Component level: the packed mask of every variant is the same tensor, including windows.
 TEST(PackingTorch, MasksOfEveryVariantAgreeExactly) {
-  kernels::SyncCounts syncs;
-  int builds = 0;
-  kernels::detail::Ranges ranges;
-  kernels::detail::Ctx ctx;
-  ctx.syncs = &syncs;
-  ctx.metadata_builds = &builds;
-  ctx.ranges = &ranges;
+  kernels::detail::StandaloneCtx standalone;
+  kernels::detail::Ctx& ctx = standalone.ctx;
+  const kernels::SyncCounts& syncs = standalone.syncs;
   const kernels::detail::HostBatch host = kernels::detail::pack_batch({5, 40, 1, 50}, 256, 1, false);
   const kernels::detail::PackedBatch batch = kernels::detail::upload(host, ctx, 1);
   for (int window : {0, 8}) {

@@ -17,6 +17,22 @@
 
 namespace syncscope::kernels::detail {
 
+// A device context wired to counters of its own (CPU, fp32 unless set), for the tests and
+// benchmarks that drive a fix's LibTorch code or a layer without a ReferenceStep.
+struct StandaloneCtx {
+  SyncCounts syncs;
+  int builds = 0;
+  Ranges ranges;
+  Ctx ctx;
+  StandaloneCtx() {
+    ctx.syncs = &syncs;
+    ctx.metadata_builds = &builds;
+    ctx.ranges = &ranges;
+  }
+  StandaloneCtx(const StandaloneCtx&) = delete;
+  StandaloneCtx& operator=(const StandaloneCtx&) = delete;
+};
+
 // Executes choreography primitives: CUDA streams/events/async copies, or plain copies on
 // CPU (where every op completes in order, so the choreography is trivially safe there).
 class OffloadEngine {

@@ -12,41 +12,46 @@ namespace syncscope::kernels::detail {
 
 namespace {
 
-void run_hooks(fixes::TorchLayerContext& c, program::ProgramPoint at) {
-  for (const fixes::FixSpec& f : fixes::fix_registry())
-    if (f.torch_layer_point) f.torch_layer_point(c, at);
+// The context of one layer point, nothing set yet.
+fixes::TorchLayerContext layer_context(const program::StepOptions& options, int layer, const PackedBatch& batch,
+                                       std::map<fixes::Fix, std::any>& fix_states, Ctx& ctx) {
+  return {.options = options,
+          .layer = layer,
+          .device = ctx,
+          .batch = batch,
+          .fix_states = fix_states,
+          .attention_window = 0,
+          .attention_mask = {},
+          .moe_input = nullptr,
+          .expert_ids = nullptr,
+          .routing_weights = nullptr,
+          .experts = nullptr,
+          .expert_output = {}};
 }
 
-// Whose hooks are installed, for the message when none answered.
-std::string torch_layer_hooks() {
-  std::string names;
+// Every registered fix's hook at `at`; then, when `out` is still undefined, Error naming what
+// no hook did, whose layer hooks are installed and the call that installs them.
+void run_hooks(fixes::TorchLayerContext& c, program::ProgramPoint at, const torch::Tensor& out, const char* what) {
   for (const fixes::FixSpec& f : fixes::fix_registry())
-    if (f.torch_layer_point) names += (names.empty() ? "" : ", ") + f.name;
-  return names.empty() ? "none" : names;
+    if (f.torch_layer_point) f.torch_layer_point(c, at);
+  if (out.defined()) return;
+  std::string installed;
+  for (const fixes::FixSpec& f : fixes::fix_registry())
+    if (f.torch_layer_point) installed += (installed.empty() ? "" : ", ") + f.name;
+  throw Error(
+      fmt::format("layer {}: no registered fix {} (LibTorch layer hooks installed: {}); call "
+                  "fixes::register_shipped_torch_steps() (fixes/shipped) before building a "
+                  "ReferenceStep",
+                  c.layer, what, installed.empty() ? "none" : installed));
 }
 
 }  // namespace
 
 torch::Tensor fix_attention_mask(const program::StepOptions& options, int layer, int window, const PackedBatch& batch,
                                  std::map<fixes::Fix, std::any>& fix_states, Ctx& ctx) {
-  fixes::TorchLayerContext c{.options = options,
-                             .layer = layer,
-                             .device = ctx,
-                             .batch = batch,
-                             .fix_states = fix_states,
-                             .attention_window = window,
-                             .attention_mask = {},
-                             .moe_input = nullptr,
-                             .expert_ids = nullptr,
-                             .routing_weights = nullptr,
-                             .experts = nullptr,
-                             .expert_output = {}};
-  run_hooks(c, program::ProgramPoint::BeforeAttention);
-  SYNCSCOPE_THROW_IF(!c.attention_mask.defined(),
-                     fmt::format("layer {}: no registered fix built the packed batch's attention mask (LibTorch hooks "
-                                 "installed: {}); call fixes::register_shipped_torch_steps() (fixes/shipped) before "
-                                 "building a ReferenceStep",
-                                 layer, torch_layer_hooks()));
+  fixes::TorchLayerContext c = layer_context(options, layer, batch, fix_states, ctx);
+  c.attention_window = window;
+  run_hooks(c, program::ProgramPoint::BeforeAttention, c.attention_mask, "built the packed batch's attention mask");
   return c.attention_mask;
 }
 
@@ -54,24 +59,12 @@ torch::Tensor fix_expert_dispatch(const program::StepOptions& options, int layer
                                   const torch::Tensor& expert_ids, const torch::Tensor& weights,
                                   const ExpertWeights& experts, const PackedBatch& batch,
                                   std::map<fixes::Fix, std::any>& fix_states, Ctx& ctx) {
-  fixes::TorchLayerContext c{.options = options,
-                             .layer = layer,
-                             .device = ctx,
-                             .batch = batch,
-                             .fix_states = fix_states,
-                             .attention_window = 0,
-                             .attention_mask = {},
-                             .moe_input = &x,
-                             .expert_ids = &expert_ids,
-                             .routing_weights = &weights,
-                             .experts = &experts,
-                             .expert_output = {}};
-  run_hooks(c, program::ProgramPoint::ExpertDispatch);
-  SYNCSCOPE_THROW_IF(!c.expert_output.defined(),
-                     fmt::format("layer {}: no registered fix ran the MoE block's experts (LibTorch hooks installed: "
-                                 "{}); call fixes::register_shipped_torch_steps() (fixes/shipped) before building a "
-                                 "ReferenceStep",
-                                 layer, torch_layer_hooks()));
+  fixes::TorchLayerContext c = layer_context(options, layer, batch, fix_states, ctx);
+  c.moe_input = &x;
+  c.expert_ids = &expert_ids;
+  c.routing_weights = &weights;
+  c.experts = &experts;
+  run_hooks(c, program::ProgramPoint::ExpertDispatch, c.expert_output, "ran the MoE block's experts");
   return c.expert_output;
 }
 

@@ -79,6 +79,17 @@ struct ReferenceStep::Impl {
         .options = opt, .layers = layers, .device = ctx, .schedule = std::nullopt, .first_step = std::nullopt};
     for (const fixes::FixSpec& f : fixes::fix_registry())
       if (f.torch_step_setup) f.torch_step_setup(setup);
+    if (!setup.schedule)  // the step program would reorder the layers: the fix's LibTorch hook is missing
+      for (const fixes::FixSpec& f : fixes::fix_registry()) {
+        program::ProgramSchedule unused;
+        if (f.build_program_schedule && f.build_program_schedule(opt, unused))
+          throw Error(
+              fmt::format("{} schedules the step program's layers but gave the LibTorch step no schedule "
+                          "(its torch_step_setup hook is not installed): call "
+                          "fixes::register_shipped_torch_steps() (fixes/shipped) before building a "
+                          "ReferenceStep",
+                          f.name));
+      }
     if (!setup.schedule && opt.training.gradient_checkpointing == "full")
       throw InputError(
           "gradient_checkpointing: full: the LibTorch reference step recomputes layers only under a fix's schedule "

@@ -95,7 +95,8 @@ class ReferenceStep {
   // the device (free memory - kOffloadReserveBytes; 0 on CPU), so build_step_program(
   // options()) describes the plan this step runs.
   const program::StepOptions& options() const;
-  // The offload plan in use (plan.variant empty when offload is off).
+  // The offload plan in use (a default plan, no layer offloaded, when no fix scheduled the
+  // layers).
   const program::OffloadPlan& offload_plan() const;
   // Record NVTX range names into StepResult::ranges (tests); off by default.
   void record_ranges(bool on);
