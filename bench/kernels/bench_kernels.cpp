@@ -110,18 +110,12 @@ syncscope::scenario::ModelShape qwen3_06b() {  // docs/sources.md#model-shapes: 
   return m;
 }
 
-struct Dev {
-  sk::SyncCounts syncs;
-  int builds = 0;
-  dt::Ranges ranges;
-  dt::Ctx ctx;
+// The step's context on the GPU, wired to counters of its own (StandaloneCtx), in bf16.
+struct Dev : dt::StandaloneCtx {
   Dev() {
     ctx.device = torch::Device(torch::kCUDA, 0);
     ctx.dtype = torch::kBFloat16;
     ctx.cuda = true;
-    ctx.syncs = &syncs;
-    ctx.metadata_builds = &builds;
-    ctx.ranges = &ranges;
   }
 };
 

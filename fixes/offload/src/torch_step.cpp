@@ -20,17 +20,16 @@ void torch_step_setup(TorchStepSetup& s) {
   // One layer's checkpoint: its input, T x hidden elements of the compute dtype.
   const double act = static_cast<double>(o.batch.packed_tokens) * static_cast<double>(o.model.hidden_size) *
                      program::dtype_bytes(o.dtype);
-  if (o.offload_budget_bytes < 0) {
-    // Left to the device: its free memory (after the weights) less the reserve; 0 on CPU.
-    const std::optional<double> free_bytes = kernels::detail::device_free_bytes(s.device);
+  // The device's free memory (after the weights), read once; nullopt on CPU.
+  const std::optional<double> free_bytes = kernels::detail::device_free_bytes(s.device);
+  // A budget left to the device: its free memory less the reserve; 0 on CPU. Resolved in the
+  // options, so build_step_program(options()) plans the same.
+  if (o.offload_budget_bytes < 0)
     o.offload_budget_bytes = free_bytes ? std::max(0.0, *free_bytes - program::kOffloadReserveBytes) : 0.0;
-  }  // resolved: build_step_program(options()) plans the same
-  if (o.offload == OffloadVariant::Double) {
-    // Unsloth double-buffers only with memory for the second buffer (docs/sources.md#offload-double-buffer:
-    // > 512 MB free) and falls back to one buffer otherwise; options() then says "single". On CPU: no such check.
-    const std::optional<double> free_bytes = kernels::detail::device_free_bytes(s.device);
-    if (free_bytes && *free_bytes < act + program::kUnslothDoubleBufferFreeBytes) o.offload = OffloadVariant::Single;
-  }
+  // Unsloth double-buffers only with memory for the second buffer (docs/sources.md#offload-double-buffer:
+  // > 512 MB free) and falls back to one buffer otherwise; options() then says "single". On CPU: no such check.
+  if (o.offload == OffloadVariant::Double && free_bytes && *free_bytes < act + program::kUnslothDoubleBufferFreeBytes)
+    o.offload = OffloadVariant::Single;
   const double budget = o.offload_budget_bytes;
   s.schedule = program::build_choreography(program::plan_offload(*o.offload, s.layers, act, budget, o.prefetch_depth,
                                                                  o.offload_first_pass, o.offload_min_bytes));
