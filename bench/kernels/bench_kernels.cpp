@@ -18,7 +18,10 @@
 
 #include "cuda/cuda_api.h"
 #include "syncscope/core/version.hpp"
+#include "syncscope/fixes/moe_routing/options.hpp"
 #include "syncscope/fixes/moe_routing/torch_step.hpp"
+#include "syncscope/fixes/offload/options.hpp"
+#include "syncscope/fixes/packing/options.hpp"
 #include "syncscope/fixes/packing/torch_step.hpp"
 #include "syncscope/fixes/shipped.hpp"
 #include "syncscope/kernels/step.hpp"
@@ -269,7 +272,7 @@ CopyCompute bench_offload_parts(const Config& cfg, std::uint64_t seed) {
   o.model = m;
   o.dtype = "bf16";
   o.device = "cuda";
-  o.packing = syncscope::fixes::PackingVariant::Device;
+  syncscope::fixes::packing::set_variant(o, syncscope::fixes::PackingVariant::Device);
   o.seed = seed;
   const dt::ModelWeights w = dt::make_weights(o, 1, d.ctx);
   std::mt19937_64 rng(seed);
@@ -335,9 +338,9 @@ void sweep(const Config& cfg, double s, const CopyCompute& cc, std::uint64_t see
              "model (L-1)*s");
   for (int L : Ls) {
     sp::StepOptions o = sweep_options(cfg, L, seed);
-    o.packing = syncscope::fixes::PackingVariant::Rebuild;
+    syncscope::fixes::packing::set_variant(o, syncscope::fixes::PackingVariant::Rebuild);
     const double a = step_ms(o, cfg);
-    o.packing = syncscope::fixes::PackingVariant::Cached;
+    syncscope::fixes::packing::set_variant(o, syncscope::fixes::PackingVariant::Cached);
     const double b = step_ms(o, cfg);
     fmt::print("{:>3} {:>12.3f} {:>12.3f} {:>12.3f} {:>14.4f} {:>16.3f}\n", L, a, b, a - b, (a - b) / (L - 1),
                (L - 1) * s);
@@ -347,13 +350,13 @@ void sweep(const Config& cfg, double s, const CopyCompute& cc, std::uint64_t see
              "saving ms", "saving/(L-1)", "model (L-1)*min(c,g)");
   for (int L : Ls) {
     sp::StepOptions o = sweep_options(cfg, L, seed);
-    o.packing = syncscope::fixes::PackingVariant::Device;
-    o.offload_budget_bytes = 0;  // force offloading (the memory-aware plan would keep all)
-    o.offload = syncscope::fixes::OffloadVariant::Single;
+    syncscope::fixes::packing::set_variant(o, syncscope::fixes::PackingVariant::Device);
+    syncscope::fixes::offload::set_budget_bytes(o, 0);  // force offloading (the memory-aware plan would keep all)
+    syncscope::fixes::offload::set_variant(o, syncscope::fixes::OffloadVariant::Single);
     const double a = step_ms(o, cfg);
-    o.offload = syncscope::fixes::OffloadVariant::Double;
+    syncscope::fixes::offload::set_variant(o, syncscope::fixes::OffloadVariant::Double);
     const double b = step_ms(o, cfg);
-    o.offload = syncscope::fixes::OffloadVariant::Prefetch;
+    syncscope::fixes::offload::set_variant(o, syncscope::fixes::OffloadVariant::Prefetch);
     const double p = step_ms(o, cfg);
     fmt::print("{:>3} {:>11.3f} {:>11.3f} {:>13.3f} {:>11.3f} {:>14.4f} {:>18.3f}\n", L, a, b, p, a - b,
                (a - b) / (L - 1), (L - 1) * std::min(cc.c, cc.g));

@@ -87,15 +87,11 @@ void visit_options(F&& f, O& o) {
   f("dtype", o.dtype);
   f("device", o.device);
   f("layers", o.layers);
-  f("prefetch_depth", o.prefetch_depth);
-  f("offload_budget_bytes", o.offload_budget_bytes);
-  f("moe_expert_gemm", o.moe_expert_gemm);
   f("seed", o.seed);
   f("nvtx", o.nvtx);
   f("learning_rate", o.learning_rate);
   f("weight_decay", o.weight_decay);
-  f("offload_first_pass", o.offload_first_pass);
-  f("offload_min_bytes", o.offload_min_bytes);
+  f("first_step", o.first_step);
   f("gpt_oss_unsloth_form", o.gpt_oss_unsloth_form);
 }
 
@@ -135,20 +131,24 @@ json options_json(const program::StepOptions& o) {
   j["model"] = model;
   j["batch"] = batch;
   j["training"] = training;
-  j["packing"] = fixes::variant_name(o.packing);
-  j["offload"] = o.offload ? json(fixes::variant_name(*o.offload)) : json(nullptr);
-  j["moe"] = fixes::variant_name(o.moe);
-  json other = json::object();
-  for (const auto& [fix, v] : o.other_fixes) other[std::to_string(static_cast<int>(fix))] = v;
-  j["other_fixes"] = other;
-  json numbers = json::object();  // {"<fix id>": {"<key>": value}}: doubles, exact in JSON's text
-  for (const auto& [fix, values] : o.fix_numbers) {
-    json fix_values = json::object();
-    for (const auto& [key, v] : values) fix_values[key] = v;
-    numbers[std::to_string(static_cast<int>(fix))] = fix_values;
-  }
+  // The fixes' parts by fix id, as they are: {"<id>": variant}, {"<id>": {"<key>": value}}
+  // (doubles are exact in JSON's text) and {"<id>": {"<key>": "word"}}. Both sides check them
+  // (program::validate) against the same registry.
+  json variants = json::object(), numbers = json::object(), words = json::object();
+  for (const auto& [fix, v] : o.fix_variants) variants[std::to_string(static_cast<int>(fix))] = v;
+  for (const auto& [fix, values] : o.fix_numbers) numbers[std::to_string(static_cast<int>(fix))] = values;
+  for (const auto& [fix, values] : o.fix_words) words[std::to_string(static_cast<int>(fix))] = values;
+  j["fix_variants"] = variants;
   j["fix_numbers"] = numbers;
+  j["fix_words"] = words;
   return j;
+}
+
+// A fix id as the wire spells it (a decimal key), or Error.
+fixes::Fix fix_id(const std::string& id, const std::string& what) {
+  if (id.empty() || id.size() > 3 || id.find_first_not_of("0123456789") != std::string::npos || std::stoi(id) > 255)
+    throw Error(fmt::format("measured backend wire: {}: \"{}\" is not a fix id", what, id));
+  return static_cast<fixes::Fix>(std::stoi(id));
 }
 
 const json& member(const json& j, const char* key, const std::string& what) {
@@ -164,23 +164,27 @@ program::StepOptions options_from_json(const json& j, const std::string& what) {
   visit_model(Reader{member(j, "model", what), what + ".model"}, o.model);
   visit_batch(Reader{member(j, "batch", what), what + ".batch"}, o.batch);
   visit_training(Reader{member(j, "training", what), what + ".training"}, o.training);
-  std::string packing, moe;
-  Reader{j, what}("packing", packing);
-  Reader{j, what}("moe", moe);
-  o.packing = fixes::packing_variant(packing);
-  o.moe = fixes::moe_variant(moe);
-  const auto off = j.find("offload");
-  if (off == j.end()) throw Error(fmt::format("measured backend wire: {}.offload is missing", what));
-  if (!off->is_null()) o.offload = fixes::offload_variant(off->get<std::string>());
-  for (const auto& [id, v] : member(j, "other_fixes", what).items())
-    o.other_fixes[static_cast<fixes::Fix>(std::stoi(id))] = v.get<std::uint8_t>();
+  for (const auto& [id, v] : member(j, "fix_variants", what).items()) {
+    if (!v.is_number_unsigned() || v.get<std::uint64_t>() > 255)
+      throw Error(fmt::format("measured backend wire: {}.fix_variants.{} is not a variant index", what, id));
+    o.fix_variants[fix_id(id, what)] = v.get<std::uint8_t>();
+  }
   for (const auto& [id, values] : member(j, "fix_numbers", what).items()) {
     const std::string where = what + ".fix_numbers." + id;
     if (!values.is_object()) throw Error(fmt::format("measured backend wire: {} is not an object", where));
-    auto& into = o.fix_numbers[static_cast<fixes::Fix>(std::stoi(id))];
+    auto& into = o.fix_numbers[fix_id(id, what)];
     for (const auto& [key, v] : values.items()) {
       if (!v.is_number()) throw Error(fmt::format("measured backend wire: {}.{} is not a number", where, key));
       into[key] = v.get<double>();
+    }
+  }
+  for (const auto& [id, values] : member(j, "fix_words", what).items()) {
+    const std::string where = what + ".fix_words." + id;
+    if (!values.is_object()) throw Error(fmt::format("measured backend wire: {} is not an object", where));
+    auto& into = o.fix_words[fix_id(id, what)];
+    for (const auto& [key, v] : values.items()) {
+      if (!v.is_string()) throw Error(fmt::format("measured backend wire: {}.{} is not a string", where, key));
+      into[key] = v.get<std::string>();
     }
   }
   return o;

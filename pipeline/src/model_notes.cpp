@@ -10,6 +10,7 @@
 
 #include "syncscope/calibrate/trace_calibration.hpp"
 #include "syncscope/core/text.hpp"
+#include "syncscope/fixes/moe_routing/options.hpp"  // the MoE note (docs/fix-registry.md)
 #include "syncscope/program/network.hpp"
 #include "syncscope/program/program.hpp"
 #include "syncscope/program/step_program.hpp"
@@ -115,13 +116,13 @@ void describe_models(const std::vector<scenario::Scenario>& scenarios, RunPlan& 
     for (const auto& f : s.fixes) tests_routing |= f.fix == fixes::Fix::MoeRouting;
     if (s.model.is_moe() && !tests_routing) {
       program::StepOptions device = job->opts;
-      device.moe = fixes::MoeVariant::Device;
+      fixes::moe_routing::set_variant(device, fixes::MoeVariant::Device);
       const int all = program::program_stats(program::build_step_program(job->opts)).host_syncs;
       const int routing = all - program::program_stats(program::build_step_program(device)).host_syncs;
       say(notes, fmt::format("{}: {} is MoE ({} experts, top-{}) but this scenario does not test moe_routing: routing "
                              "stays at the `{}` baseline, {} of its {} syncs per step (by the step program)",
                              s.name, s.model.name, s.model.num_local_experts, s.model.num_experts_per_tok,
-                             fixes::variant_name(job->opts.moe), routing, all));
+                             fixes::variant_name(fixes::moe_routing::variant(job->opts)), routing, all));
     }
   }
 }

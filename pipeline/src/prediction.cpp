@@ -1,6 +1,7 @@
 // The baseline's prediction from its own trace (summary.hpp, predict_baseline).
 #include "syncscope/core/error.hpp"
 #include "syncscope/fixes/fix_spec.hpp"
+#include "syncscope/fixes/moe_routing/options.hpp"  // the MoE padding price (docs/fix-registry.md)
 #include "syncscope/pipeline/summary.hpp"
 #include "syncscope/program/step_options.hpp"
 
@@ -22,11 +23,11 @@ model::PredictionReport predict_baseline(const Trace& t, const std::string& trac
   // The padding price applies only where MoE "device" pads (capacity-padded bmm): the
   // simulator models the grouped GEMM (options "auto"), a measured run asks LibTorch.
   if (s.model.is_moe()) {
-    bool padded = job.opts.moe_expert_gemm == "padded";
+    bool padded = fixes::moe_routing::expert_gemm(job.opts) == "padded";
     if (mode == "measured") {
       if (backend == nullptr) throw Error("a measured run without its measured backend");
       program::StepOptions dev = job.opts;
-      dev.moe = fixes::MoeVariant::Device;
+      fixes::moe_routing::set_variant(dev, fixes::MoeVariant::Device);
       dev.device = "cuda";
       std::string why;
       padded = backend->moe_expert_gemm(dev, &why) == "padded";

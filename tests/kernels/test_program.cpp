@@ -6,6 +6,9 @@
 #include <map>
 
 #include "syncscope/core/error.hpp"
+#include "syncscope/fixes/moe_routing/options.hpp"
+#include "syncscope/fixes/offload/options.hpp"
+#include "syncscope/fixes/packing/options.hpp"
 #include "syncscope/program/offload_schedule.hpp"
 #include "syncscope/program/step_program.hpp"
 #include "tiny_shapes.hpp"
@@ -168,17 +171,17 @@ TEST(StepProgram, HostSyncsPerPackingVariant) {
   // ours never. Every variant reads the loss once at the end.
   const int L = 3;
   program::StepOptions o = tiny_options();
-  o.packing = fixes::PackingVariant::Rebuild;
+  fixes::packing::set_variant(o, fixes::PackingVariant::Rebuild);
   EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, 3 * L + 1);
-  o.packing = fixes::PackingVariant::Cached;
+  fixes::packing::set_variant(o, fixes::PackingVariant::Cached);
   EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, 3 + 1);
-  o.packing = fixes::PackingVariant::Device;
+  fixes::packing::set_variant(o, fixes::PackingVariant::Device);
   EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, 1);
   // With checkpointing the baseline rebuilds again in every recompute; the cache does not.
-  o.offload = fixes::OffloadVariant::Double;
-  o.packing = fixes::PackingVariant::Rebuild;
+  fixes::offload::set_variant(o, fixes::OffloadVariant::Double);
+  fixes::packing::set_variant(o, fixes::PackingVariant::Rebuild);
   EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, 2 * 3 * L + 1);
-  o.packing = fixes::PackingVariant::Cached;
+  fixes::packing::set_variant(o, fixes::PackingVariant::Cached);
   EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, 3 + 1);
 }
 
@@ -187,19 +190,19 @@ TEST(StepProgram, HostSyncsPerMoeVariantWithSlidingWindow) {
   // the MoE counts stand alone: loop E per layer, sorted 3 per layer (bincount's min and max
   // reads plus the tolist), device none.
   program::StepOptions o = tiny_options(tiny_moe());
-  o.packing = fixes::PackingVariant::Device;
+  fixes::packing::set_variant(o, fixes::PackingVariant::Device);
   const int L = 2, E = 4;
-  o.moe = fixes::MoeVariant::Loop;
+  fixes::moe_routing::set_variant(o, fixes::MoeVariant::Loop);
   EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, E * L + 1);
-  o.moe = fixes::MoeVariant::Sorted;
+  fixes::moe_routing::set_variant(o, fixes::MoeVariant::Sorted);
   EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, 3 * L + 1);
-  o.moe = fixes::MoeVariant::Device;
+  fixes::moe_routing::set_variant(o, fixes::MoeVariant::Device);
   EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, 1);
   // Two windows: the cache holds one mask per window, so 1 metadata read + 2 per mask.
-  o.packing = fixes::PackingVariant::Cached;
+  fixes::packing::set_variant(o, fixes::PackingVariant::Cached);
   EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, 1 + 2 * 2 + 1);
   // Ours builds one mask per window with our kernel.
-  o.packing = fixes::PackingVariant::Device;
+  fixes::packing::set_variant(o, fixes::PackingVariant::Device);
   EXPECT_EQ(count(program::build_step_program(o), OpKind::Kernel, "syncscope::packed_mask_kernel"), 2);
 }
 
@@ -234,10 +237,10 @@ double forward_gate_flops(const program::StepOptions& o) {
 TEST(StepProgram, MoeDevicePaddedPaysCapacityPadding) {
   // C = T rows per expert: E*T instead of T*k rows, E/k times the expert GEMM flops.
   program::StepOptions o = tiny_options(tiny_moe());
-  o.moe = fixes::MoeVariant::Sorted;
+  fixes::moe_routing::set_variant(o, fixes::MoeVariant::Sorted);
   const double sorted = forward_gate_flops(o);
-  o.moe = fixes::MoeVariant::Device;
-  o.moe_expert_gemm = "padded";
+  fixes::moe_routing::set_variant(o, fixes::MoeVariant::Device);
+  fixes::moe_routing::set_expert_gemm(o, "padded");
   double device = 0;
   for (const auto& op : program::build_step_program(o).ops)
     if (op.kind == OpKind::Kernel && op.name == "experts.bmm_gate") device += op.flops;
@@ -248,10 +251,10 @@ TEST(StepProgram, MoeDevicePaddedPaysCapacityPadding) {
 TEST(StepProgram, MoeDeviceGroupedHasTheBaselinesExpertFlopsAndNoPadding) {
   // "auto" (the default) models at::_grouped_mm over the T*k sorted rows.
   program::StepOptions o = tiny_options(tiny_moe());
-  o.moe = fixes::MoeVariant::Sorted;
+  fixes::moe_routing::set_variant(o, fixes::MoeVariant::Sorted);
   const double sorted = forward_gate_flops(o);
-  o.moe = fixes::MoeVariant::Device;
-  ASSERT_EQ(o.moe_expert_gemm, "auto");
+  fixes::moe_routing::set_variant(o, fixes::MoeVariant::Device);
+  ASSERT_EQ(fixes::moe_routing::expert_gemm(o), "auto");
   const double grouped = forward_gate_flops(o);
   ASSERT_GT(sorted, 0);
   EXPECT_DOUBLE_EQ(grouped, sorted);
@@ -262,13 +265,75 @@ TEST(StepProgram, MoeDeviceGroupedHasTheBaselinesExpertFlopsAndNoPadding) {
   }
   EXPECT_FALSE(pad);
   EXPECT_TRUE(grouped_op);
-  o.moe_expert_gemm = "sideways";
+  fixes::moe_routing::set_expert_gemm(o, "sideways");
   EXPECT_THROW(validate(o), InputError);
+}
+
+// A fix's settings in the step options are checked against what its registry entry declares
+// (step_number_keys / step_word_keys), each refusal naming the fix, the key and what it takes.
+TEST(StepOptions, FixSettingsAreCheckedAgainstTheirDeclarations) {
+  auto refusal = [](const program::StepOptions& o) {
+    try {
+      validate(o);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  const program::StepOptions base = tiny_options(tiny_moe());
+  EXPECT_EQ(refusal(base), "(accepted)");
+  program::StepOptions o = base;
+  fixes::moe_routing::set_expert_gemm(o, "sideways");
+  EXPECT_NE(refusal(o).find(
+                "fix_words[moe_routing].expert_gemm: expected one of auto, grouped, padded, got \"sideways\""),
+            std::string::npos)
+      << refusal(o);
+  o = base;
+  fixes::offload::set_prefetch_depth(o, 0);
+  EXPECT_NE(refusal(o).find("fix_numbers[offload].prefetch_depth: expected an integer in 1..1024"), std::string::npos)
+      << refusal(o);
+  o = base;
+  o.fix_numbers[fixes::Fix::Offload]["prefetch_depth"] = 2.5;  // an integer key
+  EXPECT_NE(refusal(o).find("fix_numbers[offload].prefetch_depth"), std::string::npos) << refusal(o);
+  o = base;
+  fixes::offload::set_min_bytes(o, -1);
+  EXPECT_NE(refusal(o).find("fix_numbers[offload].min_bytes"), std::string::npos) << refusal(o);
+  o = base;
+  o.fix_numbers[fixes::Fix::Offload]["prefetch_dpeth"] = 2;  // a key the fix does not declare
+  EXPECT_NE(refusal(o).find("fix_numbers[offload].prefetch_dpeth: expected one of the fix's numbers: prefetch_depth, "
+                            "budget_bytes, min_bytes"),
+            std::string::npos)
+      << refusal(o);
+  o = base;
+  o.fix_words[fixes::Fix::Packing]["rebuild_from"] = "reference";
+  EXPECT_NE(refusal(o).find("fix_words[packing].rebuild_from: expected a word the fix declares"), std::string::npos)
+      << refusal(o);
+  o = base;
+  o.fix_variants[static_cast<fixes::Fix>(200)] = 0;  // nobody registered it
+  EXPECT_NE(refusal(o).find("fix_variants: expected a registered fix, got fix id 200"), std::string::npos)
+      << refusal(o);
+  o = base;
+  fixes::packing::set_variant(o, static_cast<fixes::PackingVariant>(9));
+  EXPECT_NE(refusal(o).find("fix_variants[packing]: expected one of rebuild, cached, device, got 9"), std::string::npos)
+      << refusal(o);
+  // What the accessors give when the options do not say: each fix's documented default.
+  EXPECT_EQ(fixes::packing::variant(base), fixes::PackingVariant::Rebuild);
+  EXPECT_EQ(fixes::packing::rebuild_form(base), "reference");
+  EXPECT_EQ(fixes::moe_routing::variant(base), fixes::MoeVariant::Loop);
+  const program::StepOptions plain;  // tiny_options sets offload's sizes for tiny shapes
+  EXPECT_EQ(fixes::offload::prefetch_depth(plain), 2);
+  EXPECT_EQ(fixes::offload::min_bytes(plain), fixes::offload::kUnslothMinOffloadBytes);
+  EXPECT_LT(fixes::offload::budget_bytes(plain), 0);  // left to the device
+  EXPECT_FALSE(fixes::offload::variant(plain));
+  program::StepOptions asked = base;
+  fixes::offload::set_budget_bytes(asked, 5e9);
+  fixes::offload::set_budget_bytes(asked, -1);  // back to the device's choice
+  EXPECT_LT(fixes::offload::budget_bytes(asked), 0);
 }
 
 TEST(StepProgram, RangesAreBalancedAndNamed) {
   program::StepOptions o = tiny_options(tiny_moe());
-  o.offload = fixes::OffloadVariant::Prefetch;
+  fixes::offload::set_variant(o, fixes::OffloadVariant::Prefetch);
   const Program p = program::build_step_program(o);
   int depth = 0;
   std::map<std::string, int> pushes;
@@ -292,7 +357,7 @@ TEST(StepProgram, RangesAreBalancedAndNamed) {
 
 TEST(StepProgram, OffloadCopiesUseThePinnedCopyStream) {
   program::StepOptions o = tiny_options();
-  o.offload = fixes::OffloadVariant::Single;
+  fixes::offload::set_variant(o, fixes::OffloadVariant::Single);
   const Program p = program::build_step_program(o);
   ASSERT_EQ(p.streams.size(), 2u);
   EXPECT_FALSE(p.streams[0].non_blocking);  // LibTorch's legacy default stream
@@ -315,10 +380,10 @@ TEST(StepProgram, EveryVariantIsBufferSafe) {
       for (int k : {1, 2, 4})
         for (double budget : {0.0, 96.0 * 64 * 4 * 4}) {
           program::StepOptions o = tiny_options(model);
-          o.offload = *off ? std::optional(fixes::offload_variant(off)) : std::nullopt;
-          o.prefetch_depth = k;
-          o.offload_budget_bytes = budget;
-          o.packing = fixes::PackingVariant::Cached;
+          fixes::offload::set_variant(o, *off ? std::optional(fixes::offload_variant(off)) : std::nullopt);
+          fixes::offload::set_prefetch_depth(o, k);
+          fixes::offload::set_budget_bytes(o, budget);
+          fixes::packing::set_variant(o, fixes::PackingVariant::Cached);
           const Program p = program::build_step_program(o);
           const auto v = program::check_buffer_safety(p);
           EXPECT_TRUE(v.empty()) << p.name << " k=" << k << ": " << (v.empty() ? "" : v.front().message);
@@ -352,10 +417,10 @@ TEST(ScheduleChecker, CatchesBrokenOffloadSchedules) {
   using K = program::BufferViolation::Kind;
   program::StepOptions o = tiny_options();
   o.model.num_hidden_layers = 4;  // 3 offloaded layers: the third reload waits for ring 0's reader
-  o.offload = fixes::OffloadVariant::Double;
+  fixes::offload::set_variant(o, fixes::OffloadVariant::Double);
   // No host reads: with the baseline's .item() calls in every recompute the host would
   // drain the main stream before each reload, which hides these hazards.
-  o.packing = fixes::PackingVariant::Device;
+  fixes::packing::set_variant(o, fixes::PackingVariant::Device);
   const Program good = program::build_step_program(o);
   ASSERT_TRUE(program::check_buffer_safety(good).empty());
 
@@ -373,7 +438,7 @@ TEST(ScheduleChecker, CatchesBrokenOffloadSchedules) {
   // drains the main stream before the host issues the next reload, so the hazard hides
   // (the serialization the fixes remove is also what made this bug invisible).
   program::StepOptions with_syncs = o;
-  with_syncs.packing = fixes::PackingVariant::Rebuild;
+  fixes::packing::set_variant(with_syncs, fixes::PackingVariant::Rebuild);
   const Program synced = program::build_step_program(with_syncs);
   const int synced_freed0 = event_named(synced, "freed ring 0");
   EXPECT_TRUE(program::check_buffer_safety(without(synced, [&](const program::Op& op) {
@@ -395,7 +460,7 @@ TEST(ScheduleChecker, CatchesBrokenOffloadSchedules) {
   EXPECT_TRUE(has(v, K::WriteAfterRead, "act_01", good));
 
   // single: the copy stream no longer waits for the whole main stream.
-  o.offload = fixes::OffloadVariant::Single;
+  fixes::offload::set_variant(o, fixes::OffloadVariant::Single);
   const Program single = program::build_step_program(o);
   ASSERT_TRUE(program::check_buffer_safety(single).empty());
   const int main_all = event_named(single, "main stream so far");
@@ -413,10 +478,10 @@ TEST(ScheduleChecker, CatchesBrokenOffloadSchedules) {
 
 TEST(StepProgram, RejectsInvalidOptions) {
   program::StepOptions o = tiny_options();
-  o.packing = static_cast<fixes::PackingVariant>(9);  // no such variant
+  fixes::packing::set_variant(o, static_cast<fixes::PackingVariant>(9));  // no such variant
   EXPECT_THROW(program::build_step_program(o), InputError);
   o = tiny_options();
-  o.offload = static_cast<fixes::OffloadVariant>(7);
+  fixes::offload::set_variant(o, static_cast<fixes::OffloadVariant>(7));
   EXPECT_THROW(program::build_step_program(o), InputError);
   o = tiny_options();
   o.model.num_key_value_heads = 3;

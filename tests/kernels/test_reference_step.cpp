@@ -21,6 +21,10 @@
 #include <map>
 
 #include "syncscope/core/error.hpp"
+#include "syncscope/fixes/moe_routing/options.hpp"
+#include "syncscope/fixes/moe_routing/torch_step.hpp"
+#include "syncscope/fixes/offload/options.hpp"
+#include "syncscope/fixes/packing/options.hpp"
 #include "syncscope/fixes/packing/torch_step.hpp"
 #include "syncscope/kernels/step.hpp"
 #include "syncscope/program/reference.hpp"
@@ -99,7 +103,7 @@ std::vector<std::string> program_ranges(const program::Program& p) {
 // ranges against the program's.
 void expect_matches_program(const program::StepOptions& o, const Outcome& out) {
   program::StepOptions first = o;
-  first.offload_first_pass = true;
+  first.first_step = true;
   const program::Program p = program::build_step_program(first);
   EXPECT_EQ(program::program_stats(p).host_syncs, out.result.host_syncs.total()) << p.name;
   EXPECT_EQ(program_ranges(p), out.result.ranges) << p.name;
@@ -110,7 +114,7 @@ TEST(ReferenceStep, PackingVariantsAgreeBitwise) {
   std::map<std::string, Outcome> outs;
   for (const std::string& v : scenario::fix_variants(fixes::Fix::Packing)) {
     program::StepOptions o = tiny_options(tiny_qwen3());
-    o.packing = fixes::packing_variant(v);
+    fixes::packing::set_variant(o, fixes::packing_variant(v));
     outs[v] = run_once(o);
     expect_matches_program(o, outs[v]);
     EXPECT_TRUE(std::isfinite(outs[v].result.loss));
@@ -134,11 +138,11 @@ TEST(ReferenceStep, PackingVariantsAgreeBitwise) {
 TEST(ReferenceStep, PackingCacheIsNeverStale) {
   // Batch 1 has other lengths; a cache kept from batch 0 would mask the wrong blocks.
   program::StepOptions cached = tiny_options();
-  cached.packing = fixes::PackingVariant::Cached;
+  fixes::packing::set_variant(cached, fixes::PackingVariant::Cached);
   program::StepOptions rebuild = cached;
-  rebuild.packing = fixes::PackingVariant::Rebuild;
+  fixes::packing::set_variant(rebuild, fixes::PackingVariant::Rebuild);
   for (const char* v : {"cached", "device"}) {
-    cached.packing = fixes::packing_variant(v);
+    fixes::packing::set_variant(cached, fixes::packing_variant(v));
     ReferenceStep a(cached), b(rebuild);
     a.run();
     b.run();
@@ -185,7 +189,7 @@ TEST(ReferenceStep, WithoutTheFixesLibTorchHooksItSaysWhichCallInstallsThem) {
   EXPECT_NO_THROW(ReferenceStep(moe).run());
   // Offload's schedule: without its torch_step_setup the step would run the plain layer loop.
   program::StepOptions offload = tiny_options();
-  offload.offload = fixes::OffloadVariant::Double;
+  fixes::offload::set_variant(offload, fixes::OffloadVariant::Double);
   auto& setup = fixes::mutable_fix_spec(fixes::Fix::Offload).torch_step_setup;
   const auto saved = setup;
   ASSERT_TRUE(saved);
@@ -207,7 +211,7 @@ TEST(ReferenceStep, OffloadVariantsGiveIdenticalGradients) {
   // same forward ops, so they agree too; that comparison allows fp32 rounding in case a
   // kernel picks another blocking for the recomputed graph.
   program::StepOptions base = tiny_options();
-  base.packing = fixes::PackingVariant::Cached;
+  fixes::packing::set_variant(base, fixes::PackingVariant::Cached);
   base.layers = 5;  // enough layers for a partly resident prefetch plan
   const Outcome plain = run_once(base);
   expect_matches_program(base, plain);
@@ -215,12 +219,12 @@ TEST(ReferenceStep, OffloadVariantsGiveIdenticalGradients) {
   std::vector<std::pair<std::string, program::StepOptions>> cases;
   for (const std::string& v : scenario::fix_variants(fixes::Fix::Offload)) {
     program::StepOptions o = base;
-    o.offload = fixes::offload_variant(v);
+    fixes::offload::set_variant(o, fixes::offload_variant(v));
     cases.emplace_back(v, o);
   }
   program::StepOptions resident = base;  // prefetch with room for one resident layer (ring of 3 + 1)
-  resident.offload = fixes::OffloadVariant::Prefetch;
-  resident.offload_budget_bytes = 4 * act;
+  fixes::offload::set_variant(resident, fixes::OffloadVariant::Prefetch);
+  fixes::offload::set_budget_bytes(resident, 4 * act);
   cases.emplace_back("prefetch+resident", resident);
   std::vector<Outcome> outs;
   for (const auto& [name, o] : cases) {
@@ -234,10 +238,10 @@ TEST(ReferenceStep, OffloadVariantsGiveIdenticalGradients) {
   ReferenceStep probe(resident);
   EXPECT_EQ(probe.offload_plan().first_resident, 4);
   program::StepOptions asked = base;
-  asked.offload = fixes::OffloadVariant::Prefetch;
-  asked.offload_budget_bytes = -1;  // ask the device: none on CPU, so everything is offloaded
+  fixes::offload::set_variant(asked, fixes::OffloadVariant::Prefetch);
+  fixes::offload::set_budget_bytes(asked, -1);  // ask the device: none on CPU, so everything is offloaded
   ReferenceStep on_cpu(asked);
-  EXPECT_EQ(on_cpu.options().offload_budget_bytes, 0);
+  EXPECT_EQ(fixes::offload::budget_bytes(on_cpu.options()), 0);
   EXPECT_EQ(on_cpu.offload_plan().first_resident, 5);
   EXPECT_EQ(probe.offload_plan().ring_buffers, 3);
 }
@@ -250,8 +254,8 @@ TEST(ReferenceStep, MoeVariantsAgree) {
   std::map<std::string, Outcome> outs;
   for (const std::string& v : scenario::fix_variants(fixes::Fix::MoeRouting)) {
     program::StepOptions o = tiny_options(tiny_moe());
-    o.moe = fixes::moe_variant(v);
-    o.packing = fixes::PackingVariant::Device;
+    fixes::moe_routing::set_variant(o, fixes::moe_variant(v));
+    fixes::packing::set_variant(o, fixes::PackingVariant::Device);
     outs[v] = run_once(o);
     expect_matches_program(o, outs[v]);
   }
@@ -267,23 +271,23 @@ TEST(ReferenceStep, MoeVariantsAgree) {
 
 TEST(ReferenceStep, MoeDeviceExpertGemmIsResolvedAndReported) {
   program::StepOptions o = tiny_options(tiny_moe());
-  o.moe = fixes::MoeVariant::Device;
+  fixes::moe_routing::set_variant(o, fixes::MoeVariant::Device);
   std::string why;
   // On the CPU at::_grouped_mm's sync-free path is never taken: "auto" pads, and says why.
-  EXPECT_EQ(resolve_moe_expert_gemm(o, &why), "padded");
+  EXPECT_EQ(fixes::moe_routing::resolve_expert_gemm(o, &why), "padded");
   EXPECT_FALSE(why.empty());
-  o.moe_expert_gemm = "grouped";
+  fixes::moe_routing::set_expert_gemm(o, "grouped");
   try {
-    (void)resolve_moe_expert_gemm(o);
+    (void)fixes::moe_routing::resolve_expert_gemm(o);
     FAIL() << "grouped accepted on the CPU";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("moe_expert_gemm"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("moe_routing expert_gemm"), std::string::npos) << e.what();
   }
   EXPECT_THROW({ ReferenceStep s(o); }, InputError);
-  o.moe_expert_gemm = "auto";
+  fixes::moe_routing::set_expert_gemm(o, "auto");
   ReferenceStep step(o);
   EXPECT_EQ(step.run().moe_expert_gemm, "padded");
-  o.moe = fixes::MoeVariant::Sorted;
+  fixes::moe_routing::set_variant(o, fixes::MoeVariant::Sorted);
   ReferenceStep sorted(o);
   EXPECT_EQ(sorted.run().moe_expert_gemm, "");
 }
@@ -295,9 +299,9 @@ TEST(ReferenceStep, EveryCombinationKeepsTheSyncBookkeepingAndRangesOfItsProgram
     for (const char* off : {"", "single", "prefetch"})
       for (const std::string& moe : scenario::fix_variants(fixes::Fix::MoeRouting)) {
         program::StepOptions o = tiny_options(tiny_moe());
-        o.packing = fixes::packing_variant(pack);
-        o.offload = *off ? std::optional(fixes::offload_variant(off)) : std::nullopt;
-        o.moe = fixes::moe_variant(moe);
+        fixes::packing::set_variant(o, fixes::packing_variant(pack));
+        fixes::offload::set_variant(o, *off ? std::optional(fixes::offload_variant(off)) : std::nullopt);
+        fixes::moe_routing::set_variant(o, fixes::moe_variant(moe));
         SCOPED_TRACE(program::build_step_program(o).name);
         expect_matches_program(o, run_once(o));
       }
@@ -325,7 +329,7 @@ TEST(ReferenceStep, StepUpdatesParametersAndIsReproducible) {
 
 TEST(ReferenceStep, RejectsBadOptions) {
   program::StepOptions o = tiny_options();
-  o.moe = static_cast<fixes::MoeVariant>(5);  // no such variant
+  fixes::moe_routing::set_variant(o, static_cast<fixes::MoeVariant>(5));  // no such variant
   EXPECT_THROW({ ReferenceStep s(o); }, InputError);
   o = tiny_options();
   o.dtype = "fp8";

@@ -7,6 +7,10 @@
 #include <cmath>
 #include <map>
 
+#include "syncscope/fixes/moe_routing/options.hpp"
+#include "syncscope/fixes/moe_routing/torch_step.hpp"
+#include "syncscope/fixes/offload/options.hpp"
+#include "syncscope/fixes/packing/options.hpp"
 #include "syncscope/kernels/step.hpp"
 #include "syncscope/program/step_program.hpp"
 
@@ -61,7 +65,7 @@ program::StepOptions gpu_options(const scenario::ModelShape& m) {
   o.dtype = "bf16";
   o.device = "cuda";
   o.seed = 5;
-  o.offload_budget_bytes = 0;
+  fixes::offload::set_budget_bytes(o, 0);
   return o;
 }
 
@@ -102,7 +106,7 @@ TEST(ReferenceStepDevice, PackingVariantsAgree) {
   std::map<std::string, Outcome> outs;
   for (const std::string& v : scenario::fix_variants(fixes::Fix::Packing)) {
     program::StepOptions o = gpu_options(small_dense());
-    o.packing = fixes::packing_variant(v);
+    fixes::packing::set_variant(o, fixes::packing_variant(v));
     outs[v] = run_once(o);
     EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, outs[v].result.host_syncs.total())
         << v;
@@ -118,21 +122,21 @@ TEST(ReferenceStepDevice, PackingVariantsAgree) {
 TEST(ReferenceStepDevice, OffloadVariantsAgree) {
   SKIP_WITHOUT_CUDA();
   program::StepOptions base = gpu_options(small_dense());
-  base.packing = fixes::PackingVariant::Device;
+  fixes::packing::set_variant(base, fixes::PackingVariant::Device);
   const Outcome plain = run_once(base);
   for (const std::string& v : scenario::fix_variants(fixes::Fix::Offload))
     for (int k : {1, 3}) {
       program::StepOptions o = base;
-      o.offload = fixes::offload_variant(v);
-      o.prefetch_depth = k;
+      fixes::offload::set_variant(o, fixes::offload_variant(v));
+      fixes::offload::set_prefetch_depth(o, k);
       const Outcome out = run_once(o);
       // A reload race (a buffer overwritten while read) shows as a large difference.
       EXPECT_NEAR(out.result.loss, plain.result.loss, kBf16Tol * plain.result.loss) << v << " k=" << k;
       EXPECT_LE(max_rel_diff(out.grads, plain.grads), kBf16Tol) << v << " k=" << k;
     }
   program::StepOptions budget = base;  // the memory-aware plan read from the device (default budget)
-  budget.offload = fixes::OffloadVariant::Prefetch;
-  budget.offload_budget_bytes = -1;
+  fixes::offload::set_variant(budget, fixes::OffloadVariant::Prefetch);
+  fixes::offload::set_budget_bytes(budget, -1);
   ReferenceStep step(budget);
   EXPECT_EQ(step.offload_plan().first_resident, 0) << "a small model's checkpoints all fit on an H200";
   EXPECT_NEAR(step.run().loss, ReferenceStep(base).run().loss, kBf16Tol * plain.result.loss);
@@ -143,8 +147,8 @@ TEST(ReferenceStepDevice, MoeVariantsAgree) {
   std::map<std::string, Outcome> outs;
   for (const std::string& v : scenario::fix_variants(fixes::Fix::MoeRouting)) {
     program::StepOptions o = gpu_options(small_moe());
-    o.moe = fixes::moe_variant(v);
-    o.packing = fixes::PackingVariant::Device;
+    fixes::moe_routing::set_variant(o, fixes::moe_variant(v));
+    fixes::packing::set_variant(o, fixes::PackingVariant::Device);
     outs[v] = run_once(o);
     EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, outs[v].result.host_syncs.total())
         << v;
@@ -159,13 +163,14 @@ TEST(ReferenceStepDevice, MoeVariantsAgree) {
 TEST(ReferenceStepDevice, MoeDeviceGroupedAndPaddedAgree) {
   SKIP_WITHOUT_CUDA();
   program::StepOptions o = gpu_options(small_moe());
-  o.moe = fixes::MoeVariant::Device;
-  o.packing = fixes::PackingVariant::Device;
+  fixes::moe_routing::set_variant(o, fixes::MoeVariant::Device);
+  fixes::packing::set_variant(o, fixes::PackingVariant::Device);
   std::string why;
-  if (resolve_moe_expert_gemm(o, &why) != "grouped") GTEST_SKIP() << "skipped: no grouped GEMM here: " << why;
+  if (fixes::moe_routing::resolve_expert_gemm(o, &why) != "grouped")
+    GTEST_SKIP() << "skipped: no grouped GEMM here: " << why;
   std::map<std::string, Outcome> outs;
   for (const char* g : {"grouped", "padded"}) {
-    o.moe_expert_gemm = g;
+    fixes::moe_routing::set_expert_gemm(o, g);
     outs[g] = run_once(o);
     EXPECT_EQ(outs[g].result.moe_expert_gemm, g);  // "grouped" did not fall back
     EXPECT_EQ(outs[g].result.host_syncs.of(fixes::Fix::MoeRouting), 0) << g;
@@ -192,9 +197,9 @@ TEST(ReferenceStepDevice, CudaPathMatchesCpuInFp32) {
   o.batch.min_len = 5;
   o.batch.max_len = 40;
   o.dtype = "fp32";
-  o.packing = fixes::PackingVariant::Device;
-  o.moe = fixes::MoeVariant::Device;
-  o.offload = fixes::OffloadVariant::Prefetch;
+  fixes::packing::set_variant(o, fixes::PackingVariant::Device);
+  fixes::moe_routing::set_variant(o, fixes::MoeVariant::Device);
+  fixes::offload::set_variant(o, fixes::OffloadVariant::Prefetch);
   program::StepOptions cpu = o;
   cpu.device = "cpu";
   // One step each from the same weights (the devices' seeded generators differ).

@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "syncscope/fixes/moe_routing/options.hpp"
+#include "syncscope/fixes/offload/options.hpp"
+#include "syncscope/fixes/packing/options.hpp"
 #include "syncscope/kernels/step.hpp"
 #include "syncscope/program/network.hpp"
 #include "syncscope/program/reference.hpp"
@@ -46,8 +49,8 @@ TEST(ReferenceTraining, AdaptersAloneTrainAndStepsMatchTheirPrograms) {
         if (dq && std::string(mode) == "lora") continue;
         program::StepOptions o = adapters(mode);
         o.training.double_quant = dq;
-        o.packing = fixes::packing_variant(pack);
-        o.offload = fixes::OffloadVariant::Double;
+        fixes::packing::set_variant(o, fixes::packing_variant(pack));
+        fixes::offload::set_variant(o, fixes::OffloadVariant::Double);
         SCOPED_TRACE(program::build_step_program(o).name);
         ReferenceStep step(o);
         step.record_ranges(true);
@@ -73,7 +76,7 @@ TEST(ReferenceTraining, PackingVariantsAgreeBitwiseUnderQlora) {
   std::vector<double> losses;
   for (const std::string& pack : scenario::fix_variants(fixes::Fix::Packing)) {
     program::StepOptions o = adapters("qlora");
-    o.packing = fixes::packing_variant(pack);
+    fixes::packing::set_variant(o, fixes::packing_variant(pack));
     ReferenceStep step(o);
     losses.push_back(step.run().loss);
     step.run();  // a second step: the A adapters now get gradients too
@@ -150,19 +153,19 @@ TEST(ReferenceTraining, CachedMaskIsKeyedLikeUnsloths) {
   // tiny_moe at 4 layers alternates windows: Unsloth's one-entry cache rebuilds every layer.
   program::StepOptions o = tiny_options(tiny_moe());
   o.model.num_hidden_layers = 4;
-  o.moe = fixes::MoeVariant::Device;
-  o.packing = fixes::PackingVariant::Cached;
+  fixes::moe_routing::set_variant(o, fixes::MoeVariant::Device);
+  fixes::packing::set_variant(o, fixes::PackingVariant::Cached);
   ReferenceStep step(o);
   const StepResult r = step.run();
   EXPECT_EQ(r.metadata_builds, 1 + 4);  // metadata once, the mask in each layer
   EXPECT_EQ(r.host_syncs.of(fixes::Fix::Packing), 1 + 2 * 4);
-  o.packing = fixes::PackingVariant::Device;
+  fixes::packing::set_variant(o, fixes::PackingVariant::Device);
   EXPECT_EQ(ReferenceStep(o).run().metadata_builds, 2);  // ours: one mask per window
 }
 
 TEST(ReferenceTraining, OffloadFirstStepOffloadsEveryLayerLaterOnesKeepTheLast) {
   program::StepOptions o = tiny_options();
-  o.offload = fixes::OffloadVariant::Double;
+  fixes::offload::set_variant(o, fixes::OffloadVariant::Double);
   ReferenceStep step(o);
   step.record_ranges(true);
   EXPECT_EQ(step.offload_plan().offloaded(), 2);  // the plan from the second step on
@@ -178,12 +181,12 @@ TEST(ReferenceTraining, OffloadFirstStepOffloadsEveryLayerLaterOnesKeepTheLast) 
     return out;
   };
   program::StepOptions first_opts = o;
-  first_opts.offload_first_pass = true;
+  first_opts.first_step = true;
   EXPECT_EQ(a.ranges, ranges(program::build_step_program(first_opts)));
   EXPECT_EQ(b.ranges, ranges(program::build_step_program(step.options())));
   EXPECT_NE(a.ranges, b.ranges);  // the first pass reloads one layer more
   program::StepOptions first = o;
-  first.offload_first_pass = true;
+  first.first_step = true;
   EXPECT_EQ(ReferenceStep(first).offload_plan().offloaded(), 3);
 }
 

@@ -11,6 +11,8 @@
 #include <map>
 
 #include "syncscope/analysis/analysis.hpp"
+#include "syncscope/fixes/moe_routing/options.hpp"
+#include "syncscope/fixes/offload/options.hpp"
 #include "syncscope/model/gpu_profile.hpp"
 #include "syncscope/program/step_program.hpp"
 #include "syncscope/sim/simulator.hpp"
@@ -38,8 +40,8 @@ program::StepOptions gpt_oss_20b() {
   m.rope_theta = 150000;
   o.batch.packed_tokens = 2048;
   o.dtype = "bf16";
-  o.offload = fixes::OffloadVariant::Double;
-  o.offload_budget_bytes = 0;
+  fixes::offload::set_variant(o, fixes::OffloadVariant::Double);
+  fixes::offload::set_budget_bytes(o, 0);
   o.training.mode = "lora";
   o.training.target_modules = {"q_proj", "k_proj", "v_proj", "o_proj"};
   return o;
@@ -69,7 +71,7 @@ TEST(UnslothFormInTheSimulator, StepTimesAreTheOnesModelReadmeQuotes) {
     for (const std::string& v : scenario::fix_variants(fixes::Fix::MoeRouting)) {
       program::StepOptions o = gpt_oss_20b();
       o.gpt_oss_unsloth_form = form;
-      o.moe = fixes::moe_variant(v);
+      fixes::moe_routing::set_variant(o, fixes::moe_variant(v));
       const Simulated r = simulate_step(o, h200);
       ms[form ? "unsloth" : "reference"][v] = r.step_ms;
       syncs[form ? "unsloth" : "reference"][v] = r.syncs;

@@ -4,6 +4,7 @@
 // alternating sliding window.
 #pragma once
 
+#include "syncscope/fixes/offload/options.hpp"
 #include "syncscope/program/step_options.hpp"
 
 namespace syncscope::kernels::test {
@@ -51,8 +52,8 @@ inline program::StepOptions tiny_options(scenario::ModelShape m = tiny_dense()) 
   o.device = "cpu";
   o.seed = 7;
   o.nvtx = false;
-  o.offload_budget_bytes = 0;
-  o.offload_min_bytes = 0;  // tiny layer inputs would stay under Unsloth's 2 MiB threshold
+  fixes::offload::set_budget_bytes(o, 0);
+  fixes::offload::set_min_bytes(o, 0);  // tiny layer inputs would stay under Unsloth's 2 MiB threshold
   return o;
 }
 

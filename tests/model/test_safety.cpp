@@ -14,6 +14,9 @@
 #include <thread>
 
 #include "syncscope/core/error.hpp"
+#include "syncscope/fixes/moe_routing/options.hpp"
+#include "syncscope/fixes/offload/options.hpp"
+#include "syncscope/fixes/packing/options.hpp"
 #include "syncscope/model/gpu_profile.hpp"
 #include "syncscope/model/results.hpp"
 #include "syncscope/model/validate.hpp"
@@ -220,9 +223,9 @@ program::StepOptions options_for(const std::string& scenario, const std::string&
   o.batch = s.batch;
   o.dtype = s.dtype;
   o.layers = layers;
-  o.packing = fixes::packing_variant(packing);
-  o.moe = fixes::moe_variant(moe);
-  o.offload_budget_bytes = 0;
+  fixes::packing::set_variant(o, fixes::packing_variant(packing));
+  fixes::moe_routing::set_variant(o, fixes::moe_variant(moe));
+  fixes::offload::set_budget_bytes(o, 0);
   return o;
 }
 
@@ -242,7 +245,7 @@ TEST(SimulatorMemory, ProgramOpsEstimateMatchesTheBuiltProgram) {
               {"gpt-oss-20b.yaml", "rebuild", "device", "", 5}};
   for (const auto& r : rows) {
     program::StepOptions o = options_for(r.scenario, r.packing, r.moe, r.layers);
-    if (*r.offload) o.offload = fixes::offload_variant(r.offload);
+    if (*r.offload) fixes::offload::set_variant(o, fixes::offload_variant(r.offload));
     const double built = static_cast<double>(program::build_step_program(o).ops.size());
     const double estimated = static_cast<double>(sim::estimate_step_program_ops(o));
     // An upper bound, within 25%: exact plus the 10% margin for programs linear in layers

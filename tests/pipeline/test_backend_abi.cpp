@@ -8,6 +8,9 @@
 #include <type_traits>
 
 #include "syncscope/core/error.hpp"
+#include "syncscope/fixes/moe_routing/options.hpp"
+#include "syncscope/fixes/offload/options.hpp"
+#include "syncscope/fixes/packing/options.hpp"
 #include "syncscope/pipeline/backend_abi.hpp"
 #include "syncscope/pipeline/backend_wire.hpp"
 
@@ -58,15 +61,15 @@ program::StepOptions every_field_set() {
   o.dtype = "bf16";
   o.device = "cuda";
   o.layers = 2;
-  o.packing = fixes::PackingVariant::Device;
-  o.offload = fixes::OffloadVariant::Prefetch;
-  o.prefetch_depth = 3;
-  o.offload_budget_bytes = 1.0 / 3.0;
-  o.moe = fixes::MoeVariant::Sorted;
-  o.other_fixes[static_cast<fixes::Fix>(42)] = 1;
+  fixes::packing::set_variant(o, fixes::PackingVariant::Device);
+  fixes::offload::set_variant(o, fixes::OffloadVariant::Prefetch);
+  fixes::offload::set_prefetch_depth(o, 3);
+  fixes::offload::set_budget_bytes(o, 1.0 / 3.0);
+  fixes::moe_routing::set_variant(o, fixes::MoeVariant::Sorted);
+  o.fix_variants[static_cast<fixes::Fix>(42)] = 1;
   o.fix_numbers[static_cast<fixes::Fix>(42)] = {{"logging_steps", 10}, {"ratio", 1.0 / 3.0}};
   o.fix_numbers[static_cast<fixes::Fix>(7)] = {};
-  o.moe_expert_gemm = "padded";
+  fixes::moe_routing::set_expert_gemm(o, "padded");
   o.seed = 0xffffffffffffffffull;
   o.nvtx = false;
   o.learning_rate = 3e-4;
@@ -76,8 +79,8 @@ program::StepOptions every_field_set() {
   o.training.lora_alpha = 32.5;
   o.training.target_modules = {"q_proj", "down_proj"};
   o.training.double_quant = true;
-  o.offload_first_pass = true;
-  o.offload_min_bytes = 17;
+  o.first_step = true;
+  fixes::offload::set_min_bytes(o, 17);
   o.gpt_oss_unsloth_form = true;
   return o;
 }
@@ -92,21 +95,22 @@ TEST(BackendWire, StepOptionsKeepEveryField) {
   EXPECT_EQ(b.batch.lengths, o.batch.lengths);
   EXPECT_EQ(b.batch.seed, o.batch.seed);
   EXPECT_EQ(b.seed, o.seed);
-  EXPECT_EQ(b.packing, fixes::PackingVariant::Device);
-  EXPECT_EQ(b.offload, fixes::OffloadVariant::Prefetch);
-  EXPECT_EQ(b.moe, fixes::MoeVariant::Sorted);
-  EXPECT_EQ(b.other_fixes, o.other_fixes);
+  EXPECT_EQ(fixes::packing::variant(b), fixes::PackingVariant::Device);
+  EXPECT_EQ(fixes::offload::variant(b), fixes::OffloadVariant::Prefetch);
+  EXPECT_EQ(fixes::moe_routing::variant(b), fixes::MoeVariant::Sorted);
+  EXPECT_EQ(b.fix_variants, o.fix_variants);
+  EXPECT_EQ(b.fix_words, o.fix_words);
   EXPECT_EQ(b.fix_numbers, o.fix_numbers);  // doubles exactly, an empty entry kept
   EXPECT_EQ(b.fix_numbers.at(static_cast<fixes::Fix>(42)).at("ratio"), 1.0 / 3.0);
-  EXPECT_EQ(b.offload_budget_bytes, 1.0 / 3.0);  // doubles exactly
+  EXPECT_EQ(fixes::offload::budget_bytes(b), 1.0 / 3.0);  // doubles exactly
   EXPECT_EQ(b.training.target_modules, o.training.target_modules);
   EXPECT_TRUE(b.training.double_quant);
   EXPECT_FALSE(b.nvtx);
   EXPECT_TRUE(b.gpt_oss_unsloth_form);
-  EXPECT_EQ(b.offload_min_bytes, 17);
+  EXPECT_EQ(fixes::offload::min_bytes(b), 17);
   program::StepOptions off = o;
-  off.offload.reset();
-  EXPECT_FALSE(step_options_from_wire(to_wire(off)).offload);
+  fixes::offload::set_variant(off, std::nullopt);
+  EXPECT_FALSE(fixes::offload::variant(step_options_from_wire(to_wire(off))));
 }
 
 TEST(BackendWire, RequestsAndResultsKeepEveryField) {

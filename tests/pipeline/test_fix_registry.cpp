@@ -10,6 +10,7 @@
 
 #include "syncscope/core/error.hpp"
 #include "syncscope/fixes/fix_spec.hpp"
+#include "syncscope/fixes/packing/options.hpp"
 #include "syncscope/io/trace_io.hpp"
 #include "syncscope/model/predict_inputs.hpp"
 #include "syncscope/model/trace_predict.hpp"
@@ -26,7 +27,7 @@ namespace {
 
 constexpr fixes::Fix kToy = static_cast<fixes::Fix>(42);
 
-// The whole toy fix: names, variants, a step option kept in StepOptions::other_fixes (no
+// The whole toy fix: names, variants, a step option kept in StepOptions::fix_variants (no
 // hook), per-layer operators in the step program (the baseline reads a flag back to the
 // host before each layer's attention, the fix keeps it on the device), a closed-form
 // predictor (L x 1 ms saved per step) and a trace detector.
@@ -44,8 +45,8 @@ class ToyFix : public ::testing::Test {
     f.number_keys = {{"weight", {1, 5, "toys are light"}, true, "", 2}};  // an integer in 1..5, default 2
     f.build_program_layer = [](program::ProgramLayerBuilder& b, program::ProgramPoint at) {
       if (at != program::ProgramPoint::BeforeAttention) return;
-      const auto it = b.options().other_fixes.find(kToy);
-      const bool fast = it != b.options().other_fixes.end() && it->second == 1;
+      const auto it = b.options().fix_variants.find(kToy);
+      const bool fast = it != b.options().fix_variants.end() && it->second == 1;
       // Step-wide state: how many layers this step has built so far.
       std::any& seen = b.fix_state(kToy);
       seen = seen.has_value() ? std::any_cast<int>(seen) + 1 : 0;
@@ -198,8 +199,8 @@ TEST_F(ToyFix, PlanRunsEachVariantWithTheOthersAtTheirDefaults) {
   EXPECT_EQ(fast.fix, kToy);
   EXPECT_EQ(fast.variant, "fast");
   EXPECT_FALSE(fast.baseline);
-  EXPECT_EQ(fast.opts.other_fixes.at(kToy), 1);
-  EXPECT_EQ(fast.opts.packing, fixes::PackingVariant::Rebuild);  // the other fix stays at its baseline
+  EXPECT_EQ(fast.opts.fix_variants.at(kToy), 1);
+  EXPECT_EQ(fixes::packing::variant(fast.opts), fixes::PackingVariant::Rebuild);  // the other fix stays at its baseline
   EXPECT_EQ(fast.key, "toy/L2/packing=rebuild/offload=off/moe=loop/toy_fix=fast");
   EXPECT_EQ(fast.base_key, "toy/L2/packing=rebuild/offload=off/moe=loop/toy_fix=slow");
   // The toy baseline and the packing baseline are one step: one trace serves both.
@@ -240,7 +241,7 @@ TEST_F(ToyFix, StepProgramRunsItsLayerOpsAfterThePackingMetadata) {
   fixes::unregister_fix(kToy);
   EXPECT_THROW((void)program::build_step_program(plan.jobs[2].opts), InputError);
   program::StepOptions without = plan.jobs[2].opts;
-  without.other_fixes.clear();
+  without.fix_variants.erase(kToy);
   const program::Program plain = program::build_step_program(without);
   EXPECT_EQ(program::program_stats(slow).host_syncs - program::program_stats(plain).host_syncs, 2);
   EXPECT_EQ(std::count_if(plain.ops.begin(), plain.ops.end(), [](const program::Op& o) { return o.name == "toy_fix"; }),

@@ -3,6 +3,9 @@
 
 #include "pipeline_test_util.hpp"
 #include "syncscope/core/error.hpp"
+#include "syncscope/fixes/moe_routing/options.hpp"
+#include "syncscope/fixes/offload/options.hpp"
+#include "syncscope/fixes/packing/options.hpp"
 #include "syncscope/pipeline/plan.hpp"
 #include "test_paths.hpp"
 
@@ -124,15 +127,15 @@ TEST(PipelinePlan, StepOptionsKeepOtherFixesAtBaselineAndOffloadEveryLayer) {
   const scenario::Scenario s = load_run_scenarios(r)[0];
   const program::StepOptions o = step_options(s, fixes::Fix::Offload, "double", 3);
   EXPECT_EQ(o.layers, 3);
-  EXPECT_EQ(o.offload, fixes::OffloadVariant::Double);
-  EXPECT_EQ(o.packing, fixes::PackingVariant::Rebuild);
-  EXPECT_EQ(o.moe, fixes::MoeVariant::Loop);
-  EXPECT_EQ(o.offload_budget_bytes, 0);
-  EXPECT_EQ(o.prefetch_depth, 2);
+  EXPECT_EQ(fixes::offload::variant(o), fixes::OffloadVariant::Double);
+  EXPECT_EQ(fixes::packing::variant(o), fixes::PackingVariant::Rebuild);
+  EXPECT_EQ(fixes::moe_routing::variant(o), fixes::MoeVariant::Loop);
+  EXPECT_EQ(fixes::offload::budget_bytes(o), 0);
+  EXPECT_EQ(fixes::offload::prefetch_depth(o), 2);
   EXPECT_EQ(variant_option_key(o), "L3/packing=rebuild/offload=double/moe=loop");
   scenario::Scenario no_offload = s;
   no_offload.offload = false;
-  EXPECT_FALSE(step_options(no_offload, fixes::Fix::Packing, "cached", 3).offload);
+  EXPECT_FALSE(fixes::offload::variant(step_options(no_offload, fixes::Fix::Packing, "cached", 3)));
 }
 
 // Issue 39: a 127-character name of 2-byte characters (254 bytes, a valid name) made a trace

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "syncscope/core/error.hpp"
+#include "syncscope/fixes/moe_routing/options.hpp"
 #include "syncscope/program/network.hpp"
 #include "syncscope/program/program.hpp"
 #include "syncscope/program/step_options.hpp"
@@ -278,7 +279,7 @@ program::StepOptions run_of(const std::string& fixture, int layers, fixes::MoeVa
   o.layers = layers;
   o.batch.packed_tokens = 512;
   o.batch.max_len = 256;
-  o.moe = moe;
+  fixes::moe_routing::set_variant(o, moe);
   return o;
 }
 

@@ -7,6 +7,8 @@
 #include <fstream>
 
 #include "syncscope/core/error.hpp"
+#include "syncscope/fixes/offload/options.hpp"
+#include "syncscope/fixes/packing/options.hpp"
 #include "syncscope/program/network.hpp"
 #include "syncscope/program/program.hpp"
 #include "syncscope/program/step_program.hpp"
@@ -170,10 +172,10 @@ TEST(HfModels, MistralCachedPackingKeepsFourSyncsPerStep) {
   o.model = fixture_model("mistral-7b-v0.1");
   o.dtype = "bf16";
   o.training.mode = "qlora";
-  o.offload = program::kUnslothDefaultReload;
-  o.offload_budget_bytes = 0;
+  fixes::offload::set_variant(o, fixes::offload::kUnslothDefaultReload);
+  fixes::offload::set_budget_bytes(o, 0);
   o.batch.packed_tokens = 2048;
-  o.packing = fixes::PackingVariant::Cached;
+  fixes::packing::set_variant(o, fixes::PackingVariant::Cached);
   EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, 4);
   // Gemma 2 alternates: the same cache misses in every layer whose window differs.
   o.model = fixture_model("gemma-2-2b");

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "syncscope/core/error.hpp"
+#include "syncscope/fixes/offload/options.hpp"
 #include "syncscope/program/network.hpp"
 #include "syncscope/program/program.hpp"
 #include "syncscope/program/step_options.hpp"
@@ -23,7 +24,7 @@ program::StepOptions step(const std::string& fixture, const std::string& mode) {
   o.model = scenario::load_hf_config(test::fixture("hf/" + fixture + "/config.json"));
   o.dtype = "bf16";
   o.training.mode = mode;
-  o.offload = program::kUnslothDefaultReload;
+  fixes::offload::set_variant(o, fixes::offload::kUnslothDefaultReload);
   o.batch.packed_tokens = 2048;
   return o;
 }
@@ -170,7 +171,7 @@ TEST(MemoryEstimate, QloraQuantizesTheExpertsWhereBitsandbytesReachesThem) {
 //   offload  the same activations, checkpoints 2 reload buffers = 33,554,432 B.
 TEST(MemoryEstimate, ActivationsByCheckpointingMode) {
   program::StepOptions none = step("llama-3.1-8b", "lora");
-  none.offload.reset();
+  fixes::offload::set_variant(none, std::nullopt);
   program::StepOptions full = none;
   full.training.gradient_checkpointing = "full";
   const program::StepOptions offload = step("llama-3.1-8b", "lora");
@@ -216,7 +217,7 @@ TEST(MemoryEstimate, ActivationsByCheckpointingMode) {
 // 46,208): 67,840 values, 277,872,640 + 8,388,608 B. Logits 2*2048*102400*4 = 1,677,721,600.
 TEST(MemoryEstimate, LatentAttentionActivationsUseTheLatentAndPerHeadWidths) {
   program::StepOptions o = step("deepseek-v2-lite", "lora");
-  o.offload.reset();
+  fixes::offload::set_variant(o, std::nullopt);
   o.layers = 1;
   EXPECT_DOUBLE_EQ(part(sim::estimate_step_memory(o), "activations"), 231473152.0 + 8388608.0 + 1677721600.0);
   o.layers = 2;
@@ -231,7 +232,7 @@ TEST(MemoryEstimate, LatentAttentionActivationsUseTheLatentAndPerHeadWidths) {
 // layer's forward kernels run twice, no copy stream; the packing visits count the recompute.
 TEST(MemoryEstimate, FullCheckpointingRecomputesEachLayerInTheStep) {
   program::StepOptions none = step("qwen3-0.6b", "lora");
-  none.offload.reset();
+  fixes::offload::set_variant(none, std::nullopt);
   none.layers = 2;
   program::StepOptions full = none;
   full.training.gradient_checkpointing = "full";

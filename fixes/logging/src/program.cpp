@@ -1,6 +1,6 @@
 // The logging fix in the step program and the run plan: its step option (the variant and
-// logging_steps, kept in StepOptions::other_fixes / fix_numbers: the options have no field
-// for it) and its operators at the optimizer's two points (program_layer.hpp).
+// logging_steps, kept in StepOptions::fix_variants / fix_numbers as every fix's are) and its operators at the
+// optimizer's two points (program_layer.hpp).
 #include <fmt/format.h>
 
 #include <cmath>
@@ -40,7 +40,7 @@ void set_step_option(program::StepOptions& o, const StepOptionContext& c) {
   // Runs of the other fixes keep the step as it was (one loss read, no clipping): the fix is
   // applied only to its own runs.
   if (!c.variant) {
-    o.other_fixes.erase(kLogging);
+    o.fix_variants.erase(kLogging);
     o.fix_numbers.erase(kLogging);
     return;
   }
@@ -52,18 +52,18 @@ void set_step_option(program::StepOptions& o, const StepOptionContext& c) {
       fmt::format("{}: fixes.logging.logging_steps {} does not divide measure.repeat_steps {}: the measured steps "
                   "must hold whole logging windows (set repeat_steps to a multiple of {})",
                   c.scenario.source.string(), n, c.scenario.measure.repeat_steps, n));
-  o.other_fixes[kLogging] = *c.variant;
+  o.fix_variants[kLogging] = *c.variant;
   o.fix_numbers[kLogging]["logging_steps"] = n;
 }
 
 std::string step_option_name(const program::StepOptions& o) {
-  const auto it = o.other_fixes.find(kLogging);
-  return it == o.other_fixes.end() ? "" : fix_spec(kLogging).variant_name(it->second);
+  const auto it = o.fix_variants.find(kLogging);
+  return it == o.fix_variants.end() ? "" : fix_spec(kLogging).variant_name(it->second);
 }
 
 void program_point(program::ProgramLayerBuilder& b, program::ProgramPoint at) {
-  const auto it = b.options().other_fixes.find(kLogging);
-  if (it == b.options().other_fixes.end()) return;  // not applied in this run
+  const auto it = b.options().fix_variants.find(kLogging);
+  if (it == b.options().fix_variants.end()) return;  // not applied in this run
   const auto v = static_cast<Variant>(it->second);
   const int eb = b.element_bytes();
   if (at == program::ProgramPoint::BeforeOptimizer) {

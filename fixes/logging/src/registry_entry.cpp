@@ -17,6 +17,7 @@ void register_logging_fix() {
     f.baseline_meaning = "the loss and the gradient norm read with .item() every step";
     f.scenario_keys = {"logging_steps"};
     f.number_keys = {{"logging_steps", detail::kLoggingSteps, true, "", kDefaultLoggingSteps}};
+    f.step_number_keys = f.number_keys;  // the same key in the step options
     f.predicted_variants = {"every", "deferred"};
     f.set_step_option = detail::set_step_option;
     f.step_option_name = detail::step_option_name;

@@ -112,8 +112,8 @@ void after_optimizer(TorchStepContext& c, Variant v, State& st) {
 }
 
 void torch_step_point(TorchStepContext& c, program::ProgramPoint at) {
-  const auto it = c.options.other_fixes.find(kLogging);
-  if (it == c.options.other_fixes.end()) return;  // not applied in this run
+  const auto it = c.options.fix_variants.find(kLogging);
+  if (it == c.options.fix_variants.end()) return;  // not applied in this run
   const auto v = static_cast<Variant>(it->second);
   State& st = state_of(c);
   if (at == program::ProgramPoint::BeforeOptimizer) {

@@ -108,7 +108,7 @@ TEST_F(LoggingFix, OtherFixesRunsAndKeysStayAsTheyWere) {
   const pipeline::RunPlan plan = pipeline::plan_jobs({scenario::parse_scenario(kTiny, "tiny.yaml")});
   ASSERT_EQ(plan.jobs.size(), 5u);  // packing x 2, logging x 3
   EXPECT_EQ(plan.jobs[0].key, "tiny-logging/L2/packing=rebuild/offload=off/moe=loop");
-  EXPECT_EQ(plan.jobs[0].opts.other_fixes.count(kLogging), 0u);
+  EXPECT_EQ(plan.jobs[0].opts.fix_variants.count(kLogging), 0u);
   EXPECT_EQ(job(plan, "deferred").key, "tiny-logging/L2/packing=rebuild/offload=off/moe=loop/logging=deferred");
   EXPECT_EQ(job(plan, "every").base_key, "tiny-logging/L2/packing=rebuild/offload=off/moe=loop/logging=item");
 }

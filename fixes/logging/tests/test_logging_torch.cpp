@@ -16,6 +16,9 @@
 #include <vector>
 
 #include "syncscope/fixes/logging/logging.hpp"
+#include "syncscope/fixes/moe_routing/options.hpp"
+#include "syncscope/fixes/offload/options.hpp"
+#include "syncscope/fixes/packing/options.hpp"
 #include "syncscope/kernels/step.hpp"
 #include "syncscope/program/program.hpp"
 #include "syncscope/program/step_program.hpp"
@@ -54,10 +57,10 @@ program::StepOptions options(const std::string& variant, bool moe = false) {
   o.batch.lengths = {20, 31, 9, 36};
   o.seed = 7;
   o.nvtx = false;
-  o.offload_budget_bytes = 0;
-  o.offload_min_bytes = 0;
+  fixes::offload::set_budget_bytes(o, 0);
+  fixes::offload::set_min_bytes(o, 0);
   if (!variant.empty()) {
-    o.other_fixes[kLogging] = *fixes::fix_spec(kLogging).variant_index(variant);
+    o.fix_variants[kLogging] = *fixes::fix_spec(kLogging).variant_index(variant);
     o.fix_numbers[kLogging]["logging_steps"] = kWindow;
   }
   return o;
@@ -131,8 +134,8 @@ TEST_F(LoggingTorchStep, HostSyncsPerStepEqualTheStepProgramsOnTheSameSteps) {
     for (const char* v : {"item", "every", "deferred"}) {
       program::StepOptions o = options(v, moe);
       if (moe) {
-        o.packing = fixes::PackingVariant::Cached;
-        o.moe = fixes::MoeVariant::Sorted;
+        fixes::packing::set_variant(o, fixes::PackingVariant::Cached);
+        fixes::moe_routing::set_variant(o, fixes::MoeVariant::Sorted);
       }
       const program::Program p = program::build_step_program(o);
       SCOPED_TRACE(p.name);

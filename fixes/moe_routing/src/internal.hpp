@@ -2,11 +2,15 @@
 #pragma once
 
 #include "syncscope/fixes/fix_spec.hpp"
+#include "syncscope/fixes/moe_routing/options.hpp"
 #include "syncscope/model/trace_predict_facts.hpp"
 #include "syncscope/program/program_layer.hpp"
 #include "syncscope/replay/replay_edit.hpp"
 
 namespace syncscope::fixes::moe_routing::detail {
+
+// Its word in the step options (FixSpec::step_word_keys; options.hpp reads it).
+inline constexpr const char* kExpertGemmKey = "expert_gemm";
 
 // program.cpp: the routing and expert dispatch of each MoE layer.
 void program_layer(program::ProgramLayerBuilder& b, program::ProgramPoint at);

@@ -28,9 +28,10 @@ void register_moe_routing_fix() {
                              "a dense model"};
     };
     f.set_step_option = [](program::StepOptions& o, const StepOptionContext& c) {
-      o.moe = static_cast<MoeVariant>(c.variant.value_or(0));
+      set_variant(o, static_cast<MoeVariant>(c.variant.value_or(0)));
     };
-    f.step_option_name = [](const program::StepOptions& o) { return variant_name(o.moe); };
+    f.step_option_name = [](const program::StepOptions& o) { return variant_name(variant(o)); };
+    f.step_word_keys = {{detail::kExpertGemmKey, kExpertGemms}};
     f.build_program_layer = detail::program_layer;
     f.detect = detail::detect;
     f.has_inputs = detail::has_inputs;

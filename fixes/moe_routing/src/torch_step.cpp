@@ -11,6 +11,7 @@
 
 #include "syncscope/core/error.hpp"
 #include "syncscope/fixes/moe_routing/moe_routing.hpp"
+#include "syncscope/fixes/moe_routing/options.hpp"
 
 #ifdef SYNCSCOPE_KERNELS_CUDA
 #include "syncscope/fixes/moe_routing/moe_histogram.h"
@@ -163,14 +164,15 @@ namespace {
 
 void torch_layer_point(TorchLayerContext& c, program::ProgramPoint at) {
   if (at != program::ProgramPoint::ExpertDispatch) return;
-  c.expert_output = moe_experts(c.options.moe, *c.moe_input, *c.expert_ids, *c.routing_weights, *c.experts, c.device);
+  c.expert_output =
+      moe_experts(variant(c.options), *c.moe_input, *c.expert_ids, *c.routing_weights, *c.experts, c.device);
 }
 
 // MoE "device" on a MoE model: which expert GEMM this machine's LibTorch can run without a
-// host read (kernels::resolve_moe_expert_gemm; InputError when "grouped" is asked and absent).
+// host read (resolve_expert_gemm; InputError when "grouped" is asked and absent).
 void torch_step_setup(TorchStepSetup& s) {
-  if (s.options.model.is_moe() && s.options.moe == MoeVariant::Device)
-    s.device.moe_expert_gemm = kernels::resolve_moe_expert_gemm(s.options);
+  if (s.options.model.is_moe() && variant(s.options) == MoeVariant::Device)
+    s.device.moe_expert_gemm = resolve_expert_gemm(s.options);
 }
 
 }  // namespace

@@ -14,13 +14,14 @@ namespace syncscope::fixes::offload::detail {
 using namespace syncscope::program;  // the schedule and the step options
 
 bool program_schedule(const StepOptions& o, ProgramSchedule& out) {
-  if (!o.offload) return false;
+  const std::optional<fixes::OffloadVariant> v = variant(o);
+  if (!v) return false;
   const int layers = effective_layers(o);
   // One layer's checkpoint: its input, T x hidden elements of the compute dtype.
   const double act = static_cast<double>(o.batch.packed_tokens) * o.model.hidden_size * dtype_bytes(o.dtype);
   // A budget left to the device (< 0) counts as 0 in programs: every layer offloaded.
-  out.choreography = build_choreography(plan_offload(*o.offload, layers, act, std::max(0.0, o.offload_budget_bytes),
-                                                     o.prefetch_depth, o.offload_first_pass, o.offload_min_bytes));
+  out.choreography = build_choreography(
+      plan_offload(*v, layers, act, std::max(0.0, budget_bytes(o)), prefetch_depth(o), o.first_step, min_bytes(o)));
   const ChoreoEvents& ev = out.choreography.events;
   auto& names = out.event_names;
   names.assign(static_cast<std::size_t>(ev.num_events), "");

@@ -16,24 +16,24 @@ namespace {
 // fixes.offload.prefetch_depth (prefetch's look-ahead k over a ring of k+1 buffers) and
 // prefetch_budget_gib (device memory prefetch's memory-aware plan may use for the ring and
 // resident layer inputs, pinned by the scenario so the plan is the same on every GPU).
-const FixSpec::NumberKey kPrefetchDepthKey{"prefetch_depth", bounds::kPrefetchDepth, true, "", 2};
+const FixSpec::NumberKey& kPrefetchDepthKey = detail::kStepPrefetchDepth;  // the same key and bounds
 const FixSpec::NumberKey kBudgetKey{"prefetch_budget_gib", {0, 65536, "device memory"}, false, "GiB", 0};
 
 void set_step_option(program::StepOptions& o, const StepOptionContext& c) {
   // Runs of the other fixes reload as Unsloth does by default (double buffering).
-  if (!c.scenario.offload) o.offload.reset();
-  else o.offload = c.variant ? static_cast<OffloadVariant>(*c.variant) : program::kUnslothDefaultReload;
+  if (!c.scenario.offload) set_variant(o, std::nullopt);
+  else set_variant(o, c.variant ? static_cast<OffloadVariant>(*c.variant) : kUnslothDefaultReload);
   // Reload schedules are compared with every layer offloaded, measured and simulated alike:
   // left to the device (-1), the memory-aware plan keeps every layer resident on a large GPU
   // and `prefetch` would then measure "no offload" rather than a schedule. The look-ahead is
   // the selection's when offload is under test, else the default (runs of other fixes reload
   // with Unsloth's default, which has none).
-  o.offload_budget_bytes = 0;
-  o.prefetch_depth = static_cast<int>(kPrefetchDepthKey.default_value);
+  set_budget_bytes(o, 0);
+  set_prefetch_depth(o, static_cast<int>(kPrefetchDepthKey.default_value));
   for (const auto& f : c.scenario.fixes) {
     if (f.fix != Fix::Offload) continue;
-    if (f.has_number(kBudgetKey.key)) o.offload_budget_bytes = f.number(kBudgetKey.key) * 1024.0 * 1024.0 * 1024.0;
-    if (c.variant) o.prefetch_depth = static_cast<int>(f.number(kPrefetchDepthKey.key));
+    if (f.has_number(kBudgetKey.key)) set_budget_bytes(o, f.number(kBudgetKey.key) * 1024.0 * 1024.0 * 1024.0);
+    if (c.variant) set_prefetch_depth(o, static_cast<int>(f.number(kPrefetchDepthKey.key)));
   }
 }
 
@@ -51,6 +51,7 @@ void register_offload_fix() {
     f.baseline_meaning = "one reload buffer";
     f.scenario_keys = {kPrefetchDepthKey.key, kBudgetKey.key};
     f.number_keys = {kPrefetchDepthKey, kBudgetKey};
+    f.step_number_keys = {detail::kStepPrefetchDepth, detail::kStepBudgetBytes, detail::kStepMinBytes};
     f.predicted_variants = {"double", "prefetch"};
     f.timeline_shows_copies = true;
     // Selecting the fix implies offload (checkpoints in host memory) unless the file says, and
@@ -66,7 +67,8 @@ void register_offload_fix() {
     };
     f.set_step_option = set_step_option;
     f.step_option_name = [](const program::StepOptions& o) {
-      return o.offload ? variant_name(*o.offload) : std::string("off");
+      const auto v = variant(o);
+      return v ? variant_name(*v) : std::string("off");
     };
     f.build_program_schedule = detail::program_schedule;
     f.trace_predict_options = [](const scenario::FixSelection& sel, const program::StepOptions&,

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "syncscope/fixes/offload/offload.hpp"
+#include "syncscope/fixes/offload/options.hpp"
 #include "syncscope/kernels/torch_step_point.hpp"
 #include "syncscope/program/offload_schedule.hpp"
 #include "syncscope/program/step_options.hpp"
@@ -16,7 +17,8 @@ namespace {
 
 void torch_step_setup(TorchStepSetup& s) {
   program::StepOptions& o = s.options;
-  if (!o.offload) return;
+  std::optional<OffloadVariant> v = variant(o);
+  if (!v) return;
   // One layer's checkpoint: its input, T x hidden elements of the compute dtype.
   const double act = static_cast<double>(o.batch.packed_tokens) * static_cast<double>(o.model.hidden_size) *
                      program::dtype_bytes(o.dtype);
@@ -24,19 +26,21 @@ void torch_step_setup(TorchStepSetup& s) {
   const std::optional<double> free_bytes = kernels::detail::device_free_bytes(s.device);
   // A budget left to the device: its free memory less the reserve; 0 on CPU. Resolved in the
   // options, so build_step_program(options()) plans the same.
-  if (o.offload_budget_bytes < 0)
-    o.offload_budget_bytes = free_bytes ? std::max(0.0, *free_bytes - program::kOffloadReserveBytes) : 0.0;
+  if (budget_bytes(o) < 0)
+    set_budget_bytes(o, free_bytes ? std::max(0.0, *free_bytes - program::kOffloadReserveBytes) : 0.0);
   // Unsloth double-buffers only with memory for the second buffer (docs/sources.md#offload-double-buffer:
   // > 512 MB free) and falls back to one buffer otherwise; options() then says "single". On CPU: no such check.
-  if (o.offload == OffloadVariant::Double && free_bytes && *free_bytes < act + program::kUnslothDoubleBufferFreeBytes)
-    o.offload = OffloadVariant::Single;
-  const double budget = o.offload_budget_bytes;
-  s.schedule = program::build_choreography(program::plan_offload(*o.offload, s.layers, act, budget, o.prefetch_depth,
-                                                                 o.offload_first_pass, o.offload_min_bytes));
-  // Unsloth's first pass offloads every layer (offload_first_pass); `prefetch` plans its own.
-  if (!o.offload_first_pass && o.offload != OffloadVariant::Prefetch)
+  if (v == OffloadVariant::Double && free_bytes && *free_bytes < act + kUnslothDoubleBufferFreeBytes) {
+    v = OffloadVariant::Single;
+    set_variant(o, v);
+  }
+  const double budget = budget_bytes(o);
+  s.schedule = program::build_choreography(
+      program::plan_offload(*v, s.layers, act, budget, prefetch_depth(o), o.first_step, min_bytes(o)));
+  // Unsloth's first pass offloads every layer (the run's first step); `prefetch` plans its own.
+  if (!o.first_step && v != OffloadVariant::Prefetch)
     s.first_step = program::build_choreography(
-        program::plan_offload(*o.offload, s.layers, act, budget, o.prefetch_depth, true, o.offload_min_bytes));
+        program::plan_offload(*v, s.layers, act, budget, prefetch_depth(o), true, min_bytes(o)));
 }
 
 }  // namespace

@@ -13,6 +13,8 @@ namespace syncscope::fixes::packing::detail {
 
 // fixes.packing.rebuild_form's words, the default first (registry_entry.cpp says what each is).
 inline const std::vector<std::string> kRebuildForms = {"reference", "unsloth_sdpa_mask"};
+// Its key, in the scenario and in the step options (StepOptions::fix_words).
+inline constexpr const char* kRebuildFormKey = "rebuild_form";
 
 // program.cpp: the packed-sequence metadata before each layer's attention.
 void program_layer(program::ProgramLayerBuilder& b, program::ProgramPoint at);

@@ -8,6 +8,7 @@
 
 #include "internal.hpp"
 #include "syncscope/core/error.hpp"
+#include "syncscope/fixes/packing/options.hpp"
 #include "syncscope/program/program_layer.hpp"
 #include "syncscope/program/step_options.hpp"
 
@@ -57,11 +58,9 @@ void program_layer(ProgramLayerBuilder& b, ProgramPoint at) {
   std::any& state = b.fix_state(fixes::Fix::Packing);
   if (!state.has_value()) state = PackingCache{};
   auto& cache = std::any_cast<PackingCache&>(state);
-  const fixes::PackingVariant v = b.options().packing;
-  const std::string& form = b.options().packing_rebuild_form;
-  // Step options built by hand (not from a scenario, which checks the word) are checked here.
-  SYNCSCOPE_INPUT_ERROR_IF(std::find(kRebuildForms.begin(), kRebuildForms.end(), form) == kRebuildForms.end(),
-                           "packing_rebuild_form: expected one of reference, unsloth_sdpa_mask, got \"" + form + "\"");
+  const fixes::PackingVariant v = variant(b.options());
+  // Checked against step_word_keys by program::validate, which build_step_program calls.
+  const std::string form = rebuild_form(b.options());
   const int window = layer_sliding_window(b.options().model, b.layer());
   const double N = static_cast<double>(b.lengths().size());
   const double T = b.tokens();

@@ -2,6 +2,7 @@
 #include <mutex>
 
 #include "internal.hpp"
+#include "syncscope/fixes/packing/options.hpp"
 #include "syncscope/fixes/packing/packing.hpp"
 #include "syncscope/fixes/packing/published.hpp"
 #include "syncscope/model/trace_predict.hpp"
@@ -13,9 +14,9 @@ namespace syncscope::fixes::packing {
 namespace {
 
 void set_step_option(program::StepOptions& o, const StepOptionContext& c) {
-  o.packing = static_cast<PackingVariant>(c.variant.value_or(0));
+  set_variant(o, static_cast<PackingVariant>(c.variant.value_or(0)));
   for (const auto& f : c.scenario.fixes)
-    if (f.fix == Fix::Packing) o.packing_rebuild_form = f.word("rebuild_form");
+    if (f.fix == Fix::Packing) set_rebuild_form(o, f.word(detail::kRebuildFormKey));
 }
 
 }  // namespace
@@ -34,11 +35,12 @@ void register_packing_fix() {
     // LibTorch step's kernels, no per-op host cost) or "unsloth_sdpa_mask" (Unsloth's
     // pre-cache Python code op by op, each op charged an eager-PyTorch host cost:
     // unsloth_rebuild.cpp). Step programs only: the LibTorch step runs its own code.
-    f.scenario_keys = {"rebuild_form"};
-    f.word_keys = {{"rebuild_form", detail::kRebuildForms}};
+    f.scenario_keys = {detail::kRebuildFormKey};
+    f.word_keys = {{detail::kRebuildFormKey, detail::kRebuildForms}};
+    f.step_word_keys = f.word_keys;
     f.predicted_variants = {"cached", "device"};
     f.set_step_option = set_step_option;
-    f.step_option_name = [](const program::StepOptions& o) { return variant_name(o.packing); };
+    f.step_option_name = [](const program::StepOptions& o) { return variant_name(variant(o)); };
     f.build_program_layer = detail::program_layer;
     // The windows of the step's metadata builds: the cached variant rebuilds at each change.
     f.trace_predict_options = [](const scenario::FixSelection&, const program::StepOptions& o,

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "syncscope/core/error.hpp"
+#include "syncscope/fixes/packing/options.hpp"
 #include "syncscope/fixes/packing/packing.hpp"
 #include "syncscope/program/reference.hpp"
 
@@ -153,7 +154,7 @@ namespace {
 // copyable value, so a shared_ptr).
 PackingMetadata& metadata_of(TorchLayerContext& c) {
   std::any& a = c.state(Fix::Packing);
-  if (!a.has_value()) a = std::make_shared<PackingMetadata>(c.options.packing);
+  if (!a.has_value()) a = std::make_shared<PackingMetadata>(variant(c.options));
   return *std::any_cast<std::shared_ptr<PackingMetadata>&>(a);
 }
 

@@ -33,7 +33,8 @@ std::string list(const char* const (&names)[N]) {
 int effective_layers(const StepOptions& o) { return o.layers > 0 ? o.layers : o.model.num_hidden_layers; }
 
 bool recomputes_layers(const StepOptions& o, bool scheduled) {
-  return scheduled || (!o.offload && o.training.gradient_checkpointing == "full");
+  // A fix that schedules the layers (offload) checkpoints them itself: `scheduled`.
+  return scheduled || o.training.gradient_checkpointing == "full";
 }
 
 int dtype_bytes(const std::string& dtype) {
@@ -104,32 +105,8 @@ void validate(const StepOptions& o) {
   positive("batch.packed_tokens", o.batch.packed_tokens);
   dtype_bytes(o.dtype);
   if (o.device != "cpu" && o.device != "cuda") bad("device", "\"cpu\" or \"cuda\"", "\"" + o.device + "\"");
-  // The variants are typed; a value outside its enum (a cast) is still refused.
-  auto known = [&](const char* field, fixes::Fix fix, std::uint8_t v) {
-    const auto& names = fixes::fix_spec(fix).variants;
-    std::string list;
-    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-    if (v >= names.size()) bad(field, "one of " + list, std::to_string(v));
-  };
-  known("packing", fixes::Fix::Packing, static_cast<std::uint8_t>(o.packing));
-  if (o.offload) known("offload", fixes::Fix::Offload, static_cast<std::uint8_t>(*o.offload));
-  known("moe", fixes::Fix::MoeRouting, static_cast<std::uint8_t>(o.moe));
-  // Registered fixes beyond the typed fields: each must still be registered.
-  for (const auto& [fix_binding, v] : o.other_fixes) {
-    // A copy: clang before 16 cannot capture a structured binding in a lambda (the fuzz preset).
-    const fixes::Fix fix = fix_binding;
-    const std::string field = fmt::format("other_fixes[{}]", static_cast<int>(fix));
-    if (std::none_of(fixes::fix_registry().begin(), fixes::fix_registry().end(),
-                     [&](const fixes::FixSpec& f) { return f.id == fix; }))
-      bad(field, "a registered fix", "a fix id nobody registered");
-    known(field.c_str(), fix, v);
-  }
-  if (!one_of(o.moe_expert_gemm, kMoeExpertGemms))
-    bad("moe_expert_gemm", list(kMoeExpertGemms), "\"" + o.moe_expert_gemm + "\"");
-  if (o.prefetch_depth < 1) bad("prefetch_depth", "a positive integer", std::to_string(o.prefetch_depth));
+  validate_fix_settings(o);
   if (!(o.learning_rate > 0)) bad("learning_rate", "a positive number", fmt::format("{}", o.learning_rate));
-  if (!(o.offload_min_bytes >= 0))
-    bad("offload_min_bytes", "a non-negative number of bytes", fmt::format("{}", o.offload_min_bytes));
   if (!one_of(o.training.mode, scenario::kTrainingModes))
     bad("training.mode", list(scenario::kTrainingModes), "\"" + o.training.mode + "\"");
   if (o.training.adapters()) {

@@ -44,9 +44,8 @@ StepBuilder::StepBuilder(const StepOptions& o) : o_(o) {
   checkpointing_ = fix_program_schedule(o_, schedule);
   choreo_ = checkpointing_ ? std::move(schedule.choreography) : build_plain_choreography(L_);
   recompute_ = recomputes_layers(o_, checkpointing_);
-  p_.name = fmt::format("{}/L={}/{}/packing={}/offload={}{}", m.name, L_, o_.training.mode,
-                        fixes::variant_name(o_.packing), o_.offload ? fixes::variant_name(*o_.offload) : "off",
-                        m.is_moe() ? "/moe=" + fixes::variant_name(o_.moe) : "");
+  // Each registered fix's variant, as the run plan's job keys spell them (fix_variants_key).
+  p_.name = fmt::format("{}/L={}/{}/{}", m.name, L_, o_.training.mode, fix_variants_key(o_));
   p_.streams = {{"main", false}};
   if (checkpointing_) p_.streams.push_back({"copy", true});
   p_.num_events = choreo_.events.num_events;

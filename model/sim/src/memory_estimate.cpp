@@ -9,8 +9,11 @@
 
 #include "syncscope/core/bounds.hpp"
 #include "syncscope/core/error.hpp"
+#include "syncscope/fixes/fix_spec.hpp"
 #include "syncscope/program/network.hpp"
+#include "syncscope/program/offload_schedule.hpp"
 #include "syncscope/program/program.hpp"
+#include "syncscope/program/program_layer.hpp"
 #include "syncscope/program/step_program.hpp"
 #include "syncscope/sim/simulator.hpp"
 
@@ -77,7 +80,8 @@ std::string parts_text(const StepMemory& m) {
 }  // namespace
 
 std::string checkpointing_mode(const program::StepOptions& o) {
-  if (o.offload) return "offload";
+  program::ProgramSchedule schedule;  // a fix that schedules the layers offloads their inputs
+  if (program::fix_program_schedule(o, schedule)) return "offload";
   return o.training.gradient_checkpointing == "full" ? "full" : "none";
 }
 
@@ -258,11 +262,12 @@ StepMemory estimate_step_memory(const program::StepOptions& o) {
     checkpoints = L * input;  // every layer input on the device
   } else {
     activations = largest_layer + logits;
-    const int ring = *o.offload == fixes::OffloadVariant::Single   ? 1
-                     : *o.offload == fixes::OffloadVariant::Double ? 2
-                                                                   : o.prefetch_depth + 1;
-    // Inputs at or under Unsloth's minimum stay on the device (offload_min_bytes).
-    checkpoints = input <= o.offload_min_bytes ? L * input : ring * input;
+    // The reload ring the fix's plan holds (1, 2, or k+1 for prefetch); inputs at or under
+    // Unsloth's minimum are not offloaded and stay on the device (the plan offloads none).
+    program::ProgramSchedule schedule;
+    (void)program::fix_program_schedule(o, schedule);
+    const program::OffloadPlan& plan = schedule.choreography.plan;
+    checkpoints = plan.offloaded() == 0 ? L * input : plan.ring_buffers * input;
   }
   StepMemory r;
   r.checkpointing = mode;
@@ -337,10 +342,16 @@ std::vector<std::string> what_would_fit(const program::StepOptions& o, double ca
     c.training.gradient_checkpointing = "full";
     tried(c, "gradient_checkpointing: full (layer inputs kept, layers recomputed)");
   }
-  if (!o.offload) {
+  if (checkpointing_mode(o) != "offload") {
+    // `offload: true` as a scenario says it: each fix that schedules the layers takes its
+    // default for a run of another fix (offload's: Unsloth's double-buffered reloads).
     program::StepOptions f = o;
-    f.offload = program::kUnslothDefaultReload;
     f.training.gradient_checkpointing = "offload";
+    scenario::Scenario s;
+    s.offload = true;
+    s.model = o.model;
+    for (const fixes::FixSpec& spec : fixes::fix_registry())
+      if (spec.build_program_schedule && spec.set_step_option) spec.set_step_option(f, {s, std::nullopt});
     tried(f, "offload: true (checkpointing, reloads double-buffered)");
   }
   // The deepest run that fits (the embedding and head stay whatever the depth).

@@ -13,6 +13,7 @@
 #include "syncscope/kernels/step.hpp"
 #endif
 #if SYNCSCOPE_BACKEND_FIX_TORCH
+#include "syncscope/fixes/moe_routing/torch_step.hpp"
 #include "syncscope/fixes/shipped.hpp"
 #endif
 #if SYNCSCOPE_BACKEND_TRACER
@@ -117,8 +118,8 @@ Trace measure(const MeasureRequest& request) {
 }
 
 std::string moe_expert_gemm(const program::StepOptions& options, std::string* why) {
-#if SYNCSCOPE_BACKEND_KERNELS
-  return kernels::resolve_moe_expert_gemm(options, why);
+#if SYNCSCOPE_BACKEND_FIX_TORCH
+  return fixes::moe_routing::resolve_expert_gemm(options, why);
 #else
   (void)options;
   if (why != nullptr) *why = "no LibTorch in this measured backend";

@@ -22,9 +22,10 @@
 // tests/pipeline/test_fix_registry.cpp registers a toy fix from the test alone and runs it
 // through scenario parsing, the run plan, the step program and predict.
 //
-// The first three fixes still have pieces in the layers, keyed by the typed variants below:
-// their StepOptions fields; docs/fix-registry.md lists each and what would move it. A fix added since (fixes/logging)
-// rides in StepOptions::other_fixes / fix_numbers and has no such piece.
+// Every fix's part of the step options is keyed by its id (StepOptions::fix_variants,
+// fix_numbers, fix_words), read and written typed only by its folder. The first three fixes
+// still have a few pieces in the layers (docs/fix-registry.md lists each and what would move
+// it); the typed variant enums below are their folders' vocabulary.
 #pragma once
 
 #include <cstdint>
@@ -179,6 +180,13 @@ struct FixSpec {
     double default_value = 0;
   };
   std::vector<NumberKey> number_keys;
+  // This fix's settings in the step options beside its variant (StepOptions::fix_numbers /
+  // fix_words), declared so the layers check and carry them without naming the fix:
+  // program::validate refuses a key not declared here, a number outside its range (or not an
+  // integer where `integer`) and a word not in its list. Its folder's accessors read them with
+  // their defaults (offload's prefetch_depth and min_bytes, MoE's expert_gemm).
+  std::vector<NumberKey> step_number_keys;
+  std::vector<WordKey> step_word_keys;
   // Predicted variants: which non-baseline variants the closed-form predictor covers.
   std::vector<std::string> predicted_variants;
   // The report's one-layer timeline strip centres on host copies (reloads) rather than
@@ -268,7 +276,7 @@ std::optional<Fix> find_fix(std::string_view name_or_alias);
 // them: register before running.
 const FixSpec& register_fix(FixSpec spec);
 // Removes a fix added by register_fix; for tests (a toy fix). Packing, offload and MoE
-// routing stay (the layers hold their typed variants).
+// routing stay (a few pieces of theirs are still in the layers).
 void unregister_fix(Fix fix);
 // An entry to change (a test that swaps a hook).
 FixSpec& mutable_fix_spec(Fix fix);

@@ -91,9 +91,9 @@ class ReferenceStep {
   int batch_index() const;
   const std::vector<int>& lengths() const;  // the current batch's sequence lengths
 
-  // The options as resolved: offload_budget_bytes < 0 is replaced by the budget read from
-  // the device (free memory - kOffloadReserveBytes; 0 on CPU), so build_step_program(
-  // options()) describes the plan this step runs.
+  // The options as resolved: a fix's setup hook may resolve its settings from the device
+  // (offload: a budget left to the device becomes free memory - kOffloadReserveBytes, 0 on
+  // CPU), so build_step_program(options()) describes the plan this step runs.
   const program::StepOptions& options() const;
   // The offload plan in use (a default plan, no layer offloaded, when no fix scheduled the
   // layers).
@@ -124,12 +124,5 @@ class ReferenceStep {
 bool cuda_available();
 // "1.13.0", "2.11.0", ...
 std::string torch_version();
-
-// How MoE "device" will run its expert GEMMs with these options: "grouped" when
-// options.moe_expert_gemm is "grouped" or "auto" and at::_grouped_mm's sync-free path is
-// available (LibTorch >= 2.8, device "cuda" with compute capability >= 9.0, bf16, hidden and
-// intermediate sizes multiples of 8), else "padded". `why` gets the reason grouped is not
-// available ("" when it is). InputError when "grouped" is asked for and not available.
-std::string resolve_moe_expert_gemm(const program::StepOptions& options, std::string* why = nullptr);
 
 }  // namespace syncscope::kernels

@@ -15,42 +15,24 @@ namespace syncscope::program {
 
 struct ProgramSchedule;  // program_layer.hpp
 
-inline constexpr const char* kMoeExpertGemms[] = {"auto", "grouped", "padded"};
-
 struct StepOptions {
   scenario::ModelShape model;
   scenario::BatchSpec batch;
   std::string dtype = "fp32";  // "fp32" | "bf16" | "fp16"
   std::string device = "cpu";  // "cpu" | "cuda"
   int layers = 0;              // decoder layers to run; 0: model.num_hidden_layers
-  // The fixes' variants, typed (fix_spec.hpp; their names come from the fix registry).
-  fixes::PackingVariant packing = fixes::PackingVariant::Rebuild;
-  // How the step program builds the packing metadata where it is rebuilt or missed
-  // (fixes.packing.rebuild_form: fixes/packing/src/registry_entry.cpp, which the packing
-  // program checks). Step programs only: the LibTorch step runs its own code.
-  std::string packing_rebuild_form = "reference";
-  std::optional<fixes::OffloadVariant> offload;  // nullopt: no checkpoint offload
-  int prefetch_depth = 2;  // offload "prefetch": look-ahead k over a ring of k+1 buffers (fixes.offload.prefetch_depth)
-  // offload "prefetch": device bytes the memory-aware plan may use for resident layer
-  // inputs (beyond the ring). < 0: ask the device (cudaMemGetInfo free bytes minus
-  // kOffloadReserveBytes); on CPU and in programs: 0 (every layer offloaded).
-  double offload_budget_bytes = -1;
-  fixes::MoeVariant moe = fixes::MoeVariant::Loop;
-  // Variants of registered fixes beyond the three typed fields (a fix added to the registry
-  // before it has a field here, e.g. by a test), by fix: FixSpec::variants index.
-  std::map<fixes::Fix, std::uint8_t> other_fixes;
-  // Their own numeric settings (scenario FixSelection::numbers, e.g. logging's
-  // logging_steps), by fix; set by their set_step_option hooks.
+  // Each registered fix's part of the step, keyed by the fix and read and written only by the
+  // fix's own folder (its typed accessors, e.g. fixes/offload/offload.hpp) and its hooks; the
+  // layers below loop over the registry (fix_spec.hpp) and never name a fix:
+  //   fix_variants  the variant (FixSpec::variants index); a fix absent here is not applied
+  //                 ("off"), or runs its baseline where the step cannot go without it (packing);
+  //   fix_numbers   its numeric settings by key (FixSpec::step_number_keys: range, integer);
+  //   fix_words     its word settings by key (FixSpec::step_word_keys: the words allowed).
+  // A key absent from fix_numbers / fix_words takes the fix's default. validate() checks
+  // every entry against the fix's declarations; the backend wire carries them as they are.
+  std::map<fixes::Fix, std::uint8_t> fix_variants{};
   std::map<fixes::Fix, std::map<std::string, double>> fix_numbers{};
-  // How moe "device" runs its expert GEMMs without a host read (kMoeExpertGemms):
-  //   "grouped": one grouped GEMM per projection over the T*k rows sorted by expert, group
-  //              ends read from device memory (at::_grouped_mm: LibTorch >= 2.8, CUDA,
-  //              compute capability >= 9.0, bf16, H and I multiples of 8);
-  //   "padded":  capacity-padded batched GEMM, every expert padded to T rows (E/k times
-  //              the expert FLOPs; runs anywhere);
-  //   "auto":    grouped where it is available, else padded. Step programs (the
-  //              simulator) take "auto" as grouped: the H200/LibTorch 2.11 target has it.
-  std::string moe_expert_gemm = "auto";
+  std::map<fixes::Fix, std::map<std::string, std::string>> fix_words{};
   std::uint64_t seed = 0;       // weights, token ids and (with batch.seed) the lengths
   bool nvtx = true;             // emit NVTX ranges (CUDA builds)
   double learning_rate = 1e-4;  // AdamW
@@ -58,13 +40,10 @@ struct StepOptions {
   // full | lora | qlora, LoRA rank/alpha/targets, NF4 double quantization
   // (scenario.hpp TrainingSpec). AdamW updates only what trains (adapters under lora/qlora).
   scenario::TrainingSpec training;
-  // Offload: the first step of a run, when Unsloth's checkpointer still offloads the last
-  // layer too (its FIRST_PASS counts the layers; from the second step the last layer's input
-  // stays on the device). ReferenceStep sets it for its own first run().
-  bool offload_first_pass = false;
-  // Offload single/double: a layer input of at most this many bytes stays on the device
-  // (Unsloth's MINIMUM_SIZE, kUnslothMinOffloadBytes below). Tests with tiny shapes set 0.
-  double offload_min_bytes = 2.0 * 1024 * 1024;
+  // The first step of a run (ReferenceStep sets it for its own first run()). A fix may run
+  // its first step differently: Unsloth's checkpointer still offloads the last layer then
+  // (its FIRST_PASS counts the layers; from the second step that input stays on the device).
+  bool first_step = false;
   // Step programs only: model gpt-oss's experts and attention as Unsloth runs them (biases,
   // clamped SwiGLU with model.swiglu_limit, fp32 down-projection and weighting, attention
   // sinks in an eager softmax) instead of the reference step's bf16 Llama-style form. The
@@ -72,17 +51,6 @@ struct StepOptions {
   // (model/README.md, "Where we differ from Unsloth").
   bool gpt_oss_unsloth_form = false;
 };
-
-// Unsloth's default reload schedule for runs whose fix under test is not offload (its
-// gradient checkpointer double-buffers since unsloth-zoo PR 534).
-inline constexpr fixes::OffloadVariant kUnslothDefaultReload = fixes::OffloadVariant::Double;
-
-// Unsloth's checkpointer offloads a layer input only when it is larger than 2 MiB
-// (unsloth_zoo/gradient_checkpointing.py: MINIMUM_SIZE = 2 MiB / element size, compared
-// with the element count), and double-buffers only with memory for the second buffer
-// (docs/sources.md#offload-double-buffer: enabled with > 512 MB free; it falls back to one buffer on out-of-memory).
-inline constexpr double kUnslothMinOffloadBytes = 2.0 * 1024 * 1024;
-inline constexpr double kUnslothDoubleBufferFreeBytes = 512.0 * 1024 * 1024;
 
 // gpt-oss (model_type "gpt_oss", or a name containing "gpt-oss"): attention biases, sinks,
 // router and expert biases, the clamped SwiGLU.
@@ -96,7 +64,7 @@ bool lora_adapted(const StepOptions& options, const std::string& module);
 bool nf4_quantized(const StepOptions& options, const std::string& module);
 
 // Sets every registered fix's variant in `o` through its set_step_option hook (fix_spec.hpp;
-// a fix without one keeps its variant in other_fixes): the fix under test takes `variant`
+// for a fix without one, the variant alone goes into fix_variants): the fix under test takes `variant`
 // (a name from its FixSpec; InputError otherwise), every other fix its default for runs of
 // other fixes (each fix's hook reads its own scenario keys: offload's prefetch_depth and
 // budget).
@@ -120,6 +88,10 @@ int effective_layers(const StepOptions& options);
 // Throws InputError naming the field and the accepted values when an option is invalid
 // (unknown variant, shapes that do not divide, top-k > experts, lengths not summing to T).
 void validate(const StepOptions& options);
+// The fixes' part of it (fix_loops.cpp): each entry of fix_variants, fix_numbers and fix_words
+// must belong to a registered fix, a variant must be one of its variants, and a setting one
+// its entry declares (FixSpec::step_number_keys / step_word_keys) with a value it allows.
+void validate_fix_settings(const StepOptions& options);
 
 // Sequence lengths of the `batch_index`-th packed batch of a run: batch 0 uses
 // options.batch as given; later batches (ReferenceStep::next_batch) reseed a "uniform"

@@ -23,7 +23,7 @@ namespace syncscope::program {
 
 // One training step for `options` (validated; InputError when invalid). Streams: 0 "main"
 // (the legacy default stream LibTorch uses), 1 "copy" (non-blocking) when offloading.
-// options.offload_budget_bytes < 0 counts as 0 here (every layer offloaded).
+// An offload budget left to the device counts as 0 here (every layer offloaded).
 program::Program build_step_program(const StepOptions& options);
 
 }  // namespace syncscope::program

@@ -13,7 +13,8 @@
 
 namespace syncscope::pipeline {
 
-inline constexpr int kBackendWireVersion = 1;
+inline constexpr int kBackendWireVersion =
+    2;  // 2: the fixes' step options by fix id (fix_variants, fix_numbers, fix_words)
 
 // One measured variant: run `warmup_steps` untraced steps, then `repeat_steps` traced steps
 // delimited by NVTX ranges "ProfilerStep#<i>" (the names torch.profiler gives steps).

@@ -55,10 +55,10 @@ struct StepMemory {
   double total() const;
 };
 
-// The gradient checkpointing a step runs: "offload" when options.offload is set (Unsloth's:
-// layer inputs in host memory), else training.gradient_checkpointing's "full" (transformers'
-// gradient_checkpointing: each layer's input kept on the device, the layer recomputed in the
-// backward) or "none" (every layer's activations kept).
+// The gradient checkpointing a step runs: "offload" when a fix schedules the layers
+// (program::fix_program_schedule: the offload fix, Unsloth's layer inputs in host memory), else
+// training.gradient_checkpointing's "full" (transformers' gradient_checkpointing: each layer's input kept on the
+// device, the layer recomputed in the backward) or "none" (every layer's activations kept).
 std::string checkpointing_mode(const program::StepOptions& options);
 // The mode in words, for the printed estimate and results.json.
 std::string describe_checkpointing(const std::string& mode);

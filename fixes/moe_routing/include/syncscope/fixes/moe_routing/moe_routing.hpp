@@ -10,9 +10,10 @@
 // moe-device (src/replay_edit.cpp), and, built only with LibTorch (syncscope_fix_moe_routing_torch:
 // torch_step.hpp, src/torch_step.cpp, src/torch_grouped_gemm.cpp), the routing and experts in
 // the reference step, with its CUDA kernel (src/cuda/moe_histogram.cu,
-// syncscope_fix_moe_routing_cuda). Still in the layers (docs/fix-registry.md): StepOptions::moe
-// and moe_expert_gemm, and the expert GEMM's resolution (kernels::resolve_moe_expert_gemm,
-// which the measured backend answers).
+// syncscope_fix_moe_routing_cuda), and which expert GEMM "device" can run here
+// (src/torch_expert_gemm.cpp); its part of the step options, typed (options.hpp). Still in
+// the layers (docs/fix-registry.md): the measured backend's ABI entry that answers the expert
+// GEMM, and the run's MoE notes and padding price (pipeline/).
 #pragma once
 
 #include "syncscope/fixes/fix_spec.hpp"

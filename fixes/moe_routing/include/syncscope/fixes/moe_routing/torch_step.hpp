@@ -22,6 +22,13 @@ namespace syncscope::fixes::moe_routing {
 torch::Tensor moe_experts(MoeVariant variant, const torch::Tensor& x, const torch::Tensor& expert_ids,
                           const torch::Tensor& weights, const kernels::detail::ExpertWeights& w,
                           kernels::detail::Ctx& ctx);
+// How MoE "device" will run its expert GEMMs with these options: "grouped" when
+// expert_gemm(options) is "grouped" or "auto" and at::_grouped_mm's sync-free path is
+// available (LibTorch >= 2.8, device "cuda" with compute capability >= 9.0, bf16, hidden and
+// intermediate sizes multiples of 8), else "padded". `why` gets the reason grouped is not
+// available ("" when it is). InputError when "grouped" is asked for and not available. The
+// measured backend answers it for `run`'s model notes (BackendTable::moe_expert_gemm).
+std::string resolve_expert_gemm(const program::StepOptions& options, std::string* why = nullptr);
 // Counts [E] and exclusive offsets [E+1] (int64) without a host read: our histogram kernel
 // on CUDA, scatter_add_ + cumsum on CPU.
 std::pair<torch::Tensor, torch::Tensor> expert_counts_offsets(const torch::Tensor& flat_ids, int num_experts,

@@ -12,8 +12,9 @@
 // (published.hpp, src/published.cpp) and the what-if edits double-buffer and prefetch[:K]
 // (src/replay_edit.cpp), and, built only with LibTorch (syncscope_fix_offload_torch), the
 // reference step's schedule (src/torch_step.cpp: the plan with the budget read from the
-// device, which the step's copy stream executes: kernels/src/torch/offload.cpp). Still in the
-// layers (docs/fix-registry.md): StepOptions::offload, offload_budget_bytes and prefetch_depth.
+// device, which the step's copy stream executes: kernels/src/torch/offload.cpp); its part of
+// the step options, typed (options.hpp). Still in the layers (docs/fix-registry.md): the plan
+// and choreography builder (offload_schedule.hpp) and the copy stream that runs it.
 #pragma once
 
 #include "syncscope/fixes/fix_spec.hpp"
