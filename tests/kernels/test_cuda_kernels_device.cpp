@@ -9,7 +9,9 @@
 
 #include "cuda/cuda_api.h"
 #include "syncscope/fixes/moe_routing/moe_histogram.h"
+#include "syncscope/fixes/moe_routing/reference.hpp"
 #include "syncscope/fixes/packing/packing_mask.h"
+#include "syncscope/fixes/packing/reference.hpp"
 #include "syncscope/program/reference.hpp"
 
 namespace syncscope::kernels {
@@ -48,8 +50,8 @@ std::uint32_t expect_bits(bool allowed, int dtype) {
 }
 
 void check_mask(const std::vector<std::int32_t> &lengths, int window, int dtype) {
-  const program::PackedMetadata meta = program::packed_metadata(lengths);
-  const auto ref = program::packed_causal_mask(lengths, window);
+  const fixes::packing::PackedMetadata meta = fixes::packing::packed_metadata(lengths);
+  const auto ref = fixes::packing::packed_causal_mask(lengths, window);
   const std::size_t T = static_cast<std::size_t>(meta.total), n = lengths.size();
   const std::size_t esize = dtype == SS_DTYPE_F32 ? 4 : 2;
   void *d_len = nullptr, *d_cu = nullptr, *d_mask = nullptr;
@@ -71,7 +73,7 @@ void check_mask(const std::vector<std::int32_t> &lengths, int window, int dtype)
   for (std::size_t i = 0; i < T * T; ++i) {
     std::uint32_t got = 0;
     std::memcpy(&got, mask.data() + i * esize, esize);
-    if (got != expect_bits(program::mask_allows(ref[i]), dtype) && bad++ < 5)
+    if (got != expect_bits(fixes::packing::mask_allows(ref[i]), dtype) && bad++ < 5)
       ADD_FAILURE() << "mask[" << i / T << "," << i % T << "] = 0x" << std::hex << got;
   }
   EXPECT_EQ(bad, 0u) << "T=" << T << " window=" << window << " dtype=" << dtype;
@@ -107,7 +109,7 @@ TEST(MoeHistogramKernel, MatchesCpuReference) {
     for (std::int64_t n : {std::int64_t{0}, std::int64_t{1}, std::int64_t{8192}}) {
       std::vector<std::int64_t> ids(static_cast<std::size_t>(n));
       for (auto &id : ids) id = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(E));
-      const program::MoeRouting ref = program::moe_routing(ids, E);
+      const fixes::moe_routing::Routing ref = fixes::moe_routing::route(ids, E);
       void *d_ids = nullptr, *d_counts = nullptr, *d_offsets = nullptr;
       SS_CHECK(ss_cuda_malloc(&d_ids, std::max<std::size_t>(1, ids.size()) * 8));
       SS_CHECK(ss_cuda_malloc(&d_counts, static_cast<std::size_t>(E) * 8));

@@ -25,6 +25,7 @@
 #include "syncscope/fixes/moe_routing/torch_step.hpp"
 #include "syncscope/fixes/offload/options.hpp"
 #include "syncscope/fixes/packing/options.hpp"
+#include "syncscope/fixes/packing/reference.hpp"
 #include "syncscope/fixes/packing/torch_step.hpp"
 #include "syncscope/kernels/step.hpp"
 #include "syncscope/program/reference.hpp"
@@ -147,8 +148,8 @@ TEST(ReferenceStep, PackingCacheIsNeverStale) {
     a.run();
     b.run();
     const auto cu0 = fixes::packing::cached_cu_seqlens(a);
-    EXPECT_EQ(cu0,
-              program::packed_metadata(std::vector<std::int32_t>(a.lengths().begin(), a.lengths().end())).cu_seqlens);
+    EXPECT_EQ(cu0, fixes::packing::packed_metadata(std::vector<std::int32_t>(a.lengths().begin(), a.lengths().end()))
+                       .cu_seqlens);
     a.next_batch();
     b.next_batch();
     ASSERT_NE(a.lengths(), program::batch_lengths(cached, 0));
@@ -156,8 +157,8 @@ TEST(ReferenceStep, PackingCacheIsNeverStale) {
     EXPECT_EQ(ra.loss, rb.loss) << v;
     const auto cu1 = fixes::packing::cached_cu_seqlens(a);
     EXPECT_NE(cu1, cu0);
-    EXPECT_EQ(cu1,
-              program::packed_metadata(std::vector<std::int32_t>(a.lengths().begin(), a.lengths().end())).cu_seqlens);
+    EXPECT_EQ(cu1, fixes::packing::packed_metadata(std::vector<std::int32_t>(a.lengths().begin(), a.lengths().end()))
+                       .cu_seqlens);
     EXPECT_TRUE(bitwise_equal(a.gradients(), b.gradients())) << v;
   }
 }

@@ -10,7 +10,9 @@ MoeVariant variant(const program::StepOptions& o) {
   return it == o.fix_variants.end() ? MoeVariant::Loop : static_cast<MoeVariant>(it->second);
 }
 
-void set_variant(program::StepOptions& o, MoeVariant v) { o.fix_variants[Fix::MoeRouting] = static_cast<std::uint8_t>(v); }
+void set_variant(program::StepOptions& o, MoeVariant v) {
+  o.fix_variants[Fix::MoeRouting] = static_cast<std::uint8_t>(v);
+}
 
 std::string expert_gemm(const program::StepOptions& o) {
   const auto f = o.fix_words.find(Fix::MoeRouting);

@@ -6,9 +6,9 @@
 
 #include <cstring>
 
+#include "syncscope/fixes/moe_routing/reference.hpp"
 #include "syncscope/fixes/moe_routing/torch_step.hpp"
 #include "syncscope/kernels/step.hpp"
-#include "syncscope/program/reference.hpp"
 #include "torch/internal.hpp"
 
 namespace syncscope::fixes::moe_routing {
@@ -27,7 +27,7 @@ TEST(MoeRoutingTorch, CountsAndDispatchOfEveryVariantAgree) {
   const torch::Tensor weights = torch::softmax(std::get<0>(top), -1);
   std::vector<std::int64_t> flat(static_cast<std::size_t>(T * k));
   std::memcpy(flat.data(), ids.contiguous().data_ptr<std::int64_t>(), flat.size() * 8);
-  const program::MoeRouting ref = program::moe_routing(flat, E);
+  const fixes::moe_routing::Routing ref = fixes::moe_routing::route(flat, E);
   auto [counts, offsets] = expert_counts_offsets(ids.reshape({-1}), E, ctx);
   EXPECT_EQ(std::vector<std::int64_t>(counts.data_ptr<std::int64_t>(), counts.data_ptr<std::int64_t>() + E),
             ref.counts);

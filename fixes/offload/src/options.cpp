@@ -28,7 +28,8 @@ void set_variant(program::StepOptions& o, std::optional<OffloadVariant> v) {
 }
 
 int prefetch_depth(const program::StepOptions& o) {
-  return static_cast<int>(number_or(o, detail::kStepPrefetchDepth.key.c_str(), detail::kStepPrefetchDepth.default_value));
+  return static_cast<int>(
+      number_or(o, detail::kStepPrefetchDepth.key.c_str(), detail::kStepPrefetchDepth.default_value));
 }
 void set_prefetch_depth(program::StepOptions& o, int k) {
   o.fix_numbers[Fix::Offload][detail::kStepPrefetchDepth.key] = k;
@@ -47,6 +48,8 @@ void set_budget_bytes(program::StepOptions& o, double bytes) {
 double min_bytes(const program::StepOptions& o) {
   return number_or(o, detail::kStepMinBytes.key.c_str(), detail::kStepMinBytes.default_value);
 }
-void set_min_bytes(program::StepOptions& o, double bytes) { o.fix_numbers[Fix::Offload][detail::kStepMinBytes.key] = bytes; }
+void set_min_bytes(program::StepOptions& o, double bytes) {
+  o.fix_numbers[Fix::Offload][detail::kStepMinBytes.key] = bytes;
+}
 
 }  // namespace syncscope::fixes::offload

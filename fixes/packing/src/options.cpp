@@ -10,7 +10,9 @@ PackingVariant variant(const program::StepOptions& o) {
   return it == o.fix_variants.end() ? PackingVariant::Rebuild : static_cast<PackingVariant>(it->second);
 }
 
-void set_variant(program::StepOptions& o, PackingVariant v) { o.fix_variants[Fix::Packing] = static_cast<std::uint8_t>(v); }
+void set_variant(program::StepOptions& o, PackingVariant v) {
+  o.fix_variants[Fix::Packing] = static_cast<std::uint8_t>(v);
+}
 
 std::string rebuild_form(const program::StepOptions& o) {
   const auto f = o.fix_words.find(Fix::Packing);

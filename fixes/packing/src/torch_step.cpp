@@ -12,7 +12,7 @@
 #include "syncscope/core/error.hpp"
 #include "syncscope/fixes/packing/options.hpp"
 #include "syncscope/fixes/packing/packing.hpp"
-#include "syncscope/program/reference.hpp"
+#include "syncscope/fixes/packing/reference.hpp"
 
 #ifdef SYNCSCOPE_KERNELS_CUDA
 #include "cuda/cuda_api.h"  // SS_DTYPE_*
@@ -95,9 +95,9 @@ torch::Tensor PackingMetadata::device_mask(const PackedBatch& batch, int window,
 #endif
   }
   // CPU: the same computation from the host lengths (the CPU reference of the kernel).
-  const program::PackedMetadata meta = program::packed_metadata(batch.host_lengths);
+  const PackedMetadata meta = packed_metadata(batch.host_lengths);
   cu_seqlens_ = host_i32(meta.cu_seqlens);
-  std::vector<float> m = program::packed_causal_mask(batch.host_lengths, window);
+  std::vector<float> m = packed_causal_mask(batch.host_lengths, window);
   torch::Tensor mask = torch::from_blob(m.data(), {total, total}, torch::kFloat32).to(ctx.dtype).clone();
   return mask.unsqueeze(0).unsqueeze(0);
 }
