@@ -92,7 +92,7 @@ replay::JobReplayReport predict_job(const std::string& dir, const PredictTraceRe
   return replay::replay_job(std::move(inputs), job_options(request, what_if_rank), dir);
 }
 
-bool holds_several_ranks(const Trace& trace) { return gpu_processes(trace).size() >= 2; }
+bool holds_several_ranks(const Trace& trace) { return holds_several_processes(trace); }
 
 replay::JobReplayReport predict_job(const Trace& trace, const std::string& source, const PredictTraceRequest& request,
                                     std::optional<std::int64_t> what_if_rank) {

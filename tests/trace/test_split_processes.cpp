@@ -96,6 +96,13 @@ struct TwoRanks {
 TEST(SplitProcesses, GpuProcessesAreThoseWithLaunchesJoinedByCorrelation) {
   const TwoRanks b;
   EXPECT_EQ(gpu_processes(b.t), (std::vector<std::int64_t>{144, 145}));
+  EXPECT_TRUE(holds_several_processes(b.t));
+  // Calls of two processes, GPU work of one: not several ranks.
+  TwoRanks one;
+  for (Kernel& k : one.t.kernels)
+    if (k.correlation == corr(145, 1)) k.correlation = corr(144, 1);
+  EXPECT_EQ(gpu_processes(one.t), (std::vector<std::int64_t>{144}));
+  EXPECT_FALSE(holds_several_processes(one.t));
 }
 
 TEST(SplitProcesses, EachProcessTakesItsHostRecordsAndItsGpuWork) {

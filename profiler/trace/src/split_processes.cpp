@@ -261,6 +261,20 @@ std::vector<std::int64_t> gpu_processes(const Trace& trace) {
   return {pids.begin(), pids.end()};
 }
 
+bool holds_several_processes(const Trace& trace) {
+  std::int64_t first = -1;
+  bool two = false;
+  for (const ApiCall& c : trace.api_calls) {
+    if (c.correlation == 0 || c.pid < 0) continue;
+    if (first < 0) first = c.pid;
+    else if (c.pid != first) {
+      two = true;
+      break;
+    }
+  }
+  return two && gpu_processes(trace).size() >= 2;
+}
+
 ProcessSplit split_processes(const Trace& trace) { return Splitter(trace).run(); }
 
 std::string describe(const ProcessTrace& p) {

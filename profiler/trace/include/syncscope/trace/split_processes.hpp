@@ -56,6 +56,10 @@ struct ProcessSplit {
 // the trace holds several ranks' processes and split_processes applies.
 std::vector<std::int64_t> gpu_processes(const Trace& trace);
 
+// gpu_processes(trace).size() >= 2, without its map of correlation ids where the host calls name
+// fewer than two processes (every one-process trace: analyze and predict ask this of each file).
+bool holds_several_processes(const Trace& trace);
+
 // The split, by the rules above. Never throws on odd input: a trace whose processes cannot be
 // told apart (no host call with a pid and a correlation id) gives no process, with a warning.
 ProcessSplit split_processes(const Trace& trace);
