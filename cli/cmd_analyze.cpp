@@ -8,11 +8,13 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <utility>
 
 #include "commands.hpp"
 #include "option_bounds.hpp"
 #include "syncscope/analysis/analysis.hpp"
 #include "syncscope/api/analyze.hpp"
+#include "syncscope/api/predict.hpp"
 #include "syncscope/cluster/rank_jobs.hpp"
 #include "syncscope/cluster/rank_traces.hpp"
 #include "syncscope/core/error.hpp"
@@ -60,7 +62,17 @@ void analyze_one(const AnalyzeOptions& o, bool pid_given) {
   req.critical_path = o.critical_path;
   req.queue_full = o.queue_full;
   req.sequences = o.sequences;
-  const api::AnalyzeOutcome outcome = api::analyze_trace(read_trace(path), path, req);
+  Trace trace = read_trace(path);
+  // One Nsight Systems report of a torchrun job holds every rank's process: the per-rank table,
+  // as for a directory of rank traces. --pid and --critical-path ask for one trace's view.
+  if (!pid_given && !o.critical_path && api::holds_several_ranks(trace)) {
+    const RankAnalysis a = api::analyze_processes(trace, path, req);
+    if (!(o.format == "table" && o.output.empty()))
+      for (const auto& w : a.warnings) std::fprintf(stderr, "syncscope: warning: %s\n", printable(w).c_str());
+    emit(o, api::render_rank_analysis(a, o.format));
+    return;
+  }
+  const api::AnalyzeOutcome outcome = api::analyze_trace(std::move(trace), path, req);
   const std::string text = api::render_analysis(outcome, o.format, o.max_sync_points);
   // The table lists every warning itself; other outputs are for programs, so people
   // see the warnings on stderr. Dropped records always go to stderr: they make every
@@ -107,7 +119,8 @@ void add_analyze_command(CLI::App& app, Context& ctx) {
   cmd->add_option("traces", o->traces,
                   "Trace to analyze: torch.profiler (Kineto) or syncscope Chrome JSON (.json or .json.gz). Several "
                   "traces, or a directory of them (*.json, *.json.gz): one per rank, the rank from "
-                  "distributedInfo.rank, else from 'rank<N>' in the file name")
+                  "distributedInfo.rank, else from 'rank<N>' in the file name. One file holding several ranks' "
+                  "processes (an Nsight Systems report of a torchrun job): each process with GPU work is a rank")
       ->required();
   cmd->add_option("--step-range", o->step_range,
                   "Glob over host range names (user annotations, NVTX ranges) that delimit steps; '' for none")

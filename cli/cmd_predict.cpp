@@ -107,12 +107,14 @@ void add_predict_command(CLI::App& app, Context& ctx) {
                   "routed layers, its layer windows)");
   cmd->add_option("--trace", o->trace,
                   "Trace of a run without the fixes: estimate every parameter from it; a directory of one job's rank "
-                  "traces (one per rank): replay the whole job, its collectives joined across ranks");
+                  "traces (one per rank), or one file holding several ranks' processes (an Nsight Systems report "
+                  "of a torchrun job): replay the whole job, its collectives joined across ranks");
   cmd->add_option("--what-if", o->what_if,
                   "With --trace: replay the trace with this edit (repeatable): " + replay::what_if_forms() +
                       "; default: every fix variant's edit beside its closed form");
   cmd->add_option("--what-if-rank", o->what_if_rank,
-                  "With --trace DIR: the rank the --what-if edits change (default: the rank that started the most "
+                  "With --trace DIR or a file of several ranks' processes: the rank the --what-if edits change "
+                  "(default: the rank that started the most "
                   "collectives last); every rank's step is replayed again")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 20));
   cmd->add_option("--step-range", o->step_range, "With --trace: glob over range names that delimit steps")
@@ -155,15 +157,25 @@ void add_predict_command(CLI::App& app, Context& ctx) {
     std::optional<Interval> step = model::optional_interval_option(o->step_ms, "--step-ms", 1e6);
 
     std::error_code ec;
-    SYNCSCOPE_INPUT_ERROR_IF(o->what_if_rank && !std::filesystem::is_directory(o->trace, ec),
-                             "--what-if-rank needs --trace DIR: a directory of one job's rank traces");
+    const char* rank_needs =
+        "--what-if-rank needs --trace DIR (a directory of one job's rank traces) or a file "
+        "holding several ranks' processes";
+    SYNCSCOPE_INPUT_ERROR_IF(o->what_if_rank && o->trace.empty(), rank_needs);
     SYNCSCOPE_INPUT_ERROR_IF(!o->what_if.empty() && o->trace.empty(), "--what-if needs --trace: it edits a trace");
     std::string text;
     if (std::filesystem::is_directory(o->trace, ec)) {
       text = api::render_job(api::predict_job(o->trace, trace_request(*o, step), o->what_if_rank), o->format);
     } else if (!o->trace.empty()) {
-      const auto both = api::predict_trace(read_trace(o->trace), o->trace, trace_request(*o, step), api::Spelling::Cli);
-      text = api::render_prediction(both.prediction, &both.replay, o->format);
+      const Trace trace = read_trace(o->trace);
+      // One Nsight Systems report of a torchrun job holds every rank's process: those are
+      // replayed as the job's ranks, as a directory of rank traces is.
+      if (api::holds_several_ranks(trace)) {
+        text = api::render_job(api::predict_job(trace, o->trace, trace_request(*o, step), o->what_if_rank), o->format);
+      } else {
+        SYNCSCOPE_INPUT_ERROR_IF(o->what_if_rank.has_value(), rank_needs);
+        const auto both = api::predict_trace(trace, o->trace, trace_request(*o, step), api::Spelling::Cli);
+        text = api::render_prediction(both.prediction, &both.replay, o->format);
+      }
     } else {
       o->in.profile = profile;
       o->in.step_ns = step;

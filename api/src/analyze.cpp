@@ -8,6 +8,7 @@
 #include "syncscope/replay/critical_path.hpp"
 #include "syncscope/replay/replay.hpp"
 #include "syncscope/reports/rank_printers.hpp"
+#include "syncscope/trace/split_processes.hpp"
 
 namespace syncscope::api {
 
@@ -88,6 +89,29 @@ RankAnalysis analyze_rank_traces(const std::vector<std::string>& inputs, const A
                                                                            std::to_string(jobs) + ": expected " +
                                                                            bounds::describe_int(kJobs));
   return cluster::analyze_ranks(inputs, analysis_options(request), jobs, progress);
+}
+
+RankAnalysis analyze_processes(const Trace& trace, const std::string& source, const AnalyzeRequest& request) {
+  const ProcessSplit split = split_processes(trace);
+  SYNCSCOPE_INPUT_ERROR_IF(split.processes.size() < 2,
+                           source + ": not several ranks' processes: " +
+                               (split.warnings.empty() ? std::string("one process with GPU work")
+                                                       : split.warnings.front()));
+  const AnalysisOptions options = analysis_options(request);
+  std::vector<RankRow> rows;
+  for (const ProcessTrace& p : split.processes) {
+    AnalysisResult result = analyze(p.trace, options);
+    rows.push_back(rank_row(result, p.rank, split.rank_rule == RankRule::Device ? "device" : "pid order",
+                            source + " pid " + std::to_string(p.pid)));
+  }
+  RankAnalysis a = summarize_ranks(std::move(rows), source, request.step_range, request.layer_range);
+  // People read first where the ranks came from: no file per rank, one file's processes.
+  std::vector<std::string> lines{"the ranks are the " + std::to_string(split.processes.size()) +
+                                 " processes with GPU work in this one file, split by process (docs/replay.md, "
+                                 "\"One report holding several ranks\")"};
+  lines.insert(lines.end(), split.warnings.begin(), split.warnings.end());
+  a.warnings.insert(a.warnings.begin(), lines.begin(), lines.end());
+  return a;
 }
 
 std::string render_rank_analysis(const RankAnalysis& analysis, std::string_view format) {

@@ -1,5 +1,6 @@
 #include "syncscope/api/predict.hpp"
 
+#include <memory>
 #include <utility>
 
 #include "syncscope/analysis/ranks.hpp"
@@ -11,6 +12,7 @@
 #include "syncscope/model/predict.hpp"
 #include "syncscope/reports/model_printers.hpp"
 #include "syncscope/reports/replay_printers.hpp"
+#include "syncscope/trace/split_processes.hpp"
 
 namespace syncscope::api {
 
@@ -32,6 +34,20 @@ model::TracePredictOptions trace_predict_options(const PredictTraceRequest& r) {
   to.propagation.samples = r.samples;
   to.propagation.seed = r.seed;
   return to;
+}
+
+replay::JobReplayOptions job_options(const PredictTraceRequest& request, std::optional<std::int64_t> what_if_rank) {
+  replay::JobReplayOptions jo;
+  jo.step_glob = request.step_range;
+  jo.what_if = request.what_if;
+  jo.what_if_rank = what_if_rank;
+  // The job replay's own seed (TracePredictOptions' default) and no profile: the per-rank
+  // replays read every rate from their traces.
+  jo.predict.step_glob = request.step_range;
+  jo.predict.layer_glob = request.layer_range;
+  jo.predict.prefetch_depth = request.prefetch_depth;
+  jo.predict.moe_top_k = request.top_k;
+  return jo;
 }
 
 }  // namespace
@@ -73,17 +89,37 @@ replay::JobReplayReport predict_job(const std::string& dir, const PredictTraceRe
     in.load = [path = f.absolute] { return read_trace(path); };
     inputs.push_back(std::move(in));
   }
-  replay::JobReplayOptions jo;
-  jo.step_glob = request.step_range;
-  jo.what_if = request.what_if;
-  jo.what_if_rank = what_if_rank;
-  // The job replay's own seed (TracePredictOptions' default) and no profile: the per-rank
-  // replays read every rate from their traces.
-  jo.predict.step_glob = request.step_range;
-  jo.predict.layer_glob = request.layer_range;
-  jo.predict.prefetch_depth = request.prefetch_depth;
-  jo.predict.moe_top_k = request.top_k;
-  return replay::replay_job(std::move(inputs), jo, dir);
+  return replay::replay_job(std::move(inputs), job_options(request, what_if_rank), dir);
+}
+
+bool holds_several_ranks(const Trace& trace) { return holds_several_processes(trace); }
+
+replay::JobReplayReport predict_job(const Trace& trace, const std::string& source, const PredictTraceRequest& request,
+                                    std::optional<std::int64_t> what_if_rank) {
+  fixes::register_shipped_fixes();  // the registry every layer below reads (shipped.hpp)
+  // The file is read once: its split is shared by the ranks' loads (each copies its process's
+  // trace, which the job replay then owns), as a directory's ranks each read their own file.
+  auto split = std::make_shared<ProcessSplit>(split_processes(trace));
+  SYNCSCOPE_INPUT_ERROR_IF(split->processes.size() < 2,
+                           source + ": not several ranks' processes: " +
+                               (split->warnings.empty() ? std::string("one process with GPU work")
+                                                        : split->warnings.front()));
+  std::vector<replay::JobRankInput> inputs;
+  for (std::size_t i = 0; i < split->processes.size(); ++i) {
+    const ProcessTrace& p = split->processes[i];
+    replay::JobRankInput in;
+    in.source = source + " pid " + std::to_string(p.pid);
+    in.rank = p.rank;
+    in.load = [split, i] { return split->processes[i].trace; };
+    inputs.push_back(std::move(in));
+  }
+  replay::JobReplayReport rep = replay::replay_job(std::move(inputs), job_options(request, what_if_rank), source);
+  rep.ranks_from = std::to_string(split->processes.size()) +
+                   " processes with GPU work in one file, each replayed as one rank (docs/replay.md, \"One report "
+                   "holding several ranks\"); " +
+                   split->warnings.front();
+  rep.warnings.insert(rep.warnings.begin(), split->warnings.begin() + 1, split->warnings.end());
+  return rep;
 }
 
 std::string render_job(const replay::JobReplayReport& report, std::string_view format) {

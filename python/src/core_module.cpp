@@ -90,9 +90,15 @@ struct AnalyzeArgs {
   std::size_t max_sync_points = syncscope::api::kDefaultMaxSyncPoints;
 };
 
-// syncscope::api::analyze_trace, as the CLI's analyze calls it, and the record counts.
+// syncscope::api::analyze_trace, as the CLI's analyze calls it, and the record counts. A file
+// (`ranks_of_file`) of several ranks' processes gives the per-rank JSON (kind
+// syncscope.rank_analysis) and no counts, as the CLI's analyze does without --pid and
+// --critical-path; a trace given as text stays one trace (analyze on a dict is typed so).
 std::pair<std::string, syncscope::api::RecordCounts> analyze_trace(syncscope::Trace trace, const std::string& source,
-                                                                   const AnalyzeArgs& a) {
+                                                                   const AnalyzeArgs& a, bool ranks_of_file = false) {
+  if (ranks_of_file && !a.request.pid && !a.request.critical_path && syncscope::api::holds_several_ranks(trace))
+    return {syncscope::api::render_rank_analysis(syncscope::api::analyze_processes(trace, source, a.request), "json"),
+            {}};
   syncscope::api::AnalyzeOutcome out = syncscope::api::analyze_trace(std::move(trace), source, a.request);
   return {syncscope::api::render_analysis(out, "json", a.max_sync_points), std::move(out.counts)};
 }
@@ -157,6 +163,9 @@ void def_predict_and_diff(py::module_& m) {
         syncscope::api::check(r, syncscope::api::Spelling::Python);  // before reading the trace
         const syncscope::Trace trace =
             from_path ? syncscope::read_trace(path_or_text) : parse_text(path_or_text, source);
+        // One file of several ranks' processes: the job replay, as the CLI's predict --trace gives.
+        if (syncscope::api::holds_several_ranks(trace))
+          return syncscope::api::render_job(syncscope::api::predict_job(trace, source, r, std::nullopt), "json");
         const auto both = syncscope::api::predict_trace(trace, source, r, syncscope::api::Spelling::Python);
         return syncscope::api::render_prediction(both.prediction, &both.replay, "json");
       });
@@ -260,7 +269,7 @@ PYBIND11_MODULE(_core, m) {
                                            queue_full, sequence_op, sequence_min_len, sequence_top);
         return to_python(guarded([&] {
           syncscope::api::check(a.request, syncscope::api::Spelling::Python);  // before reading the trace
-          return analyze_trace(syncscope::read_trace(path), path, a);
+          return analyze_trace(syncscope::read_trace(path), path, a, true);
         }));
       },
       py::arg("path"), py::arg("step_range"), py::arg("layer_range"), py::arg("pid"), py::arg("max_sync_points"),

@@ -24,7 +24,7 @@ import warnings as _warnings
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union, overload
 
 
-from ._results import AnalysisResult, PredictionResult, RankAnalysisResult, ValidationResult
+from ._results import AnalysisResult, JobReplayResult, PredictionResult, RankAnalysisResult, ValidationResult
 from ._text import printable as _printable
 
 
@@ -105,6 +105,7 @@ __all__ = [
     "validate",
     "AnalysisResult",
     "DiffResult",
+    "JobReplayResult",
     "PredictionResult",
     "RankAnalysisResult",
     "ValidationResult",
@@ -209,7 +210,9 @@ def analyze(trace: Union[Trace, Sequence[TracePath]], step_range: str = DEFAULT_
     Several traces (a list of paths) or a directory of them: one trace per rank, as the CLI's
     ``analyze TRACE... | DIR``; returns a :class:`RankAnalysisResult` (``jobs``: traces read at
     once, 0 one per core). For a type checker a path may be either (a directory is known only
-    when it is read); ``analyze_ranks`` is typed as the rank result alone.
+    when it is read); ``analyze_ranks`` is typed as the rank result alone. One file holding
+    several ranks' processes (an Nsight Systems report of a torchrun job) gives the per-rank
+    result too, each process a rank, unless ``pid`` or ``critical_path`` asks for one trace.
     """
     ranks = _rank_inputs(trace)
     if ranks is not None:
@@ -252,7 +255,10 @@ def analyze(trace: Union[Trace, Sequence[TracePath]], step_range: str = DEFAULT_
     else:
         text, counts = _core.analyze_text(value, name, step_range, layer_range, pid, max_sync_points, replay_causes,
                                           critical_path, queue_full, *seq)
-    result = AnalysisResult(_json.loads(text), counts)
+    document = _json.loads(text)
+    if document.get("kind") == "syncscope.rank_analysis":  # one file of several ranks' processes
+        return RankAnalysisResult(document)
+    result = AnalysisResult(document, counts)
     _warn_all(result.json["warnings"], stacklevel=2)  # at the caller's line
     return result
 
@@ -278,7 +284,8 @@ def analyze_ranks(traces: Union[TracePath, Sequence[TracePath]], step_range: str
 
 def predict(trace: Trace, step_range: str = DEFAULT_STEP_RANGE, layer_range: str = "", *, gpu: str = "",
             prefetch_depth: int = DEFAULT_PREFETCH_DEPTH, top_k: Optional[int] = None, step_ms: Optional[float] = None,
-            samples: int = DEFAULT_SAMPLES, seed: int = _PREDICT_SEED, what_if: Sequence[str] = ()) -> PredictionResult:
+            samples: int = DEFAULT_SAMPLES, seed: int = _PREDICT_SEED,
+            what_if: Sequence[str] = ()) -> Union[PredictionResult, JobReplayResult]:
     """What each fix would save in the run a trace recorded (``syncscope predict --trace``).
 
     Arguments as the CLI's options of the same names: ``gpu`` a shipped profile name (H100,
@@ -286,7 +293,9 @@ def predict(trace: Trace, step_range: str = DEFAULT_STEP_RANGE, layer_range: str
     per token; ``step_ms`` replaces the trace's step time; ``what_if`` edits replayed on the
     trace (``--what-if``: e.g. "remove-syncs:cause=aten::item"; none: every fix variant's edit).
     Returns a :class:`PredictionResult` holding exactly the CLI's JSON (with its "replay" and
-    "what_if" blocks). These are model predictions, not measurements.
+    "what_if" blocks). These are model predictions, not measurements. A trace holding several
+    ranks' processes (one Nsight Systems report of a torchrun job) gives the whole-job replay of
+    its processes as ranks instead, a :class:`JobReplayResult` (the CLI's JSON for it).
     """
     if isinstance(what_if, str) or not all(isinstance(e, str) for e in what_if):
         raise TypeError("predict: what_if is a sequence of str edits")
@@ -311,7 +320,10 @@ def predict(trace: Trace, step_range: str = DEFAULT_STEP_RANGE, layer_range: str
     else:
         text = _core.predict_text(value, name, step_range, layer_range, gpu, prefetch_depth, top_k, step_ms,
                                   samples, seed, what_if)
-    return PredictionResult(_json.loads(text))
+    document = _json.loads(text)
+    if document.get("kind") == "job_replay":
+        return JobReplayResult(document)
+    return PredictionResult(document)
 
 
 class DiffResult:

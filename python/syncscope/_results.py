@@ -566,6 +566,37 @@ class PredictionResult:
                 + _html_table(["fix", "variant", "saving per step (90% interval)", "speedup"], rows))
 
 
+class JobReplayResult:
+    """``syncscope predict --trace T --format json`` where T holds several ranks' processes (one
+    Nsight Systems report of a torchrun job; docs/replay.md, "One report holding several
+    ranks"), parsed (``json``): the whole-job replay, each rank's identity error and
+    collectives. A replay of the recorded run, not a measurement."""
+
+    def __init__(self, document: Dict[str, Any]) -> None:
+        self.json: Dict[str, Any] = document
+
+    def __getitem__(self, key: str) -> Any:
+        return self.json[key]
+
+    @property
+    def source(self) -> str:
+        return self.json["source"]
+
+    @property
+    def warnings(self) -> List[str]:
+        return list(self.json["warnings"])
+
+    @property
+    def ranks(self) -> "DataFrame":
+        """One row per rank: its source, clock offset, collectives matched and anchored, error."""
+        rows = [{k: v for k, v in r.items() if k not in ("steps", "warnings")} for r in self.json["ranks"]]
+        return _table(rows)
+
+    def __repr__(self) -> str:
+        return (f"<syncscope.JobReplayResult {self.source!r}: {len(self.json['ranks'])} ranks, "
+                f"{self.json['collectives']} collectives matched>")
+
+
 class RankAnalysisResult:
     """``syncscope analyze DIR --format json`` (one trace per rank), parsed (``json``):
     ``ranks`` one row per rank (the JSON row flattened: ``per_step.syncs``,

@@ -44,9 +44,11 @@ std::string rank_table(const replay::JobReplayReport& r) {
 
 std::string job_replay_to_text(const replay::JobReplayReport& r) {
   std::string s = fmt::format(
-      "Whole-job replay of {} rank trace(s) in {} (docs/replay.md, \"Whole-job replay\"): {} collective(s) matched in "
+      "Whole-job replay of {} rank {} {} (docs/replay.md, \"Whole-job replay\"): {} collective(s) matched in "
       "{} group(s)\n",
-      r.ranks.size(), printable(r.source), r.collectives, r.collective_groups);
+      r.ranks.size(), r.ranks_from.empty() ? "trace(s) in" : "process(es) of one file,", printable(r.source),
+      r.collectives, r.collective_groups);
+  if (!r.ranks_from.empty()) s += "  ranks: " + printable(r.ranks_from) + "\n";
   s += fmt::format(
       "  matched by: {} Kineto's (process group, Seq), {} process group name then order, {} stream then order\n",
       r.matched_by_seq, r.matched_by_group_order, r.matched_by_stream_order);

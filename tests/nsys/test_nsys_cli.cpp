@@ -187,5 +187,37 @@ TEST_F(NsysCli, BadInputExitsTwoNamingTheFile) {
   EXPECT_EQ(p.exit_code, 2);
 }
 
+// One export holding two ranks' processes (torchrun under one `nsys profile`): predict replays
+// them as the job's ranks and analyze gives the per-rank table, each saying the ranks are one
+// file's processes; --pid keeps the one-trace view of one process.
+TEST_F(NsysCli, OneExportOfTwoRanksIsReadAsTheJob) {
+  const fs::path two = test::build_export(dir_, "nsys_multi_process");
+  const CliRun p = run(dir_, "predict --trace " + q(two));
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_NE(p.out.find("Whole-job replay of 2 rank process(es) of one file"), std::string::npos) << p.out;
+  EXPECT_NE(p.out.find("2 collective(s) matched"), std::string::npos) << p.out;
+  EXPECT_NE(p.out.find("pid 100 (python3) as rank 0 (device 0); pid 200 (python3) as rank 1 (device 1)"),
+            std::string::npos)
+      << p.out;
+  const CliRun j = run(dir_, "predict --trace " + q(two) + " --format json");
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const auto job = nlohmann::json::parse(j.out);
+  EXPECT_EQ(job.at("collectives"), 2);
+  EXPECT_NE(job.at("ranks_from").get<std::string>().find("2 processes with GPU work in one file"), std::string::npos);
+  EXPECT_EQ(job.at("ranks").at(1).at("source"), two.string() + " pid 200");
+
+  const CliRun a = run(dir_, "analyze " + q(two));
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_NE(a.out.find("syncscope analysis of 2 ranks"), std::string::npos) << a.out;
+  EXPECT_NE(a.out.find("the ranks are the 2 processes with GPU work in this one file"), std::string::npos) << a.out;
+  const CliRun one = run(dir_, "analyze " + q(two) + " --pid 100");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(one.out.find("syncscope analysis of 2 ranks"), std::string::npos) << one.out;
+  // A one-process export keeps the one-trace replay, and --what-if-rank needs several ranks.
+  const CliRun lone = run(dir_, "predict --trace " + q(export_) + " --what-if-rank 1");
+  EXPECT_EQ(lone.exit_code, 2);
+  EXPECT_NE(lone.err.find("several ranks' processes"), std::string::npos) << lone.err;
+}
+
 }  // namespace
 }  // namespace syncscope

@@ -53,7 +53,8 @@ class Hints(unittest.TestCase):
         self.assertIn("AnalysisResult.steps", found)
         hints = typing.get_type_hints(syncscope.analyze_ranks)
         self.assertIs(hints["return"], syncscope.RankAnalysisResult)
-        self.assertIs(typing.get_type_hints(syncscope.predict)["return"], syncscope.PredictionResult)
+        self.assertEqual(typing.get_type_hints(syncscope.predict)["return"],
+                         typing.Union[syncscope.PredictionResult, syncscope.JobReplayResult])
         self.assertEqual(typing.get_type_hints(_results.step_labels)["return"], typing.List[int])
 
     def test_torch_module(self):

@@ -1,7 +1,8 @@
 // The whole-job replay as JSON (predict --trace DIR --format json).
 //
 // Names (errors are fractions, times ns):
-//   {"schema_version", "kind": "job_replay", "source", "step_glob", "rests_on": [...],
+//   {"schema_version", "kind": "job_replay", "source", "ranks_from" (only when the ranks are one file's
+//    processes), "step_glob", "rests_on": [...],
 //    "collectives", "collective_groups", "matched_by": {"seq", "group_order", "stream_order"} (how many of
 //    "collectives" each rule matched), "unreadable_group_ranks", "world_size" (null: unknown), "peers_anchored",
 //    "out_of_order", "mismatches":
@@ -58,6 +59,7 @@ std::string job_replay_to_json(const JobReplayReport& rep) {
   j["schema_version"] = rep.schema_version;
   j["kind"] = "job_replay";
   j["source"] = rep.source;
+  if (!rep.ranks_from.empty()) j["ranks_from"] = rep.ranks_from;
   j["step_glob"] = rep.step_glob;
   j["rests_on"] = {
       "collectives matched by Kineto's (\"Process Group Name\", \"Seq\") where the trace has them (record_param_comms "

@@ -59,6 +59,11 @@ std::string render_analysis(const AnalyzeOutcome& outcome, std::string_view form
 // Many ranks: one trace per rank, read `jobs` at once (0: one per core; bounded by kJobs).
 RankAnalysis analyze_rank_traces(const std::vector<std::string>& inputs, const AnalyzeRequest& request,
                                  std::size_t jobs, Spelling spelling, const cluster::RankRowSink& progress = {});
+// One file holding several ranks' processes (an Nsight Systems report of a torchrun job;
+// trace/split_processes.hpp): each process analyzed as a rank, the same table as a directory
+// of rank traces gives; the warnings say the ranks came from one file and how they were
+// numbered. InputError when the file holds fewer than two processes with GPU work.
+RankAnalysis analyze_processes(const Trace& trace, const std::string& source, const AnalyzeRequest& request);
 std::string render_rank_analysis(const RankAnalysis& analysis, std::string_view format);
 
 }  // namespace syncscope::api

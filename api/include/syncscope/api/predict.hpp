@@ -44,6 +44,14 @@ std::string render_prediction(const model::PredictionReport& prediction, const r
 // the edits change `what_if_rank` (none: the rank that started the most collectives last).
 replay::JobReplayReport predict_job(const std::string& dir, const PredictTraceRequest& request,
                                     std::optional<std::int64_t> what_if_rank);
+// Whether `trace` holds several ranks' processes (two or more processes with GPU work: one
+// Nsight Systems report of a torchrun job; trace/split_processes.hpp).
+bool holds_several_ranks(const Trace& trace);
+// predict --trace FILE for such a file: its processes split into one trace each and replayed as
+// the job's ranks (each numbered as split_processes says, the rule in the report's ranks_from).
+// InputError when the file holds fewer than two processes with GPU work.
+replay::JobReplayReport predict_job(const Trace& trace, const std::string& source, const PredictTraceRequest& request,
+                                    std::optional<std::int64_t> what_if_rank);
 std::string render_job(const replay::JobReplayReport& report, std::string_view format);
 
 struct DiffRequest {

@@ -79,6 +79,10 @@ struct JobWhatIf {
 struct JobReplayReport {
   int schema_version = kJobReplaySchemaVersion;
   std::string source;
+  // How the ranks were found when not one trace file each: "" for a directory of rank traces;
+  // one file holding several ranks' processes (trace/split_processes.hpp) says so here, with
+  // the rule that numbered them.
+  std::string ranks_from;
   std::string step_glob;
   std::vector<JobRankReplay> ranks;  // by rank
   std::uint64_t collectives = 0;     // matched across at least two ranks
