@@ -8,6 +8,7 @@
 #include "syncscope/core/error.hpp"
 #include "syncscope/fixes/moe_routing/options.hpp"
 #include "syncscope/fixes/offload/options.hpp"
+#include "syncscope/fixes/offload/plan.hpp"
 #include "syncscope/fixes/packing/options.hpp"
 #include "syncscope/program/offload_schedule.hpp"
 #include "syncscope/program/step_program.hpp"
@@ -25,66 +26,68 @@ using test::tiny_options;
 TEST(PlanOffload, SingleAndDoubleKeepTheLastLayerAsUnslothDoes) {
   // unsloth_zoo gradient_checkpointing.py: the first pass offloads every layer (and counts
   // them); from the second step the last layer's input stays on the device.
-  const program::OffloadPlan s = program::plan_offload(fixes::OffloadVariant::Single, 8, 100, 1e12, 2, false, 0);
+  const program::OffloadPlan s = fixes::offload::plan_offload(fixes::OffloadVariant::Single, 8, 100, 1e12, 2, false, 0);
   EXPECT_EQ(s.first_resident, 7);
   EXPECT_TRUE(s.is_offloaded(6));
   EXPECT_FALSE(s.is_offloaded(7));
   EXPECT_EQ(s.ring_buffers, 1);
   EXPECT_EQ(s.depth, 0);
-  const program::OffloadPlan d = program::plan_offload(fixes::OffloadVariant::Double, 8, 100, 1e12, 2, false, 0);
+  const program::OffloadPlan d = fixes::offload::plan_offload(fixes::OffloadVariant::Double, 8, 100, 1e12, 2, false, 0);
   EXPECT_EQ(d.first_resident, 7);
   EXPECT_EQ(d.ring_buffers, 2);
-  EXPECT_EQ(program::plan_offload(fixes::OffloadVariant::Double, 8, 100, 0, 2, /*first_pass=*/true, 0).first_resident,
-            8);
-  EXPECT_EQ(program::plan_offload(fixes::OffloadVariant::Double, 2, 100, 0, 2, false, 0).ring_buffers, 1);
+  EXPECT_EQ(
+      fixes::offload::plan_offload(fixes::OffloadVariant::Double, 8, 100, 0, 2, /*first_pass=*/true, 0).first_resident,
+      8);
+  EXPECT_EQ(fixes::offload::plan_offload(fixes::OffloadVariant::Double, 2, 100, 0, 2, false, 0).ring_buffers, 1);
   // One layer: nothing left to offload once the last is kept.
-  EXPECT_EQ(program::plan_offload(fixes::OffloadVariant::Double, 1, 100, 0, 2, false, 0).ring_buffers, 0);
-  EXPECT_EQ(program::plan_offload(fixes::OffloadVariant::Double, 1, 100, 0, 2, false, 0).first_resident, 0);
+  EXPECT_EQ(fixes::offload::plan_offload(fixes::OffloadVariant::Double, 1, 100, 0, 2, false, 0).ring_buffers, 0);
+  EXPECT_EQ(fixes::offload::plan_offload(fixes::OffloadVariant::Double, 1, 100, 0, 2, false, 0).first_resident, 0);
 }
 
 TEST(PlanOffload, SmallLayerInputsStayOnTheDevice) {
   // MINIMUM_SIZE = 2 MiB / element size, compared with the element count: an input of
   // exactly 2 MiB stays, one byte more is offloaded (default threshold).
   const double mib2 = 2.0 * 1024 * 1024;
-  EXPECT_EQ(program::plan_offload(fixes::OffloadVariant::Single, 8, mib2, 0, 2).first_resident, 0);
-  EXPECT_EQ(program::plan_offload(fixes::OffloadVariant::Single, 8, mib2, 0, 2).ring_buffers, 0);
-  EXPECT_EQ(program::plan_offload(fixes::OffloadVariant::Double, 8, mib2 + 2, 0, 2).first_resident, 7);
+  EXPECT_EQ(fixes::offload::plan_offload(fixes::OffloadVariant::Single, 8, mib2, 0, 2).first_resident, 0);
+  EXPECT_EQ(fixes::offload::plan_offload(fixes::OffloadVariant::Single, 8, mib2, 0, 2).ring_buffers, 0);
+  EXPECT_EQ(fixes::offload::plan_offload(fixes::OffloadVariant::Double, 8, mib2 + 2, 0, 2).first_resident, 7);
   // Qwen3-0.6B at T = 2048 in bf16: 2048 * 1024 * 2 = 4 MiB, offloaded.
-  EXPECT_EQ(program::plan_offload(fixes::OffloadVariant::Double, 28, 2048.0 * 1024 * 2, 0, 2).first_resident, 27);
+  EXPECT_EQ(fixes::offload::plan_offload(fixes::OffloadVariant::Double, 28, 2048.0 * 1024 * 2, 0, 2).first_resident,
+            27);
 }
 
 TEST(PlanOffload, PrefetchKeepsLastLayersResidentWithinBudget) {
   // L = 8 layers of a = 100 bytes, k = 2: the ring takes 3a; the rest holds resident layers.
-  EXPECT_EQ(program::plan_offload(fixes::OffloadVariant::Prefetch, 8, 100, 800, 2).first_resident,
+  EXPECT_EQ(fixes::offload::plan_offload(fixes::OffloadVariant::Prefetch, 8, 100, 800, 2).first_resident,
             0);  // 8a fits: no offload
-  EXPECT_EQ(program::plan_offload(fixes::OffloadVariant::Prefetch, 8, 100, 800, 2).ring_buffers, 0);
+  EXPECT_EQ(fixes::offload::plan_offload(fixes::OffloadVariant::Prefetch, 8, 100, 800, 2).ring_buffers, 0);
   const program::OffloadPlan p =
-      program::plan_offload(fixes::OffloadVariant::Prefetch, 8, 100, 550, 2);  // (550 - 300) / 100 -> 2 resident
+      fixes::offload::plan_offload(fixes::OffloadVariant::Prefetch, 8, 100, 550, 2);  // (550 - 300) / 100 -> 2 resident
   EXPECT_EQ(p.first_resident, 6);
   EXPECT_EQ(p.ring_buffers, 3);
   EXPECT_EQ(p.depth, 2);
   EXPECT_FALSE(p.is_offloaded(6));
   EXPECT_TRUE(p.is_offloaded(5));
-  EXPECT_EQ(program::plan_offload(fixes::OffloadVariant::Prefetch, 8, 100, 750, 2).first_resident,
+  EXPECT_EQ(fixes::offload::plan_offload(fixes::OffloadVariant::Prefetch, 8, 100, 750, 2).first_resident,
             4);  // (750 - 300) / 100 -> 4
-  EXPECT_EQ(program::plan_offload(fixes::OffloadVariant::Prefetch, 8, 100, 0, 2).first_resident, 8);
-  EXPECT_EQ(program::plan_offload(fixes::OffloadVariant::Prefetch, 8, 100, -5, 2).first_resident,
+  EXPECT_EQ(fixes::offload::plan_offload(fixes::OffloadVariant::Prefetch, 8, 100, 0, 2).first_resident, 8);
+  EXPECT_EQ(fixes::offload::plan_offload(fixes::OffloadVariant::Prefetch, 8, 100, -5, 2).first_resident,
             8);  // negative budget: none
   // k larger than the offloaded layers is clamped to them.
-  const program::OffloadPlan c = program::plan_offload(fixes::OffloadVariant::Prefetch, 3, 100, 0, 10);
+  const program::OffloadPlan c = fixes::offload::plan_offload(fixes::OffloadVariant::Prefetch, 3, 100, 0, 10);
   EXPECT_EQ(c.depth, 3);
   EXPECT_EQ(c.ring_buffers, 4);
   // Deterministic: same inputs, same plan.
-  const program::OffloadPlan again = program::plan_offload(fixes::OffloadVariant::Prefetch, 8, 100, 550, 2);
+  const program::OffloadPlan again = fixes::offload::plan_offload(fixes::OffloadVariant::Prefetch, 8, 100, 550, 2);
   EXPECT_EQ(again.first_resident, p.first_resident);
   EXPECT_EQ(again.ring_buffers, p.ring_buffers);
 }
 
 TEST(PlanOffload, RejectsBadInput) {
-  EXPECT_THROW(program::plan_offload(static_cast<fixes::OffloadVariant>(7), 8, 100, 0, 2), InputError);
-  EXPECT_THROW(program::plan_offload(fixes::OffloadVariant::Single, 0, 100, 0, 2), InputError);
-  EXPECT_THROW(program::plan_offload(fixes::OffloadVariant::Single, 4, 0, 0, 2), InputError);
-  EXPECT_THROW(program::plan_offload(fixes::OffloadVariant::Prefetch, 4, 100, 0, 0), InputError);
+  EXPECT_THROW(fixes::offload::plan_offload(static_cast<fixes::OffloadVariant>(7), 8, 100, 0, 2), InputError);
+  EXPECT_THROW(fixes::offload::plan_offload(fixes::OffloadVariant::Single, 0, 100, 0, 2), InputError);
+  EXPECT_THROW(fixes::offload::plan_offload(fixes::OffloadVariant::Single, 4, 0, 0, 2), InputError);
+  EXPECT_THROW(fixes::offload::plan_offload(fixes::OffloadVariant::Prefetch, 4, 100, 0, 0), InputError);
 }
 
 // Every layer runs forward in order and backward in reverse; every offloaded layer is
@@ -136,15 +139,15 @@ TEST(Choreography, EveryVariantReloadsEachOffloadedLayerOnce) {
         for (double budget : {0.0, 300.0, 1e9}) {
           SCOPED_TRACE(testing::Message() << v << " L=" << L << " k=" << k << " budget=" << budget);
           check_choreography(program::build_choreography(
-              program::plan_offload(fixes::offload_variant(v), L, 100, budget, k, false, 0)));
+              fixes::offload::plan_offload(fixes::offload_variant(v), L, 100, budget, k, false, 0)));
           check_choreography(program::build_choreography(
-              program::plan_offload(fixes::offload_variant(v), L, 100, budget, k, true, 0)));
+              fixes::offload::plan_offload(fixes::offload_variant(v), L, 100, budget, k, true, 0)));
         }
 }
 
 TEST(Choreography, PrefetchIssuesTheFirstReloadsBeforeTheHead) {
-  const program::Choreography c =
-      program::build_choreography(program::plan_offload(fixes::OffloadVariant::Prefetch, 6, 100, 0, 3, false, 0));
+  const program::Choreography c = program::build_choreography(
+      fixes::offload::plan_offload(fixes::OffloadVariant::Prefetch, 6, 100, 0, 3, false, 0));
   int before_head = 0;
   for (const program::ChoreoStep& s : c.steps) {
     if (s.kind == program::ChoreoKind::Head) break;
@@ -152,7 +155,7 @@ TEST(Choreography, PrefetchIssuesTheFirstReloadsBeforeTheHead) {
   }
   EXPECT_EQ(before_head, 3);
   const program::Choreography d =
-      program::build_choreography(program::plan_offload(fixes::OffloadVariant::Double, 6, 100, 0, 3, false, 0));
+      program::build_choreography(fixes::offload::plan_offload(fixes::OffloadVariant::Double, 6, 100, 0, 3, false, 0));
   for (const program::ChoreoStep& s : d.steps) {
     if (s.kind == program::ChoreoKind::Head) break;
     EXPECT_NE(s.kind, program::ChoreoKind::ReloadCopy);  // Unsloth's: no explicit prefetch

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "internal.hpp"
+#include "syncscope/fixes/offload/plan.hpp"
 #include "syncscope/program/offload_schedule.hpp"
 #include "syncscope/program/step_options.hpp"
 

@@ -7,6 +7,7 @@
 
 #include "syncscope/fixes/offload/offload.hpp"
 #include "syncscope/fixes/offload/options.hpp"
+#include "syncscope/fixes/offload/plan.hpp"
 #include "syncscope/kernels/torch_step_point.hpp"
 #include "syncscope/program/offload_schedule.hpp"
 #include "syncscope/program/step_options.hpp"
@@ -26,8 +27,7 @@ void torch_step_setup(TorchStepSetup& s) {
   const std::optional<double> free_bytes = kernels::detail::device_free_bytes(s.device);
   // A budget left to the device: its free memory less the reserve; 0 on CPU. Resolved in the
   // options, so build_step_program(options()) plans the same.
-  if (budget_bytes(o) < 0)
-    set_budget_bytes(o, free_bytes ? std::max(0.0, *free_bytes - program::kOffloadReserveBytes) : 0.0);
+  if (budget_bytes(o) < 0) set_budget_bytes(o, free_bytes ? std::max(0.0, *free_bytes - kOffloadReserveBytes) : 0.0);
   // Unsloth double-buffers only with memory for the second buffer (docs/sources.md#offload-double-buffer:
   // > 512 MB free) and falls back to one buffer otherwise; options() then says "single". On CPU: no such check.
   if (v == OffloadVariant::Double && free_bytes && *free_bytes < act + kUnslothDoubleBufferFreeBytes) {
@@ -36,11 +36,11 @@ void torch_step_setup(TorchStepSetup& s) {
   }
   const double budget = budget_bytes(o);
   s.schedule = program::build_choreography(
-      program::plan_offload(*v, s.layers, act, budget, prefetch_depth(o), o.first_step, min_bytes(o)));
+      plan_offload(*v, s.layers, act, budget, prefetch_depth(o), o.first_step, min_bytes(o)));
   // Unsloth's first pass offloads every layer (the run's first step); `prefetch` plans its own.
   if (!o.first_step && v != OffloadVariant::Prefetch)
-    s.first_step = program::build_choreography(
-        program::plan_offload(*v, s.layers, act, budget, prefetch_depth(o), true, min_bytes(o)));
+    s.first_step =
+        program::build_choreography(plan_offload(*v, s.layers, act, budget, prefetch_depth(o), true, min_bytes(o)));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
-// Checkpoint-activation offload: which layers to offload (the memory-aware plan) and the
-// copy/event choreography of each variant, as a list of primitive steps. The step-program
+// Checkpoint-activation offload: the copy/event choreography of each variant for a plan of
+// which layers to offload, as a list of primitive steps (the plan itself is the offload
+// fix's: fixes/offload/plan.hpp). The step-program
 // builder turns the steps into Program ops and the LibTorch reference step executes the
 // very same list with CUDA streams and events (or plain copies on CPU), so the schedule the
 // checker proves safe is the schedule that runs. Torch-free and CUDA-free.
@@ -12,7 +13,7 @@
 //            own buffer's last use: T ~ c + (L-1)*max(c,g) + g.
 //   prefetch ours: a ring of k+1 buffers with an explicit look-ahead of k layers, the
 //            first k reloads issued before the LM head runs, and the last layers kept
-//            resident on the device when the memory budget allows (plan_offload).
+//            resident on the device when the memory budget allows (fixes::offload::plan_offload).
 #pragma once
 
 #include <string>
@@ -21,11 +22,6 @@
 #include "syncscope/fixes/fix_spec.hpp"
 
 namespace syncscope::program {
-
-// Device memory held back from the plan when the budget is read from the device:
-// optimizer state, gradients and the non-checkpointed activations of one layer live
-// there. 8 GiB is a conservative default for the reduced-L scenarios on 80-141 GB GPUs.
-inline constexpr double kOffloadReserveBytes = 8.0 * 1024 * 1024 * 1024;
 
 struct OffloadPlan {
   fixes::OffloadVariant variant = fixes::OffloadVariant::Single;
@@ -36,19 +32,6 @@ struct OffloadPlan {
   int offloaded() const { return first_resident; }
   bool is_offloaded(int layer) const { return layer < first_resident; }
 };
-
-// The memory-aware choice. `activation_bytes` is one layer's checkpoint (its input,
-// T*hidden*dtype bytes); `budget_bytes` the device bytes the checkpoints may use, ring
-// included. single/double follow Unsloth's checkpointer (unsloth_zoo gradient_checkpointing.py,
-// UnslothCheckpointFunction): a layer input of at most 2 MiB is never offloaded
-// (`min_offload_bytes`, Unsloth's 2 MiB by default), and the last layer's input stays on the device from the second
-// step on (`first_pass` false; its FIRST_PASS offloads every layer once to count them).
-// prefetch (ours) keeps every layer resident when budget >= L*a; otherwise a ring of k+1
-// buffers (k clamped to [1, offloaded layers]) and as many of the LAST layers resident as the
-// rest of the budget holds: backward needs the last layers first, when no reload could have
-// been hidden yet. Deterministic; throws InputError for an unknown variant or non-positive sizes.
-OffloadPlan plan_offload(fixes::OffloadVariant variant, int layers, double activation_bytes, double budget_bytes,
-                         int prefetch_depth, bool first_pass = false, double min_offload_bytes = 2.0 * 1024 * 1024);
 
 enum class ChoreoKind {
   RecordMain,     // record `event` on the main stream

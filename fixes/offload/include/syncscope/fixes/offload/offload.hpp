@@ -13,8 +13,9 @@
 // (src/replay_edit.cpp), and, built only with LibTorch (syncscope_fix_offload_torch), the
 // reference step's schedule (src/torch_step.cpp: the plan with the budget read from the
 // device, which the step's copy stream executes: kernels/src/torch/offload.cpp); its part of
-// the step options, typed (options.hpp). Still in the layers (docs/fix-registry.md): the plan
-// and choreography builder (offload_schedule.hpp) and the copy stream that runs it.
+// the step options, typed (options.hpp), and its memory-aware plan (plan.hpp). Still in the
+// layers (docs/fix-registry.md): the choreography builder (offload_schedule.hpp) and the
+// copy stream that runs it.
 #pragma once
 
 #include "syncscope/fixes/fix_spec.hpp"
