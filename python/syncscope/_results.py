@@ -216,16 +216,12 @@ def _html_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return f"<table><thead><tr>{h}</tr></thead><tbody>{body}</tbody></table>"
 
 
-class AnalysisResult:
-    """``syncscope analyze --format json``, parsed. ``json`` is the whole document (the same
-    keys as the CLI's: schema_version, kind, source, options, meta, totals, steps, layers,
-    step_summary, layer_summary, worst, warnings, sync_points, sync_points_total,
-    sync_points_truncated); ``record_counts`` says what the trace held (api_calls, kernels,
-    memcpys, memsets, sync_records, ranges, rank, source_tool, source_version)."""
+class _Document:
+    """A parsed JSON document of the CLI's (``json``, the whole of it): indexing reads its keys,
+    ``source`` the trace or results it describes. The result classes below add their views."""
 
-    def __init__(self, document: Dict[str, Any], record_counts: Dict[str, Any]) -> None:
+    def __init__(self, document: Dict[str, Any]) -> None:
         self.json: Dict[str, Any] = document
-        self.record_counts: Dict[str, Any] = dict(record_counts)
 
     def __getitem__(self, key: str) -> Any:
         return self.json[key]
@@ -233,6 +229,18 @@ class AnalysisResult:
     @property
     def source(self) -> str:
         return self.json["source"]
+
+
+class AnalysisResult(_Document):
+    """``syncscope analyze --format json``, parsed. ``json`` is the whole document (the same
+    keys as the CLI's: schema_version, kind, source, options, meta, totals, steps, layers,
+    step_summary, layer_summary, worst, warnings, sync_points, sync_points_total,
+    sync_points_truncated); ``record_counts`` says what the trace held (api_calls, kernels,
+    memcpys, memsets, sync_records, ranges, rank, source_tool, source_version)."""
+
+    def __init__(self, document: Dict[str, Any], record_counts: Dict[str, Any]) -> None:
+        super().__init__(document)
+        self.record_counts: Dict[str, Any] = dict(record_counts)
 
     @property
     def totals(self) -> Dict[str, Any]:
@@ -515,19 +523,9 @@ class AnalysisResult:
         return "\n".join(parts)
 
 
-class PredictionResult:
+class PredictionResult(_Document):
     """``syncscope predict --trace T --format json``, parsed (``json``). Model predictions
     with 90% intervals, not measurements."""
-
-    def __init__(self, document: Dict[str, Any]) -> None:
-        self.json: Dict[str, Any] = document
-
-    def __getitem__(self, key: str) -> Any:
-        return self.json[key]
-
-    @property
-    def source(self) -> str:
-        return self.json["source"]
 
     @property
     def notes(self) -> List[str]:
@@ -566,21 +564,11 @@ class PredictionResult:
                 + _html_table(["fix", "variant", "saving per step (90% interval)", "speedup"], rows))
 
 
-class JobReplayResult:
+class JobReplayResult(_Document):
     """``syncscope predict --trace T --format json`` where T holds several ranks' processes (one
     Nsight Systems report of a torchrun job; docs/replay.md, "One report holding several
     ranks"), parsed (``json``): the whole-job replay, each rank's identity error and
     collectives. A replay of the recorded run, not a measurement."""
-
-    def __init__(self, document: Dict[str, Any]) -> None:
-        self.json: Dict[str, Any] = document
-
-    def __getitem__(self, key: str) -> Any:
-        return self.json[key]
-
-    @property
-    def source(self) -> str:
-        return self.json["source"]
 
     @property
     def warnings(self) -> List[str]:
@@ -597,21 +585,11 @@ class JobReplayResult:
                 f"{self.json['collectives']} collectives matched>")
 
 
-class RankAnalysisResult:
+class RankAnalysisResult(_Document):
     """``syncscope analyze DIR --format json`` (one trace per rank), parsed (``json``):
     ``ranks`` one row per rank (the JSON row flattened: ``per_step.syncs``,
     ``trace.sync_points``, ...), ``across_ranks`` min/median/max per metric, ``standout`` the
     rank that stands out (or None)."""
-
-    def __init__(self, document: Dict[str, Any]) -> None:
-        self.json: Dict[str, Any] = document
-
-    def __getitem__(self, key: str) -> Any:
-        return self.json[key]
-
-    @property
-    def source(self) -> str:
-        return self.json["source"]
 
     @property
     def warnings(self) -> List[str]:
@@ -666,7 +644,7 @@ class RankAnalysisResult:
         return "\n".join(parts)
 
 
-class ValidationResult:
+class ValidationResult(_Document):
     """``syncscope validate RESULTS --format json``, parsed (``json``): predicted against observed
     speedups per scenario, fix and variant, the rankings and the summary. ``passed`` is the
     CLI's exit status 0: every compared variant within its tolerance and something compared
@@ -675,16 +653,9 @@ class ValidationResult:
     (``observed_by``)."""
 
     def __init__(self, document: Dict[str, Any], nothing_compared: str, exit_code: int) -> None:
-        self.json: Dict[str, Any] = document
+        super().__init__(document)
         self.nothing_compared: Optional[str] = nothing_compared or None
         self.exit_code: int = exit_code
-
-    def __getitem__(self, key: str) -> Any:
-        return self.json[key]
-
-    @property
-    def source(self) -> str:
-        return self.json["source"]
 
     @property
     def passed(self) -> bool:
