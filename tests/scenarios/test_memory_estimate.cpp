@@ -8,6 +8,7 @@
 
 #include "syncscope/core/error.hpp"
 #include "syncscope/fixes/offload/options.hpp"
+#include "syncscope/fixes/packing/visit_windows.hpp"
 #include "syncscope/program/network.hpp"
 #include "syncscope/program/program.hpp"
 #include "syncscope/program/step_options.hpp"
@@ -245,8 +246,8 @@ TEST(MemoryEstimate, FullCheckpointingRecomputesEachLayerInTheStep) {
   EXPECT_EQ(q_proj(pn), 2);
   EXPECT_EQ(q_proj(pf), 4);
   EXPECT_EQ(pf.streams.size(), 1u);
-  EXPECT_EQ(program::packing_visit_windows(none).size(), 2u);
-  EXPECT_EQ(program::packing_visit_windows(full).size(), 4u);
+  EXPECT_EQ(fixes::packing::visit_windows(none).size(), 2u);
+  EXPECT_EQ(fixes::packing::visit_windows(full).size(), 4u);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include "syncscope/fixes/packing/options.hpp"
 #include "syncscope/fixes/packing/packing.hpp"
 #include "syncscope/fixes/packing/published.hpp"
+#include "syncscope/fixes/packing/visit_windows.hpp"
 #include "syncscope/model/trace_predict.hpp"
 #include "syncscope/program/step_options.hpp"
 #include "syncscope/scenario/scenario.hpp"
@@ -44,9 +45,7 @@ void register_packing_fix() {
     f.build_program_layer = detail::program_layer;
     // The windows of the step's metadata builds: the cached variant rebuilds at each change.
     f.trace_predict_options = [](const scenario::FixSelection&, const program::StepOptions& o,
-                                 model::TracePredictOptions& po) {
-      po.packing_visit_windows = program::packing_visit_windows(o);
-    };
+                                 model::TracePredictOptions& po) { po.packing_visit_windows = visit_windows(o); };
     f.detect = detail::detect;
     f.has_inputs = detail::has_inputs;
     f.predict = detail::predict_explicit;

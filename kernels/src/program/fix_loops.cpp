@@ -110,18 +110,5 @@ bool fix_program_schedule(const StepOptions& o, ProgramSchedule& out) {
 // As StepBuilder's constructor and emit (step_program.cpp) walk the step: a fix's schedule
 // (offload's checkpointing) or plain autograd; each ForwardLayer runs the layer's attention,
 // and so does each BackwardLayer's recompute when the step checkpoints.
-std::vector<int> packing_visit_windows(const StepOptions& o) {
-  validate(o);
-  const int L = effective_layers(o);
-  ProgramSchedule schedule;
-  const bool checkpointing = fix_program_schedule(o, schedule);
-  const Choreography choreo = checkpointing ? std::move(schedule.choreography) : build_plain_choreography(L);
-  std::vector<int> out;
-  for (const ChoreoStep& s : choreo.steps)
-    if (s.kind == ChoreoKind::ForwardLayer ||
-        (recomputes_layers(o, checkpointing) && s.kind == ChoreoKind::BackwardLayer))
-      out.push_back(layer_sliding_window(o.model, s.layer));
-  return out;
-}
 
 }  // namespace syncscope::program

@@ -74,7 +74,7 @@ void apply_fix_variants(StepOptions& o, const scenario::Scenario& s, fixes::Fix 
 std::string fix_variants_key(const StepOptions& o);
 // The step's layer schedule from the first registered fix whose build_program_schedule
 // gives one (offload's reload choreography): true, with `out` filled; false for plain
-// autograd. StepBuilder and packing_visit_windows walk the same one (fix_loops.cpp).
+// autograd. StepBuilder and the packing fix's visit_windows walk the same one.
 bool fix_program_schedule(const StepOptions& o, ProgramSchedule& out);
 
 // True when the step recomputes each layer in the backward: a fix's schedule checkpoints
@@ -107,13 +107,6 @@ bool uses_qk_norm(const scenario::ModelShape& model);
 // alternating from layer 0 for Gemma 2 and gpt-oss, layer_types when the config states it),
 // or 0 for full attention.
 int layer_sliding_window(const scenario::ModelShape& model, int layer);
-
-// The sliding window (0: full attention) of each packing-metadata build in the order the
-// step issues them: forward layers 0..L-1, then each checkpoint recompute in the backward's
-// order when a fix's schedule checkpoints (offload). The packing program's caches key on
-// these (fixes/packing/src/program.cpp); the forecasts count Unsloth's one-entry mask cache's
-// misses from the same list (fixes/packing/closed_form.hpp: packing_mask_cache_misses).
-std::vector<int> packing_visit_windows(const StepOptions& o);
 
 // Bytes per element of a dtype name ("fp32" 4, "bf16"/"fp16" 2).
 int dtype_bytes(const std::string& dtype);

@@ -35,7 +35,7 @@ struct TracePredictOptions {
   // baseline's: given k, the device prediction charges that.
   std::optional<int> moe_top_k;
   // The sliding window of each packing-metadata build of a step in issue order, as the step
-  // ran it (program::packing_visit_windows; the run pipeline gives its step's): the cached
+  // ran it (fixes::packing::visit_windows; the run pipeline gives its step's): the cached
   // variant keeps Unsloth's one-entry mask cache, so it rebuilds at each window change
   // (fixes/packing closed_form.hpp: packing_mask_cache_misses). Empty: one window, only each step's first build
   // rebuilds.

@@ -11,7 +11,8 @@
 // torch_step.hpp, src/torch_step.cpp, src/torch_grouped_gemm.cpp), the routing and experts in
 // the reference step, with its CUDA kernel (src/cuda/moe_histogram.cu,
 // syncscope_fix_moe_routing_cuda), and which expert GEMM "device" can run here
-// (src/torch_expert_gemm.cpp); its part of the step options, typed (options.hpp). Still in
+// (src/torch_expert_gemm.cpp); its part of the step options, typed (options.hpp); its CPU
+// reference (reference.hpp). Still in
 // the layers (docs/fix-registry.md): the measured backend's ABI entry that answers the expert
 // GEMM, and the run's MoE notes and padding price (pipeline/).
 #pragma once

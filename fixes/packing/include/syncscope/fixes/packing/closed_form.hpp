@@ -43,7 +43,7 @@ struct PackingTimes {
 double packing_saving_published_ns(int layers, double s_ns);
 // Unsloth's packed SDPA mask cache keeps one entry per device, keyed by dtype and sliding
 // window (the packing program, fixes/packing/src/program.cpp): over one
-// step's metadata builds in issue order (program::packing_visit_windows), true where the
+// step's metadata builds in issue order (visit_windows.hpp), true where the
 // entry holds another window (or none: the first build), so the cached variant rebuilds the
 // mask there. A model with one window misses once; Gemma 3 (5 sliding of 6) at each change.
 std::vector<bool> packing_mask_cache_misses(const std::vector<int>& visit_windows);

@@ -14,9 +14,9 @@
 // edits packing-cache and packing-device (src/replay_edit.cpp), and, built only with LibTorch
 // (syncscope_fix_packing_torch: torch_step.hpp, src/torch_step.cpp), the attention mask in
 // the reference step, with its CUDA kernel (src/cuda/packing_mask.cu, syncscope_fix_packing_cuda).
-// Its part of the step options, typed: options.hpp. Still in the layers (docs/fix-registry.md
-// says what would move each): the CPU reference of the metadata and mask, the windows a step
-// visits (packing_visit_windows) and the trace facts' per-layer lists.
+// Its part of the step options, typed: options.hpp; the CPU reference of the metadata and
+// mask: reference.hpp; the windows a step builds them for: visit_windows.hpp. Still in the
+// layers (docs/fix-registry.md says what would move each): the trace facts' per-layer lists.
 #pragma once
 
 #include "syncscope/fixes/fix_spec.hpp"
