@@ -79,11 +79,22 @@ std::string parts_text(const StepMemory& m) {
 
 }  // namespace
 
-std::string checkpointing_mode(const program::StepOptions& o) {
+namespace {
+
+// The checkpointing mode and, for "offload", the plan of the fix that schedules the layers:
+// one walk of the registry for both (estimate_step_memory needs the two together).
+std::string checkpointing(const program::StepOptions& o, program::OffloadPlan* plan) {
   program::ProgramSchedule schedule;  // a fix that schedules the layers offloads their inputs
-  if (program::fix_program_schedule(o, schedule)) return "offload";
+  if (program::fix_program_schedule(o, schedule)) {
+    if (plan != nullptr) *plan = schedule.choreography.plan;
+    return "offload";
+  }
   return o.training.gradient_checkpointing == "full" ? "full" : "none";
 }
+
+}  // namespace
+
+std::string checkpointing_mode(const program::StepOptions& o) { return checkpointing(o, nullptr); }
 
 std::string describe_checkpointing(const std::string& mode) {
   if (mode == "offload") return "gradient checkpointing offload (layer inputs in host memory, reloaded for recompute)";
@@ -254,7 +265,8 @@ StepMemory estimate_step_memory(const program::StepOptions& o) {
     largest_layer = std::max(largest_layer, x);
   }
   double checkpoints = 0, activations = 0;
-  const std::string mode = checkpointing_mode(o);
+  program::OffloadPlan plan;
+  const std::string mode = checkpointing(o, &plan);
   if (mode == "none") {
     activations = all_layers + logits;  // no checkpointing: every layer's tensors stay
   } else if (mode == "full") {
@@ -264,9 +276,6 @@ StepMemory estimate_step_memory(const program::StepOptions& o) {
     activations = largest_layer + logits;
     // The reload ring the fix's plan holds (1, 2, or k+1 for prefetch); inputs at or under
     // Unsloth's minimum are not offloaded and stay on the device (the plan offloads none).
-    program::ProgramSchedule schedule;
-    (void)program::fix_program_schedule(o, schedule);
-    const program::OffloadPlan& plan = schedule.choreography.plan;
     checkpoints = plan.offloaded() == 0 ? L * input : plan.ring_buffers * input;
   }
   StepMemory r;
