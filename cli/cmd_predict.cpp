@@ -32,9 +32,6 @@ namespace {
 
 using model::Interval;
 
-using api::kExpertsOption;
-using api::kPredictPrefetchDepth;
-
 // Options the model reads go straight into its inputs (model/predict_inputs.hpp); the rest
 // choose the source, the output and the Monte Carlo draws.
 struct PredictOptions {
@@ -45,7 +42,6 @@ struct PredictOptions {
   std::optional<std::int64_t> what_if_rank;  // with --trace DIR: the rank the edits change
   std::string step_range = api::kDefaultStepRange;
   std::string layer_range;
-  int top_k = 0;
   std::string step_ms;
   std::string format = "text";
   std::string output;
@@ -59,8 +55,9 @@ api::PredictTraceRequest trace_request(const PredictOptions& o, std::optional<In
   r.step_range = o.step_range;
   r.layer_range = o.layer_range;
   r.gpu = o.gpu;
-  r.prefetch_depth = o.in.prefetch_depth;
-  if (o.top_k > 0) r.top_k = o.top_k;
+  // The fixes' options a trace takes too (offload's --prefetch-depth, MoE's --top-k, ...).
+  for (const api::FixTraceOption& d : api::trace_options())
+    if (o.in.given(d.option->flag)) r.fix_options[d.option->flag] = o.in.text(d.option->flag);
   r.step_time_ns = step;
   r.samples = o.samples;
   r.seed = o.seed;
@@ -127,15 +124,6 @@ void add_predict_command(CLI::App& app, Context& ctx) {
                   "r: the host's sync round trip (us; default: the GPU profile's): packing's segment model, "
                   "logging's deferred variant");
   add_fix_options(*cmd, o->in);
-  cmd->add_option("--prefetch-depth", o->in.prefetch_depth,
-                  "offload prefetch variant: look-ahead k (ring of k+1); k >= 2 (k = 1 is double buffering)")
-      ->check(int_in(kPredictPrefetchDepth))
-      ->capture_default_str();
-  cmd->add_option("--top-k", o->top_k,
-                  "moe with --trace: k, experts per token; charges the device variant's capacity padding "
-                  "(E/k times the expert GEMMs), for where it pads (no at::_grouped_mm: LibTorch < 2.8 or "
-                  "below sm90)")
-      ->check(int_in(kExpertsOption));
   cmd->add_option("--step-ms", o->step_ms, "Baseline step time (ms); needed for a speedup");
   cmd->add_option("--format", o->format, "Output format: text or json (schema_version'd)")
       ->check(CLI::IsMember({"text", "json"}))

@@ -10,4 +10,11 @@ std::string option_name(Spelling spelling, const std::string& python_name) {
   return cli;
 }
 
+std::string python_name(const std::string& flag) {
+  std::string name = flag;
+  for (char& c : name)
+    if (c == '-') c = '_';
+  return name;
+}
+
 }  // namespace syncscope::api

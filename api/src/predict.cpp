@@ -23,13 +23,40 @@ void check_int(Spelling spelling, const char* name, int value, const bounds::Ran
                                                        ": expected " + bounds::describe_int(range));
 }
 
+// A fix's trace option as given, parsed: its value, or InputError naming it as `spelling` does.
+double parse_fix_option(const FixTraceOption& d, const std::string& text, Spelling spelling) {
+  const bounds::Range& range = d.option->range;
+  const bool integer = d.option->kind == fixes::PredictOption::Kind::Integer;
+  std::optional<double> v;
+  if (!integer) v = bounds::parse_number_in(text, range);
+  else if (const auto i = bounds::parse_int_in(text, range)) v = static_cast<double>(*i);
+  SYNCSCOPE_INPUT_ERROR_IF(!v, option_name(spelling, python_name(d.option->flag)) + " " + text + ": expected " +
+                                   (integer ? bounds::describe_int(range) : bounds::describe_number(range)));
+  return *v;
+}
+
+const FixTraceOption* find_trace_option(const std::vector<FixTraceOption>& declared, const std::string& flag) {
+  for (const FixTraceOption& d : declared)
+    if (d.option->flag == flag) return &d;
+  return nullptr;
+}
+
+// The request's fix options as TracePredictOptions::fix_numbers (each checked by check()).
+std::map<std::string, std::map<std::string, double>> fix_numbers(const PredictTraceRequest& r) {
+  const std::vector<FixTraceOption> declared = trace_options();
+  std::map<std::string, std::map<std::string, double>> out;
+  for (const auto& [flag, text] : r.fix_options)
+    if (const FixTraceOption* d = find_trace_option(declared, flag))
+      out[d->fix][d->option->trace_key] = parse_fix_option(*d, text, Spelling::Cli);
+  return out;
+}
+
 model::TracePredictOptions trace_predict_options(const PredictTraceRequest& r) {
   model::TracePredictOptions to;
   to.step_glob = r.step_range;
   to.layer_glob = r.layer_range;
   if (!r.gpu.empty()) to.profile = model::load_gpu_profile(r.gpu);
-  to.prefetch_depth = r.prefetch_depth;
-  to.moe_top_k = r.top_k;
+  to.fix_numbers = fix_numbers(r);
   to.seed = r.seed;
   to.propagation.samples = r.samples;
   to.propagation.seed = r.seed;
@@ -45,16 +72,34 @@ replay::JobReplayOptions job_options(const PredictTraceRequest& request, std::op
   // replays read every rate from their traces.
   jo.predict.step_glob = request.step_range;
   jo.predict.layer_glob = request.layer_range;
-  jo.predict.prefetch_depth = request.prefetch_depth;
-  jo.predict.moe_top_k = request.top_k;
+  jo.predict.fix_numbers = fix_numbers(request);
   return jo;
 }
 
 }  // namespace
 
+std::vector<FixTraceOption> trace_options() {
+  fixes::register_shipped_fixes();  // the registry every layer below reads (shipped.hpp)
+  std::vector<FixTraceOption> out;
+  for (const fixes::FixSpec& f : fixes::fix_registry())
+    for (const fixes::PredictOption& o : f.predict_options)
+      if (!o.trace_key.empty()) out.push_back({f.name, &o});
+  return out;
+}
+
 void check(const PredictTraceRequest& r, Spelling spelling) {
-  check_int(spelling, "prefetch_depth", r.prefetch_depth, kPredictPrefetchDepth);
-  if (r.top_k) check_int(spelling, "top_k", *r.top_k, kExpertsOption);
+  const std::vector<FixTraceOption> declared = trace_options();
+  for (const auto& [flag, text] : r.fix_options) {
+    const FixTraceOption* d = find_trace_option(declared, flag);
+    if (!d) {
+      std::string names;
+      for (const FixTraceOption& x : declared)
+        names += (names.empty() ? "" : ", ") + option_name(spelling, python_name(x.option->flag));
+      throw InputError(option_name(spelling, python_name(flag)) + ": no fix takes this option with a trace (" + names +
+                       " do)");
+    }
+    (void)parse_fix_option(*d, text, spelling);
+  }
   check_int(spelling, "samples", r.samples, bounds::kSamples);
   if (r.step_time_ns)
     SYNCSCOPE_INPUT_ERROR_IF(!(r.step_time_ns->value > 0 && r.step_time_ns->value <= bounds::kOptionTimeNs.hi),

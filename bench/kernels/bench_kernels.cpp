@@ -179,14 +179,14 @@ double bench_packing(const Config& cfg, std::uint64_t seed) {
              cfg.tokens);
   fmt::print("{:<10} {:>12} {:>14} {:>12}\n", "variant", "ms/batch", "ms/layer", "syncs/batch");
   std::map<std::string, double> per_batch;
-  for (const std::string& v : syncscope::scenario::fix_variants(syncscope::fixes::Fix::Packing)) {
+  for (const std::string& v : syncscope::scenario::fix_variants(syncscope::fixes::packing::kFix)) {
     Dev d;
     std::mt19937_64 rng(seed);
     std::vector<double> t;
     std::uint64_t gen = 0;
     int syncs = 0;
     for (int r = 0; r < cfg.warmup + cfg.repeats; ++r) {
-      syncscope::fixes::packing::PackingMetadata pm(syncscope::fixes::packing_variant(v));
+      syncscope::fixes::packing::PackingMetadata pm(syncscope::fixes::packing::to_variant(v));
       const dt::HostBatch host = dt::pack_batch(random_lengths(rng, cfg.tokens, 64, 1024), 1000, rng(), true);
       const dt::PackedBatch batch = dt::upload(host, d.ctx, ++gen);
       d.syncs = {};
@@ -216,7 +216,7 @@ void bench_moe(const Config& cfg, std::uint64_t seed) {
   dt::ExpertWeights w{torch::randn({E, H, I}, o) * 0.02, torch::randn({E, H, I}, o) * 0.02,
                       torch::randn({E, I, H}, o) * 0.02};
   GpuTimer timer;
-  for (const std::string& v : syncscope::scenario::fix_variants(syncscope::fixes::Fix::MoeRouting)) {
+  for (const std::string& v : syncscope::scenario::fix_variants(syncscope::fixes::moe_routing::kFix)) {
     std::vector<double> host, dev;
     int syncs = 0;
     for (int r = 0; r < cfg.warmup + cfg.repeats; ++r) {
@@ -228,8 +228,8 @@ void bench_moe(const Config& cfg, std::uint64_t seed) {
       double dms = 0;
       const double hms = host_ms([&] {
         dms = timer.ms([&] {
-          (void)syncscope::fixes::moe_routing::moe_experts(syncscope::fixes::moe_variant(v), x, std::get<1>(top), wts,
-                                                           w, d.ctx);
+          (void)syncscope::fixes::moe_routing::moe_experts(syncscope::fixes::moe_routing::to_variant(v), x,
+                                                           std::get<1>(top), wts, w, d.ctx);
         });
       });
       syncs = d.syncs.total();
@@ -272,7 +272,7 @@ CopyCompute bench_offload_parts(const Config& cfg, std::uint64_t seed) {
   o.model = m;
   o.dtype = "bf16";
   o.device = "cuda";
-  syncscope::fixes::packing::set_variant(o, syncscope::fixes::PackingVariant::Device);
+  syncscope::fixes::packing::set_variant(o, syncscope::fixes::packing::Variant::Device);
   o.seed = seed;
   const dt::ModelWeights w = dt::make_weights(o, 1, d.ctx);
   std::mt19937_64 rng(seed);
@@ -338,9 +338,9 @@ void sweep(const Config& cfg, double s, const CopyCompute& cc, std::uint64_t see
              "model (L-1)*s");
   for (int L : Ls) {
     sp::StepOptions o = sweep_options(cfg, L, seed);
-    syncscope::fixes::packing::set_variant(o, syncscope::fixes::PackingVariant::Rebuild);
+    syncscope::fixes::packing::set_variant(o, syncscope::fixes::packing::Variant::Rebuild);
     const double a = step_ms(o, cfg);
-    syncscope::fixes::packing::set_variant(o, syncscope::fixes::PackingVariant::Cached);
+    syncscope::fixes::packing::set_variant(o, syncscope::fixes::packing::Variant::Cached);
     const double b = step_ms(o, cfg);
     fmt::print("{:>3} {:>12.3f} {:>12.3f} {:>12.3f} {:>14.4f} {:>16.3f}\n", L, a, b, a - b, (a - b) / (L - 1),
                (L - 1) * s);
@@ -350,13 +350,13 @@ void sweep(const Config& cfg, double s, const CopyCompute& cc, std::uint64_t see
              "saving ms", "saving/(L-1)", "model (L-1)*min(c,g)");
   for (int L : Ls) {
     sp::StepOptions o = sweep_options(cfg, L, seed);
-    syncscope::fixes::packing::set_variant(o, syncscope::fixes::PackingVariant::Device);
+    syncscope::fixes::packing::set_variant(o, syncscope::fixes::packing::Variant::Device);
     syncscope::fixes::offload::set_budget_bytes(o, 0);  // force offloading (the memory-aware plan would keep all)
-    syncscope::fixes::offload::set_variant(o, syncscope::fixes::OffloadVariant::Single);
+    syncscope::fixes::offload::set_variant(o, syncscope::fixes::offload::Variant::Single);
     const double a = step_ms(o, cfg);
-    syncscope::fixes::offload::set_variant(o, syncscope::fixes::OffloadVariant::Double);
+    syncscope::fixes::offload::set_variant(o, syncscope::fixes::offload::Variant::Double);
     const double b = step_ms(o, cfg);
-    syncscope::fixes::offload::set_variant(o, syncscope::fixes::OffloadVariant::Prefetch);
+    syncscope::fixes::offload::set_variant(o, syncscope::fixes::offload::Variant::Prefetch);
     const double p = step_ms(o, cfg);
     fmt::print("{:>3} {:>11.3f} {:>11.3f} {:>13.3f} {:>11.3f} {:>14.4f} {:>18.3f}\n", L, a, b, p, a - b,
                (a - b) / (L - 1), (L - 1) * std::min(cc.c, cc.g));

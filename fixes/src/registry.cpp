@@ -98,20 +98,9 @@ const FixSpec& register_fix(FixSpec spec) {
 }
 
 void unregister_fix(Fix fix) {
-  // The three whose typed variants the layers hold (StepOptions::packing, ...) stay.
-  if (fix == Fix::Packing || fix == Fix::Offload || fix == Fix::MoeRouting) return;
+  if (static_cast<std::uint8_t>(fix) < kFirstAddedFix) return;  // a shipped fix stays (fix_spec.hpp)
   auto& r = registry();
   r.erase(std::remove_if(r.begin(), r.end(), [&](const FixSpec& f) { return f.id == fix; }), r.end());
-}
-
-const std::string& variant_name(PackingVariant v) {
-  return fix_spec(Fix::Packing).variant_name(static_cast<std::uint8_t>(v));
-}
-const std::string& variant_name(OffloadVariant v) {
-  return fix_spec(Fix::Offload).variant_name(static_cast<std::uint8_t>(v));
-}
-const std::string& variant_name(MoeVariant v) {
-  return fix_spec(Fix::MoeRouting).variant_name(static_cast<std::uint8_t>(v));
 }
 
 std::uint8_t parse_variant(Fix fix, std::string_view name, std::string_view what) {
@@ -120,16 +109,6 @@ std::uint8_t parse_variant(Fix fix, std::string_view name, std::string_view what
   std::string known;
   for (const auto& n : f.variants) known += (known.empty() ? "" : ", ") + n;
   throw InputError(fmt::format("{}: expected one of {}, got \"{}\"", what, known, name));
-}
-
-PackingVariant packing_variant(std::string_view name) {
-  return static_cast<PackingVariant>(parse_variant(Fix::Packing, name, "packing variant"));
-}
-OffloadVariant offload_variant(std::string_view name) {
-  return static_cast<OffloadVariant>(parse_variant(Fix::Offload, name, "offload variant"));
-}
-MoeVariant moe_variant(std::string_view name) {
-  return static_cast<MoeVariant>(parse_variant(Fix::MoeRouting, name, "moe variant"));
 }
 
 }  // namespace syncscope::fixes

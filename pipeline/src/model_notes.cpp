@@ -113,16 +113,16 @@ void describe_models(const std::vector<scenario::Scenario>& scenarios, RunPlan& 
                                                        : ""));
     // An MoE model in a scenario that does not test routing: the baseline loop stays.
     bool tests_routing = false;
-    for (const auto& f : s.fixes) tests_routing |= f.fix == fixes::Fix::MoeRouting;
+    for (const auto& f : s.fixes) tests_routing |= f.fix == fixes::moe_routing::kFix;
     if (s.model.is_moe() && !tests_routing) {
       program::StepOptions device = job->opts;
-      fixes::moe_routing::set_variant(device, fixes::MoeVariant::Device);
+      fixes::moe_routing::set_variant(device, fixes::moe_routing::Variant::Device);
       const int all = program::program_stats(program::build_step_program(job->opts)).host_syncs;
       const int routing = all - program::program_stats(program::build_step_program(device)).host_syncs;
       say(notes, fmt::format("{}: {} is MoE ({} experts, top-{}) but this scenario does not test moe_routing: routing "
                              "stays at the `{}` baseline, {} of its {} syncs per step (by the step program)",
                              s.name, s.model.name, s.model.num_local_experts, s.model.num_experts_per_tok,
-                             fixes::variant_name(fixes::moe_routing::variant(job->opts)), routing, all));
+                             fixes::moe_routing::variant_name(fixes::moe_routing::variant(job->opts)), routing, all));
     }
   }
 }

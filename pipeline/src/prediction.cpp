@@ -27,7 +27,7 @@ model::PredictionReport predict_baseline(const Trace& t, const std::string& trac
     if (mode == "measured") {
       if (backend == nullptr) throw Error("a measured run without its measured backend");
       program::StepOptions dev = job.opts;
-      fixes::moe_routing::set_variant(dev, fixes::MoeVariant::Device);
+      fixes::moe_routing::set_variant(dev, fixes::moe_routing::Variant::Device);
       dev.device = "cuda";
       std::string why;
       padded = backend->moe_expert_gemm(dev, &why) == "padded";
@@ -37,7 +37,7 @@ model::PredictionReport predict_baseline(const Trace& t, const std::string& trac
     if (mode == "simulated")
       env.extra["moe_device_expert_gemm"] =
           padded ? "padded (modelled)" : "grouped (modelled: at::_grouped_mm, LibTorch >= 2.8 on sm90+)";
-    if (padded) po.moe_top_k = s.model.num_experts_per_tok;
+    if (padded) po.fix_numbers["moe_routing"][fixes::moe_routing::kTopKTraceKey] = s.model.num_experts_per_tok;
   }
   return model::predict_from_trace(t, po, trace_file);
 }

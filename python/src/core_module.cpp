@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <map>
 #include <new>
 #include <optional>
 #include <stdexcept>
@@ -146,15 +147,14 @@ syncscope::Trace parse_text(const std::string& text, const std::string& source) 
 void def_predict_and_diff(py::module_& m) {
   auto predict_binding = [](bool from_path) {
     return [from_path](const std::string& path_or_text, const std::string& source, const std::string& step_range,
-                       const std::string& layer_range, const std::string& gpu, int prefetch_depth,
-                       std::optional<int> top_k, std::optional<double> step_ms, int samples, std::uint64_t seed,
-                       const std::vector<std::string>& what_if) {
+                       const std::string& layer_range, const std::string& gpu,
+                       const std::map<std::string, std::string>& fix_options, std::optional<double> step_ms,
+                       int samples, std::uint64_t seed, const std::vector<std::string>& what_if) {
       syncscope::api::PredictTraceRequest r;
       r.step_range = step_range;
       r.layer_range = layer_range;
       r.gpu = gpu;
-      r.prefetch_depth = prefetch_depth;
-      r.top_k = top_k;
+      r.fix_options = fix_options;
       if (step_ms) r.step_time_ns = syncscope::model::Interval::exact(*step_ms * 1e6);
       r.samples = samples;
       r.seed = seed;
@@ -172,12 +172,12 @@ void def_predict_and_diff(py::module_& m) {
     };
   };
   m.def("predict_path", predict_binding(true), py::arg("path"), py::arg("source"), py::arg("step_range"),
-        py::arg("layer_range"), py::arg("gpu"), py::arg("prefetch_depth"), py::arg("top_k"), py::arg("step_ms"),
-        py::arg("samples"), py::arg("seed"), py::arg("what_if"),
+        py::arg("layer_range"), py::arg("gpu"), py::arg("fix_options"), py::arg("step_ms"), py::arg("samples"),
+        py::arg("seed"), py::arg("what_if"),
         "prediction_with_replay_to_json of predict_from_trace and replay_what_if on the trace at path");
   m.def("predict_text", predict_binding(false), py::arg("text"), py::arg("source"), py::arg("step_range"),
-        py::arg("layer_range"), py::arg("gpu"), py::arg("prefetch_depth"), py::arg("top_k"), py::arg("step_ms"),
-        py::arg("samples"), py::arg("seed"), py::arg("what_if"),
+        py::arg("layer_range"), py::arg("gpu"), py::arg("fix_options"), py::arg("step_ms"), py::arg("samples"),
+        py::arg("seed"), py::arg("what_if"),
         "prediction_with_replay_to_json of predict_from_trace and replay_what_if on Chrome trace JSON text");
 
   m.def(
@@ -248,7 +248,6 @@ PYBIND11_MODULE(_core, m) {
     d["step_range"] = std::string(api::kDefaultStepRange);
     d["max_sync_points"] = api::kDefaultMaxSyncPoints;
     d["replay_causes"] = api::kDefaultReplayCauses;
-    d["prefetch_depth"] = api::kDefaultPrefetchDepth;
     d["samples"] = api::kDefaultSamples;
     d["seed"] = api::kDefaultSeed;
     d["queue_full"] = api::kDefaultQueueFull;
@@ -258,6 +257,25 @@ PYBIND11_MODULE(_core, m) {
     return d;
   });
   m.def("build_commit", [] { return std::string(syncscope::build_commit()); });
+  // The options registered fixes take with predict --trace (FixSpec::PredictOption's
+  // trace_key), for predict()'s keyword arguments: Python name, fix, kind, default (None when the
+  // fix declares none) and help; the values are checked by api::check as the CLI's are.
+  m.def("fix_trace_options", [] {
+    namespace api = syncscope::api;
+    py::list out;
+    for (const api::FixTraceOption& d : api::trace_options()) {
+      py::dict o;
+      o["name"] = api::python_name(d.option->flag);
+      o["flag"] = d.option->flag;
+      o["fix"] = d.fix;
+      o["integer"] = d.option->kind == syncscope::fixes::PredictOption::Kind::Integer;
+      if (d.option->default_value.empty()) o["default"] = py::none();
+      else o["default"] = d.option->default_value;
+      o["help"] = d.option->help;
+      out.append(o);
+    }
+    return out;
+  });
 
   m.def(
       "analyze_path",

@@ -92,10 +92,13 @@ DEFAULT_REPLAY_CAUSES: int = _DEFAULTS["replay_causes"]
 DEFAULT_QUEUE_FULL: int = _DEFAULTS["queue_full"]
 DEFAULT_SEQUENCE_MIN_LEN: int = _DEFAULTS["sequence_min_len"]
 DEFAULT_SEQUENCE_TOP: int = _DEFAULTS["sequence_top"]
-DEFAULT_PREFETCH_DEPTH: int = _DEFAULTS["prefetch_depth"]
 DEFAULT_SAMPLES: int = _DEFAULTS["samples"]
 _PREDICT_SEED: int = _DEFAULTS["seed"]
 _JOBS_MAX: int = _DEFAULTS["jobs_max"]
+# The registered fixes' own options for predict() on a trace, by keyword (the CLI's option with
+# "_" for "-"): each with its fix, whether it is an integer, its default (None: none) and help.
+# From the library's registry (FixSpec's predict options with a trace key), never written here.
+FIX_TRACE_OPTIONS: Dict[str, Dict[str, Any]] = {o["name"]: o for o in _core.fix_trace_options()}
 
 __all__ = [
     "analyze",
@@ -114,6 +117,7 @@ __all__ = [
     "InputError",
     "RuntimeError",
     "DEFAULT_STEP_RANGE",
+    "FIX_TRACE_OPTIONS",
     "Trace",
     "TracePath",
 ]
@@ -282,16 +286,38 @@ def analyze_ranks(traces: Union[TracePath, Sequence[TracePath]], step_range: str
     return RankAnalysisResult(_json.loads(_core.analyze_ranks(paths, step_range, layer_range, jobs)))
 
 
+def _fix_option_texts(fix_options: Dict[str, Any]) -> Dict[str, str]:
+    """predict()'s fix keywords as the library takes them: text by the CLI's flag; a keyword no
+    fix declares is a TypeError naming those that are (FIX_TRACE_OPTIONS)."""
+    texts: Dict[str, str] = {}
+    for name, value in fix_options.items():
+        decl = FIX_TRACE_OPTIONS.get(name)
+        if decl is None:
+            raise TypeError(f"predict: unexpected keyword argument {name!r} (the fixes' options: "
+                            f"{', '.join(sorted(FIX_TRACE_OPTIONS))})")
+        if value is None:
+            continue
+        if decl["integer"]:
+            value = _int_or_none(value, name)
+        elif isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"{name}: expected a number or None, not {type(value).__name__}")
+        texts[decl["flag"]] = repr(value)
+    return texts
+
+
 def predict(trace: Trace, step_range: str = DEFAULT_STEP_RANGE, layer_range: str = "", *, gpu: str = "",
-            prefetch_depth: int = DEFAULT_PREFETCH_DEPTH, top_k: Optional[int] = None, step_ms: Optional[float] = None,
-            samples: int = DEFAULT_SAMPLES, seed: int = _PREDICT_SEED,
-            what_if: Sequence[str] = ()) -> Union[PredictionResult, JobReplayResult]:
+            step_ms: Optional[float] = None, samples: int = DEFAULT_SAMPLES, seed: int = _PREDICT_SEED,
+            what_if: Sequence[str] = (), **fix_options: Union[int, float, None]) -> Union[PredictionResult,
+                                                                                          JobReplayResult]:
     """What each fix would save in the run a trace recorded (``syncscope predict --trace``).
 
     Arguments as the CLI's options of the same names: ``gpu`` a shipped profile name (H100,
-    H200, B200, RTX5090, GB10) or a profile file; ``prefetch_depth`` k >= 2; ``top_k`` experts
-    per token; ``step_ms`` replaces the trace's step time; ``what_if`` edits replayed on the
-    trace (``--what-if``: e.g. "remove-syncs:cause=aten::item"; none: every fix variant's edit).
+    H200, B200, RTX5090, GB10) or a profile file; ``step_ms`` replaces the trace's step time;
+    ``what_if`` edits replayed on the trace (``--what-if``: e.g.
+    "remove-syncs:cause=aten::item"; none: every fix variant's edit). The fixes' own options
+    are keywords named as their CLI options with ``_`` for ``-`` (``FIX_TRACE_OPTIONS`` lists
+    them with their defaults: e.g. ``prefetch_depth`` k >= 2, ``top_k`` experts per token);
+    None or absent is the fix's default.
     Returns a :class:`PredictionResult` holding exactly the CLI's JSON (with its "replay" and
     "what_if" blocks). These are model predictions, not measurements. A trace holding several
     ranks' processes (one Nsight Systems report of a torchrun job) gives the whole-job replay of
@@ -303,23 +329,21 @@ def predict(trace: Trace, step_range: str = DEFAULT_STEP_RANGE, layer_range: str
     kind, value, name = _trace_source(trace, "predict")
     if not all(isinstance(s, str) for s in (step_range, layer_range, gpu)):
         raise TypeError("predict: step_range, layer_range and gpu are str")
-    prefetch_depth = _int_or_none(prefetch_depth, "prefetch_depth")
-    top_k = _int_or_none(top_k, "top_k")
+    options = _fix_option_texts(fix_options)
     samples = _int_or_none(samples, "samples")
     seed = _int_or_none(seed, "seed")
-    for n, v in (("prefetch_depth", prefetch_depth), ("top_k", top_k), ("samples", samples)):
-        if v is not None and not -(2**31) <= v < 2**31:
-            raise InputError(f"{n} {v}: out of range")
+    if samples is not None and not -(2**31) <= samples < 2**31:
+        raise InputError(f"samples {samples}: out of range")
     if seed is None or not 0 <= seed < 2**64:
         raise InputError(f"seed {seed}: expected 0 .. 2**64-1")
     if step_ms is not None:
         step_ms = float(step_ms)
     if kind == "path":
-        text = _core.predict_path(value, name, step_range, layer_range, gpu, prefetch_depth, top_k, step_ms,
-                                  samples, seed, what_if)
+        text = _core.predict_path(value, name, step_range, layer_range, gpu, options, step_ms, samples, seed,
+                                  what_if)
     else:
-        text = _core.predict_text(value, name, step_range, layer_range, gpu, prefetch_depth, top_k, step_ms,
-                                  samples, seed, what_if)
+        text = _core.predict_text(value, name, step_range, layer_range, gpu, options, step_ms, samples, seed,
+                                  what_if)
     document = _json.loads(text)
     if document.get("kind") == "job_replay":
         return JobReplayResult(document)

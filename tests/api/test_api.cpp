@@ -4,6 +4,9 @@
 // defaults are the ones the CLI documents.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+
 #include <nlohmann/json.hpp>
 
 #include "syncscope/api/analyze.hpp"
@@ -56,7 +59,7 @@ TEST(Api, AnalyzeRequestReachesTheAnalysis) {
 
 TEST(Api, PredictBoundsSpeakTheCallersSpelling) {
   api::PredictTraceRequest r;
-  r.prefetch_depth = 1;
+  r.fix_options["prefetch-depth"] = "1";  // offload's, declared for traces (2..1024)
   try {
     api::check(r, api::Spelling::Python);
     FAIL() << "prefetch_depth 1 accepted";
@@ -69,14 +72,42 @@ TEST(Api, PredictBoundsSpeakTheCallersSpelling) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("--prefetch-depth 1"), std::string::npos) << e.what();
   }
-  r.prefetch_depth = api::kDefaultPrefetchDepth;
+  r.fix_options["prefetch-depth"] = "3";
   r.samples = 10;
   EXPECT_THROW(api::check(r, api::Spelling::Python), InputError);
   r.samples = api::kDefaultSamples;
-  r.top_k = 0;
+  r.fix_options["top-k"] = "0";
   EXPECT_THROW(api::check(r, api::Spelling::Python), InputError);
-  r.top_k.reset();
+  r.fix_options["top-k"] = "2.5";  // an integer option
+  EXPECT_THROW(api::check(r, api::Spelling::Python), InputError);
+  r.fix_options["top-k"] = "2";
   EXPECT_NO_THROW(api::check(r, api::Spelling::Python));
+  // An option no fix declares for traces (packing's --per-layer-ms is explicit-only): refused,
+  // naming those that are.
+  r.fix_options["per-layer-ms"] = "13.7";
+  try {
+    api::check(r, api::Spelling::Cli);
+    FAIL() << "--per-layer-ms accepted with a trace";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--per-layer-ms: no fix takes this option with a trace"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("--prefetch-depth"), std::string::npos) << e.what();
+  }
+}
+
+// The fixes' options for traces come from the registry: each one's fix, flag and key.
+TEST(Api, TraceOptionsAreTheFixesDeclarations) {
+  std::map<std::string, std::string> fix_of, key_of;
+  for (const api::FixTraceOption& d : api::trace_options()) {
+    fix_of[d.option->flag] = d.fix;
+    key_of[d.option->flag] = d.option->trace_key;
+  }
+  EXPECT_EQ(fix_of["prefetch-depth"], "offload");
+  EXPECT_EQ(key_of["prefetch-depth"], "prefetch_depth");
+  EXPECT_EQ(fix_of["top-k"], "moe_routing");
+  EXPECT_EQ(fix_of["logging-steps"], "logging");
+  EXPECT_EQ(fix_of.count("per-layer-ms"), 0u);
+  EXPECT_EQ(api::python_name("prefetch-depth"), "prefetch_depth");
 }
 
 TEST(Api, PredictTraceReplaysTheEditsItIsGiven) {

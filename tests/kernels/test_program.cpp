@@ -10,7 +10,7 @@
 #include "syncscope/fixes/offload/options.hpp"
 #include "syncscope/fixes/offload/plan.hpp"
 #include "syncscope/fixes/packing/options.hpp"
-#include "syncscope/program/offload_schedule.hpp"
+#include "syncscope/program/layer_schedule.hpp"
 #include "syncscope/program/step_program.hpp"
 #include "tiny_shapes.hpp"
 
@@ -26,75 +26,78 @@ using test::tiny_options;
 TEST(PlanOffload, SingleAndDoubleKeepTheLastLayerAsUnslothDoes) {
   // unsloth_zoo gradient_checkpointing.py: the first pass offloads every layer (and counts
   // them); from the second step the last layer's input stays on the device.
-  const program::OffloadPlan s = fixes::offload::plan_offload(fixes::OffloadVariant::Single, 8, 100, 1e12, 2, false, 0);
+  const fixes::offload::OffloadPlan s =
+      fixes::offload::plan_offload(fixes::offload::Variant::Single, 8, 100, 1e12, 2, false, 0);
   EXPECT_EQ(s.first_resident, 7);
   EXPECT_TRUE(s.is_offloaded(6));
   EXPECT_FALSE(s.is_offloaded(7));
   EXPECT_EQ(s.ring_buffers, 1);
   EXPECT_EQ(s.depth, 0);
-  const program::OffloadPlan d = fixes::offload::plan_offload(fixes::OffloadVariant::Double, 8, 100, 1e12, 2, false, 0);
+  const fixes::offload::OffloadPlan d =
+      fixes::offload::plan_offload(fixes::offload::Variant::Double, 8, 100, 1e12, 2, false, 0);
   EXPECT_EQ(d.first_resident, 7);
   EXPECT_EQ(d.ring_buffers, 2);
-  EXPECT_EQ(
-      fixes::offload::plan_offload(fixes::OffloadVariant::Double, 8, 100, 0, 2, /*first_pass=*/true, 0).first_resident,
-      8);
-  EXPECT_EQ(fixes::offload::plan_offload(fixes::OffloadVariant::Double, 2, 100, 0, 2, false, 0).ring_buffers, 1);
+  EXPECT_EQ(fixes::offload::plan_offload(fixes::offload::Variant::Double, 8, 100, 0, 2, /*first_pass=*/true, 0)
+                .first_resident,
+            8);
+  EXPECT_EQ(fixes::offload::plan_offload(fixes::offload::Variant::Double, 2, 100, 0, 2, false, 0).ring_buffers, 1);
   // One layer: nothing left to offload once the last is kept.
-  EXPECT_EQ(fixes::offload::plan_offload(fixes::OffloadVariant::Double, 1, 100, 0, 2, false, 0).ring_buffers, 0);
-  EXPECT_EQ(fixes::offload::plan_offload(fixes::OffloadVariant::Double, 1, 100, 0, 2, false, 0).first_resident, 0);
+  EXPECT_EQ(fixes::offload::plan_offload(fixes::offload::Variant::Double, 1, 100, 0, 2, false, 0).ring_buffers, 0);
+  EXPECT_EQ(fixes::offload::plan_offload(fixes::offload::Variant::Double, 1, 100, 0, 2, false, 0).first_resident, 0);
 }
 
 TEST(PlanOffload, SmallLayerInputsStayOnTheDevice) {
   // MINIMUM_SIZE = 2 MiB / element size, compared with the element count: an input of
   // exactly 2 MiB stays, one byte more is offloaded (default threshold).
   const double mib2 = 2.0 * 1024 * 1024;
-  EXPECT_EQ(fixes::offload::plan_offload(fixes::OffloadVariant::Single, 8, mib2, 0, 2).first_resident, 0);
-  EXPECT_EQ(fixes::offload::plan_offload(fixes::OffloadVariant::Single, 8, mib2, 0, 2).ring_buffers, 0);
-  EXPECT_EQ(fixes::offload::plan_offload(fixes::OffloadVariant::Double, 8, mib2 + 2, 0, 2).first_resident, 7);
+  EXPECT_EQ(fixes::offload::plan_offload(fixes::offload::Variant::Single, 8, mib2, 0, 2).first_resident, 0);
+  EXPECT_EQ(fixes::offload::plan_offload(fixes::offload::Variant::Single, 8, mib2, 0, 2).ring_buffers, 0);
+  EXPECT_EQ(fixes::offload::plan_offload(fixes::offload::Variant::Double, 8, mib2 + 2, 0, 2).first_resident, 7);
   // Qwen3-0.6B at T = 2048 in bf16: 2048 * 1024 * 2 = 4 MiB, offloaded.
-  EXPECT_EQ(fixes::offload::plan_offload(fixes::OffloadVariant::Double, 28, 2048.0 * 1024 * 2, 0, 2).first_resident,
+  EXPECT_EQ(fixes::offload::plan_offload(fixes::offload::Variant::Double, 28, 2048.0 * 1024 * 2, 0, 2).first_resident,
             27);
 }
 
 TEST(PlanOffload, PrefetchKeepsLastLayersResidentWithinBudget) {
   // L = 8 layers of a = 100 bytes, k = 2: the ring takes 3a; the rest holds resident layers.
-  EXPECT_EQ(fixes::offload::plan_offload(fixes::OffloadVariant::Prefetch, 8, 100, 800, 2).first_resident,
+  EXPECT_EQ(fixes::offload::plan_offload(fixes::offload::Variant::Prefetch, 8, 100, 800, 2).first_resident,
             0);  // 8a fits: no offload
-  EXPECT_EQ(fixes::offload::plan_offload(fixes::OffloadVariant::Prefetch, 8, 100, 800, 2).ring_buffers, 0);
-  const program::OffloadPlan p =
-      fixes::offload::plan_offload(fixes::OffloadVariant::Prefetch, 8, 100, 550, 2);  // (550 - 300) / 100 -> 2 resident
+  EXPECT_EQ(fixes::offload::plan_offload(fixes::offload::Variant::Prefetch, 8, 100, 800, 2).ring_buffers, 0);
+  const fixes::offload::OffloadPlan p = fixes::offload::plan_offload(fixes::offload::Variant::Prefetch, 8, 100, 550,
+                                                                     2);  // (550 - 300) / 100 -> 2 resident
   EXPECT_EQ(p.first_resident, 6);
   EXPECT_EQ(p.ring_buffers, 3);
   EXPECT_EQ(p.depth, 2);
   EXPECT_FALSE(p.is_offloaded(6));
   EXPECT_TRUE(p.is_offloaded(5));
-  EXPECT_EQ(fixes::offload::plan_offload(fixes::OffloadVariant::Prefetch, 8, 100, 750, 2).first_resident,
+  EXPECT_EQ(fixes::offload::plan_offload(fixes::offload::Variant::Prefetch, 8, 100, 750, 2).first_resident,
             4);  // (750 - 300) / 100 -> 4
-  EXPECT_EQ(fixes::offload::plan_offload(fixes::OffloadVariant::Prefetch, 8, 100, 0, 2).first_resident, 8);
-  EXPECT_EQ(fixes::offload::plan_offload(fixes::OffloadVariant::Prefetch, 8, 100, -5, 2).first_resident,
+  EXPECT_EQ(fixes::offload::plan_offload(fixes::offload::Variant::Prefetch, 8, 100, 0, 2).first_resident, 8);
+  EXPECT_EQ(fixes::offload::plan_offload(fixes::offload::Variant::Prefetch, 8, 100, -5, 2).first_resident,
             8);  // negative budget: none
   // k larger than the offloaded layers is clamped to them.
-  const program::OffloadPlan c = fixes::offload::plan_offload(fixes::OffloadVariant::Prefetch, 3, 100, 0, 10);
+  const fixes::offload::OffloadPlan c = fixes::offload::plan_offload(fixes::offload::Variant::Prefetch, 3, 100, 0, 10);
   EXPECT_EQ(c.depth, 3);
   EXPECT_EQ(c.ring_buffers, 4);
   // Deterministic: same inputs, same plan.
-  const program::OffloadPlan again = fixes::offload::plan_offload(fixes::OffloadVariant::Prefetch, 8, 100, 550, 2);
+  const fixes::offload::OffloadPlan again =
+      fixes::offload::plan_offload(fixes::offload::Variant::Prefetch, 8, 100, 550, 2);
   EXPECT_EQ(again.first_resident, p.first_resident);
   EXPECT_EQ(again.ring_buffers, p.ring_buffers);
 }
 
 TEST(PlanOffload, RejectsBadInput) {
-  EXPECT_THROW(fixes::offload::plan_offload(static_cast<fixes::OffloadVariant>(7), 8, 100, 0, 2), InputError);
-  EXPECT_THROW(fixes::offload::plan_offload(fixes::OffloadVariant::Single, 0, 100, 0, 2), InputError);
-  EXPECT_THROW(fixes::offload::plan_offload(fixes::OffloadVariant::Single, 4, 0, 0, 2), InputError);
-  EXPECT_THROW(fixes::offload::plan_offload(fixes::OffloadVariant::Prefetch, 4, 100, 0, 0), InputError);
+  EXPECT_THROW(fixes::offload::plan_offload(static_cast<fixes::offload::Variant>(7), 8, 100, 0, 2), InputError);
+  EXPECT_THROW(fixes::offload::plan_offload(fixes::offload::Variant::Single, 0, 100, 0, 2), InputError);
+  EXPECT_THROW(fixes::offload::plan_offload(fixes::offload::Variant::Single, 4, 0, 0, 2), InputError);
+  EXPECT_THROW(fixes::offload::plan_offload(fixes::offload::Variant::Prefetch, 4, 100, 0, 0), InputError);
 }
 
 // Every layer runs forward in order and backward in reverse; every offloaded layer is
 // reloaded exactly once, into the buffer its backward reads, and the main stream waits for
 // that buffer's load before.
 void check_choreography(const program::Choreography& c) {
-  const program::OffloadPlan& p = c.plan;
+  const program::LayerPlan& p = c.plan;
   std::vector<int> fwd, bwd;
   std::map<int, int> reloads;        // layer -> count
   std::map<int, int> loaded_buffer;  // buffer -> layer whose reload was recorded last
@@ -133,29 +136,29 @@ void check_choreography(const program::Choreography& c) {
 }
 
 TEST(Choreography, EveryVariantReloadsEachOffloadedLayerOnce) {
-  for (const std::string& v : scenario::fix_variants(fixes::Fix::Offload))
+  for (const std::string& v : scenario::fix_variants(fixes::offload::kFix))
     for (int L : {1, 2, 5})
       for (int k : {1, 2, 3})
         for (double budget : {0.0, 300.0, 1e9}) {
           SCOPED_TRACE(testing::Message() << v << " L=" << L << " k=" << k << " budget=" << budget);
-          check_choreography(program::build_choreography(
-              fixes::offload::plan_offload(fixes::offload_variant(v), L, 100, budget, k, false, 0)));
-          check_choreography(program::build_choreography(
-              fixes::offload::plan_offload(fixes::offload_variant(v), L, 100, budget, k, true, 0)));
+          check_choreography(fixes::offload::build_choreography(
+              fixes::offload::plan_offload(fixes::offload::to_variant(v), L, 100, budget, k, false, 0)));
+          check_choreography(fixes::offload::build_choreography(
+              fixes::offload::plan_offload(fixes::offload::to_variant(v), L, 100, budget, k, true, 0)));
         }
 }
 
 TEST(Choreography, PrefetchIssuesTheFirstReloadsBeforeTheHead) {
-  const program::Choreography c = program::build_choreography(
-      fixes::offload::plan_offload(fixes::OffloadVariant::Prefetch, 6, 100, 0, 3, false, 0));
+  const program::Choreography c = fixes::offload::build_choreography(
+      fixes::offload::plan_offload(fixes::offload::Variant::Prefetch, 6, 100, 0, 3, false, 0));
   int before_head = 0;
   for (const program::ChoreoStep& s : c.steps) {
     if (s.kind == program::ChoreoKind::Head) break;
     if (s.kind == program::ChoreoKind::ReloadCopy) ++before_head;
   }
   EXPECT_EQ(before_head, 3);
-  const program::Choreography d =
-      program::build_choreography(fixes::offload::plan_offload(fixes::OffloadVariant::Double, 6, 100, 0, 3, false, 0));
+  const program::Choreography d = fixes::offload::build_choreography(
+      fixes::offload::plan_offload(fixes::offload::Variant::Double, 6, 100, 0, 3, false, 0));
   for (const program::ChoreoStep& s : d.steps) {
     if (s.kind == program::ChoreoKind::Head) break;
     EXPECT_NE(s.kind, program::ChoreoKind::ReloadCopy);  // Unsloth's: no explicit prefetch
@@ -174,17 +177,17 @@ TEST(StepProgram, HostSyncsPerPackingVariant) {
   // ours never. Every variant reads the loss once at the end.
   const int L = 3;
   program::StepOptions o = tiny_options();
-  fixes::packing::set_variant(o, fixes::PackingVariant::Rebuild);
+  fixes::packing::set_variant(o, fixes::packing::Variant::Rebuild);
   EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, 3 * L + 1);
-  fixes::packing::set_variant(o, fixes::PackingVariant::Cached);
+  fixes::packing::set_variant(o, fixes::packing::Variant::Cached);
   EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, 3 + 1);
-  fixes::packing::set_variant(o, fixes::PackingVariant::Device);
+  fixes::packing::set_variant(o, fixes::packing::Variant::Device);
   EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, 1);
   // With checkpointing the baseline rebuilds again in every recompute; the cache does not.
-  fixes::offload::set_variant(o, fixes::OffloadVariant::Double);
-  fixes::packing::set_variant(o, fixes::PackingVariant::Rebuild);
+  fixes::offload::set_variant(o, fixes::offload::Variant::Double);
+  fixes::packing::set_variant(o, fixes::packing::Variant::Rebuild);
   EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, 2 * 3 * L + 1);
-  fixes::packing::set_variant(o, fixes::PackingVariant::Cached);
+  fixes::packing::set_variant(o, fixes::packing::Variant::Cached);
   EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, 3 + 1);
 }
 
@@ -193,19 +196,19 @@ TEST(StepProgram, HostSyncsPerMoeVariantWithSlidingWindow) {
   // the MoE counts stand alone: loop E per layer, sorted 3 per layer (bincount's min and max
   // reads plus the tolist), device none.
   program::StepOptions o = tiny_options(tiny_moe());
-  fixes::packing::set_variant(o, fixes::PackingVariant::Device);
+  fixes::packing::set_variant(o, fixes::packing::Variant::Device);
   const int L = 2, E = 4;
-  fixes::moe_routing::set_variant(o, fixes::MoeVariant::Loop);
+  fixes::moe_routing::set_variant(o, fixes::moe_routing::Variant::Loop);
   EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, E * L + 1);
-  fixes::moe_routing::set_variant(o, fixes::MoeVariant::Sorted);
+  fixes::moe_routing::set_variant(o, fixes::moe_routing::Variant::Sorted);
   EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, 3 * L + 1);
-  fixes::moe_routing::set_variant(o, fixes::MoeVariant::Device);
+  fixes::moe_routing::set_variant(o, fixes::moe_routing::Variant::Device);
   EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, 1);
   // Two windows: the cache holds one mask per window, so 1 metadata read + 2 per mask.
-  fixes::packing::set_variant(o, fixes::PackingVariant::Cached);
+  fixes::packing::set_variant(o, fixes::packing::Variant::Cached);
   EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, 1 + 2 * 2 + 1);
   // Ours builds one mask per window with our kernel.
-  fixes::packing::set_variant(o, fixes::PackingVariant::Device);
+  fixes::packing::set_variant(o, fixes::packing::Variant::Device);
   EXPECT_EQ(count(program::build_step_program(o), OpKind::Kernel, "syncscope::packed_mask_kernel"), 2);
 }
 
@@ -240,9 +243,9 @@ double forward_gate_flops(const program::StepOptions& o) {
 TEST(StepProgram, MoeDevicePaddedPaysCapacityPadding) {
   // C = T rows per expert: E*T instead of T*k rows, E/k times the expert GEMM flops.
   program::StepOptions o = tiny_options(tiny_moe());
-  fixes::moe_routing::set_variant(o, fixes::MoeVariant::Sorted);
+  fixes::moe_routing::set_variant(o, fixes::moe_routing::Variant::Sorted);
   const double sorted = forward_gate_flops(o);
-  fixes::moe_routing::set_variant(o, fixes::MoeVariant::Device);
+  fixes::moe_routing::set_variant(o, fixes::moe_routing::Variant::Device);
   fixes::moe_routing::set_expert_gemm(o, "padded");
   double device = 0;
   for (const auto& op : program::build_step_program(o).ops)
@@ -254,9 +257,9 @@ TEST(StepProgram, MoeDevicePaddedPaysCapacityPadding) {
 TEST(StepProgram, MoeDeviceGroupedHasTheBaselinesExpertFlopsAndNoPadding) {
   // "auto" (the default) models at::_grouped_mm over the T*k sorted rows.
   program::StepOptions o = tiny_options(tiny_moe());
-  fixes::moe_routing::set_variant(o, fixes::MoeVariant::Sorted);
+  fixes::moe_routing::set_variant(o, fixes::moe_routing::Variant::Sorted);
   const double sorted = forward_gate_flops(o);
-  fixes::moe_routing::set_variant(o, fixes::MoeVariant::Device);
+  fixes::moe_routing::set_variant(o, fixes::moe_routing::Variant::Device);
   ASSERT_EQ(fixes::moe_routing::expert_gemm(o), "auto");
   const double grouped = forward_gate_flops(o);
   ASSERT_GT(sorted, 0);
@@ -296,19 +299,19 @@ TEST(StepOptions, FixSettingsAreCheckedAgainstTheirDeclarations) {
   EXPECT_NE(refusal(o).find("fix_numbers[offload].prefetch_depth: expected an integer in 1..1024"), std::string::npos)
       << refusal(o);
   o = base;
-  o.fix_numbers[fixes::Fix::Offload]["prefetch_depth"] = 2.5;  // an integer key
+  o.fix_numbers[fixes::offload::kFix]["prefetch_depth"] = 2.5;  // an integer key
   EXPECT_NE(refusal(o).find("fix_numbers[offload].prefetch_depth"), std::string::npos) << refusal(o);
   o = base;
   fixes::offload::set_min_bytes(o, -1);
   EXPECT_NE(refusal(o).find("fix_numbers[offload].min_bytes"), std::string::npos) << refusal(o);
   o = base;
-  o.fix_numbers[fixes::Fix::Offload]["prefetch_dpeth"] = 2;  // a key the fix does not declare
+  o.fix_numbers[fixes::offload::kFix]["prefetch_dpeth"] = 2;  // a key the fix does not declare
   EXPECT_NE(refusal(o).find("fix_numbers[offload].prefetch_dpeth: expected one of the fix's numbers: prefetch_depth, "
                             "budget_bytes, min_bytes"),
             std::string::npos)
       << refusal(o);
   o = base;
-  o.fix_words[fixes::Fix::Packing]["rebuild_from"] = "reference";
+  o.fix_words[fixes::packing::kFix]["rebuild_from"] = "reference";
   EXPECT_NE(refusal(o).find("fix_words[packing].rebuild_from: expected a word the fix declares"), std::string::npos)
       << refusal(o);
   o = base;
@@ -316,13 +319,13 @@ TEST(StepOptions, FixSettingsAreCheckedAgainstTheirDeclarations) {
   EXPECT_NE(refusal(o).find("fix_variants: expected a registered fix, got fix id 200"), std::string::npos)
       << refusal(o);
   o = base;
-  fixes::packing::set_variant(o, static_cast<fixes::PackingVariant>(9));
+  fixes::packing::set_variant(o, static_cast<fixes::packing::Variant>(9));
   EXPECT_NE(refusal(o).find("fix_variants[packing]: expected one of rebuild, cached, device, got 9"), std::string::npos)
       << refusal(o);
   // What the accessors give when the options do not say: each fix's documented default.
-  EXPECT_EQ(fixes::packing::variant(base), fixes::PackingVariant::Rebuild);
+  EXPECT_EQ(fixes::packing::variant(base), fixes::packing::Variant::Rebuild);
   EXPECT_EQ(fixes::packing::rebuild_form(base), "reference");
-  EXPECT_EQ(fixes::moe_routing::variant(base), fixes::MoeVariant::Loop);
+  EXPECT_EQ(fixes::moe_routing::variant(base), fixes::moe_routing::Variant::Loop);
   const program::StepOptions plain;  // tiny_options sets offload's sizes for tiny shapes
   EXPECT_EQ(fixes::offload::prefetch_depth(plain), 2);
   EXPECT_EQ(fixes::offload::min_bytes(plain), fixes::offload::kUnslothMinOffloadBytes);
@@ -336,7 +339,7 @@ TEST(StepOptions, FixSettingsAreCheckedAgainstTheirDeclarations) {
 
 TEST(StepProgram, RangesAreBalancedAndNamed) {
   program::StepOptions o = tiny_options(tiny_moe());
-  fixes::offload::set_variant(o, fixes::OffloadVariant::Prefetch);
+  fixes::offload::set_variant(o, fixes::offload::Variant::Prefetch);
   const Program p = program::build_step_program(o);
   int depth = 0;
   std::map<std::string, int> pushes;
@@ -360,7 +363,7 @@ TEST(StepProgram, RangesAreBalancedAndNamed) {
 
 TEST(StepProgram, OffloadCopiesUseThePinnedCopyStream) {
   program::StepOptions o = tiny_options();
-  fixes::offload::set_variant(o, fixes::OffloadVariant::Single);
+  fixes::offload::set_variant(o, fixes::offload::Variant::Single);
   const Program p = program::build_step_program(o);
   ASSERT_EQ(p.streams.size(), 2u);
   EXPECT_FALSE(p.streams[0].non_blocking);  // LibTorch's legacy default stream
@@ -383,10 +386,10 @@ TEST(StepProgram, EveryVariantIsBufferSafe) {
       for (int k : {1, 2, 4})
         for (double budget : {0.0, 96.0 * 64 * 4 * 4}) {
           program::StepOptions o = tiny_options(model);
-          fixes::offload::set_variant(o, *off ? std::optional(fixes::offload_variant(off)) : std::nullopt);
+          fixes::offload::set_variant(o, *off ? std::optional(fixes::offload::to_variant(off)) : std::nullopt);
           fixes::offload::set_prefetch_depth(o, k);
           fixes::offload::set_budget_bytes(o, budget);
-          fixes::packing::set_variant(o, fixes::PackingVariant::Cached);
+          fixes::packing::set_variant(o, fixes::packing::Variant::Cached);
           const Program p = program::build_step_program(o);
           const auto v = program::check_buffer_safety(p);
           EXPECT_TRUE(v.empty()) << p.name << " k=" << k << ": " << (v.empty() ? "" : v.front().message);
@@ -420,10 +423,10 @@ TEST(ScheduleChecker, CatchesBrokenOffloadSchedules) {
   using K = program::BufferViolation::Kind;
   program::StepOptions o = tiny_options();
   o.model.num_hidden_layers = 4;  // 3 offloaded layers: the third reload waits for ring 0's reader
-  fixes::offload::set_variant(o, fixes::OffloadVariant::Double);
+  fixes::offload::set_variant(o, fixes::offload::Variant::Double);
   // No host reads: with the baseline's .item() calls in every recompute the host would
   // drain the main stream before each reload, which hides these hazards.
-  fixes::packing::set_variant(o, fixes::PackingVariant::Device);
+  fixes::packing::set_variant(o, fixes::packing::Variant::Device);
   const Program good = program::build_step_program(o);
   ASSERT_TRUE(program::check_buffer_safety(good).empty());
 
@@ -441,7 +444,7 @@ TEST(ScheduleChecker, CatchesBrokenOffloadSchedules) {
   // drains the main stream before the host issues the next reload, so the hazard hides
   // (the serialization the fixes remove is also what made this bug invisible).
   program::StepOptions with_syncs = o;
-  fixes::packing::set_variant(with_syncs, fixes::PackingVariant::Rebuild);
+  fixes::packing::set_variant(with_syncs, fixes::packing::Variant::Rebuild);
   const Program synced = program::build_step_program(with_syncs);
   const int synced_freed0 = event_named(synced, "freed ring 0");
   EXPECT_TRUE(program::check_buffer_safety(without(synced, [&](const program::Op& op) {
@@ -463,7 +466,7 @@ TEST(ScheduleChecker, CatchesBrokenOffloadSchedules) {
   EXPECT_TRUE(has(v, K::WriteAfterRead, "act_01", good));
 
   // single: the copy stream no longer waits for the whole main stream.
-  fixes::offload::set_variant(o, fixes::OffloadVariant::Single);
+  fixes::offload::set_variant(o, fixes::offload::Variant::Single);
   const Program single = program::build_step_program(o);
   ASSERT_TRUE(program::check_buffer_safety(single).empty());
   const int main_all = event_named(single, "main stream so far");
@@ -481,10 +484,10 @@ TEST(ScheduleChecker, CatchesBrokenOffloadSchedules) {
 
 TEST(StepProgram, RejectsInvalidOptions) {
   program::StepOptions o = tiny_options();
-  fixes::packing::set_variant(o, static_cast<fixes::PackingVariant>(9));  // no such variant
+  fixes::packing::set_variant(o, static_cast<fixes::packing::Variant>(9));  // no such variant
   EXPECT_THROW(program::build_step_program(o), InputError);
   o = tiny_options();
-  fixes::offload::set_variant(o, static_cast<fixes::OffloadVariant>(7));
+  fixes::offload::set_variant(o, static_cast<fixes::offload::Variant>(7));
   EXPECT_THROW(program::build_step_program(o), InputError);
   o = tiny_options();
   o.model.num_key_value_heads = 3;

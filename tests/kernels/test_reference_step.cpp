@@ -113,17 +113,17 @@ void expect_matches_program(const program::StepOptions& o, const Outcome& out) {
 TEST(ReferenceStep, PackingVariantsAgreeBitwise) {
   // Same mask values, same operations: rebuild, cached and device give identical numbers.
   std::map<std::string, Outcome> outs;
-  for (const std::string& v : scenario::fix_variants(fixes::Fix::Packing)) {
+  for (const std::string& v : scenario::fix_variants(fixes::packing::kFix)) {
     program::StepOptions o = tiny_options(tiny_qwen3());
-    fixes::packing::set_variant(o, fixes::packing_variant(v));
+    fixes::packing::set_variant(o, fixes::packing::to_variant(v));
     outs[v] = run_once(o);
     expect_matches_program(o, outs[v]);
     EXPECT_TRUE(std::isfinite(outs[v].result.loss));
   }
   const int L = 3;
-  EXPECT_EQ(outs["rebuild"].result.host_syncs.of(fixes::Fix::Packing), 3 * L);
-  EXPECT_EQ(outs["cached"].result.host_syncs.of(fixes::Fix::Packing), 3);
-  EXPECT_EQ(outs["device"].result.host_syncs.of(fixes::Fix::Packing), 0);
+  EXPECT_EQ(outs["rebuild"].result.host_syncs.of(fixes::packing::kFix), 3 * L);
+  EXPECT_EQ(outs["cached"].result.host_syncs.of(fixes::packing::kFix), 3);
+  EXPECT_EQ(outs["device"].result.host_syncs.of(fixes::packing::kFix), 0);
   EXPECT_EQ(outs["rebuild"].result.metadata_builds, L);
   EXPECT_EQ(outs["cached"].result.metadata_builds, 2);  // metadata once + the mask once
   EXPECT_EQ(outs["device"].result.metadata_builds, 1);
@@ -139,11 +139,11 @@ TEST(ReferenceStep, PackingVariantsAgreeBitwise) {
 TEST(ReferenceStep, PackingCacheIsNeverStale) {
   // Batch 1 has other lengths; a cache kept from batch 0 would mask the wrong blocks.
   program::StepOptions cached = tiny_options();
-  fixes::packing::set_variant(cached, fixes::PackingVariant::Cached);
+  fixes::packing::set_variant(cached, fixes::packing::Variant::Cached);
   program::StepOptions rebuild = cached;
-  fixes::packing::set_variant(rebuild, fixes::PackingVariant::Rebuild);
+  fixes::packing::set_variant(rebuild, fixes::packing::Variant::Rebuild);
   for (const char* v : {"cached", "device"}) {
-    fixes::packing::set_variant(cached, fixes::packing_variant(v));
+    fixes::packing::set_variant(cached, fixes::packing::to_variant(v));
     ReferenceStep a(cached), b(rebuild);
     a.run();
     b.run();
@@ -183,15 +183,15 @@ TEST(ReferenceStep, WithoutTheFixesLibTorchHooksItSaysWhichCallInstallsThem) {
     }
     hook = saved;
   };
-  expect_refusal(fixes::Fix::Packing, tiny_options(), "attention mask");
+  expect_refusal(fixes::packing::kFix, tiny_options(), "attention mask");
   const program::StepOptions moe = tiny_options(tiny_moe());
-  expect_refusal(fixes::Fix::MoeRouting, moe, "experts");
+  expect_refusal(fixes::moe_routing::kFix, moe, "experts");
   // Put back: the same step runs.
   EXPECT_NO_THROW(ReferenceStep(moe).run());
   // Offload's schedule: without its torch_step_setup the step would run the plain layer loop.
   program::StepOptions offload = tiny_options();
-  fixes::offload::set_variant(offload, fixes::OffloadVariant::Double);
-  auto& setup = fixes::mutable_fix_spec(fixes::Fix::Offload).torch_step_setup;
+  fixes::offload::set_variant(offload, fixes::offload::Variant::Double);
+  auto& setup = fixes::mutable_fix_spec(fixes::offload::kFix).torch_step_setup;
   const auto saved = setup;
   ASSERT_TRUE(saved);
   setup = nullptr;
@@ -202,7 +202,7 @@ TEST(ReferenceStep, WithoutTheFixesLibTorchHooksItSaysWhichCallInstallsThem) {
     EXPECT_NE(std::string(e.what()).find("offload schedules the step program's layers"), std::string::npos) << e.what();
   }
   setup = saved;
-  EXPECT_EQ(ReferenceStep(offload).offload_plan().variant, fixes::OffloadVariant::Double);
+  EXPECT_EQ(ReferenceStep(offload).layer_plan().ring_buffers, 2);  // double buffering: two reload buffers
 }
 
 TEST(ReferenceStep, OffloadVariantsGiveIdenticalGradients) {
@@ -212,19 +212,19 @@ TEST(ReferenceStep, OffloadVariantsGiveIdenticalGradients) {
   // same forward ops, so they agree too; that comparison allows fp32 rounding in case a
   // kernel picks another blocking for the recomputed graph.
   program::StepOptions base = tiny_options();
-  fixes::packing::set_variant(base, fixes::PackingVariant::Cached);
+  fixes::packing::set_variant(base, fixes::packing::Variant::Cached);
   base.layers = 5;  // enough layers for a partly resident prefetch plan
   const Outcome plain = run_once(base);
   expect_matches_program(base, plain);
   const double act = 96.0 * 64 * 4;
   std::vector<std::pair<std::string, program::StepOptions>> cases;
-  for (const std::string& v : scenario::fix_variants(fixes::Fix::Offload)) {
+  for (const std::string& v : scenario::fix_variants(fixes::offload::kFix)) {
     program::StepOptions o = base;
-    fixes::offload::set_variant(o, fixes::offload_variant(v));
+    fixes::offload::set_variant(o, fixes::offload::to_variant(v));
     cases.emplace_back(v, o);
   }
   program::StepOptions resident = base;  // prefetch with room for one resident layer (ring of 3 + 1)
-  fixes::offload::set_variant(resident, fixes::OffloadVariant::Prefetch);
+  fixes::offload::set_variant(resident, fixes::offload::Variant::Prefetch);
   fixes::offload::set_budget_bytes(resident, 4 * act);
   cases.emplace_back("prefetch+resident", resident);
   std::vector<Outcome> outs;
@@ -237,14 +237,14 @@ TEST(ReferenceStep, OffloadVariantsGiveIdenticalGradients) {
   for (std::size_t i = 1; i < outs.size(); ++i)
     EXPECT_TRUE(bitwise_equal(outs[i].grads, outs[0].grads)) << cases[i].first;
   ReferenceStep probe(resident);
-  EXPECT_EQ(probe.offload_plan().first_resident, 4);
+  EXPECT_EQ(probe.layer_plan().first_resident, 4);
   program::StepOptions asked = base;
-  fixes::offload::set_variant(asked, fixes::OffloadVariant::Prefetch);
+  fixes::offload::set_variant(asked, fixes::offload::Variant::Prefetch);
   fixes::offload::set_budget_bytes(asked, -1);  // ask the device: none on CPU, so everything is offloaded
   ReferenceStep on_cpu(asked);
   EXPECT_EQ(fixes::offload::budget_bytes(on_cpu.options()), 0);
-  EXPECT_EQ(on_cpu.offload_plan().first_resident, 5);
-  EXPECT_EQ(probe.offload_plan().ring_buffers, 3);
+  EXPECT_EQ(on_cpu.layer_plan().first_resident, 5);
+  EXPECT_EQ(probe.layer_plan().ring_buffers, 3);
 }
 
 TEST(ReferenceStep, MoeVariantsAgree) {
@@ -253,17 +253,17 @@ TEST(ReferenceStep, MoeVariantsAgree) {
   // shapes (capacity-padded bmm), so it agrees within fp32 rounding: 1e-5 relative to each
   // gradient's largest value (bf16 on the GPU: 1e-2, test_kernels_step_device).
   std::map<std::string, Outcome> outs;
-  for (const std::string& v : scenario::fix_variants(fixes::Fix::MoeRouting)) {
+  for (const std::string& v : scenario::fix_variants(fixes::moe_routing::kFix)) {
     program::StepOptions o = tiny_options(tiny_moe());
-    fixes::moe_routing::set_variant(o, fixes::moe_variant(v));
-    fixes::packing::set_variant(o, fixes::PackingVariant::Device);
+    fixes::moe_routing::set_variant(o, fixes::moe_routing::to_variant(v));
+    fixes::packing::set_variant(o, fixes::packing::Variant::Device);
     outs[v] = run_once(o);
     expect_matches_program(o, outs[v]);
   }
   const int L = 2, E = 4;
-  EXPECT_EQ(outs["loop"].result.host_syncs.of(fixes::Fix::MoeRouting), E * L);
-  EXPECT_EQ(outs["sorted"].result.host_syncs.of(fixes::Fix::MoeRouting), 3 * L);
-  EXPECT_EQ(outs["device"].result.host_syncs.of(fixes::Fix::MoeRouting), 0);
+  EXPECT_EQ(outs["loop"].result.host_syncs.of(fixes::moe_routing::kFix), E * L);
+  EXPECT_EQ(outs["sorted"].result.host_syncs.of(fixes::moe_routing::kFix), 3 * L);
+  EXPECT_EQ(outs["device"].result.host_syncs.of(fixes::moe_routing::kFix), 0);
   EXPECT_EQ(outs["sorted"].result.loss, outs["loop"].result.loss);
   EXPECT_TRUE(bitwise_equal(outs["sorted"].grads, outs["loop"].grads));
   EXPECT_NEAR(outs["device"].result.loss, outs["loop"].result.loss, 1e-5 * std::abs(outs["loop"].result.loss));
@@ -272,7 +272,7 @@ TEST(ReferenceStep, MoeVariantsAgree) {
 
 TEST(ReferenceStep, MoeDeviceExpertGemmIsResolvedAndReported) {
   program::StepOptions o = tiny_options(tiny_moe());
-  fixes::moe_routing::set_variant(o, fixes::MoeVariant::Device);
+  fixes::moe_routing::set_variant(o, fixes::moe_routing::Variant::Device);
   std::string why;
   // On the CPU at::_grouped_mm's sync-free path is never taken: "auto" pads, and says why.
   EXPECT_EQ(fixes::moe_routing::resolve_expert_gemm(o, &why), "padded");
@@ -288,7 +288,7 @@ TEST(ReferenceStep, MoeDeviceExpertGemmIsResolvedAndReported) {
   fixes::moe_routing::set_expert_gemm(o, "auto");
   ReferenceStep step(o);
   EXPECT_EQ(step.run().moe_expert_gemm, "padded");
-  fixes::moe_routing::set_variant(o, fixes::MoeVariant::Sorted);
+  fixes::moe_routing::set_variant(o, fixes::moe_routing::Variant::Sorted);
   ReferenceStep sorted(o);
   EXPECT_EQ(sorted.run().moe_expert_gemm, "");
 }
@@ -296,13 +296,13 @@ TEST(ReferenceStep, MoeDeviceExpertGemmIsResolvedAndReported) {
 // The bookkeeping of every combination (3 x 3 x 3) against its program; on a GPU the
 // counts themselves are checked by scripts/gpu-check's sync-counts stage.
 TEST(ReferenceStep, EveryCombinationKeepsTheSyncBookkeepingAndRangesOfItsProgram) {
-  for (const std::string& pack : scenario::fix_variants(fixes::Fix::Packing))
+  for (const std::string& pack : scenario::fix_variants(fixes::packing::kFix))
     for (const char* off : {"", "single", "prefetch"})
-      for (const std::string& moe : scenario::fix_variants(fixes::Fix::MoeRouting)) {
+      for (const std::string& moe : scenario::fix_variants(fixes::moe_routing::kFix)) {
         program::StepOptions o = tiny_options(tiny_moe());
-        fixes::packing::set_variant(o, fixes::packing_variant(pack));
-        fixes::offload::set_variant(o, *off ? std::optional(fixes::offload_variant(off)) : std::nullopt);
-        fixes::moe_routing::set_variant(o, fixes::moe_variant(moe));
+        fixes::packing::set_variant(o, fixes::packing::to_variant(pack));
+        fixes::offload::set_variant(o, *off ? std::optional(fixes::offload::to_variant(off)) : std::nullopt);
+        fixes::moe_routing::set_variant(o, fixes::moe_routing::to_variant(moe));
         SCOPED_TRACE(program::build_step_program(o).name);
         expect_matches_program(o, run_once(o));
       }
@@ -330,7 +330,7 @@ TEST(ReferenceStep, StepUpdatesParametersAndIsReproducible) {
 
 TEST(ReferenceStep, RejectsBadOptions) {
   program::StepOptions o = tiny_options();
-  fixes::moe_routing::set_variant(o, static_cast<fixes::MoeVariant>(5));  // no such variant
+  fixes::moe_routing::set_variant(o, static_cast<fixes::moe_routing::Variant>(5));  // no such variant
   EXPECT_THROW({ ReferenceStep s(o); }, InputError);
   o = tiny_options();
   o.dtype = "fp8";

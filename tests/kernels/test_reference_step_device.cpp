@@ -104,14 +104,14 @@ double max_rel_diff(const std::vector<NamedValues>& a, const std::vector<NamedVa
 TEST(ReferenceStepDevice, PackingVariantsAgree) {
   SKIP_WITHOUT_CUDA();
   std::map<std::string, Outcome> outs;
-  for (const std::string& v : scenario::fix_variants(fixes::Fix::Packing)) {
+  for (const std::string& v : scenario::fix_variants(fixes::packing::kFix)) {
     program::StepOptions o = gpu_options(small_dense());
-    fixes::packing::set_variant(o, fixes::packing_variant(v));
+    fixes::packing::set_variant(o, fixes::packing::to_variant(v));
     outs[v] = run_once(o);
     EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, outs[v].result.host_syncs.total())
         << v;
   }
-  EXPECT_EQ(outs["device"].result.host_syncs.of(fixes::Fix::Packing), 0);
+  EXPECT_EQ(outs["device"].result.host_syncs.of(fixes::packing::kFix), 0);
   for (const char* v : {"cached", "device"}) {
     // Same mask values: the kernels see identical inputs, results should agree to rounding.
     EXPECT_NEAR(outs[v].result.loss, outs["rebuild"].result.loss, kBf16Tol * outs["rebuild"].result.loss) << v;
@@ -122,12 +122,12 @@ TEST(ReferenceStepDevice, PackingVariantsAgree) {
 TEST(ReferenceStepDevice, OffloadVariantsAgree) {
   SKIP_WITHOUT_CUDA();
   program::StepOptions base = gpu_options(small_dense());
-  fixes::packing::set_variant(base, fixes::PackingVariant::Device);
+  fixes::packing::set_variant(base, fixes::packing::Variant::Device);
   const Outcome plain = run_once(base);
-  for (const std::string& v : scenario::fix_variants(fixes::Fix::Offload))
+  for (const std::string& v : scenario::fix_variants(fixes::offload::kFix))
     for (int k : {1, 3}) {
       program::StepOptions o = base;
-      fixes::offload::set_variant(o, fixes::offload_variant(v));
+      fixes::offload::set_variant(o, fixes::offload::to_variant(v));
       fixes::offload::set_prefetch_depth(o, k);
       const Outcome out = run_once(o);
       // A reload race (a buffer overwritten while read) shows as a large difference.
@@ -135,20 +135,20 @@ TEST(ReferenceStepDevice, OffloadVariantsAgree) {
       EXPECT_LE(max_rel_diff(out.grads, plain.grads), kBf16Tol) << v << " k=" << k;
     }
   program::StepOptions budget = base;  // the memory-aware plan read from the device (default budget)
-  fixes::offload::set_variant(budget, fixes::OffloadVariant::Prefetch);
+  fixes::offload::set_variant(budget, fixes::offload::Variant::Prefetch);
   fixes::offload::set_budget_bytes(budget, -1);
   ReferenceStep step(budget);
-  EXPECT_EQ(step.offload_plan().first_resident, 0) << "a small model's checkpoints all fit on an H200";
+  EXPECT_EQ(step.layer_plan().first_resident, 0) << "a small model's checkpoints all fit on an H200";
   EXPECT_NEAR(step.run().loss, ReferenceStep(base).run().loss, kBf16Tol * plain.result.loss);
 }
 
 TEST(ReferenceStepDevice, MoeVariantsAgree) {
   SKIP_WITHOUT_CUDA();
   std::map<std::string, Outcome> outs;
-  for (const std::string& v : scenario::fix_variants(fixes::Fix::MoeRouting)) {
+  for (const std::string& v : scenario::fix_variants(fixes::moe_routing::kFix)) {
     program::StepOptions o = gpu_options(small_moe());
-    fixes::moe_routing::set_variant(o, fixes::moe_variant(v));
-    fixes::packing::set_variant(o, fixes::PackingVariant::Device);
+    fixes::moe_routing::set_variant(o, fixes::moe_routing::to_variant(v));
+    fixes::packing::set_variant(o, fixes::packing::Variant::Device);
     outs[v] = run_once(o);
     EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, outs[v].result.host_syncs.total())
         << v;
@@ -163,8 +163,8 @@ TEST(ReferenceStepDevice, MoeVariantsAgree) {
 TEST(ReferenceStepDevice, MoeDeviceGroupedAndPaddedAgree) {
   SKIP_WITHOUT_CUDA();
   program::StepOptions o = gpu_options(small_moe());
-  fixes::moe_routing::set_variant(o, fixes::MoeVariant::Device);
-  fixes::packing::set_variant(o, fixes::PackingVariant::Device);
+  fixes::moe_routing::set_variant(o, fixes::moe_routing::Variant::Device);
+  fixes::packing::set_variant(o, fixes::packing::Variant::Device);
   std::string why;
   if (fixes::moe_routing::resolve_expert_gemm(o, &why) != "grouped")
     GTEST_SKIP() << "skipped: no grouped GEMM here: " << why;
@@ -173,7 +173,7 @@ TEST(ReferenceStepDevice, MoeDeviceGroupedAndPaddedAgree) {
     fixes::moe_routing::set_expert_gemm(o, g);
     outs[g] = run_once(o);
     EXPECT_EQ(outs[g].result.moe_expert_gemm, g);  // "grouped" did not fall back
-    EXPECT_EQ(outs[g].result.host_syncs.of(fixes::Fix::MoeRouting), 0) << g;
+    EXPECT_EQ(outs[g].result.host_syncs.of(fixes::moe_routing::kFix), 0) << g;
   }
   EXPECT_NEAR(outs["grouped"].result.loss, outs["padded"].result.loss, kBf16Tol * outs["padded"].result.loss);
   EXPECT_LE(max_rel_diff(outs["grouped"].grads, outs["padded"].grads), kBf16Tol);
@@ -197,9 +197,9 @@ TEST(ReferenceStepDevice, CudaPathMatchesCpuInFp32) {
   o.batch.min_len = 5;
   o.batch.max_len = 40;
   o.dtype = "fp32";
-  fixes::packing::set_variant(o, fixes::PackingVariant::Device);
-  fixes::moe_routing::set_variant(o, fixes::MoeVariant::Device);
-  fixes::offload::set_variant(o, fixes::OffloadVariant::Prefetch);
+  fixes::packing::set_variant(o, fixes::packing::Variant::Device);
+  fixes::moe_routing::set_variant(o, fixes::moe_routing::Variant::Device);
+  fixes::offload::set_variant(o, fixes::offload::Variant::Prefetch);
   program::StepOptions cpu = o;
   cpu.device = "cpu";
   // One step each from the same weights (the devices' seeded generators differ).

@@ -45,12 +45,12 @@ double max_abs(const std::vector<float>& v) {
 TEST(ReferenceTraining, AdaptersAloneTrainAndStepsMatchTheirPrograms) {
   for (const char* mode : {"lora", "qlora"})
     for (bool dq : {false, true})
-      for (const std::string& pack : scenario::fix_variants(fixes::Fix::Packing)) {
+      for (const std::string& pack : scenario::fix_variants(fixes::packing::kFix)) {
         if (dq && std::string(mode) == "lora") continue;
         program::StepOptions o = adapters(mode);
         o.training.double_quant = dq;
-        fixes::packing::set_variant(o, fixes::packing_variant(pack));
-        fixes::offload::set_variant(o, fixes::OffloadVariant::Double);
+        fixes::packing::set_variant(o, fixes::packing::to_variant(pack));
+        fixes::offload::set_variant(o, fixes::offload::Variant::Double);
         SCOPED_TRACE(program::build_step_program(o).name);
         ReferenceStep step(o);
         step.record_ranges(true);
@@ -74,9 +74,9 @@ TEST(ReferenceTraining, AdaptersAloneTrainAndStepsMatchTheirPrograms) {
 TEST(ReferenceTraining, PackingVariantsAgreeBitwiseUnderQlora) {
   std::vector<std::vector<NamedValues>> grads;
   std::vector<double> losses;
-  for (const std::string& pack : scenario::fix_variants(fixes::Fix::Packing)) {
+  for (const std::string& pack : scenario::fix_variants(fixes::packing::kFix)) {
     program::StepOptions o = adapters("qlora");
-    fixes::packing::set_variant(o, fixes::packing_variant(pack));
+    fixes::packing::set_variant(o, fixes::packing::to_variant(pack));
     ReferenceStep step(o);
     losses.push_back(step.run().loss);
     step.run();  // a second step: the A adapters now get gradients too
@@ -153,23 +153,23 @@ TEST(ReferenceTraining, CachedMaskIsKeyedLikeUnsloths) {
   // tiny_moe at 4 layers alternates windows: Unsloth's one-entry cache rebuilds every layer.
   program::StepOptions o = tiny_options(tiny_moe());
   o.model.num_hidden_layers = 4;
-  fixes::moe_routing::set_variant(o, fixes::MoeVariant::Device);
-  fixes::packing::set_variant(o, fixes::PackingVariant::Cached);
+  fixes::moe_routing::set_variant(o, fixes::moe_routing::Variant::Device);
+  fixes::packing::set_variant(o, fixes::packing::Variant::Cached);
   ReferenceStep step(o);
   const StepResult r = step.run();
   EXPECT_EQ(r.metadata_builds, 1 + 4);  // metadata once, the mask in each layer
-  EXPECT_EQ(r.host_syncs.of(fixes::Fix::Packing), 1 + 2 * 4);
-  fixes::packing::set_variant(o, fixes::PackingVariant::Device);
+  EXPECT_EQ(r.host_syncs.of(fixes::packing::kFix), 1 + 2 * 4);
+  fixes::packing::set_variant(o, fixes::packing::Variant::Device);
   EXPECT_EQ(ReferenceStep(o).run().metadata_builds, 2);  // ours: one mask per window
 }
 
 TEST(ReferenceTraining, OffloadFirstStepOffloadsEveryLayerLaterOnesKeepTheLast) {
   program::StepOptions o = tiny_options();
-  fixes::offload::set_variant(o, fixes::OffloadVariant::Double);
+  fixes::offload::set_variant(o, fixes::offload::Variant::Double);
   ReferenceStep step(o);
   step.record_ranges(true);
-  EXPECT_EQ(step.offload_plan().offloaded(), 2);  // the plan from the second step on
-  const StepResult a = step.run();                // first pass: all 3
+  EXPECT_EQ(step.layer_plan().offloaded(), 2);  // the plan from the second step on
+  const StepResult a = step.run();              // first pass: all 3
   const StepResult b = step.run();
   EXPECT_EQ(a.host_syncs.total(), b.host_syncs.total());
   EXPECT_TRUE(std::isfinite(b.loss));
@@ -187,7 +187,7 @@ TEST(ReferenceTraining, OffloadFirstStepOffloadsEveryLayerLaterOnesKeepTheLast) 
   EXPECT_NE(a.ranges, b.ranges);  // the first pass reloads one layer more
   program::StepOptions first = o;
   first.first_step = true;
-  EXPECT_EQ(ReferenceStep(first).offload_plan().offloaded(), 3);
+  EXPECT_EQ(ReferenceStep(first).layer_plan().offloaded(), 3);
 }
 
 }  // namespace

@@ -60,7 +60,7 @@ void check_sdpa(torch::ScalarType dtype, int window, double tolerance) {
   ctx.dtype = dtype;
   const detail::HostBatch host = detail::pack_batch({20, 31, 9, 36}, 256, 3, false);
   const detail::PackedBatch batch = detail::upload(host, ctx, 1);
-  fixes::packing::PackingMetadata meta(fixes::PackingVariant::Device);
+  fixes::packing::PackingMetadata meta(fixes::packing::Variant::Device);
   const torch::Tensor mask = meta.mask(batch, window, ctx);
   const std::int64_t T = batch.total, heads = 4, d = 16;
   ASSERT_EQ(mask.sizes(), torch::IntArrayRef({1, 1, T, T}));
@@ -228,10 +228,11 @@ TEST(TorchNextGroupedMm, MoeDeviceGroupedEqualsPadded) {
     torch::Tensor x = x0.clone().requires_grad_(true);
     detail::ExpertWeights w{g0.clone().requires_grad_(true), u0.clone().requires_grad_(true),
                             d0.clone().requires_grad_(true)};
-    const torch::Tensor out = fixes::moe_routing::moe_experts(fixes::MoeVariant::Device, x, ids, weights, w, ctx);
+    const torch::Tensor out =
+        fixes::moe_routing::moe_experts(fixes::moe_routing::Variant::Device, x, ids, weights, w, ctx);
     out.sum().backward();
     EXPECT_EQ(ctx.moe_expert_gemm, gemm) << "the grouped path fell back to padded";
-    EXPECT_EQ(syncs.of(fixes::Fix::MoeRouting), 0);
+    EXPECT_EQ(syncs.of(fixes::moe_routing::kFix), 0);
     return std::vector<torch::Tensor>{out.detach(), x.grad(), w.gate.grad(), w.up.grad(), w.down.grad()};
   };
   const auto grouped = run_moe("grouped"), padded = run_moe("padded");

@@ -164,7 +164,7 @@ TEST(StepProgram, QloraDequantizesBeforeEveryUseOfTheBase) {
   EXPECT_EQ(k.count("syncscope::nf4_absmax q_proj"), 0u);
   // With checkpointing the recompute dequantizes once more; double quantization adds the
   // absmax kernel before each.
-  fixes::offload::set_variant(o, fixes::OffloadVariant::Double);
+  fixes::offload::set_variant(o, fixes::offload::Variant::Double);
   o.training.double_quant = true;
   k = kernel_counts(program::build_step_program(o));
   EXPECT_EQ(k.at("syncscope::nf4_dequantize q_proj"), 3 * L);
@@ -192,21 +192,21 @@ TEST(StepProgram, CachedMaskIsKeyedLikeUnsloths) {
   // windows it rebuilds in every layer (2 reads each) while the metadata stays cached (1).
   program::StepOptions o = tiny_options(tiny_moe());
   o.model.num_hidden_layers = 4;
-  fixes::moe_routing::set_variant(o, fixes::MoeVariant::Device);
-  fixes::packing::set_variant(o, fixes::PackingVariant::Cached);
+  fixes::moe_routing::set_variant(o, fixes::moe_routing::Variant::Device);
+  fixes::packing::set_variant(o, fixes::packing::Variant::Cached);
   EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, 1 + 2 * 4 + 1);
   // Ours keeps one mask per window per batch: two kernels, no read.
-  fixes::packing::set_variant(o, fixes::PackingVariant::Device);
+  fixes::packing::set_variant(o, fixes::packing::Variant::Device);
   EXPECT_EQ(kernel_counts(program::build_step_program(o)).at("syncscope::packed_mask_kernel"), 2);
   // Dense models have one window: the cache hits after the first layer.
   program::StepOptions d = tiny_options();
-  fixes::packing::set_variant(d, fixes::PackingVariant::Cached);
+  fixes::packing::set_variant(d, fixes::packing::Variant::Cached);
   EXPECT_EQ(program::program_stats(program::build_step_program(d)).host_syncs, 3 + 1);
 }
 
 TEST(StepProgram, OffloadFirstPassOffloadsTheLastLayerToo) {
   program::StepOptions o = tiny_options();
-  fixes::offload::set_variant(o, fixes::OffloadVariant::Double);
+  fixes::offload::set_variant(o, fixes::offload::Variant::Double);
   auto copies = [](const Program& p) {
     int n = 0;
     for (const auto& op : p.ops) n += op.kind == OpKind::Copy && op.stream == 1;
@@ -220,7 +220,7 @@ TEST(StepProgram, OffloadFirstPassOffloadsTheLastLayerToo) {
 TEST(StepProgram, GptOssUnslothFormAddsBiasesClampSinksAndFp32Down) {
   program::StepOptions o = tiny_options(tiny_moe());
   o.model.swiglu_limit = 7.0;
-  fixes::moe_routing::set_variant(o, fixes::MoeVariant::Sorted);
+  fixes::moe_routing::set_variant(o, fixes::moe_routing::Variant::Sorted);
   const auto plain = kernel_counts(program::build_step_program(o));
   EXPECT_EQ(plain.count("attention.qk_matmul"), 0u);
   o.gpt_oss_unsloth_form = true;

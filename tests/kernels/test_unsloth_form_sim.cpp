@@ -40,7 +40,7 @@ program::StepOptions gpt_oss_20b() {
   m.rope_theta = 150000;
   o.batch.packed_tokens = 2048;
   o.dtype = "bf16";
-  fixes::offload::set_variant(o, fixes::OffloadVariant::Double);
+  fixes::offload::set_variant(o, fixes::offload::Variant::Double);
   fixes::offload::set_budget_bytes(o, 0);
   o.training.mode = "lora";
   o.training.target_modules = {"q_proj", "k_proj", "v_proj", "o_proj"};
@@ -68,16 +68,16 @@ TEST(UnslothFormInTheSimulator, StepTimesAreTheOnesModelReadmeQuotes) {
   std::map<std::string, std::map<std::string, double>> ms;  // form -> variant -> step ms
   std::map<std::string, std::map<std::string, double>> syncs;
   for (bool form : {false, true})
-    for (const std::string& v : scenario::fix_variants(fixes::Fix::MoeRouting)) {
+    for (const std::string& v : scenario::fix_variants(fixes::moe_routing::kFix)) {
       program::StepOptions o = gpt_oss_20b();
       o.gpt_oss_unsloth_form = form;
-      fixes::moe_routing::set_variant(o, fixes::moe_variant(v));
+      fixes::moe_routing::set_variant(o, fixes::moe_routing::to_variant(v));
       const Simulated r = simulate_step(o, h200);
       ms[form ? "unsloth" : "reference"][v] = r.step_ms;
       syncs[form ? "unsloth" : "reference"][v] = r.syncs;
     }
   // The form changes the work, not the routing's syncs: the same count per step in both.
-  for (const std::string& v : scenario::fix_variants(fixes::Fix::MoeRouting))
+  for (const std::string& v : scenario::fix_variants(fixes::moe_routing::kFix))
     EXPECT_EQ(syncs["unsloth"][v], syncs["reference"][v]) << v;
   for (const auto& [form, vs] : ms)
     std::printf("gpt-oss-20b %s form (H200 sim): loop %.2f ms, sorted %.2f ms (%.4fx), device %.2f ms (%.4fx)\n",

@@ -223,8 +223,8 @@ program::StepOptions options_for(const std::string& scenario, const std::string&
   o.batch = s.batch;
   o.dtype = s.dtype;
   o.layers = layers;
-  fixes::packing::set_variant(o, fixes::packing_variant(packing));
-  fixes::moe_routing::set_variant(o, fixes::moe_variant(moe));
+  fixes::packing::set_variant(o, fixes::packing::to_variant(packing));
+  fixes::moe_routing::set_variant(o, fixes::moe_routing::to_variant(moe));
   fixes::offload::set_budget_bytes(o, 0);
   return o;
 }
@@ -245,7 +245,7 @@ TEST(SimulatorMemory, ProgramOpsEstimateMatchesTheBuiltProgram) {
               {"gpt-oss-20b.yaml", "rebuild", "device", "", 5}};
   for (const auto& r : rows) {
     program::StepOptions o = options_for(r.scenario, r.packing, r.moe, r.layers);
-    if (*r.offload) fixes::offload::set_variant(o, fixes::offload_variant(r.offload));
+    if (*r.offload) fixes::offload::set_variant(o, fixes::offload::to_variant(r.offload));
     const double built = static_cast<double>(program::build_step_program(o).ops.size());
     const double estimated = static_cast<double>(sim::estimate_step_program_ops(o));
     // An upper bound, within 25%: exact plus the 10% margin for programs linear in layers

@@ -198,6 +198,15 @@ TEST(TracePredict, OffloadReloadCopiesInBackward) {
   EXPECT_NEAR(d.saving_ns.value, 6000.0 * us, 1);  // 5 hidden reloads x min(1200, 3000) us
   EXPECT_EQ(d.regime, "compute-bound");
   EXPECT_TRUE(fix(rep, "offload", "prefetch").applicable);
+  // The prefetch look-ahead: the fix's default (2), else what the options give it by key (as
+  // predict --trace --prefetch-depth and a run's scenario do).
+  EXPECT_EQ(fix(rep, "offload", "prefetch").parameters.at("prefetch_depth").value, 2);
+  {
+    m::TracePredictOptions k4 = o;
+    k4.fix_numbers["offload"]["prefetch_depth"] = 4;
+    const auto rep4 = m::predict_from_trace(p.t, k4, "hand-built");
+    EXPECT_EQ(fix(rep4, "offload", "prefetch").parameters.at("prefetch_depth").value, 4);
+  }
   // The same trace on a unified-memory profile: not applicable.
   model::GpuProfile gb10;
   gb10.name = "GB10";
@@ -329,7 +338,7 @@ PaddedPair predict_with_and_without_k(const Trace& t, int k) {
   m::TracePredictOptions o;
   PaddedPair r;
   r.plain = m::predict_from_trace(t, o, "hand-built");
-  o.moe_top_k = k;
+  o.fix_numbers["moe_routing"]["top_k"] = k;
   r.padded = m::predict_from_trace(t, o, "hand-built");
   return r;
 }

@@ -1,6 +1,7 @@
 // From summaries to result rows, speedup intervals and L-sweep fits.
 #include <gtest/gtest.h>
 
+#include "syncscope/fixes/packing/packing.hpp"
 #include "syncscope/pipeline/assemble.hpp"
 
 namespace syncscope::pipeline {
@@ -32,7 +33,7 @@ Fixture two_variants() {
   s.name = "s";
   f.scenarios.push_back(s);
   Job base;
-  base.fix = fixes::Fix::Packing;
+  base.fix = fixes::packing::kFix;
   base.variant = "rebuild";
   base.baseline = true;
   base.layers = 4;
@@ -126,7 +127,7 @@ model::VariantResult row(const std::string& variant, int layers, double step_ns)
 TEST(PipelineAssemble, LayerSweepFitsThePerLayerSaving) {
   scenario::Scenario s;
   s.name = "s";
-  s.fixes.push_back(scenario::FixSelection{fixes::Fix::Packing, {"rebuild", "cached"}, 0.1, {}, {}});
+  s.fixes.push_back(scenario::FixSelection{fixes::packing::kFix, {"rebuild", "cached"}, 0.1, {}, {}});
   s.measure.layer_sweep = {2, 4, 8};
   model::RunResults r;
   for (int L : {2, 4, 8}) {
@@ -148,7 +149,7 @@ TEST(PipelineAssemble, LayerSweepFitsThePerLayerSaving) {
 TEST(PipelineAssemble, LayerSweepFitFailureIsANote) {
   scenario::Scenario s;
   s.name = "s";
-  s.fixes.push_back(scenario::FixSelection{fixes::Fix::Packing, {"rebuild", "cached"}, 0.1, {}, {}});
+  s.fixes.push_back(scenario::FixSelection{fixes::packing::kFix, {"rebuild", "cached"}, 0.1, {}, {}});
   s.measure.layer_sweep = {2, 4};
   model::RunResults r;
   r.variants = {row("rebuild", 2, 1200), row("cached", 2, 1100)};  // one depth: nothing to fit

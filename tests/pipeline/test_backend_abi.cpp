@@ -61,11 +61,11 @@ program::StepOptions every_field_set() {
   o.dtype = "bf16";
   o.device = "cuda";
   o.layers = 2;
-  fixes::packing::set_variant(o, fixes::PackingVariant::Device);
-  fixes::offload::set_variant(o, fixes::OffloadVariant::Prefetch);
+  fixes::packing::set_variant(o, fixes::packing::Variant::Device);
+  fixes::offload::set_variant(o, fixes::offload::Variant::Prefetch);
   fixes::offload::set_prefetch_depth(o, 3);
   fixes::offload::set_budget_bytes(o, 1.0 / 3.0);
-  fixes::moe_routing::set_variant(o, fixes::MoeVariant::Sorted);
+  fixes::moe_routing::set_variant(o, fixes::moe_routing::Variant::Sorted);
   o.fix_variants[static_cast<fixes::Fix>(42)] = 1;
   o.fix_numbers[static_cast<fixes::Fix>(42)] = {{"logging_steps", 10}, {"ratio", 1.0 / 3.0}};
   o.fix_numbers[static_cast<fixes::Fix>(7)] = {};
@@ -95,9 +95,9 @@ TEST(BackendWire, StepOptionsKeepEveryField) {
   EXPECT_EQ(b.batch.lengths, o.batch.lengths);
   EXPECT_EQ(b.batch.seed, o.batch.seed);
   EXPECT_EQ(b.seed, o.seed);
-  EXPECT_EQ(fixes::packing::variant(b), fixes::PackingVariant::Device);
-  EXPECT_EQ(fixes::offload::variant(b), fixes::OffloadVariant::Prefetch);
-  EXPECT_EQ(fixes::moe_routing::variant(b), fixes::MoeVariant::Sorted);
+  EXPECT_EQ(fixes::packing::variant(b), fixes::packing::Variant::Device);
+  EXPECT_EQ(fixes::offload::variant(b), fixes::offload::Variant::Prefetch);
+  EXPECT_EQ(fixes::moe_routing::variant(b), fixes::moe_routing::Variant::Sorted);
   EXPECT_EQ(b.fix_variants, o.fix_variants);
   EXPECT_EQ(b.fix_words, o.fix_words);
   EXPECT_EQ(b.fix_numbers, o.fix_numbers);  // doubles exactly, an empty entry kept

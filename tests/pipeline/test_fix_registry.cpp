@@ -10,6 +10,8 @@
 
 #include "syncscope/core/error.hpp"
 #include "syncscope/fixes/fix_spec.hpp"
+#include "syncscope/fixes/moe_routing/moe_routing.hpp"
+#include "syncscope/fixes/offload/offload.hpp"
 #include "syncscope/fixes/packing/options.hpp"
 #include "syncscope/io/trace_io.hpp"
 #include "syncscope/model/predict_inputs.hpp"
@@ -58,8 +60,8 @@ class ToyFix : public ::testing::Test {
     f.has_inputs = [](const model::ExplicitPredictInputs& in) { return in.layers > 0; };
     // Its own predict options: a time per layer (default 1 ms) and a bounded count.
     f.predict_options = {
-        {"toy-ms", fixes::PredictOption::Kind::Time, "toy: per-layer saving (ms)", {0, 0, ""}, ""},
-        {"toy-count", fixes::PredictOption::Kind::Integer, "toy: a count", {1, 9, "toys come in ones"}, "1"}};
+        {"toy-ms", fixes::PredictOption::Kind::Time, "toy: per-layer saving (ms)", {0, 0, ""}, "", ""},
+        {"toy-count", fixes::PredictOption::Kind::Integer, "toy: a count", {1, 9, "toys come in ones"}, "1", ""}};
     f.predict = [](const model::ExplicitPredictInputs& in, model::PredictionReport& rep) {
       model::FixPrediction p;
       p.fix = "toy_fix";
@@ -200,7 +202,8 @@ TEST_F(ToyFix, PlanRunsEachVariantWithTheOthersAtTheirDefaults) {
   EXPECT_EQ(fast.variant, "fast");
   EXPECT_FALSE(fast.baseline);
   EXPECT_EQ(fast.opts.fix_variants.at(kToy), 1);
-  EXPECT_EQ(fixes::packing::variant(fast.opts), fixes::PackingVariant::Rebuild);  // the other fix stays at its baseline
+  EXPECT_EQ(fixes::packing::variant(fast.opts),
+            fixes::packing::Variant::Rebuild);  // the other fix stays at its baseline
   EXPECT_EQ(fast.key, "toy/L2/packing=rebuild/offload=off/moe=loop/toy_fix=fast");
   EXPECT_EQ(fast.base_key, "toy/L2/packing=rebuild/offload=off/moe=loop/toy_fix=slow");
   // The toy baseline and the packing baseline are one step: one trace serves both.
@@ -304,17 +307,17 @@ TEST_F(ToyFix, PredictOptionFlagsAreUniqueAcrossFixes) {
   f.id = static_cast<fixes::Fix>(43);
   f.name = "another_toy";
   f.variants = {"a", "b"};
-  f.predict_options = {{"per-layer-ms", fixes::PredictOption::Kind::Time, "another: s", {0, 0, ""}, ""}};
+  f.predict_options = {{"per-layer-ms", fixes::PredictOption::Kind::Time, "another: s", {0, 0, ""}, "", ""}};
   try {
     (void)fixes::register_fix(f);
     FAIL() << "a flag packing declares was accepted";
   } catch (const std::invalid_argument& e) {
     EXPECT_STREQ(e.what(), "predict option --per-layer-ms is taken by packing");
   }
-  f.predict_options = {{"x", fixes::PredictOption::Kind::Time, "x", {0, 0, ""}, ""},
-                       {"x", fixes::PredictOption::Kind::Time, "x", {0, 0, ""}, ""}};
+  f.predict_options = {{"x", fixes::PredictOption::Kind::Time, "x", {0, 0, ""}, "", ""},
+                       {"x", fixes::PredictOption::Kind::Time, "x", {0, 0, ""}, "", ""}};
   EXPECT_THROW((void)fixes::register_fix(f), std::invalid_argument);
-  f.predict_options = {{"n", fixes::PredictOption::Kind::Integer, "n without a range", {0, 0, ""}, ""}};
+  f.predict_options = {{"n", fixes::PredictOption::Kind::Integer, "n without a range", {0, 0, ""}, "", ""}};
   EXPECT_THROW((void)fixes::register_fix(f), std::invalid_argument);
   EXPECT_FALSE(fixes::find_fix("another_toy"));
 }
@@ -334,19 +337,19 @@ TEST(FixRegistry, ShippedFixesKeepTheirNamesVariantsAndOrder) {
   EXPECT_EQ(r[0].name, "packing");
   EXPECT_EQ(r[1].name, "offload");
   EXPECT_EQ(r[2].name, "moe_routing");
-  EXPECT_EQ(scenario::fix_variants(fixes::Fix::Packing), (std::vector<std::string>{"rebuild", "cached", "device"}));
-  EXPECT_EQ(scenario::fix_variants(fixes::Fix::Offload), (std::vector<std::string>{"single", "double", "prefetch"}));
-  EXPECT_EQ(scenario::fix_variants(fixes::Fix::MoeRouting), (std::vector<std::string>{"loop", "sorted", "device"}));
+  EXPECT_EQ(scenario::fix_variants(fixes::packing::kFix), (std::vector<std::string>{"rebuild", "cached", "device"}));
+  EXPECT_EQ(scenario::fix_variants(fixes::offload::kFix), (std::vector<std::string>{"single", "double", "prefetch"}));
+  EXPECT_EQ(scenario::fix_variants(fixes::moe_routing::kFix), (std::vector<std::string>{"loop", "sorted", "device"}));
   // The typed enums index the registry's names.
-  EXPECT_EQ(fixes::variant_name(fixes::PackingVariant::Device), "device");
-  EXPECT_EQ(fixes::variant_name(fixes::OffloadVariant::Prefetch), "prefetch");
-  EXPECT_EQ(fixes::variant_name(fixes::MoeVariant::Sorted), "sorted");
-  EXPECT_EQ(fixes::find_fix("moe"), fixes::Fix::MoeRouting);
-  EXPECT_EQ(fixes::find_fix("moe-routing"), fixes::Fix::MoeRouting);
+  EXPECT_EQ(fixes::packing::variant_name(fixes::packing::Variant::Device), "device");
+  EXPECT_EQ(fixes::offload::variant_name(fixes::offload::Variant::Prefetch), "prefetch");
+  EXPECT_EQ(fixes::moe_routing::variant_name(fixes::moe_routing::Variant::Sorted), "sorted");
+  EXPECT_EQ(fixes::find_fix("moe"), fixes::moe_routing::kFix);
+  EXPECT_EQ(fixes::find_fix("moe-routing"), fixes::moe_routing::kFix);
   EXPECT_FALSE(fixes::find_fix("mask"));
-  EXPECT_THROW((void)fixes::packing_variant("lazy"), InputError);
+  EXPECT_THROW((void)fixes::packing::to_variant("lazy"), InputError);
   EXPECT_THROW(fixes::register_fix(fixes::FixSpec{}), std::invalid_argument);  // id 0 is packing's
-  fixes::unregister_fix(fixes::Fix::Packing);                                  // the shipped ones stay
+  fixes::unregister_fix(fixes::packing::kFix);                                 // the shipped ones stay
   EXPECT_EQ(fixes::fix_registry()[0].name, "packing");
 }
 

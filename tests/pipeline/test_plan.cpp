@@ -76,7 +76,7 @@ TEST(PipelinePlan, JobsShareTracesOfIdenticalStepsAndBaselinesComeFirst) {
   EXPECT_FALSE(plan.baseline_keys.count(plan.jobs[plan.produce_order[2]].key));
   for (const Job& j : plan.jobs) {
     EXPECT_EQ(j.layers, 4);
-    EXPECT_EQ(j.base_key, j.fix == fixes::Fix::Packing ? rebuild.key : single.key);
+    EXPECT_EQ(j.base_key, j.fix == fixes::packing::kFix ? rebuild.key : single.key);
     ASSERT_TRUE(j.network.has_value());  // the network each step builds
     // tiny.yaml by hand (full training, untied LM head, no q/k norms: not a Qwen3 name):
     //   embedding and LM head 2 x 1000 x 256                       =   512,000
@@ -125,24 +125,24 @@ TEST(PipelinePlan, StepOptionsKeepOtherFixesAtBaselineAndOffloadEveryLayer) {
   RunRequest r;
   r.scenarios = {test::write_scenario(dir.path(), "a.yaml").string()};
   const scenario::Scenario s = load_run_scenarios(r)[0];
-  const program::StepOptions o = step_options(s, fixes::Fix::Offload, "double", 3);
+  const program::StepOptions o = step_options(s, fixes::offload::kFix, "double", 3);
   EXPECT_EQ(o.layers, 3);
-  EXPECT_EQ(fixes::offload::variant(o), fixes::OffloadVariant::Double);
-  EXPECT_EQ(fixes::packing::variant(o), fixes::PackingVariant::Rebuild);
-  EXPECT_EQ(fixes::moe_routing::variant(o), fixes::MoeVariant::Loop);
+  EXPECT_EQ(fixes::offload::variant(o), fixes::offload::Variant::Double);
+  EXPECT_EQ(fixes::packing::variant(o), fixes::packing::Variant::Rebuild);
+  EXPECT_EQ(fixes::moe_routing::variant(o), fixes::moe_routing::Variant::Loop);
   EXPECT_EQ(fixes::offload::budget_bytes(o), 0);
   EXPECT_EQ(fixes::offload::prefetch_depth(o), 2);
   EXPECT_EQ(variant_option_key(o), "L3/packing=rebuild/offload=double/moe=loop");
   scenario::Scenario no_offload = s;
   no_offload.offload = false;
-  EXPECT_FALSE(fixes::offload::variant(step_options(no_offload, fixes::Fix::Packing, "cached", 3)));
+  EXPECT_FALSE(fixes::offload::variant(step_options(no_offload, fixes::packing::kFix, "cached", 3)));
 }
 
 // Issue 39: a 127-character name of 2-byte characters (254 bytes, a valid name) made a trace
 // file name over 255 bytes ("File name too long" at write): the stem is cut, with a hash.
 TEST(PipelinePlan, LongFileStemsAreCutWithAHashOfTheWhole) {
   Job j;
-  j.fix = fixes::Fix::Packing;
+  j.fix = fixes::packing::kFix;
   j.variant = "rebuild";
   std::string a;
   for (int i = 0; i < 127; ++i) a += "\u00e9";
@@ -158,7 +158,7 @@ TEST(PipelinePlan, LongFileStemsAreCutWithAHashOfTheWhole) {
 
 TEST(PipelinePlan, FileStemsAreSafeAndLabelsNameTheDepthInSweeps) {
   Job j;
-  j.fix = fixes::Fix::MoeRouting;
+  j.fix = fixes::moe_routing::kFix;
   j.variant = "device";
   j.layers = 8;
   EXPECT_EQ(file_stem("my scen/x", j, false), "my_scen_x__moe_routing-device");

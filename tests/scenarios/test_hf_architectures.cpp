@@ -271,7 +271,7 @@ int ops_named(const program::Program& p, const std::string& name) {
   return n;
 }
 
-program::StepOptions run_of(const std::string& fixture, int layers, fixes::MoeVariant moe) {
+program::StepOptions run_of(const std::string& fixture, int layers, fixes::moe_routing::Variant moe) {
   program::StepOptions o;
   o.model = fixture_model(fixture);
   o.dtype = "bf16";
@@ -291,17 +291,18 @@ TEST(HfArchitectures, StepProgramRunsDenseFirstSharedExpertsAndLatentAttention) 
     return program::program_stats(program::build_step_program(o)).host_syncs;
   };
   // One layer, dense: the routing variant changes nothing.
-  EXPECT_EQ(syncs(run_of("deepseek-v2-lite", 1, fixes::MoeVariant::Loop)),
-            syncs(run_of("deepseek-v2-lite", 1, fixes::MoeVariant::Device)));
+  EXPECT_EQ(syncs(run_of("deepseek-v2-lite", 1, fixes::moe_routing::Variant::Loop)),
+            syncs(run_of("deepseek-v2-lite", 1, fixes::moe_routing::Variant::Device)));
   // Two layers: the second routes, and the loop's syncs come from it alone.
-  const int loop2 = syncs(run_of("deepseek-v2-lite", 2, fixes::MoeVariant::Loop));
-  const int device2 = syncs(run_of("deepseek-v2-lite", 2, fixes::MoeVariant::Device));
+  const int loop2 = syncs(run_of("deepseek-v2-lite", 2, fixes::moe_routing::Variant::Loop));
+  const int device2 = syncs(run_of("deepseek-v2-lite", 2, fixes::moe_routing::Variant::Device));
   EXPECT_GT(loop2, device2);
-  const int loop3 = syncs(run_of("deepseek-v2-lite", 3, fixes::MoeVariant::Loop));
-  const int device3 = syncs(run_of("deepseek-v2-lite", 3, fixes::MoeVariant::Device));
+  const int loop3 = syncs(run_of("deepseek-v2-lite", 3, fixes::moe_routing::Variant::Loop));
+  const int device3 = syncs(run_of("deepseek-v2-lite", 3, fixes::moe_routing::Variant::Device));
   EXPECT_EQ(loop3 - device3, 2 * (loop2 - device2));  // per MoE layer, not per layer
 
-  const program::Program p = program::build_step_program(run_of("deepseek-v2-lite", 2, fixes::MoeVariant::Device));
+  const program::Program p =
+      program::build_step_program(run_of("deepseek-v2-lite", 2, fixes::moe_routing::Variant::Device));
   EXPECT_GT(ops_named(p, "shared_experts.gate_proj"), 0);
   EXPECT_GT(ops_named(p, "kv_a_proj_with_mqa"), 0);
   EXPECT_GT(ops_named(p, "kv_b_proj"), 0);
@@ -309,10 +310,11 @@ TEST(HfArchitectures, StepProgramRunsDenseFirstSharedExpertsAndLatentAttention) 
   EXPECT_EQ(ops_named(p, "v_proj"), 0);
   EXPECT_GT(ops_named(p, "down_proj"), 0);  // layer 0's dense MLP
   // Qwen2-MoE's shared expert carries its sigmoid gate.
-  const program::Program q = program::build_step_program(run_of("qwen1.5-moe-a2.7b", 1, fixes::MoeVariant::Device));
+  const program::Program q =
+      program::build_step_program(run_of("qwen1.5-moe-a2.7b", 1, fixes::moe_routing::Variant::Device));
   EXPECT_GT(ops_named(q, "shared_expert_gate.sigmoid"), 0);
   // What the step computes is not reported as omitted.
-  const auto ns = program::network_summary(run_of("deepseek-v2-lite", 0, fixes::MoeVariant::Loop));
+  const auto ns = program::network_summary(run_of("deepseek-v2-lite", 0, fixes::moe_routing::Variant::Loop));
   for (const auto& kind : ns.step_omits) {
     EXPECT_EQ(kind.find("shared_expert"), std::string::npos) << kind;
     EXPECT_EQ(kind.find("kv_b_proj"), std::string::npos) << kind;
@@ -515,14 +517,15 @@ TEST(HfArchitectures, LatentAttentionChargesPvAtTheValueWidth) {
       if (op.name == name) return &op;
     return nullptr;
   };
-  const program::Program p = program::build_step_program(run_of("deepseek-v2-lite", 1, fixes::MoeVariant::Device));
+  const program::Program p =
+      program::build_step_program(run_of("deepseek-v2-lite", 1, fixes::moe_routing::Variant::Device));
   const program::Op* kv_a = first(p, "kv_a_proj_with_mqa");
   const program::Op* sdpa = first(p, "scaled_dot_product_attention");
   ASSERT_TRUE(kv_a && sdpa);
   const double T = kv_a->flops / (2.0 * (512 + 64) * 2048);  // tokens, from a GEMM of known shape
   EXPECT_DOUBLE_EQ(sdpa->flops, 2.0 * 16 * T * T * (192 + 128));
 
-  const program::Program q = program::build_step_program(run_of("qwen3-0.6b", 1, fixes::MoeVariant::Device));
+  const program::Program q = program::build_step_program(run_of("qwen3-0.6b", 1, fixes::moe_routing::Variant::Device));
   const program::Op* q_proj = first(q, "q_proj");
   const program::Op* dense = first(q, "scaled_dot_product_attention");
   ASSERT_TRUE(q_proj && dense);

@@ -175,7 +175,7 @@ TEST(HfModels, MistralCachedPackingKeepsFourSyncsPerStep) {
   fixes::offload::set_variant(o, fixes::offload::kUnslothDefaultReload);
   fixes::offload::set_budget_bytes(o, 0);
   o.batch.packed_tokens = 2048;
-  fixes::packing::set_variant(o, fixes::PackingVariant::Cached);
+  fixes::packing::set_variant(o, fixes::packing::Variant::Cached);
   EXPECT_EQ(program::program_stats(program::build_step_program(o)).host_syncs, 4);
   // Gemma 2 alternates: the same cache misses in every layer whose window differs.
   o.model = fixture_model("gemma-2-2b");

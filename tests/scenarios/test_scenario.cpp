@@ -6,6 +6,9 @@
 #include <set>
 
 #include "syncscope/core/error.hpp"
+#include "syncscope/fixes/moe_routing/moe_routing.hpp"
+#include "syncscope/fixes/offload/offload.hpp"
+#include "syncscope/fixes/packing/packing.hpp"
 #include "syncscope/scenario/scenario.hpp"
 #include "test_paths.hpp"
 
@@ -72,7 +75,7 @@ TEST(Scenario, ValidBaseLoadsWithDefaults) {
   EXPECT_EQ(s.model.head_dim, 256 / 8);  // Llama convention when head_dim is absent
   EXPECT_EQ(s.layers(), 4);
   ASSERT_EQ(s.fixes.size(), 1u);
-  EXPECT_EQ(s.fixes[0].fix, fixes::Fix::Packing);
+  EXPECT_EQ(s.fixes[0].fix, fixes::packing::kFix);
   EXPECT_EQ(s.fixes[0].variants, (std::vector<std::string>{"rebuild", "cached"}));
   EXPECT_EQ(s.dtype, "bf16");
   EXPECT_FALSE(s.offload);
@@ -189,7 +192,7 @@ TEST(Scenario, OffloadFixNeedsOffloadOnAndDefaultsItOn) {
   scenario::Scenario s = scenario::load_scenario(write(dir, "o.yaml", with_fix));
   EXPECT_TRUE(s.offload);
   ASSERT_EQ(s.fixes.size(), 2u);
-  EXPECT_EQ(s.fixes[0].fix, fixes::Fix::Offload);
+  EXPECT_EQ(s.fixes[0].fix, fixes::offload::kFix);
   EXPECT_EQ(s.fixes[0].number("prefetch_depth"), 2);  // the fix's default (FixSpec::number_keys)
   std::string msg = load_error(replace(with_fix, "name: t", "name: t\noffload: false"));
   EXPECT_NE(msg.find("x.yaml:2:10: offload: expected true when fixes.offload is selected"), std::string::npos) << msg;
@@ -270,7 +273,7 @@ TEST(Scenario, ValidateAndReplaceModel) {
 }
 
 TEST(FixNames, RoundTrip) {
-  for (fixes::Fix f : {fixes::Fix::Packing, fixes::Fix::Offload, fixes::Fix::MoeRouting}) {
+  for (fixes::Fix f : {fixes::packing::kFix, fixes::offload::kFix, fixes::moe_routing::kFix}) {
     EXPECT_EQ(scenario::parse_fix(scenario::fix_name(f)), f);
     EXPECT_EQ(scenario::fix_variants(f).front(), scenario::baseline_variant(f));
     EXPECT_EQ(scenario::fix_variants(f).size(), 3u);

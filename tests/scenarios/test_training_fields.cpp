@@ -7,6 +7,8 @@
 #include <string>
 
 #include "syncscope/core/error.hpp"
+#include "syncscope/fixes/offload/offload.hpp"
+#include "syncscope/fixes/packing/packing.hpp"
 #include "syncscope/scenario/scenario.hpp"
 #include "test_paths.hpp"
 
@@ -140,12 +142,12 @@ TEST(TrainingFields, ShippedScenariosSayTheirModeAndTies) {
   const scenario::Scenario h = scenario::load_scenario(test::source_dir() / "scenarios" / "qwen3-14b-qlora.yaml");
   EXPECT_EQ(h.layers(), 40);
   ASSERT_EQ(h.fixes.size(), 1u);
-  EXPECT_EQ(h.fixes[0].fix, fixes::Fix::Packing);
+  EXPECT_EQ(h.fixes[0].fix, fixes::packing::kFix);
   // prefetch's budget is pinned so that it offloads on an H200.
   const scenario::Scenario o = scenario::load_scenario(test::source_dir() / "scenarios" / "qwen3-14b.yaml");
   bool pinned = false;
   for (const auto& f : o.fixes)
-    if (f.fix == fixes::Fix::Offload)
+    if (f.fix == fixes::offload::kFix)
       pinned = f.has_number("prefetch_budget_gib") &&
                f.number("prefetch_budget_gib") * 1024 * 1024 * 1024 < 40.0 * 2048 * 5120 * 2;
   EXPECT_TRUE(pinned);

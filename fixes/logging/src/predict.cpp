@@ -64,10 +64,8 @@ double read_saving_ns(const SyncPoint& s, double round_trip_ns) {
 }
 
 double logging_steps_of(const model::TracePredictOptions& o) {
-  const auto f = o.fix_numbers.find("logging");
-  if (f == o.fix_numbers.end()) return kDefaultLoggingSteps;
-  const auto n = f->second.find("logging_steps");
-  return n == f->second.end() || !(n->second >= 1) ? kDefaultLoggingSteps : n->second;
+  const double n = o.fix_number("logging", "logging_steps").value_or(kDefaultLoggingSteps);
+  return n >= 1 ? n : kDefaultLoggingSteps;
 }
 
 bool per_step_pattern(std::size_t with_reads, std::size_t iterations) {
@@ -157,9 +155,10 @@ std::vector<PredictOption> predict_options() {
        "logging: S, what the step's logging reads cost it (ms): the GPU idle each .item() after the optimizer "
        "leaves, bounded by the host's blocked time plus the round trip (predict --trace measures it)",
        {0, 0, ""},
+       "",
        ""},
       {"logging-steps", K::Integer, "logging: N, the trainer's logging_steps (the every variant reads once per N)",
-       kLoggingSteps, std::to_string(kDefaultLoggingSteps)},
+       kLoggingSteps, std::to_string(kDefaultLoggingSteps), "logging_steps"},
   };
 }
 

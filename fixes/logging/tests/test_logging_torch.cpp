@@ -134,8 +134,8 @@ TEST_F(LoggingTorchStep, HostSyncsPerStepEqualTheStepProgramsOnTheSameSteps) {
     for (const char* v : {"item", "every", "deferred"}) {
       program::StepOptions o = options(v, moe);
       if (moe) {
-        fixes::packing::set_variant(o, fixes::PackingVariant::Cached);
-        fixes::moe_routing::set_variant(o, fixes::MoeVariant::Sorted);
+        fixes::packing::set_variant(o, fixes::packing::Variant::Cached);
+        fixes::moe_routing::set_variant(o, fixes::moe_routing::Variant::Sorted);
       }
       const program::Program p = program::build_step_program(o);
       SCOPED_TRACE(p.name);

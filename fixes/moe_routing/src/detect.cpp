@@ -21,33 +21,37 @@ namespace {
 
 // The layer ranges that hold a run of routing syncs (two or more nonzero/where-style syncs).
 struct MoeLayers {
-  std::vector<bool> has;              // per layer of facts.ls
-  std::vector<double> counts;         // routing syncs per routing layer
-  std::vector<double> bubbles;        // each routing sync's bubble
-  std::size_t occurrences = 0;        // routing layer occurrences in scope
-  std::set<std::string> names;        // their distinct names
-  std::map<std::string, int> causes;  // routing syncs by cause
-  double expert_gpu_ns = 0;           // GPU time launched from each layer's first routing sync on
-  double expert_row_ns = 0;           // the GEMM and activation part of it (what padding multiplies)
+  std::vector<bool> has;                                // per layer of facts.layers
+  std::vector<std::vector<const SyncPoint*>> routing;   // per layer: its routing syncs (routing_syncs)
+  std::unordered_map<std::uint64_t, Ns> query_by_corr;  // routing-query kernels' time by launch
+  std::vector<double> counts;                           // routing syncs per routing layer
+  std::vector<double> bubbles;                          // each routing sync's bubble
+  std::size_t occurrences = 0;                          // routing layer occurrences in scope
+  std::set<std::string> names;                          // their distinct names
+  std::map<std::string, int> causes;                    // routing syncs by cause
+  double expert_gpu_ns = 0;                             // GPU time launched from each layer's first routing sync on
+  double expert_row_ns = 0;                             // the GEMM and activation part of it (what padding multiplies)
 };
 
 MoeLayers collect_moe_layers(const TraceFacts& facts) {
   MoeLayers m;
+  m.routing = routing_syncs(facts);
+  m.query_by_corr = query_work_by_corr(facts.trace);
   m.has.assign(facts.ls.size(), false);
   for (std::size_t i = 0; i < facts.ls.size(); ++i) {
-    const auto& l = facts.ls[i];
-    if (l.routing.size() < 2 || !facts.in_scope(i)) continue;
+    const auto& routing = m.routing[i];
+    if (routing.size() < 2 || !facts.in_scope(i)) continue;
     m.has[i] = true;
     ++m.occurrences;
     m.names.insert(facts.layers[i].name);
-    m.counts.push_back(static_cast<double>(l.routing.size()));
-    for (const auto* s : l.routing) {
+    m.counts.push_back(static_cast<double>(routing.size()));
+    for (const auto* s : routing) {
       m.bubbles.push_back(static_cast<double>(s->bubble_ns));
       m.causes[s->cause]++;
     }
     const Window& w = facts.layers[i];
-    m.expert_gpu_ns += facts.launched_ns(facts.gpu_by_corr, l.routing.front()->start, w.end, w.tid);
-    m.expert_row_ns += facts.launched_ns(facts.row_work_by_corr, l.routing.front()->start, w.end, w.tid);
+    m.expert_gpu_ns += facts.launched_ns(facts.gpu_by_corr, routing.front()->start, w.end, w.tid);
+    m.expert_row_ns += facts.launched_ns(facts.row_work_by_corr, routing.front()->start, w.end, w.tid);
   }
   return m;
 }
@@ -89,7 +93,7 @@ QueryLaunches sorted_segment_inputs(const TraceFacts& facts, const MoeLayers& m,
     const Window& w = facts.layers[i];
     double s = 0;
     std::set<Ns> merged_reads;
-    for (const auto* sp : l.routing) {
+    for (const auto* sp : m.routing[i]) {
       s += sync_removal_saving_ns(segment_of_sync(static_cast<double>(sp->blocked_ns),
                                                   static_cast<double>(sp->bubble_ns), r),
                                   r);
@@ -99,7 +103,7 @@ QueryLaunches sorted_segment_inputs(const TraceFacts& facts, const MoeLayers& m,
     Ns prev = w.start;
     facts.for_api_in(w.start, w.end, w.tid, [&](const ApiCall& c) {
       const double gap = static_cast<double>(std::max<Ns>(0, c.start - prev));
-      if (auto qk = facts.query_by_corr.find(c.correlation); c.correlation && qk != facts.query_by_corr.end()) {
+      if (auto qk = m.query_by_corr.find(c.correlation); c.correlation && qk != m.query_by_corr.end()) {
         ++n;
         host += gap + static_cast<double>(c.end - c.start);
         gpu += static_cast<double>(qk->second);
@@ -118,7 +122,7 @@ QueryLaunches sorted_segment_inputs(const TraceFacts& facts, const MoeLayers& m,
     for (const auto* sp : l.syncs) blocked += static_cast<double>(sp->blocked_ns);
     const double layer_host = static_cast<double>(w.end - w.start) - blocked;
     const double layer_gpu = facts.launched_ns(facts.gpu_by_corr, w.start, w.end, w.tid);
-    sync_saving.push_back(s / static_cast<double>(l.routing.size()));
+    sync_saving.push_back(s / static_cast<double>(m.routing[i].size()));
     query_n.push_back(n);
     query_ns.push_back((layer_host >= layer_gpu ? host : gpu) / n);
   }
@@ -167,8 +171,8 @@ RemovedWork device_removed_work(const TraceFacts& facts, const MoeLayers& m, con
   for (std::size_t i = 0; i < facts.ls.size(); ++i) {
     const auto& l = facts.ls[i];
     if (!m.has[i] || facts.layers[i].step < 0) continue;
-    const SyncPoint* first = l.routing.front();
-    const SyncPoint* last = l.routing.back();
+    const SyncPoint* first = m.routing[i].front();
+    const SyncPoint* last = m.routing[i].back();
     const Ns from = first->start + first->blocked_ns, to = last->start;
     double blocked = 0, calls = 0;
     for (const auto* sp : l.syncs)
@@ -176,11 +180,11 @@ RemovedWork device_removed_work(const TraceFacts& facts, const MoeLayers& m, con
     facts.for_api_in(from, to, facts.layers[i].tid, [&](const ApiCall& c) {
       if (c.correlation && facts.gpu_by_corr.count(c.correlation)) ++calls;
     });
-    const double iters = static_cast<double>(l.routing.size() - 1);
+    const double iters = static_cast<double>(m.routing[i].size() - 1);
     if (calls <= 0 || iters <= 0) continue;
     const double host_busy = std::max(0.0, static_cast<double>(to - from) - blocked);
     const double h = host_busy / calls, n_e = calls / iters;
-    const double E = static_cast<double>(l.routing.size());
+    const double E = static_cast<double>(m.routing[i].size());
     const auto qc = q.count.find(i);
     const double q_e = qc != q.count.end() ? qc->second / E : 0.0;
     const double work = std::max(0.0, n_e - q_e);
@@ -207,8 +211,8 @@ RemovedWork device_removed_work(const TraceFacts& facts, const MoeLayers& m, con
 void device_segment_inputs(const TraceFacts& facts, const MoeLayers& m, const QueryLaunches& q, MoeParams& p) {
   if (facts.an.steps.empty()) return;
   std::set<const SyncPoint*> routing;
-  for (const auto& l : facts.ls)
-    if (l.routing.size() >= 2) routing.insert(l.routing.begin(), l.routing.end());
+  for (const auto& l : m.routing)
+    if (l.size() >= 2) routing.insert(l.begin(), l.end());
   const std::size_t S = facts.an.steps.size();
   std::vector<double> busy(S, 0), other_bubbles(S, 0), routing_blocked(S, 0);
   auto step_of = [&](Ns t) -> std::optional<std::size_t> {
@@ -245,8 +249,9 @@ struct ExpertWork {
 FixPrediction predict_moe_variant(const TraceFacts& facts, const MoeLayers& m, const MoeParams& p,
                                   const ExpertWork& work, const char* v) {
   MoeParams pv = p;
-  const bool padded = std::string(v) == "device" && facts.opt.moe_top_k && *facts.opt.moe_top_k > 0;
-  const double ratio = padded ? static_cast<double>(p.experts) / static_cast<double>(*facts.opt.moe_top_k) : 1.0;
+  const std::optional<double> top_k = facts.opt.fix_number("moe_routing", kTopKTraceKey);
+  const bool padded = std::string(v) == "device" && top_k && *top_k > 0;
+  const double ratio = padded ? static_cast<double>(p.experts) / *top_k : 1.0;
   // Padding multiplies only the work that scales with an expert's rows: its GEMMs and
   // activation. The per-expert gathers, weights and accumulation keep their total size,
   // and the small per-expert launches of the loop mostly go away. When no kernel in the

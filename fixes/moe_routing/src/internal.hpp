@@ -1,6 +1,11 @@
 // The MoE routing fix's hooks, one file per layer it plugs into (moe_routing.hpp).
 #pragma once
 
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
 #include "syncscope/fixes/fix_spec.hpp"
 #include "syncscope/fixes/moe_routing/options.hpp"
 #include "syncscope/model/trace_predict_facts.hpp"
@@ -14,6 +19,16 @@ inline constexpr const char* kExpertGemmKey = "expert_gemm";
 
 // program.cpp: the routing and expert dispatch of each MoE layer.
 void program_layer(program::ProgramLayerBuilder& b, program::ProgramPoint at);
+// layer_syncs.cpp: the routing pattern in a trace, as the detector and the replay edit see it.
+// Kernels of an MoE loop's per-expert routing query, which "sorted" and "device" no longer
+// launch: the boolean expert mask, the nonzero/where select (CUB's DeviceSelect in
+// torch.nonzero) and the token/slot index arithmetic on its result (name lower-cased).
+bool is_routing_query_kernel(const std::string& lowered);
+// Per layer of facts.layers: its syncs of data-dependent-shape ops, in time order (a run of two
+// or more is a routing loop: one count read per expert).
+std::vector<std::vector<const SyncPoint*>> routing_syncs(const model::detail::TraceFacts& facts);
+// GPU time of the routing-query kernels each host call launched, by correlation id.
+std::unordered_map<std::uint64_t, Ns> query_work_by_corr(const Trace& trace);
 // detect.cpp: predict --trace's detector (runs of nonzero/where-style syncs in a layer).
 void detect(const model::detail::TraceFacts& facts, model::PredictionReport& report);
 // predict.cpp: predict --fix moe from explicit values: its options, what a scenario implies

@@ -5,24 +5,26 @@
 
 namespace syncscope::fixes::moe_routing {
 
-MoeVariant variant(const program::StepOptions& o) {
-  const auto it = o.fix_variants.find(Fix::MoeRouting);
-  return it == o.fix_variants.end() ? MoeVariant::Loop : static_cast<MoeVariant>(it->second);
+const std::string& variant_name(Variant v) { return fix_spec(kFix).variant_name(static_cast<std::uint8_t>(v)); }
+
+Variant to_variant(std::string_view name) { return static_cast<Variant>(parse_variant(kFix, name, "moe variant")); }
+
+Variant variant(const program::StepOptions& o) {
+  const auto it = o.fix_variants.find(kFix);
+  return it == o.fix_variants.end() ? Variant::Loop : static_cast<Variant>(it->second);
 }
 
-void set_variant(program::StepOptions& o, MoeVariant v) {
-  o.fix_variants[Fix::MoeRouting] = static_cast<std::uint8_t>(v);
-}
+void set_variant(program::StepOptions& o, Variant v) { o.fix_variants[kFix] = static_cast<std::uint8_t>(v); }
 
 std::string expert_gemm(const program::StepOptions& o) {
-  const auto f = o.fix_words.find(Fix::MoeRouting);
+  const auto f = o.fix_words.find(kFix);
   if (f == o.fix_words.end()) return kExpertGemms.front();
   const auto w = f->second.find(detail::kExpertGemmKey);
   return w == f->second.end() ? kExpertGemms.front() : w->second;
 }
 
 void set_expert_gemm(program::StepOptions& o, const std::string& gemm) {
-  o.fix_words[Fix::MoeRouting][detail::kExpertGemmKey] = gemm;
+  o.fix_words[kFix][detail::kExpertGemmKey] = gemm;
 }
 
 }  // namespace syncscope::fixes::moe_routing

@@ -25,15 +25,20 @@ constexpr bounds::Range kPasses{1, 16, "a step routes once forward, once more pe
 std::vector<PredictOption> predict_options() {
   using K = PredictOption::Kind;
   return {
-      {"experts", K::Integer, "moe: E, experts per MoE layer", bounds::kExpertsGiven, ""},
-      {"moe-layers", K::Integer, "moe: N, MoE layers", bounds::kLayers, ""},
-      {"per-expert-us", K::Time, "moe: q, per-expert dynamic-query cost (us)", {0, 0, ""}, ""},
-      {"passes", K::Integer, "moe: routing passes per step (2 with checkpoint recompute)", kPasses, "1"},
+      {"experts", K::Integer, "moe: E, experts per MoE layer", bounds::kExpertsGiven, "", ""},
+      {"moe-layers", K::Integer, "moe: N, MoE layers", bounds::kLayers, "", ""},
+      {"per-expert-us", K::Time, "moe: q, per-expert dynamic-query cost (us)", {0, 0, ""}, "", ""},
+      {"passes", K::Integer, "moe: routing passes per step (2 with checkpoint recompute)", kPasses, "1", ""},
       {"kernel-delta-ms",
        K::Time,
        "moe: measured kernel-time difference per step, baseline minus fix (ms)",
        {0, 0, ""},
+       "",
        ""},
+      {"top-k", K::Integer,
+       "moe with --trace: k, experts per token; charges the device variant's capacity padding (E/k times the "
+       "expert GEMMs), for where it pads (no at::_grouped_mm: LibTorch < 2.8 or below sm90)",
+       bounds::kExpertsGiven, "", kTopKTraceKey},
   };
 }
 

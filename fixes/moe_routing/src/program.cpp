@@ -35,7 +35,7 @@ void program_layer(ProgramLayerBuilder& b, ProgramPoint at) {
   const double tk = T * K;
   const double per_expert = tk / E;  // balanced-routing assumption (step_program.hpp)
   b.push_range("moe_routing");
-  if (variant(o) == fixes::MoeVariant::Loop) {
+  if (variant(o) == fixes::moe_routing::Variant::Loop) {
     b.elementwise("moe.out.zeros", T * H, 2);
     for (int e = 0; e < experts; ++e) {
       b.bookkeeping("expert_mask.eq", tk, tk * 9);
@@ -47,7 +47,7 @@ void program_layer(ProgramLayerBuilder& b, ProgramPoint at) {
       b.expert(fmt::format("expert_{:02}", e), per_expert);
       accumulate(b, per_expert);
     }
-  } else if (variant(o) == fixes::MoeVariant::Sorted) {
+  } else if (variant(o) == fixes::moe_routing::Variant::Sorted) {
     b.bookkeeping("argsort_stable", tk, tk * 32);
     // torch.bincount on CUDA reads min and max back before counting (SummaryOps.cu).
     b.bookkeeping("bincount.min", tk, tk * 8);

@@ -14,7 +14,7 @@ void register_moe_routing_fix() {
   std::call_once(once, [] {
     // MoE routing: one nonzero per expert, sorted (argsort + bincount), or on the device.
     FixSpec f;
-    f.id = Fix::MoeRouting;
+    f.id = kFix;
     f.name = "moe_routing";
     f.option_name = "moe";
     f.aliases = {"moe", "moe-routing"};
@@ -28,7 +28,7 @@ void register_moe_routing_fix() {
                              "a dense model"};
     };
     f.set_step_option = [](program::StepOptions& o, const StepOptionContext& c) {
-      set_variant(o, static_cast<MoeVariant>(c.variant.value_or(0)));
+      set_variant(o, static_cast<Variant>(c.variant.value_or(0)));
     };
     f.step_option_name = [](const program::StepOptions& o) { return variant_name(variant(o)); };
     f.step_word_keys = {{detail::kExpertGemmKey, kExpertGemms}};

@@ -123,8 +123,7 @@ bool index_call(const Trace& trace, const ReplayGraph& g, const Launched& launch
   for (std::uint32_t a : it->second) {
     const ReplayNode& x = g.nodes[a];
     if (x.kind != ReplayNode::Kind::Kernel) return false;
-    if (!model::detail::is_routing_query_kernel(model::detail::lower(trace.str(trace.kernels[x.record].name))))
-      return false;
+    if (!is_routing_query_kernel(model::detail::lower(trace.str(trace.kernels[x.record].name)))) return false;
   }
   return true;
 }
@@ -164,13 +163,12 @@ struct MoeCounts {
 
 // One layer range's routing pass: its queries removed (sorted keeps `keep`), then sorted's index
 // arithmetic, or device's per-expert loop folded into one pass.
-void edit_moe_layer(ReplayEditContext& ctx, const model::detail::TraceFacts& facts, std::size_t li,
-                    const Launched& launched, bool device, std::size_t keep, std::set<std::uint32_t>& gone,
-                    MoeCounts& c) {
+void edit_moe_layer(ReplayEditContext& ctx, const model::detail::TraceFacts& facts,
+                    const std::vector<const SyncPoint*>& routing, std::size_t li, const Launched& launched, bool device,
+                    std::size_t keep, std::set<std::uint32_t>& gone, MoeCounts& c) {
   const Trace& trace = ctx.trace;
   ReplayGraph& g = ctx.graph;
   EditResult& r = ctx.result;
-  const auto& routing = facts.ls[li].routing;
   if (routing.size() < 2) return;  // predict --trace: a run of at least two per layer
   std::vector<const ReplaySync*> q;
   for (const SyncPoint* sp : routing)
@@ -291,8 +289,9 @@ void replay_edit(ReplayEditContext& ctx) {
       launched[g.nodes[i].launch].push_back(i);
   std::set<std::uint32_t> gone;
   MoeCounts c;
+  const auto routing = routing_syncs(facts);
   for (std::size_t li = 0; li < facts.layers.size(); ++li)
-    edit_moe_layer(ctx, facts, li, launched, device, keep, gone, c);
+    edit_moe_layer(ctx, facts, routing[li], li, launched, device, keep, gone, c);
   ctx.remove_launched(gone);
   if (r.selected == 0) {
     r.nothing_selected = fmt::format(

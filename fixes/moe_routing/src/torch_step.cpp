@@ -64,16 +64,16 @@ std::pair<torch::Tensor, torch::Tensor> expert_counts_offsets(const torch::Tenso
 
 namespace {
 // The step's host reads of this fix (SyncCounts::by_fix; std::map: the reference stays valid).
-int& reads(Ctx& ctx) { return ctx.syncs->by_fix[Fix::MoeRouting]; }
+int& reads(Ctx& ctx) { return ctx.syncs->by_fix[kFix]; }
 }  // namespace
 
-torch::Tensor moe_experts(MoeVariant variant, const torch::Tensor& x, const torch::Tensor& expert_ids,
+torch::Tensor moe_experts(Variant variant, const torch::Tensor& x, const torch::Tensor& expert_ids,
                           const torch::Tensor& weights, const ExpertWeights& w, Ctx& ctx) {
   RangeGuard range(*ctx.ranges, "moe_routing");
   const std::int64_t T = x.size(0), H = x.size(1), k = expert_ids.size(1);
   const auto E = static_cast<int>(w.gate.size(0));
   const auto fopts = torch::TensorOptions().device(x.device()).dtype(torch::kFloat32);
-  if (variant == MoeVariant::Loop) {
+  if (variant == Variant::Loop) {
     // The original HF gpt-oss training path: torch.where(router_indices == e) per expert.
     torch::Tensor out = torch::zeros({T, H}, fopts);
     for (int e = 0; e < E; ++e) {
@@ -88,7 +88,7 @@ torch::Tensor moe_experts(MoeVariant variant, const torch::Tensor& x, const torc
     }
     return out;
   }
-  if (variant == MoeVariant::Sorted) {
+  if (variant == Variant::Sorted) {
     // Unsloth (unsloth-zoo PR 535): stable argsort, bincount, one tolist, slices by offset,
     // empty experts skipped, index_add_ into fp32.
     const torch::Tensor flat_ids = expert_ids.reshape({-1});
@@ -109,7 +109,7 @@ torch::Tensor moe_experts(MoeVariant variant, const torch::Tensor& x, const torc
     }
     return out;
   }
-  SYNCSCOPE_INPUT_ERROR_IF(variant != MoeVariant::Device,
+  SYNCSCOPE_INPUT_ERROR_IF(variant != Variant::Device,
                            fmt::format("moe variant {}: expected loop, sorted or device", static_cast<int>(variant)));
   const torch::Tensor flat_ids = expert_ids.reshape({-1});
   const std::int64_t N = flat_ids.numel();
@@ -171,7 +171,7 @@ void torch_layer_point(TorchLayerContext& c, program::ProgramPoint at) {
 // MoE "device" on a MoE model: which expert GEMM this machine's LibTorch can run without a
 // host read (resolve_expert_gemm; InputError when "grouped" is asked and absent).
 void torch_step_setup(TorchStepSetup& s) {
-  if (s.options.model.is_moe() && variant(s.options) == MoeVariant::Device)
+  if (s.options.model.is_moe() && variant(s.options) == Variant::Device)
     s.device.moe_expert_gemm = resolve_expert_gemm(s.options);
 }
 
@@ -179,7 +179,7 @@ void torch_step_setup(TorchStepSetup& s) {
 
 void register_moe_routing_torch_step() {
   register_moe_routing_fix();
-  FixSpec& f = mutable_fix_spec(Fix::MoeRouting);
+  FixSpec& f = mutable_fix_spec(kFix);
   f.torch_layer_point = torch_layer_point;
   f.torch_step_setup = torch_step_setup;
 }

@@ -43,12 +43,12 @@ TEST(MoeRoutingTorch, CountsAndDispatchOfEveryVariantAgree) {
       const torch::Tensor xt = x[t].unsqueeze(0);
       expect[t] += ((torch::silu(xt.mm(w.gate[e])) * xt.mm(w.up[e])).mm(w.down[e]) * weights[t][s]).squeeze(0);
     }
-  for (const std::string& v : fix_spec(Fix::MoeRouting).variants) {
-    const torch::Tensor got = moe_experts(moe_variant(v), x, ids, weights, w, ctx);
+  for (const std::string& v : fix_spec(kFix).variants) {
+    const torch::Tensor got = moe_experts(to_variant(v), x, ids, weights, w, ctx);
     EXPECT_TRUE(torch::allclose(got, expect, 1e-5, 1e-4))
         << v << " max diff " << (got - expect).abs().max().item<float>();
   }
-  EXPECT_EQ(syncs.of(Fix::MoeRouting), E + 3);  // loop: E nonzero reads; sorted: bincount's two + tolist; device: none
+  EXPECT_EQ(syncs.of(kFix), E + 3);  // loop: E nonzero reads; sorted: bincount's two + tolist; device: none
 }
 
 }  // namespace

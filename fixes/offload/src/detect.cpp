@@ -198,7 +198,7 @@ void detect(const TraceFacts& facts, PredictionReport& rep) {
           "names, {} launches beside a copy vs {} alone)",
           p.slowdown.value, p.slowdown.lo, p.slowdown.hi, est->kernel_names, est->beside, est->alone);
     }
-    p.prefetch_depth = std::max(2, facts.opt.prefetch_depth);
+    p.prefetch_depth = std::max(2, trace_prefetch_depth(facts.opt));
     std::vector<std::string> evidence = {
         fmt::format("{} host-to-device copies of >= 1 MiB launched inside backward ranges on the backward thread "
                     "({:.1f} per step over {}, mean {:.1f} MiB, mean {} each; {} other such copies ignored)",

@@ -22,6 +22,17 @@ inline const FixSpec::NumberKey kStepMinBytes{"min_bytes",
                                               "bytes",
                                               kUnslothMinOffloadBytes};
 
+// predict's --prefetch-depth (explicit values and --trace): the prefetch variant's look-ahead k
+// (a ring of k + 1 buffers), its bounds and default, and its key in
+// TracePredictOptions::fix_numbers["offload"].
+inline constexpr bounds::Range kPrefetchDepthOption{2, 1024,
+                                                    "the prefetch variant looks k >= 2 layers ahead; 1 is double "
+                                                    "buffering; more than the layers a model has buys nothing"};
+inline constexpr int kDefaultPrefetchDepth = 2;
+inline constexpr const char* kPrefetchDepthTraceKey = "prefetch_depth";
+// The look-ahead predict --trace predicts and replays the prefetch variant with.
+int trace_prefetch_depth(const model::TracePredictOptions& o);
+
 // program.cpp: the checkpoint offload and reload choreography, when the options offload
 // (false otherwise).
 bool program_schedule(const program::StepOptions& o, program::ProgramSchedule& out);

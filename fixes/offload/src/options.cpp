@@ -5,10 +5,14 @@
 
 namespace syncscope::fixes::offload {
 
+const std::string& variant_name(Variant v) { return fix_spec(kFix).variant_name(static_cast<std::uint8_t>(v)); }
+
+Variant to_variant(std::string_view name) { return static_cast<Variant>(parse_variant(kFix, name, "offload variant")); }
+
 namespace {
 
 double number_or(const program::StepOptions& o, const char* key, double otherwise) {
-  const auto f = o.fix_numbers.find(Fix::Offload);
+  const auto f = o.fix_numbers.find(kFix);
   if (f == o.fix_numbers.end()) return otherwise;
   const auto v = f->second.find(key);
   return v == f->second.end() ? otherwise : v->second;
@@ -16,40 +20,36 @@ double number_or(const program::StepOptions& o, const char* key, double otherwis
 
 }  // namespace
 
-std::optional<OffloadVariant> variant(const program::StepOptions& o) {
-  const auto it = o.fix_variants.find(Fix::Offload);
+std::optional<Variant> variant(const program::StepOptions& o) {
+  const auto it = o.fix_variants.find(kFix);
   if (it == o.fix_variants.end()) return std::nullopt;
-  return static_cast<OffloadVariant>(it->second);
+  return static_cast<Variant>(it->second);
 }
 
-void set_variant(program::StepOptions& o, std::optional<OffloadVariant> v) {
-  if (v) o.fix_variants[Fix::Offload] = static_cast<std::uint8_t>(*v);
-  else o.fix_variants.erase(Fix::Offload);
+void set_variant(program::StepOptions& o, std::optional<Variant> v) {
+  if (v) o.fix_variants[kFix] = static_cast<std::uint8_t>(*v);
+  else o.fix_variants.erase(kFix);
 }
 
 int prefetch_depth(const program::StepOptions& o) {
   return static_cast<int>(
       number_or(o, detail::kStepPrefetchDepth.key.c_str(), detail::kStepPrefetchDepth.default_value));
 }
-void set_prefetch_depth(program::StepOptions& o, int k) {
-  o.fix_numbers[Fix::Offload][detail::kStepPrefetchDepth.key] = k;
-}
+void set_prefetch_depth(program::StepOptions& o, int k) { o.fix_numbers[kFix][detail::kStepPrefetchDepth.key] = k; }
 
 double budget_bytes(const program::StepOptions& o) { return number_or(o, detail::kStepBudgetBytes.key.c_str(), -1.0); }
 void set_budget_bytes(program::StepOptions& o, double bytes) {
   if (bytes < 0) {
-    const auto f = o.fix_numbers.find(Fix::Offload);
+    const auto f = o.fix_numbers.find(kFix);
     if (f != o.fix_numbers.end()) f->second.erase(detail::kStepBudgetBytes.key);
   } else {
-    o.fix_numbers[Fix::Offload][detail::kStepBudgetBytes.key] = bytes;
+    o.fix_numbers[kFix][detail::kStepBudgetBytes.key] = bytes;
   }
 }
 
 double min_bytes(const program::StepOptions& o) {
   return number_or(o, detail::kStepMinBytes.key.c_str(), detail::kStepMinBytes.default_value);
 }
-void set_min_bytes(program::StepOptions& o, double bytes) {
-  o.fix_numbers[Fix::Offload][detail::kStepMinBytes.key] = bytes;
-}
+void set_min_bytes(program::StepOptions& o, double bytes) { o.fix_numbers[kFix][detail::kStepMinBytes.key] = bytes; }
 
 }  // namespace syncscope::fixes::offload

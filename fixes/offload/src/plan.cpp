@@ -10,22 +10,22 @@
 
 namespace syncscope::fixes::offload {
 
-program::OffloadPlan plan_offload(OffloadVariant variant, int layers, double activation_bytes, double budget_bytes,
-                                  int prefetch_depth, bool first_pass, double min_offload_bytes) {
+OffloadPlan plan_offload(Variant variant, int layers, double activation_bytes, double budget_bytes, int prefetch_depth,
+                         bool first_pass, double min_offload_bytes) {
   SYNCSCOPE_INPUT_ERROR_IF(layers <= 0, fmt::format("offload plan: layers must be positive, got {}", layers));
   SYNCSCOPE_INPUT_ERROR_IF(!(activation_bytes > 0),
                            fmt::format("offload plan: activation bytes must be positive, got {}", activation_bytes));
-  program::OffloadPlan plan;
+  OffloadPlan plan;
   plan.variant = variant;
   plan.layers = layers;
-  if (variant == OffloadVariant::Single || variant == OffloadVariant::Double) {
+  if (variant == Variant::Single || variant == Variant::Double) {
     // Unsloth: offload only inputs above MINIMUM_SIZE; keep the last layer's after the first pass.
     const int offloaded = activation_bytes <= min_offload_bytes ? 0 : first_pass ? layers : layers - 1;
     plan.first_resident = offloaded;
-    plan.ring_buffers = std::min(variant == OffloadVariant::Single ? 1 : 2, offloaded);
+    plan.ring_buffers = std::min(variant == Variant::Single ? 1 : 2, offloaded);
     return plan;
   }
-  SYNCSCOPE_INPUT_ERROR_IF(variant != OffloadVariant::Prefetch,
+  SYNCSCOPE_INPUT_ERROR_IF(variant != Variant::Prefetch,
                            fmt::format("offload plan: variant {}: expected single, double or prefetch",
                                        static_cast<int>(variant)));
   SYNCSCOPE_INPUT_ERROR_IF(prefetch_depth < 1,

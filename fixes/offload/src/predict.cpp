@@ -25,24 +25,34 @@ constexpr bounds::Range kReloadBytes{1, 1e13, "one layer's checkpoint cannot exc
 std::vector<PredictOption> predict_options() {
   using K = PredictOption::Kind;
   return {
-      {"copy-ms", K::Time, "offload: c, one layer's checkpoint reload copy (ms)", {0, 0, ""}, ""},
+      {"prefetch-depth", K::Integer,
+       "offload prefetch variant: look-ahead k (ring of k+1); k >= 2 (k = 1 is double buffering); --trace takes "
+       "it too",
+       kPrefetchDepthOption, std::to_string(kDefaultPrefetchDepth), kPrefetchDepthTraceKey},
+      {"copy-ms", K::Time, "offload: c, one layer's checkpoint reload copy (ms)", {0, 0, ""}, "", ""},
       {"reload-bytes", K::Number,
        "offload: bytes reloaded per layer; c = bytes / the profile's pinned H2D rate (instead of --copy-ms)",
-       kReloadBytes, ""},
-      {"compute-ms", K::Time, "offload: g, backward (recompute + gradient) time per layer (ms)", {0, 0, ""}, ""},
+       kReloadBytes, "", ""},
+      {"compute-ms", K::Time, "offload: g, backward (recompute + gradient) time per layer (ms)", {0, 0, ""}, "", ""},
       {"slowdown",
        K::Time,
        "offload: sigma, fractional slowdown of kernels beside a copy (default: the profile's, else 0)",
        {0, 0, ""},
+       "",
        ""},
   };
 }
 
-// The scenario's prefetch depth, and the bytes one layer's checkpoint reloads when neither
+int trace_prefetch_depth(const model::TracePredictOptions& o) {
+  return static_cast<int>(o.fix_number("offload", kPrefetchDepthTraceKey).value_or(kDefaultPrefetchDepth));
+}
+
+// The scenario's prefetch depth (it replaces --prefetch-depth, and may be 1: double
+// buffering, which the option does not take), and the bytes one layer's checkpoint reloads when neither
 // --copy-ms nor --reload-bytes is given.
 void predict_from_scenario(const scenario::Scenario& sc, ExplicitPredictInputs& in) {
   for (const auto& f : sc.fixes)
-    if (f.fix == Fix::Offload) in.prefetch_depth = static_cast<int>(f.number("prefetch_depth"));
+    if (f.fix == kFix) in.derived["prefetch_depth"] = f.number("prefetch_depth");
   if (in.given("reload-bytes") || in.given("copy-ms") || sc.model.hidden_size <= 0) return;
   // The checkpointed activation of a layer is its input hidden state [T, hidden].
   const double elem = sc.dtype == "fp32" ? 4 : 2;
@@ -81,12 +91,15 @@ void predict_explicit(const ExplicitPredictInputs& in, PredictionReport& rep) {
   p.unified_memory = in.profile && in.profile->unified_memory;
   // The prefetch variant looks k >= 2 layers ahead; a scenario's depth 1 (double
   // buffering) is predicted as k = 2, and the report says so.
-  p.prefetch_depth = std::max(2, in.prefetch_depth);
-  if (in.prefetch_depth < 2)
+  const auto scenario_depth = in.derived.find("prefetch_depth");
+  const int depth = scenario_depth != in.derived.end() ? static_cast<int>(scenario_depth->second)
+                                                       : in.integer("prefetch-depth", kDefaultPrefetchDepth);
+  p.prefetch_depth = std::max(2, depth);
+  if (depth < 2)
     rep.notes.push_back(
         fmt::format("offload: the scenario's prefetch_depth {} is double buffering; the prefetch "
                     "variant is predicted with k = 2",
-                    in.prefetch_depth));
+                    depth));
   rep.fixes.push_back(predict_offload(p, "double", in.step_ns, in.propagation));
   rep.fixes.push_back(predict_offload(p, "prefetch", in.step_ns, in.propagation));
 }

@@ -1,13 +1,13 @@
 // The offload fix's step schedule (FixSpec::build_program_schedule): which layers offload
 // their checkpoint (the memory-aware plan) and the copy/event choreography of the variant
-// (offload_schedule.hpp), with the names its events carry in the program.
+// (layer_schedule.hpp), with the names its events carry in the program.
 #include <fmt/format.h>
 
 #include <algorithm>
 
 #include "internal.hpp"
 #include "syncscope/fixes/offload/plan.hpp"
-#include "syncscope/program/offload_schedule.hpp"
+#include "syncscope/program/layer_schedule.hpp"
 #include "syncscope/program/step_options.hpp"
 
 namespace syncscope::fixes::offload::detail {
@@ -15,7 +15,7 @@ namespace syncscope::fixes::offload::detail {
 using namespace syncscope::program;  // the schedule and the step options
 
 bool program_schedule(const StepOptions& o, ProgramSchedule& out) {
-  const std::optional<fixes::OffloadVariant> v = variant(o);
+  const std::optional<fixes::offload::Variant> v = variant(o);
   if (!v) return false;
   const int layers = effective_layers(o);
   // One layer's checkpoint: its input, T x hidden elements of the compute dtype.

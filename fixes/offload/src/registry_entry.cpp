@@ -22,7 +22,7 @@ const FixSpec::NumberKey kBudgetKey{"prefetch_budget_gib", {0, 65536, "device me
 void set_step_option(program::StepOptions& o, const StepOptionContext& c) {
   // Runs of the other fixes reload as Unsloth does by default (double buffering).
   if (!c.scenario.offload) set_variant(o, std::nullopt);
-  else set_variant(o, c.variant ? static_cast<OffloadVariant>(*c.variant) : kUnslothDefaultReload);
+  else set_variant(o, c.variant ? static_cast<Variant>(*c.variant) : kUnslothDefaultReload);
   // Reload schedules are compared with every layer offloaded, measured and simulated alike:
   // left to the device (-1), the memory-aware plan keeps every layer resident on a large GPU
   // and `prefetch` would then measure "no offload" rather than a schedule. The look-ahead is
@@ -31,7 +31,7 @@ void set_step_option(program::StepOptions& o, const StepOptionContext& c) {
   set_budget_bytes(o, 0);
   set_prefetch_depth(o, static_cast<int>(kPrefetchDepthKey.default_value));
   for (const auto& f : c.scenario.fixes) {
-    if (f.fix != Fix::Offload) continue;
+    if (f.fix != kFix) continue;
     if (f.has_number(kBudgetKey.key)) set_budget_bytes(o, f.number(kBudgetKey.key) * 1024.0 * 1024.0 * 1024.0);
     if (c.variant) set_prefetch_depth(o, static_cast<int>(f.number(kPrefetchDepthKey.key)));
   }
@@ -45,7 +45,7 @@ void register_offload_fix() {
     // Checkpoint-activation reload from pinned host memory: one buffer, double buffering
     // (Unsloth's fix), or a ring of k+1 buffers k layers ahead.
     FixSpec f;
-    f.id = Fix::Offload;
+    f.id = kFix;
     f.name = "offload";
     f.variants = {"single", "double", "prefetch"};
     f.baseline_meaning = "one reload buffer";
@@ -73,7 +73,7 @@ void register_offload_fix() {
     f.build_program_schedule = detail::program_schedule;
     f.trace_predict_options = [](const scenario::FixSelection& sel, const program::StepOptions&,
                                  model::TracePredictOptions& po) {
-      po.prefetch_depth = static_cast<int>(sel.number(kPrefetchDepthKey.key));
+      po.fix_numbers["offload"][detail::kPrefetchDepthTraceKey] = sel.number(kPrefetchDepthKey.key);
     };
     f.detect = detail::detect;
     f.has_inputs = detail::has_inputs;

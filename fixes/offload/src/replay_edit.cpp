@@ -44,7 +44,7 @@ void replay_edit(ReplayEditContext& ctx) {
   // the first reloads wait for what the first waited for.
   std::size_t d = 1;
   if (ctx.edit.variant == "prefetch")
-    d = static_cast<std::size_t>(ctx.edit.argument.empty() ? ctx.options.prefetch_depth
+    d = static_cast<std::size_t>(ctx.edit.argument.empty() ? trace_prefetch_depth(ctx.options)
                                                            : prefetch_depth_argument(ctx.edit.text, ctx.edit.argument));
   // Per copy stream: its nodes that wait on another stream and are reloads.
   std::map<std::int32_t, std::vector<std::uint32_t>> waited;

@@ -40,7 +40,7 @@ struct Occurrence {
 //     step, whatever L. Without the syncs the host issues the recompute layers while the
 //     GPU runs that work, so the cache removes the wait with the rest of the range.
 // Each step keeps its first occurrence's rebuild (the cache is filled there), and with
-// windows that change from layer to layer (TracePredictOptions::packing_visit_windows) the
+// windows that change from layer to layer (TracePredictOptions::fix_lists, kVisitWindowsTraceKey) the
 // rebuild of every occurrence where Unsloth's one-entry mask cache misses, so
 //   saved = (sum over rebuilding occurrences of removed_i - sum over steps of the kept removed_i) / steps.
 // A kept occurrence is charged its whole removed_i: its metadata read (1 of the 3 reads)
@@ -91,8 +91,8 @@ void apply_per_occurrence_sum(const std::vector<Occurrence>& occ, const TraceFac
 }
 
 // Whether layer i counts and holds the pattern: a packing sync or a rebuild range.
-bool layer_has_packing(const TraceFacts& facts, std::size_t i) {
-  return facts.in_scope(i) && (!facts.ls[i].packing.empty() || !facts.ls[i].rebuilds.empty());
+bool layer_has_packing(const TraceFacts& facts, const PackingLayers& pl, std::size_t i) {
+  return facts.in_scope(i) && pl.has(i);
 }
 
 // A layer usually runs more than once per step (forward, then backward or a checkpoint
@@ -108,14 +108,14 @@ struct PackingPattern {
   std::size_t units = 0, with_pattern = 0;
 };
 
-PackingPattern find_packing_pattern(const TraceFacts& facts) {
+PackingPattern find_packing_pattern(const TraceFacts& facts, const PackingLayers& pl) {
   PackingPattern pat;
   pat.has.resize(facts.layers.size());
-  for (std::size_t i = 0; i < pat.has.size(); ++i) pat.has[i] = layer_has_packing(facts, i);
+  for (std::size_t i = 0; i < pat.has.size(); ++i) pat.has[i] = layer_has_packing(facts, pl, i);
   std::map<std::string, bool> name_has;
   for (std::size_t i = 0; i < facts.layers.size(); ++i) {
     bool& h = name_has[facts.layers[i].name];
-    h = h || layer_has_packing(facts, i);
+    h = h || layer_has_packing(facts, pl, i);
   }
   pat.by_name = name_has.size() >= 2;
   if (pat.by_name) {
@@ -159,19 +159,19 @@ struct PackingSamples {
   std::size_t used = 0;  // rebuilding occurrences
 };
 
-PackingSamples collect_packing_samples(const TraceFacts& facts) {
+PackingSamples collect_packing_samples(const TraceFacts& facts, const PackingLayers& pl) {
   PackingSamples ps;
   for (std::size_t i = 0; i < facts.layers.size(); ++i) {
-    if (!layer_has_packing(facts, i)) continue;
+    if (!layer_has_packing(facts, pl, i)) continue;
     ++ps.used;
     const auto& w = facts.layers[i];
     double bubble = 0, blocked = 0, rebuild_gpu = 0, rebuild_host = 0;
-    for (const auto* s : facts.ls[i].packing) {
+    for (const auto* s : pl.syncs[i]) {
       bubble += static_cast<double>(s->bubble_ns);
       ps.cause_count[s->cause + " (" + s->api + ")"]++;
     }
     for (const auto* s : facts.ls[i].syncs) blocked += static_cast<double>(s->blocked_ns);
-    for (const auto& r : facts.ls[i].rebuilds) {
+    for (const auto& r : pl.rebuilds[i]) {
       ps.range_count[r.name]++;
       double in_blocked = 0;
       for (const auto* s : facts.ls[i].syncs)
@@ -179,14 +179,13 @@ PackingSamples collect_packing_samples(const TraceFacts& facts) {
       rebuild_host += std::max(0.0, static_cast<double>(r.end - r.start) - in_blocked);
     }
     // GPU time (kernels, memsets) of the work launched inside the rebuild ranges.
-    for (const auto& r : facts.ls[i].rebuilds)
-      rebuild_gpu += facts.launched_ns(facts.gpu_by_corr, r.start, r.end, r.tid);
+    for (const auto& r : pl.rebuilds[i]) rebuild_gpu += facts.launched_ns(facts.gpu_by_corr, r.start, r.end, r.tid);
     ps.s_v.push_back(bubble + rebuild_gpu);
     ps.host_v.push_back(std::max(0.0, static_cast<double>(w.end - w.start) - blocked));
     ps.gpu_v.push_back(facts.launched_ns(facts.gpu_by_corr, w.start, w.end, w.tid));
     ps.wh_v.push_back(rebuild_host);
     ps.wd_v.push_back(rebuild_gpu);
-    ps.k_v.push_back(static_cast<double>(facts.ls[i].packing.size()));
+    ps.k_v.push_back(static_cast<double>(pl.syncs[i].size()));
     // The occurrence's wall time with the rebuild (its host work, the rebuild, and every
     // sync's blocked time, which includes waiting for GPU work launched before the layer:
     // after the forward, the LM head and loss) against its time without: the larger of its
@@ -217,18 +216,18 @@ PackingParams packing_params(const TraceFacts& facts, const PackingPattern& pat,
 
 // What the prediction rests on: the layers, the syncs and their causes, the rebuild ranges
 // (or the weak evidence without them), s, the round trip, a checkpoint recompute.
-void add_packing_evidence(const TraceFacts& facts, const PackingParams& p, const PackingSamples& ps, FixPrediction& f) {
+void add_packing_evidence(const TraceFacts& facts, const PackingLayers& pl, const PackingParams& p,
+                          const PackingSamples& ps, FixPrediction& f) {
   f.evidence.push_back(fmt::format("{} matching '{}' ({} per step)", facts.layer_count_text(facts.layers.size()),
                                    facts.layer_glob, p.layers));
   std::size_t nsync = 0;
-  for (const auto& l : facts.ls) nsync += l.packing.size();
+  for (const auto& l : pl.syncs) nsync += l.size();
   std::string causes;
   for (const auto& [c, n] : ps.cause_count) causes += fmt::format("{}{} x{}", causes.empty() ? "" : ", ", c, n);
-  const char* where =
-      facts.any_rebuild_range ? "inside the rebuild ranges" : "with a cause repeated in >= 75% of layers";
+  const char* where = pl.any_rebuild_range ? "inside the rebuild ranges" : "with a cause repeated in >= 75% of layers";
   f.evidence.push_back(fmt::format("{} sync points inside layers {} ({} per layer): {}", nsync, where,
                                    p.syncs_per_layer, causes.empty() ? "none" : causes));
-  if (facts.any_rebuild_range) {
+  if (pl.any_rebuild_range) {
     std::string names;
     for (const auto& [n, c] : ps.range_count) names += fmt::format("{}'{}' x{}", names.empty() ? "" : ", ", n, c);
     f.evidence.push_back(
@@ -267,7 +266,8 @@ void add_packing_evidence(const TraceFacts& facts, const PackingParams& p, const
 // Packing: per-layer metadata/mask rebuilds (ranges named like them, or syncs whose cause
 // repeats in most layers); s per layer = those syncs' bubbles + the rebuild kernels' time.
 void detect(const TraceFacts& facts, PredictionReport& rep) {
-  const PackingPattern pat = find_packing_pattern(facts);
+  const PackingLayers pl = find_packing_layers(facts);
+  const PackingPattern pat = find_packing_pattern(facts, pl);
   if (std::string reason = packing_not_applicable(facts, pat); !reason.empty()) {
     FixPrediction f;
     f.fix = "packing";
@@ -280,9 +280,11 @@ void detect(const TraceFacts& facts, PredictionReport& rep) {
     rep.fixes.push_back(std::move(d));
     return;
   }
-  const PackingSamples ps = collect_packing_samples(facts);
+  const PackingSamples ps = collect_packing_samples(facts, pl);
   PackingParams p = packing_params(facts, pat, ps);
-  const std::vector<bool> misses = packing_mask_cache_misses(facts.opt.packing_visit_windows);
+  std::vector<int> windows;
+  for (const double w : facts.opt.fix_list("packing", kVisitWindowsTraceKey)) windows.push_back(static_cast<int>(w));
+  const std::vector<bool> misses = packing_mask_cache_misses(windows);
   if (!misses.empty()) {
     p.cached_rebuilds =
         std::clamp(static_cast<int>(std::count(misses.begin(), misses.end(), true)), 1, std::max(1, p.layers));
@@ -293,7 +295,7 @@ void detect(const TraceFacts& facts, PredictionReport& rep) {
   }
   FixPrediction f = predict_packing(p, facts.step_ns, facts.opt.propagation);
   if (facts.round_trip_ns > 0 && !ps.occ.empty()) apply_per_occurrence_sum(ps.occ, facts, misses, f);
-  add_packing_evidence(facts, p, ps, f);
+  add_packing_evidence(facts, pl, p, ps, f);
   FixPrediction d = predict_packing(p, facts.step_ns, facts.opt.propagation, "device");
   d.evidence = f.evidence;
   rep.fixes.push_back(std::move(f));

@@ -16,11 +16,29 @@ inline const std::vector<std::string> kRebuildForms = {"reference", "unsloth_sdp
 // Its key, in the scenario and in the step options (StepOptions::fix_words).
 inline constexpr const char* kRebuildFormKey = "rebuild_form";
 
+// Its list in TracePredictOptions::fix_lists["packing"]: the sliding window of each metadata
+// build of a step in issue order, as the run's step ran it (visit_windows; the run pipeline
+// gives its step's): the cached variant keeps Unsloth's one-entry mask cache, so it rebuilds at
+// each window change (closed_form.hpp: packing_mask_cache_misses). Absent: one window, only
+// each step's first build rebuilds.
+inline constexpr const char* kVisitWindowsTraceKey = "visit_windows";
+
 // program.cpp: the packed-sequence metadata before each layer's attention.
 void program_layer(program::ProgramLayerBuilder& b, program::ProgramPoint at);
 // unsloth_rebuild.cpp: fixes.packing.rebuild_form unsloth_sdpa_mask, Unsloth's pre-cache
 // metadata and/or SDPA mask build, op by op, each op charged an eager-PyTorch host cost.
 void unsloth_precache_rebuild(program::ProgramLayerBuilder& b, int window, bool metadata, bool mask);
+// layer_syncs.cpp: each layer's metadata rebuilds, as the detector and the replay edit see
+// them. is_rebuild_name: names of metadata / mask builds in packed-sequence training (Unsloth's
+// packing.py builds cu_seqlens / max_seqlen and the SDPA / xFormers masks), lower-cased.
+bool is_rebuild_name(const std::string& lowered);
+struct PackingLayers {
+  std::vector<std::vector<const SyncPoint*>> syncs;          // per layer: its rebuild syncs
+  std::vector<std::vector<model::detail::Window>> rebuilds;  // per layer: its rebuild ranges
+  bool any_rebuild_range = false;                            // any layer has one
+  bool has(std::size_t layer) const { return !syncs[layer].empty() || !rebuilds[layer].empty(); }
+};
+PackingLayers find_packing_layers(const model::detail::TraceFacts& facts);
 // detect.cpp: predict --trace's detector (metadata rebuilds and their syncs, layer by layer).
 void detect(const model::detail::TraceFacts& facts, model::PredictionReport& report);
 // predict.cpp: predict --fix packing from explicit values: its options, what a scenario

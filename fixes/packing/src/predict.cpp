@@ -25,12 +25,17 @@ constexpr bounds::Range kSyncsPerLayer{1, 1000, "a layer's metadata rebuild sync
 std::vector<PredictOption> predict_options() {
   using K = PredictOption::Kind;
   return {
-      {"per-layer-ms", K::Time, "packing: s, the per-layer cost the cache removes (ms)", {0, 0, ""}, ""},
-      {"host-ms", K::Time, "packing segment model: host time per layer, rebuild included (ms)", {0, 0, ""}, ""},
-      {"gpu-ms", K::Time, "packing segment model: GPU time per layer, rebuild kernels included (ms)", {0, 0, ""}, ""},
-      {"rebuild-host-ms", K::Time, "packing segment model: host rebuild work per layer (ms)", {0, 0, ""}, ""},
-      {"rebuild-gpu-ms", K::Time, "packing segment model: rebuild kernel time per layer (ms)", {0, 0, ""}, ""},
-      {"syncs-per-layer", K::Integer, "packing segment model: syncs per layer rebuild", kSyncsPerLayer, "1"},
+      {"per-layer-ms", K::Time, "packing: s, the per-layer cost the cache removes (ms)", {0, 0, ""}, "", ""},
+      {"host-ms", K::Time, "packing segment model: host time per layer, rebuild included (ms)", {0, 0, ""}, "", ""},
+      {"gpu-ms",
+       K::Time,
+       "packing segment model: GPU time per layer, rebuild kernels included (ms)",
+       {0, 0, ""},
+       "",
+       ""},
+      {"rebuild-host-ms", K::Time, "packing segment model: host rebuild work per layer (ms)", {0, 0, ""}, "", ""},
+      {"rebuild-gpu-ms", K::Time, "packing segment model: rebuild kernel time per layer (ms)", {0, 0, ""}, "", ""},
+      {"syncs-per-layer", K::Integer, "packing segment model: syncs per layer rebuild", kSyncsPerLayer, "1", ""},
   };
 }
 

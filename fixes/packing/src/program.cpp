@@ -55,25 +55,25 @@ void unsloth_mask(ProgramLayerBuilder& b, int window) {
 
 void program_layer(ProgramLayerBuilder& b, ProgramPoint at) {
   if (at != ProgramPoint::BeforeAttention) return;
-  std::any& state = b.fix_state(fixes::Fix::Packing);
+  std::any& state = b.fix_state(fixes::packing::kFix);
   if (!state.has_value()) state = PackingCache{};
   auto& cache = std::any_cast<PackingCache&>(state);
-  const fixes::PackingVariant v = variant(b.options());
+  const fixes::packing::Variant v = variant(b.options());
   // Checked against step_word_keys by program::validate, which build_step_program calls.
   const std::string form = rebuild_form(b.options());
   const int window = layer_sliding_window(b.options().model, b.layer());
   const double N = static_cast<double>(b.lengths().size());
   const double T = b.tokens();
   b.push_range("packing_metadata");
-  if ((v == fixes::PackingVariant::Rebuild || v == fixes::PackingVariant::Cached) && form == "unsloth_sdpa_mask") {
+  if ((v == fixes::packing::Variant::Rebuild || v == fixes::packing::Variant::Cached) && form == "unsloth_sdpa_mask") {
     // Unsloth's pre-cache code, op by op (unsloth_rebuild.cpp); the same cache keys below.
-    const bool meta_miss = !(v == fixes::PackingVariant::Cached && cache.meta_cached);
-    const bool mask_miss = !(v == fixes::PackingVariant::Cached && cache.cached_mask_window == window);
+    const bool meta_miss = !(v == fixes::packing::Variant::Cached && cache.meta_cached);
+    const bool mask_miss = !(v == fixes::packing::Variant::Cached && cache.cached_mask_window == window);
     unsloth_precache_rebuild(b, window, meta_miss, mask_miss);
     cache.meta_cached = true;
     cache.cached_mask_window = window;
-  } else if (v == fixes::PackingVariant::Rebuild || v == fixes::PackingVariant::Cached) {
-    const bool meta_hit = v == fixes::PackingVariant::Cached && cache.meta_cached;
+  } else if (v == fixes::packing::Variant::Rebuild || v == fixes::packing::Variant::Cached) {
+    const bool meta_hit = v == fixes::packing::Variant::Cached && cache.meta_cached;
     if (!meta_hit) {
       // get_packed_info_from_kwargs: cu_seqlens and max_seqlen (lengths.max().item()).
       b.bookkeeping("cu_seqlens.zeros", N + 1, (N + 1) * 4);
@@ -84,7 +84,7 @@ void program_layer(ProgramLayerBuilder& b, ProgramPoint at) {
     }
     // Unsloth's _SDPA_MASK_CACHE: one entry per device keyed by (dtype, sliding window), so
     // alternating windows (gpt-oss) rebuild the mask in every layer.
-    const bool mask_hit = v == fixes::PackingVariant::Cached && cache.cached_mask_window == window;
+    const bool mask_hit = v == fixes::packing::Variant::Cached && cache.cached_mask_window == window;
     if (!mask_hit) {
       b.bookkeeping("seq_lengths.sum", N, N * 4);
       unsloth_mask(b, window);

@@ -15,9 +15,9 @@ namespace syncscope::fixes::packing {
 namespace {
 
 void set_step_option(program::StepOptions& o, const StepOptionContext& c) {
-  set_variant(o, static_cast<PackingVariant>(c.variant.value_or(0)));
+  set_variant(o, static_cast<Variant>(c.variant.value_or(0)));
   for (const auto& f : c.scenario.fixes)
-    if (f.fix == Fix::Packing) set_rebuild_form(o, f.word(detail::kRebuildFormKey));
+    if (f.fix == kFix) set_rebuild_form(o, f.word(detail::kRebuildFormKey));
 }
 
 }  // namespace
@@ -28,7 +28,7 @@ void register_packing_fix() {
     // Packed-sequence metadata (cu_seqlens, max_seqlen, the [T,T] mask): rebuilt every layer
     // (Unsloth's baseline), cached once per batch (Unsloth's fix), or built on the device.
     FixSpec f;
-    f.id = Fix::Packing;
+    f.id = kFix;
     f.name = "packing";
     f.variants = {"rebuild", "cached", "device"};
     f.baseline_meaning = "metadata rebuilt in every layer";
@@ -45,7 +45,11 @@ void register_packing_fix() {
     f.build_program_layer = detail::program_layer;
     // The windows of the step's metadata builds: the cached variant rebuilds at each change.
     f.trace_predict_options = [](const scenario::FixSelection&, const program::StepOptions& o,
-                                 model::TracePredictOptions& po) { po.packing_visit_windows = visit_windows(o); };
+                                 model::TracePredictOptions& po) {
+      std::vector<double>& list = po.fix_lists["packing"][detail::kVisitWindowsTraceKey];
+      list.clear();
+      for (const int w : visit_windows(o)) list.push_back(w);
+    };
     f.detect = detail::detect;
     f.has_inputs = detail::has_inputs;
     f.predict = detail::predict_explicit;

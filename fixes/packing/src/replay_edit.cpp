@@ -22,20 +22,20 @@ void replay_edit(ReplayEditContext& ctx) {
   replay::EditResult& r = ctx.result;
   const bool all = ctx.edit.variant == "device";
   if (all) r.notes.push_back("the device variant's one mask kernel per batch is not in the trace: not charged");
+  const PackingLayers pl = find_packing_layers(facts);
   std::set<int> seen_step;
   std::set<std::uint32_t> gone;
   for (std::size_t i = 0; i < facts.layers.size(); ++i) {
-    const auto& ls = facts.ls[i];
-    if (ls.packing.empty() && ls.rebuilds.empty()) continue;
+    if (!pl.has(i)) continue;
     const int step = facts.iteration_of(facts.layers[i].start);
     if (seen_step.insert(step).second && !all) continue;  // the first rebuild of a step fills the cache
-    if (!ls.rebuilds.empty()) {
-      for (const auto& w : ls.rebuilds) {
+    if (!pl.rebuilds[i].empty()) {
+      for (const auto& w : pl.rebuilds[i]) {
         ctx.remove_host_window(w.pid, w.tid, w.start, w.end, gone);
         ++r.selected;
       }
     } else {
-      for (const SyncPoint* sp : ls.packing) (void)ctx.remove_sync(*sp);
+      for (const SyncPoint* sp : pl.syncs[i]) (void)ctx.remove_sync(*sp);
     }
   }
   ctx.remove_launched(gone);

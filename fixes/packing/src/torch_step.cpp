@@ -104,7 +104,7 @@ torch::Tensor PackingMetadata::device_mask(const PackedBatch& batch, int window,
 
 torch::Tensor PackingMetadata::mask(const PackedBatch& batch, int window, Ctx& ctx) {
   RangeGuard range(*ctx.ranges, "packing_metadata");
-  if (variant_ == PackingVariant::Rebuild) {
+  if (variant_ == Variant::Rebuild) {
     ++*ctx.metadata_builds;
     unsloth_metadata(batch, ctx);
     generation_ = batch.generation;
@@ -115,12 +115,12 @@ torch::Tensor PackingMetadata::mask(const PackedBatch& batch, int window, Ctx& c
     masks_.clear();
     cached_mask_ = torch::Tensor();
     cu_seqlens_ = torch::Tensor();
-    if (variant_ == PackingVariant::Cached) {
+    if (variant_ == Variant::Cached) {
       ++*ctx.metadata_builds;
       unsloth_metadata(batch, ctx);
     }
   }
-  if (variant_ == PackingVariant::Cached) {
+  if (variant_ == Variant::Cached) {
     // Unsloth's _SDPA_MASK_CACHE: one entry per device, hit only for the same batch object
     // and the same (dtype, sliding window); another window replaces it. With gpt-oss's
     // alternating windows every layer rebuilds (2 host reads each).
@@ -146,14 +146,14 @@ std::vector<std::int32_t> PackingMetadata::cu_seqlens() const {
 }
 
 // The step's host reads of this fix (SyncCounts::by_fix; std::map: the reference stays valid).
-int& PackingMetadata::reads(Ctx& ctx) const { return ctx.syncs->by_fix[Fix::Packing]; }
+int& PackingMetadata::reads(Ctx& ctx) const { return ctx.syncs->by_fix[kFix]; }
 
 namespace {
 
 // The hook's state across layers and steps (TorchLayerContext::state; std::any needs a
 // copyable value, so a shared_ptr).
 PackingMetadata& metadata_of(TorchLayerContext& c) {
-  std::any& a = c.state(Fix::Packing);
+  std::any& a = c.state(kFix);
   if (!a.has_value()) a = std::make_shared<PackingMetadata>(variant(c.options));
   return *std::any_cast<std::shared_ptr<PackingMetadata>&>(a);
 }
@@ -167,11 +167,11 @@ void torch_layer_point(TorchLayerContext& c, program::ProgramPoint at) {
 
 void register_packing_torch_step() {
   register_packing_fix();
-  mutable_fix_spec(Fix::Packing).torch_layer_point = torch_layer_point;
+  mutable_fix_spec(kFix).torch_layer_point = torch_layer_point;
 }
 
 std::vector<std::int32_t> cached_cu_seqlens(const kernels::ReferenceStep& step) {
-  const std::any* a = step.fix_state(Fix::Packing);
+  const std::any* a = step.fix_state(kFix);
   if (a == nullptr) return {};
   return std::any_cast<const std::shared_ptr<PackingMetadata>&>(*a)->cu_seqlens();
 }

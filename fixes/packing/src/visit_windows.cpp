@@ -1,7 +1,7 @@
 // The attention windows of a step's packing-metadata builds in issue order (visit_windows.hpp).
 #include "syncscope/fixes/packing/visit_windows.hpp"
 
-#include "syncscope/program/offload_schedule.hpp"
+#include "syncscope/program/layer_schedule.hpp"
 #include "syncscope/program/program_layer.hpp"
 
 namespace syncscope::fixes::packing {

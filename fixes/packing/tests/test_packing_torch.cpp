@@ -18,7 +18,7 @@ TEST(PackingTorch, MasksOfEveryVariantAgreeExactly) {
   const kernels::detail::HostBatch host = kernels::detail::pack_batch({5, 40, 1, 50}, 256, 1, false);
   const kernels::detail::PackedBatch batch = kernels::detail::upload(host, ctx, 1);
   for (int window : {0, 8}) {
-    PackingMetadata rebuild(PackingVariant::Rebuild), device(PackingVariant::Device);
+    PackingMetadata rebuild(Variant::Rebuild), device(Variant::Device);
     const torch::Tensor a = rebuild.mask(batch, window, ctx), b = device.mask(batch, window, ctx);
     EXPECT_TRUE(torch::equal(a, b)) << "window " << window;
     EXPECT_EQ(rebuild.cu_seqlens(), device.cu_seqlens());
@@ -26,8 +26,8 @@ TEST(PackingTorch, MasksOfEveryVariantAgreeExactly) {
     EXPECT_EQ(device.max_seqlen(), 50);
   }
   // rebuild: max, sum and tolist per mask; device: none (CPU reference, no read back).
-  EXPECT_EQ(syncs.of(Fix::Packing), 2 * 3);
-  EXPECT_EQ(syncs.total(), syncs.of(Fix::Packing));
+  EXPECT_EQ(syncs.of(kFix), 2 * 3);
+  EXPECT_EQ(syncs.total(), syncs.of(kFix));
 }
 
 }  // namespace

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "syncscope/program/offload_schedule.hpp"
+#include "syncscope/program/layer_schedule.hpp"
 #include "syncscope/program/program_layer.hpp"
 #include "syncscope/program/step_options.hpp"
 #include "syncscope/program/step_program.hpp"

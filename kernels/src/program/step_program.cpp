@@ -11,8 +11,8 @@
 
 #include "step_builder.hpp"
 #include "syncscope/core/error.hpp"
+#include "syncscope/program/layer_schedule.hpp"
 #include "syncscope/program/network.hpp"
-#include "syncscope/program/offload_schedule.hpp"
 #include "syncscope/program/program_layer.hpp"
 #include "syncscope/program/reference.hpp"
 #include "syncscope/program/step_program.hpp"

@@ -13,7 +13,7 @@
 
 #include "syncscope/kernels/step.hpp"
 #include "syncscope/kernels/torch_step_point.hpp"
-#include "syncscope/program/offload_schedule.hpp"
+#include "syncscope/program/layer_schedule.hpp"
 
 namespace syncscope::kernels::detail {
 

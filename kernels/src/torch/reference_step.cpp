@@ -255,7 +255,7 @@ void ReferenceStep::next_batch() { impl_->load_batch(impl_->batch + 1); }
 int ReferenceStep::batch_index() const { return impl_->batch; }
 const std::vector<int>& ReferenceStep::lengths() const { return impl_->lengths; }
 const program::StepOptions& ReferenceStep::options() const { return impl_->opt; }
-const program::OffloadPlan& ReferenceStep::offload_plan() const { return impl_->choreo.plan; }
+const program::LayerPlan& ReferenceStep::layer_plan() const { return impl_->choreo.plan; }
 void ReferenceStep::record_ranges(bool on) { impl_->ranges.record(on); }
 
 void ReferenceStep::synchronize() {

@@ -67,6 +67,22 @@ std::optional<SlowdownEstimate> estimate_overlap_slowdown(const Trace& trace, in
   return est;
 }
 
+std::optional<double> TracePredictOptions::fix_number(const std::string& fix, const std::string& key) const {
+  const auto f = fix_numbers.find(fix);
+  if (f == fix_numbers.end()) return std::nullopt;
+  const auto k = f->second.find(key);
+  if (k == f->second.end()) return std::nullopt;
+  return k->second;
+}
+
+const std::vector<double>& TracePredictOptions::fix_list(const std::string& fix, const std::string& key) const {
+  static const std::vector<double> none;
+  const auto f = fix_lists.find(fix);
+  if (f == fix_lists.end()) return none;
+  const auto k = f->second.find(key);
+  return k == f->second.end() ? none : k->second;
+}
+
 bool is_row_scaled_kernel(std::string_view name) {
   const std::string n = lower(name);
   if (contains_any(n, {"gemm", "nvjet", "xmma", "cutlass", "cublas", "matmul", "bmm", "silu", "gelu", "swiglu"}))

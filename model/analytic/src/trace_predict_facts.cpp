@@ -22,16 +22,8 @@ bool contains_any(const std::string& lowered, std::initializer_list<const char*>
   return false;
 }
 
-bool is_rebuild_name(const std::string& lowered) {
-  return contains_any(lowered, {"mask", "seqlen", "seq_len", "cu_seq", "packed_seq", "packing_metadata"});
-}
-
-bool is_routing_cause(const std::string& lowered) {
+bool is_data_dependent_shape_cause(const std::string& lowered) {
   return contains_any(lowered, {"nonzero", "where", "masked_select", "bincount", "repeat_interleave", "unique"});
-}
-
-bool is_routing_query_kernel(const std::string& lowered) {
-  return contains_any(lowered, {"nonzero", "where", "expert_mask", "token_slot", "deviceselect", "one_hot"});
 }
 
 void Union::build(std::vector<std::pair<Ns, Ns>> v) {
@@ -124,7 +116,7 @@ TraceFacts::TraceFacts(const Trace& t, const TracePredictOptions& o, PredictionR
   find_steps(rep);
   attribute_gpu_work();
   choose_round_trip();
-  classify_layer_syncs();
+  collect_layer_syncs();
 }
 
 void TraceFacts::find_layers(PredictionReport& rep) {
@@ -234,7 +226,7 @@ int TraceFacts::iteration_of(Ns t) const {
 // Host ranges and GPU time do not line up (the GPU runs behind the host), so a window's GPU
 // time is the time of the work launched inside it, not the GPU activity inside it.
 void TraceFacts::attribute_gpu_work() {
-  std::unordered_map<StringId, bool> row_scaled, query;  // by kernel name: names repeat per launch
+  std::unordered_map<StringId, bool> row_scaled;  // by kernel name: names repeat per launch
   for (const auto& x : trace.kernels)
     if (x.correlation) {
       gpu_by_corr[x.correlation] += x.end - x.start;
@@ -242,9 +234,6 @@ void TraceFacts::attribute_gpu_work() {
       auto [it, fresh] = row_scaled.try_emplace(x.name, false);
       if (fresh) it->second = is_row_scaled_kernel(trace.str(x.name));
       if (it->second) row_work_by_corr[x.correlation] += x.end - x.start;
-      auto [q, qfresh] = query.try_emplace(x.name, false);
-      if (qfresh) q->second = is_routing_query_kernel(lower(trace.str(x.name)));
-      if (q->second) query_by_corr[x.correlation] += x.end - x.start;
     }
   for (const auto& x : trace.memcpys)
     if (x.correlation) gpu_by_corr[x.correlation] += x.end - x.start;
@@ -301,46 +290,9 @@ void TraceFacts::choose_round_trip() {
   }
 }
 
-// Each layer's syncs: routing (data-dependent shapes), and packing: inside a rebuild range
-// when the trace has such ranges, else with a cause repeated in at least 75% of layers.
-void TraceFacts::classify_layer_syncs() {
+void TraceFacts::collect_layer_syncs() {
   ls.assign(layers.size(), {});
-  std::vector<Window> rebuild_ranges;
-  {
-    std::vector<Window> rr;
-    for (const auto& r : trace.ranges) {
-      if (!is_host_range(r)) continue;
-      std::string n = lower(trace.str(r.name));
-      if (is_rebuild_name(n)) rr.push_back({r.start, r.end, r.pid, r.tid, std::string(trace.str(r.name)), -1});
-    }
-    rebuild_ranges = outermost(std::move(rr));
-  }
-  std::map<std::string, int> cause_layers;  // cause -> layers it appears in (non-routing)
-  for (std::size_t i = 0; i < layers.size(); ++i) {
-    ls[i].syncs = syncs_in(layers[i]);
-    for (const auto& r : rebuild_ranges)
-      if (layers[i].start <= r.start && r.end <= layers[i].end && same_thread(layers[i].tid, r.tid))
-        ls[i].rebuilds.push_back(r);
-    std::set<std::string> seen;
-    for (const auto* s : ls[i].syncs) {
-      if (is_routing_cause(lower(s->cause))) ls[i].routing.push_back(s);
-      else seen.insert(s->cause);
-    }
-    for (const auto& c : seen) cause_layers[c]++;
-  }
-  for (const auto& l : ls) any_rebuild_range = any_rebuild_range || !l.rebuilds.empty();
-  std::set<std::string> repeated_causes;
-  for (const auto& [c, n] : cause_layers)
-    if (layers.size() >= 2 && n >= 0.75 * static_cast<double>(layers.size())) repeated_causes.insert(c);
-  for (std::size_t i = 0; i < layers.size(); ++i) {
-    for (const auto* s : ls[i].syncs) {
-      if (is_routing_cause(lower(s->cause))) continue;
-      bool in_rebuild = false;
-      for (const auto& r : ls[i].rebuilds)
-        if (r.start <= s->start && s->start < r.end && same_thread(r.tid, s->tid)) in_rebuild = true;
-      if (any_rebuild_range ? in_rebuild : repeated_causes.count(s->cause) > 0) ls[i].packing.push_back(s);
-    }
-  }
+  for (std::size_t i = 0; i < layers.size(); ++i) ls[i].syncs = syncs_in(layers[i]);
 }
 
 }  // namespace syncscope::model::detail

@@ -10,8 +10,8 @@
 #include "syncscope/core/bounds.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/fixes/fix_spec.hpp"
+#include "syncscope/program/layer_schedule.hpp"
 #include "syncscope/program/network.hpp"
-#include "syncscope/program/offload_schedule.hpp"
 #include "syncscope/program/program.hpp"
 #include "syncscope/program/program_layer.hpp"
 #include "syncscope/program/step_program.hpp"
@@ -83,7 +83,7 @@ namespace {
 
 // The checkpointing mode and, for "offload", the plan of the fix that schedules the layers:
 // one walk of the registry for both (estimate_step_memory needs the two together).
-std::string checkpointing(const program::StepOptions& o, program::OffloadPlan* plan) {
+std::string checkpointing(const program::StepOptions& o, program::LayerPlan* plan) {
   program::ProgramSchedule schedule;  // a fix that schedules the layers offloads their inputs
   if (program::fix_program_schedule(o, schedule)) {
     if (plan != nullptr) *plan = schedule.choreography.plan;
@@ -265,7 +265,7 @@ StepMemory estimate_step_memory(const program::StepOptions& o) {
     largest_layer = std::max(largest_layer, x);
   }
   double checkpoints = 0, activations = 0;
-  program::OffloadPlan plan;
+  program::LayerPlan plan;
   const std::string mode = checkpointing(o, &plan);
   if (mode == "none") {
     activations = all_layers + logits;  // no checkpointing: every layer's tensors stay

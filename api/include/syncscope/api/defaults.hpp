@@ -21,16 +21,10 @@ inline constexpr std::size_t kDefaultReplayCauses = 6;
 // analyze: a stream's launch queue counts as full at this many queued activities (HTA's
 // CUDA_MAX_LAUNCH_QUEUE_PER_STREAM, hta/common/constants.py).
 inline constexpr std::uint64_t kDefaultQueueFull = 1024;
-// predict: the prefetch variant's look-ahead k (a ring of k + 1 buffers).
-inline constexpr int kDefaultPrefetchDepth = 2;
 // predict: Monte Carlo draws for interval propagation, and their seed.
 inline constexpr int kDefaultSamples = 4000;
 inline constexpr std::uint64_t kDefaultSeed = 0x5eed'5c09eULL;
 
-inline constexpr bounds::Range kPredictPrefetchDepth{2, 1024,
-                                                     "the prefetch variant looks k >= 2 layers ahead; 1 is double "
-                                                     "buffering; more than the layers a model has buys nothing"};
-inline constexpr bounds::Range kExpertsOption = bounds::kExpertsGiven;
 // analyze: frequent kernel sequences, HTA's defaults (syncscope/analysis/kernel_sequences.hpp).
 using syncscope::kDefaultSequenceMinLen;
 using syncscope::kDefaultSequenceTop;
@@ -47,5 +41,7 @@ inline constexpr bounds::Range kJobs{0, 4096, "0 is one per core; more readers t
 enum class Spelling { Cli, Python };
 // "prefetch_depth" -> "--prefetch-depth" (Cli) or "prefetch_depth" (Python).
 std::string option_name(Spelling spelling, const std::string& python_name);
+// A fix's option flag as Python spells it: "prefetch-depth" -> "prefetch_depth".
+std::string python_name(const std::string& flag);
 
 }  // namespace syncscope::api

@@ -5,12 +5,14 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "syncscope/api/defaults.hpp"
+#include "syncscope/fixes/fix_spec.hpp"
 #include "syncscope/replay/replay.hpp"
 #include "syncscope/replay/replay_diff.hpp"
 #include "syncscope/replay/replay_job.hpp"
@@ -22,16 +24,27 @@ struct PredictTraceRequest {
   std::string step_range = kDefaultStepRange;
   std::string layer_range;
   std::string gpu;  // a shipped profile name or a profile file; "" none
-  int prefetch_depth = kDefaultPrefetchDepth;
-  std::optional<int> top_k;                     // experts per token (capacity padding)
+  // The registered fixes' own options for traces (FixSpec's predict_options with a trace_key:
+  // offload's prefetch-depth, MoE's top-k, logging's logging-steps), as text by flag; checked by
+  // check() against their declarations. trace_options() lists them.
+  std::map<std::string, std::string> fix_options;
   std::optional<model::Interval> step_time_ns;  // replaces the trace's step time
   int samples = kDefaultSamples;
   std::uint64_t seed = kDefaultSeed;
   std::vector<std::string> what_if;  // edits replayed on the trace; none: every fix's edit
 };
 
-// InputError naming the option as `spelling` writes it, for a value outside its bound.
+// InputError naming the option as `spelling` writes it, for a value outside its bound or a fix
+// option no registered fix declares for traces.
 void check(const PredictTraceRequest& request, Spelling spelling);
+
+// The options registered fixes take with predict --trace, in registry order, with their fix's
+// name (the CLI adds them as options, Python as keyword arguments).
+struct FixTraceOption {
+  std::string fix;
+  const fixes::PredictOption* option;
+};
+std::vector<FixTraceOption> trace_options();
 
 // check(request), then the prediction and the replay of each edit (replay/replay.hpp).
 replay::TracePredictionWithReplay predict_trace(const Trace& trace, const std::string& source,

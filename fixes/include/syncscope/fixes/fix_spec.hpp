@@ -23,9 +23,10 @@
 // through scenario parsing, the run plan, the step program and predict.
 //
 // Every fix's part of the step options is keyed by its id (StepOptions::fix_variants,
-// fix_numbers, fix_words), read and written typed only by its folder. The first three fixes
-// still have a few pieces in the layers (docs/fix-registry.md lists each and what would move
-// it); the typed variant enums below are their folders' vocabulary.
+// fix_numbers, fix_words), read and written typed only by its folder; its id, typed variants
+// and their names are its folder's too (fixes/<name>/include/syncscope/fixes/<name>/<name>.hpp:
+// kFix, Variant, variant_name, to_variant). docs/fix-registry.md lists what of the first
+// three fixes is still in the layers.
 #pragma once
 
 #include <cstdint>
@@ -60,15 +61,13 @@ class TraceFacts;  // syncscope/model/trace_predict_facts.hpp (detail: the detec
 
 namespace syncscope::fixes {
 
-// Which fix. The first three (whose typed variants the layers still hold) are named here;
-// register_fix() accepts any other value (fixes/logging's 3, a fix added by a test), so code
-// must not assume these three are all.
-enum class Fix : std::uint8_t { Packing = 0, Offload = 1, MoeRouting = 2 };
-
-// Each fix's variants, in FixSpec::variants order: the first is the baseline.
-enum class PackingVariant : std::uint8_t { Rebuild = 0, Cached = 1, Device = 2 };
-enum class OffloadVariant : std::uint8_t { Single = 0, Double = 1, Prefetch = 2 };
-enum class MoeVariant : std::uint8_t { Loop = 0, Sorted = 1, Device = 2 };
+// Which fix: an id each fix folder declares for itself (fixes/<name>/<name>.hpp's kFix; the
+// shipped ones take 0.., in the order outputs list them). Ids from kFirstAddedFix on are for
+// fixes added outside the shipped set (a test's toy fix): only those can be unregistered, as
+// register_shipped_fixes() registers the shipped ones once per process. Code outside a fix's
+// folder never names one: it loops over fix_registry().
+enum class Fix : std::uint8_t {};
+inline constexpr std::uint8_t kFirstAddedFix = 32;
 
 // What the replay engine hands a fix's replay edit (syncscope/replay/replay_edit.hpp): the
 // trace, its replay graph, predict --trace's facts, the edit as spelled and what it selected.
@@ -120,6 +119,11 @@ struct PredictOption {
   std::string help;               // shown by --help: the fix's name first ("packing: s, ...")
   bounds::Range range{0, 0, ""};  // Integer and Number only
   std::string default_value;      // shown by --help; "": none
+  // Integer and Number only, non-empty: `predict --trace` (and Python's predict(), as the flag
+  // with '_' for '-') takes it too, checked against `range`, and hands it to this fix's
+  // detector and replay edits as TracePredictOptions::fix_numbers[name][trace_key]
+  // (offload's --prefetch-depth, MoE's --top-k).
+  std::string trace_key;
 };
 
 // A scenario a fix cannot run in, as its check_scenario hook says: the field to name (a
@@ -152,7 +156,7 @@ struct PublishedScenarioFigure {
 };
 
 struct FixSpec {
-  Fix id = Fix::Packing;
+  Fix id{};
   std::string name;                   // scenario key (fixes.<name>), results.json "fix"
   std::string option_name;            // in step-option keys and program names ("moe"); "": name
   std::vector<std::string> aliases;   // other spellings `predict --fix` accepts
@@ -275,21 +279,14 @@ std::optional<Fix> find_fix(std::string_view name_or_alias);
 // shipped set (tests). Not thread-safe, and an entry inserted before others (by id) moves
 // them: register before running.
 const FixSpec& register_fix(FixSpec spec);
-// Removes a fix added by register_fix; for tests (a toy fix). Packing, offload and MoE
-// routing stay (a few pieces of theirs are still in the layers).
+// Removes a fix added by register_fix with an id from kFirstAddedFix on; for tests (a toy
+// fix). The shipped fixes stay (nothing would register them again).
 void unregister_fix(Fix fix);
 // An entry to change (a test that swaps a hook).
 FixSpec& mutable_fix_spec(Fix fix);
 
-// Names of the typed variants, from the registry.
-const std::string& variant_name(PackingVariant v);
-const std::string& variant_name(OffloadVariant v);
-const std::string& variant_name(MoeVariant v);
-// Parses a variant name of the given fix; InputError naming `what` and the accepted names.
+// Parses a variant name of the given fix; InputError naming `what` and the accepted names
+// (each folder's to_variant() gives its typed variant through this).
 std::uint8_t parse_variant(Fix fix, std::string_view name, std::string_view what);
-// The typed variant of a name; InputError for a name the fix does not have.
-PackingVariant packing_variant(std::string_view name);
-OffloadVariant offload_variant(std::string_view name);
-MoeVariant moe_variant(std::string_view name);
 
 }  // namespace syncscope::fixes

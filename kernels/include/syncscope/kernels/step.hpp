@@ -31,7 +31,7 @@
 #include <string>
 #include <vector>
 
-#include "syncscope/program/offload_schedule.hpp"
+#include "syncscope/program/layer_schedule.hpp"
 #include "syncscope/program/step_options.hpp"
 
 namespace syncscope::kernels {
@@ -97,7 +97,7 @@ class ReferenceStep {
   const program::StepOptions& options() const;
   // The offload plan in use (a default plan, no layer offloaded, when no fix scheduled the
   // layers).
-  const program::OffloadPlan& offload_plan() const;
+  const program::LayerPlan& layer_plan() const;
   // Record NVTX range names into StepResult::ranges (tests); off by default.
   void record_ranges(bool on);
   // Wait for all queued device work (cudaDeviceSynchronize); a no-op on CPU.

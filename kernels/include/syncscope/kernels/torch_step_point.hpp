@@ -29,7 +29,7 @@
 
 #include "syncscope/fixes/fix_spec.hpp"
 #include "syncscope/kernels/step.hpp"
-#include "syncscope/program/offload_schedule.hpp"
+#include "syncscope/program/layer_schedule.hpp"
 #include "syncscope/program/program_layer.hpp"
 #include "syncscope/program/step_options.hpp"
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "syncscope/program/offload_schedule.hpp"
+#include "syncscope/program/layer_schedule.hpp"
 #include "syncscope/program/program.hpp"
 #include "syncscope/program/step_options.hpp"
 
@@ -85,7 +85,7 @@ class ProgramLayerBuilder {
 };
 
 // The step's layer loop as a fix schedules it (FixSpec::build_program_schedule): its
-// choreography (offload_schedule.hpp) and one name per event it records. A schedule from a
+// choreography (layer_schedule.hpp) and one name per event it records. A schedule from a
 // hook adds the copy stream, checkpoints every layer and recomputes it in backward.
 struct ProgramSchedule {
   Choreography choreography;

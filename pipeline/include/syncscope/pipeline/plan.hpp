@@ -42,7 +42,7 @@ std::vector<scenario::Scenario> load_run_scenarios(const RunRequest& request);
 
 struct Job {
   std::size_t scenario = 0;  // index into the scenarios
-  fixes::Fix fix = fixes::Fix::Packing;
+  fixes::Fix fix{};          // a registered fix's id (fix_spec.hpp)
   std::string variant;
   bool baseline = false;
   int layers = 0;

@@ -111,7 +111,7 @@ struct BatchSpec {
 };
 
 struct FixSelection {
-  fixes::Fix fix = fixes::Fix::Packing;
+  fixes::Fix fix{};                   // a registered fix's id (fix_spec.hpp)
   std::vector<std::string> variants;  // names from the lists above; baseline included
   double tolerance = 0.10;            // validation: max |predicted-measured|/measured speedup error
   // A registered fix's own numeric keys (FixSpec::scenario_keys) as given, e.g.

@@ -30,10 +30,6 @@ struct ExplicitPredictInputs {
   // --round-trip-us: the host's sync round trip r, as given ("" : the GPU profile's); packing's
   // segment model and logging's deferred variant read it (round_trip()).
   std::string round_trip_us;
-  // --prefetch-depth: the look-ahead the prefetch variant is predicted with. Not a fix's own
-  // option: predict --trace and the Python API read it too (api/defaults.hpp
-  // kPredictPrefetchDepth); a scenario's offload selection replaces it.
-  int prefetch_depth = 2;
   // The fixes' options as given, by flag without dashes ("per-layer-ms" -> "13.7"); a fix's
   // predict_from_scenario may fill one left unset, in the same text.
   std::map<std::string, std::string> values;

@@ -29,20 +29,18 @@ struct TracePredictOptions {
   std::string step_glob = "ProfilerStep#*";
   std::string layer_glob;             // empty: try common layer names (layer_*, *DecoderLayer*, ...)
   std::optional<GpuProfile> profile;  // round trip, overlap slowdown, unified memory
-  int prefetch_depth = 2;             // for the "prefetch" offload variant
-  // Experts per token (k), given when our sync-free MoE variant pads every expert to T rows
-  // (where at::_grouped_mm is not available), so its expert GEMMs cost E/k times the
-  // baseline's: given k, the device prediction charges that.
-  std::optional<int> moe_top_k;
-  // The sliding window of each packing-metadata build of a step in issue order, as the step
-  // ran it (fixes::packing::visit_windows; the run pipeline gives its step's): the cached
-  // variant keeps Unsloth's one-entry mask cache, so it rebuilds at each window change
-  // (fixes/packing closed_form.hpp: packing_mask_cache_misses). Empty: one window, only each step's first build
-  // rebuilds.
-  std::vector<int> packing_visit_windows;
-  // A registered fix's own numeric scenario keys (FixSelection::numbers) by fix name, for its
-  // detector: e.g. {"logging": {"logging_steps": 5}}. Empty: the fix's defaults.
+  // Each registered fix's own settings for its detector and replay edits, by fix name then key:
+  // from predict's options that a fix declares for traces (FixSpec::PredictOption::trace_key:
+  // offload's prefetch_depth, MoE's top_k) and from a run's scenario and step options
+  // (FixSpec::trace_predict_options: logging's logging_steps). A key not given: the fix's default.
   std::map<std::string, std::map<std::string, double>> fix_numbers;
+  // ... and its lists of numbers (packing's visit_windows: the sliding window of each
+  // metadata build of a step in issue order, as the run's step ran it).
+  std::map<std::string, std::map<std::string, std::vector<double>>> fix_lists;
+  // fix_numbers[fix][key], nullopt when not given.
+  std::optional<double> fix_number(const std::string& fix, const std::string& key) const;
+  // fix_lists[fix][key], empty when not given.
+  const std::vector<double>& fix_list(const std::string& fix, const std::string& key) const;
   int bootstrap = 1000;
   std::uint64_t seed = 20261130;
   PropagationOptions propagation;

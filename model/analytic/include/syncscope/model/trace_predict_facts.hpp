@@ -23,15 +23,10 @@ namespace syncscope::model::detail {
 std::string lower(std::string_view s);
 bool contains_any(const std::string& lowered, std::initializer_list<const char*> keys);
 
-// Names of metadata / mask builds in packed-sequence training (Unsloth packing.py builds
-// cu_seqlens / max_seqlen and the SDPA / xFormers masks).
-bool is_rebuild_name(const std::string& lowered);
-// Data-dependent-shape ops whose result size the host must read: one sync each.
-bool is_routing_cause(const std::string& lowered);
-// Kernels of an MoE loop's per-expert routing query, which "sorted" and "device" no longer
-// launch: the boolean expert mask, the nonzero/where select (CUB's DeviceSelect in
-// torch.nonzero) and the token/slot index arithmetic on its result.
-bool is_routing_query_kernel(const std::string& lowered);
+// Data-dependent-shape ops whose result size the host must read: one sync each (nonzero,
+// masked_select, unique, ...). A trace fact, not a fix's: MoE routing's detector counts runs of
+// them, packing's leaves them out of the syncs it looks at.
+bool is_data_dependent_shape_cause(const std::string& lowered);
 
 inline bool is_host_range(const Range& r) { return r.kind != RangeKind::GpuUserAnnotation; }
 inline bool same_thread(std::int64_t a, std::int64_t b) { return a == -1 || b == -1 || a == b; }
@@ -61,9 +56,10 @@ std::string us(double ns);
 std::vector<Window> outermost(std::vector<Window> w);
 std::vector<Window> match_ranges(const Trace& t, const std::string& glob, bool annotations_only);
 
+// What a layer range holds that every detector reads; each fix classifies these its own way in
+// its folder (packing's rebuild syncs, MoE's routing runs: fixes/<name>/src/detect.cpp).
 struct LayerStats {
-  std::vector<const SyncPoint*> syncs, routing, packing;
-  std::vector<Window> rebuilds;
+  std::vector<const SyncPoint*> syncs;  // sync points of the layer's thread inside it, time order
 };
 
 // Everything the detectors share, gathered once from one trace.
@@ -101,14 +97,11 @@ class TraceFacts {
   // GPU time of the work each host call launched, by correlation id: all work, kernels, and
   // the row-scaled (GEMM and activation) kernels.
   std::unordered_map<std::uint64_t, Ns> gpu_by_corr, kernel_by_corr, row_work_by_corr;
-  // ... and the routing-query kernels (is_routing_query_kernel).
-  std::unordered_map<std::uint64_t, Ns> query_by_corr;
 
   double round_trip_ns = 0;
   std::string round_trip_source;
 
   std::vector<LayerStats> ls;  // per layer
-  bool any_rebuild_range = false;
 
   // Calls of thread `tid` (-1: any) starting in [a, b), in start order.
   template <typename Fn>
@@ -130,7 +123,7 @@ class TraceFacts {
   void find_iterations(PredictionReport& report);
   void attribute_gpu_work();
   void choose_round_trip();
-  void classify_layer_syncs();
+  void collect_layer_syncs();
 
   std::vector<std::size_t> api_order_;  // api_calls indices by start
 };

@@ -235,7 +235,7 @@ struct WhatIfEdit {
   std::string pattern;   // the glob
   std::string text;      // as given
   // Registered: the fix and the variant its spelling models, and the text after ':' ("").
-  fixes::Fix fix = fixes::Fix::Packing;
+  fixes::Fix fix{};  // a registered fix's id (fix_spec.hpp)
   std::string variant;
   std::string argument;
 };

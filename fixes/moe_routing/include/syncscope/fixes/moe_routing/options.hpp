@@ -1,11 +1,12 @@
 // The MoE routing fix's part of the step options (StepOptions::fix_variants / fix_words,
-// keyed by Fix::MoeRouting), typed: only this folder and the code that sets up a step read
+// keyed by kFix), typed: only this folder and the code that sets up a step read
 // or write it.
 #pragma once
 
 #include <string>
 
 #include "syncscope/fixes/fix_spec.hpp"
+#include "syncscope/fixes/moe_routing/moe_routing.hpp"
 #include "syncscope/program/step_options.hpp"
 
 namespace syncscope::fixes::moe_routing {
@@ -20,9 +21,14 @@ namespace syncscope::fixes::moe_routing {
 //              the expert FLOPs; runs anywhere).
 inline const std::vector<std::string> kExpertGemms = {"auto", "grouped", "padded"};
 
+// predict --trace's experts per token k (--top-k), its key in TracePredictOptions::fix_numbers
+// under this fix's name: given when our sync-free variant pads every expert to T rows (where
+// at::_grouped_mm is not available), so its expert GEMMs cost E/k times the baseline's.
+inline constexpr const char* kTopKTraceKey = "top_k";
+
 // The routing the step runs on a MoE model; the baseline (loop) when the options do not say.
-MoeVariant variant(const program::StepOptions& o);
-void set_variant(program::StepOptions& o, MoeVariant v);
+Variant variant(const program::StepOptions& o);
+void set_variant(program::StepOptions& o, Variant v);
 
 // One of kExpertGemms ("auto" when the options do not say).
 std::string expert_gemm(const program::StepOptions& o);

@@ -18,8 +18,8 @@ namespace syncscope::fixes::moe_routing {
 // weights [T, k] fp32. Returns the fp32 [T, H] output. Variants: "loop" (one nonzero per
 // expert), "sorted" (stable argsort + bincount + one tolist), "device" (no host read:
 // counts/offsets on the device, then grouped GEMMs or capacity-padded bmm with C = T, as
-// ctx.moe_expert_gemm says). Host reads are counted in ctx.syncs->by_fix[Fix::MoeRouting].
-torch::Tensor moe_experts(MoeVariant variant, const torch::Tensor& x, const torch::Tensor& expert_ids,
+// ctx.moe_expert_gemm says). Host reads are counted in ctx.syncs->by_fix[kFix].
+torch::Tensor moe_experts(Variant variant, const torch::Tensor& x, const torch::Tensor& expert_ids,
                           const torch::Tensor& weights, const kernels::detail::ExpertWeights& w,
                           kernels::detail::Ctx& ctx);
 // How MoE "device" will run its expert GEMMs with these options: "grouped" when

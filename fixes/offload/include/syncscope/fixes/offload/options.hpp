@@ -1,17 +1,18 @@
 // The offload fix's part of the step options (StepOptions::fix_variants / fix_numbers, keyed
-// by Fix::Offload), typed: only this folder and the code that sets up a step read or write it.
+// by kFix), typed: only this folder and the code that sets up a step read or write it.
 #pragma once
 
 #include <optional>
 
 #include "syncscope/fixes/fix_spec.hpp"
+#include "syncscope/fixes/offload/offload.hpp"
 #include "syncscope/program/step_options.hpp"
 
 namespace syncscope::fixes::offload {
 
 // Unsloth's default reload schedule for runs whose fix under test is not offload (its
 // gradient checkpointer double-buffers since unsloth-zoo PR 534).
-inline constexpr OffloadVariant kUnslothDefaultReload = OffloadVariant::Double;
+inline constexpr Variant kUnslothDefaultReload = Variant::Double;
 
 // Unsloth's checkpointer offloads a layer input only when it is larger than 2 MiB
 // (unsloth_zoo/gradient_checkpointing.py: MINIMUM_SIZE = 2 MiB / element size, compared
@@ -23,8 +24,8 @@ inline constexpr double kUnslothDoubleBufferFreeBytes = 512.0 * 1024 * 1024;
 
 // The reload schedule; nullopt: the step offloads no checkpoint (set_variant(o, nullopt)
 // removes the fix from the step).
-std::optional<OffloadVariant> variant(const program::StepOptions& o);
-void set_variant(program::StepOptions& o, std::optional<OffloadVariant> v);
+std::optional<Variant> variant(const program::StepOptions& o);
+void set_variant(program::StepOptions& o, std::optional<Variant> v);
 
 // `prefetch`'s look-ahead k over a ring of k+1 buffers (fixes.offload.prefetch_depth; 2 when
 // the options do not say).

@@ -21,7 +21,20 @@
 
 #include "syncscope/fixes/fix_spec.hpp"
 
+#include <cstdint>
+#include <string>
+#include <string_view>
+
 namespace syncscope::fixes::packing {
+
+// This fix's id in the registry (fix_spec.hpp: Fix).
+inline constexpr Fix kFix = static_cast<Fix>(0);
+// Its variants, in FixSpec::variants order: the first is the baseline.
+enum class Variant : std::uint8_t { Rebuild = 0, Cached = 1, Device = 2 };
+// A variant's name, from the registry.
+const std::string& variant_name(Variant v);
+// The variant of a name; InputError naming the accepted names for one the fix does not have.
+Variant to_variant(std::string_view name);
 
 // Adds the fix to the registry with its hooks (idempotent); register_shipped_fixes() calls it.
 void register_packing_fix();

@@ -19,17 +19,17 @@ namespace syncscope::fixes::packing {
 // (keyed like Unsloth's caches: the metadata once per batch, on the batch's identity like
 // its `is` check; the mask in one entry per (dtype, window), so alternating windows rebuild
 // it), "device" (no host read: our kernel on CUDA, the CPU reference on CPU; one mask per
-// window per batch). Host reads are counted in ctx.syncs->by_fix[Fix::Packing], builds in
+// window per batch). Host reads are counted in ctx.syncs->by_fix[kFix], builds in
 // ctx.metadata_builds.
 class PackingMetadata {
  public:
-  explicit PackingMetadata(PackingVariant variant) : variant_(variant) {}
+  explicit PackingMetadata(Variant variant) : variant_(variant) {}
   // The additive mask [1, 1, T, T] in ctx.dtype for `window` (0: full causal).
   torch::Tensor mask(const kernels::detail::PackedBatch& batch, int window, kernels::detail::Ctx& ctx);
   // cu_seqlens as last built (the cache's for cached/device), on the host.
   std::vector<std::int32_t> cu_seqlens() const;
   std::int64_t max_seqlen() const { return max_seqlen_; }
-  PackingVariant variant() const { return variant_; }
+  Variant variant() const { return variant_; }
 
  private:
   torch::Tensor unsloth_mask(const kernels::detail::PackedBatch& batch, int window, kernels::detail::Ctx& ctx);
@@ -37,7 +37,7 @@ class PackingMetadata {
   torch::Tensor device_mask(const kernels::detail::PackedBatch& batch, int window, kernels::detail::Ctx& ctx);
   int& reads(kernels::detail::Ctx& ctx) const;
 
-  PackingVariant variant_;
+  Variant variant_;
   std::uint64_t generation_ = 0;  // batch the cache holds; 0: none
   torch::Tensor cu_seqlens_;
   std::int64_t max_seqlen_ = 0;

@@ -1,30 +1,19 @@
-// Checkpoint-activation offload: the copy/event choreography of each variant for a plan of
-// which layers to offload, as a list of primitive steps (the plan itself is the offload
-// fix's: fixes/offload/plan.hpp). The step-program
-// builder turns the steps into Program ops and the LibTorch reference step executes the
-// very same list with CUDA streams and events (or plain copies on CPU), so the schedule the
-// checker proves safe is the schedule that runs. Torch-free and CUDA-free.
-//
-// Variants (docs/sources.md#offload-double-buffer, "Double-buffered checkpoint reload"; unsloth-zoo PR 534):
-//   single   one device buffer; before each reload the copy stream waits for everything
-//            queued on the main stream so far: T ~ L*(c+g) (L-1 offloaded layers, as
-//            Unsloth keeps the last one).
-//   double   two device buffers with one "free" event each; a reload waits only for its
-//            own buffer's last use: T ~ c + (L-1)*max(c,g) + g.
-//   prefetch ours: a ring of k+1 buffers with an explicit look-ahead of k layers, the
-//            first k reloads issued before the LM head runs, and the last layers kept
-//            resident on the device when the memory budget allows (fixes::offload::plan_offload).
+// The step's layer loop as a list of primitive steps (a choreography): each layer's forward,
+// the head, each layer's backward, and, where a fix stages layer inputs through host memory
+// (the offload fix: fixes/offload/plan.hpp builds its choreography from its memory-aware
+// plan), the copies and events around them. The step-program builder turns the steps into
+// Program ops and the LibTorch reference step executes the very same list with CUDA streams
+// and events (or plain copies on CPU), so the schedule the checker proves safe is the
+// schedule that runs. Torch-free and CUDA-free; names no fix.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "syncscope/fixes/fix_spec.hpp"
-
 namespace syncscope::program {
 
-struct OffloadPlan {
-  fixes::OffloadVariant variant = fixes::OffloadVariant::Single;
+// Which layers keep their input on the device and how many reload buffers the rest share.
+struct LayerPlan {
   int layers = 0;          // L
   int first_resident = 0;  // layers [first_resident, L) keep their input on the device
   int ring_buffers = 0;    // device reload buffers (0 when nothing is offloaded)
@@ -66,14 +55,14 @@ struct ChoreoEvents {
 };
 
 struct Choreography {
-  OffloadPlan plan;
+  LayerPlan plan;
   ChoreoEvents events;
   std::vector<ChoreoStep> steps;  // the whole step in host issue order
 };
 
-// The step's layer loop for `plan` (offload on) or, when plan.variant is empty, plain
-// autograd without checkpointing: ForwardLayer 0..L-1, Head, BackwardLayer L-1..0.
-Choreography build_choreography(const OffloadPlan& plan);
+// The step's layer loop without staging: plain autograd without checkpointing, ForwardLayer
+// 0..L-1, Head, BackwardLayer L-1..0 (a fix that schedules layers builds its own: FixSpec::
+// build_program_schedule).
 Choreography build_plain_choreography(int layers);
 
 }  // namespace syncscope::program

@@ -1,24 +1,26 @@
-#include "syncscope/program/offload_schedule.hpp"
-
-#include <fmt/format.h>
-
+// The offload variants' copy/event choreography for a plan (plan.hpp): what each variant
+// waits for before a reload, as a list of the layer loop's primitive steps
+// (syncscope/program/layer_schedule.hpp) that the step program and the LibTorch step both run.
 #include <algorithm>
-#include <cmath>
 
 #include "syncscope/core/error.hpp"
+#include "syncscope/fixes/offload/plan.hpp"
 
-namespace syncscope::program {
+namespace syncscope::fixes::offload {
+
+using program::Choreography;
+using program::ChoreoKind;
 
 namespace {
 
 class Builder {
  public:
-  explicit Builder(const OffloadPlan& plan) {
+  explicit Builder(const OffloadPlan& plan) : variant_(plan.variant) {
     c_.plan = plan;
     auto& ev = c_.events;
     int next = 0;
     ev.produced = next++;
-    if (plan.variant == fixes::OffloadVariant::Single) ev.main_all = next++;
+    if (plan.variant == Variant::Single) ev.main_all = next++;
     for (int l = 0; l < plan.offloaded(); ++l) ev.offloaded.push_back(next++);
     for (int b = 0; b < plan.ring_buffers; ++b) ev.loaded.push_back(next++);
     for (int b = 0; b < plan.ring_buffers; ++b) ev.freed.push_back(next++);
@@ -26,7 +28,7 @@ class Builder {
   }
 
   void add(ChoreoKind kind, int layer = -1, int buffer = -1, int event = -1) {
-    c_.steps.push_back(ChoreoStep{kind, layer, buffer, event});
+    c_.steps.push_back(program::ChoreoStep{kind, layer, buffer, event});
   }
 
   // Offloaded layers are reloaded in backward order: index j is layer offloaded()-1-j.
@@ -35,7 +37,7 @@ class Builder {
 
   void reload(int j) {
     const int b = buffer_of(j);
-    if (c_.plan.variant == fixes::OffloadVariant::Single) {
+    if (variant_ == Variant::Single) {
       add(ChoreoKind::RecordMain, -1, -1, c_.events.main_all);  // everything queued on main so far
       add(ChoreoKind::CopyWaits, -1, -1, c_.events.main_all);
     } else if (j >= c_.plan.ring_buffers) {
@@ -46,7 +48,7 @@ class Builder {
   }
 
   Choreography build() {
-    const OffloadPlan& p = c_.plan;
+    const program::LayerPlan& p = c_.plan;
     const auto& ev = c_.events;
     for (int l = 0; l < p.layers; ++l) {
       if (p.is_offloaded(l)) {
@@ -63,7 +65,7 @@ class Builder {
       }
     }
     const int n = p.offloaded();
-    if (p.variant == fixes::OffloadVariant::Prefetch)
+    if (variant_ == Variant::Prefetch)
       for (int j = 0; j < std::min(p.depth, n); ++j) reload(j);  // hidden behind the LM head
     add(ChoreoKind::Head);
     for (int l = p.layers - 1; l >= 0; --l) {
@@ -72,7 +74,7 @@ class Builder {
         continue;
       }
       const int j = n - 1 - l;
-      if (p.variant == fixes::OffloadVariant::Prefetch) {
+      if (variant_ == Variant::Prefetch) {
         if (j + p.depth < n && j + p.depth >= std::min(p.depth, n)) reload(j + p.depth);
       } else {
         reload(j);
@@ -80,12 +82,13 @@ class Builder {
       const int b = buffer_of(j);
       add(ChoreoKind::MainWaits, l, b, ev.loaded[b]);
       add(ChoreoKind::BackwardLayer, l, b);
-      if (p.variant != fixes::OffloadVariant::Single) add(ChoreoKind::RecordMain, l, b, ev.freed[b]);
+      if (variant_ != Variant::Single) add(ChoreoKind::RecordMain, l, b, ev.freed[b]);
     }
     return c_;
   }
 
  private:
+  Variant variant_;
   Choreography c_;
 };
 
@@ -98,15 +101,4 @@ Choreography build_choreography(const OffloadPlan& plan) {
   return Builder(plan).build();
 }
 
-Choreography build_plain_choreography(int layers) {
-  SYNCSCOPE_THROW_IF(layers <= 0, "build_plain_choreography: layers must be positive");
-  Choreography c;
-  c.plan.layers = layers;
-  c.plan.first_resident = 0;
-  for (int l = 0; l < layers; ++l) c.steps.push_back({ChoreoKind::ForwardLayer, l});
-  c.steps.push_back({ChoreoKind::Head});
-  for (int l = layers - 1; l >= 0; --l) c.steps.push_back({ChoreoKind::BackwardLayer, l});
-  return c;
-}
-
-}  // namespace syncscope::program
+}  // namespace syncscope::fixes::offload
