@@ -11,6 +11,7 @@
 #include <string>
 
 #include "syncscope/io/trace_io.hpp"
+#include "syncscope/replay/replay.hpp"
 #include "syncscope/replay/replay_job.hpp"
 #include "syncscope/trace/split_processes.hpp"
 #include "test_paths.hpp"
@@ -206,6 +207,12 @@ TEST(ReplayJobProcesses, RealTwoRankNsysReportsMatchTheirCollectives) {
     EXPECT_EQ(split.rank_rule, RankRule::Device) << c.file;
     EXPECT_EQ(split.processes[0].pid, c.pid0) << c.file;
     EXPECT_EQ(split.processes[1].pid, c.pid1) << c.file;
+    // Every sync call finds its stream, event or copy: rank 1's sync records say device 0 in
+    // the export, and the reader gives them their context's device (1).
+    for (const ProcessTrace& p : split.processes) {
+      for (const SyncRecord& s : p.trace.syncs) EXPECT_EQ(s.device, p.devices.front()) << c.file << " pid " << p.pid;
+      EXPECT_EQ(replay::build_replay_graph(p.trace).problems.syncs_without_work, 0u) << c.file << " pid " << p.pid;
+    }
     // No step ranges in these files: each rank is replayed as one window, as predict does.
     const replay::JobReplayReport rep = replay::replay_job(ranks_of(split, name), {}, name);
     EXPECT_EQ(rep.collectives, c.collectives) << c.file;
