@@ -181,7 +181,7 @@ TEST(NsysVersions, ASyncRecordTakesItsContextsDevice) {
   EXPECT_EQ(sync_of(t, (std::uint64_t{100} << 32) | 3).device, 0);
   EXPECT_EQ(sync_of(t, (std::uint64_t{200} << 32) | 3).device, 1);
   EXPECT_EQ(sync_of(t, (std::uint64_t{200} << 32) | 99).device, 0);  // context 9: nothing else ran there
-  EXPECT_TRUE(has_warning(t, "1 CUPTI_ACTIVITY_KIND_SYNCHRONIZATION rows whose deviceId is not the device"));
+  EXPECT_TRUE(has_warning(t, "1 CUPTI_ACTIVITY_KIND_SYNCHRONIZATION rows of pid 200 whose deviceId is not the device"));
   AnalysisOptions rank1_only;
   rank1_only.pid = 200;
   const AnalysisResult b = analyze(t, rank1_only);
@@ -190,7 +190,7 @@ TEST(NsysVersions, ASyncRecordTakesItsContextsDevice) {
   EXPECT_EQ(b.sync_points[0].blocked_ns, 3000);
   EXPECT_EQ(b.sync_points[0].bubble_ns, 8000);
   // The unchanged fixture: every sync record already names its context's device, no note.
-  EXPECT_FALSE(has_warning(load("nsys_multi_process"), "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION rows whose deviceId"));
+  EXPECT_FALSE(has_warning(load("nsys_multi_process"), "whose deviceId is not the device its kernels"));
 }
 
 TEST(NsysVersions, UnifiedMemoryOnAnIntegratedGpu) {

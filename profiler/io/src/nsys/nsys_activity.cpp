@@ -208,20 +208,20 @@ void Reader::give_syncs_their_contexts_device() {
   for (std::size_t i = 0; i < t_.memcpys.size(); ++i) note(memcpy_pid_[i], t_.memcpys[i]);
   for (std::size_t i = 0; i < t_.memsets.size(); ++i) note(memset_pid_[i], t_.memsets[i]);
   for (std::size_t i = 0; i < t_.cuda_events.size(); ++i) note(event_pid_[i], t_.cuda_events[i]);
-  std::uint64_t moved = 0;
+  std::map<std::int32_t, std::uint64_t> moved;  // by process
   for (std::size_t i = 0; i < t_.syncs.size(); ++i) {
     SyncRecord& r = t_.syncs[i];
     if (r.context == 0) continue;
     const auto it = device_of_context.find({sync_pid_[i], r.context});
     if (it == device_of_context.end() || it->second == kSeveral || it->second == r.device) continue;
     r.device = it->second;
-    ++moved;
+    ++moved[sync_pid_[i]];
   }
-  if (moved > 0)
-    notes_.add(std::string(kSyncTable) +
-                   " rows whose deviceId is not the device their process's kernels, copies and events ran on in "
-                   "the same CUDA context (contextId): given that device",
-               moved);
+  for (const auto& [pid, n] : moved)
+    notes_.add(std::string(kSyncTable) + " rows of pid " + std::to_string(pid) +
+                   " whose deviceId is not the device its kernels, copies and events ran on in the same CUDA "
+                   "context (contextId): given that device",
+               n);
 }
 
 void Reader::make_correlations_unique() {
