@@ -97,10 +97,13 @@ DEFAULT_SAMPLES: int = _DEFAULTS["samples"]
 _PREDICT_SEED: int = _DEFAULTS["seed"]
 _JOBS_MAX: int = _DEFAULTS["jobs_max"]
 
+from ._job import predict_job  # noqa: E402 (a directory of rank traces, with what_if_rank)
+
 __all__ = [
     "analyze",
     "analyze_ranks",
     "predict",
+    "predict_job",
     "diff",
     "validate",
     "AnalysisResult",
@@ -295,7 +298,8 @@ def predict(trace: Trace, step_range: str = DEFAULT_STEP_RANGE, layer_range: str
     Returns a :class:`PredictionResult` holding exactly the CLI's JSON (with its "replay" and
     "what_if" blocks). These are model predictions, not measurements. A trace holding several
     ranks' processes (one Nsight Systems report of a torchrun job) gives the whole-job replay of
-    its processes as ranks instead, a :class:`JobReplayResult` (the CLI's JSON for it).
+    its processes as ranks instead, a :class:`JobReplayResult` (the CLI's JSON for it); so does a
+    directory of one job's rank traces (:func:`predict_job` also takes ``what_if_rank``).
     """
     if isinstance(what_if, str) or not all(isinstance(e, str) for e in what_if):
         raise TypeError("predict: what_if is a sequence of str edits")
