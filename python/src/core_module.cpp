@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <filesystem>
 #include <map>
 #include <new>
 #include <optional>
@@ -141,7 +142,48 @@ syncscope::Trace parse_text(const std::string& text, const std::string& source) 
   return syncscope::parse_chrome_json(text, source);
 }
 
+// A directory of one job's rank traces (`predict --trace DIR`): the whole-job replay's JSON.
+bool is_directory(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_directory(path, ec);
+}
+
+std::string job_json(const std::string& dir, const syncscope::api::PredictTraceRequest& r,
+                     std::optional<std::int64_t> what_if_rank) {
+  return syncscope::api::render_job(syncscope::api::predict_job(dir, r, what_if_rank), "json");
+}
+
 }  // namespace
+
+// predict_job_path: the whole-job replay of a directory of rank traces or of one file holding
+// several ranks' processes, with the edits on one rank (predict --trace DIR --what-if-rank R).
+void def_predict_job(py::module_& m) {
+  m.def(
+      "predict_job_path",
+      [](const std::string& path, const std::string& step_range, const std::string& layer_range,
+         const std::map<std::string, std::string>& fix_options, const std::vector<std::string>& what_if,
+         std::optional<std::int64_t> what_if_rank) {
+        syncscope::api::PredictTraceRequest r;
+        r.step_range = step_range;
+        r.layer_range = layer_range;
+        r.fix_options = fix_options;
+        r.what_if = what_if;
+        return guarded([&] {
+          syncscope::api::check(r, syncscope::api::Spelling::Python);  // before reading the traces
+          if (is_directory(path)) return job_json(path, r, what_if_rank);
+          const syncscope::Trace trace = syncscope::read_trace(path);
+          if (!syncscope::api::holds_several_ranks(trace))
+            throw syncscope::InputError(path +
+                                        ": one process's trace, not a job: predict_job takes a directory of one "
+                                        "job's rank traces or a file holding several ranks' processes (predict "
+                                        "replays one trace)");
+          return syncscope::api::render_job(syncscope::api::predict_job(trace, path, r, what_if_rank), "json");
+        });
+      },
+      py::arg("path"), py::arg("step_range"), py::arg("layer_range"), py::arg("fix_options"), py::arg("what_if"),
+      py::arg("what_if_rank"),
+      "job_replay_to_json of predict_job on a directory of rank traces or a file of several ranks' processes");
+}
 
 // predict_path/predict_text and diff_paths: the CLI's predict --trace and diff (syncscope/api/predict.hpp).
 void def_predict_and_diff(py::module_& m) {
@@ -161,6 +203,7 @@ void def_predict_and_diff(py::module_& m) {
       r.what_if = what_if;
       return guarded([&] {
         syncscope::api::check(r, syncscope::api::Spelling::Python);  // before reading the trace
+        if (from_path && is_directory(path_or_text)) return job_json(path_or_text, r, std::nullopt);
         const syncscope::Trace trace =
             from_path ? syncscope::read_trace(path_or_text) : parse_text(path_or_text, source);
         // One file of several ranks' processes: the job replay, as the CLI's predict --trace gives.
@@ -333,4 +376,5 @@ PYBIND11_MODULE(_core, m) {
       "rank_analysis_to_json over several traces or directories of them (one trace per rank)");
 
   def_predict_and_diff(m);
+  def_predict_job(m);
 }

@@ -95,15 +95,16 @@ DEFAULT_SEQUENCE_TOP: int = _DEFAULTS["sequence_top"]
 DEFAULT_SAMPLES: int = _DEFAULTS["samples"]
 _PREDICT_SEED: int = _DEFAULTS["seed"]
 _JOBS_MAX: int = _DEFAULTS["jobs_max"]
-# The registered fixes' own options for predict() on a trace, by keyword (the CLI's option with
-# "_" for "-"): each with its fix, whether it is an integer, its default (None: none) and help.
-# From the library's registry (FixSpec's predict options with a trace key), never written here.
-FIX_TRACE_OPTIONS: Dict[str, Dict[str, Any]] = {o["name"]: o for o in _core.fix_trace_options()}
+# The registered fixes' own options for predict() on a trace, by keyword (_options.py).
+from ._options import FIX_TRACE_OPTIONS, fix_option_texts as _fix_option_texts  # noqa: E402
+
+from ._job import predict_job  # noqa: E402 (a directory of rank traces, with what_if_rank)
 
 __all__ = [
     "analyze",
     "analyze_ranks",
     "predict",
+    "predict_job",
     "diff",
     "validate",
     "AnalysisResult",
@@ -286,25 +287,6 @@ def analyze_ranks(traces: Union[TracePath, Sequence[TracePath]], step_range: str
     return RankAnalysisResult(_json.loads(_core.analyze_ranks(paths, step_range, layer_range, jobs)))
 
 
-def _fix_option_texts(fix_options: Dict[str, Any]) -> Dict[str, str]:
-    """predict()'s fix keywords as the library takes them: text by the CLI's flag; a keyword no
-    fix declares is a TypeError naming those that are (FIX_TRACE_OPTIONS)."""
-    texts: Dict[str, str] = {}
-    for name, value in fix_options.items():
-        decl = FIX_TRACE_OPTIONS.get(name)
-        if decl is None:
-            raise TypeError(f"predict: unexpected keyword argument {name!r} (the fixes' options: "
-                            f"{', '.join(sorted(FIX_TRACE_OPTIONS))})")
-        if value is None:
-            continue
-        if decl["integer"]:
-            value = _int_or_none(value, name)
-        elif isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise TypeError(f"{name}: expected a number or None, not {type(value).__name__}")
-        texts[decl["flag"]] = repr(value)
-    return texts
-
-
 def predict(trace: Trace, step_range: str = DEFAULT_STEP_RANGE, layer_range: str = "", *, gpu: str = "",
             step_ms: Optional[float] = None, samples: int = DEFAULT_SAMPLES, seed: int = _PREDICT_SEED,
             what_if: Sequence[str] = (), **fix_options: Union[int, float, None]) -> Union[PredictionResult,
@@ -321,7 +303,8 @@ def predict(trace: Trace, step_range: str = DEFAULT_STEP_RANGE, layer_range: str
     Returns a :class:`PredictionResult` holding exactly the CLI's JSON (with its "replay" and
     "what_if" blocks). These are model predictions, not measurements. A trace holding several
     ranks' processes (one Nsight Systems report of a torchrun job) gives the whole-job replay of
-    its processes as ranks instead, a :class:`JobReplayResult` (the CLI's JSON for it).
+    its processes as ranks instead, a :class:`JobReplayResult` (the CLI's JSON for it); so does a
+    directory of one job's rank traces (:func:`predict_job` also takes ``what_if_rank``).
     """
     if isinstance(what_if, str) or not all(isinstance(e, str) for e in what_if):
         raise TypeError("predict: what_if is a sequence of str edits")
@@ -329,7 +312,7 @@ def predict(trace: Trace, step_range: str = DEFAULT_STEP_RANGE, layer_range: str
     kind, value, name = _trace_source(trace, "predict")
     if not all(isinstance(s, str) for s in (step_range, layer_range, gpu)):
         raise TypeError("predict: step_range, layer_range and gpu are str")
-    options = _fix_option_texts(fix_options)
+    options = _fix_option_texts(fix_options, "predict")
     samples = _int_or_none(samples, "samples")
     seed = _int_or_none(seed, "seed")
     if samples is not None and not -(2**31) <= samples < 2**31:

@@ -52,6 +52,11 @@ std::string job_replay_to_text(const replay::JobReplayReport& r) {
   s += fmt::format(
       "  matched by: {} Kineto's (process group, Seq), {} process group name then order, {} stream then order\n",
       r.matched_by_seq, r.matched_by_group_order, r.matched_by_stream_order);
+  if (r.nccl_checked > 0)
+    s += fmt::format(
+        "  NCCL calls: {} of the {} collective(s) launched by one operation on every rank that recorded it (NCCL's "
+        "NVTX ranges); the rest not recorded on two ranks\n",
+        r.nccl_checked, r.collectives);
   s += "  rests on: collectives matched by (process group, Seq) where the trace has them (only the ranks in its "
        "Process Group Ranks take part), else by process group name, else by stream, then by order; a collective ends "
        "at its last participant's start plus that rank's recorded duration; clocks aligned on shared collectives' "

@@ -158,6 +158,41 @@ TEST(NsysVersions, ProcessesKeepTheirOwnCorrelationsAndGpus) {
   EXPECT_EQ(analyze(t, {}).sync_points.size(), 2u);
 }
 
+// Nsight Systems 2026.2's 2-GPU torchrun exports write deviceId 0 on the second rank's sync
+// records while their context (and streams) are device 1's. Here rank 1 (pid 200) runs on
+// device 1 in context 2 (no CUDA_VISIBLE_DEVICES mapping) and its sync record says device 0:
+// the reader gives it its context's device, counted. A sync of a context no other record of its
+// process ran in keeps the device the export gave.
+TEST(NsysVersions, ASyncRecordTakesItsContextsDevice) {
+  const std::string rank1 = "(1 << 56) + 200 * 16777216";
+  const Trace t = load("nsys_multi_process",
+                       "DELETE FROM TARGET_INFO_CUDA_DEVICE WHERE pid = 200;"
+                       "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET deviceId = 1, contextId = 2 WHERE globalPid = " +
+                           rank1 +
+                           ";"
+                           "UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET deviceId = 1, contextId = 2 WHERE globalPid = " +
+                           rank1 +
+                           ";"
+                           "UPDATE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION SET contextId = 2 WHERE globalPid = " +
+                           rank1 +
+                           ";"
+                           "INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES(5000,8000,0,9,NULL,7,99," +
+                           rank1 + ",3,4294967295);");
+  EXPECT_EQ(sync_of(t, (std::uint64_t{100} << 32) | 3).device, 0);
+  EXPECT_EQ(sync_of(t, (std::uint64_t{200} << 32) | 3).device, 1);
+  EXPECT_EQ(sync_of(t, (std::uint64_t{200} << 32) | 99).device, 0);  // context 9: nothing else ran there
+  EXPECT_TRUE(has_warning(t, "1 CUPTI_ACTIVITY_KIND_SYNCHRONIZATION rows of pid 200 whose deviceId is not the device"));
+  AnalysisOptions rank1_only;
+  rank1_only.pid = 200;
+  const AnalysisResult b = analyze(t, rank1_only);
+  ASSERT_EQ(b.sync_points.size(), 1u);
+  EXPECT_EQ(b.sync_points[0].device, 1);
+  EXPECT_EQ(b.sync_points[0].blocked_ns, 3000);
+  EXPECT_EQ(b.sync_points[0].bubble_ns, 8000);
+  // The unchanged fixture: every sync record already names its context's device, no note.
+  EXPECT_FALSE(has_warning(load("nsys_multi_process"), "whose deviceId is not the device its kernels"));
+}
+
 TEST(NsysVersions, UnifiedMemoryOnAnIntegratedGpu) {
   const Trace t = load("nsys_unified_jetson");
   EXPECT_EQ(t.meta.extra.at("nsys.gpu0.integrated"), "true");

@@ -76,6 +76,28 @@ class SameMessageAsCli(unittest.TestCase):
         self.check(["predict", "--trace", H200_ITEM_LOOP, "--gpu", "NoSuchGPU"],
                    lambda: syncscope.predict(H200_ITEM_LOOP, gpu="NoSuchGPU"))
 
+    def test_fix_options_come_from_the_registry(self):
+        # Each fix's trace option, as the library's registry declares it (FIX_TRACE_OPTIONS).
+        opts = syncscope.FIX_TRACE_OPTIONS
+        self.assertEqual(opts["prefetch_depth"]["fix"], "offload")
+        self.assertEqual(opts["prefetch_depth"]["flag"], "prefetch-depth")
+        self.assertEqual(opts["prefetch_depth"]["default"], "2")
+        self.assertEqual(opts["top_k"]["fix"], "moe_routing")
+        self.assertIsNone(opts["top_k"]["default"])
+        self.assertEqual(opts["logging_steps"]["fix"], "logging")
+        # A keyword no fix declares, and a wrong type: TypeError before any work.
+        with self.assertRaisesRegex(TypeError, "per_layer_ms.*prefetch_depth"):
+            syncscope.predict(H200_ITEM_LOOP, per_layer_ms=13.7)
+        with self.assertRaisesRegex(TypeError, "top_k"):
+            syncscope.predict(H200_ITEM_LOOP, top_k=2.5)
+        # The keyword is the CLI's option: the same predictions (TracePredict.OffloadReloadCopiesInBackward
+        # checks that the look-ahead reaches offload's detector).
+        status, out, err = run_cli("predict", "--trace", H200_ITEM_LOOP, "--prefetch-depth", "3", "--top-k", "2",
+                                   "--format", "json", "--samples", "200")
+        self.assertEqual(status, 0, err)
+        py = syncscope.predict(H200_ITEM_LOOP, prefetch_depth=3, top_k=2, samples=200).json
+        self.assertEqual(json.loads(out)["fixes"], py["fixes"])
+
     def test_dict_with_bad_events(self):
         with self.assertRaises(syncscope.InputError) as cm:
             syncscope.analyze({"traceEvents": [{"ph": "X", "ts": "soon", "dur": 1, "name": "x", "pid": 1, "tid": 1}]})

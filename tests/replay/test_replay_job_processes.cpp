@@ -10,7 +10,9 @@
 #include <fstream>
 #include <string>
 
+#include "syncscope/core/error.hpp"
 #include "syncscope/io/trace_io.hpp"
+#include "syncscope/replay/replay.hpp"
 #include "syncscope/replay/replay_job.hpp"
 #include "syncscope/trace/split_processes.hpp"
 #include "test_paths.hpp"
@@ -83,13 +85,15 @@ struct Process {
 
 // Rank 0 is pid 300 on device 0, rank 1 pid 200 on device 1 (pid order is not rank order), and
 // torchrun (pid 100) has a host range and no GPU work. No distributedInfo: an nsys report has none.
-Trace two_processes() {
+// `r0_nccl`, `r1_nccl`: an NCCL NVTX range of that name around the rank's all-reduce launch.
+Trace two_processes(const char* r0_nccl = nullptr, const char* r1_nccl = nullptr) {
   Trace t;
   t.meta.source_tool = "nsys";
   t.track_names = {{"300", "", "python3"}, {"200", "", "python3"}, {"100", "", "torchrun"}};
   Process r0{t, 300, 0};
   r0.range(RangeKind::NvtxPushPop, "ProfilerStep#0", 0, 545);
   r0.launch("kA", 7, 10, 20, 100);
+  if (r0_nccl) r0.range(RangeKind::NvtxPushPop, r0_nccl, 108, 117);
   r0.launch(kAllReduce, 9, 110, 120, 495);
   r0.stream_sync(9, 118, 505);
   r0.launch("k2", 7, 510, 520, 530);
@@ -98,6 +102,7 @@ Trace two_processes() {
   r1.launch("kLog", 7, 10, 20, 400);
   r1.range(RangeKind::CpuOp, "aten::item", 19, 411);
   r1.stream_sync(7, 20, 410);
+  if (r1_nccl) r1.range(RangeKind::NvtxPushPop, r1_nccl, 413, 422);
   r1.launch(kAllReduce, 9, 415, 425, 495);
   r1.stream_sync(9, 425, 505);
   r1.launch("k2", 7, 510, 520, 530);
@@ -166,6 +171,54 @@ TEST(ReplayJobProcesses, UnsplitTheCollectivesAreAnchored) {
   EXPECT_EQ(rep.ranks[0].unmatched, 2u);
 }
 
+// NCCL's NVTX ranges around the launches: a group's calls (the launch inside its ncclGroupEnd),
+// a lone call's, none, and a range of that name in another domain (not NCCL's).
+TEST(ReplayJobNccl, CallsFromTheRangesAroundTheLaunch) {
+  Trace t;
+  Process p{t, 300, 0};
+  const char* group[] = {"ncclGroupStart", "ncclSend", "ncclRecv", "ncclSend", "ncclRecv"};
+  for (int i = 0; i < 5; ++i) p.range(RangeKind::NvtxPushPop, group[i], 2 * i, 2 * i + 1);
+  p.range(RangeKind::NvtxPushPop, "ncclGroupEnd", 10, 30);
+  p.launch(kAllReduce, 9, 15, 20, 40);  // cudaLaunchKernel 15..20
+  p.range(RangeKind::NvtxPushPop, "ncclAllReduce", 40, 60);
+  p.launch(kAllReduce, 9, 45, 50, 80);
+  p.launch(kAllReduce, 9, 70, 75, 90);
+  p.range(RangeKind::NvtxPushPop, "ncclAllReduce", 80, 100);
+  t.ranges.back().domain = t.intern("MyApp");
+  p.launch(kAllReduce, 9, 85, 90, 99);
+  t.finalize();
+  const std::vector<std::string> calls = replay::nccl_calls(t, {0, 1, 2, 3});
+  EXPECT_EQ(calls, (std::vector<std::string>{"ncclRecv x2 + ncclSend x2", "ncclAllReduce", "", ""}));
+  EXPECT_EQ(replay::nccl_operation("ncclRecv x2 + ncclSend x2"), "ncclSend/ncclRecv");
+  EXPECT_EQ(replay::nccl_operation("ncclSend"), "ncclSend/ncclRecv");
+  EXPECT_EQ(replay::nccl_operation("ncclAllReduce + ncclRecv"), "ncclAllReduce + ncclSend/ncclRecv");
+}
+
+// The same NCCL call on both ranks is counted as checked; another on rank 1 is named (rank,
+// group, position) and not matched, as a kernel name that disagrees is.
+TEST(ReplayJobNccl, MatchedCollectivesAreCheckedAgainstTheirNcclCalls) {
+  auto job = [](const char* r0, const char* r1) {
+    return replay::replay_job(ranks_of(split_processes(two_processes(r0, r1)), "two.sqlite"), {}, "two.sqlite");
+  };
+  const replay::JobReplayReport same = job("ncclAllReduce", "ncclAllReduce");
+  EXPECT_EQ(same.collectives, 1u);
+  EXPECT_EQ(same.nccl_checked, 1u);
+  EXPECT_TRUE(same.mismatches.empty());
+  EXPECT_NE(replay::job_replay_to_json(same).find("\"nccl_checked\": 1,"), std::string::npos);
+  const replay::JobReplayReport one = job("ncclAllReduce", nullptr);  // known on one rank: not checked
+  EXPECT_EQ(one.collectives, 1u);
+  EXPECT_EQ(one.nccl_checked, 0u);
+  try {
+    (void)job("ncclAllReduce", "ncclAllGather");
+    ADD_FAILURE() << "a collective whose NCCL calls disagree was matched";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 1, group stream#0, collective 0: NCCL calls ncclAllGather here, "
+                                         "ncclAllReduce on rank(s) 0"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 #if SYNCSCOPE_HAVE_LZMA
 // The .xz file decompressed next to the test's temporary directory (liblzma's one-call stream
 // decoder; the files are a few MB).
@@ -195,9 +248,10 @@ TEST(ReplayJobProcesses, RealTwoRankNsysReportsMatchTheirCollectives) {
     const char* file;
     std::int64_t pid0, pid1;
     std::uint64_t collectives;
+    std::uint64_t nccl_checked;  // launched by the same ncclSend/ncclRecv group on both ranks
   };
   for (const Case& c :
-       {Case{"mfu_2gpu_before.sqlite.xz", 144, 145, 33}, Case{"mfu_2gpu_after.sqlite.xz", 148, 149, 31}}) {
+       {Case{"mfu_2gpu_before.sqlite.xz", 144, 145, 33, 32}, Case{"mfu_2gpu_after.sqlite.xz", 148, 149, 31, 30}}) {
     test::TempDir dir;
     const std::string name = std::string(c.file).substr(0, std::string(c.file).size() - 3);
     const Trace t = read_trace(unxz(test::source_dir() / "bench/replay/pairs" / c.file, dir / name));
@@ -206,9 +260,28 @@ TEST(ReplayJobProcesses, RealTwoRankNsysReportsMatchTheirCollectives) {
     EXPECT_EQ(split.rank_rule, RankRule::Device) << c.file;
     EXPECT_EQ(split.processes[0].pid, c.pid0) << c.file;
     EXPECT_EQ(split.processes[1].pid, c.pid1) << c.file;
+    // Every sync call finds its stream, event or copy: rank 1's sync records say device 0 in
+    // the export, and the reader gives them their context's device (1).
+    for (const ProcessTrace& p : split.processes) {
+      for (const SyncRecord& s : p.trace.syncs) EXPECT_EQ(s.device, p.devices.front()) << c.file << " pid " << p.pid;
+      const replay::ReplayGraph g = replay::build_replay_graph(p.trace);
+      EXPECT_EQ(g.problems.syncs_without_work, 0u) << c.file << " pid " << p.pid;
+      // Each SendRecv kernel with a traced launch was launched by one ncclGroupEnd of two sends
+      // and two receives (the file's NCCL ranges); the first SendRecv kernel of each rank has no
+      // launch call in the file (no runtime row has its correlation id), so no NCCL calls.
+      std::size_t grouped = 0, unknown = 0;
+      for (const replay::JobComm& comm : replay::job_comms(p.trace, g)) {
+        grouped += comm.nccl == "ncclRecv x2 + ncclSend x2";
+        unknown += comm.nccl.empty();
+      }
+      EXPECT_EQ(grouped, c.nccl_checked) << c.file << " pid " << p.pid;
+      EXPECT_EQ(unknown, c.collectives - c.nccl_checked) << c.file << " pid " << p.pid;
+    }
     // No step ranges in these files: each rank is replayed as one window, as predict does.
     const replay::JobReplayReport rep = replay::replay_job(ranks_of(split, name), {}, name);
     EXPECT_EQ(rep.collectives, c.collectives) << c.file;
+    EXPECT_EQ(rep.nccl_checked, c.nccl_checked) << c.file;
+    EXPECT_TRUE(rep.mismatches.empty()) << c.file << ": " << rep.mismatches.front();
     for (const auto& r : rep.ranks) EXPECT_EQ(r.unmatched, 0u) << c.file << " rank " << r.rank;
     EXPECT_TRUE(rep.within_goal()) << c.file << ": median " << rep.median_abs_error << " max " << rep.max_abs_error;
   }

@@ -269,6 +269,7 @@ JobReplayReport replay_job(std::vector<JobRankInput> inputs, const JobReplayOpti
                     rep.unreadable_group_ranks));
   rep.mismatches = links.mismatches;
   rep.mismatches_total = links.mismatches_total;
+  rep.nccl_checked = links.nccl_checked;
   std::vector<const ReplayGraph*> graphs;
   std::vector<const ReplayOrder*> orders;
   for (const RankGraph& r : rg) {

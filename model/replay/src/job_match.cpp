@@ -141,15 +141,20 @@ std::vector<JobComm> job_comms(const Trace& trace, const ReplayGraph& g, std::ui
   std::stable_sort(nodes.begin(), nodes.end(),
                    [&](std::uint32_t a, std::uint32_t b) { return g.nodes[a].rec_start < g.nodes[b].rec_start; });
   const CommArgsIndex index(trace);
+  std::vector<std::uint32_t> kernel_of;
+  for (std::uint32_t i : nodes) kernel_of.push_back(g.nodes[i].record);
+  std::vector<std::string> nccl = nccl_calls(trace, kernel_of);
   // A process group's collectives run on one stream per device (ProcessGroupNCCL): without a
   // group name the group is the stream, numbered by first use so that ranks whose stream ids
   // differ still agree.
   std::unordered_map<std::int32_t, std::size_t> group_of_lane;
-  for (std::uint32_t i : nodes) {
+  for (std::size_t at = 0; at < nodes.size(); ++at) {
+    const std::uint32_t i = nodes[at];
     const ReplayNode& n = g.nodes[i];
     const Kernel& k = trace.kernels[n.record];
     JobComm c;
     c.node = i;
+    c.nccl = std::move(nccl[at]);
     c.collective = collective_of_kernel(trace.str(k.name));
     c.rec_start = n.rec_start;
     c.rec_end = n.rec_end;
@@ -180,6 +185,7 @@ struct Matched {
   std::string group;
   MatchRule rule = MatchRule::StreamOrder;
   std::vector<std::int64_t> participants;  // the group's ranks, complete (empty: not known)
+  bool nccl_checked = false;               // two or more members' NCCL calls known, the same operation
 };
 
 void add_mismatch(JobLinks& links, std::string line) {
@@ -195,6 +201,58 @@ std::string majority(const std::vector<Member>& members) {
   for (const auto& [name, n] : count)
     if (n > count[best]) best = name;
   return best;
+}
+
+// The index into the group's ranks of each of `agree`, from `here` and `where`.
+std::vector<std::size_t> where_of(const std::vector<Member>& agree, const std::vector<Member>& here,
+                                  const std::vector<std::size_t>& where) {
+  std::vector<std::size_t> out;
+  for (const Member& a : agree)
+    for (std::size_t m = 0; m < here.size(); ++m)
+      if (here[m].rank == a.rank) out.push_back(where[m]);
+  return out;
+}
+
+// The NCCL calls of one collective's members (JobComm::nccl), where known, must be one operation:
+// a member whose calls are another than most members' is named, left out of `agree` and matched
+// no further in its group (as a kernel that disagrees). True when two or more members' calls are
+// known and agree.
+bool check_nccl(const std::string& group, std::size_t k, std::vector<Member>& agree,
+                const std::vector<std::size_t>& where, std::vector<bool>& active,
+                const std::vector<std::int64_t>& ranks, JobLinks& links) {
+  std::map<std::string, std::size_t> count;
+  std::string best;  // the operation most members' calls are (ties: the lowest rank's)
+  std::size_t top = 0;
+  for (const Member& m : agree) {
+    if (m.comm->nccl.empty()) continue;
+    const std::string op = nccl_operation(m.comm->nccl);
+    if (const std::size_t n = ++count[op]; n > top) {
+      top = n;
+      best = op;
+    }
+  }
+  if (count.empty()) return false;
+  std::string holders;  // the ranks whose calls are `best`
+  for (const Member& m : agree)
+    if (!m.comm->nccl.empty() && nccl_operation(m.comm->nccl) == best)
+      holders += (holders.empty() ? "" : ", ") + std::to_string(ranks[m.rank]);
+  std::vector<Member> kept;
+  std::size_t known = 0;
+  for (std::size_t m = 0; m < agree.size(); ++m) {
+    const JobComm& c = *agree[m].comm;
+    if (c.nccl.empty() || nccl_operation(c.nccl) == best) {
+      known += c.nccl.empty() ? 0 : 1;
+      kept.push_back(agree[m]);
+      continue;
+    }
+    active[where[m]] = false;
+    add_mismatch(links, fmt::format("rank {}, group {}, collective {}: NCCL calls {} here, {} on rank(s) {} (NCCL's "
+                                    "NVTX ranges): not one operation, not matched (this rank's collectives in the "
+                                    "group from here on are not matched)",
+                                    ranks[agree[m].rank], group, k, printable(c.nccl), printable(best), holders));
+  }
+  agree = std::move(kept);
+  return known >= 2;
 }
 
 // One group's collectives matched by order, over the ranks that ran the group. A rank whose
@@ -236,9 +294,10 @@ void match_group(const std::string& group,
                                "collectives in the group from here on are not matched)",
                                ranks[here[m].rank], group, k, printable(here[m].comm->collective), printable(kind)));
     }
+    const bool checked = check_nccl(group, k, agree, where_of(agree, here, where), active, ranks, links);
     if (agree.size() < 2) continue;
     const MatchRule rule = group.rfind("pg ", 0) == 0 ? MatchRule::GroupOrder : MatchRule::StreamOrder;
-    out.push_back({std::move(agree), static_cast<std::int64_t>(k), group, rule, {}});
+    out.push_back({std::move(agree), static_cast<std::int64_t>(k), group, rule, {}, checked});
   }
 }
 
@@ -343,7 +402,7 @@ void match_by_seq(const std::vector<std::vector<JobComm>>& comms, const std::vec
     const std::vector<std::int64_t> expect = participants_of(members);
     std::vector<Member> agree = check_seq_members(key, members, expect, ranks, window, links);
     if (agree.size() < 2) continue;
-    out.push_back({std::move(agree), std::get<1>(key), std::get<0>(key), MatchRule::Seq, expect});
+    out.push_back({std::move(agree), std::get<1>(key), std::get<0>(key), MatchRule::Seq, expect, false});
   }
 }
 
@@ -470,6 +529,7 @@ JobLinks match_collectives(const std::vector<std::vector<JobComm>>& comms, const
     c.last = static_cast<std::uint32_t>(last_member(members, links.offset_ns));
     c.transfer_ns = members[c.last].comm->rec_end - members[c.last].comm->rec_start;
     c.participants = std::move(mc.participants);
+    links.nccl_checked += mc.nccl_checked ? 1 : 0;
     links.collectives.push_back(std::move(c));
     links.rule.push_back(mc.rule);
   }

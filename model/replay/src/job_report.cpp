@@ -4,8 +4,9 @@
 //   {"schema_version", "kind": "job_replay", "source", "ranks_from" (only when the ranks are one file's
 //    processes), "step_glob", "rests_on": [...],
 //    "collectives", "collective_groups", "matched_by": {"seq", "group_order", "stream_order"} (how many of
-//    "collectives" each rule matched), "unreadable_group_ranks", "world_size" (null: unknown), "peers_anchored",
-//    "out_of_order", "mismatches":
+//    "collectives" each rule matched), "nccl_checked" (of "collectives", those whose NCCL calls, from NCCL's NVTX
+//    ranges, are known on two or more ranks and one operation), "unreadable_group_ranks", "world_size" (null: unknown),
+//    "peers_anchored", "out_of_order", "mismatches":
 //    [...], "mismatches_total", "replayed_steps", "median_abs_error", "max_abs_error", "within_goal" (these three only
 //    when replayed_steps > 0), "straggler" (null without one), "ranks": [{"rank", "source", "clock_offset_ns",
 //    "collectives", "unmatched", "last_arrivals",
@@ -73,6 +74,7 @@ std::string job_replay_to_json(const JobReplayReport& rep) {
   j["matched_by"] = {{"seq", rep.matched_by_seq},
                      {"group_order", rep.matched_by_group_order},
                      {"stream_order", rep.matched_by_stream_order}};
+  j["nccl_checked"] = rep.nccl_checked;
   j["unreadable_group_ranks"] = rep.unreadable_group_ranks;
   j["world_size"] = rep.world_size ? ojson(*rep.world_size) : ojson(nullptr);
   j["peers_anchored"] = rep.peers_anchored;

@@ -1,6 +1,7 @@
 // GPU activity (kernels, copies, memsets), CUPTI synchronization and CUDA event records, and
 // what is learnt by joining them to the API calls that caused them.
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "nsys_reader.hpp"
@@ -188,6 +189,39 @@ void Reader::read_cuda_events() {
     t_.cuda_events.push_back(e);
     event_pid_.push_back(pid);
   }
+}
+
+void Reader::give_syncs_their_contexts_device() {
+  // A CUDA context belongs to one device, and CUPTI numbers contexts per process: the device of
+  // (process, context) is the one its kernels, copies, memsets and event records ran on. The
+  // 2-GPU torchrun exports of Nsight Systems 2026.2 (bench/replay/pairs) write deviceId 0 on
+  // the second rank's sync records, whose context and streams are device 1's; left so, its
+  // stream syncs find no work on their stream.
+  constexpr std::int32_t kSeveral = -2;
+  std::map<std::pair<std::int32_t, std::uint32_t>, std::int32_t> device_of_context;
+  auto note = [&](std::int32_t pid, const auto& r) {
+    if (r.context == 0 || r.device < 0) return;
+    auto [it, added] = device_of_context.emplace(std::pair{pid, r.context}, r.device);
+    if (!added && it->second != r.device) it->second = kSeveral;
+  };
+  for (std::size_t i = 0; i < t_.kernels.size(); ++i) note(kernel_pid_[i], t_.kernels[i]);
+  for (std::size_t i = 0; i < t_.memcpys.size(); ++i) note(memcpy_pid_[i], t_.memcpys[i]);
+  for (std::size_t i = 0; i < t_.memsets.size(); ++i) note(memset_pid_[i], t_.memsets[i]);
+  for (std::size_t i = 0; i < t_.cuda_events.size(); ++i) note(event_pid_[i], t_.cuda_events[i]);
+  std::map<std::int32_t, std::uint64_t> moved;  // by process
+  for (std::size_t i = 0; i < t_.syncs.size(); ++i) {
+    SyncRecord& r = t_.syncs[i];
+    if (r.context == 0) continue;
+    const auto it = device_of_context.find({sync_pid_[i], r.context});
+    if (it == device_of_context.end() || it->second == kSeveral || it->second == r.device) continue;
+    r.device = it->second;
+    ++moved[sync_pid_[i]];
+  }
+  for (const auto& [pid, n] : moved)
+    notes_.add(std::string(kSyncTable) + " rows of pid " + std::to_string(pid) +
+                   " whose deviceId is not the device its kernels, copies and events ran on in the same CUDA "
+                   "context (contextId): given that device",
+               n);
 }
 
 void Reader::make_correlations_unique() {

@@ -303,6 +303,7 @@ void Reader::run() {
   read_memsets();
   read_syncs();
   read_cuda_events();
+  give_syncs_their_contexts_device();
   read_nvtx();
   make_correlations_unique();
   link_to_api_calls();

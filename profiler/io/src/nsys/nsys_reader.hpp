@@ -39,6 +39,9 @@ class Reader {
   void read_memsets();
   void read_syncs();
   void read_cuda_events();
+  // Sync records whose deviceId is not the device of their process's context (Nsight Systems
+  // 2026.2 writes 0 for every rank's) take that device, counted in the notes.
+  void give_syncs_their_contexts_device();
   void make_correlations_unique();
   void link_to_api_calls();
   // The columns every GPU activity table is selected with first (start, end, deviceId,

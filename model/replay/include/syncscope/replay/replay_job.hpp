@@ -94,8 +94,11 @@ struct JobReplayReport {
   std::optional<std::int64_t> world_size;    // the job's, when the traces say (distributedInfo)
   bool peers_anchored = false;               // fewer ranks given than world_size: their ends anchored
   std::uint64_t out_of_order = 0;            // collectives timed before all their peers reached them (see warnings)
-  std::vector<std::string> mismatches;       // one line each: rank, group, sequence, what disagrees
-  std::uint64_t mismatches_total = 0;        // mismatches holds the first kMaxMismatchLines
+  // Matched collectives whose NCCL calls (NVTX ranges, nsys) are known on two or more ranks, the same
+  // operation on each (JobLinks::nccl_checked).
+  std::uint64_t nccl_checked = 0;
+  std::vector<std::string> mismatches;  // one line each: rank, group, sequence, what disagrees
+  std::uint64_t mismatches_total = 0;   // mismatches holds the first kMaxMismatchLines
   // Over every rank's replayed steps; 0 steps: nothing replayed, the figures mean nothing.
   double median_abs_error = 0, max_abs_error = 0;
   std::size_t error_steps = 0;
@@ -138,7 +141,21 @@ struct JobComm {
   bool ranks_partial = false;
   std::string dtype;                             // "dtype" ("" not given)
   std::int64_t in_nelems = -1, out_nelems = -1;  // "In msg nelems", "Out msg nelems" (-1 not given)
+  // The NCCL calls that launched it, from NCCL's NVTX ranges (nccl_calls; "" when the trace has
+  // none around its launch): matched collectives must agree on nccl_operation of it.
+  std::string nccl;
 };
+// The NCCL calls that launched each of `kernels` (indices into trace.kernels), from the NVTX
+// ranges NCCL pushes on the calling thread (domain "NCCL", or a domain the trace does not name,
+// named after the function: an Nsight Systems export; model/replay/src/job_nccl.cpp): the call
+// whose range holds the kernel's launch call ("ncclAllReduce"), or for a group the calls between
+// its ncclGroupStart and the ncclGroupEnd whose range holds the launch ("ncclRecv x2 + ncclSend
+// x2"); "" when no NCCL range holds it.
+std::vector<std::string> nccl_calls(const Trace& trace, const std::vector<std::uint32_t>& kernels);
+// What must be the same on every rank of one collective: the calls without their counts, a send
+// and a receive one kind ("ncclSend/ncclRecv": one rank's send is its peer's receive).
+std::string nccl_operation(std::string_view calls);
+
 // `unreadable_ranks`, when given, counts "Process Group Ranks" values that could not be read.
 std::vector<JobComm> job_comms(const Trace& trace, const ReplayGraph& graph, std::uint64_t* unreadable_ranks = nullptr);
 
@@ -166,6 +183,9 @@ struct JobLinks {
   std::uint64_t groups = 0;
   std::vector<std::string> mismatches;
   std::uint64_t mismatches_total = 0;
+  // Collectives whose NCCL calls (JobComm::nccl) are known on two or more members, the same
+  // operation on each (a member that disagrees is named in mismatches and not matched).
+  std::uint64_t nccl_checked = 0;
 };
 // Matches the ranks' collectives (`ranks[i]` the rank number of comms[i], for messages).
 JobLinks match_collectives(const std::vector<std::vector<JobComm>>& comms, const std::vector<std::int64_t>& ranks);

@@ -10,7 +10,8 @@
 //   one process whose launches ran there. A device several processes ran on owns nothing: such a
 //   record is left out, counted. Ownership comes from kernels, copies and memsets joined by
 //   correlation only: sync records name a device the call did not run on in real exports (Nsight
-//   Systems 2026.2 writes deviceId 0 for the second rank's).
+//   Systems 2026.2 writes deviceId 0 for the second rank's; the nsys reader gives them their CUDA
+//   context's device, other sources may not).
 // - Processes with no GPU work (torchrun, wandb, nsys's own) are dropped, counted and named.
 // - Every other field (metadata, reader warnings, device properties, stream names) is kept as
 //   the reader gave it; correlation ids are kept as they are (unique across the file).

@@ -8,15 +8,14 @@
 //
 // Here: its registry entry and hooks (src/registry_entry.cpp), the step program's operators
 // before each layer's attention (src/program.cpp, src/unsloth_rebuild.cpp), the trace detector
-// (src/detect.cpp), its closed forms and predictions (closed_form.hpp, src/closed_form.cpp),
-// `predict`'s options for it and what a scenario implies for them (src/predict.cpp), the
-// blog's figures and their reproduction (published.hpp, src/published.cpp) and the what-if
-// edits packing-cache and packing-device (src/replay_edit.cpp), and, built only with LibTorch
-// (syncscope_fix_packing_torch: torch_step.hpp, src/torch_step.cpp), the attention mask in
-// the reference step, with its CUDA kernel (src/cuda/packing_mask.cu, syncscope_fix_packing_cuda).
-// Its part of the step options, typed: options.hpp; the CPU reference of the metadata and
-// mask: reference.hpp; the windows a step builds them for: visit_windows.hpp. Still in the
-// layers (docs/fix-registry.md says what would move each): the trace facts' per-layer lists.
+// (src/detect.cpp, over each layer's rebuild ranges and syncs: src/layer_syncs.cpp), its closed forms and predictions
+// (closed_form.hpp, src/closed_form.cpp), `predict`'s options for it and what a scenario implies for them
+// (src/predict.cpp), the blog's figures and their reproduction (published.hpp, src/published.cpp) and the what-if edits
+// packing-cache and packing-device (src/replay_edit.cpp), and, built only with LibTorch (syncscope_fix_packing_torch:
+// torch_step.hpp, src/torch_step.cpp), the attention mask in the reference step, with its CUDA kernel
+// (src/cuda/packing_mask.cu, syncscope_fix_packing_cuda). Its part of the step options, typed: options.hpp; the CPU
+// reference of the metadata and mask: reference.hpp; the windows a step builds them for: visit_windows.hpp. Nothing of
+// it is left in the layers (docs/fix-registry.md).
 #pragma once
 
 #include "syncscope/fixes/fix_spec.hpp"
