@@ -73,14 +73,16 @@ Trace MeasuredBackend::measure(const MeasureRequest& request) const {
   }));
 }
 
-std::string MeasuredBackend::moe_expert_gemm(const program::StepOptions& options, std::string* why) const {
+std::string MeasuredBackend::fix_device_choice(const program::StepOptions& options, fixes::Fix fix,
+                                               std::string* why) const {
   const std::string wire = to_wire(options);
   Bytes reason(table_);
-  std::string gemm = call(table_, file_, [&](BackendBytes* out, BackendBytes* error) {
-    return table_->moe_expert_gemm(wire.data(), wire.size(), out, reason.out(), error);
+  std::string choice = call(table_, file_, [&](BackendBytes* out, BackendBytes* error) {
+    return table_->fix_device_choice(wire.data(), wire.size(), static_cast<std::uint32_t>(fix), out, reason.out(),
+                                     error);
   });
   if (why != nullptr) *why = reason.str();
-  return gemm;
+  return choice;
 }
 
 RuntimeVersions MeasuredBackend::runtime_versions() const {

@@ -10,7 +10,7 @@
 
 #include "syncscope/calibrate/trace_calibration.hpp"
 #include "syncscope/core/text.hpp"
-#include "syncscope/fixes/moe_routing/options.hpp"  // the MoE note (docs/fix-registry.md)
+#include "syncscope/fixes/fix_spec.hpp"
 #include "syncscope/program/network.hpp"
 #include "syncscope/program/program.hpp"
 #include "syncscope/program/step_program.hpp"
@@ -111,18 +111,14 @@ void describe_models(const std::vector<scenario::Scenario>& scenarios, RunPlan& 
                              fmt::join(missing, ", "), s.model.name,
                              ns.omitted_parameters > 0 ? fmt::format(" ({} parameters)", grouped(ns.omitted_parameters))
                                                        : ""));
-    // An MoE model in a scenario that does not test routing: the baseline loop stays.
-    bool tests_routing = false;
-    for (const auto& f : s.fixes) tests_routing |= f.fix == fixes::moe_routing::kFix;
-    if (s.model.is_moe() && !tests_routing) {
-      program::StepOptions device = job->opts;
-      fixes::moe_routing::set_variant(device, fixes::moe_routing::Variant::Device);
-      const int all = program::program_stats(program::build_step_program(job->opts)).host_syncs;
-      const int routing = all - program::program_stats(program::build_step_program(device)).host_syncs;
-      say(notes, fmt::format("{}: {} is MoE ({} experts, top-{}) but this scenario does not test moe_routing: routing "
-                             "stays at the `{}` baseline, {} of its {} syncs per step (by the step program)",
-                             s.name, s.model.name, s.model.num_local_experts, s.model.num_experts_per_tok,
-                             fixes::moe_routing::variant_name(fixes::moe_routing::variant(job->opts)), routing, all));
+    // A fix the scenario does not test but whose step it still shapes (an MoE model's routing
+    // loop): what its folder says (FixSpec::untested_note).
+    for (const fixes::FixSpec& f : fixes::fix_registry()) {
+      if (!f.untested_note) continue;
+      bool tested = false;
+      for (const auto& sel : s.fixes) tested |= sel.fix == f.id;
+      if (tested) continue;
+      if (std::optional<std::string> note = f.untested_note(s, job->opts)) say(notes, *note);
     }
   }
 }

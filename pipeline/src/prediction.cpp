@@ -1,7 +1,6 @@
 // The baseline's prediction from its own trace (summary.hpp, predict_baseline).
 #include "syncscope/core/error.hpp"
 #include "syncscope/fixes/fix_spec.hpp"
-#include "syncscope/fixes/moe_routing/options.hpp"  // the MoE padding price (docs/fix-registry.md)
 #include "syncscope/pipeline/summary.hpp"
 #include "syncscope/program/step_options.hpp"
 
@@ -20,24 +19,18 @@ model::PredictionReport predict_baseline(const Trace& t, const std::string& trac
     if (spec.trace_predict_options) spec.trace_predict_options(f, job.opts, po);
     if (!f.numbers.empty()) po.fix_numbers[spec.name] = f.numbers;
   }
-  // The padding price applies only where MoE "device" pads (capacity-padded bmm): the
-  // simulator models the grouped GEMM (options "auto"), a measured run asks LibTorch.
-  if (s.model.is_moe()) {
-    bool padded = fixes::moe_routing::expert_gemm(job.opts) == "padded";
-    if (mode == "measured") {
-      if (backend == nullptr) throw Error("a measured run without its measured backend");
-      program::StepOptions dev = job.opts;
-      fixes::moe_routing::set_variant(dev, fixes::moe_routing::Variant::Device);
-      dev.device = "cuda";
-      std::string why;
-      padded = backend->moe_expert_gemm(dev, &why) == "padded";
-      if (padded) env.extra["moe_device_expert_gemm"] = "padded: " + why;
-      else env.extra["moe_device_expert_gemm"] = "grouped (at::_grouped_mm)";
-    }
-    if (mode == "simulated")
-      env.extra["moe_device_expert_gemm"] =
-          padded ? "padded (modelled)" : "grouped (modelled: at::_grouped_mm, LibTorch >= 2.8 on sm90+)";
-    if (padded) po.fix_numbers["moe_routing"][fixes::moe_routing::kTopKTraceKey] = s.model.num_experts_per_tok;
+  // What every fix says about this run for the prediction, tested or not (MoE routing on an
+  // MoE model: the device variant's expert GEMM, asked of the measured backend in a measured
+  // run, and its padding price).
+  for (const fixes::FixSpec& spec : fixes::fix_registry()) {
+    if (!spec.run_prediction_setup) continue;
+    fixes::RunPredictionContext ctx{s, job.opts, mode, po, env.extra, {}};
+    if (mode == "measured")
+      ctx.device_choice = [backend, id = spec.id](const program::StepOptions& o, std::string* why) {
+        if (backend == nullptr) throw Error("a measured run without its measured backend");
+        return backend->fix_device_choice(o, id, why);
+      };
+    spec.run_prediction_setup(ctx);
   }
   return model::predict_from_trace(t, po, trace_file);
 }

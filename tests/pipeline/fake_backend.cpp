@@ -130,9 +130,10 @@ std::int32_t measure(const char* request, std::uint64_t size, BackendBytes* out,
   }
 }
 
-std::int32_t moe_expert_gemm(const char*, std::uint64_t, BackendBytes* out, BackendBytes* why, BackendBytes*) {
+std::int32_t fix_device_choice(const char*, std::uint64_t, std::uint32_t fix, BackendBytes* out, BackendBytes* why,
+                               BackendBytes*) {
   put(out, "padded");
-  put(why, "fake backend pads");
+  put(why, "fake backend pads (fix " + std::to_string(fix) + ")");
   return kBackendOk;
 }
 
@@ -172,7 +173,7 @@ const BackendTable* table() {
                               kBackendMeasure,
                               &device_available,
                               &measure,
-                              &moe_expert_gemm,
+                              &fix_device_choice,
                               &runtime_versions,
                               &calibrate,
                               &release};
@@ -181,4 +182,4 @@ const BackendTable* table() {
 
 }  // namespace
 
-extern "C" const BackendTable* syncscope_backend_v2(void) { return table(); }
+extern "C" const BackendTable* syncscope_backend_v3(void) { return table(); }

@@ -42,7 +42,7 @@ TEST(BackendLoader, LibraryWithoutTheEntryPointIsRefused) {
   const BackendLoad r = load_backend_file(SYNCSCOPE_TEST_NO_ENTRY_BACKEND);
   EXPECT_FALSE(r.backend);
   EXPECT_TRUE(contains(r.error, SYNCSCOPE_TEST_NO_ENTRY_BACKEND)) << r.error;
-  EXPECT_TRUE(contains(r.error, "no entry point syncscope_backend_v2")) << r.error;
+  EXPECT_TRUE(contains(r.error, "no entry point syncscope_backend_v3")) << r.error;
 }
 
 TEST(BackendLoader, OtherAbiVersionIsRefused) {
@@ -75,8 +75,8 @@ TEST(BackendLoader, CallsAndFailuresCrossAsValuesAndErrors) {
   EXPECT_EQ(why, "fake backend: no device (SYNCSCOPE_FAKE_BACKEND_NO_DEVICE=1)");
   EXPECT_EQ(b.runtime_versions().libtorch, "fake-torch");
   program::StepOptions o;
-  EXPECT_EQ(b.moe_expert_gemm(o, &why), "padded");
-  EXPECT_EQ(why, "fake backend pads");
+  EXPECT_EQ(b.fix_device_choice(o, static_cast<fixes::Fix>(2), &why), "padded");
+  EXPECT_EQ(why, "fake backend pads (fix 2)");  // the fix's id crossed the ABI
 
   MeasureRequest m;
   m.options.model.name = "fail-input";

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -37,6 +38,10 @@ std::vector<PredictOption> predict_options();
 void predict_from_scenario(const scenario::Scenario& sc, model::ExplicitPredictInputs& in);
 bool has_inputs(const model::ExplicitPredictInputs& in);
 void predict_explicit(const model::ExplicitPredictInputs& in, model::PredictionReport& report);
+// run.cpp: what a run says about routing on an MoE model (FixSpec::run_prediction_setup,
+// untested_note).
+void run_prediction_setup(RunPredictionContext& c);
+std::optional<std::string> untested_note(const scenario::Scenario& s, const program::StepOptions& o);
 // replay_edit.cpp: moe-sorted and moe-device on a replayed trace.
 void replay_edit(ReplayEditContext& ctx);
 

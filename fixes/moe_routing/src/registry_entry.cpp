@@ -34,6 +34,8 @@ void register_moe_routing_fix() {
     f.step_word_keys = {{detail::kExpertGemmKey, kExpertGemms}};
     f.build_program_layer = detail::program_layer;
     f.detect = detail::detect;
+    f.run_prediction_setup = detail::run_prediction_setup;
+    f.untested_note = detail::untested_note;
     f.has_inputs = detail::has_inputs;
     f.predict = detail::predict_explicit;
     f.predict_options = detail::predict_options();

@@ -182,6 +182,7 @@ void register_moe_routing_torch_step() {
   FixSpec& f = mutable_fix_spec(kFix);
   f.torch_layer_point = torch_layer_point;
   f.torch_step_setup = torch_step_setup;
+  f.torch_device_choice = [](const program::StepOptions& o, std::string* why) { return resolve_expert_gemm(o, why); };
 }
 
 }  // namespace syncscope::fixes::moe_routing

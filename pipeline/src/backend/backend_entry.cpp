@@ -74,11 +74,11 @@ std::int32_t measure(const char* request, std::uint64_t size, BackendBytes* trac
   });
 }
 
-std::int32_t moe_expert_gemm(const char* options, std::uint64_t size, BackendBytes* gemm, BackendBytes* why,
-                             BackendBytes* error) noexcept {
+std::int32_t fix_device_choice(const char* options, std::uint64_t size, std::uint32_t fix, BackendBytes* choice,
+                               BackendBytes* why, BackendBytes* error) noexcept {
   return guarded(error, [&] {
     std::string reason;
-    put(gemm, backend::moe_expert_gemm(step_options_from_wire(std::string_view(options, size)), &reason));
+    put(choice, backend::fix_device_choice(step_options_from_wire(std::string_view(options, size)), fix, &reason));
     put(why, reason);
   });
 }
@@ -107,7 +107,7 @@ const BackendTable& table() {
                               backend::capabilities(),
                               &device_available,
                               &measure,
-                              &moe_expert_gemm,
+                              &fix_device_choice,
                               &runtime_versions,
                               &calibrate,
                               &release};
@@ -117,4 +117,4 @@ const BackendTable& table() {
 }  // namespace
 }  // namespace syncscope::pipeline
 
-extern "C" const syncscope::pipeline::BackendTable* syncscope_backend_v2(void) { return &syncscope::pipeline::table(); }
+extern "C" const syncscope::pipeline::BackendTable* syncscope_backend_v3(void) { return &syncscope::pipeline::table(); }

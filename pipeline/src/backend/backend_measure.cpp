@@ -8,12 +8,12 @@
 
 #include "backend_parts.hpp"
 #include "syncscope/core/error.hpp"
+#include "syncscope/fixes/fix_spec.hpp"
 
 #if SYNCSCOPE_BACKEND_KERNELS
 #include "syncscope/kernels/step.hpp"
 #endif
 #if SYNCSCOPE_BACKEND_FIX_TORCH
-#include "syncscope/fixes/moe_routing/torch_step.hpp"
 #include "syncscope/fixes/shipped.hpp"
 #endif
 #if SYNCSCOPE_BACKEND_TRACER
@@ -117,13 +117,15 @@ Trace measure(const MeasureRequest& request) {
 #endif
 }
 
-std::string moe_expert_gemm(const program::StepOptions& options, std::string* why) {
+std::string fix_device_choice(const program::StepOptions& options, std::uint32_t fix, std::string* why) {
+  const fixes::FixSpec& f = fixes::fix_spec(static_cast<fixes::Fix>(fix));  // throws for an unknown id
 #if SYNCSCOPE_BACKEND_FIX_TORCH
-  return fixes::moe_routing::resolve_expert_gemm(options, why);
+  if (!f.torch_device_choice) throw Error("fix " + f.name + " resolves nothing on the device");
+  return f.torch_device_choice(options, why);
 #else
   (void)options;
-  if (why != nullptr) *why = "no LibTorch in this measured backend";
-  return "padded";
+  if (why != nullptr) *why = "no LibTorch in this measured backend (fix " + f.name + ")";
+  return "";
 #endif
 }
 

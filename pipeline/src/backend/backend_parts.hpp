@@ -19,7 +19,9 @@ std::string description();  // what this build holds, e.g. "LibTorch 2.11.0, CUP
 
 bool device_available(std::string* why);
 Trace measure(const MeasureRequest& request);
-std::string moe_expert_gemm(const program::StepOptions& options, std::string* why);
+// What registered fix `fix` resolves on the device (its torch_device_choice hook); "" and why
+// when this backend has no LibTorch. Error for an id nobody registered or a fix with no choice.
+std::string fix_device_choice(const program::StepOptions& options, std::uint32_t fix, std::string* why);
 RuntimeVersions runtime_versions();
 model::CalibrationMeasurements calibrate(const model::CalibrationOptions& options);
 

@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -124,6 +125,22 @@ struct PredictOption {
   // detector and replay edits as TracePredictOptions::fix_numbers[name][trace_key]
   // (offload's --prefetch-depth, MoE's --top-k).
   std::string trace_key;
+};
+
+// What a run hands every registered fix before it predicts from its baseline's trace
+// (pipeline/src/prediction.cpp, FixSpec::run_prediction_setup), whether its scenario tests the
+// fix or not: the scenario, the baseline job's step options, how the run ran, the options the
+// fix's detector will read, and the results' environment notes it may add to.
+struct RunPredictionContext {
+  const scenario::Scenario& scenario;
+  const program::StepOptions& options;
+  std::string mode;  // "simulated" or "measured"
+  model::TracePredictOptions& predict;
+  std::map<std::string, std::string>& environment;
+  // Measured runs only (empty otherwise): what the measured backend's LibTorch resolves on the
+  // device for this fix and the options given (its torch_device_choice hook, across the
+  // backend ABI), with why when it is not the first choice; "" when the backend has no LibTorch.
+  std::function<std::string(const program::StepOptions&, std::string* why)> device_choice;
 };
 
 // A scenario a fix cannot run in, as its check_scenario hook says: the field to name (a
@@ -232,11 +249,23 @@ struct FixSpec {
   // the layers (offload's reload choreography, as build_program_schedule gives the program's;
   // the first that sets one wins). Built only with LibTorch.
   std::function<void(TorchStepSetup&)> torch_step_setup;
+  // kernels/ (torch layer): what this fix resolves on the device for `options` (MoE "device"'s
+  // expert GEMM: "grouped" or "padded", and why not grouped), for a run that asks the measured
+  // backend (RunPredictionContext::device_choice). Built only with LibTorch.
+  std::function<std::string(const program::StepOptions&, std::string* why)> torch_device_choice;
   // pipeline/: what a run tells predict --trace about this fix when it predicts from its
   // baseline's trace: the scenario's selection of this fix and the baseline job's step
   // options (offload's prefetch depth, packing's attention windows in issue order).
   std::function<void(const scenario::FixSelection&, const program::StepOptions&, model::TracePredictOptions&)>
       trace_predict_options;
+  // pipeline/: what every run, whether it tests this fix or not, tells predict --trace and the
+  // results' environment about it (MoE routing on an MoE model: the device variant's expert
+  // GEMM and its padding price).
+  std::function<void(RunPredictionContext&)> run_prediction_setup;
+  // pipeline/: a note for a run whose scenario does not test this fix but whose step it still
+  // shapes (MoE routing on an MoE model: the loop baseline's syncs stay), from the scenario and
+  // a job's step options; nullopt: nothing to say.
+  std::function<std::optional<std::string>(const scenario::Scenario&, const program::StepOptions&)> untested_note;
   // model/: find this fix in a trace and predict its variants (predict --trace).
   std::function<void(const model::detail::TraceFacts&, model::PredictionReport&)> detect;
   // model/: whether explicit values give this fix's inputs (predict without --fix predicts

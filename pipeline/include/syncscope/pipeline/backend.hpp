@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "syncscope/fixes/fix_spec.hpp"
 #include "syncscope/pipeline/backend_abi.hpp"
 #include "syncscope/pipeline/backend_wire.hpp"
 
@@ -37,7 +38,8 @@ class MeasuredBackend {
   // True when a CUDA device can be measured on; otherwise `why` says why.
   bool device_available(std::string* why) const;
   Trace measure(const MeasureRequest& request) const;
-  std::string moe_expert_gemm(const program::StepOptions& options, std::string* why) const;
+  // What registered fix `fix` resolves on the device for `options` (BackendTable::fix_device_choice).
+  std::string fix_device_choice(const program::StepOptions& options, fixes::Fix fix, std::string* why) const;
   RuntimeVersions runtime_versions() const;
   model::CalibrationMeasurements calibrate(const model::CalibrationOptions& options) const;
 

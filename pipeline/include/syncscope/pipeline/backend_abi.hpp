@@ -2,7 +2,7 @@
 // steps, CUDA kernels, the CUPTI tracer, the calibration microbenchmarks) offers the light
 // `syncscope` executable, which loads it with dlopen only to measure (backend.hpp).
 //
-// C types only: one versioned C entry point, syncscope_backend_v2(), returns a table of
+// C types only: one versioned C entry point, syncscope_backend_v3(), returns a table of
 // function pointers whose arguments are integers, C strings and byte buffers. Values cross as
 // bytes in formats both sides parse (backend_wire.hpp: JSON for requests and results, the
 // trace as syncscope's Chrome JSON), so the two sides need not share a compiler, a standard
@@ -24,9 +24,10 @@
 
 namespace syncscope::pipeline {
 
-inline constexpr std::uint32_t kBackendAbiVersion = 2;
+// 3: moe_expert_gemm became fix_device_choice (any registered fix's device choice).
+inline constexpr std::uint32_t kBackendAbiVersion = 3;
 // dlsym name of the entry point; the number is the ABI version.
-inline constexpr const char* kBackendEntryPoint = "syncscope_backend_v2";
+inline constexpr const char* kBackendEntryPoint = "syncscope_backend_v3";
 
 // What the backend was built with (BackendTable::capabilities bits).
 enum BackendCapability : std::uint32_t {
@@ -48,7 +49,7 @@ struct BackendBytes {
   std::uint64_t size;
 };
 
-// The table syncscope_backend_v2() returns; static in the library, never freed. Each
+// The table syncscope_backend_v3() returns; static in the library, never freed. Each
 // function fills its outputs, or returns a BackendStatus != 0 with `error` set. Inputs are
 // (pointer, size) pairs in the formats of backend_wire.hpp.
 struct BackendTable {
@@ -62,9 +63,11 @@ struct BackendTable {
   std::int32_t (*device_available)(BackendBytes* why);
   // request: a MeasureRequest (wire); trace: the measured trace (Chrome JSON).
   std::int32_t (*measure)(const char* request, std::uint64_t request_size, BackendBytes* trace, BackendBytes* error);
-  // options: StepOptions (wire); gemm: "grouped" or "padded"; why: when not grouped.
-  std::int32_t (*moe_expert_gemm)(const char* options, std::uint64_t options_size, BackendBytes* gemm,
-                                  BackendBytes* why, BackendBytes* error);
+  // options: StepOptions (wire); fix: a registered fix's id; choice: what that fix resolves on
+  // the device for the options (FixSpec::torch_device_choice: MoE's "grouped" or "padded"), ""
+  // when the backend has no LibTorch; why: when not the first choice.
+  std::int32_t (*fix_device_choice)(const char* options, std::uint64_t options_size, std::uint32_t fix,
+                                    BackendBytes* choice, BackendBytes* why, BackendBytes* error);
   // versions: RuntimeVersions (wire).
   std::int32_t (*runtime_versions)(BackendBytes* versions, BackendBytes* error);
   // options: CalibrationOptions (wire); measurements: CalibrationMeasurements (wire).
@@ -98,7 +101,7 @@ constexpr std::uint64_t backend_layout_hash() {
   SYNCSCOPE_ABI_FIELD(BackendTable, capabilities);
   SYNCSCOPE_ABI_FIELD(BackendTable, device_available);
   SYNCSCOPE_ABI_FIELD(BackendTable, measure);
-  SYNCSCOPE_ABI_FIELD(BackendTable, moe_expert_gemm);
+  SYNCSCOPE_ABI_FIELD(BackendTable, fix_device_choice);
   SYNCSCOPE_ABI_FIELD(BackendTable, runtime_versions);
   SYNCSCOPE_ABI_FIELD(BackendTable, calibrate);
   SYNCSCOPE_ABI_FIELD(BackendTable, release);
@@ -120,4 +123,4 @@ inline std::string backend_build_key() {
 }  // namespace syncscope::pipeline
 
 // The entry point (C linkage, so dlsym finds it by this name).
-extern "C" const syncscope::pipeline::BackendTable* syncscope_backend_v2(void);
+extern "C" const syncscope::pipeline::BackendTable* syncscope_backend_v3(void);

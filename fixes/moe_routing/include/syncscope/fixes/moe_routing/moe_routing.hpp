@@ -12,9 +12,10 @@
 // the reference step, with its CUDA kernel (src/cuda/moe_histogram.cu,
 // syncscope_fix_moe_routing_cuda), and which expert GEMM "device" can run here
 // (src/torch_expert_gemm.cpp); its part of the step options, typed (options.hpp); its CPU
-// reference (reference.hpp). Still in
-// the layers (docs/fix-registry.md): the measured backend's ABI entry that answers the expert
-// GEMM, and the run's MoE notes and padding price (pipeline/).
+// reference (reference.hpp); what a run says about routing on an MoE model, tested or not (its
+// expert GEMM, asked of the measured backend through FixSpec::torch_device_choice, the padding
+// price, the untested loop's syncs: src/run.cpp). Still in the layers (docs/fix-registry.md):
+// the step result's and the torch layer's `moe_expert_gemm` field.
 #pragma once
 
 #include "syncscope/fixes/fix_spec.hpp"
