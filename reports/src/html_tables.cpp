@@ -6,10 +6,12 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "html_format.hpp"
 #include "html_parts.hpp"
+#include "syncscope/fixes/fix_spec.hpp"
 
 namespace syncscope::html {
 
@@ -321,22 +323,22 @@ std::string parameters_details(const std::vector<const model::VariantResult*>& v
       h += "</tr>\n";
     }
     h += "</tbody></table>\n";
-    // L as the formula used it against the depth run: the packing baseline rebuilds the
-    // metadata in each layer's forward and again in its checkpoint recompute, so its trace
-    // shows 2 rebuilds per layer (56 for 28 layers).
+    // L as the formula used it against the depth run, with the fix's reason when it knows
+    // one (FixSpec::layer_count_note: packing's baseline rebuilds twice per layer).
+    const std::optional<fixes::Fix> id = fixes::find_fix(fix);
     std::set<std::pair<double, int>> ls;
     for (std::size_t c = 0; c < cols.size(); ++c)
       if (const auto it = cols[c]->model_parameters.find("L"); it != cols[c]->model_parameters.end())
         ls.insert({it->second, cols[c]->layers});
     for (const auto& [L, layers] : ls)
-      if (layers > 0 && L != layers)
+      if (layers > 0 && L != layers) {
+        std::optional<std::string> why;
+        if (id && fixes::fix_spec(*id).layer_count_note) why = fixes::fix_spec(*id).layer_count_note(L, layers);
         h += fmt::format(
-            "<p class=\"note\">{}: L = {:g} with {} decoder layers run: {:g} per layer{}.</p>\n", esc(fix), L, layers,
-            L / layers,
-            fix == "packing" && L == 2.0 * layers
-                ? " (the baseline rebuilds the metadata in each layer's forward and again in its checkpoint recompute; "
-                  "the count comes from the baseline's trace)"
-                : " (the count comes from the baseline's trace)");
+            "<p class=\"note\">{}: L = {:g} with {} decoder layers run: {:g} per layer ({}the count comes from the "
+            "baseline's trace).</p>\n",
+            esc(fix), L, layers, L / layers, why ? esc(*why) + "; " : "");
+      }
   }
   return h + "</details>\n";
 }

@@ -287,10 +287,10 @@ TEST(ReferenceStep, MoeDeviceExpertGemmIsResolvedAndReported) {
   EXPECT_THROW({ ReferenceStep s(o); }, InputError);
   fixes::moe_routing::set_expert_gemm(o, "auto");
   ReferenceStep step(o);
-  EXPECT_EQ(step.run().moe_expert_gemm, "padded");
+  EXPECT_EQ(step.run().choice(fixes::moe_routing::kFix), "padded");
   fixes::moe_routing::set_variant(o, fixes::moe_routing::Variant::Sorted);
   ReferenceStep sorted(o);
-  EXPECT_EQ(sorted.run().moe_expert_gemm, "");
+  EXPECT_EQ(sorted.run().choice(fixes::moe_routing::kFix), "");
 }
 
 // The bookkeeping of every combination (3 x 3 x 3) against its program; on a GPU the

@@ -172,7 +172,7 @@ TEST(ReferenceStepDevice, MoeDeviceGroupedAndPaddedAgree) {
   for (const char* g : {"grouped", "padded"}) {
     fixes::moe_routing::set_expert_gemm(o, g);
     outs[g] = run_once(o);
-    EXPECT_EQ(outs[g].result.moe_expert_gemm, g);  // "grouped" did not fall back
+    EXPECT_EQ(outs[g].result.choice(fixes::moe_routing::kFix), g);  // "grouped" did not fall back
     EXPECT_EQ(outs[g].result.host_syncs.of(fixes::moe_routing::kFix), 0) << g;
   }
   EXPECT_NEAR(outs["grouped"].result.loss, outs["padded"].result.loss, kBf16Tol * outs["padded"].result.loss);

@@ -224,14 +224,14 @@ TEST(TorchNextGroupedMm, MoeDeviceGroupedEqualsPadded) {
     detail::Ctx& ctx = standalone.ctx;
     const SyncCounts& syncs = standalone.syncs;
     ctx.dtype = torch::kBFloat16;
-    ctx.moe_expert_gemm = gemm;
+    ctx.fix_choices[fixes::moe_routing::kFix] = gemm;
     torch::Tensor x = x0.clone().requires_grad_(true);
     detail::ExpertWeights w{g0.clone().requires_grad_(true), u0.clone().requires_grad_(true),
                             d0.clone().requires_grad_(true)};
     const torch::Tensor out =
         fixes::moe_routing::moe_experts(fixes::moe_routing::Variant::Device, x, ids, weights, w, ctx);
     out.sum().backward();
-    EXPECT_EQ(ctx.moe_expert_gemm, gemm) << "the grouped path fell back to padded";
+    EXPECT_EQ(ctx.fix_choices[fixes::moe_routing::kFix], gemm) << "the grouped path fell back to padded";
     EXPECT_EQ(syncs.of(fixes::moe_routing::kFix), 0);
     return std::vector<torch::Tensor>{out.detach(), x.grad(), w.gate.grad(), w.up.grad(), w.down.grad()};
   };

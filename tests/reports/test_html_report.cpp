@@ -68,6 +68,25 @@ TEST(HtmlReport, SelfContainedWithChartsTablesAndPrintStyles) {
     EXPECT_TRUE(ids.insert((*it)[1]).second) << "duplicate id " << (*it)[1];
 }
 
+// The fitted L against the depth run: the fix says why when it knows (packing's registry
+// entry: two rebuilds per layer), else only where the count comes from.
+TEST(HtmlReport, LayerCountNoteComesFromTheFix) {
+  model::RunResults r = synthetic_results();
+  for (auto& v : r.variants)
+    if (!v.baseline) v.model_parameters["L"] = v.variant == "cached" ? 8 : 6;  // 4 layers run
+  const std::string html = render_html_report({model::ReportRun{r, "dir", {}, {}}});
+  EXPECT_EQ(count(html,
+                  "packing: L = 8 with 4 decoder layers run: 2 per layer (the baseline rebuilds the metadata "
+                  "in each layer&#39;s forward and again in its checkpoint recompute; the count comes from the "
+                  "baseline's trace)"),
+            1u)
+      << html;
+  EXPECT_EQ(count(html,
+                  "packing: L = 6 with 4 decoder layers run: 1.5 per layer (the count comes from the "
+                  "baseline's trace)"),
+            1u);
+}
+
 TEST(HtmlReport, MergesRunsFromSeveralGpus) {
   model::RunResults measured = synthetic_results("GPU-A");
   measured.mode = "measured";

@@ -78,6 +78,18 @@ TEST(MemoryEstimate, FullFineTuneOfAn8BNeeds16BytesPerParameter) {
     EXPECT_NE(what.find("training: lora needs 20.0 GB (fits)"), std::string::npos) << what;
     EXPECT_NE(what.find("optimizer: adamw_8bit needs"), std::string::npos) << what;
   }
+  // With full recompute instead, what would fit tries offloaded checkpoints as the fix that
+  // schedules the layers takes them by default (named from its registry entry).
+  program::StepOptions full = o;
+  full.fix_variants.erase(fixes::offload::kFix);
+  full.training.gradient_checkpointing = "full";
+  try {
+    sim::check_step_memory(full, 80e9, "H100", "Llama-3.1-8B", false);
+    ADD_FAILURE() << "a full bf16 AdamW fine-tune of Llama-3.1-8B fit 80 GB";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("offload: true (checkpointing, offload double) needs"), std::string::npos) << what;
+  }
   // 8-bit AdamW: 2 B per value plus two fp32 absmax per 2048 values.
   program::StepOptions e = o;
   e.training.optimizer = "adamw_8bit";

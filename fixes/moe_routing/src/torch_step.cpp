@@ -120,7 +120,7 @@ torch::Tensor moe_experts(Variant variant, const torch::Tensor& x, const torch::
   const torch::Tensor tokens = torch::div(order, k, "floor");
   const torch::Tensor rows = x.index_select(0, tokens);  // the T*k entries, sorted by expert
 #ifdef SYNCSCOPE_HAVE_GROUPED_MM
-  if (ctx.moe_expert_gemm == "grouped") {
+  if (const auto it = ctx.fix_choices.find(kFix); it != ctx.fix_choices.end() && it->second == "grouped") {
     // Ours, grouped: one grouped GEMM per projection over the sorted rows; group e is rows
     // [offs[e-1], offs[e]), the ends read from device memory by the kernel (sm90+), so no
     // host read and no padding: the expert FLOPs are the baseline's.
@@ -138,7 +138,7 @@ torch::Tensor moe_experts(Variant variant, const torch::Tensor& x, const torch::
       if (auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
       std::fprintf(stderr, "syncscope: moe device: at::_grouped_mm refused (%s); using the capacity-padded GEMM\n",
                    what.c_str());
-      ctx.moe_expert_gemm = "padded";
+      ctx.fix_choices[kFix] = "padded";
     }
   }
 #endif
@@ -172,7 +172,7 @@ void torch_layer_point(TorchLayerContext& c, program::ProgramPoint at) {
 // host read (resolve_expert_gemm; InputError when "grouped" is asked and absent).
 void torch_step_setup(TorchStepSetup& s) {
   if (s.options.model.is_moe() && variant(s.options) == Variant::Device)
-    s.device.moe_expert_gemm = resolve_expert_gemm(s.options);
+    s.device.fix_choices[kFix] = resolve_expert_gemm(s.options);
 }
 
 }  // namespace

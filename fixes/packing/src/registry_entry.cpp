@@ -55,6 +55,12 @@ void register_packing_fix() {
     f.predict = detail::predict_explicit;
     f.predict_options = detail::predict_options();
     f.predict_from_scenario = detail::predict_from_scenario;
+    // Unsloth's uncached path rebuilds in the forward and again in the checkpoint recompute:
+    // its trace shows 2 rebuilds per layer (56 for 28 layers; detect.cpp).
+    f.layer_count_note = [](double count, int layers) -> std::optional<std::string> {
+      if (count != 2.0 * layers) return std::nullopt;
+      return "the baseline rebuilds the metadata in each layer's forward and again in its checkpoint recompute";
+    };
     f.published = published_figures;
     f.published_scenarios = published_scenario_figures();
     f.what_if_edits = {{"packing-cache", "cached", "", {}}, {"packing-device", "device", "", {}}};

@@ -33,20 +33,22 @@ struct StandaloneCtx {
   StandaloneCtx& operator=(const StandaloneCtx&) = delete;
 };
 
-// Executes choreography primitives: CUDA streams/events/async copies, or plain copies on
-// CPU (where every op completes in order, so the choreography is trivially safe there).
-class OffloadEngine {
+// The copy stream a layer choreography runs on (program::Choreography, built by whichever
+// fix schedules the layers): executes its primitives, CUDA streams/events/async copies, or
+// plain copies on CPU (where every op completes in order, so the choreography is trivially
+// safe there).
+class CopyStream {
  public:
-  OffloadEngine(const program::Choreography& choreo, std::int64_t rows, std::int64_t cols, Ctx& ctx);
-  ~OffloadEngine();
-  OffloadEngine(const OffloadEngine&) = delete;
-  OffloadEngine& operator=(const OffloadEngine&) = delete;
+  CopyStream(const program::Choreography& choreo, std::int64_t rows, std::int64_t cols, Ctx& ctx);
+  ~CopyStream();
+  CopyStream(const CopyStream&) = delete;
+  CopyStream& operator=(const CopyStream&) = delete;
 
   void record_main(int event);
   void record_copy(int event);
   void copy_waits(int event);
   void main_waits(int event);
-  void offload(int layer, const torch::Tensor& input);  // D2H on the copy stream
+  void to_host(int layer, const torch::Tensor& input);  // D2H on the copy stream
   void reload(int layer, int buffer);                   // H2D on the copy stream
   const torch::Tensor& ring(int buffer) const { return ring_.at(static_cast<std::size_t>(buffer)); }
   const torch::Tensor& host_slot(int layer) const { return host_.at(static_cast<std::size_t>(layer)); }

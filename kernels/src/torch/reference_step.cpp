@@ -32,11 +32,11 @@ struct ReferenceStep::Impl {
   ModelWeights w;
   std::unique_ptr<torch::optim::AdamW> adam;
   program::Choreography choreo;
-  std::unique_ptr<OffloadEngine> engine;
+  std::unique_ptr<CopyStream> engine;
   // The first run()'s schedule when a fix's differs (offload: Unsloth's first pass offloads every
   // layer); later steps keep the other.
   program::Choreography first_choreo;
-  std::unique_ptr<OffloadEngine> first_engine;
+  std::unique_ptr<CopyStream> first_engine;
   int steps_run = 0;
   // The fixes' LibTorch hooks' state across layers and steps (TorchStepContext,
   // TorchLayerContext: fixes/packing's metadata cache).
@@ -101,10 +101,10 @@ struct ReferenceStep::Impl {
     }
     const std::int64_t T = opt.batch.packed_tokens, H = opt.model.hidden_size;
     choreo = std::move(*setup.schedule);
-    engine = std::make_unique<OffloadEngine>(choreo, T, H, ctx);
+    engine = std::make_unique<CopyStream>(choreo, T, H, ctx);
     if (setup.first_step) {
       first_choreo = std::move(*setup.first_step);
-      first_engine = std::make_unique<OffloadEngine>(first_choreo, T, H, ctx);
+      first_engine = std::make_unique<CopyStream>(first_choreo, T, H, ctx);
     }
   }
 
@@ -157,7 +157,7 @@ struct ReferenceStep::Impl {
     return loss.item<double>();
   }
 
-  StepResult run_with(const program::Choreography& choreo, OffloadEngine* engine, int index) {
+  StepResult run_with(const program::Choreography& choreo, CopyStream* engine, int index) {
     syncs = {};
     builds = 0;
     for (auto& [name, p] : w.named) p.mutable_grad().reset();  // set_to_none: no zeroing kernels
@@ -187,7 +187,7 @@ struct ReferenceStep::Impl {
           case program::ChoreoKind::RecordCopy: engine->record_copy(s.event); break;
           case program::ChoreoKind::CopyWaits: engine->copy_waits(s.event); break;
           case program::ChoreoKind::MainWaits: engine->main_waits(s.event); break;
-          case program::ChoreoKind::OffloadCopy: engine->offload(s.layer, acts[l]); break;
+          case program::ChoreoKind::OffloadCopy: engine->to_host(s.layer, acts[l]); break;
           case program::ChoreoKind::ReloadCopy: engine->reload(s.layer, s.buffer); break;
           case program::ChoreoKind::ReleaseInput: acts[l] = torch::Tensor(); break;
           case program::ChoreoKind::ForwardLayer: {
@@ -239,7 +239,7 @@ struct ReferenceStep::Impl {
     }
     result.host_syncs = syncs;
     result.metadata_builds = builds;
-    result.moe_expert_gemm = ctx.moe_expert_gemm;
+    result.fix_choices = ctx.fix_choices;
     result.ranges = ranges.take();
     return result;
   }

@@ -359,9 +359,13 @@ std::vector<std::string> what_would_fit(const program::StepOptions& o, double ca
     scenario::Scenario s;
     s.offload = true;
     s.model = o.model;
+    std::string defaults;  // what each scheduling fix took, as the run plan names it
     for (const fixes::FixSpec& spec : fixes::fix_registry())
-      if (spec.build_program_schedule && spec.set_step_option) spec.set_step_option(f, {s, std::nullopt});
-    tried(f, "offload: true (checkpointing, reloads double-buffered)");
+      if (spec.build_program_schedule && spec.set_step_option) {
+        spec.set_step_option(f, {s, std::nullopt});
+        if (spec.step_option_name) defaults += fmt::format(", {} {}", spec.name, spec.step_option_name(f));
+      }
+    tried(f, "offload: true (checkpointing" + defaults + ")");
   }
   // The deepest run that fits (the embedding and head stay whatever the depth).
   const int L = program::effective_layers(o);

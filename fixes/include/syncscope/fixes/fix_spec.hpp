@@ -285,6 +285,11 @@ struct FixSpec {
   // engine's own edits are remove-syncs and pin-memory).
   std::vector<WhatIfSpelling> what_if_edits;
   std::function<void(ReplayEditContext&)> replay_edit;
+  // reports/: why the count L this fix's closed form multiplies (its fitted "L", counted in
+  // the baseline's trace) is not the number of decoder layers run, for the report's note
+  // under the fitted parameters (packing: 2 per layer, a rebuild in each layer's forward and
+  // again in its checkpoint recompute); nullopt: nothing known beyond the trace's count.
+  std::function<std::optional<std::string>(double count, int layers)> layer_count_note;
   // model/: the published speedups of this fix (validate, report).
   std::function<std::vector<PublishedFigure>()> published;
   // model/: its figures beside the runs of scenarios/published/ (validate --published).

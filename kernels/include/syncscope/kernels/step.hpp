@@ -64,8 +64,14 @@ struct StepResult {
   SyncCounts host_syncs;
   int metadata_builds = 0;          // a fix's metadata constructions this step (packing's metadata and masks)
   std::vector<std::string> ranges;  // NVTX ranges opened, in order (when record_ranges)
-  // MoE "device": how the expert GEMMs ran this step ("grouped" or "padded"); "" otherwise.
-  std::string moe_expert_gemm;
+  // What each fix's device variant resolved on this machine and ran this step, by fix, as
+  // its LibTorch hooks set it in the device context (detail::Ctx::fix_choices; MoE routing's
+  // "device": which expert GEMM, "grouped" or "padded"); absent: the fix had nothing to resolve.
+  std::map<fixes::Fix, std::string> fix_choices;
+  std::string choice(fixes::Fix fix) const {
+    const auto it = fix_choices.find(fix);
+    return it == fix_choices.end() ? std::string() : it->second;
+  }
 };
 
 struct NamedValues {

@@ -79,10 +79,11 @@ struct Ctx {
   SyncCounts* syncs = nullptr;
   int* metadata_builds = nullptr;
   Ranges* ranges = nullptr;
-  // MoE "device": "grouped" or "padded" (resolve_moe_expert_gemm; "" when the step has no
-  // MoE device variant, which the MoE routing fix treats as padded); its torch_step.cpp falls back to "padded" for
-  // good if at::_grouped_mm refuses its inputs.
-  std::string moe_expert_gemm;
+  // What a fix resolved for its variant on this device, by fix: its torch_step_setup sets
+  // its entry and its layer hooks read it (and may change it for good: MoE routing's
+  // "device" sets "grouped" or "padded" and falls back to "padded" when at::_grouped_mm
+  // refuses its inputs). The step reports the map as StepResult::fix_choices.
+  std::map<fixes::Fix, std::string> fix_choices;
   torch::TensorOptions opts() const { return torch::TensorOptions().device(device).dtype(dtype); }
 };
 

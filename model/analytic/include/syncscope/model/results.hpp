@@ -69,7 +69,7 @@ struct SyncRemoval {
 // One scenario x fix x variant.
 struct VariantResult {
   std::string scenario;
-  std::string fix;      // "packing" | "offload" | "moe_routing"
+  std::string fix;      // a registered fix's name (FixSpec::name: "packing", "moe_routing", ...)
   std::string variant;  // e.g. "rebuild", "cached", "device"
   bool baseline = false;
   int layers = 0;

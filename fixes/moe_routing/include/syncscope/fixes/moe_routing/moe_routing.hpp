@@ -14,8 +14,8 @@
 // (src/torch_expert_gemm.cpp); its part of the step options, typed (options.hpp); its CPU
 // reference (reference.hpp); what a run says about routing on an MoE model, tested or not (its
 // expert GEMM, asked of the measured backend through FixSpec::torch_device_choice, the padding
-// price, the untested loop's syncs: src/run.cpp). Still in the layers (docs/fix-registry.md):
-// the step result's and the torch layer's `moe_expert_gemm` field.
+// price, the untested loop's syncs: src/run.cpp). The step reports the expert GEMM it ran as
+// its fix_choices entry (StepResult::choice(kFix)).
 #pragma once
 
 #include "syncscope/fixes/fix_spec.hpp"

@@ -18,7 +18,8 @@ namespace syncscope::fixes::moe_routing {
 // weights [T, k] fp32. Returns the fp32 [T, H] output. Variants: "loop" (one nonzero per
 // expert), "sorted" (stable argsort + bincount + one tolist), "device" (no host read:
 // counts/offsets on the device, then grouped GEMMs or capacity-padded bmm with C = T, as
-// ctx.moe_expert_gemm says). Host reads are counted in ctx.syncs->by_fix[kFix].
+// ctx.fix_choices[kFix] says, which torch_step_setup set from resolve_expert_gemm and a
+// refused at::_grouped_mm turns to "padded" for good). Host reads are counted in ctx.syncs->by_fix[kFix].
 torch::Tensor moe_experts(Variant variant, const torch::Tensor& x, const torch::Tensor& expert_ids,
                           const torch::Tensor& weights, const kernels::detail::ExpertWeights& w,
                           kernels::detail::Ctx& ctx);
@@ -27,7 +28,8 @@ torch::Tensor moe_experts(Variant variant, const torch::Tensor& x, const torch::
 // available (LibTorch >= 2.8, device "cuda" with compute capability >= 9.0, bf16, hidden and
 // intermediate sizes multiples of 8), else "padded". `why` gets the reason grouped is not
 // available ("" when it is). InputError when "grouped" is asked for and not available. The
-// measured backend answers it for `run`'s model notes (BackendTable::moe_expert_gemm).
+// measured backend answers it for `run`'s model notes (FixSpec::torch_device_choice,
+// asked through BackendTable::fix_device_choice).
 std::string resolve_expert_gemm(const program::StepOptions& options, std::string* why = nullptr);
 // Counts [E] and exclusive offsets [E+1] (int64) without a host read: our histogram kernel
 // on CUDA, scatter_add_ + cumsum on CPU.
