@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "commands.hpp"
@@ -55,15 +56,25 @@ api::PredictTraceRequest trace_request(const PredictOptions& o, std::optional<In
   r.step_range = o.step_range;
   r.layer_range = o.layer_range;
   r.gpu = o.gpu;
-  // The fixes' options a trace takes too (offload's --prefetch-depth, MoE's --top-k, ...).
-  for (const api::FixTraceOption& d : api::trace_options())
-    if (o.in.given(d.option->flag)) r.fix_options[d.option->flag] = o.in.text(d.option->flag);
+  // Every fix option given: api::check takes those a trace reads (offload's --prefetch-depth,
+  // MoE's --top-k, ...) and refuses the rest by name rather than leaving them unread.
+  r.fix_options = o.in.values;
   r.step_time_ns = step;
   r.samples = o.samples;
   r.seed = o.seed;
   r.what_if = o.what_if;
   return r;
 }
+
+// The options only a prediction from explicit values or a scenario reads, and where a
+// trace's prediction takes the same thing: given with --trace they are refused, not ignored.
+constexpr std::pair<const char*, const char*> kNotReadWithTrace[] = {
+    {"--fix", "it predicts every fix whose pattern the trace shows"},
+    {"--scenario", "the trace gives the run's shape"},
+    {"--hf-config", "the trace gives the run's shape"},
+    {"--layers", "the trace's layer ranges give them (--layer-range picks their names)"},
+    {"--round-trip-us", "the round trip comes from --gpu's profile or the trace's own syncs"},
+};
 
 // Each registered fix's own options (FixSpec::predict_options), in registry order: kept as
 // text in `in.values` for the fix to read; integers and numbers checked here against their
@@ -135,8 +146,14 @@ void add_predict_command(CLI::App& app, Context& ctx) {
       ->capture_default_str();
   cmd->add_option("--seed", o->seed, "Seed for the Monte Carlo draws and bootstraps")->capture_default_str();
 
-  cmd->callback([o, &ctx] {
+  cmd->callback([o, cmd, &ctx] {
     if (!o->output.empty()) (void)plan_output_file(o->output, o->force);  // refuse before the work
+    if (!o->trace.empty())
+      for (const auto& [name, why] : kNotReadWithTrace)
+        SYNCSCOPE_INPUT_ERROR_IF(cmd->count(name) > 0,
+                                 fmt::format("{}: not read with --trace ({}); drop it, or predict from explicit values "
+                                             "without --trace",
+                                             name, why));
     model::PropagationOptions prop;
     prop.samples = o->samples;
     prop.seed = o->seed;

@@ -467,6 +467,15 @@ const Case kSmall[] = {
      "--syncs-per-layer: 'x': expected an integer in 1..1000", nullptr},
     {"predict --gpu DIR (issue: says no such file)", [](const fs::path& d) { fs::create_directory(d / "profiles"); },
      "predict --fix packing --layers 16 --per-layer-ms 13.7 --gpu profiles", 2, "'profiles': is a directory", nullptr},
+    // With --trace, what only explicit values read is refused by name (it was left unread).
+    {"predict --trace with --layers (issue: ignored)",
+     [](const fs::path& d) { fs::copy_file(test::fixture("traces/kineto_all_categories.json"), d / "t.json"); },
+     "predict --trace t.json --layers 28", 2, "--layers: not read with --trace (the trace's layer ranges give them",
+     nullptr},
+    {"predict --trace with a fix's explicit option (issue: ignored)",
+     [](const fs::path& d) { fs::copy_file(test::fixture("traces/kineto_all_categories.json"), d / "t.json"); },
+     "predict --trace t.json --per-layer-ms 13.7", 2, "--per-layer-ms: no fix takes this option with a trace (",
+     [](const fs::path&, const Result& r) { EXPECT_NE(r.err.find("--prefetch-depth"), std::string::npos) << r.err; }},
     {"analyze --pid 999999 (issue: says no CUDA runtime calls)", nullptr,
      "analyze " + test::fixture("traces/kineto_all_categories.json").string() + " --pid 999999", 2, "--pid 999999: ",
      [](const fs::path&, const Result& r) {
