@@ -57,14 +57,14 @@ void set_step_option(program::StepOptions& o, const StepOptionContext& c) {
 }
 
 std::string step_option_name(const program::StepOptions& o) {
-  const auto it = o.fix_variants.find(kLogging);
-  return it == o.fix_variants.end() ? "" : fix_spec(kLogging).variant_name(it->second);
+  const auto v = o.fix_variant(kLogging);
+  return v ? fix_spec(kLogging).variant_name(*v) : "";
 }
 
 void program_point(program::ProgramLayerBuilder& b, program::ProgramPoint at) {
-  const auto it = b.options().fix_variants.find(kLogging);
-  if (it == b.options().fix_variants.end()) return;  // not applied in this run
-  const auto v = static_cast<Variant>(it->second);
+  const auto applied = b.options().fix_variant(kLogging);
+  if (!applied) return;  // not applied in this run
+  const auto v = static_cast<Variant>(*applied);
   const int eb = b.element_bytes();
   if (at == program::ProgramPoint::BeforeOptimizer) {
     // torch.nn.utils.clip_grad_norm_ (foreach): a norm per gradient, the norm of the norms,

@@ -112,9 +112,9 @@ void after_optimizer(TorchStepContext& c, Variant v, State& st) {
 }
 
 void torch_step_point(TorchStepContext& c, program::ProgramPoint at) {
-  const auto it = c.options.fix_variants.find(kLogging);
-  if (it == c.options.fix_variants.end()) return;  // not applied in this run
-  const auto v = static_cast<Variant>(it->second);
+  const auto applied = c.options.fix_variant(kLogging);
+  if (!applied) return;  // not applied in this run
+  const auto v = static_cast<Variant>(*applied);
   State& st = state_of(c);
   if (at == program::ProgramPoint::BeforeOptimizer) {
     // The trainer's max_grad_norm (1.0, transformers' default), in every variant.

@@ -10,17 +10,13 @@ const std::string& variant_name(Variant v) { return fix_spec(kFix).variant_name(
 Variant to_variant(std::string_view name) { return static_cast<Variant>(parse_variant(kFix, name, "moe variant")); }
 
 Variant variant(const program::StepOptions& o) {
-  const auto it = o.fix_variants.find(kFix);
-  return it == o.fix_variants.end() ? Variant::Loop : static_cast<Variant>(it->second);
+  return static_cast<Variant>(o.fix_variant(kFix).value_or(static_cast<std::uint8_t>(Variant::Loop)));
 }
 
 void set_variant(program::StepOptions& o, Variant v) { o.fix_variants[kFix] = static_cast<std::uint8_t>(v); }
 
 std::string expert_gemm(const program::StepOptions& o) {
-  const auto f = o.fix_words.find(kFix);
-  if (f == o.fix_words.end()) return kExpertGemms.front();
-  const auto w = f->second.find(detail::kExpertGemmKey);
-  return w == f->second.end() ? kExpertGemms.front() : w->second;
+  return o.fix_word(kFix, detail::kExpertGemmKey, kExpertGemms.front());
 }
 
 void set_expert_gemm(program::StepOptions& o, const std::string& gemm) {

@@ -9,21 +9,9 @@ const std::string& variant_name(Variant v) { return fix_spec(kFix).variant_name(
 
 Variant to_variant(std::string_view name) { return static_cast<Variant>(parse_variant(kFix, name, "offload variant")); }
 
-namespace {
-
-double number_or(const program::StepOptions& o, const char* key, double otherwise) {
-  const auto f = o.fix_numbers.find(kFix);
-  if (f == o.fix_numbers.end()) return otherwise;
-  const auto v = f->second.find(key);
-  return v == f->second.end() ? otherwise : v->second;
-}
-
-}  // namespace
-
 std::optional<Variant> variant(const program::StepOptions& o) {
-  const auto it = o.fix_variants.find(kFix);
-  if (it == o.fix_variants.end()) return std::nullopt;
-  return static_cast<Variant>(it->second);
+  const auto v = o.fix_variant(kFix);
+  return v ? std::optional<Variant>(static_cast<Variant>(*v)) : std::nullopt;
 }
 
 void set_variant(program::StepOptions& o, std::optional<Variant> v) {
@@ -32,12 +20,11 @@ void set_variant(program::StepOptions& o, std::optional<Variant> v) {
 }
 
 int prefetch_depth(const program::StepOptions& o) {
-  return static_cast<int>(
-      number_or(o, detail::kStepPrefetchDepth.key.c_str(), detail::kStepPrefetchDepth.default_value));
+  return static_cast<int>(o.fix_number(kFix, detail::kStepPrefetchDepth.key, detail::kStepPrefetchDepth.default_value));
 }
 void set_prefetch_depth(program::StepOptions& o, int k) { o.fix_numbers[kFix][detail::kStepPrefetchDepth.key] = k; }
 
-double budget_bytes(const program::StepOptions& o) { return number_or(o, detail::kStepBudgetBytes.key.c_str(), -1.0); }
+double budget_bytes(const program::StepOptions& o) { return o.fix_number(kFix, detail::kStepBudgetBytes.key, -1.0); }
 void set_budget_bytes(program::StepOptions& o, double bytes) {
   if (bytes < 0) {
     const auto f = o.fix_numbers.find(kFix);
@@ -48,7 +35,7 @@ void set_budget_bytes(program::StepOptions& o, double bytes) {
 }
 
 double min_bytes(const program::StepOptions& o) {
-  return number_or(o, detail::kStepMinBytes.key.c_str(), detail::kStepMinBytes.default_value);
+  return o.fix_number(kFix, detail::kStepMinBytes.key, detail::kStepMinBytes.default_value);
 }
 void set_min_bytes(program::StepOptions& o, double bytes) { o.fix_numbers[kFix][detail::kStepMinBytes.key] = bytes; }
 

@@ -34,8 +34,8 @@ std::string fix_variants_key(const StepOptions& o) {
     if (f.step_option_name) {
       value = f.step_option_name(o);
     } else {
-      auto it = o.fix_variants.find(f.id);
-      value = it == o.fix_variants.end() ? "off" : f.variant_name(it->second);
+      const auto v = o.fix_variant(f.id);
+      value = v ? f.variant_name(*v) : "off";
     }
     // A fix that says "" is not applied and stays out of the key (a fix added later leaves
     // the keys, and so the run directories, of runs that do not test it as they were).

@@ -57,6 +57,25 @@ namespace {
 bool dense_mlp_module(const std::string& m) { return m == "gate_proj" || m == "up_proj" || m == "down_proj"; }
 }  // namespace
 
+std::optional<std::uint8_t> StepOptions::fix_variant(fixes::Fix fix) const {
+  const auto it = fix_variants.find(fix);
+  return it == fix_variants.end() ? std::nullopt : std::optional<std::uint8_t>(it->second);
+}
+
+double StepOptions::fix_number(fixes::Fix fix, const std::string& key, double otherwise) const {
+  const auto f = fix_numbers.find(fix);
+  if (f == fix_numbers.end()) return otherwise;
+  const auto v = f->second.find(key);
+  return v == f->second.end() ? otherwise : v->second;
+}
+
+std::string StepOptions::fix_word(fixes::Fix fix, const std::string& key, const std::string& otherwise) const {
+  const auto f = fix_words.find(fix);
+  if (f == fix_words.end()) return otherwise;
+  const auto w = f->second.find(key);
+  return w == f->second.end() ? otherwise : w->second;
+}
+
 bool lora_adapted(const StepOptions& o, const std::string& module) {
   if (!o.training.adapters()) return false;
   if (o.model.is_moe() && dense_mlp_module(module)) return false;

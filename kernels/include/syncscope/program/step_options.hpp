@@ -33,6 +33,11 @@ struct StepOptions {
   std::map<fixes::Fix, std::uint8_t> fix_variants{};
   std::map<fixes::Fix, std::map<std::string, double>> fix_numbers{};
   std::map<fixes::Fix, std::map<std::string, std::string>> fix_words{};
+  // A fix's entries as its folder's typed accessors read them: nullopt / `otherwise` when
+  // absent (the fix not applied, the key left at its default).
+  std::optional<std::uint8_t> fix_variant(fixes::Fix fix) const;
+  double fix_number(fixes::Fix fix, const std::string& key, double otherwise) const;
+  std::string fix_word(fixes::Fix fix, const std::string& key, const std::string& otherwise) const;
   std::uint64_t seed = 0;       // weights, token ids and (with batch.seed) the lengths
   bool nvtx = true;             // emit NVTX ranges (CUDA builds)
   double learning_rate = 1e-4;  // AdamW
