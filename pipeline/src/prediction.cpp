@@ -14,10 +14,14 @@ model::PredictionReport predict_baseline(const Trace& t, const std::string& trac
   model::TracePredictOptions po;
   po.layer_glob = run_analysis_options().layer_glob;
   po.profile = profile;
+  // The scenario's numbers for each fix first (a key named as the fix's trace_key reaches its
+  // detector: logging's logging_steps), then the fix's own hook, whose values win (the hook
+  // used to run first and the scenario's map replaced what it set: offload's prefetch depth
+  // when the scenario gave only its budget, which fell back to the same default).
   for (const auto& f : s.fixes) {
     const fixes::FixSpec& spec = fixes::fix_spec(f.fix);
+    for (const auto& [key, value] : f.numbers) po.fix_numbers[spec.name][key] = value;
     if (spec.trace_predict_options) spec.trace_predict_options(f, job.opts, po);
-    if (!f.numbers.empty()) po.fix_numbers[spec.name] = f.numbers;
   }
   // What every fix says about this run for the prediction, tested or not (MoE routing on an
   // MoE model: the device variant's expert GEMM, asked of the measured backend in a measured
