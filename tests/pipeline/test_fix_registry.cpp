@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 
 #include "syncscope/core/error.hpp"
@@ -16,7 +17,9 @@
 #include "syncscope/io/trace_io.hpp"
 #include "syncscope/model/predict_inputs.hpp"
 #include "syncscope/model/trace_predict.hpp"
+#include "syncscope/model/trace_predict_facts.hpp"
 #include "syncscope/pipeline/plan.hpp"
+#include "syncscope/pipeline/summary.hpp"
 #include "syncscope/program/program_layer.hpp"
 #include "syncscope/program/step_options.hpp"
 #include "syncscope/program/step_program.hpp"
@@ -329,6 +332,30 @@ TEST_F(ToyFix, PredictFromATraceRunsItsDetectorAfterTheShippedOnes) {
   EXPECT_EQ(rep.fixes.back().fix, "toy_fix");
   EXPECT_EQ(rep.fixes.back().reason, "the toy detector finds nothing");
   EXPECT_EQ(rep.fixes.front().fix, "packing");
+}
+
+// A run's prediction from its baseline's trace (pipeline/src/prediction.cpp): the scenario's
+// numbers for a fix reach its detector, and its trace_predict_options hook runs after them, so
+// what it sets wins (it used to run first and have the scenario's map replace what it set).
+TEST_F(ToyFix, RunPredictionTakesTheScenarioNumbersThenItsHook) {
+  fixes::FixSpec& f = fixes::mutable_fix_spec(kToy);
+  f.trace_predict_options = [](const scenario::FixSelection&, const program::StepOptions&,
+                               model::TracePredictOptions& po) {
+    po.fix_numbers["toy_fix"]["weight"] = 5;  // the scenario gives 3
+    po.fix_numbers["toy_fix"]["extra"] = 1;   // the scenario gives none
+  };
+  std::map<std::string, double> seen;
+  f.detect = [&seen](const model::detail::TraceFacts& facts, model::PredictionReport&) {
+    if (const auto it = facts.opt.fix_numbers.find("toy_fix"); it != facts.opt.fix_numbers.end()) seen = it->second;
+  };
+  std::string three = kScenario;
+  three.replace(three.find("tolerance: 0.2"), 14, "tolerance: 0.2\n    weight: 3");
+  const scenario::Scenario s = scenario::parse_scenario(three, "toy.yaml");
+  const pipeline::RunPlan plan = pipeline::plan_jobs({s});
+  const Trace t = read_trace(test::source_dir() / "tests" / "fixtures" / "torch" / "item_loop_l8_h200.json.gz");
+  model::Environment env;
+  (void)pipeline::predict_baseline(t, "item_loop", plan.jobs.front(), s, "simulated", std::nullopt, nullptr, env);
+  EXPECT_EQ(seen, (std::map<std::string, double>{{"extra", 1}, {"weight", 5}}));
 }
 
 TEST(FixRegistry, ShippedFixesKeepTheirNamesVariantsAndOrder) {
