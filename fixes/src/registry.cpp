@@ -61,11 +61,17 @@ std::optional<Fix> find_fix(std::string_view n) {
   return std::nullopt;
 }
 
-const FixSpec& register_fix(FixSpec spec) {
+namespace {
+
+// What register_fix and extend_fix hold a fix's entry to: its id, names, aliases and predict
+// options against every other registered fix (`self`: the entry being extended, skipped),
+// and its own declarations.
+void check_spec(const FixSpec& spec, const FixSpec* self) {
   auto spelled = [](const FixSpec& f, const std::string& n) {
     return f.name == n || std::find(f.aliases.begin(), f.aliases.end(), n) != f.aliases.end();
   };
   for (const auto& f : registry()) {
+    if (&f == self) continue;
     if (f.id == spec.id)
       throw std::invalid_argument(fmt::format("fix id {} is taken by {}", static_cast<int>(spec.id), f.name));
     if (spelled(f, spec.name)) throw std::invalid_argument(fmt::format("fix name {} is taken", spec.name));
@@ -91,10 +97,27 @@ const FixSpec& register_fix(FixSpec spec) {
   }
   if (spec.name.empty() || spec.variants.size() < 2)
     throw std::invalid_argument("a fix needs a name and at least a baseline and one other variant");
+}
+
+}  // namespace
+
+const FixSpec& register_fix(FixSpec spec) {
+  check_spec(spec, nullptr);
   // In id order whatever order the folders register in: outputs list fixes in this order.
   auto& r = registry();
   auto at = std::find_if(r.begin(), r.end(), [&](const FixSpec& f) { return f.id > spec.id; });
   return *r.insert(at, std::move(spec));
+}
+
+const FixSpec& extend_fix(Fix fix, const std::function<void(FixSpec&)>& add) {
+  FixSpec& stored = mutable_fix_spec(fix);
+  FixSpec grown = stored;
+  add(grown);
+  if (grown.id != stored.id || grown.name != stored.name)
+    throw std::invalid_argument(fmt::format("extend_fix: {} may not change its id or name", stored.name));
+  check_spec(grown, &stored);
+  stored = std::move(grown);
+  return stored;
 }
 
 void unregister_fix(Fix fix) {

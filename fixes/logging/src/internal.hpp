@@ -1,10 +1,12 @@
-// The logging fix's hooks, one file per layer it plugs into (logging.hpp).
+// The logging fix's model half's private declarations (logging.hpp), over its step half's
+// (step_internal.hpp): one file per layer it plugs into.
 #pragma once
 
 #include <cstddef>
 #include <string>
 #include <vector>
 
+#include "step_internal.hpp"
 #include "syncscope/core/bounds.hpp"
 #include "syncscope/fixes/fix_spec.hpp"
 #include "syncscope/model/predict.hpp"
@@ -12,10 +14,6 @@
 
 namespace syncscope::fixes::logging::detail {
 
-// program.cpp: the step options and the step program's operators.
-void set_step_option(program::StepOptions& o, const StepOptionContext& c);
-std::string step_option_name(const program::StepOptions& o);
-void program_point(program::ProgramLayerBuilder& b, program::ProgramPoint at);
 // predict.cpp: the trace detector and its closed form.
 void detect(const model::detail::TraceFacts& facts, model::PredictionReport& report);
 // The logging reads of iteration `w`: .item() syncs on its thread after its last optimizer range.
@@ -25,9 +23,6 @@ double read_saving_ns(const SyncPoint& read, double round_trip_ns);
 // N, the trainer's logging_steps: the scenario's (TracePredictOptions::fix_numbers), else
 // kDefaultLoggingSteps.
 double logging_steps_of(const model::TracePredictOptions& o);
-// fixes.logging.logging_steps and predict --logging-steps: a window longer than a run's
-// steps would never log.
-inline constexpr bounds::Range kLoggingSteps{1, 100000, "a logging window longer than 100000 steps never logs"};
 // The closed form of one variant ("every": S (N - 1) / N; "deferred": max(S - r, 0)) from S,
 // N (and where N came from, for the note) and r; no speedup attached.
 model::FixPrediction variant_prediction(const model::FixPrediction& base, const std::string& variant,

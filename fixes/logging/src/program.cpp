@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "internal.hpp"
+#include "step_internal.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/fixes/logging/logging.hpp"
 #include "syncscope/program/network.hpp"

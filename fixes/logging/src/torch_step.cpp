@@ -128,7 +128,7 @@ void torch_step_point(TorchStepContext& c, program::ProgramPoint at) {
 }  // namespace
 
 void register_logging_torch_step() {
-  register_logging_fix();
+  register_logging_fix_step();
   mutable_fix_spec(kLogging).torch_step_point = torch_step_point;
 }
 

@@ -1,4 +1,5 @@
-// The MoE routing fix's hooks, one file per layer it plugs into (moe_routing.hpp).
+// The MoE routing fix's model half's private declarations (moe_routing.hpp), over its step
+// half's (step_internal.hpp): one file per layer it plugs into.
 #pragma once
 
 #include <cstdint>
@@ -7,19 +8,13 @@
 #include <unordered_map>
 #include <vector>
 
+#include "step_internal.hpp"
 #include "syncscope/fixes/fix_spec.hpp"
-#include "syncscope/fixes/moe_routing/options.hpp"
 #include "syncscope/model/trace_predict_facts.hpp"
-#include "syncscope/program/program_layer.hpp"
 #include "syncscope/replay/replay_edit.hpp"
 
 namespace syncscope::fixes::moe_routing::detail {
 
-// Its word in the step options (FixSpec::step_word_keys; options.hpp reads it).
-inline constexpr const char* kExpertGemmKey = "expert_gemm";
-
-// program.cpp: the routing and expert dispatch of each MoE layer.
-void program_layer(program::ProgramLayerBuilder& b, program::ProgramPoint at);
 // layer_syncs.cpp: the routing pattern in a trace, as the detector and the replay edit see it.
 // Kernels of an MoE loop's per-expert routing query, which "sorted" and "device" no longer
 // launch: the boolean expert mask, the nonzero/where select (CUB's DeviceSelect in

@@ -1,7 +1,7 @@
 // The MoE routing fix's typed view of its step options (options.hpp).
 #include "syncscope/fixes/moe_routing/options.hpp"
 
-#include "internal.hpp"
+#include "step_internal.hpp"
 
 namespace syncscope::fixes::moe_routing {
 

@@ -5,7 +5,7 @@
 // model's and stay in the builder (step_layers.cpp).
 #include <fmt/format.h>
 
-#include "internal.hpp"
+#include "step_internal.hpp"
 
 namespace syncscope::fixes::moe_routing::detail {
 

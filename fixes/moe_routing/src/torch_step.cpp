@@ -178,7 +178,7 @@ void torch_step_setup(TorchStepSetup& s) {
 }  // namespace
 
 void register_moe_routing_torch_step() {
-  register_moe_routing_fix();
+  register_moe_routing_fix_step();
   FixSpec& f = mutable_fix_spec(kFix);
   f.torch_layer_point = torch_layer_point;
   f.torch_step_setup = torch_step_setup;

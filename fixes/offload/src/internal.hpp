@@ -1,26 +1,15 @@
-// The offload fix's hooks, one file per layer it plugs into (offload.hpp).
+// The offload fix's model half's private declarations (offload.hpp), over its step half's
+// (step_internal.hpp): one file per layer it plugs into.
 #pragma once
 
+#include "step_internal.hpp"
 #include "syncscope/core/bounds.hpp"
 #include "syncscope/fixes/fix_spec.hpp"
 #include "syncscope/fixes/offload/options.hpp"
 #include "syncscope/model/trace_predict_facts.hpp"
-#include "syncscope/program/program_layer.hpp"
 #include "syncscope/replay/replay_edit.hpp"
 
 namespace syncscope::fixes::offload::detail {
-
-// Its settings in the step options (FixSpec::step_number_keys; options.hpp reads them):
-// prefetch's look-ahead (the scenario key's range and default), the plan's device budget
-// in bytes (no default: absent leaves it to the device) and Unsloth's minimum offloaded size.
-inline const FixSpec::NumberKey kStepPrefetchDepth{"prefetch_depth", bounds::kPrefetchDepth, true, "", 2};
-inline const FixSpec::NumberKey kStepBudgetBytes{
-    "budget_bytes", {0, 1e15, "more device memory than any GPU has (1 PB)"}, false, "bytes", 0};
-inline const FixSpec::NumberKey kStepMinBytes{"min_bytes",
-                                              {0, 1e15, "a layer input larger than any GPU's memory (1 PB)"},
-                                              false,
-                                              "bytes",
-                                              kUnslothMinOffloadBytes};
 
 // predict's --prefetch-depth (explicit values and --trace): the prefetch variant's look-ahead k
 // (a ring of k + 1 buffers), its bounds and default, and its key in
@@ -33,9 +22,6 @@ inline constexpr const char* kPrefetchDepthTraceKey = "prefetch_depth";
 // The look-ahead predict --trace predicts and replays the prefetch variant with.
 int trace_prefetch_depth(const model::TracePredictOptions& o);
 
-// program.cpp: the checkpoint offload and reload choreography, when the options offload
-// (false otherwise).
-bool program_schedule(const program::StepOptions& o, program::ProgramSchedule& out);
 // detect.cpp: predict --trace's detector (host-to-device reloads before each layer's backward).
 void detect(const model::detail::TraceFacts& facts, model::PredictionReport& report);
 // predict.cpp: predict --fix offload from explicit values: its options, what a scenario

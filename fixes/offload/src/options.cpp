@@ -1,7 +1,7 @@
 // The offload fix's typed view of its step options (options.hpp).
 #include "syncscope/fixes/offload/options.hpp"
 
-#include "internal.hpp"
+#include "step_internal.hpp"
 
 namespace syncscope::fixes::offload {
 

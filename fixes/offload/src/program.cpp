@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "internal.hpp"
+#include "step_internal.hpp"
 #include "syncscope/fixes/offload/plan.hpp"
 #include "syncscope/program/layer_schedule.hpp"
 #include "syncscope/program/step_options.hpp"

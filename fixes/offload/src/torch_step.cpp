@@ -45,7 +45,7 @@ void torch_step_setup(TorchStepSetup& s) {
 }  // namespace
 
 void register_offload_torch_step() {
-  register_offload_fix();
+  register_offload_fix_step();
   mutable_fix_spec(kFix).torch_step_setup = torch_step_setup;
 }
 

@@ -1,20 +1,16 @@
-// The packing fix's hooks, one file per layer it plugs into (packing.hpp).
+// The packing fix's model half's private declarations (packing.hpp), over its step half's
+// (step_internal.hpp): one file per layer it plugs into.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "step_internal.hpp"
 #include "syncscope/fixes/fix_spec.hpp"
 #include "syncscope/model/trace_predict_facts.hpp"
-#include "syncscope/program/program_layer.hpp"
 #include "syncscope/replay/replay_edit.hpp"
 
 namespace syncscope::fixes::packing::detail {
-
-// fixes.packing.rebuild_form's words, the default first (registry_entry.cpp says what each is).
-inline const std::vector<std::string> kRebuildForms = {"reference", "unsloth_sdpa_mask"};
-// Its key, in the scenario and in the step options (StepOptions::fix_words).
-inline constexpr const char* kRebuildFormKey = "rebuild_form";
 
 // Its list in TracePredictOptions::fix_lists["packing"]: the sliding window of each metadata
 // build of a step in issue order, as the run's step ran it (visit_windows; the run pipeline
@@ -23,11 +19,6 @@ inline constexpr const char* kRebuildFormKey = "rebuild_form";
 // each step's first build rebuilds.
 inline constexpr const char* kVisitWindowsTraceKey = "visit_windows";
 
-// program.cpp: the packed-sequence metadata before each layer's attention.
-void program_layer(program::ProgramLayerBuilder& b, program::ProgramPoint at);
-// unsloth_rebuild.cpp: fixes.packing.rebuild_form unsloth_sdpa_mask, Unsloth's pre-cache
-// metadata and/or SDPA mask build, op by op, each op charged an eager-PyTorch host cost.
-void unsloth_precache_rebuild(program::ProgramLayerBuilder& b, int window, bool metadata, bool mask);
 // layer_syncs.cpp: each layer's metadata rebuilds, as the detector and the replay edit see
 // them. is_rebuild_name: names of metadata / mask builds in packed-sequence training (Unsloth's
 // packing.py builds cu_seqlens / max_seqlen and the SDPA / xFormers masks), lower-cased.

@@ -1,7 +1,7 @@
 // The packing fix's typed view of its step options (options.hpp).
 #include "syncscope/fixes/packing/options.hpp"
 
-#include "internal.hpp"
+#include "step_internal.hpp"
 
 namespace syncscope::fixes::packing {
 

@@ -6,7 +6,7 @@
 #include <any>
 #include <map>
 
-#include "internal.hpp"
+#include "step_internal.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/fixes/packing/options.hpp"
 #include "syncscope/program/program_layer.hpp"

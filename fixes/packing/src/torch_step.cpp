@@ -166,7 +166,7 @@ void torch_layer_point(TorchLayerContext& c, program::ProgramPoint at) {
 }  // namespace
 
 void register_packing_torch_step() {
-  register_packing_fix();
+  register_packing_fix_step();
   mutable_fix_spec(kFix).torch_layer_point = torch_layer_point;
 }
 

@@ -23,7 +23,7 @@
 // too: the form then runs as a C++ host would. View ops (slices, unsqueeze) and the Python
 // loop's own bookkeeping are charged nothing: the form is a lower bound on the host time of
 // the code it follows.
-#include "internal.hpp"
+#include "step_internal.hpp"
 
 namespace syncscope::fixes::packing::detail {
 

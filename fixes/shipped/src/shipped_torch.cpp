@@ -8,7 +8,7 @@
 namespace syncscope::fixes {
 
 void register_shipped_torch_steps() {
-  register_shipped_fixes();
+  register_shipped_fix_steps();
   packing::register_packing_torch_step();
   offload::register_offload_torch_step();
   moe_routing::register_moe_routing_torch_step();

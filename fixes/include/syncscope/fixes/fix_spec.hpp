@@ -313,6 +313,11 @@ std::optional<Fix> find_fix(std::string_view name_or_alias);
 // shipped set (tests). Not thread-safe, and an entry inserted before others (by id) moves
 // them: register before running.
 const FixSpec& register_fix(FixSpec spec);
+// Adds hooks to a registered fix (a folder's model half over its step half: each
+// register_<name>_fix() over register_<name>_fix_step()), checked as register_fix checks a new
+// entry: `add` may fill hooks and declarations, not change the id or the name. The LibTorch
+// hooks a folder installs with mutable_fix_spec are kept.
+const FixSpec& extend_fix(Fix fix, const std::function<void(FixSpec&)>& add);
 // Removes a fix added by register_fix with an id from kFirstAddedFix on; for tests (a toy
 // fix). The shipped fixes stay (nothing would register them again).
 void unregister_fix(Fix fix);

@@ -10,7 +10,14 @@ namespace syncscope::fixes {
 
 void register_shipped_fixes();
 
-// register_shipped_fixes() and each fix's LibTorch hooks (FixSpec::torch_step_point,
+// Every fix's step half alone (identity, step options, program operators: each folder's
+// syncscope_fix_<name>_step), without the model's hooks (detectors, closed forms, predict
+// options, replay edits), for what builds steps and predicts nothing: the LibTorch step's
+// tests, through register_shipped_torch_steps(). register_shipped_fixes() after it adds the
+// rest. Defined in syncscope_fixes_shipped_steps (src/shipped_steps.cpp). Idempotent.
+void register_shipped_fix_steps();
+
+// register_shipped_fix_steps() and each fix's LibTorch hooks (FixSpec::torch_step_point,
 // torch_layer_point, torch_step_setup), for the LibTorch reference step, which cannot build its
 // attention mask or run its experts without them: everything that builds a ReferenceStep
 // calls it first (the measured backend at load, the kernel benchmark and probe, the LibTorch

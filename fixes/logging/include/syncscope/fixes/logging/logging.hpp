@@ -33,8 +33,14 @@ inline constexpr Fix kLogging = static_cast<Fix>(3);
 // TrainingArguments default is 500; 10 is the common fine-tuning notebook choice).
 inline constexpr int kDefaultLoggingSteps = 10;
 
+// The fix with the hooks a step needs (its step half, syncscope_fix_logging_step: identity,
+// step options, program operators), without the model's; register_shipped_fix_steps() calls
+// it. Idempotent.
+void register_logging_fix_step();
+// The step half and the model's hooks (syncscope_fix_logging: detector, closed form, predict
+// options, replay edits). Idempotent.
 void register_logging_fix();
-// register_logging_fix() and the fix's LibTorch hook (FixSpec::torch_step_point: the clip
+// register_logging_fix_step() and the fix's LibTorch hook (FixSpec::torch_step_point: the clip
 // before AdamW, the reads after it, in the reference step). Defined in
 // syncscope_fix_logging_torch, built only with LibTorch; the measured backend calls it at load
 // (through register_shipped_torch_steps()), as do the fix's LibTorch tests. Idempotent.

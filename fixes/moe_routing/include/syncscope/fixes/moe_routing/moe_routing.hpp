@@ -35,10 +35,16 @@ const std::string& variant_name(Variant v);
 // The variant of a name; InputError naming the accepted names for one the fix does not have.
 Variant to_variant(std::string_view name);
 
-// Adds the fix to the registry with its hooks (idempotent); register_shipped_fixes() calls it.
+// Adds the fix to the registry with the hooks a step needs (its step half,
+// syncscope_fix_moe_routing_step: identity, step options, program operators), without the
+// model's; register_shipped_fix_steps() calls it. Idempotent.
+void register_moe_routing_fix_step();
+// The step half and the model's hooks (syncscope_fix_moe_routing: detector, closed form,
+// predict options, the run's notes, replay edits); register_shipped_fixes() calls it.
+// Idempotent.
 void register_moe_routing_fix();
-// Installs its LibTorch hooks (syncscope_fix_moe_routing_torch, built only with LibTorch),
-// registering the fix first; register_shipped_torch_steps() calls it. Idempotent.
+// Installs its LibTorch hooks (syncscope_fix_moe_routing_torch, built only with LibTorch) over
+// the step half, registering that first; register_shipped_torch_steps() calls it. Idempotent.
 void register_moe_routing_torch_step();
 
 }  // namespace syncscope::fixes::moe_routing
