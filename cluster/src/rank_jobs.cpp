@@ -22,7 +22,7 @@ using nlohmann::ordered_json;
 
 namespace {
 
-constexpr const char* kManifest = "rank_job.json";
+constexpr const char* kRankJobManifest = "rank_job.json";
 constexpr std::size_t kMaxRanksPerTask = 100000;
 
 struct RankJob {
@@ -40,10 +40,10 @@ struct RankJob {
 fs::path part_path(std::size_t i, const char* ext) { return fs::path("parts") / fmt::format("part-{:05}.{}", i, ext); }
 
 RankJob read_job(const fs::path& out) {
-  const fs::path path = out / kManifest;
-  SYNCSCOPE_INPUT_ERROR_IF(!detail::has_entry(out, kManifest),
-                           out.string() + " holds no rank analysis job (no " + kManifest + ")");
-  const auto j = detail::read_json(out, kManifest);
+  const fs::path path = out / kRankJobManifest;
+  SYNCSCOPE_INPUT_ERROR_IF(!detail::has_entry(out, kRankJobManifest),
+                           out.string() + " holds no rank analysis job (no " + kRankJobManifest + ")");
+  const auto j = detail::read_json(out, kRankJobManifest);
   RankJob job;
   try {
     SYNCSCOPE_INPUT_ERROR_IF(j.at("kind").get<std::string>() != "syncscope.rank_job",
@@ -106,7 +106,7 @@ int start_rank_job(const RankJobRequest& r, std::ostream& out) {
   job.id = detail::fnv1a_hex(identity);
 
   const fs::path dir = r.out;
-  SYNCSCOPE_INPUT_ERROR_IF(detail::foreign_before_lock(dir, kManifest),
+  SYNCSCOPE_INPUT_ERROR_IF(detail::foreign_before_lock(dir, kRankJobManifest),
                            dir.string() +
                                " exists and holds no syncscope rank analysis: choose a new or empty "
                                "directory (nothing in it is replaced, even with --force)");
@@ -114,7 +114,7 @@ int start_rank_job(const RankJobRequest& r, std::ostream& out) {
   // naming the first one's pid; a lock left by one that died is taken over, and said.
   const DirLock lock = DirLock::take(DirHandle::open(dir, true), DirLock::Mode::Exclusive, "rank analysis",
                                      [&out](const std::string& l) { out << "syncscope analyze: " << l << "\n"; });
-  switch (detail::classify_dir(dir, kManifest)) {
+  switch (detail::classify_dir(dir, kRankJobManifest)) {
     case detail::DirKind::Foreign:
       throw InputError(dir.string() +
                        " exists and holds no syncscope rank analysis: choose a new or empty directory "
@@ -129,7 +129,8 @@ int start_rank_job(const RankJobRequest& r, std::ostream& out) {
                               "an earlier rank analysis");
       {
         // Only files still as we wrote them (written_record.cpp): an edited summary is refused.
-        std::vector<std::string> own = {"summary.json", "summary.csv", "summary.txt", "summary.error", kManifest};
+        std::vector<std::string> own = {"summary.json", "summary.csv", "summary.txt", "summary.error",
+                                        kRankJobManifest};
         for (const auto& f : detail::files_under(dir, "parts")) own.push_back(f);
         for (const auto& f : detail::files_outside_slurm_logs(dir)) own.push_back(f);
         const auto changed = detail::changed_since_written(dir, own, 5);
@@ -140,7 +141,7 @@ int start_rank_job(const RankJobRequest& r, std::ostream& out) {
                                                        "rank analysis wrote them: " +
                                                        list + "; move them away (or back), or choose another --out");
       }
-      for (const char* f : {"parts", "summary.json", "summary.csv", "summary.txt", "summary.error", kManifest})
+      for (const char* f : {"parts", "summary.json", "summary.csv", "summary.txt", "summary.error", kRankJobManifest})
         detail::remove_entry(dir, f);  // links removed themselves, never followed
       // slurm/logs/ is Slurm's output (and maybe a user's files): kept; our scripts go.
       for (const auto& f : detail::files_outside_slurm_logs(dir)) detail::remove_entry(dir, f);
@@ -164,7 +165,7 @@ int start_rank_job(const RankJobRequest& r, std::ostream& out) {
   m["files"] = ordered_json::array();
   for (const auto& f : job.files)
     m["files"].push_back(ordered_json{{"path", f.path}, {"absolute", f.absolute.string()}});
-  detail::write_json(dir, kManifest, m);
+  detail::write_json(dir, kRankJobManifest, m);
   out << fmt::format("rank analysis {}: {} trace(s), {} per task: {} task(s) in {}\n", job.id, job.files.size(),
                      job.ranks_per_task, job.tasks, dir.string());
 

@@ -12,6 +12,7 @@
 #include "analysis_hta_extras.hpp"
 #include "syncscope/core/text.hpp"
 #include "syncscope/reports/analysis_printers.hpp"
+#include "text_cells.hpp"
 
 namespace syncscope::reports_detail {
 
@@ -20,13 +21,6 @@ using nlohmann::ordered_json;
 namespace {
 
 std::string pct(double f) { return fmt::format("{:.1f}%", 100.0 * f); }
-std::string dur(double ns) { return format_duration(static_cast<Ns>(ns + (ns < 0 ? -0.5 : 0.5))); }
-
-std::string shorten(const std::string& s, std::size_t width) {
-  if (s.size() <= width) return s;
-  return s.substr(0, width - 3) + "...";
-}
-
 std::string stream_name(std::int32_t device, std::int64_t stream) {
   return stream < 0 ? fmt::format("device {}", device) : fmt::format("device {} stream {}", device, stream);
 }
@@ -248,8 +242,9 @@ void print_gpu_analyses_table(const GpuAnalyses& g, std::ostream& out) {
     for (std::size_t i = 0; i < std::min<std::size_t>(5, g.by_name.size()); ++i) {
       const auto& k = g.by_name[i];
       out << fmt::format("  {:<34}{:>7}{:>11}{:>10}{:>10}{:>10}{:>10}{:>10}\n", shorten(printable(k.name), 33),
-                         k.stats.count, format_duration(k.stats.total_ns), dur(k.stats.median_ns), dur(k.stats.p90_ns),
-                         format_duration(k.stats.min_ns), format_duration(k.stats.max_ns), dur(k.stats.std_ns));
+                         k.stats.count, format_duration(k.stats.total_ns), duration_cell(k.stats.median_ns),
+                         duration_cell(k.stats.p90_ns), format_duration(k.stats.min_ns),
+                         format_duration(k.stats.max_ns), duration_cell(k.stats.std_ns));
     }
   }
   if (!g.launch_delay.empty()) {
@@ -259,7 +254,7 @@ void print_gpu_analyses_table(const GpuAnalyses& g, std::ostream& out) {
     std::stable_sort(v.begin(), v.end(), [](auto* a, auto* b) { return a->delay.count > b->delay.count; });
     for (std::size_t i = 0; i < std::min<std::size_t>(3, v.size()); ++i)
       out << fmt::format("  {:<24}{:>8} kernels  {} [{}], worst {}\n", stream_name(v[i]->device, v[i]->stream),
-                         v[i]->delay.count, dur(v[i]->delay.median_ns), dur(v[i]->delay.p90_ns),
+                         v[i]->delay.count, duration_cell(v[i]->delay.median_ns), duration_cell(v[i]->delay.p90_ns),
                          format_duration(v[i]->delay.max_ns));
   }
   if (!g.queues.empty()) {

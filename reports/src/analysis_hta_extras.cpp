@@ -1,4 +1,5 @@
 #include "analysis_hta_extras.hpp"
+#include "text_cells.hpp"
 
 #include <algorithm>
 #include <vector>
@@ -17,12 +18,7 @@ namespace {
 
 constexpr std::size_t kTableGroups = 5;
 
-std::string shorten(const std::string& s, std::size_t width) {
-  if (s.size() <= width) return s;
-  return s.substr(0, width - 3) + "...";
-}
-
-std::string stream_name(std::int32_t device, std::int64_t stream) {
+std::string hta_stream_name(std::int32_t device, std::int64_t stream) {
   return fmt::format("device {} stream {}", device, stream);
 }
 
@@ -95,7 +91,7 @@ void hta_extras_rows(const GpuAnalyses& g, CsvWriter& csv, const std::string& ve
   }
   const auto& q = g.queue_series;
   for (const auto& s : q.streams) {
-    const std::string name = stream_name(s.device, s.stream);
+    const std::string name = hta_stream_name(s.device, s.stream);
     row("queue_blocked", name, 0, "threshold", num(q.threshold));
     row("queue_blocked", name, 0, "max_pending", num(s.max_pending));
     row("queue_blocked", name, 0, "blocked_ns", num(s.blocked_ns));
@@ -150,10 +146,10 @@ void print_hta_extras_table(const GpuAnalyses& g, std::ostream& out) {
     out << fmt::format("  blocked on a full queue (launched, not started >= {}): {} ({}) on {}\n", q.threshold,
                        format_duration(worst->blocked_ns),
                        fmt::format("{:.1f}% of trace", 100.0 * fraction(worst->blocked_ns, q.trace_ns)),
-                       stream_name(worst->device, worst->stream));
+                       hta_stream_name(worst->device, worst->stream));
   else
     out << fmt::format("  never blocked on a full queue (launched, not started >= {}; at most {} on {})\n", q.threshold,
-                       worst->max_pending, stream_name(worst->device, worst->stream));
+                       worst->max_pending, hta_stream_name(worst->device, worst->stream));
 }
 
 }  // namespace syncscope::reports_detail

@@ -8,6 +8,7 @@
 #include "analysis_gpu_printers.hpp"
 #include "syncscope/core/text.hpp"
 #include "syncscope/reports/analysis_printers.hpp"
+#include "text_cells.hpp"
 
 namespace syncscope::reports_detail {
 
@@ -26,11 +27,6 @@ std::string joined(const std::vector<std::string>& v) {
   return s;
 }
 
-std::string shorten(const std::string& s, std::size_t width) {
-  if (s.size() <= width) return s;
-  return s.substr(0, width - 3) + "...";
-}
-
 // A kernel's name as a table can hold it: C++ kernel names are long ("void ns::kernel<...>(args)");
 // without "void " and the parameter list, at most `width` bytes.
 std::string short_kernel(std::string_view name, std::size_t width) {
@@ -47,8 +43,6 @@ std::string short_op(const std::string& name, std::size_t width) {
   const auto p = name.rfind(": ");
   return shorten(printable(name.size() > width && p != std::string::npos ? name.substr(p + 2) : name), width);
 }
-
-std::string dur(double ns) { return format_duration(static_cast<Ns>(std::llround(ns))); }
 
 }  // namespace
 
@@ -122,8 +116,9 @@ void print_hta_breakdowns_table(const GpuAnalyses& g, std::ostream& out) {
     for (std::size_t i = 0; i < n; ++i) {
       const auto& a = g.gpu_annotations[i];
       out << fmt::format("  {:<34}{:>7}{:>11}{:>10}{:>10}{:>10}{:>10}\n", shorten(printable(a.name), 33), a.stats.count,
-                         format_duration(a.stats.total_ns), dur(a.stats.mean_ns), format_duration(a.stats.min_ns),
-                         format_duration(a.stats.max_ns), dur(a.stats.std_ns));
+                         format_duration(a.stats.total_ns), duration_cell(a.stats.mean_ns),
+                         format_duration(a.stats.min_ns), format_duration(a.stats.max_ns),
+                         duration_cell(a.stats.std_ns));
     }
     if (g.gpu_annotation_names > n)
       out << fmt::format("  ... {} more names (--format json lists {})\n", g.gpu_annotation_names - n,

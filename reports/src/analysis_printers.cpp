@@ -13,6 +13,7 @@
 #include "syncscope/core/text.hpp"
 #include "syncscope/core/units.hpp"
 #include "syncscope/replay/replay.hpp"
+#include "text_cells.hpp"
 
 namespace syncscope {
 
@@ -219,10 +220,7 @@ std::string dist_line(const Distribution& d, bool durations) {
   return fmt::format("{} [{}, {}]", f(d.median), f(d.p10), f(d.p90));
 }
 
-std::string shorten(const std::string& s, std::size_t width) {
-  if (s.size() <= width) return s;
-  return s.substr(0, width - 3) + "...";
-}
+using reports_detail::shorten;
 
 }  // namespace
 

@@ -9,11 +9,12 @@
 
 #include "syncscope/core/text.hpp"
 #include "syncscope/reports/replay_printers.hpp"
+#include "text_cells.hpp"
 
 namespace syncscope {
 namespace {
 
-std::string ms(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
+using reports_detail::ms_text;
 
 Ns median_ns(std::vector<Ns> v) {
   if (v.empty()) return 0;
@@ -32,8 +33,8 @@ std::string rank_table(const replay::JobReplayReport& r) {
     const double m = static_cast<double>(median_ns(meas));
     auto err = [&](Ns x) { return m > 0 ? fmt::format("{:+.2f}%", (static_cast<double>(x) - m) / m * 100) : "-"; };
     s += fmt::format("  {:>5} {:>7} {:>12} {:>12} {:>9} {:>12} {:>9} {:>11} {:>9} {:>10.3f} ms\n", k.rank,
-                     k.steps.size(), ms(m), ms(static_cast<double>(median_ns(job))), err(median_ns(job)),
-                     ms(static_cast<double>(median_ns(alone))), err(median_ns(alone)),
+                     k.steps.size(), ms_text(m), ms_text(static_cast<double>(median_ns(job))), err(median_ns(job)),
+                     ms_text(static_cast<double>(median_ns(alone))), err(median_ns(alone)),
                      fmt::format("{}+{}", k.collectives, k.unmatched), k.last_arrivals,
                      static_cast<double>(k.clock_offset_ns) / 1e6);
   }
@@ -83,8 +84,8 @@ std::string job_replay_to_text(const replay::JobReplayReport& r) {
         printable(w.edit), w.rank);
     for (std::size_t k = 0; k < w.replayed_step_ns.size() && k < r.ranks.size(); ++k)
       s += fmt::format("  rank {:>5}  step {:>12}  saving {}\n", r.ranks[k].rank,
-                       ms(static_cast<double>(w.replayed_step_ns[k])),
-                       w.saving_ns[k] ? ms(static_cast<double>(*w.saving_ns[k])) : std::string("not claimed"));
+                       ms_text(static_cast<double>(w.replayed_step_ns[k])),
+                       w.saving_ns[k] ? ms_text(static_cast<double>(*w.saving_ns[k])) : std::string("not claimed"));
     for (const auto& n : w.notes) s += "    note: " + printable(n) + "\n";
   }
   return s;

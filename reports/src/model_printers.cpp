@@ -14,15 +14,16 @@
 #include <vector>
 
 #include "syncscope/core/text.hpp"
+#include "text_cells.hpp"
 
 namespace syncscope {
 
 namespace {
 
-std::string ms(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
+using reports_detail::ms_text;
 std::string ms_interval(const model::Interval& x) {
-  if (x.is_exact()) return ms(x.value);
-  return fmt::format("{} [{:.3f}, {:.3f}]", ms(x.value), x.lo / 1e6, x.hi / 1e6);
+  if (x.is_exact()) return ms_text(x.value);
+  return fmt::format("{} [{:.3f}, {:.3f}]", ms_text(x.value), x.lo / 1e6, x.hi / 1e6);
 }
 
 // A calibration field's display scale and unit.

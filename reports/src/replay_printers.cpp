@@ -11,12 +11,13 @@
 #include <utility>
 
 #include "syncscope/core/text.hpp"
+#include "text_cells.hpp"
 
 namespace syncscope {
 
 namespace {
 
-std::string ms_text(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
+using reports_detail::ms_text;
 
 // "+1.000 ms (+10.0%)": b - a, and relative to a when a is not 0.
 std::string delta(double a, double b, bool time) {

@@ -13,11 +13,12 @@
 #include "syncscope/replay/critical_path.hpp"
 #include "syncscope/reports/analysis_printers.hpp"
 #include "test_paths.hpp"
+#include "test_units.hpp"
 
 namespace syncscope {
 namespace {
 
-constexpr Ns us = 1000;
+using test::us;
 
 void call(Trace& t, const char* name, Ns a, Ns b, std::uint64_t corr) {
   ApiCall c;

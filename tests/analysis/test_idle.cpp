@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "idle_checks.hpp"
 #include "syncscope/analysis/analysis.hpp"
 #include "trace_builder.hpp"
 
@@ -13,17 +14,8 @@ namespace {
 
 using test::TraceBuilder;
 
-Ns sum(const IdleBreakdown& b) {
-  return b.busy_ns + b.sync_bubble_ns + b.host_wait_ns + b.dependency_wait_ns + b.other_ns;
-}
-
-const TimelineIdle& stream_idle(const AnalysisResult& r, std::int64_t stream) {
-  for (const auto& s : r.idle_by_stream)
-    if (s.stream == stream) return s;
-  static const TimelineIdle none;
-  ADD_FAILURE() << "no stream " << stream;
-  return none;
-}
+using test::stream_idle;
+using test::sum;
 
 TEST(IdleAttribution, HostWaitWhenTheNextLaunchCameAfterTheGpuRanDry) {
   // Kernel 1 [5,10) launched at 0; kernel 2 launched at 20 (> 10, the end of kernel 1),

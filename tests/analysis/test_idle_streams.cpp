@@ -3,6 +3,7 @@
 // with two streams, one sync, and one stream still busy while the other waits.
 #include <gtest/gtest.h>
 
+#include "idle_checks.hpp"
 #include "syncscope/analysis/analysis.hpp"
 #include "trace_builder.hpp"
 
@@ -11,17 +12,8 @@ namespace {
 
 using test::TraceBuilder;
 
-Ns sum(const IdleBreakdown& b) {
-  return b.busy_ns + b.sync_bubble_ns + b.host_wait_ns + b.dependency_wait_ns + b.other_ns;
-}
-
-const TimelineIdle& stream_idle(const AnalysisResult& r, std::int64_t stream) {
-  for (const auto& s : r.idle_by_stream)
-    if (s.stream == stream) return s;
-  static const TimelineIdle none;
-  ADD_FAILURE() << "no stream " << stream;
-  return none;
-}
+using test::stream_idle;
+using test::sum;
 
 TEST(IdleStreams, AStreamsSyncBubbleIsOnlyWhereTheDeviceWasIdleBehindTheSync) {
   // Stream 7: kernel A [0,10) launched at 0, kernel C [50,60) launched at 32. Stream 8:

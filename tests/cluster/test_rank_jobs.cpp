@@ -18,11 +18,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string nccl4() { return test::fixture("ranks/nccl4").string(); }
+std::string nccl4_dir() { return test::fixture("ranks/nccl4").string(); }
 
 cluster::RankJobRequest request(const fs::path& out, std::size_t per_task) {
   cluster::RankJobRequest r;
-  r.inputs = {nccl4()};
+  r.inputs = {nccl4_dir()};
   r.ranks_per_task = per_task;
   r.out = out;
   r.syncscope = "/usr/bin/syncscope-not-used-here";
@@ -30,7 +30,7 @@ cluster::RankJobRequest request(const fs::path& out, std::size_t per_task) {
 }
 
 TEST(RankJobs, MergedSummaryEqualsTheLocalAnalysis) {
-  const std::string local = rank_analysis_to_json(cluster::analyze_ranks({nccl4()}, {}, 0));
+  const std::string local = rank_analysis_to_json(cluster::analyze_ranks({nccl4_dir()}, {}, 0));
   for (std::size_t per_task : {1u, 3u, 4u, 10u}) {
     test::TempDir d;
     std::ostringstream log;
@@ -58,7 +58,7 @@ TEST(RankJobs, MergeNamesMissingAndFailedParts) {
   } catch (const InputError& e) {
     const std::string m = e.what();
     EXPECT_NE(m.find("1 of 2 part(s) have no rows"), std::string::npos) << m;
-    EXPECT_NE(m.find("part 1 (" + nccl4() + "/node1_1002"), std::string::npos) << m;
+    EXPECT_NE(m.find("part 1 (" + nccl4_dir() + "/node1_1002"), std::string::npos) << m;
     EXPECT_NE(m.find("wrote nothing"), std::string::npos) << m;
   }
   write_file_atomic(d / "out" / "parts" / "part-00001.error", "rank3.json: broken\n", true);
@@ -74,7 +74,7 @@ TEST(RankJobs, MergeNamesMissingAndFailedParts) {
   EXPECT_FALSE(fs::exists(d / "out" / "parts" / "part-00001.error"));
   cluster::write_rank_summary(d / "out", log);
   EXPECT_FALSE(fs::exists(d / "out" / "summary.error"));
-  EXPECT_EQ(read_file(d / "out" / "summary.json"), rank_analysis_to_json(cluster::analyze_ranks({nccl4()}, {}, 0)));
+  EXPECT_EQ(read_file(d / "out" / "summary.json"), rank_analysis_to_json(cluster::analyze_ranks({nccl4_dir()}, {}, 0)));
 }
 
 TEST(RankJobs, SlurmSubmitsOneArrayAndADependentMerge) {

@@ -11,7 +11,7 @@ using namespace syncscope;
 
 namespace {
 
-model::RunResults sample() {
+model::RunResults sample_results() {
   model::RunResults r;
   r.mode = "simulated";
   r.env.gpu = "H200 (simulated)";
@@ -39,7 +39,7 @@ model::RunResults sample() {
   return r;
 }
 
-std::string error_of(const std::string& json) {
+std::string results_error(const std::string& json) {
   try {
     model::results_from_json(json, "results.json");
   } catch (const InputError& e) {
@@ -51,7 +51,7 @@ std::string error_of(const std::string& json) {
 }  // namespace
 
 TEST(Results, JsonRoundTrip) {
-  model::RunResults r = sample();
+  model::RunResults r = sample_results();
   std::string j = model::results_to_json(r);
   model::RunResults q = model::results_from_json(j, "mem");
   EXPECT_EQ(q.schema_version, model::kResultsSchemaVersion);
@@ -68,7 +68,7 @@ TEST(Results, JsonRoundTrip) {
 }
 
 TEST(Results, CsvHasOneRowPerMetric) {
-  auto rows = csv_parse(model::results_to_csv(sample()));
+  auto rows = csv_parse(model::results_to_csv(sample_results()));
   ASSERT_GT(rows.size(), 1u);
   EXPECT_EQ(rows[0][0], "schema_version");
   EXPECT_EQ(rows[0][7], "metric");
@@ -85,7 +85,7 @@ TEST(Results, CsvHasOneRowPerMetric) {
 }
 
 TEST(Results, StrictReaderNamesTheJsonPath) {
-  std::string good = model::results_to_json(sample());
+  std::string good = model::results_to_json(sample_results());
   auto replace = [&](const std::string& from, const std::string& to) {
     std::string s = good;
     auto p = s.find(from);
@@ -93,37 +93,37 @@ TEST(Results, StrictReaderNamesTheJsonPath) {
     if (p != std::string::npos) s.replace(p, from.size(), to);
     return s;
   };
-  std::string e = error_of(replace("\"layers\": 28", "\"layers\": \"28\""));
+  std::string e = results_error(replace("\"layers\": 28", "\"layers\": \"28\""));
   EXPECT_NE(e.find("results.json"), std::string::npos) << e;
   EXPECT_NE(e.find("$.variants[0].layers"), std::string::npos) << e;
 
-  e = error_of(replace("\"layers\": 28", "\"layerz\": 28"));
+  e = results_error(replace("\"layers\": 28", "\"layerz\": 28"));
   EXPECT_NE(e.find("$.variants[0].layerz"), std::string::npos) << e;
   EXPECT_NE(e.find("unknown field"), std::string::npos) << e;
 
-  e = error_of(replace("\"mode\": \"simulated\"", "\"mode\": \"guessed\""));
+  e = results_error(replace("\"mode\": \"simulated\"", "\"mode\": \"guessed\""));
   EXPECT_NE(e.find("$.mode"), std::string::npos) << e;
 
-  e = error_of(replace("\"value\": 1800000000.0", "\"val\": 1800000000.0"));
+  e = results_error(replace("\"value\": 1800000000.0", "\"val\": 1800000000.0"));
   EXPECT_NE(e.find("$.variants[0].step_time_ns"), std::string::npos) << e;
 
-  e = error_of(replace("\"lo\": 1700000000.0", "\"lo\": 1900000001.0"));
+  e = results_error(replace("\"lo\": 1700000000.0", "\"lo\": 1900000001.0"));
   EXPECT_NE(e.find("must contain the value"), std::string::npos) << e;
 
-  e = error_of(replace("\"schema_version\": 3", "\"schema_version\": 4"));
+  e = results_error(replace("\"schema_version\": 3", "\"schema_version\": 4"));
   EXPECT_NE(e.find("$.schema_version"), std::string::npos) << e;
 
-  e = error_of("{\"schema_version\": 1, \"mode\": ");
+  e = results_error("{\"schema_version\": 1, \"mode\": ");
   EXPECT_NE(e.find("not valid JSON"), std::string::npos) << e;
 
-  e = error_of("{\"schema_version\": 1, \"mode\": \"measured\", \"env\": {}}");
+  e = results_error("{\"schema_version\": 1, \"mode\": \"measured\", \"env\": {}}");
   EXPECT_NE(e.find("$.variants"), std::string::npos) << e;
 }
 
 // Schema 2 names the speedup by the mode ("observed_speedup"); schema 1 files, which called
 // it "measured_speedup" in every mode, are still read.
 TEST(Results, SchemaOneMeasuredSpeedupIsReadAsObserved) {
-  const std::string v2 = model::results_to_json(sample());
+  const std::string v2 = model::results_to_json(sample_results());
   EXPECT_NE(v2.find("\"observed_speedup\""), std::string::npos);
   EXPECT_EQ(v2.find("measured_speedup"), std::string::npos);
   std::string v1 = v2;
@@ -141,7 +141,7 @@ TEST(Results, SchemaOneMeasuredSpeedupIsReadAsObserved) {
 // replay), in JSON (null when no saving is claimed) and CSV; schema 2 files, without them, are
 // still read.
 TEST(Results, SyncRemovalsRoundTripAndSchemaTwoIsRead) {
-  model::RunResults r = sample();
+  model::RunResults r = sample_results();
   r.variants[0].sync_removals = {{"aten::item", 16, 1'250'000}, {"aten::nonzero", 2, std::nullopt}};
   const std::string j = model::results_to_json(r);
   EXPECT_NE(j.find("\"removal_saving_ns\": null"), std::string::npos) << j;
@@ -166,7 +166,7 @@ TEST(Results, SyncRemovalsRoundTripAndSchemaTwoIsRead) {
   EXPECT_TRUE(saving && count && unclaimed);
 
   // A schema 2 file: no sync_removals anywhere.
-  std::string v2 = model::results_to_json(sample());
+  std::string v2 = model::results_to_json(sample_results());
   v2.replace(v2.find("\"schema_version\": 3"), 19, "\"schema_version\": 2");
   for (auto p = v2.find(",\n      \"sync_removals\": []"); p != std::string::npos;
        p = v2.find(",\n      \"sync_removals\": []"))
@@ -178,14 +178,14 @@ TEST(Results, SyncRemovalsRoundTripAndSchemaTwoIsRead) {
 
   std::string bad = j;
   bad.replace(bad.find("\"syncs_per_step\": 16.0"), 22, "\"syncs_per_step\": -1.0");
-  const std::string e = error_of(bad);
+  const std::string e = results_error(bad);
   EXPECT_NE(e.find("$.variants[0].sync_removals[0].syncs_per_step"), std::string::npos) << e;
 }
 
 // Files written before removal_saving_ns was integer ns hold a JSON double (1456000.0): still
 // read, as the integer it stands for, and written back as an integer.
 TEST(Results, RemovalSavingWrittenAsADoubleIsStillRead) {
-  model::RunResults r = sample();
+  model::RunResults r = sample_results();
   r.variants[0].sync_removals = {{"aten::item", 16, 1'456'000}};
   const std::string now = model::results_to_json(r);
   std::string old = now;
@@ -201,13 +201,13 @@ TEST(Results, RemovalSavingWrittenAsADoubleIsStillRead) {
   old.replace(old.find("1456000.0"), 9, "1456000.6");
   EXPECT_EQ(*model::results_from_json(old, "old.json").variants[0].sync_removals[0].saving_ns, 1'456'001);
   old.replace(old.find("1456000.6"), 9, "1.0e300");
-  const std::string e = error_of(old);
+  const std::string e = results_error(old);
   EXPECT_NE(e.find("$.variants[0].sync_removals[0].removal_saving_ns"), std::string::npos) << e;
 }
 
 TEST(Results, ReadFromRunDirectory) {
   test::TempDir dir;
-  write_file_atomic(dir / "results.json", model::results_to_json(sample()));
+  write_file_atomic(dir / "results.json", model::results_to_json(sample_results()));
   EXPECT_EQ(model::read_results(dir.path()).variants.size(), 2u);
   test::TempDir empty;
   EXPECT_THROW(model::read_results(empty.path()), InputError);
@@ -215,7 +215,7 @@ TEST(Results, ReadFromRunDirectory) {
 
 // The forward pass and the network as built, in JSON and CSV from one field list.
 TEST(Results, ForwardTimesAndNetworkRoundTripInJsonAndCsv) {
-  model::RunResults r = sample();
+  model::RunResults r = sample_results();
   auto& v = r.variants[0];
   v.forward_time_ns = {6.0e8, 5.9e8, 6.1e8, 5};
   v.forward_speedup = {1.43, 1.41, 1.45, 5};
@@ -232,8 +232,8 @@ TEST(Results, ForwardTimesAndNetworkRoundTripInJsonAndCsv) {
   EXPECT_FALSE(q.variants[1].network);  // absent stays absent
   EXPECT_EQ(q.variants[1].forward_time_ns.n, 0);
   EXPECT_EQ(model::results_to_json(q), j);
-  // Older results (no forward, no network) still read: the sample's JSON has neither field.
-  EXPECT_EQ(model::results_to_json(sample()).find("forward_time_ns"), std::string::npos);
+  // Older results (no forward, no network) still read: the sample_results's JSON has neither field.
+  EXPECT_EQ(model::results_to_json(sample_results()).find("forward_time_ns"), std::string::npos);
   // CSV: the forward pass with its interval, the network as metric rows.
   const auto rows = csv_parse(model::results_to_csv(r));
   bool fwd = false, fsp = false, params = false, training = false;

@@ -8,7 +8,7 @@
 namespace syncscope {
 namespace {
 
-bool has_warning(const Trace& t, const std::string& text) {
+bool warned_of(const Trace& t, const std::string& text) {
   for (const auto& w : t.meta.warnings)
     if (w.find(text) != std::string::npos) return true;
   return false;
@@ -23,9 +23,9 @@ TEST(NsysHostile, TextInAnIntegerColumnSkipsTheRowWithAWarning) {
                                     "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET correlationId = x'00ff' WHERE rowid = 1;"));
   EXPECT_EQ(t.kernels.size() + 1, clean.kernels.size());
   EXPECT_EQ(t.api_calls.size() + 1, clean.api_calls.size());
-  EXPECT_TRUE(has_warning(t, "1 rows of CUPTI_ACTIVITY_KIND_KERNEL skipped: text or a blob where an integer belongs"));
-  EXPECT_TRUE(has_warning(t, "1 rows of CUPTI_ACTIVITY_KIND_RUNTIME skipped: text or a blob where an integer belongs"));
-  EXPECT_FALSE(has_warning(clean, "text or a blob"));
+  EXPECT_TRUE(warned_of(t, "1 rows of CUPTI_ACTIVITY_KIND_KERNEL skipped: text or a blob where an integer belongs"));
+  EXPECT_TRUE(warned_of(t, "1 rows of CUPTI_ACTIVITY_KIND_RUNTIME skipped: text or a blob where an integer belongs"));
+  EXPECT_FALSE(warned_of(clean, "text or a blob"));
 }
 
 TEST(NsysHostile, ANameCutAtOneMebibyteIsSaid) {
@@ -34,7 +34,7 @@ TEST(NsysHostile, ANameCutAtOneMebibyteIsSaid) {
   const Trace t = read_trace(
       test::build_export(dir, "nsys_2024_6",
                          "UPDATE StringIds SET value = replace(hex(zeroblob(600000)), '0', 'x') WHERE id = 1;"));
-  EXPECT_TRUE(has_warning(t, "StringIds names longer than 1 MiB cut to 1 MiB"))
+  EXPECT_TRUE(warned_of(t, "StringIds names longer than 1 MiB cut to 1 MiB"))
       << ::testing::PrintToString(t.meta.warnings);
 }
 

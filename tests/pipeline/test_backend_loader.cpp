@@ -15,17 +15,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool has_part(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 TEST(BackendLoader, MissingFileIsNamedWithTheSearch) {
   const fs::path missing = "/nonexistent-syncscope/libsyncscope_backend.so";
   const BackendLoad searched = load_measured_backend(missing);
   EXPECT_FALSE(searched.backend);
-  EXPECT_TRUE(contains(searched.error, "was not found (looked for " + missing.string())) << searched.error;
+  EXPECT_TRUE(has_part(searched.error, "was not found (looked for " + missing.string())) << searched.error;
   const BackendLoad direct = load_backend_file(missing);
   EXPECT_FALSE(direct.backend);
-  EXPECT_TRUE(contains(direct.error, "cannot load the measured backend " + missing.string() + ": ")) << direct.error;
-  EXPECT_TRUE(contains(direct.error, "No such file")) << direct.error;  // dlerror's words
+  EXPECT_TRUE(has_part(direct.error, "cannot load the measured backend " + missing.string() + ": ")) << direct.error;
+  EXPECT_TRUE(has_part(direct.error, "No such file")) << direct.error;  // dlerror's words
 }
 
 TEST(BackendLoader, NotALibraryGivesDlerror) {
@@ -34,28 +34,28 @@ TEST(BackendLoader, NotALibraryGivesDlerror) {
   std::ofstream(text) << "not an ELF file\n";
   const BackendLoad r = load_measured_backend(text);
   EXPECT_FALSE(r.backend);
-  EXPECT_TRUE(contains(r.error, "cannot load the measured backend " + text.string() + ": ")) << r.error;
-  EXPECT_TRUE(contains(r.error, text.string() + ": ")) << r.error;
+  EXPECT_TRUE(has_part(r.error, "cannot load the measured backend " + text.string() + ": ")) << r.error;
+  EXPECT_TRUE(has_part(r.error, text.string() + ": ")) << r.error;
 }
 
 TEST(BackendLoader, LibraryWithoutTheEntryPointIsRefused) {
   const BackendLoad r = load_backend_file(SYNCSCOPE_TEST_NO_ENTRY_BACKEND);
   EXPECT_FALSE(r.backend);
-  EXPECT_TRUE(contains(r.error, SYNCSCOPE_TEST_NO_ENTRY_BACKEND)) << r.error;
-  EXPECT_TRUE(contains(r.error, "no entry point syncscope_backend_v3")) << r.error;
+  EXPECT_TRUE(has_part(r.error, SYNCSCOPE_TEST_NO_ENTRY_BACKEND)) << r.error;
+  EXPECT_TRUE(has_part(r.error, "no entry point syncscope_backend_v3")) << r.error;
 }
 
 TEST(BackendLoader, OtherAbiVersionIsRefused) {
   const BackendLoad r = load_backend_file(SYNCSCOPE_TEST_ABI_MISMATCH_BACKEND);
   EXPECT_FALSE(r.backend);
-  EXPECT_TRUE(contains(r.error, "returned ABI version " + std::to_string(kBackendAbiVersion + 100))) << r.error;
-  EXPECT_TRUE(contains(r.error, "rebuild the backend")) << r.error;
+  EXPECT_TRUE(has_part(r.error, "returned ABI version " + std::to_string(kBackendAbiVersion + 100))) << r.error;
+  EXPECT_TRUE(has_part(r.error, "rebuild the backend")) << r.error;
 }
 
 TEST(BackendLoader, OtherBuildKeyIsRefused) {
   const BackendLoad r = load_backend_file(SYNCSCOPE_TEST_KEY_MISMATCH_BACKEND);
   EXPECT_FALSE(r.backend);
-  EXPECT_TRUE(contains(r.error, "was built differently from this syncscope (backend: another build")) << r.error;
+  EXPECT_TRUE(has_part(r.error, "was built differently from this syncscope (backend: another build")) << r.error;
 }
 
 TEST(BackendLoader, CallsAndFailuresCrossAsValuesAndErrors) {

@@ -23,7 +23,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool has_text(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 // A strip as a run before the critical path wrote it (schema 2, a step breakdown, no path).
 constexpr const char* kOlderTimelines = R"({"schema_version": 2, "strips": [
@@ -40,7 +40,7 @@ TEST(TimelinesCriticalPath, OlderTimelinesWithoutItStillRead) {
   EXPECT_EQ(strips[0].step->step, "ProfilerStep#1");
   EXPECT_FALSE(strips[0].critical_path.has_value());
   // And written again, it stays without one (no made-up path).
-  EXPECT_FALSE(contains(model::timelines_to_json(strips), "critical_path"));
+  EXPECT_FALSE(has_text(model::timelines_to_json(strips), "critical_path"));
 }
 
 TimelineStrip strip_with_path() {
@@ -92,7 +92,7 @@ TEST(TimelinesCriticalPath, RefusesSharesThatDoNotSumAndUnknownKinds) {
       model::timelines_from_json(bad, "t.json");
       ADD_FAILURE() << "read: " << to;
     } catch (const InputError& e) {
-      EXPECT_TRUE(contains(e.what(), expected)) << e.what();
+      EXPECT_TRUE(has_text(e.what(), expected)) << e.what();
     }
   };
   refused("\"host_ns\":600", "\"host_ns\":601", "t.json: /strips/0/critical_path: expected host_ns + gpu_ns");
@@ -160,8 +160,8 @@ TEST(TimelinesCriticalPath, SimulatedRunCarriesItIntoTheReport) {
   const auto strips = model::timelines_from_json(read_file(o.out / "timelines.json"), "timelines.json");
   ASSERT_FALSE(strips.empty());
   const std::string html = read_file(o.out / "report.html");
-  EXPECT_TRUE(contains(html, "class=\"chart critical-path-chart\"")) << "no critical path chart";
-  EXPECT_TRUE(contains(html, "<table class=\"critical-path-runs\">"));
+  EXPECT_TRUE(has_text(html, "class=\"chart critical-path-chart\"")) << "no critical path chart";
+  EXPECT_TRUE(has_text(html, "<table class=\"critical-path-runs\">"));
   for (const auto& s : strips) {
     ASSERT_TRUE(s.step.has_value()) << s.fix << "=" << s.variant;
     ASSERT_TRUE(s.critical_path.has_value()) << s.fix << "=" << s.variant;

@@ -129,15 +129,15 @@ std::vector<replay::CauseCost> old_costs(const Trace& t, const AnalysisResult& a
   return out;
 }
 
-struct Fixture {
+struct CauseFixture {
   std::string name;
   std::string step_glob;
   bool nsys = false;
 };
 
 // Every trace fixture that is a run (test_replay_identity.cpp's list).
-const std::vector<Fixture>& fixtures() {
-  static const std::vector<Fixture> f = {
+const std::vector<CauseFixture>& cause_fixtures() {
+  static const std::vector<CauseFixture> f = {
       {"torch/item_loop_l8_h200.json.gz", "train_step#*"},
       {"traces/kineto_all_categories.json", "ProfilerStep#*"},
       {"traces/families/rocm_hip.json", "ProfilerStep#*"},
@@ -167,7 +167,7 @@ void expect_same_times(const replay::ReplayTimes& a, const replay::ReplayTimes& 
 
 TEST(ReplayCauses, RemovalSavingsMatchTheCopyPerCauseOnEveryFixture) {
   std::size_t compared = 0, claimed = 0;
-  for (const auto& f : fixtures()) {
+  for (const auto& f : cause_fixtures()) {
     SCOPED_TRACE(f.name);
     test::TempDir dir;
     const Trace t = f.nsys ? read_trace(test::build_export(dir, f.name)) : read_trace(test::fixture(f.name));

@@ -9,12 +9,13 @@
 
 #include "syncscope/core/error.hpp"
 #include "syncscope/replay/replay.hpp"
+#include "test_units.hpp"
 
 namespace syncscope {
 namespace {
 
 namespace m = model;
-constexpr Ns us = 1000;
+using test::us;
 
 struct Builder {
   Trace t;

@@ -8,11 +8,12 @@
 
 #include "syncscope/core/error.hpp"
 #include "syncscope/replay/replay.hpp"
+#include "test_units.hpp"
 
 namespace syncscope {
 namespace {
 
-constexpr Ns us = 1000;
+using test::us;
 
 ApiCall call(Trace& t, const char* name, Ns a, Ns b, std::uint64_t corr) {
   ApiCall c;

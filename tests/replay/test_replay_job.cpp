@@ -12,11 +12,12 @@
 
 #include "syncscope/core/error.hpp"
 #include "syncscope/replay/replay_job.hpp"
+#include "test_units.hpp"
 
 namespace syncscope {
 namespace {
 
-constexpr Ns us = 1000;
+using test::us;
 
 struct RankBuilder {
   Trace t;

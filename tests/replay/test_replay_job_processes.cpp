@@ -19,12 +19,13 @@
 
 #if SYNCSCOPE_HAVE_LZMA
 #include <lzma.h>
+#include "test_units.hpp"
 #endif
 
 namespace syncscope {
 namespace {
 
-constexpr Ns us = 1000;
+using test::us;
 constexpr const char* kAllReduce = "ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)";
 
 // One rank's process in the shared trace: its pid, its device, its own correlation ids (made

@@ -17,11 +17,12 @@
 #include "syncscope/io/trace_io.hpp"
 #include "syncscope/replay/replay_job.hpp"
 #include "test_paths.hpp"
+#include "test_units.hpp"
 
 namespace syncscope {
 namespace {
 
-constexpr Ns us = 1000;
+using test::us;
 constexpr const char* kReal = "ranks/hta_nccl/nccl_data_rank0of2.json.gz";
 
 bool has_line(const std::vector<std::string>& lines, const std::string& part) {

@@ -8,14 +8,15 @@
 
 #include "syncscope/core/error.hpp"
 #include "syncscope/replay/replay.hpp"
+#include "test_units.hpp"
 
 namespace syncscope {
 namespace {
 
 namespace m = model;
-constexpr Ns us = 1000;
+using test::us;
 
-struct Builder {
+struct PinBuilder {
   Trace t;
   std::uint64_t corr = 0;
 
@@ -90,7 +91,7 @@ struct Builder {
 // With `pinned_first`, four pinned 2 MB copies (50 us each: 40 GB/s) from 4 us async calls come
 // first, and the step starts at T = 1000.
 Trace pageable_batch(bool pinned_first = false, const char* api = "cudaMemcpyAsync") {
-  Builder b;
+  PinBuilder b;
   Ns t0 = 0;
   if (pinned_first) {
     for (Ns a : {0, 100, 200, 300})
@@ -205,7 +206,7 @@ TEST(ReplayPinMemory, WithoutARateItRefusesNamingTheOption) {
 // Edited: copy [10,110], C waits for it: [0,118]; S [119,119]; L1 [120,125] -> K1 [130,180];
 // L2 [126,131] -> K2 [180,230]; D [132,238]; the step ends 7 us after D: 245.
 TEST(ReplayPinMemory, ASynchronousCopyStillWaitsForItsShorterCopy) {
-  Builder b;
+  PinBuilder b;
   b.step(0, 340);
   b.copy("cudaMemcpy", CopyKind::HtoD, MemoryKind::Pageable, 4'000'000, 0, 213, 10, 205);
   b.sync("cudaStreamSynchronize", SyncType::StreamSync, 214, 214);
@@ -229,7 +230,7 @@ TEST(ReplayPinMemory, ASynchronousCopyStillWaitsForItsShorterCopy) {
 // as recorded): C [6,11] (a launch call's 5 us) -> copy [110,120]; L2 [12,17] -> K2 [120,170];
 // D [18,178]; step 181.
 TEST(ReplayPinMemory, ADeviceToHostCopyNoLongerBlocksItsCall) {
-  Builder b;
+  PinBuilder b;
   b.step(0, 200);
   b.launch(0, 5, 10, 110);
   b.copy("cudaMemcpyAsync", CopyKind::DtoH, MemoryKind::Pageable, 400'000, 6, 128, 110, 120);

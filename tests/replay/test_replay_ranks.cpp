@@ -8,13 +8,14 @@
 #include <string>
 
 #include "syncscope/replay/replay.hpp"
+#include "test_units.hpp"
 
 namespace syncscope {
 namespace {
 
-constexpr Ns us = 1000;
+using test::us;
 
-void call(Trace& t, const char* name, Ns a, Ns b, std::uint64_t corr) {
+void rank_call(Trace& t, const char* name, Ns a, Ns b, std::uint64_t corr) {
   ApiCall c;
   c.name = t.intern(name);
   c.pid = 1;
@@ -26,7 +27,7 @@ void call(Trace& t, const char* name, Ns a, Ns b, std::uint64_t corr) {
   t.api_calls.push_back(c);
 }
 
-void kernel(Trace& t, const char* name, std::int64_t stream, Ns a, Ns b, std::uint64_t corr) {
+void rank_kernel(Trace& t, const char* name, std::int64_t stream, Ns a, Ns b, std::uint64_t corr) {
   Kernel k;
   k.name = t.intern(name);
   k.device = 0;
@@ -51,8 +52,8 @@ void step(Trace& t, Ns a, Ns b) {
 // Three launches to an idle stream 7, each starting 10 us after its call: the launch latency.
 void idle_launches(Trace& t, std::uint64_t corr) {
   for (Ns at : {400, 500, 600}) {
-    call(t, "cudaLaunchKernel", at, at + 5, corr);
-    kernel(t, "k", 7, at + 10, at + 20, corr);
+    rank_call(t, "cudaLaunchKernel", at, at + 5, corr);
+    rank_kernel(t, "k", 7, at + 10, at + 20, corr);
     ++corr;
   }
 }
@@ -69,11 +70,11 @@ std::uint32_t node_named(const Trace& t, const replay::ReplayGraph& g, const cha
 Trace wait_trace(Ns ka_end, Ns kb_start) {
   Trace t;
   step(t, 0, 700);
-  call(t, "cudaLaunchKernel", 10, 15, 1);
-  kernel(t, "kA", 7, 20, ka_end, 1);
-  call(t, "cudaStreamWaitEvent", 30, 32, 2);
-  call(t, "cudaLaunchKernel", 40, 45, 3);
-  kernel(t, "kB", 9, kb_start, kb_start + 18, 3);
+  rank_call(t, "cudaLaunchKernel", 10, 15, 1);
+  rank_kernel(t, "kA", 7, 20, ka_end, 1);
+  rank_call(t, "cudaStreamWaitEvent", 30, 32, 2);
+  rank_call(t, "cudaLaunchKernel", 40, 45, 3);
+  rank_kernel(t, "kB", 9, kb_start, kb_start + 18, 3);
   idle_launches(t, 10);
   t.finalize();
   return t;
@@ -136,11 +137,11 @@ TEST(ReplayRanks, ALaunchBlockedOnAFullQueueWaitsForTheGpu) {
   step(t, 0, 900);
   const Ns at[4] = {0, 5, 10, 22}, ret[4] = {2, 7, 21, 221};
   for (int k = 0; k < 4; ++k) {
-    call(t, "cudaLaunchKernel", at[k], ret[k], static_cast<std::uint64_t>(k + 1));
+    rank_call(t, "cudaLaunchKernel", at[k], ret[k], static_cast<std::uint64_t>(k + 1));
     const std::string name = "K" + std::to_string(k + 1);
-    kernel(t, name.c_str(), 7, 20 + 200 * k, 220 + 200 * k, static_cast<std::uint64_t>(k + 1));
+    rank_kernel(t, name.c_str(), 7, 20 + 200 * k, 220 + 200 * k, static_cast<std::uint64_t>(k + 1));
   }
-  call(t, "cudaStreamSynchronize", 230, 821, 9);
+  rank_call(t, "cudaStreamSynchronize", 230, 821, 9);
   t.finalize();
   replay::ReplayGraph g = replay::build_replay_graph(t);
   EXPECT_EQ(g.launch_queue_depth, 1u);
@@ -163,12 +164,12 @@ TEST(ReplayRanks, ALaunchBlockedOnAFullQueueWaitsForTheGpu) {
 TEST(ReplayRanks, ACollectiveEndsNoEarlierThanItsPeersAllowed) {
   Trace t;
   step(t, 0, 700);
-  call(t, "cudaLaunchKernel", 5, 8, 3);
-  kernel(t, "k0", 9, 12, 18, 3);
-  call(t, "cudaLaunchKernel", 10, 15, 1);
-  kernel(t, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 9, 20, 300, 1);
-  call(t, "cudaLaunchKernel", 400, 405, 2);
-  kernel(t, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 9, 410, 460, 2);
+  rank_call(t, "cudaLaunchKernel", 5, 8, 3);
+  rank_kernel(t, "k0", 9, 12, 18, 3);
+  rank_call(t, "cudaLaunchKernel", 10, 15, 1);
+  rank_kernel(t, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 9, 20, 300, 1);
+  rank_call(t, "cudaLaunchKernel", 400, 405, 2);
+  rank_kernel(t, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 9, 410, 460, 2);
   t.finalize();
   replay::ReplayGraph g = replay::build_replay_graph(t);
   EXPECT_EQ(g.problems.comm_kernels, 2u);

@@ -6,11 +6,12 @@
 #include <gtest/gtest.h>
 
 #include "syncscope/replay/replay.hpp"
+#include "test_units.hpp"
 
 namespace syncscope {
 namespace {
 
-constexpr Ns us = 1000;
+using test::us;
 constexpr std::int64_t kMain = 1, kAutograd = 2, kLoader = 3;
 
 void call(Trace& t, std::int64_t tid, const char* name, Ns a, Ns b, std::uint64_t corr) {

@@ -79,26 +79,26 @@ measure:
   repeat_steps: 3
 )";
 
-struct CliRun {
+struct VariantCliRun {
   int code = -1;
   std::string out, err;
 };
 
-std::string slurp(const fs::path& p) {
+std::string slurp_bytes(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
   std::stringstream s;
   s << f.rdbuf();
   return s.str();
 }
 
-CliRun cli(const fs::path& cwd, const std::string& args) {
+VariantCliRun variant_cli(const fs::path& cwd, const std::string& args) {
   const fs::path exe = fs::path(SYNCSCOPE_BINARY_DIR) / "cli" / "syncscope";
   const std::string cmd = "cd '" + cwd.string() + "' && '" + exe.string() + "' " + args + " > stdout.txt 2> stderr.txt";
   const int status = std::system(cmd.c_str());
-  CliRun r;
+  VariantCliRun r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(cwd / "stdout.txt");
-  r.err = slurp(cwd / "stderr.txt");
+  r.out = slurp_bytes(cwd / "stdout.txt");
+  r.err = slurp_bytes(cwd / "stderr.txt");
   return r;
 }
 
@@ -108,7 +108,8 @@ class ReplayVariants : public ::testing::Test {
     dir_ = new test::TempDir();
     std::ofstream(*dir_ / "dense.yaml") << kDense;
     std::ofstream(*dir_ / "moe.yaml") << kMoe;
-    const CliRun r = cli(dir_->path(), "run dense.yaml moe.yaml --device sim --gpu-profile H200 --out res");
+    const VariantCliRun r =
+        variant_cli(dir_->path(), "run dense.yaml moe.yaml --device sim --gpu-profile H200 --out res");
     ran_ = r.code == 0 || r.code == 1;
     if (!ran_) std::fprintf(stderr, "run failed (%d): %s\n%s\n", r.code, r.out.c_str(), r.err.c_str());
   }
@@ -118,7 +119,7 @@ class ReplayVariants : public ::testing::Test {
   }
   // A variant's trace, as results.json names it (variants with the same program share one).
   static std::string trace_of(const std::string& scenario, const std::string& variant) {
-    const auto j = nlohmann::json::parse(slurp(*dir_ / "res/results.json"));
+    const auto j = nlohmann::json::parse(slurp_bytes(*dir_ / "res/results.json"));
     for (const auto& v : j.at("variants"))
       if (v.at("scenario") == scenario && v.at("variant") == variant)
         return "res/" + v.at("trace_file").get<std::string>();
@@ -133,8 +134,9 @@ class ReplayVariants : public ::testing::Test {
   static WhatIf what_if(const std::string& scenario, const std::string& before, const std::string& after,
                         const std::string& edit) {
     WhatIf w;
-    const CliRun r = cli(dir_->path(), "diff " + trace_of(scenario, before) + " " + trace_of(scenario, after) +
-                                           " --format json --what-if " + edit);
+    const VariantCliRun r =
+        variant_cli(dir_->path(), "diff " + trace_of(scenario, before) + " " + trace_of(scenario, after) +
+                                      " --format json --what-if " + edit);
     EXPECT_EQ(r.code, 0) << r.err;
     if (r.code != 0) return w;
     const auto j = nlohmann::json::parse(r.out);

@@ -134,7 +134,6 @@ TEST_F(RunDirectory, PathsInsideTheDirectoryLoad) {
   EXPECT_EQ(model::load_report_run(dir_ / "latest", replay::add_critical_paths).timelines.size(), 1u);
 }
 
-}  // namespace
 // A strip rebuilt from a kept trace (no timelines.json) carries its step's critical path when
 // the caller hands in the replay's walk (syncscope_model cannot call syncscope_replay: it sits
 // below it), and none without.
@@ -150,4 +149,5 @@ TEST_F(RunDirectory, RebuiltStripsTakeTheCriticalPathWalkFromTheCaller) {
   EXPECT_FALSE(without.timelines[0].critical_path.has_value());
 }
 
+}  // namespace
 }  // namespace syncscope

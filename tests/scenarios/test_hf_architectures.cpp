@@ -9,6 +9,7 @@
 #include <cmath>
 #include <fstream>
 
+#include "hf_fixtures.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/fixes/moe_routing/options.hpp"
 #include "syncscope/program/network.hpp"
@@ -22,18 +23,10 @@
 namespace syncscope {
 namespace {
 
-scenario::ModelShape fixture_model(const std::string& dir) {
-  return scenario::load_hf_config(test::fixture("hf/" + dir + "/config.json"));
-}
+using test::base_parameters;
+using test::fixture_model;
 
-std::int64_t base_parameters(const scenario::ModelShape& m) {
-  program::StepOptions o;
-  o.model = m;
-  o.training.mode = "full";
-  return program::network_summary(o).base_parameters;
-}
-
-struct Published {
+struct PublishedSplit {
   const char* fixture;
   std::int64_t text;    // the language model, as syncscope counts it
   std::int64_t vision;  // the vision tower with its projector (multimodal; 0: none or not counted)
@@ -66,7 +59,7 @@ struct Published {
 //    q/k/v/o 4*(1152^2+1152) + fc1 1152*4304+4304 + fc2 4304*1152+1152 = 15,239,504, final
 //    LayerNorm 2304: 416,866,032; projector 1152*H_text + 1152.
 TEST(HfArchitectures, ParameterCountsMatchThePublishedTotals) {
-  const Published table[] = {
+  const PublishedSplit table[] = {
       {"deepseek-v2-lite", 15706484224, 0, 15706484224},
       {"qwen1.5-moe-a2.7b", 14315784192, 0, 14315784192},  // safetensors (CountsMatchTotalsPublishedByOthers)
       {"qwen3-30b-a3b", 30532122624, 0, 30532122624},
@@ -225,11 +218,6 @@ TEST(HfArchitectures, TraitsAreReadAsTheConfigClassMeansThem) {
   EXPECT_EQ(scenario::describe_windows(phi.traits, 32), "a 2047-token sliding window on every layer");
 }
 
-std::string read(const std::filesystem::path& p) {
-  std::ifstream f(p);
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
-
 std::string error_of(const test::TempDir& dir, const std::string& text) {
   const auto p = dir / "config.json";
   std::ofstream(p) << text;
@@ -249,7 +237,7 @@ std::string with(std::string text, const std::string& from, const std::string& t
 
 TEST(HfArchitectures, ContradictingTraitsNameTheFileKeyAndConstraint) {
   test::TempDir dir;
-  const std::string ds = read(test::fixture("hf/deepseek-v2-lite/config.json"));
+  const std::string ds = test::read_text(test::fixture("hf/deepseek-v2-lite/config.json"));
   std::string e = error_of(dir, with(ds, "\"moe_intermediate_size\": 1408", "\"moe_intermediate_size\": null"));
   EXPECT_NE(e.find("config.json:23:3: n_shared_experts: expected shared experts with a size"), std::string::npos) << e;
   e = error_of(dir, with(ds, "\"first_k_dense_replace\": 1", "\"first_k_dense_replace\": 27"));
@@ -257,10 +245,10 @@ TEST(HfArchitectures, ContradictingTraitsNameTheFileKeyAndConstraint) {
   e = error_of(dir, with(ds, "\"kv_lora_rank\": 512", "\"kv_lora_rank\": 4096"));
   EXPECT_NE(e.find("config.json:16:3: kv_lora_rank: expected an integer in 1..hidden_size (2048)"), std::string::npos)
       << e;
-  const std::string qw = read(test::fixture("hf/qwen1.5-moe-a2.7b/config.json"));
+  const std::string qw = test::read_text(test::fixture("hf/qwen1.5-moe-a2.7b/config.json"));
   e = error_of(dir, with(qw, "\"decoder_sparse_step\": 1", "\"decoder_sparse_step\": 0"));
   EXPECT_NE(e.find("decoder_sparse_step: expected an integer in 1..24"), std::string::npos) << e;
-  const std::string scout = read(test::fixture("hf/llama-4-scout-17b-16e/config.json"));
+  const std::string scout = test::read_text(test::fixture("hf/llama-4-scout-17b-16e/config.json"));
   e = error_of(dir, with(scout, "\"attention_chunk_size\": 8192", "\"attention_chunk_size\": \"big\""));
   EXPECT_NE(e.find("config.json:12:5: attention_chunk_size: expected an integer"), std::string::npos) << e;
 }
@@ -326,7 +314,7 @@ TEST(HfArchitectures, StepProgramRunsDenseFirstSharedExpertsAndLatentAttention) 
 // results.csv).
 TEST(HfArchitectures, TheModelIsNamedNotItsFolder) {
   test::TempDir dir;
-  const std::string text = read(test::fixture("hf/llama-3.1-8b/config.json"));
+  const std::string text = test::read_text(test::fixture("hf/llama-3.1-8b/config.json"));
   auto at = [&](const std::string& rel) {
     const auto p = dir / rel;
     std::filesystem::create_directories(p.parent_path());
@@ -342,7 +330,7 @@ TEST(HfArchitectures, TheModelIsNamedNotItsFolder) {
 // neither file nor position).
 TEST(HfArchitectures, OddHeadDimNamesTheFileAndPosition) {
   test::TempDir dir;
-  const std::string q = read(test::fixture("hf/qwen3-0.6b/config.json"));
+  const std::string q = test::read_text(test::fixture("hf/qwen3-0.6b/config.json"));
   const std::string e = error_of(dir, with(q, "\"head_dim\": 128", "\"head_dim\": 3"));
   EXPECT_NE(e.find(":3: head_dim: expected an even integer (RoPE rotates pairs of dimensions), got 3"),
             std::string::npos)
@@ -353,7 +341,7 @@ TEST(HfArchitectures, OddHeadDimNamesTheFileAndPosition) {
 // An unknown model_type with MLA keys is read as DeepSeek-V3, saying so.
 TEST(HfArchitectures, UnknownTypeWithLatentAttentionIsReadAsDeepSeek) {
   test::TempDir dir;
-  const std::string ds = read(test::fixture("hf/deepseek-v2-lite/config.json"));
+  const std::string ds = test::read_text(test::fixture("hf/deepseek-v2-lite/config.json"));
   const auto p = dir / "config.json";
   std::ofstream(p) << with(ds, "\"deepseek_v2\"", "\"kimi_like\"");
   const scenario::ModelShape m = scenario::load_hf_config(p);
@@ -369,7 +357,7 @@ TEST(HfArchitectures, UnknownTypeWithLatentAttentionIsReadAsDeepSeek) {
 // no shared expert.
 TEST(HfArchitectures, KnownFamilyLeavesKeysToItsConfigClass) {
   test::TempDir dir;
-  std::string v3 = read(test::fixture("hf/deepseek-v3/config.json"));
+  std::string v3 = test::read_text(test::fixture("hf/deepseek-v3/config.json"));
   for (const char* key : {"\"n_shared_experts\": 1,", "\"first_k_dense_replace\": 3,", "\"q_lora_rank\": 1536,",
                           "\"moe_intermediate_size\": 2048,"})
     v3 = with(v3, key, "");
@@ -396,7 +384,8 @@ TEST(HfArchitectures, KnownFamilyLeavesKeysToItsConfigClass) {
 // q_lora_rank 1536 but no dense layer and no shared expert, naming none of them.
 TEST(HfArchitectures, UnknownTypeGetsTheClosestFamilysDefaultsEachNamed) {
   test::TempDir dir;
-  std::string ds = with(read(test::fixture("hf/deepseek-v2-lite/config.json")), "\"deepseek_v2\"", "\"kimi_like\"");
+  std::string ds =
+      with(test::read_text(test::fixture("hf/deepseek-v2-lite/config.json")), "\"deepseek_v2\"", "\"kimi_like\"");
   for (const char* key : {"\"first_k_dense_replace\": 1,", "\"n_shared_experts\": 2,", "\"q_lora_rank\": null,",
                           "\"qk_rope_head_dim\": 64,"})
     ds = with(ds, key, "");
@@ -427,7 +416,7 @@ TEST(HfArchitectures, UnknownTypeGetsTheClosestFamilysDefaultsEachNamed) {
 TEST(HfArchitectures, DeepSeekRoutedExpertsComeFromTheConfigClass) {
   test::TempDir dir;
   const auto p = dir / "config.json";
-  const std::string v2 = read(test::fixture("hf/deepseek-v2-lite/config.json"));
+  const std::string v2 = test::read_text(test::fixture("hf/deepseek-v2-lite/config.json"));
   std::ofstream(p) << with(v2, "\"n_routed_experts\": 64,", "");
   const scenario::ModelShape lite = scenario::load_hf_config(p);
   EXPECT_TRUE(lite.is_moe());
@@ -451,7 +440,7 @@ TEST(HfArchitectures, DeepSeekRoutedExpertsComeFromTheConfigClass) {
   EXPECT_NE(null_k.find("config.json:26:3: num_experts_per_tok: null"), std::string::npos) << null_k;
 
   // V3's class defines both: 256 routed experts, top-8, and the published 671B still holds.
-  std::string v3 = read(test::fixture("hf/deepseek-v3/config.json"));
+  std::string v3 = test::read_text(test::fixture("hf/deepseek-v3/config.json"));
   v3 = with(with(v3, "\"n_routed_experts\": 256,", ""), "\"num_experts_per_tok\": 8,", "");
   std::ofstream(p) << v3;
   const scenario::ModelShape big = scenario::load_hf_config(p);

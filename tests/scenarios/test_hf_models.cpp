@@ -6,6 +6,7 @@
 
 #include <fstream>
 
+#include "hf_fixtures.hpp"
 #include "syncscope/core/error.hpp"
 #include "syncscope/fixes/offload/options.hpp"
 #include "syncscope/fixes/packing/options.hpp"
@@ -19,20 +20,8 @@
 namespace syncscope {
 namespace {
 
-scenario::ModelShape fixture_model(const std::string& dir) {
-  return scenario::load_hf_config(test::fixture("hf/" + dir + "/config.json"));
-}
-
-program::StepOptions options_for(const scenario::ModelShape& m) {
-  program::StepOptions o;
-  o.model = m;
-  o.training.mode = "full";
-  return o;
-}
-
-std::int64_t base_parameters(const scenario::ModelShape& m) {
-  return program::network_summary(options_for(m)).base_parameters;
-}
+using test::base_parameters;
+using test::fixture_model;
 
 struct Published {
   const char* fixture;
@@ -100,16 +89,12 @@ std::filesystem::path write(const test::TempDir& dir, const std::string& name, c
   return p;
 }
 
-std::string read(const std::filesystem::path& p) {
-  std::ifstream f(p);
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
-
 // A config from the Hugging Face cache sits in snapshots/<hash>/config.json: named by the
 // hash, it keeps its q/k norms (they once came from the name "qwen3").
 TEST(HfModels, QkNormComesFromModelTypeNotTheName) {
   test::TempDir dir;
-  const auto p = write(dir, "snapshots/9c6a8ed0f1/config.json", read(test::fixture("hf/qwen3-0.6b/config.json")));
+  const auto p =
+      write(dir, "snapshots/9c6a8ed0f1/config.json", test::read_text(test::fixture("hf/qwen3-0.6b/config.json")));
   const scenario::ModelShape m = scenario::load_hf_config(p);
   EXPECT_EQ(m.name, "9c6a8ed0f1");
   EXPECT_TRUE(m.traits.qk_norm);
@@ -123,7 +108,7 @@ TEST(HfModels, QkNormComesFromModelTypeNotTheName) {
 
 TEST(HfModels, UnknownModelTypeRunsAsTheClosestFamilyWithAWarning) {
   test::TempDir dir;
-  std::string text = read(test::fixture("hf/qwen2.5-7b/config.json"));
+  std::string text = test::read_text(test::fixture("hf/qwen2.5-7b/config.json"));
   text.replace(text.find("\"qwen2\""), 7, "\"qwen2_next\"");
   const scenario::ModelShape m = scenario::load_hf_config(write(dir, "config.json", text));
   EXPECT_EQ(m.traits.family, "qwen2");
@@ -132,7 +117,7 @@ TEST(HfModels, UnknownModelTypeRunsAsTheClosestFamilyWithAWarning) {
   EXPECT_NE(m.traits.assumed.find("read with qwen2's defaults"), std::string::npos) << m.traits.assumed;
   EXPECT_EQ(base_parameters(m), 7615616512);  // the closest family is the right one here
 
-  std::string other = read(test::fixture("hf/mistral-7b-v0.1/config.json"));
+  std::string other = test::read_text(test::fixture("hf/mistral-7b-v0.1/config.json"));
   other.replace(other.find("\"mistral\""), 9, "\"zephyrish\"");
   const scenario::ModelShape z = scenario::load_hf_config(write(dir, "z.json", other));
   EXPECT_EQ(z.traits.family, "mistral");  // unknown, no prefix match, a window: Mistral's layout
@@ -141,7 +126,7 @@ TEST(HfModels, UnknownModelTypeRunsAsTheClosestFamilyWithAWarning) {
 
 TEST(HfModels, LayerTypesAreReadAndCheckedWithTheirLine) {
   test::TempDir dir;
-  std::string text = read(test::fixture("hf/mistral-7b-v0.1/config.json"));
+  std::string text = test::read_text(test::fixture("hf/mistral-7b-v0.1/config.json"));
   std::string types = "\"layer_types\": [";
   for (int i = 0; i < 32; ++i)
     types += std::string(i ? ", " : "") + (i < 30 ? "\"full_attention\"" : "\"sliding_attention\"");

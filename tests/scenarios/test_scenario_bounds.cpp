@@ -16,7 +16,7 @@
 namespace syncscope {
 namespace {
 
-const char* kValid = R"(name: t
+const char* kBoundsValid = R"(name: t
 model:
   num_hidden_layers: 4
   hidden_size: 256
@@ -36,7 +36,7 @@ measure:
   repeat_steps: 2
 )";
 
-std::string replace(std::string text, const std::string& from, const std::string& to) {
+std::string replaced_in(std::string text, const std::string& from, const std::string& to) {
   auto pos = text.find(from);
   EXPECT_NE(pos, std::string::npos) << from;
   if (pos != std::string::npos) text.replace(pos, from.size(), to);
@@ -103,7 +103,7 @@ class ScenarioBounds : public ::testing::TestWithParam<Row> {};
 
 TEST_P(ScenarioBounds, Row) {
   const Row& r = GetParam();
-  const std::string err = parse_error(replace(kValid, r.from, r.to));
+  const std::string err = parse_error(replaced_in(kBoundsValid, r.from, r.to));
   if (r.error == nullptr) {
     EXPECT_EQ(err, "") << r.name;
   } else {
@@ -127,7 +127,7 @@ TEST(ScenarioBounds, ShippedScenariosLoad) {
 }
 
 TEST(ScenarioBounds, ChangedInCodeIsCheckedToo) {
-  scenario::Scenario s = scenario::parse_scenario(kValid, "x.yaml");
+  scenario::Scenario s = scenario::parse_scenario(kBoundsValid, "x.yaml");
   s.measure.repeat_steps = 1000000;  // e.g. from --repeats
   EXPECT_THROW(scenario::validate_scenario(s), InputError);
   s.measure.repeat_steps = 2;
@@ -140,7 +140,7 @@ TEST(ScenarioBounds, OversizedFileRefusedBeforeParsing) {
   const auto p = dir / "big.yaml";
   {
     std::ofstream out(p);
-    out << kValid << "# " << std::string(17 << 20, 'x') << "\n";
+    out << kBoundsValid << "# " << std::string(17 << 20, 'x') << "\n";
   }
   try {
     scenario::load_scenario(p);
@@ -154,12 +154,12 @@ TEST(ScenarioPipes, LoadsFromAFifoAndAPipeOnce) {
   test::TempDir dir;
   const auto fifo = dir / "s.yaml";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  std::thread writer([&] { std::ofstream(fifo) << kValid; });
+  std::thread writer([&] { std::ofstream(fifo) << kBoundsValid; });
   const scenario::Scenario s = scenario::load_scenario(fifo);
   writer.join();
   EXPECT_EQ(s.name, "t");
 
-  write_file_atomic(dir / "gz.yaml.gz", std::string(kValid));
+  write_file_atomic(dir / "gz.yaml.gz", std::string(kBoundsValid));
   std::string gz;
   {
     std::ifstream in(dir / "gz.yaml.gz", std::ios::binary);
@@ -221,7 +221,7 @@ TEST(HfConfigBounds, Table) {
        "config.json: not valid JSON: [json.exception.out_of_range.406] number overflow"},
   };
   for (const auto& r : rows) {
-    const std::string text = *r.from ? replace(kConfig, r.from, r.to) : std::string(kConfig);
+    const std::string text = *r.from ? replaced_in(kConfig, r.from, r.to) : std::string(kConfig);
     const std::string err = config_error(text);
     if (r.error == nullptr) {
       EXPECT_EQ(err, "") << r.name;
@@ -248,10 +248,10 @@ TEST(HfConfigBounds, UnprintableOrLongNamesFallBackInsteadOfFailing) {
       {"bad\\nname", "qwen3-28L-1024H"},  // the family and shape when no name is printable
   };
   for (const auto& r : rows) {
-    std::string text = replace(kConfig, "\"num_hidden_layers\": 28",
-                               "\"_name_or_path\": \"" + r.name_or_path +
-                                   "\", \"model_type\": \"qwen3\", "
-                                   "\"num_hidden_layers\": 28");
+    std::string text = replaced_in(kConfig, "\"num_hidden_layers\": 28",
+                                   "\"_name_or_path\": \"" + r.name_or_path +
+                                       "\", \"model_type\": \"qwen3\", "
+                                       "\"num_hidden_layers\": 28");
     EXPECT_EQ(scenario::parse_hf_config(text, "config.json").name, r.want);
   }
 }

@@ -35,7 +35,7 @@ measure:
   repeat_steps: 2
 )";
 
-std::string load_error(const std::string& text, scenario::Scenario* out = nullptr) {
+std::string training_error(const std::string& text, scenario::Scenario* out = nullptr) {
   test::TempDir dir;
   auto p = dir / "x.yaml";
   std::ofstream(p) << text;
@@ -55,7 +55,7 @@ std::string with(const std::string& extra) { return std::string(kBase) + extra; 
 
 TEST(TrainingFields, DefaultsAreFullFineTuningAndUnslothsAdapters) {
   scenario::Scenario s;
-  ASSERT_EQ(load_error(kBase, &s), "");
+  ASSERT_EQ(training_error(kBase, &s), "");
   EXPECT_EQ(s.training.mode, "full");
   EXPECT_FALSE(s.training.adapters());
   EXPECT_EQ(s.training.lora_rank, 16);
@@ -74,7 +74,7 @@ TEST(TrainingFields, ReadsModeLoraTiedAndBudget) {
   t.replace(t.find("    variants: [single, prefetch]"), 32,
             "    variants: [single, prefetch]\n    prefetch_budget_gib: 0.5");
   t.replace(t.find("  vocab_size: 1000"), 18, "  vocab_size: 1000\n  tie_word_embeddings: true\n  swiglu_limit: 7.0");
-  ASSERT_EQ(load_error(t, &s), "");
+  ASSERT_EQ(training_error(t, &s), "");
   EXPECT_EQ(s.training.mode, "qlora");
   EXPECT_EQ(s.training.lora_rank, 8);
   EXPECT_DOUBLE_EQ(s.training.lora_alpha, 32);
@@ -87,32 +87,34 @@ TEST(TrainingFields, ReadsModeLoraTiedAndBudget) {
 }
 
 TEST(TrainingFields, BadValuesNameFileLineAndColumn) {
-  EXPECT_EQ(load_error(with("training: half\n")),
+  EXPECT_EQ(training_error(with("training: half\n")),
             "x.yaml:19:11: training: expected one of full, lora, qlora, got \"half\"");
-  EXPECT_EQ(load_error(with("training: lora\nlora:\n  r: 0\n")),
+  EXPECT_EQ(training_error(with("training: lora\nlora:\n  r: 0\n")),
             "x.yaml:21:6: lora.r: expected an integer in 1..128 (an adapter's rank cannot exceed the smallest "
             "projection width), got 0");
-  EXPECT_EQ(load_error(with("training: lora\nlora:\n  target_modules: [q_proj, lm_head]\n")),
+  EXPECT_EQ(training_error(with("training: lora\nlora:\n  target_modules: [q_proj, lm_head]\n")),
             "x.yaml:21:28: lora.target_modules[1]: expected one of q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, "
             "down_proj, got \"lm_head\"");
-  EXPECT_EQ(load_error(with("training: lora\nlora:\n  double_quant: true\n")),
+  EXPECT_EQ(training_error(with("training: lora\nlora:\n  double_quant: true\n")),
             "x.yaml:21:17: lora.double_quant: expected false unless training is qlora (it quantizes the NF4 absmax "
             "values), got true");
-  EXPECT_EQ(load_error(with("lora:\n  rank: 4\n")).rfind("x.yaml:20:3: lora.rank: unknown key", 0), 0u);
-  EXPECT_NE(load_error(with("training: lora\nlora:\n  alpha: -1\n")).find("lora.alpha: expected a number in (0, 1e6]"),
-            std::string::npos);
+  EXPECT_EQ(training_error(with("lora:\n  rank: 4\n")).rfind("x.yaml:20:3: lora.rank: unknown key", 0), 0u);
+  EXPECT_NE(
+      training_error(with("training: lora\nlora:\n  alpha: -1\n")).find("lora.alpha: expected a number in (0, 1e6]"),
+      std::string::npos);
   std::string t = kBase;
   t.replace(t.find("    variants: [single, prefetch]"), 32,
             "    variants: [single, prefetch]\n    prefetch_budget_gib: -1");
-  EXPECT_EQ(load_error(t),
+  EXPECT_EQ(training_error(t),
             "x.yaml:16:26: fixes.offload.prefetch_budget_gib: expected a number in [0, 65536] GiB "
             "(device memory), got -1");
   t = kBase;
   t.replace(t.find("  vocab_size: 1000"), 18, "  vocab_size: 1000\n  swiglu_limit: -2");
-  EXPECT_EQ(load_error(t), "x.yaml:9:17: model.swiglu_limit: expected a number in [0, 10000] (0: no clamp), got -2");
+  EXPECT_EQ(training_error(t),
+            "x.yaml:9:17: model.swiglu_limit: expected a number in [0, 10000] (0: no clamp), got -2");
   t = kBase;
   t.replace(t.find("  vocab_size: 1000"), 18, "  vocab_size: 1000\n  tie_word_embeddings: yes please");
-  EXPECT_EQ(load_error(t), "x.yaml:9:24: model.tie_word_embeddings: expected true or false, got yes please");
+  EXPECT_EQ(training_error(t), "x.yaml:9:24: model.tie_word_embeddings: expected true or false, got yes please");
 }
 
 std::string file_text(const std::string& name) {
@@ -162,22 +164,22 @@ TEST(TrainingFields, GradientCheckpointingModes) {
   const std::string fix = "offload:\n    variants: [single, prefetch]";
   packing.replace(packing.find(fix), fix.size(), "packing:\n    variants: [rebuild, cached]");
   scenario::Scenario s;
-  ASSERT_EQ(load_error(packing, &s), "");
+  ASSERT_EQ(training_error(packing, &s), "");
   EXPECT_EQ(s.training.gradient_checkpointing, "");
   EXPECT_FALSE(s.offload);
-  ASSERT_EQ(load_error(packing + "gradient_checkpointing: full\n", &s), "");
+  ASSERT_EQ(training_error(packing + "gradient_checkpointing: full\n", &s), "");
   EXPECT_EQ(s.training.gradient_checkpointing, "full");
   EXPECT_FALSE(s.offload);
-  ASSERT_EQ(load_error(packing + "gradient_checkpointing: offload\n", &s), "");
+  ASSERT_EQ(training_error(packing + "gradient_checkpointing: offload\n", &s), "");
   EXPECT_TRUE(s.offload);
-  std::string e = load_error(packing + "gradient_checkpointing: sometimes\n");
+  std::string e = training_error(packing + "gradient_checkpointing: sometimes\n");
   EXPECT_NE(e.find("x.yaml:19:"), std::string::npos) << e;
-  e = load_error(packing + "offload: true\ngradient_checkpointing: full\n");
+  e = training_error(packing + "offload: true\ngradient_checkpointing: full\n");
   EXPECT_NE(e.find("gradient_checkpointing: expected offload while offload is on"), std::string::npos) << e;
-  e = load_error(packing + "offload: false\ngradient_checkpointing: offload\n");
+  e = training_error(packing + "offload: false\ngradient_checkpointing: offload\n");
   EXPECT_NE(e.find("gradient_checkpointing: expected none or full with offload: false"), std::string::npos) << e;
   // The offload fix under test checkpoints in host memory: "none" contradicts it.
-  e = load_error(with("gradient_checkpointing: none\n"));
+  e = training_error(with("gradient_checkpointing: none\n"));
   EXPECT_NE(e.find("gradient_checkpointing: expected offload while offload is on"), std::string::npos) << e;
 }
 

@@ -5,12 +5,13 @@
 
 #include "item_loop_program.hpp"
 #include "sim_test_util.hpp"
+#include "test_units.hpp"
 
 namespace syncscope {
 namespace {
 
 using namespace simtest;
-constexpr double us = 1000;
+using test::us;
 
 // One layer: two kernels of one framework op (the second continues it), a D2H copy (1 us)
 // and its sync.

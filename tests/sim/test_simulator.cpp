@@ -6,12 +6,13 @@
 #include "sim_test_util.hpp"
 #include "syncscope/analysis/analysis.hpp"
 #include "syncscope/core/error.hpp"
+#include "test_units.hpp"
 
 namespace syncscope {
 namespace {
 
 using namespace simtest;
-constexpr Ns us = 1000;
+using test::us;
 
 TEST(Simulator, TwoKernelsOnTwoNonBlockingStreamsRunConcurrently) {
   Program prog = two_stream_program(/*non_blocking=*/true);

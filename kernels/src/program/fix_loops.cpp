@@ -9,6 +9,7 @@
 #include "syncscope/core/bounds.hpp"
 #include "syncscope/core/error.hpp"
 
+#include "option_error.hpp"
 #include "syncscope/fixes/fix_spec.hpp"
 #include "syncscope/program/layer_schedule.hpp"
 #include "syncscope/program/program_layer.hpp"
@@ -47,15 +48,12 @@ std::string fix_variants_key(const StepOptions& o) {
 
 namespace {
 
-[[noreturn]] void bad(const std::string& field, const std::string& expected, const std::string& got) {
-  throw InputError(fmt::format("step options: {}: expected {}, got {}", field, expected, got));
-}
-
 // The entry of a fix id the options name, or InputError naming `field`.
 const fixes::FixSpec& registered(fixes::Fix fix, const std::string& field) {
   for (const fixes::FixSpec& f : fixes::fix_registry())
     if (f.id == fix) return f;
-  bad(field, "a registered fix", fmt::format("fix id {}, which nobody registered", static_cast<int>(fix)));
+  detail::bad_option(field, "a registered fix",
+                     fmt::format("fix id {}, which nobody registered", static_cast<int>(fix)));
 }
 
 }  // namespace
@@ -64,8 +62,8 @@ void validate_fix_settings(const StepOptions& o) {
   for (const auto& [fix, v] : o.fix_variants) {
     const fixes::FixSpec& f = registered(fix, "fix_variants");
     if (v >= f.variants.size())
-      bad(fmt::format("fix_variants[{}]", f.name), fmt::format("one of {}", fmt::join(f.variants, ", ")),
-          std::to_string(v));
+      detail::bad_option(fmt::format("fix_variants[{}]", f.name), fmt::format("one of {}", fmt::join(f.variants, ", ")),
+                         std::to_string(v));
   }
   for (const auto& [fix, values] : o.fix_numbers) {
     const fixes::FixSpec& f = registered(fix, "fix_numbers");
@@ -77,14 +75,15 @@ void validate_fix_settings(const StepOptions& o) {
       if (k == f.step_number_keys.end()) {
         std::vector<std::string> names;
         for (const auto& n : f.step_number_keys) names.push_back(n.key);
-        bad(field,
-            names.empty() ? std::string("no number (the fix declares none)")
-                          : fmt::format("one of the fix's numbers: {}", fmt::join(names, ", ")),
-            "an undeclared key");
+        detail::bad_option(field,
+                           names.empty() ? std::string("no number (the fix declares none)")
+                                         : fmt::format("one of the fix's numbers: {}", fmt::join(names, ", ")),
+                           "an undeclared key");
       }
       if (!k->range.contains(v) || (k->integer && v != static_cast<double>(static_cast<long long>(v))))
-        bad(field, k->integer ? bounds::describe_int(k->range) : bounds::describe_number(k->range, k->unit),
-            fmt::format("{}", v));
+        detail::bad_option(field,
+                           k->integer ? bounds::describe_int(k->range) : bounds::describe_number(k->range, k->unit),
+                           fmt::format("{}", v));
     }
   }
   for (const auto& [fix, values] : o.fix_words) {
@@ -94,9 +93,9 @@ void validate_fix_settings(const StepOptions& o) {
       const std::string field = fmt::format("fix_words[{}].{}", f.name, key);
       const auto k = std::find_if(f.step_word_keys.begin(), f.step_word_keys.end(),
                                   [&key](const fixes::FixSpec::WordKey& w) { return w.key == key; });
-      if (k == f.step_word_keys.end()) bad(field, "a word the fix declares", "an undeclared key");
+      if (k == f.step_word_keys.end()) detail::bad_option(field, "a word the fix declares", "an undeclared key");
       if (std::find(k->values.begin(), k->values.end(), v) == k->values.end())
-        bad(field, fmt::format("one of {}", fmt::join(k->values, ", ")), "\"" + v + "\"");
+        detail::bad_option(field, fmt::format("one of {}", fmt::join(k->values, ", ")), "\"" + v + "\"");
     }
   }
 }

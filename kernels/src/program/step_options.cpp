@@ -6,6 +6,7 @@
 #include <cctype>
 #include <numeric>
 
+#include "option_error.hpp"
 #include "syncscope/core/error.hpp"
 
 namespace syncscope::program {
@@ -24,10 +25,6 @@ std::string list(const char* const (&names)[N]) {
   return out;
 }
 
-[[noreturn]] void bad(const std::string& field, const std::string& expected, const std::string& got) {
-  throw InputError(fmt::format("step options: {}: expected {}, got {}", field, expected, got));
-}
-
 }  // namespace
 
 int effective_layers(const StepOptions& o) { return o.layers > 0 ? o.layers : o.model.num_hidden_layers; }
@@ -40,7 +37,7 @@ bool recomputes_layers(const StepOptions& o, bool scheduled) {
 int dtype_bytes(const std::string& dtype) {
   if (dtype == "fp32") return 4;
   if (dtype == "bf16" || dtype == "fp16") return 2;
-  bad("dtype", "\"fp32\", \"bf16\" or \"fp16\"", "\"" + dtype + "\"");
+  detail::bad_option("dtype", "\"fp32\", \"bf16\" or \"fp16\"", "\"" + dtype + "\"");
 }
 
 // From the architecture (model_type's config class), never from the name.
@@ -99,7 +96,7 @@ int layer_sliding_window(const scenario::ModelShape& model, int layer) {
 void validate(const StepOptions& o) {
   const scenario::ModelShape& m = o.model;
   auto positive = [](const std::string& field, long long v) {
-    if (v <= 0) bad(field, "a positive integer", std::to_string(v));
+    if (v <= 0) detail::bad_option(field, "a positive integer", std::to_string(v));
   };
   positive("model.num_hidden_layers", m.num_hidden_layers);
   positive("model.hidden_size", m.hidden_size);
@@ -109,45 +106,55 @@ void validate(const StepOptions& o) {
   positive("model.intermediate_size", m.intermediate_size);
   positive("model.vocab_size", m.vocab_size);
   if (m.num_attention_heads % m.num_key_value_heads != 0)
-    bad("model.num_key_value_heads", fmt::format("a divisor of num_attention_heads ({})", m.num_attention_heads),
-        std::to_string(m.num_key_value_heads));
-  if (m.head_dim % 2 != 0) bad("model.head_dim", "an even number (RoPE rotates pairs)", std::to_string(m.head_dim));
+    detail::bad_option("model.num_key_value_heads",
+                       fmt::format("a divisor of num_attention_heads ({})", m.num_attention_heads),
+                       std::to_string(m.num_key_value_heads));
+  if (m.head_dim % 2 != 0)
+    detail::bad_option("model.head_dim", "an even number (RoPE rotates pairs)", std::to_string(m.head_dim));
   if (m.num_local_experts < 0)
-    bad("model.num_local_experts", "0 (dense) or a positive integer", std::to_string(m.num_local_experts));
+    detail::bad_option("model.num_local_experts", "0 (dense) or a positive integer",
+                       std::to_string(m.num_local_experts));
   if (m.is_moe() && (m.num_experts_per_tok <= 0 || m.num_experts_per_tok > m.num_local_experts))
-    bad("model.num_experts_per_tok", fmt::format("1..num_local_experts ({})", m.num_local_experts),
-        std::to_string(m.num_experts_per_tok));
-  if (m.rms_norm_eps <= 0) bad("model.rms_norm_eps", "a positive number", fmt::format("{}", m.rms_norm_eps));
+    detail::bad_option("model.num_experts_per_tok", fmt::format("1..num_local_experts ({})", m.num_local_experts),
+                       std::to_string(m.num_experts_per_tok));
+  if (m.rms_norm_eps <= 0)
+    detail::bad_option("model.rms_norm_eps", "a positive number", fmt::format("{}", m.rms_norm_eps));
   if (m.sliding_window < 0)
-    bad("model.sliding_window", "0 (none) or a positive integer", std::to_string(m.sliding_window));
-  if (o.layers < 0) bad("layers", "0 (the model's) or a positive integer", std::to_string(o.layers));
+    detail::bad_option("model.sliding_window", "0 (none) or a positive integer", std::to_string(m.sliding_window));
+  if (o.layers < 0) detail::bad_option("layers", "0 (the model's) or a positive integer", std::to_string(o.layers));
   positive("batch.packed_tokens", o.batch.packed_tokens);
   dtype_bytes(o.dtype);
-  if (o.device != "cpu" && o.device != "cuda") bad("device", "\"cpu\" or \"cuda\"", "\"" + o.device + "\"");
+  if (o.device != "cpu" && o.device != "cuda")
+    detail::bad_option("device", "\"cpu\" or \"cuda\"", "\"" + o.device + "\"");
   validate_fix_settings(o);
-  if (!(o.learning_rate > 0)) bad("learning_rate", "a positive number", fmt::format("{}", o.learning_rate));
+  if (!(o.learning_rate > 0))
+    detail::bad_option("learning_rate", "a positive number", fmt::format("{}", o.learning_rate));
   if (!one_of(o.training.mode, scenario::kTrainingModes))
-    bad("training.mode", list(scenario::kTrainingModes), "\"" + o.training.mode + "\"");
+    detail::bad_option("training.mode", list(scenario::kTrainingModes), "\"" + o.training.mode + "\"");
   if (o.training.adapters()) {
-    if (o.training.lora_rank < 1) bad("training.lora_rank", "a positive integer", std::to_string(o.training.lora_rank));
+    if (o.training.lora_rank < 1)
+      detail::bad_option("training.lora_rank", "a positive integer", std::to_string(o.training.lora_rank));
     if (!(o.training.lora_alpha > 0))
-      bad("training.lora_alpha", "a positive number", fmt::format("{}", o.training.lora_alpha));
+      detail::bad_option("training.lora_alpha", "a positive number", fmt::format("{}", o.training.lora_alpha));
     for (const auto& t : o.training.target_modules)
       if (!one_of(t, scenario::kLoraModules))
-        bad("training.target_modules", list(scenario::kLoraModules), "\"" + t + "\"");
+        detail::bad_option("training.target_modules", list(scenario::kLoraModules), "\"" + t + "\"");
   }
   if (o.training.mode == "qlora" && (m.hidden_size % 2 != 0 || m.intermediate_size % 2 != 0 || m.head_dim % 2 != 0))
-    bad("model.hidden_size", "even hidden, intermediate and head sizes for qlora (two 4-bit codes per byte)",
-        fmt::format("{}, {}, {}", m.hidden_size, m.intermediate_size, m.head_dim));
+    detail::bad_option("model.hidden_size",
+                       "even hidden, intermediate and head sizes for qlora (two 4-bit codes per byte)",
+                       fmt::format("{}, {}, {}", m.hidden_size, m.intermediate_size, m.head_dim));
   const auto lengths = batch_lengths(o, 0);
   long long sum = 0;
   for (std::size_t i = 0; i < lengths.size(); ++i) {
-    if (lengths[i] <= 0) bad(fmt::format("batch.lengths[{}]", i), "a positive length", std::to_string(lengths[i]));
+    if (lengths[i] <= 0)
+      detail::bad_option(fmt::format("batch.lengths[{}]", i), "a positive length", std::to_string(lengths[i]));
     sum += lengths[i];
   }
   if (sum != o.batch.packed_tokens)
-    bad("batch.lengths", fmt::format("lengths summing to batch.packed_tokens ({})", o.batch.packed_tokens),
-        fmt::format("a sum of {}", sum));
+    detail::bad_option("batch.lengths",
+                       fmt::format("lengths summing to batch.packed_tokens ({})", o.batch.packed_tokens),
+                       fmt::format("a sum of {}", sum));
 }
 
 std::vector<int> batch_lengths(const StepOptions& o, int batch_index) {

@@ -103,8 +103,8 @@ namespace {
 
 // Bounds by physical sense (results.cpp says why): a time in a strip is 0 to a day, a count
 // 0 to 1e9.
-constexpr std::int64_t kDayNs = 86'400'000'000'000;
-constexpr std::int64_t kMaxCount = 1'000'000'000;
+constexpr std::int64_t kStripDayNs = 86'400'000'000'000;
+constexpr std::int64_t kStripMaxCount = 1'000'000'000;
 
 // Typed access to timelines.json, every error naming the file and the JSON path.
 struct TimelineReader {
@@ -132,15 +132,15 @@ struct TimelineReader {
   std::int64_t bounded(const nlohmann::json& obj, const char* key, const std::string& path, std::int64_t hi) const {
     const std::int64_t v = integer(obj, key, path);
     typed(v >= 0 && v <= hi, path + "/" + key,
-          hi == kDayNs ? "a non-negative integer: a time in ns, at most a day (86400 s)"
-                       : "a non-negative integer: a count, at most 1e9");
+          hi == kStripDayNs ? "a non-negative integer: a time in ns, at most a day (86400 s)"
+                            : "a non-negative integer: a count, at most 1e9");
     return v;
   }
   std::int64_t time(const nlohmann::json& obj, const char* key, const std::string& path) const {
-    return bounded(obj, key, path, kDayNs);
+    return bounded(obj, key, path, kStripDayNs);
   }
   std::int64_t count(const nlohmann::json& obj, const char* key, const std::string& path) const {
-    return bounded(obj, key, path, kMaxCount);
+    return bounded(obj, key, path, kStripMaxCount);
   }
 
   void segments(const nlohmann::json& o, const std::string& p, TimelineStrip& s) const {

@@ -14,7 +14,7 @@ namespace {
 
 // One GPU activity with the host call that launched it. Names are ids: a kernel's StringId,
 // or past the string table one id per copy kind and one for memsets (they have no name).
-struct Launch {
+struct ThreadLaunch {
   std::int64_t pid, tid;
   Ns call_start;
   Ns gpu_start;
@@ -22,9 +22,9 @@ struct Launch {
   std::uint32_t name;
 };
 
-std::vector<Launch> launches_by_thread(const Trace& trace, const LaunchIndex& index) {
+std::vector<ThreadLaunch> launches_by_thread(const Trace& trace, const LaunchIndex& index) {
   const auto base = static_cast<std::uint32_t>(trace.strings.size());
-  std::vector<Launch> ls;
+  std::vector<ThreadLaunch> ls;
   ls.reserve(trace.kernels.size() + trace.memcpys.size() + trace.memsets.size());
   auto push = [&](const GpuActivity& g, std::uint32_t name) {
     if (const ApiCall* c = index.call(g.correlation))
@@ -33,7 +33,7 @@ std::vector<Launch> launches_by_thread(const Trace& trace, const LaunchIndex& in
   for (const auto& k : trace.kernels) push(k, k.name);
   for (const auto& m : trace.memcpys) push(m, base + static_cast<std::uint32_t>(m.kind));
   for (const auto& m : trace.memsets) push(m, base + 6);
-  std::sort(ls.begin(), ls.end(), [](const Launch& a, const Launch& b) {
+  std::sort(ls.begin(), ls.end(), [](const ThreadLaunch& a, const ThreadLaunch& b) {
     return std::tie(a.pid, a.tid, a.call_start, a.gpu_start) < std::tie(b.pid, b.tid, b.call_start, b.gpu_start);
   });
   return ls;
@@ -89,26 +89,26 @@ struct PatternTotals {
 KernelSequences kernel_sequences(const Trace& trace, const LaunchIndex& index, const KernelSequenceOptions& options) {
   KernelSequences out;
   out.options = options;
-  const std::vector<Launch> ls = launches_by_thread(trace, index);
+  const std::vector<ThreadLaunch> ls = launches_by_thread(trace, index);
   std::map<std::vector<std::uint32_t>, PatternTotals> patterns;  // root name, then kernel names
-  std::vector<const Launch*> mine;
+  std::vector<const ThreadLaunch*> mine;
   for (const Range* r : roots(trace, options.op)) {
-    auto key_of = [](const Launch& l) { return std::tie(l.pid, l.tid, l.call_start); };
+    auto key_of = [](const ThreadLaunch& l) { return std::tie(l.pid, l.tid, l.call_start); };
     auto lo = std::lower_bound(ls.begin(), ls.end(), std::make_tuple(r->pid, r->tid, r->start),
-                               [&](const Launch& l, const auto& k) { return key_of(l) < k; });
+                               [&](const ThreadLaunch& l, const auto& k) { return key_of(l) < k; });
     auto hi = std::lower_bound(lo, ls.end(), std::make_tuple(r->pid, r->tid, r->end),
-                               [&](const Launch& l, const auto& k) { return key_of(l) < k; });
+                               [&](const ThreadLaunch& l, const auto& k) { return key_of(l) < k; });
     if (static_cast<std::size_t>(hi - lo) < options.min_pattern_len) continue;
     mine.clear();
     for (auto it = lo; it != hi; ++it) mine.push_back(&*it);
     // In the order the GPU ran them (HTA sorts the subtree's kernels by ts); launch order on ties.
     std::stable_sort(mine.begin(), mine.end(),
-                     [](const Launch* a, const Launch* b) { return a->gpu_start < b->gpu_start; });
+                     [](const ThreadLaunch* a, const ThreadLaunch* b) { return a->gpu_start < b->gpu_start; });
     std::vector<std::uint32_t> key;
     key.reserve(mine.size() + 1);
     key.push_back(r->name);
     Ns gpu = 0;
-    for (const Launch* l : mine) {
+    for (const ThreadLaunch* l : mine) {
       key.push_back(l->name);
       gpu += l->gpu_ns;
     }

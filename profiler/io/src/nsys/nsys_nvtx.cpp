@@ -6,19 +6,17 @@
 namespace syncscope::nsys_detail {
 namespace {
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-
 // PyTorch's torch.autograd.profiler.emit_nvtx() names each op's range "aten::mm, seq = 12,
 // op_id = 7, sizes = [[2, 3], [3, 4]]" (torch/csrc/profiler/util.cpp, getNvtxStr); only the
 // op name is the op. Such ranges are the ops a sync point's cause is looked up in, as a
 // torch.profiler trace's cpu_op events are.
 std::string_view torch_op_name(std::string_view text) {
-  if (!starts_with(text, "aten::")) return {};
+  if (!text.starts_with("aten::")) return {};
   const std::size_t comma = text.find(", ");
   if (comma == std::string_view::npos) return text;
   const std::string_view rest = text.substr(comma + 2);
   for (std::string_view key : {"seq = ", "op_id = ", "sizes = ", "input_op_ids = "})
-    if (starts_with(rest, key)) return text.substr(0, comma);
+    if (rest.starts_with(key)) return text.substr(0, comma);
   return {};
 }
 

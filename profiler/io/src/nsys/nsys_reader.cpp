@@ -10,8 +10,6 @@
 namespace syncscope::nsys_detail {
 namespace {
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-
 constexpr const char* kCudaTables[] = {kRuntimeTable, kDriverTable, kKernelTable,
                                        kMemcpyTable,  kMemsetTable, kSyncTable};
 
@@ -25,7 +23,7 @@ Reader::Reader(const Db& db, Trace& trace) : db_(db), t_(trace), strings_(db, tr
 
 void Reader::check_is_export() const {
   bool cupti = false;
-  for (const auto& table : db_.tables()) cupti = cupti || starts_with(table, "CUPTI_ACTIVITY_KIND_");
+  for (const auto& table : db_.tables()) cupti = cupti || table.starts_with("CUPTI_ACTIVITY_KIND_");
   const bool meta = db_.has_table(kMetaTables[0]) || db_.has_table(kMetaTables[1]);
   if (!db_.has_table(kStringTable) && !cupti && !meta)
     throw InputError(db_.name() + ": no " + kRuntimeTable + " or " + kStringTable +
@@ -214,7 +212,7 @@ void Reader::read_api_calls(const char* table) {
       // The class says runtime or driver; where it is missing or something else, the name
       // does ("cuda..." is the runtime, "cu..." the driver).
       n.driver = cls == EventClass::Driver ||
-                 (cls != EventClass::Runtime && starts_with(full, "cu") && !starts_with(full, "cuda"));
+                 (cls != EventClass::Runtime && full.starts_with("cu") && !full.starts_with("cuda"));
       it = named.emplace(s.i64(5), n).first;
     }
     if (cls == EventClass::Other && !s.is_null(2))
