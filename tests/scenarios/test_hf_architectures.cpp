@@ -11,6 +11,7 @@
 
 #include "hf_fixtures.hpp"
 #include "syncscope/core/error.hpp"
+#include "syncscope/core/file_io.hpp"
 #include "syncscope/fixes/moe_routing/options.hpp"
 #include "syncscope/program/network.hpp"
 #include "syncscope/program/program.hpp"
@@ -237,7 +238,7 @@ std::string with(std::string text, const std::string& from, const std::string& t
 
 TEST(HfArchitectures, ContradictingTraitsNameTheFileKeyAndConstraint) {
   test::TempDir dir;
-  const std::string ds = test::read_text(test::fixture("hf/deepseek-v2-lite/config.json"));
+  const std::string ds = read_file(test::fixture("hf/deepseek-v2-lite/config.json"));
   std::string e = error_of(dir, with(ds, "\"moe_intermediate_size\": 1408", "\"moe_intermediate_size\": null"));
   EXPECT_NE(e.find("config.json:23:3: n_shared_experts: expected shared experts with a size"), std::string::npos) << e;
   e = error_of(dir, with(ds, "\"first_k_dense_replace\": 1", "\"first_k_dense_replace\": 27"));
@@ -245,10 +246,10 @@ TEST(HfArchitectures, ContradictingTraitsNameTheFileKeyAndConstraint) {
   e = error_of(dir, with(ds, "\"kv_lora_rank\": 512", "\"kv_lora_rank\": 4096"));
   EXPECT_NE(e.find("config.json:16:3: kv_lora_rank: expected an integer in 1..hidden_size (2048)"), std::string::npos)
       << e;
-  const std::string qw = test::read_text(test::fixture("hf/qwen1.5-moe-a2.7b/config.json"));
+  const std::string qw = read_file(test::fixture("hf/qwen1.5-moe-a2.7b/config.json"));
   e = error_of(dir, with(qw, "\"decoder_sparse_step\": 1", "\"decoder_sparse_step\": 0"));
   EXPECT_NE(e.find("decoder_sparse_step: expected an integer in 1..24"), std::string::npos) << e;
-  const std::string scout = test::read_text(test::fixture("hf/llama-4-scout-17b-16e/config.json"));
+  const std::string scout = read_file(test::fixture("hf/llama-4-scout-17b-16e/config.json"));
   e = error_of(dir, with(scout, "\"attention_chunk_size\": 8192", "\"attention_chunk_size\": \"big\""));
   EXPECT_NE(e.find("config.json:12:5: attention_chunk_size: expected an integer"), std::string::npos) << e;
 }
@@ -314,7 +315,7 @@ TEST(HfArchitectures, StepProgramRunsDenseFirstSharedExpertsAndLatentAttention) 
 // results.csv).
 TEST(HfArchitectures, TheModelIsNamedNotItsFolder) {
   test::TempDir dir;
-  const std::string text = test::read_text(test::fixture("hf/llama-3.1-8b/config.json"));
+  const std::string text = read_file(test::fixture("hf/llama-3.1-8b/config.json"));
   auto at = [&](const std::string& rel) {
     const auto p = dir / rel;
     std::filesystem::create_directories(p.parent_path());
@@ -330,7 +331,7 @@ TEST(HfArchitectures, TheModelIsNamedNotItsFolder) {
 // neither file nor position).
 TEST(HfArchitectures, OddHeadDimNamesTheFileAndPosition) {
   test::TempDir dir;
-  const std::string q = test::read_text(test::fixture("hf/qwen3-0.6b/config.json"));
+  const std::string q = read_file(test::fixture("hf/qwen3-0.6b/config.json"));
   const std::string e = error_of(dir, with(q, "\"head_dim\": 128", "\"head_dim\": 3"));
   EXPECT_NE(e.find(":3: head_dim: expected an even integer (RoPE rotates pairs of dimensions), got 3"),
             std::string::npos)
@@ -341,7 +342,7 @@ TEST(HfArchitectures, OddHeadDimNamesTheFileAndPosition) {
 // An unknown model_type with MLA keys is read as DeepSeek-V3, saying so.
 TEST(HfArchitectures, UnknownTypeWithLatentAttentionIsReadAsDeepSeek) {
   test::TempDir dir;
-  const std::string ds = test::read_text(test::fixture("hf/deepseek-v2-lite/config.json"));
+  const std::string ds = read_file(test::fixture("hf/deepseek-v2-lite/config.json"));
   const auto p = dir / "config.json";
   std::ofstream(p) << with(ds, "\"deepseek_v2\"", "\"kimi_like\"");
   const scenario::ModelShape m = scenario::load_hf_config(p);
@@ -357,7 +358,7 @@ TEST(HfArchitectures, UnknownTypeWithLatentAttentionIsReadAsDeepSeek) {
 // no shared expert.
 TEST(HfArchitectures, KnownFamilyLeavesKeysToItsConfigClass) {
   test::TempDir dir;
-  std::string v3 = test::read_text(test::fixture("hf/deepseek-v3/config.json"));
+  std::string v3 = read_file(test::fixture("hf/deepseek-v3/config.json"));
   for (const char* key : {"\"n_shared_experts\": 1,", "\"first_k_dense_replace\": 3,", "\"q_lora_rank\": 1536,",
                           "\"moe_intermediate_size\": 2048,"})
     v3 = with(v3, key, "");
@@ -385,7 +386,7 @@ TEST(HfArchitectures, KnownFamilyLeavesKeysToItsConfigClass) {
 TEST(HfArchitectures, UnknownTypeGetsTheClosestFamilysDefaultsEachNamed) {
   test::TempDir dir;
   std::string ds =
-      with(test::read_text(test::fixture("hf/deepseek-v2-lite/config.json")), "\"deepseek_v2\"", "\"kimi_like\"");
+      with(read_file(test::fixture("hf/deepseek-v2-lite/config.json")), "\"deepseek_v2\"", "\"kimi_like\"");
   for (const char* key : {"\"first_k_dense_replace\": 1,", "\"n_shared_experts\": 2,", "\"q_lora_rank\": null,",
                           "\"qk_rope_head_dim\": 64,"})
     ds = with(ds, key, "");
@@ -416,7 +417,7 @@ TEST(HfArchitectures, UnknownTypeGetsTheClosestFamilysDefaultsEachNamed) {
 TEST(HfArchitectures, DeepSeekRoutedExpertsComeFromTheConfigClass) {
   test::TempDir dir;
   const auto p = dir / "config.json";
-  const std::string v2 = test::read_text(test::fixture("hf/deepseek-v2-lite/config.json"));
+  const std::string v2 = read_file(test::fixture("hf/deepseek-v2-lite/config.json"));
   std::ofstream(p) << with(v2, "\"n_routed_experts\": 64,", "");
   const scenario::ModelShape lite = scenario::load_hf_config(p);
   EXPECT_TRUE(lite.is_moe());
@@ -440,7 +441,7 @@ TEST(HfArchitectures, DeepSeekRoutedExpertsComeFromTheConfigClass) {
   EXPECT_NE(null_k.find("config.json:26:3: num_experts_per_tok: null"), std::string::npos) << null_k;
 
   // V3's class defines both: 256 routed experts, top-8, and the published 671B still holds.
-  std::string v3 = test::read_text(test::fixture("hf/deepseek-v3/config.json"));
+  std::string v3 = read_file(test::fixture("hf/deepseek-v3/config.json"));
   v3 = with(with(v3, "\"n_routed_experts\": 256,", ""), "\"num_experts_per_tok\": 8,", "");
   std::ofstream(p) << v3;
   const scenario::ModelShape big = scenario::load_hf_config(p);

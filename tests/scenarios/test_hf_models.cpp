@@ -8,6 +8,7 @@
 
 #include "hf_fixtures.hpp"
 #include "syncscope/core/error.hpp"
+#include "syncscope/core/file_io.hpp"
 #include "syncscope/fixes/offload/options.hpp"
 #include "syncscope/fixes/packing/options.hpp"
 #include "syncscope/program/network.hpp"
@@ -93,8 +94,7 @@ std::filesystem::path write(const test::TempDir& dir, const std::string& name, c
 // hash, it keeps its q/k norms (they once came from the name "qwen3").
 TEST(HfModels, QkNormComesFromModelTypeNotTheName) {
   test::TempDir dir;
-  const auto p =
-      write(dir, "snapshots/9c6a8ed0f1/config.json", test::read_text(test::fixture("hf/qwen3-0.6b/config.json")));
+  const auto p = write(dir, "snapshots/9c6a8ed0f1/config.json", read_file(test::fixture("hf/qwen3-0.6b/config.json")));
   const scenario::ModelShape m = scenario::load_hf_config(p);
   EXPECT_EQ(m.name, "9c6a8ed0f1");
   EXPECT_TRUE(m.traits.qk_norm);
@@ -108,7 +108,7 @@ TEST(HfModels, QkNormComesFromModelTypeNotTheName) {
 
 TEST(HfModels, UnknownModelTypeRunsAsTheClosestFamilyWithAWarning) {
   test::TempDir dir;
-  std::string text = test::read_text(test::fixture("hf/qwen2.5-7b/config.json"));
+  std::string text = read_file(test::fixture("hf/qwen2.5-7b/config.json"));
   text.replace(text.find("\"qwen2\""), 7, "\"qwen2_next\"");
   const scenario::ModelShape m = scenario::load_hf_config(write(dir, "config.json", text));
   EXPECT_EQ(m.traits.family, "qwen2");
@@ -117,7 +117,7 @@ TEST(HfModels, UnknownModelTypeRunsAsTheClosestFamilyWithAWarning) {
   EXPECT_NE(m.traits.assumed.find("read with qwen2's defaults"), std::string::npos) << m.traits.assumed;
   EXPECT_EQ(base_parameters(m), 7615616512);  // the closest family is the right one here
 
-  std::string other = test::read_text(test::fixture("hf/mistral-7b-v0.1/config.json"));
+  std::string other = read_file(test::fixture("hf/mistral-7b-v0.1/config.json"));
   other.replace(other.find("\"mistral\""), 9, "\"zephyrish\"");
   const scenario::ModelShape z = scenario::load_hf_config(write(dir, "z.json", other));
   EXPECT_EQ(z.traits.family, "mistral");  // unknown, no prefix match, a window: Mistral's layout
@@ -126,7 +126,7 @@ TEST(HfModels, UnknownModelTypeRunsAsTheClosestFamilyWithAWarning) {
 
 TEST(HfModels, LayerTypesAreReadAndCheckedWithTheirLine) {
   test::TempDir dir;
-  std::string text = test::read_text(test::fixture("hf/mistral-7b-v0.1/config.json"));
+  std::string text = read_file(test::fixture("hf/mistral-7b-v0.1/config.json"));
   std::string types = "\"layer_types\": [";
   for (int i = 0; i < 32; ++i)
     types += std::string(i ? ", " : "") + (i < 30 ? "\"full_attention\"" : "\"sliding_attention\"");

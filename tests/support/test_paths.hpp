@@ -1,8 +1,6 @@
 #pragma once
 
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <string>
 
 #include <unistd.h>
@@ -22,12 +20,6 @@ namespace syncscope::test {
 
 inline std::filesystem::path source_dir() { return SYNCSCOPE_SOURCE_DIR; }
 inline std::filesystem::path fixture(const std::string& rel) { return source_dir() / "tests" / "fixtures" / rel; }
-
-// A whole file as text ("" when it cannot be opened: the test's own check says what it expected).
-inline std::string read_text(const std::filesystem::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
 
 // A fresh, empty directory under the system temp dir, removed when the object dies.
 class TempDir {
